@@ -1,0 +1,97 @@
+/*
+ * The run context: what the host (or the user, through --additional-context) says about
+ * GPUs and the guest OS, and the docker_* settings that shape builds and runs.
+ *
+ * Detection reads sysfs (<sysfs>/class/kfd/kfd/topology/nodes/<n>/properties, where
+ * gfx_target_version and simd_count tell GPUs from CPUs), and falls back to rocminfo and
+ * nvidia-smi when they are on PATH. A host with no GPU is a valid context: gpu_vendor NULL,
+ * n_gpus 0, gpu_arch NULL.
+ *
+ * Overrides (JSON text, or "@file"): gpu_vendor, guest_os, MAD_SYSTEM_GPU_ARCHITECTURE,
+ * MAD_SYSTEM_NGPUS, docker_env_vars {K: V}, docker_build_arg {K: V}, docker_mounts
+ * {container_path: host_path}, docker_gpus "0,2-4", docker_cpus, model_args; any other key is
+ * kept in `obj` (Dockerfile CONTEXT filters may name it). Later overrides win.
+ *
+ * Ownership: the context owns everything; rm_context_release frees it.
+ */
+#ifndef RM_CONTEXT_H
+#define RM_CONTEXT_H
+
+#include <stddef.h>
+
+#include "rm/error.h"
+
+typedef struct json_t json_t;
+
+typedef struct rm_kv {
+	char *key;
+	char *value;
+} rm_kv;
+
+typedef struct rm_context {
+	char *gpu_vendor; /* "AMD", "NVIDIA", or NULL for none */
+	char *guest_os;	  /* default "UBUNTU" */
+	long n_gpus;	  /* GPUs on the system */
+	char *gpu_arch;	  /* "gfx942", "sm_90", or NULL */
+	/* AMD: DRM render node minor numbers of each GPU, in GPU order (renderD<N>); empty
+	 * when unknown. */
+	long *render_nodes;
+	size_t n_render_nodes;
+	rm_kv *docker_env_vars;
+	size_t n_docker_env_vars;
+	rm_kv *docker_build_arg;
+	size_t n_docker_build_arg;
+	rm_kv *docker_mounts; /* key: container path, value: host path */
+	size_t n_docker_mounts;
+	char *docker_gpus; /* "0,2-4" or NULL */
+	char *docker_cpus; /* or NULL */
+	char *model_args;  /* replaces a model's args when set, or NULL */
+	json_t *obj;	   /* every key, detected and given, for CONTEXT filters */
+} rm_context;
+
+/* Detects the host. sysfs_root is "/sys" normally (tests pass a fake tree); rocminfo and
+ * nvidia-smi are tried only when use_tools is non-zero. */
+int rm_context_detect(rm_context *ctx, const char *sysfs_root, int use_tools, rm_error *err);
+
+/* Applies overrides from JSON text or "@path" (the file's text). `what` names the source in
+ * messages ("--additional-context"). */
+int rm_context_apply(rm_context *ctx, const char *json_or_file, const char *what, rm_error *err);
+
+/* The context value of key as a string (numbers rendered in decimal), or NULL. Returned
+ * pointer lives as long as ctx. */
+const char *rm_context_get(const rm_context *ctx, const char *key);
+
+void rm_context_release(rm_context *ctx);
+
+/* Dockerfile selection. */
+typedef struct rm_dockerfile {
+	char *path; /* e.g. "docker/smoke.ubuntu.amd.Dockerfile" */
+	char *stem; /* file name without ".Dockerfile": "smoke.ubuntu.amd" */
+	int kept;
+	char *why_dropped;   /* NULL when kept, else e.g. "CONTEXT gpu_vendor 'NVIDIA' != 'AMD'" */
+	char *base_image;    /* ARG BASE_DOCKER= default, else the first FROM; NULL if none */
+	json_t *context_req; /* parsed "# CONTEXT {...}" object, or NULL */
+} rm_dockerfile;
+
+/*
+ * Lists "<prefix>*Dockerfile" candidates in sorted order and marks each kept or dropped: a
+ * candidate is kept when every key of its "# CONTEXT {...}" line (within its first 5 lines,
+ * a Python-dict literal with single quotes) is absent from the context or equal to the
+ * context's value. No candidate at all, or none kept, is an error naming the prefix and, for
+ * each candidate, why it was dropped; *out is still filled in that second case.
+ */
+int rm_dockerfiles_select(const char *prefix, const rm_context *ctx, rm_dockerfile **out,
+			  size_t *n, rm_error *err);
+void rm_dockerfiles_free(rm_dockerfile *v, size_t n);
+
+/*
+ * Converts a Python dict literal with string/number/bool/None values ({'a': 'b', "c": 1,
+ * 'd': True}) into a JSON object. Returns NULL and fills err on anything else.
+ */
+json_t *rm_pydict_parse(const char *text, rm_error *err);
+
+/* Sanitises "ci-<model>_<stem>" into a valid Docker image reference (lowercase; characters
+ * outside [a-z0-9._/-] become '_'). Caller frees. */
+char *rm_image_name(const char *model_name, const char *stem);
+
+#endif

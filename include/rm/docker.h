@@ -1,0 +1,93 @@
+/*
+ * A Docker Engine API client: libcurl over the unix socket (or tcp://), JSON with jansson.
+ *
+ * Connection: DOCKER_HOST (unix:///path or tcp://host:port) or unix:///var/run/docker.sock.
+ * rm_docker_open pings the engine and negotiates the API version: min(the engine's
+ * Api-Version header, RM_DOCKER_API_MAX). Every request uses /v<version>/ paths.
+ *
+ * Errors: an engine error body {"message": "..."} reaches the caller's message with the HTTP
+ * status and the request ("POST /containers/create: 404 no such image: ci-x"). An
+ * unreachable engine says where it looked and what to do.
+ *
+ * Cancellation: long calls (build, logs, wait) take an rm_docker_cancel_fn, polled about
+ * once a second by libcurl's progress callback and on every received chunk; when it returns
+ * non-zero the transfer is aborted and the call returns RM_DOCKER_CANCELLED. Short calls
+ * (create, start, kill, remove, inspect, archive) are bounded by a timeout.
+ */
+#ifndef RM_DOCKER_H
+#define RM_DOCKER_H
+
+#include <stddef.h>
+
+#include "rm/error.h"
+#include "rm/frame.h"
+
+typedef struct json_t json_t;
+typedef struct rm_docker rm_docker;
+
+#define RM_DOCKER_API_MAX "1.47"
+#define RM_DOCKER_CANCELLED (-2)
+
+typedef int (*rm_docker_cancel_fn)(void *ud);
+
+/* host: NULL = $DOCKER_HOST or the default socket. */
+int rm_docker_open(rm_docker **out, const char *host, rm_error *err);
+void rm_docker_close(rm_docker *d);
+const char *rm_docker_api_version(const rm_docker *d); /* e.g. "1.41" */
+const char *rm_docker_host(const rm_docker *d);	       /* what we connected to */
+
+/* GET /version; *out owned by caller (json_decref). */
+int rm_docker_version(rm_docker *d, json_t **out, rm_error *err);
+
+typedef struct rm_build_opts {
+	const char *context_tar; /* path of a tar file written by rm_tar_build_context */
+	const char *dockerfile;	 /* name inside the tar */
+	const char *tag;
+	json_t *buildargs; /* object of strings, or NULL */
+	int nocache;
+	const char *networkmode; /* "host" or NULL */
+	/* Each line of build output (the "stream" texts, split at '\n'), for the build log. */
+	void (*on_line)(void *ud, const char *line, size_t len);
+	void *ud;
+	rm_docker_cancel_fn cancel;
+	void *cancel_ud;
+} rm_build_opts;
+
+/* POST /build (classic builder, version=1). Fails when the status is not 200, when any
+ * object carries error/errorDetail (the message is returned), or when no aux ID came.
+ * *image_id receives the last aux ID ("sha256:..."). */
+int rm_docker_build(rm_docker *d, const rm_build_opts *opts, char **image_id, rm_error *err);
+
+/* GET /images/{name}/json; *out owned by caller. 404 -> -1 with "no such image". */
+int rm_docker_image_inspect(rm_docker *d, const char *name, json_t **out, rm_error *err);
+
+/* POST /containers/create?name=N with body (not consumed); *id receives the id. */
+int rm_docker_create(rm_docker *d, const char *name, json_t *body, char **id, rm_error *err);
+int rm_docker_start(rm_docker *d, const char *id, rm_error *err);
+/* PUT /containers/{id}/archive?path=P with the tar file at tar_path as body. */
+int rm_docker_put_archive(rm_docker *d, const char *id, const char *path, const char *tar_path,
+			  rm_error *err);
+/* GET /containers/{id}/archive?path=P, the tar written to out_fd (at most max_bytes). A
+ * missing path returns -1 with err->kind RM_ERR_INPUT and "no such file". */
+int rm_docker_get_archive(rm_docker *d, const char *id, const char *path, int out_fd,
+			  size_t max_bytes, rm_error *err);
+
+/* GET /containers/{id}/logs?follow=1&stdout=1&stderr=1: decoded (tty selects raw mode) and
+ * handed to cb piece by piece until the container stops or cancel says so. */
+int rm_docker_logs(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
+		   rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err);
+/* POST /containers/{id}/wait?condition=... ; *status receives StatusCode. */
+int rm_docker_wait(rm_docker *d, const char *id, const char *condition, long *status,
+		   rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err);
+/* POST /containers/{id}/kill?signal=S; a container that is not running is not an error. */
+int rm_docker_kill(rm_docker *d, const char *id, const char *signal, rm_error *err);
+/* DELETE /containers/{id}?force=1&v=1; a container already gone is not an error. */
+int rm_docker_remove(rm_docker *d, const char *id, rm_error *err);
+/* GET /containers/{id}/json; *out owned by caller. */
+int rm_docker_inspect(rm_docker *d, const char *id, json_t **out, rm_error *err);
+/* GET /containers/json?all=1&filters={"label":[label]}: ids (NULL-terminated, free with
+ * rm_strv_free). */
+int rm_docker_list_by_label(rm_docker *d, const char *label, char ***ids, size_t *n,
+			    rm_error *err);
+
+#endif

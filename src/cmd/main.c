@@ -1,0 +1,84 @@
+/*
+ * run_models: build, run and measure the workloads of a MAD-style models.json through the
+ * Docker Engine API. This file only dispatches; each subcommand lives in cmd_<name>.c.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "rm/util.h"
+
+struct cmd_entry {
+	const char *name;
+	int (*fn)(int argc, char **argv, rm_error *err);
+	const char *summary;
+};
+
+static const struct cmd_entry commands[] = {
+	{"run", cmd_run, "build and run the selected models, record perf.csv (the default)"},
+	{"list", cmd_list, "print the selected models and their Dockerfiles without running"},
+	{"discover", cmd_list, "same as list"},
+	{"parse", cmd_parse, "re-parse an existing log with a workload parser"},
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: run_models [run] --tags TAG[,TAG...] [options]\n"
+	      "       run_models <command> [options]\n\ncommands:\n",
+	      f);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fputs("\n'run_models <command> --help' lists each command's options.\n", f);
+}
+
+static int exit_code_for(int kind)
+{
+	switch (kind) {
+	case RM_ERR_USAGE:
+		return RM_EXIT_USAGE;
+	case RM_ERR_INPUT:
+		return RM_EXIT_INPUT;
+	case RM_ERR_DOCKER:
+		return RM_EXIT_DOCKER;
+	case RM_ERR_IO:
+		return RM_EXIT_IO;
+	default:
+		return RM_EXIT_INTERNAL;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	rm_error err = RM_ERROR_INIT;
+	const struct cmd_entry *cmd = &commands[0];
+	int rc;
+
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+			 !strcmp(argv[1], "help"))) {
+		usage(stdout);
+		return RM_EXIT_OK;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--version")) {
+		puts("run_models 0.1.0");
+		return RM_EXIT_OK;
+	}
+	if (argc > 1 && argv[1][0] != '-') {
+		cmd = NULL;
+		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+			if (!strcmp(argv[1], commands[i].name))
+				cmd = &commands[i];
+		if (!cmd) {
+			fprintf(stderr, "run_models: error: unknown command '%s'\n\n", argv[1]);
+			usage(stderr);
+			return RM_EXIT_USAGE;
+		}
+		argc--;
+		argv++;
+	}
+	rc = cmd->fn(argc, argv, &err);
+	if (rc < 0) {
+		fprintf(stderr, "run_models: error: %s\n", err.msg[0] ? err.msg : "unknown error");
+		return exit_code_for(err.kind);
+	}
+	return rc;
+}

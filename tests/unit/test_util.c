@@ -1,0 +1,98 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "rm/error.h"
+#include "rm/util.h"
+
+static void test_buf(void)
+{
+	rm_buf b = RM_BUF_INIT(10);
+	CHECK(rm_buf_addstr(&b, "hello") == 0);
+	CHECK(rm_buf_addstr(&b, "world") == 0);
+	CHECK_STR(rm_buf_str(&b), "helloworld");
+	/* The ceiling holds and a failed add leaves the contents as they were. */
+	CHECK(rm_buf_addch(&b, '!') == -1);
+	CHECK(b.len == 10);
+	CHECK_STR(rm_buf_str(&b), "helloworld");
+	rm_buf_consume(&b, 5);
+	CHECK_STR(rm_buf_str(&b), "world");
+	rm_buf_reset(&b);
+	CHECK_STR(rm_buf_str(&b), "");
+	CHECK(rm_buf_addf(&b, "%d-%s", 42, "x") == 0);
+	CHECK_STR(rm_buf_str(&b), "42-x");
+	char *s = rm_buf_detach(&b);
+	CHECK_STR(s, "42-x");
+	free(s);
+	CHECK(b.data == NULL);
+	rm_buf_release(&b);
+}
+
+static void test_numbers(void)
+{
+	long v = 0;
+	double d = 0;
+	CHECK(rm_parse_long(" 42 ", 0, 100, &v) == 0 && v == 42);
+	CHECK(rm_parse_long("-1", -1, 100, &v) == 0 && v == -1);
+	CHECK(rm_parse_long("101", 0, 100, &v) == -1);
+	CHECK(rm_parse_long("4x", 0, 100, &v) == -1);
+	CHECK(rm_parse_long("", 0, 100, &v) == -1);
+	CHECK(rm_parse_long("99999999999999999999999", 0, 100, &v) == -1);
+	CHECK(rm_parse_double("1.5e3", &d) == 0 && d == 1500.0);
+	CHECK(rm_parse_double("nan", &d) == -1);
+	CHECK(rm_parse_double("inf", &d) == -1);
+	CHECK(rm_parse_double("1.5x", &d) == -1);
+}
+
+static void test_split(void)
+{
+	char **v = NULL;
+	size_t n = 0;
+	rm_error err = RM_ERROR_INIT;
+
+	CHECK(rm_split_words("--model_repo mosaicml/mpt-30b  --test_option throughput", &v, &n,
+			     &err) == 0);
+	CHECK(n == 4);
+	CHECK_STR(v[0], "--model_repo");
+	CHECK_STR(v[3], "throughput");
+	CHECK(v[4] == NULL);
+	rm_strv_free(v);
+
+	CHECK(rm_split_words("a 'b c' \"d \\\"e\\\" $HOME\" f\\ g ''", &v, &n, &err) == 0);
+	CHECK(n == 5);
+	CHECK_STR(v[1], "b c");
+	CHECK_STR(v[2], "d \"e\" $HOME");
+	CHECK_STR(v[3], "f g");
+	CHECK_STR(v[4], "");
+	rm_strv_free(v);
+
+	CHECK(rm_split_words("", &v, &n, &err) == 0 && n == 0 && v[0] == NULL);
+	rm_strv_free(v);
+
+	/* `$(...)` and globs stay literal: the words go to the container as argv. */
+	CHECK(rm_split_words("$(rm -rf /) *", &v, &n, &err) == 0 && n == 4);
+	CHECK_STR(v[0], "$(rm");
+	CHECK_STR(v[3], "*");
+	rm_strv_free(v);
+
+	CHECK(rm_split_words("a 'b", &v, &n, &err) == -1);
+	CHECK(strstr(err.msg, "unterminated") != NULL);
+}
+
+static void test_error(void)
+{
+	rm_error err = RM_ERROR_INIT;
+	CHECK(rm_error_set(&err, RM_ERR_DOCKER, "no such image: '%s'", "x") == -1);
+	CHECK(rm_error_wrap(&err, "running '%s'", "smoke") == -1);
+	CHECK_STR(err.msg, "running 'smoke': no such image: 'x'");
+	CHECK(err.kind == RM_ERR_DOCKER);
+}
+
+int main(void)
+{
+	test_buf();
+	test_numbers();
+	test_split();
+	test_error();
+	return check_summary();
+}
