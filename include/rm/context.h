@@ -47,6 +47,7 @@ typedef struct rm_context {
 	char *docker_cpus; /* or NULL */
 	char *model_args;  /* replaces a model's args when set, or NULL */
 	json_t *obj;	   /* every key, detected and given, for CONTEXT filters */
+	json_t *rendered;  /* private: text of obj's non-string scalars, for rm_context_get */
 } rm_context;
 
 /* Detects the host. sysfs_root is "/sys" normally (tests pass a fake tree); rocminfo and

@@ -1,0 +1,73 @@
+/*
+ * The runner: for each selected model, choose its Dockerfiles, build each image, run its
+ * container, stream and parse the output, and append the rows to perf.csv.
+ *
+ * Every container of a run carries the labels run_models=1, run_models.run=<run id> and
+ * run_models.model=<model>; whatever happens (a failure, a timeout, Ctrl-C), the runner
+ * removes the containers it made unless --keep-alive asked it to keep them.
+ */
+#ifndef RM_RUNNER_H
+#define RM_RUNNER_H
+
+#include <stddef.h>
+
+#include "rm/context.h"
+#include "rm/error.h"
+#include "rm/registry.h"
+
+typedef struct json_t json_t;
+
+typedef struct rm_run_opts {
+	const char *root;	 /* registry root (default ".") */
+	const char *const *tags; /* --tags values, as given */
+	size_t n_tags;
+	const char *const *contexts; /* --additional-context values (JSON or @file), in order */
+	size_t n_contexts;
+	const char *output;	 /* perf.csv path (default "perf.csv") */
+	const char *log_dir;	 /* where <model>.live.log and .build.log go (default ".") */
+	const char *sysfs_root;	 /* default "/sys" */
+	const char *docker_host; /* NULL: $DOCKER_HOST or the default socket */
+	const char *parser;	 /* overrides every model's parser, or NULL */
+	double timeout;		 /* seconds; < 0 when not given; 0 = none */
+	int live_output;
+	int keep_alive;
+	int keep_model_dir;
+	int clean_docker_cache;
+} rm_run_opts;
+
+/* Default timeout when neither the CLI nor the model gives one. */
+#define RM_DEFAULT_TIMEOUT 7200.0
+
+/* Runs the selection. Returns 0 when every model ran (*n_failed counts FAILURE rows, the
+ * caller turns it into the exit code), or -1 when the run could not start or was
+ * interrupted (err says why; *interrupted holds the signal number, else 0). */
+int rm_runner_run(const rm_run_opts *o, size_t *n_failed, int *interrupted, rm_error *err);
+
+/* Signals: the command layer's SIGINT/SIGTERM handler calls rm_runner_on_signal; a second
+ * signal exits at once. */
+void rm_runner_install_signal_handlers(void);
+int rm_runner_signal(void);
+
+/* The container create body for one model (exposed for dry runs and unit tests). */
+typedef struct rm_spec_in {
+	const rm_model *model;
+	const rm_context *ctx;
+	const char *extra_args; /* from name:key=value tags, or NULL */
+	const char *image;
+	const char *run_id;
+	const char *const *host_env; /* environ-like; MAD_SECRETS* names are taken from it */
+	long runtime_ngpus;
+} rm_spec_in;
+
+/* Model dir: the last path part of url (without ".git"), else the model's short name. */
+char *rm_model_dir(const rm_model *m);
+/* The argv the container runs (NULL-terminated), with extra args and model_args applied. */
+int rm_spec_cmd(const rm_spec_in *in, char ***argv, rm_error *err);
+/* The effective args string recorded in perf.csv. */
+char *rm_spec_args(const rm_spec_in *in);
+/* The full POST /containers/create body. */
+int rm_spec_body(const rm_spec_in *in, json_t **body, rm_error *err);
+
+#define RM_WORKSPACE "/myworkspace"
+
+#endif

@@ -1,0 +1,669 @@
+/*
+ * Host detection and --additional-context overrides (see include/rm/context.h).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "rm/context.h"
+#include "rm/log.h"
+#include "rm/util.h"
+
+/* Context files are a few lines; the ceiling keeps "@/dev/zero" from eating memory. */
+#define RM_CONTEXT_MAX_BYTES ((size_t)1 << 20)
+
+/* Shared with dockerfile.c so both sides of a CONTEXT comparison render values the same
+ * way; deliberately not in the public header. */
+char *rm_context_render_scalar(const json_t *v);
+
+/* The text of a JSON scalar (strings as is, numbers in decimal, Python spellings for
+ * True/False/None since CONTEXT lines are Python literals), or NULL for objects/arrays. */
+char *rm_context_render_scalar(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		return rm_xstrndup(json_string_value(v), json_string_length(v));
+	case JSON_INTEGER:
+		return rm_xasprintf("%" JSON_INTEGER_FORMAT, json_integer_value(v));
+	case JSON_REAL: {
+		double d = json_real_value(v);
+		char *s = rm_xasprintf("%.15g", d);
+		/* Shortest text that reads back the same number. */
+		if (strtod(s, NULL) != d) {
+			free(s);
+			s = rm_xasprintf("%.17g", d);
+		}
+		return s;
+	}
+	case JSON_TRUE:
+		return rm_xstrdup("True");
+	case JSON_FALSE:
+		return rm_xstrdup("False");
+	case JSON_NULL:
+		return rm_xstrdup("None");
+	default:
+		return NULL;
+	}
+}
+
+/* ---- detection ---- */
+
+static int on_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+
+	while (path && *path) {
+		const char *colon = strchr(path, ':');
+		size_t n = colon ? (size_t)(colon - path) : strlen(path);
+		/* An empty PATH entry means the current folder. */
+		char *full = n ? rm_xasprintf("%.*s/%s", (int)n, path, prog) : rm_xasprintf("./%s", prog);
+		int found = access(full, X_OK) == 0;
+
+		free(full);
+		if (found)
+			return 1;
+		if (!colon)
+			break;
+		path = colon + 1;
+	}
+	return 0;
+}
+
+static char *arch_from_target_version(long v)
+{
+	long major = v / 10000, minor = (v / 100) % 100, step = v % 100;
+
+	return rm_xasprintf("gfx%ld%lx%lx", major, minor, step);
+}
+
+struct kfd_node {
+	long id;
+	long simd_count;
+	long gfx_target_version;
+	long drm_render_minor;
+};
+
+static void read_properties(const char *path, struct kfd_node *n)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	n->simd_count = 0;
+	n->gfx_target_version = 0;
+	n->drm_render_minor = -1;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *sp = strchr(line, ' ');
+		long v;
+
+		if (!sp)
+			continue;
+		*sp = '\0';
+		if (rm_parse_long(sp + 1, LONG_MIN, LONG_MAX, &v))
+			continue;
+		if (strcmp(line, "simd_count") == 0)
+			n->simd_count = v;
+		else if (strcmp(line, "gfx_target_version") == 0)
+			n->gfx_target_version = v;
+		else if (strcmp(line, "drm_render_minor") == 0)
+			n->drm_render_minor = v;
+	}
+	fclose(f);
+}
+
+static int cmp_node(const void *a, const void *b)
+{
+	const struct kfd_node *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* AMD GPUs from the KFD topology: each node is a CPU (simd_count 0) or a GPU. */
+static void detect_kfd(rm_context *ctx, const char *sysfs_root)
+{
+	char *dir = rm_xasprintf("%s/class/kfd/kfd/topology/nodes", sysfs_root);
+	struct kfd_node *nodes = NULL;
+	size_t n = 0, n_gpus = 0, n_render = 0;
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		long id;
+		char *props;
+
+		if (rm_parse_long(de->d_name, 0, LONG_MAX, &id))
+			continue;
+		nodes = rm_xrealloc(nodes, (n + 1) * sizeof(*nodes));
+		nodes[n].id = id;
+		props = rm_xasprintf("%s/%s/properties", dir, de->d_name);
+		read_properties(props, &nodes[n]);
+		free(props);
+		n++;
+	}
+	if (d)
+		closedir(d);
+	if (n)
+		qsort(nodes, n, sizeof(*nodes), cmp_node);
+
+	ctx->render_nodes = rm_xcalloc(n + 1, sizeof(*ctx->render_nodes));
+	for (size_t i = 0; i < n; i++) {
+		char *arch;
+
+		if (nodes[i].simd_count <= 0 || nodes[i].gfx_target_version <= 0)
+			continue;
+		arch = arch_from_target_version(nodes[i].gfx_target_version);
+		if (!ctx->gpu_arch) {
+			ctx->gpu_arch = arch;
+			arch = NULL;
+		} else if (strcmp(ctx->gpu_arch, arch) != 0) {
+			rm_warn("GPU node %ld is %s but GPU 0 is %s; using %s", nodes[i].id, arch,
+				ctx->gpu_arch, ctx->gpu_arch);
+		}
+		free(arch);
+		if (nodes[i].drm_render_minor >= 0)
+			ctx->render_nodes[n_render++] = nodes[i].drm_render_minor;
+		n_gpus++;
+	}
+	/* Render nodes are only useful when every GPU has one (they are used by position). */
+	ctx->n_render_nodes = n_render == n_gpus ? n_render : 0;
+	if (n_gpus) {
+		ctx->gpu_vendor = rm_xstrdup("AMD");
+		ctx->n_gpus = (long)n_gpus;
+	}
+	free(nodes);
+	free(dir);
+}
+
+static char *trim_inplace(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+/* rocminfo lists each GPU agent with a "Name: gfx942" line (CPU agents carry the CPU's
+ * model name, ISAs start with "amdgcn-"). */
+static void detect_rocminfo(rm_context *ctx)
+{
+	char line[1024];
+	FILE *p;
+	long count = 0;
+
+	if (!on_path("rocminfo"))
+		return;
+	p = popen("rocminfo 2>/dev/null", "r");
+	if (!p)
+		return;
+	while (fgets(line, sizeof(line), p)) {
+		char *s = trim_inplace(line);
+
+		if (!rm_starts_with(s, "Name:"))
+			continue;
+		s = trim_inplace(s + 5);
+		if (!rm_starts_with(s, "gfx"))
+			continue;
+		if (!ctx->gpu_arch)
+			ctx->gpu_arch = rm_xstrdup(s);
+		count++;
+	}
+	if (pclose(p) != 0 || count == 0) {
+		free(ctx->gpu_arch);
+		ctx->gpu_arch = NULL;
+		return;
+	}
+	ctx->gpu_vendor = rm_xstrdup("AMD");
+	ctx->n_gpus = count;
+}
+
+/* "NVIDIA H100 80GB HBM3, 9.0" per GPU; compute capability 9.0 is sm_90. */
+static void detect_nvidia_smi(rm_context *ctx)
+{
+	char line[1024];
+	FILE *p;
+	long count = 0;
+
+	if (!on_path("nvidia-smi"))
+		return;
+	p = popen("nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader 2>/dev/null", "r");
+	if (!p)
+		return;
+	while (fgets(line, sizeof(line), p)) {
+		char *s = trim_inplace(line), *comma = strrchr(s, ','), *dot;
+		long major, minor;
+
+		if (!*s || !comma)
+			continue;
+		count++;
+		if (ctx->gpu_arch)
+			continue;
+		s = trim_inplace(comma + 1);
+		dot = strchr(s, '.');
+		if (!dot)
+			continue;
+		*dot = '\0';
+		if (rm_parse_long(s, 0, 1000, &major) == 0 && rm_parse_long(dot + 1, 0, 1000, &minor) == 0)
+			ctx->gpu_arch = rm_xasprintf("sm_%ld%ld", major, minor);
+	}
+	if (pclose(p) != 0 || count == 0) {
+		free(ctx->gpu_arch);
+		ctx->gpu_arch = NULL;
+		return;
+	}
+	ctx->gpu_vendor = rm_xstrdup("NVIDIA");
+	ctx->n_gpus = count;
+}
+
+/* ---- obj and the rendered cache ---- */
+
+static void set_or_del_string(json_t *obj, const char *key, const char *value)
+{
+	if (value)
+		json_object_set_new(obj, key, json_string(value));
+	else
+		json_object_del(obj, key);
+}
+
+static void set_or_del_kv(json_t *obj, const char *key, const rm_kv *kv, size_t n)
+{
+	json_t *o;
+
+	if (!n) {
+		json_object_del(obj, key);
+		return;
+	}
+	o = json_object();
+	for (size_t i = 0; i < n; i++)
+		json_object_set_new(o, kv[i].key, json_string(kv[i].value));
+	json_object_set_new(obj, key, o);
+}
+
+/* Writes the typed fields back into obj (they are the truth after validation) and rebuilds
+ * the text of every non-string scalar, so rm_context_get can hand out stable pointers. */
+static void sync_obj(rm_context *ctx)
+{
+	const char *key;
+	json_t *v;
+
+	if (!ctx->obj)
+		ctx->obj = json_object();
+	set_or_del_string(ctx->obj, "gpu_vendor", ctx->gpu_vendor);
+	set_or_del_string(ctx->obj, "guest_os", ctx->guest_os);
+	set_or_del_string(ctx->obj, "MAD_SYSTEM_GPU_ARCHITECTURE", ctx->gpu_arch);
+	json_object_set_new(ctx->obj, "MAD_SYSTEM_NGPUS", json_integer(ctx->n_gpus));
+	set_or_del_kv(ctx->obj, "docker_env_vars", ctx->docker_env_vars, ctx->n_docker_env_vars);
+	set_or_del_kv(ctx->obj, "docker_build_arg", ctx->docker_build_arg, ctx->n_docker_build_arg);
+	set_or_del_kv(ctx->obj, "docker_mounts", ctx->docker_mounts, ctx->n_docker_mounts);
+	set_or_del_string(ctx->obj, "docker_gpus", ctx->docker_gpus);
+	set_or_del_string(ctx->obj, "docker_cpus", ctx->docker_cpus);
+	set_or_del_string(ctx->obj, "model_args", ctx->model_args);
+
+	json_decref(ctx->rendered);
+	ctx->rendered = json_object();
+	json_object_foreach (ctx->obj, key, v) {
+		char *s;
+
+		if (json_is_string(v))
+			continue;
+		s = rm_context_render_scalar(v);
+		if (s)
+			json_object_set_new(ctx->rendered, key, json_string(s));
+		free(s);
+	}
+}
+
+int rm_context_detect(rm_context *ctx, const char *sysfs_root, int use_tools, rm_error *err)
+{
+	(void)err; /* a host we cannot read is a host without GPUs, not an error */
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->guest_os = rm_xstrdup("UBUNTU");
+	ctx->obj = json_object();
+
+	detect_kfd(ctx, sysfs_root && *sysfs_root ? sysfs_root : "/sys");
+	if (!ctx->gpu_vendor && use_tools)
+		detect_rocminfo(ctx);
+	if (!ctx->gpu_vendor && use_tools)
+		detect_nvidia_smi(ctx);
+	sync_obj(ctx);
+	return 0;
+}
+
+/* ---- overrides ---- */
+
+static void kv_set(rm_kv **v, size_t *n, const char *key, const char *value)
+{
+	for (size_t i = 0; i < *n; i++) {
+		if (strcmp((*v)[i].key, key) == 0) {
+			free((*v)[i].value);
+			(*v)[i].value = rm_xstrdup(value);
+			return;
+		}
+	}
+	*v = rm_xrealloc(*v, (*n + 1) * sizeof(**v));
+	(*v)[*n].key = rm_xstrdup(key);
+	(*v)[*n].value = rm_xstrdup(value);
+	(*n)++;
+}
+
+static void kv_free(rm_kv *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].key);
+		free(v[i].value);
+	}
+	free(v);
+}
+
+/* "0,2-4": indexes and ascending ranges. */
+static int valid_gpu_list(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (;;) {
+		long a, b;
+		char *end;
+
+		if (*s < '0' || *s > '9')
+			return 0;
+		errno = 0;
+		a = strtol(s, &end, 10);
+		if (errno)
+			return 0;
+		s = end;
+		if (*s == '-') {
+			s++;
+			if (*s < '0' || *s > '9')
+				return 0;
+			errno = 0;
+			b = strtol(s, &end, 10);
+			if (errno || b < a)
+				return 0;
+			s = end;
+		}
+		if (!*s)
+			return 1;
+		if (*s != ',')
+			return 0;
+		s++;
+	}
+}
+
+/* Strings and numbers are accepted where a string is wanted: {"HIP_VISIBLE_DEVICES": 0} is
+ * what people write. */
+static int stringish(const json_t *v)
+{
+	return json_is_string(v) || json_is_number(v);
+}
+
+static int check_kv_object(const char *what, const char *key, const json_t *v, int mounts,
+			   rm_error *err)
+{
+	const char *k;
+	json_t *val;
+
+	if (!json_is_object(v))
+		return rm_error_set(err, RM_ERR_INPUT, "%s: '%s' must be an object of %s", what, key,
+				    mounts ? "{\"/container/path\": \"/host/path\"}"
+					   : "{\"NAME\": \"value\"}");
+	json_object_foreach ((json_t *)v, k, val) {
+		if (!stringish(val))
+			return rm_error_set(err, RM_ERR_INPUT, "%s: '%s' entry '%s' must be a string",
+					    what, key, k);
+		if (!*k || (!mounts && strchr(k, '=')))
+			return rm_error_set(err, RM_ERR_INPUT,
+					    "%s: '%s' has a bad name '%s' (empty or with '=')", what,
+					    key, k);
+		if (mounts && k[0] != '/')
+			return rm_error_set(err, RM_ERR_INPUT,
+					    "%s: 'docker_mounts' key '%s' must be an absolute "
+					    "container path ({\"/container/path\": \"/host/path\"})",
+					    what, k);
+		if (mounts && json_is_string(val) && json_string_length(val) == 0)
+			return rm_error_set(err, RM_ERR_INPUT,
+					    "%s: 'docker_mounts' entry '%s' needs a host path", what, k);
+	}
+	return 0;
+}
+
+/* Validates one key without changing anything, so a bad override leaves ctx untouched. */
+static int check_key(const char *what, const char *key, const json_t *v, rm_error *err)
+{
+	if (strcmp(key, "gpu_vendor") == 0 || strcmp(key, "guest_os") == 0 ||
+	    strcmp(key, "MAD_SYSTEM_GPU_ARCHITECTURE") == 0) {
+		if (!json_is_string(v) || json_string_length(v) == 0)
+			return rm_error_set(err, RM_ERR_INPUT, "%s: '%s' must be a non-empty string",
+					    what, key);
+		if (strcmp(key, "gpu_vendor") == 0 && strcmp(json_string_value(v), "AMD") != 0 &&
+		    strcmp(json_string_value(v), "NVIDIA") != 0)
+			rm_warn("%s: gpu_vendor '%s' is neither 'AMD' nor 'NVIDIA'; Dockerfile "
+				"CONTEXT filters compare it exactly",
+				what, json_string_value(v));
+		return 0;
+	}
+	if (strcmp(key, "MAD_SYSTEM_NGPUS") == 0) {
+		long n;
+		if ((json_is_integer(v) && json_integer_value(v) >= 0 &&
+		     json_integer_value(v) <= 1000000) ||
+		    (json_is_string(v) && rm_parse_long(json_string_value(v), 0, 1000000, &n) == 0))
+			return 0;
+		return rm_error_set(err, RM_ERR_INPUT,
+				    "%s: 'MAD_SYSTEM_NGPUS' must be a non-negative GPU count", what);
+	}
+	if (strcmp(key, "docker_env_vars") == 0 || strcmp(key, "docker_build_arg") == 0)
+		return check_kv_object(what, key, v, 0, err);
+	if (strcmp(key, "docker_mounts") == 0)
+		return check_kv_object(what, key, v, 1, err);
+	if (strcmp(key, "docker_gpus") == 0) {
+		char *s = stringish(v) ? rm_context_render_scalar(v) : NULL;
+		int ok = s && valid_gpu_list(s);
+
+		free(s);
+		if (!ok)
+			return rm_error_set(err, RM_ERR_INPUT,
+					    "%s: 'docker_gpus' must list GPU indexes and ranges such "
+					    "as \"0,2-4\"",
+					    what);
+		return 0;
+	}
+	if (strcmp(key, "docker_cpus") == 0) {
+		if (!stringish(v))
+			return rm_error_set(err, RM_ERR_INPUT,
+					    "%s: 'docker_cpus' must be a string such as \"0-15\"", what);
+		return 0;
+	}
+	if (strcmp(key, "model_args") == 0) {
+		if (!json_is_string(v))
+			return rm_error_set(err, RM_ERR_INPUT, "%s: 'model_args' must be a string",
+					    what);
+		return 0;
+	}
+	return 0;
+}
+
+static void replace_str(char **dst, const json_t *v)
+{
+	free(*dst);
+	*dst = rm_context_render_scalar(v);
+}
+
+static void apply_kv(rm_kv **arr, size_t *n, const json_t *obj)
+{
+	const char *k;
+	json_t *val;
+
+	json_object_foreach ((json_t *)obj, k, val) {
+		char *s = rm_context_render_scalar(val);
+		kv_set(arr, n, k, s);
+		free(s);
+	}
+}
+
+static void apply_key(rm_context *ctx, const char *key, json_t *v)
+{
+	if (strcmp(key, "gpu_vendor") == 0) {
+		replace_str(&ctx->gpu_vendor, v);
+	} else if (strcmp(key, "guest_os") == 0) {
+		replace_str(&ctx->guest_os, v);
+	} else if (strcmp(key, "MAD_SYSTEM_GPU_ARCHITECTURE") == 0) {
+		replace_str(&ctx->gpu_arch, v);
+	} else if (strcmp(key, "MAD_SYSTEM_NGPUS") == 0) {
+		long n = 0;
+		if (json_is_integer(v))
+			n = (long)json_integer_value(v);
+		else
+			rm_parse_long(json_string_value(v), 0, 1000000, &n);
+		ctx->n_gpus = n;
+	} else if (strcmp(key, "docker_env_vars") == 0) {
+		apply_kv(&ctx->docker_env_vars, &ctx->n_docker_env_vars, v);
+	} else if (strcmp(key, "docker_build_arg") == 0) {
+		apply_kv(&ctx->docker_build_arg, &ctx->n_docker_build_arg, v);
+	} else if (strcmp(key, "docker_mounts") == 0) {
+		apply_kv(&ctx->docker_mounts, &ctx->n_docker_mounts, v);
+	} else if (strcmp(key, "docker_gpus") == 0) {
+		replace_str(&ctx->docker_gpus, v);
+	} else if (strcmp(key, "docker_cpus") == 0) {
+		replace_str(&ctx->docker_cpus, v);
+	} else if (strcmp(key, "model_args") == 0) {
+		replace_str(&ctx->model_args, v);
+	} else {
+		json_object_set(ctx->obj, key, v);
+	}
+}
+
+static int read_context_file(const char *what, const char *path, char **out, rm_error *err)
+{
+	rm_buf b = RM_BUF_INIT(RM_CONTEXT_MAX_BYTES);
+	char chunk[8192];
+	size_t r;
+	FILE *f = fopen(path, "rb");
+	int ret = -1;
+
+	if (!f)
+		return rm_error_set(err, RM_ERR_INPUT, "%s: cannot open '%s': %s", what, path,
+				    strerror(errno));
+	while ((r = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		if (rm_buf_add(&b, chunk, r)) {
+			rm_error_set(err, RM_ERR_INPUT, "%s: '%s' is larger than %zu KiB", what, path,
+				     RM_CONTEXT_MAX_BYTES >> 10);
+			goto out;
+		}
+	}
+	if (ferror(f)) {
+		rm_error_set(err, RM_ERR_IO, "%s: cannot read '%s': %s", what, path, strerror(errno));
+		goto out;
+	}
+	*out = rm_buf_detach(&b);
+	ret = 0;
+out:
+	rm_buf_release(&b);
+	fclose(f);
+	return ret;
+}
+
+int rm_context_apply(rm_context *ctx, const char *json_or_file, const char *what, rm_error *err)
+{
+	char *file_text = NULL, *label = NULL;
+	const char *text = json_or_file;
+	json_t *root = NULL, *v;
+	json_error_t jerr;
+	const char *key;
+	int ret = -1;
+
+	if (!what)
+		what = "context";
+	if (!text)
+		text = "";
+	if (text[0] == '@') {
+		if (read_context_file(what, text + 1, &file_text, err))
+			goto out;
+		label = rm_xasprintf("%s '%s'", what, text + 1);
+		text = file_text;
+	} else {
+		label = rm_xstrdup(what);
+	}
+
+	root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root && json_error_code(&jerr) == json_error_duplicate_key) {
+		rm_error_set(err, RM_ERR_INPUT, "%s: line %d column %d: %s", label, jerr.line,
+			     jerr.column, jerr.text);
+		goto out;
+	}
+	if (!root) {
+		/* MAD users pass Python dicts ({'gpu_vendor': 'AMD'}); accept them too. */
+		rm_error pyerr = RM_ERROR_INIT;
+		root = rm_pydict_parse(text, &pyerr);
+		if (!root) {
+			rm_error_set(err, RM_ERR_INPUT,
+				     "%s: not valid JSON (line %d column %d: %s), nor a Python dict "
+				     "(%s); pass an object such as '{\"gpu_vendor\": \"AMD\"}'",
+				     label, jerr.line, jerr.column, jerr.text, pyerr.msg);
+			goto out;
+		}
+	}
+	if (!json_is_object(root)) {
+		rm_error_set(err, RM_ERR_INPUT,
+			     "%s: must be an object such as '{\"gpu_vendor\": \"AMD\"}'", label);
+		goto out;
+	}
+	json_object_foreach (root, key, v) {
+		if (check_key(label, key, v, err))
+			goto out;
+	}
+	if (!ctx->obj)
+		ctx->obj = json_object();
+	json_object_foreach (root, key, v)
+		apply_key(ctx, key, v);
+	sync_obj(ctx);
+	ret = 0;
+out:
+	json_decref(root);
+	free(file_text);
+	free(label);
+	return ret;
+}
+
+const char *rm_context_get(const rm_context *ctx, const char *key)
+{
+	json_t *v;
+
+	if (!ctx || !ctx->obj || !key)
+		return NULL;
+	v = json_object_get(ctx->obj, key);
+	if (!v)
+		return NULL;
+	if (json_is_string(v))
+		return json_string_value(v);
+	return json_string_value(json_object_get(ctx->rendered, key));
+}
+
+void rm_context_release(rm_context *ctx)
+{
+	if (!ctx)
+		return;
+	free(ctx->gpu_vendor);
+	free(ctx->guest_os);
+	free(ctx->gpu_arch);
+	free(ctx->render_nodes);
+	kv_free(ctx->docker_env_vars, ctx->n_docker_env_vars);
+	kv_free(ctx->docker_build_arg, ctx->n_docker_build_arg);
+	kv_free(ctx->docker_mounts, ctx->n_docker_mounts);
+	free(ctx->docker_gpus);
+	free(ctx->docker_cpus);
+	free(ctx->model_args);
+	json_decref(ctx->obj);
+	json_decref(ctx->rendered);
+	memset(ctx, 0, sizeof(*ctx));
+}

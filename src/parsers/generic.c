@@ -1,0 +1,116 @@
+/*
+ * generic: the MAD convention `performance: <number> <metric>` (e.g. `performance: 1234.5
+ * samples_per_sec`).
+ *
+ * Primary figure: the LAST such line with a finite number and a metric word. The peers take
+ * the first match, which picks up the runner's or a wrapper's own messages printed earlier;
+ * the model's script prints its figure at the end. A `performance: nan ...` line is skipped,
+ * so the previous finite figure stands. The metric is the word right after the number.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse_util.h"
+#include "rm/util.h"
+
+#define METRIC_MAX 128
+
+struct generic {
+	pu_cleaner clean;
+	int have;
+	double value;
+	char metric[METRIC_MAX];
+};
+
+/* Parses `performance: <number> <metric>` in s; returns 0 with the figure or -1. */
+static int match(const char *s, size_t n, double *value, const char **metric, size_t *mlen)
+{
+	const char *end = s + n, *p = s, *k;
+
+	while ((k = pu_find(p, (size_t)(end - p), "performance:"))) {
+		const char *q, *w;
+		p = k + 12;
+		if (pu_number(p, end, 0, value, &q) < 0)
+			continue;
+		if (q >= end || (*q != ' ' && *q != '\t'))
+			continue;
+		w = q = pu_skip_blank(q, end);
+		while (q < end && *q != ' ' && *q != '\t' && *q != ',' && *q != ';')
+			q++;
+		if (q == w)
+			continue;
+		*metric = w;
+		*mlen = (size_t)(q - w);
+		return 0;
+	}
+	return -1;
+}
+
+static void *generic_init(const rm_parser_config *cfg)
+{
+	(void)cfg;
+	return rm_xcalloc(1, sizeof(struct generic));
+}
+
+static void generic_feed(void *state, const char *line, size_t len)
+{
+	struct generic *g = state;
+	const char *s, *m;
+	size_t n, mlen;
+	double v;
+
+	if (len < 14 || !pu_find(line, len, "performance:"))
+		return;
+	pu_clean(&g->clean, line, len, &s, &n);
+	if (match(s, n, &v, &m, &mlen) < 0)
+		return;
+	if (mlen >= METRIC_MAX)
+		mlen = METRIC_MAX - 1;
+	memcpy(g->metric, m, mlen);
+	g->metric[mlen] = '\0';
+	g->value = v;
+	g->have = 1;
+}
+
+static void generic_finish(void *state, rm_parse_result *out)
+{
+	struct generic *g = state;
+
+	if (!g->have)
+		return;
+	rm_result_add(out, g->metric, g->value, "", -1, "last");
+	rm_result_set_performance(out, g->value, g->metric);
+}
+
+static void generic_progress(void *state, rm_parse_progress *out)
+{
+	struct generic *g = state;
+
+	out->step = -1;
+	out->total_steps = -1;
+	out->throughput = g->have ? g->value : -1;
+	out->throughput_metric = g->have ? g->metric : NULL;
+}
+
+static int generic_sniff(const char *line, size_t len)
+{
+	double v;
+	const char *m;
+	size_t mlen;
+
+	if (len < 14 || !pu_find(line, len, "performance:"))
+		return 0;
+	/* Common in every MAD log (the script's last word), so never decisive on its own. */
+	return match(line, len, &v, &m, &mlen) == 0 ? 30 : 0;
+}
+
+const rm_parser_ops rm_parser_generic = {
+	.name = "generic",
+	.description = "MAD 'performance: <number> <metric>' line (the last one wins)",
+	.init = generic_init,
+	.feed_line = generic_feed,
+	.finish = generic_finish,
+	.free = free,
+	.progress = generic_progress,
+	.sniff = generic_sniff,
+};

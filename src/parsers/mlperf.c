@@ -1,0 +1,210 @@
+/*
+ * mlperf: MLPerf Training logs, `:::MLLOG {json}` lines (mlperf_logging), e.g.
+ *
+ *   :::MLLOG {"namespace": "", "time_ms": 1759966206549, "event_type": "INTERVAL_START",
+ *             "key": "run_start", "value": null, "metadata": {...}}
+ *
+ * Anything before ":::MLLOG" on the line (a rank or host prefix) and CRLF line ends are
+ * tolerated; non-MLLOG lines are ignored. Only the keys below are decoded (each line is
+ * matched on its "key" text first, so jansson sees a fraction of the lines):
+ *   run_start / run_stop   time_ms; run_stop metadata.status and metadata.samples_count
+ *   tracked_stats          value.throughput (a series, step = metadata.step)
+ *   throughput,            value (a number): some implementations log these instead
+ *   overall_throughput
+ *   eval_accuracy          value (last, step = metadata.samples_count or epoch_num)
+ *   train_samples          value
+ *
+ * Metrics: time_to_train in MINUTES (run_stop.time_ms - run_start.time_ms) / 60000, the unit
+ * MLPerf results are published in; run_success 1/0 from run_stop's status; throughput (last
+ * and steady mean); eval_accuracy; samples_count (run_stop's metadata.samples_count, else
+ * the train_samples value, which some implementations log before run_start as the dataset
+ * size rather than the samples trained).
+ *
+ * Primary figure: time_to_train as metric "time_to_train_min", and only for a run whose
+ * run_stop says status "success": an aborted run has no valid score, so it reports no
+ * primary figure (lower is better for this metric). A log holding several runs reports the
+ * last run_start/run_stop pair.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse_util.h"
+#include "rm/util.h"
+
+struct mlperf {
+	pu_cleaner clean;
+	int have_start, have_stop, success;
+	double start_ms, stop_ms;
+	double samples_count;
+	int have_samples, have_train_samples;
+	double train_samples;
+	int have_eval;
+	double eval;
+	long eval_step;
+	int have_overall;
+	double overall;
+	long step;
+	double latest_tp;
+	pu_series tp;
+};
+
+static void *mlperf_init(const rm_parser_config *cfg)
+{
+	struct mlperf *m = rm_xcalloc(1, sizeof(*m));
+
+	m->step = -1;
+	m->latest_tp = -1;
+	pu_series_init(&m->tp, cfg);
+	return m;
+}
+
+static int num(json_t *j, double *out)
+{
+	if (!json_is_number(j))
+		return -1;
+	*out = json_number_value(j);
+	return isfinite(*out) ? 0 : -1;
+}
+
+static int key_is(const char *k, size_t kl, const char *want)
+{
+	return kl == strlen(want) && !memcmp(k, want, kl);
+}
+
+static void mlperf_feed(void *state, const char *line, size_t len)
+{
+	struct mlperf *m = state;
+	const char *s, *j, *k, *kend, *end;
+	size_t n, kl;
+	json_t *root, *meta, *val;
+	json_error_t jerr;
+	double v;
+
+	if (len < 20 || !(j = pu_find(line, len, ":::MLLOG")))
+		return;
+	pu_clean(&m->clean, line, len, &s, &n);
+	end = s + n;
+	if (!(j = pu_find(s, n, ":::MLLOG")) || !(j = memchr(j, '{', (size_t)(end - j))))
+		return;
+	/* Match the key before paying for a JSON parse. */
+	if (!(k = pu_find(j, (size_t)(end - j), "\"key\":")))
+		return;
+	k = pu_skip_blank(k + 6, end);
+	if (k >= end || *k != '"' || !(kend = memchr(k + 1, '"', (size_t)(end - k - 1))))
+		return;
+	k++;
+	kl = (size_t)(kend - k);
+	if (!key_is(k, kl, "run_start") && !key_is(k, kl, "run_stop") &&
+	    !key_is(k, kl, "tracked_stats") && !key_is(k, kl, "eval_accuracy") &&
+	    !key_is(k, kl, "train_samples") && !key_is(k, kl, "throughput") &&
+	    !key_is(k, kl, "overall_throughput"))
+		return;
+	root = json_loadb(j, (size_t)(end - j), JSON_DISABLE_EOF_CHECK, &jerr);
+	if (!json_is_object(root)) {
+		json_decref(root);
+		return;
+	}
+	meta = json_object_get(root, "metadata");
+	val = json_object_get(root, "value");
+	if (key_is(k, kl, "run_start")) {
+		if (num(json_object_get(root, "time_ms"), &v) == 0) {
+			m->start_ms = v;
+			m->have_start = 1;
+			m->have_stop = 0; /* a new run begins */
+			m->success = 0;
+		}
+	} else if (key_is(k, kl, "run_stop")) {
+		const char *st = json_string_value(json_object_get(meta, "status"));
+		if (num(json_object_get(root, "time_ms"), &v) == 0) {
+			m->stop_ms = v;
+			m->have_stop = 1;
+			m->success = st && !strcmp(st, "success");
+		}
+		if (num(json_object_get(meta, "samples_count"), &v) == 0) {
+			m->samples_count = v;
+			m->have_samples = 1;
+		}
+	} else if (key_is(k, kl, "tracked_stats")) {
+		double step = -1;
+		if (num(json_object_get(val, "throughput"), &v) == 0) {
+			if (num(json_object_get(meta, "step"), &step) < 0)
+				step = -1;
+			m->step = (long)step;
+			pu_series_add(&m->tp, (long)step, v);
+			m->latest_tp = v;
+		}
+	} else if (key_is(k, kl, "eval_accuracy")) {
+		double step = -1;
+		if (num(val, &v) == 0) {
+			if (num(json_object_get(meta, "samples_count"), &step) < 0 &&
+			    num(json_object_get(meta, "epoch_num"), &step) < 0)
+				step = -1;
+			m->eval = v;
+			m->eval_step = (long)step;
+			m->have_eval = 1;
+		}
+	} else if (key_is(k, kl, "train_samples")) {
+		if (num(val, &v) == 0) {
+			m->train_samples = v;
+			m->have_train_samples = 1;
+		}
+	} else if (num(val, &v) == 0) { /* throughput, overall_throughput */
+		m->overall = v;
+		m->have_overall = 1;
+	}
+	json_decref(root);
+}
+
+static void mlperf_finish(void *state, rm_parse_result *out)
+{
+	struct mlperf *m = state;
+	double ttt = NAN;
+
+	if (m->have_start && m->have_stop && m->stop_ms >= m->start_ms) {
+		ttt = (m->stop_ms - m->start_ms) / 60000.0;
+		rm_result_add(out, "time_to_train", ttt, "min", -1, "last");
+	}
+	if (m->have_stop)
+		rm_result_add(out, "run_success", m->success ? 1 : 0, "", -1, "last");
+	pu_series_emit(&m->tp, out, "throughput", "samples/s");
+	if (m->have_overall)
+		rm_result_add(out, "overall_throughput", m->overall, "samples/s", -1, "last");
+	if (m->have_eval)
+		rm_result_add(out, "eval_accuracy", m->eval, "", m->eval_step, "last");
+	if (m->have_samples)
+		rm_result_add(out, "samples_count", m->samples_count, "samples", -1, "last");
+	else if (m->have_train_samples)
+		rm_result_add(out, "samples_count", m->train_samples, "samples", -1, "last");
+	if (m->success && isfinite(ttt))
+		rm_result_set_performance(out, ttt, "time_to_train_min");
+}
+
+static void mlperf_progress(void *state, rm_parse_progress *out)
+{
+	struct mlperf *m = state;
+
+	out->step = m->step;
+	out->total_steps = -1;
+	out->throughput = m->latest_tp;
+	out->throughput_metric = m->latest_tp >= 0 ? "throughput" : NULL;
+}
+
+static int mlperf_sniff(const char *line, size_t len)
+{
+	if (len < 10 || !pu_find(line, len, ":::MLLOG"))
+		return 0;
+	return pu_find(line, len, "\"key\"") ? 100 : 50;
+}
+
+const rm_parser_ops rm_parser_mlperf = {
+	.name = "mlperf",
+	.description = "MLPerf Training ':::MLLOG {json}' lines (time to train, throughput)",
+	.init = mlperf_init,
+	.feed_line = mlperf_feed,
+	.finish = mlperf_finish,
+	.free = free,
+	.progress = mlperf_progress,
+	.sniff = mlperf_sniff,
+};

@@ -1,0 +1,208 @@
+/*
+ * Tag selection (see include/rm/registry.h and REFERENCE.md "Tag selection").
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rm/registry.h"
+#include "rm/util.h"
+
+/* One comma-separated piece of a --tags value, split at ':' into the tag and its
+ * key=value options. */
+struct tag_piece {
+	char *text; /* the whole trimmed piece, for messages */
+	char *tag;
+	char *args; /* " --key value ..." or NULL */
+	int matched;
+};
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* Copy of s[0..n) without leading and trailing blanks. */
+static char *trimmed(const char *s, size_t n)
+{
+	while (n && is_blank(*s)) {
+		s++;
+		n--;
+	}
+	while (n && is_blank(s[n - 1]))
+		n--;
+	return rm_xstrndup(s, n);
+}
+
+/* "tag:key=value:k2=v2" -> tag and " --key value --k2 v2"; a bare "key" gives " --key" (a
+ * flag), empty options are skipped as madengine does. */
+static void split_piece(char *text, struct tag_piece *p)
+{
+	rm_buf args = RM_BUF_INIT((size_t)1 << 20);
+	const char *s = text, *colon = strchr(s, ':');
+
+	p->text = text;
+	p->tag = trimmed(s, colon ? (size_t)(colon - s) : strlen(s));
+	while (colon) {
+		const char *opt = colon + 1, *eq;
+		char *o;
+
+		colon = strchr(opt, ':');
+		o = trimmed(opt, colon ? (size_t)(colon - opt) : strlen(opt));
+		if (*o) {
+			eq = strchr(o, '=');
+			if (eq) {
+				char *k = trimmed(o, (size_t)(eq - o)), *v = trimmed(eq + 1, strlen(eq + 1));
+				rm_buf_addf(&args, " --%s %s", k, v);
+				free(k);
+				free(v);
+			} else {
+				rm_buf_addf(&args, " --%s", o);
+			}
+		}
+		free(o);
+	}
+	p->args = args.len ? rm_buf_detach(&args) : NULL;
+	rm_buf_release(&args);
+}
+
+static int has_tag(const rm_model *m, const char *tag)
+{
+	for (size_t i = 0; i < m->n_tags; i++)
+		if (strcmp(m->tags[i], tag) == 0)
+			return 1;
+	return 0;
+}
+
+static int tag_matches(const rm_model *m, const char *tag)
+{
+	const char *slash;
+
+	if (strcmp(tag, "all") == 0 || strcmp(tag, m->name) == 0 || has_tag(m, tag))
+		return 1;
+	slash = strchr(tag, '/');
+	if (!slash)
+		return strcmp(tag, m->short_name) == 0;
+	/* "scope/tag": only models of scripts/<scope>/ ("scope/all" takes all of them). */
+	if (!m->scope || strlen(m->scope) != (size_t)(slash - tag) ||
+	    strncmp(m->scope, tag, (size_t)(slash - tag)) != 0)
+		return 0;
+	tag = slash + 1;
+	return strcmp(tag, "all") == 0 || strcmp(tag, m->short_name) == 0 || has_tag(m, tag);
+}
+
+int rm_select(const rm_registry *reg, const char *const *tag_exprs, size_t n_exprs,
+	      rm_selection *sel, rm_error *err)
+{
+	struct tag_piece *pieces = NULL;
+	size_t n_pieces = 0, n_unmatched = 0;
+	char **extra = NULL;
+	unsigned char *picked = NULL;
+	rm_buf msg = RM_BUF_INIT((size_t)1 << 16);
+	int ret = -1;
+
+	sel->items = NULL;
+	sel->n = 0;
+
+	for (size_t i = 0; i < n_exprs; i++) {
+		const char *s = tag_exprs[i];
+
+		while (s) {
+			const char *comma = strchr(s, ',');
+			char *text = trimmed(s, comma ? (size_t)(comma - s) : strlen(s));
+
+			s = comma ? comma + 1 : NULL;
+			if (!*text) {
+				free(text);
+				continue;
+			}
+			pieces = rm_xrealloc(pieces, (n_pieces + 1) * sizeof(*pieces));
+			memset(&pieces[n_pieces], 0, sizeof(*pieces));
+			split_piece(text, &pieces[n_pieces++]);
+		}
+	}
+	if (n_pieces == 0) {
+		rm_error_set(err, RM_ERR_USAGE,
+			     "no tags given; pass --tags <tag> (run 'run_models list' to see the "
+			     "models and their tags)");
+		goto out;
+	}
+
+	picked = rm_xcalloc(reg->n + 1, 1);
+	extra = rm_xcalloc(reg->n + 1, sizeof(*extra));
+	for (size_t k = 0; k < n_pieces; k++) {
+		struct tag_piece *p = &pieces[k];
+
+		/* ":key=value" with no tag before it selects nothing and must not select all. */
+		if (!*p->tag)
+			continue;
+		for (size_t i = 0; i < reg->n; i++) {
+			if (!tag_matches(&reg->models[i], p->tag))
+				continue;
+			p->matched = 1;
+			picked[i] = 1;
+			if (p->args) {
+				char *joined = rm_xasprintf("%s%s", extra[i] ? extra[i] : "", p->args);
+				free(extra[i]);
+				extra[i] = joined;
+			}
+		}
+	}
+
+	for (size_t k = 0; k < n_pieces; k++) {
+		int seen = 0;
+
+		if (pieces[k].matched)
+			continue;
+		/* Name each failing tag once, even if it was given twice. */
+		for (size_t j = 0; j < k; j++)
+			if (!pieces[j].matched && strcmp(pieces[j].text, pieces[k].text) == 0)
+				seen = 1;
+		if (seen)
+			continue;
+		rm_buf_addf(&msg, "%s'%s'", n_unmatched ? ", " : "", pieces[k].text);
+		n_unmatched++;
+	}
+	if (n_unmatched) {
+		rm_error_set(err, RM_ERR_INPUT,
+			     "no model matches %s %s; run 'run_models list' to see the models and "
+			     "their tags",
+			     n_unmatched == 1 ? "tag" : "tags", rm_buf_str(&msg));
+		goto out;
+	}
+
+	sel->items = rm_xcalloc(reg->n + 1, sizeof(*sel->items));
+	for (size_t i = 0; i < reg->n; i++) {
+		if (!picked[i])
+			continue;
+		sel->items[sel->n].model = &reg->models[i];
+		sel->items[sel->n].extra_args = extra[i];
+		extra[i] = NULL;
+		sel->n++;
+	}
+	ret = 0;
+out:
+	for (size_t k = 0; k < n_pieces; k++) {
+		free(pieces[k].text);
+		free(pieces[k].tag);
+		free(pieces[k].args);
+	}
+	free(pieces);
+	if (extra)
+		for (size_t i = 0; i < reg->n; i++)
+			free(extra[i]);
+	free(extra);
+	free(picked);
+	rm_buf_release(&msg);
+	return ret;
+}
+
+void rm_selection_release(rm_selection *sel)
+{
+	if (!sel)
+		return;
+	for (size_t i = 0; i < sel->n; i++)
+		free(sel->items[i].extra_args);
+	free(sel->items);
+	sel->items = NULL;
+	sel->n = 0;
+}

@@ -1,0 +1,212 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rm/csv.h"
+#include "rm/util.h"
+
+#define CSV_RECORD_MAX ((size_t)1 << 20)
+
+int rm_csv_quote(rm_buf *out, const char *field)
+{
+	if (!field)
+		return 0;
+	if (!strpbrk(field, ",\"\r\n"))
+		return rm_buf_addstr(out, field);
+	if (rm_buf_addch(out, '"'))
+		return -1;
+	for (const char *p = field; *p; p++) {
+		if (*p == '"' && rm_buf_addch(out, '"'))
+			return -1;
+		if (rm_buf_addch(out, *p))
+			return -1;
+	}
+	return rm_buf_addch(out, '"');
+}
+
+int rm_csv_record(rm_buf *out, const char *const *fields, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i && rm_buf_addch(out, ','))
+			return -1;
+		if (rm_csv_quote(out, fields[i]))
+			return -1;
+	}
+	return rm_buf_addch(out, '\n');
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Compares the file's first line with the header we would write. */
+static int header_matches(int fd, const rm_buf *header, int *ends_with_newline, off_t size)
+{
+	char *buf = rm_xmalloc(header->len + 1);
+	ssize_t r = pread(fd, buf, header->len, 0);
+	int ok = r == (ssize_t)header->len && memcmp(buf, header->data, header->len) == 0;
+	char last = '\n';
+
+	if (size > 0 && pread(fd, &last, 1, size - 1) != 1)
+		last = '\n';
+	*ends_with_newline = last == '\n';
+	free(buf);
+	return ok;
+}
+
+int rm_csv_append(const char *path, const char *const *header, size_t n_cols,
+		  const char *const *rows, size_t n_rows, rm_error *err)
+{
+	rm_buf hdr = RM_BUF_INIT(CSV_RECORD_MAX);
+	rm_buf out = RM_BUF_INIT((size_t)64 << 20);
+	struct stat st;
+	int fd = -1, ret = -1, nl = 1;
+
+	if (rm_csv_record(&hdr, header, n_cols)) {
+		rm_error_set(err, RM_ERR_INTERNAL, "csv header too long");
+		goto out;
+	}
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rm_error_set(err, RM_ERR_IO, "cannot open '%s' for appending: %s", path,
+			     strerror(errno));
+		goto out;
+	}
+	/* The lock covers the size check, the header and the rows: a second runner waits here
+	 * and then sees our header. */
+	while (flock(fd, LOCK_EX) != 0) {
+		if (errno != EINTR) {
+			rm_error_set(err, RM_ERR_IO, "cannot lock '%s': %s", path,
+				     strerror(errno));
+			goto out;
+		}
+	}
+	if (fstat(fd, &st) != 0) {
+		rm_error_set(err, RM_ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	if (st.st_size == 0) {
+		rm_buf_add(&out, hdr.data, hdr.len);
+	} else {
+		int rfd = open(path, O_RDONLY | O_CLOEXEC);
+		int ok = rfd >= 0 && header_matches(rfd, &hdr, &nl, st.st_size);
+		if (rfd >= 0)
+			close(rfd);
+		if (!ok) {
+			rm_error_set(err, RM_ERR_IO,
+				     "'%s' exists with a different header (another tool's or an "
+				     "older format); move it aside or choose another file with -o",
+				     path);
+			goto out;
+		}
+		if (!nl)
+			rm_buf_addch(&out, '\n');
+	}
+	for (size_t r = 0; r < n_rows; r++) {
+		if (rm_csv_record(&out, rows + r * n_cols, n_cols)) {
+			rm_error_set(err, RM_ERR_INTERNAL, "csv rows for '%s' too large", path);
+			goto out;
+		}
+	}
+	if (write_all(fd, out.data, out.len) != 0) {
+		int e = errno;
+		/* Take back a partial write so no half row stays behind (disk full). */
+		if (ftruncate(fd, st.st_size) != 0)
+			e = errno;
+		rm_error_set(err, RM_ERR_IO, "cannot write to '%s': %s", path, strerror(e));
+		goto out;
+	}
+	if (fsync(fd) != 0 && errno != EINVAL) {
+		rm_error_set(err, RM_ERR_IO, "cannot flush '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (fd >= 0)
+		close(fd); /* releases the lock */
+	rm_buf_release(&hdr);
+	rm_buf_release(&out);
+	return ret;
+}
+
+int rm_csv_read_record(FILE *f, char ***fields, size_t *n, rm_error *err)
+{
+	rm_buf field = RM_BUF_INIT(CSV_RECORD_MAX);
+	char **v = rm_xcalloc(1, sizeof(*v));
+	size_t nv = 0, total = 0;
+	int c, in_quotes = 0, any = 0, after_quote = 0;
+
+	while ((c = getc(f)) != EOF) {
+		any = 1;
+		if (++total > CSV_RECORD_MAX) {
+			rm_error_set(err, RM_ERR_INPUT, "csv record longer than %zu bytes",
+				     CSV_RECORD_MAX);
+			goto fail;
+		}
+		if (in_quotes) {
+			if (c == '"') {
+				int d = getc(f);
+				if (d == '"') {
+					rm_buf_addch(&field, '"');
+				} else {
+					in_quotes = 0;
+					after_quote = 1;
+					if (d != EOF)
+						ungetc(d, f);
+				}
+			} else {
+				rm_buf_addch(&field, (char)c);
+			}
+			continue;
+		}
+		if (c == '"' && field.len == 0 && !after_quote) {
+			in_quotes = 1;
+			continue;
+		}
+		if (c == ',') {
+			v = rm_strv_push(v, &nv, rm_buf_str(&field));
+			rm_buf_reset(&field);
+			after_quote = 0;
+			continue;
+		}
+		if (c == '\r')
+			continue;
+		if (c == '\n')
+			break;
+		rm_buf_addch(&field, (char)c);
+	}
+	if (ferror(f)) {
+		rm_error_set(err, RM_ERR_IO, "read error: %s", strerror(errno));
+		goto fail;
+	}
+	if (!any) {
+		rm_buf_release(&field);
+		rm_strv_free(v);
+		return 0;
+	}
+	v = rm_strv_push(v, &nv, rm_buf_str(&field));
+	rm_buf_release(&field);
+	*fields = v;
+	*n = nv;
+	return 1;
+fail:
+	rm_buf_release(&field);
+	rm_strv_free(v);
+	return -1;
+}

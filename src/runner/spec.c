@@ -1,0 +1,489 @@
+/*
+ * The container a model runs in, as a POST /containers/create body. Pure: no engine, no
+ * files; the runner and dry runs share it, and unit tests check it.
+ */
+#include <ctype.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rm/runner.h"
+#include "rm/util.h"
+
+char *rm_model_dir(const rm_model *m)
+{
+	if (m->url && *m->url) {
+		const char *u = m->url;
+		size_t len = strlen(u);
+		while (len && u[len - 1] == '/')
+			len--;
+		size_t start = len;
+		while (start && u[start - 1] != '/' && u[start - 1] != ':')
+			start--;
+		size_t n = len - start;
+		if (n > 4 && !memcmp(u + start + n - 4, ".git", 4))
+			n -= 4;
+		if (n)
+			return rm_xstrndup(u + start, n);
+	}
+	/* A folder name: '/' in "<dir>/<name>" is not allowed there. */
+	return rm_xstrdup(m->short_name);
+}
+
+/* The script file name inside the model dir, and its interpreter. */
+static void script_of(const rm_model *m, const char **interp, char **name)
+{
+	const char *s = m->scripts;
+	size_t len = strlen(s);
+	while (len > 1 && s[len - 1] == '/')
+		len--;
+	if (len > 3 && !memcmp(s + len - 3, ".py", 3)) {
+		*interp = "python3";
+	} else if (len > 3 && !memcmp(s + len - 3, ".sh", 3)) {
+		*interp = "bash";
+	} else {
+		/* A folder: its run.sh. */
+		*interp = "bash";
+		*name = rm_xstrdup("run.sh");
+		return;
+	}
+	size_t start = len;
+	while (start && s[start - 1] != '/')
+		start--;
+	*name = rm_xstrndup(s + start, len - start);
+}
+
+char *rm_spec_args(const rm_spec_in *in)
+{
+	const char *base = in->ctx && in->ctx->model_args ? in->ctx->model_args : in->model->args;
+	return rm_xasprintf("%s%s", base ? base : "", in->extra_args ? in->extra_args : "");
+}
+
+/*
+ * When the model has a url, the repository is cloned inside the container first; the
+ * scripts were copied to a staging folder and go on top of the clone, as MAD does. The shell
+ * text is constant: url, folders and args reach it only as positional parameters.
+ */
+static const char clone_wrapper[] =
+	"set -e; git clone --quiet -- \"$1\" \"$2\"; cp -R \"$3\"/. \"$2\"/; cd \"$2\"; "
+	"shift 3; exec \"$@\"";
+
+int rm_spec_cmd(const rm_spec_in *in, char ***argv, rm_error *err)
+{
+	const rm_model *m = in->model;
+	const char *interp;
+	char *script = NULL, *args = NULL, *dir = NULL;
+	char **words = NULL, **v = NULL;
+	size_t n = 0, nw = 0;
+	int ret = -1;
+
+	script_of(m, &interp, &script);
+	args = rm_spec_args(in);
+	if (rm_split_words(args, &words, &nw, err) < 0) {
+		rm_error_wrap(err, "model '%s': field 'args'", m->name);
+		goto out;
+	}
+	v = rm_xcalloc(1, sizeof(*v));
+	if (m->url && *m->url) {
+		dir = rm_model_dir(m);
+		char *d = rm_xasprintf("%s/%s", RM_WORKSPACE, dir);
+		char *stage = rm_xasprintf("%s/.run_models/%s", RM_WORKSPACE, dir);
+		v = rm_strv_push(v, &n, "bash");
+		v = rm_strv_push(v, &n, "-c");
+		v = rm_strv_push(v, &n, clone_wrapper);
+		v = rm_strv_push(v, &n, "run_models");
+		v = rm_strv_push(v, &n, m->url);
+		v = rm_strv_push(v, &n, d);
+		v = rm_strv_push(v, &n, stage);
+		free(d);
+		free(stage);
+	}
+	v = rm_strv_push(v, &n, interp);
+	v = rm_strv_push(v, &n, script);
+	for (size_t i = 0; i < nw; i++)
+		v = rm_strv_push(v, &n, words[i]);
+	*argv = v;
+	v = NULL;
+	ret = 0;
+out:
+	rm_strv_free(v);
+	rm_strv_free(words);
+	free(script);
+	free(args);
+	free(dir);
+	return ret;
+}
+
+/* Env is a list of "K=V"; a later setting of K replaces an earlier one in place. */
+static void env_set(json_t *env, const char *key, const char *value)
+{
+	size_t klen = strlen(key), i;
+	json_t *item;
+	char *kv = rm_xasprintf("%s=%s", key, value ? value : "");
+
+	json_array_foreach(env, i, item)
+	{
+		const char *s = json_string_value(item);
+		if (s && !strncmp(s, key, klen) && s[klen] == '=') {
+			json_array_set_new(env, i, json_string(kv));
+			free(kv);
+			return;
+		}
+	}
+	json_array_append_new(env, json_string(kv));
+	free(kv);
+}
+
+static void env_set_kv(json_t *env, const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	if (!eq) {
+		env_set(env, kv, "");
+		return;
+	}
+	char *k = rm_xstrndup(kv, (size_t)(eq - kv));
+	env_set(env, k, eq + 1);
+	free(k);
+}
+
+/* Parses "0,2-4" into GPU indexes. */
+static int gpu_list(const char *s, long **out, size_t *n, rm_error *err)
+{
+	long *v = NULL;
+	size_t nv = 0;
+	char **parts = NULL;
+	const char *p = s;
+
+	while (*p) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char *piece = rm_xstrndup(p, len);
+		char *dash = strchr(piece, '-');
+		long a, b;
+		int bad;
+		if (dash) {
+			*dash = '\0';
+			bad = rm_parse_long(piece, 0, 4095, &a) || rm_parse_long(dash + 1, 0, 4095, &b) ||
+			      b < a;
+		} else {
+			bad = rm_parse_long(piece, 0, 4095, &a);
+			b = a;
+		}
+		free(piece);
+		if (bad) {
+			free(v);
+			rm_strv_free(parts);
+			return rm_error_set(err, RM_ERR_INPUT,
+					    "docker_gpus '%s': expected indexes like \"0,2-4\"", s);
+		}
+		for (long g = a; g <= b; g++) {
+			v = rm_xrealloc(v, (nv + 1) * sizeof(*v));
+			v[nv++] = g;
+		}
+		p = end ? end + 1 : p + len;
+	}
+	*out = v;
+	*n = nv;
+	return 0;
+}
+
+static json_t *device(const char *path)
+{
+	return json_pack("{s:s, s:s, s:s}", "PathOnHost", path, "PathInContainer", path,
+			 "CgroupPermissions", "rwm");
+}
+
+/* Parses a size such as 16G, 512m or 1073741824 into bytes. */
+static int parse_size(const char *s, long long *bytes)
+{
+	char *end;
+	double v = strtod(s, &end);
+	long long mul = 1;
+	if (end == s || v < 0)
+		return -1;
+	switch (tolower((unsigned char)*end)) {
+	case 'k':
+		mul = 1LL << 10;
+		end++;
+		break;
+	case 'm':
+		mul = 1LL << 20;
+		end++;
+		break;
+	case 'g':
+		mul = 1LL << 30;
+		end++;
+		break;
+	case 't':
+		mul = 1LL << 40;
+		end++;
+		break;
+	case 'b':
+		end++;
+		break;
+	default:
+		break;
+	}
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end)
+		return -1;
+	*bytes = (long long)(v * (double)mul);
+	return 0;
+}
+
+static void array_add_str(json_t *obj, const char *key, const char *s)
+{
+	json_t *a = json_object_get(obj, key);
+	if (!a) {
+		a = json_array();
+		json_object_set_new(obj, key, a);
+	}
+	json_array_append_new(a, json_string(s));
+}
+
+/*
+ * additional_docker_run_options is docker CLI text ("--shm-size 16G -e A=1"). We speak the
+ * API, so the options MAD models use are translated; anything else is an error naming the
+ * option, rather than a silently different container.
+ */
+static int apply_run_options(const rm_spec_in *in, json_t *config, json_t *hc, rm_error *err)
+{
+	const char *opts = in->model->additional_docker_run_options;
+	char **w = NULL;
+	size_t n = 0;
+	int ret = -1;
+
+	if (!opts || !*opts)
+		return 0;
+	if (rm_split_words(opts, &w, &n, err) < 0)
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		char *name = w[i], *val = NULL, *eq = NULL;
+		if (name[0] == '-' && name[1] == '-' && (eq = strchr(name, '=')))
+			*eq = '\0', val = eq + 1;
+		static const char *const flags[] = {"--privileged", "--rm", "-it", "-i", "-t",
+						    "--init"};
+		int is_flag = 0;
+		for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++)
+			is_flag |= !strcmp(name, flags[f]);
+		if (is_flag) {
+			if (!strcmp(name, "--privileged"))
+				json_object_set_new(hc, "Privileged", json_true());
+			if (!strcmp(name, "--init"))
+				json_object_set_new(hc, "Init", json_true());
+			continue;
+		}
+		if (!val) {
+			if (i + 1 >= n) {
+				rm_error_set(err, RM_ERR_INPUT, "option '%s' needs a value", name);
+				goto fail;
+			}
+			val = w[++i];
+		}
+		if (!strcmp(name, "--shm-size")) {
+			long long b;
+			if (parse_size(val, &b)) {
+				rm_error_set(err, RM_ERR_INPUT, "--shm-size '%s' is not a size", val);
+				goto fail;
+			}
+			json_object_set_new(hc, "ShmSize", json_integer(b));
+		} else if (!strcmp(name, "-e") || !strcmp(name, "--env")) {
+			env_set_kv(json_object_get(config, "Env"), val);
+		} else if (!strcmp(name, "-v") || !strcmp(name, "--volume")) {
+			array_add_str(hc, "Binds", val);
+		} else if (!strcmp(name, "--cap-add")) {
+			array_add_str(hc, "CapAdd", val);
+		} else if (!strcmp(name, "--group-add")) {
+			array_add_str(hc, "GroupAdd", val);
+		} else if (!strcmp(name, "--security-opt")) {
+			array_add_str(hc, "SecurityOpt", val);
+		} else if (!strcmp(name, "--device")) {
+			char *c = strchr(val, ':');
+			if (c)
+				*c = '\0';
+			json_t *d = device(val);
+			if (c)
+				json_object_set_new(d, "PathInContainer", json_string(c + 1));
+			json_array_append_new(json_object_get(hc, "Devices"), d);
+		} else if (!strcmp(name, "--ipc")) {
+			json_object_set_new(hc, "IpcMode", json_string(val));
+		} else if (!strcmp(name, "--network") || !strcmp(name, "--net")) {
+			json_object_set_new(hc, "NetworkMode", json_string(val));
+		} else if (!strcmp(name, "-u") || !strcmp(name, "--user")) {
+			json_object_set_new(config, "User", json_string(val));
+		} else if (!strcmp(name, "--ulimit")) {
+			/* name=soft[:hard] */
+			char *e = strchr(val, '='), *colon;
+			long long soft, hard;
+			if (!e)
+				goto bad_ulimit;
+			*e = '\0';
+			colon = strchr(e + 1, ':');
+			if (colon)
+				*colon = '\0';
+			soft = strtoll(e + 1, NULL, 10);
+			hard = colon ? strtoll(colon + 1, NULL, 10) : soft;
+			json_t *u = json_object_get(hc, "Ulimits");
+			if (!u)
+				json_object_set_new(hc, "Ulimits", u = json_array());
+			json_array_append_new(u, json_pack("{s:s, s:I, s:I}", "Name", val, "Soft",
+							   (json_int_t)soft, "Hard",
+							   (json_int_t)hard));
+			continue;
+bad_ulimit:
+			rm_error_set(err, RM_ERR_INPUT, "--ulimit '%s': expected name=soft[:hard]",
+				     val);
+			goto fail;
+		} else {
+			rm_error_set(err, RM_ERR_INPUT,
+				     "docker run option '%s' is not supported (supported: "
+				     "--shm-size -e -v --cap-add --group-add --security-opt --device "
+				     "--ipc --network -u --ulimit --privileged --init)",
+				     name);
+			goto fail;
+		}
+	}
+	ret = 0;
+fail:
+	if (ret < 0)
+		rm_error_wrap(err, "model '%s': field 'additional_docker_run_options'",
+			      in->model->name);
+	rm_strv_free(w);
+	return ret;
+}
+
+int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
+{
+	const rm_model *m = in->model;
+	const rm_context *ctx = in->ctx;
+	json_t *body = json_object(), *hc = json_object(), *env = json_array();
+	json_t *cmd = json_array(), *labels = json_object(), *devices = json_array();
+	char **argv = NULL, *dir = NULL, *workdir = NULL, *tmp;
+	long *gpus = NULL;
+	size_t n_gpus = 0;
+	const char *vendor = ctx->gpu_vendor;
+	int ret = -1;
+
+	json_object_set_new(body, "Env", env);
+	json_object_set_new(body, "Cmd", cmd);
+	json_object_set_new(body, "Labels", labels);
+	json_object_set_new(body, "HostConfig", hc);
+	json_object_set_new(hc, "Devices", devices);
+
+	if (rm_spec_cmd(in, &argv, err) < 0)
+		goto out;
+	for (char **p = argv; *p; p++)
+		json_array_append_new(cmd, json_string(*p));
+	dir = rm_model_dir(m);
+	workdir = m->url && *m->url ? rm_xstrdup(RM_WORKSPACE)
+				    : rm_xasprintf("%s/%s", RM_WORKSPACE, dir);
+	json_object_set_new(body, "Image", json_string(in->image));
+	json_object_set_new(body, "WorkingDir", json_string(workdir));
+	json_object_set_new(body, "Tty", json_false());
+	json_object_set_new(body, "AttachStdout", json_true());
+	json_object_set_new(body, "AttachStderr", json_true());
+	json_object_set_new(body, "OpenStdin", json_false());
+
+	json_object_set_new(labels, "run_models", json_string("1"));
+	json_object_set_new(labels, "run_models.run", json_string(in->run_id));
+	json_object_set_new(labels, "run_models.model", json_string(m->name));
+
+	env_set(env, "MAD_MODEL_NAME", m->name);
+	env_set(env, "MAD_GPU_VENDOR", vendor ? vendor : "NONE");
+	tmp = rm_xasprintf("%ld", ctx->n_gpus);
+	env_set(env, "MAD_SYSTEM_NGPUS", tmp);
+	free(tmp);
+	tmp = rm_xasprintf("%ld", in->runtime_ngpus);
+	env_set(env, "MAD_RUNTIME_NGPUS", tmp);
+	free(tmp);
+	env_set(env, "MAD_SYSTEM_GPU_ARCHITECTURE", ctx->gpu_arch ? ctx->gpu_arch : "");
+	env_set(env, "MAD_RUN_ID", in->run_id);
+	for (size_t i = 0; i < ctx->n_docker_env_vars; i++)
+		env_set(env, ctx->docker_env_vars[i].key, ctx->docker_env_vars[i].value);
+	for (size_t i = 0; i < m->n_env_vars; i++)
+		env_set_kv(env, m->env_vars[i]);
+	/* Secrets travel in the request body only: never argv, never a build arg. */
+	for (const char *const *e = in->host_env; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		if (eq && memmem(*e, (size_t)(eq - *e), "MAD_SECRETS", 11))
+			env_set_kv(env, *e);
+	}
+
+	json_object_set_new(hc, "NetworkMode", json_string("host"));
+	json_object_set_new(hc, "AutoRemove", json_false());
+	for (size_t i = 0; i < ctx->n_docker_mounts; i++) {
+		char *b = rm_xasprintf("%s:%s", ctx->docker_mounts[i].value,
+				       ctx->docker_mounts[i].key);
+		array_add_str(hc, "Binds", b);
+		free(b);
+	}
+
+	if (vendor && in->runtime_ngpus != 0) {
+		if (ctx->docker_gpus) {
+			if (gpu_list(ctx->docker_gpus, &gpus, &n_gpus, err) < 0)
+				goto out;
+		} else {
+			n_gpus = (size_t)in->runtime_ngpus;
+			gpus = rm_xcalloc(n_gpus, sizeof(*gpus));
+			for (size_t i = 0; i < n_gpus; i++)
+				gpus[i] = (long)i;
+		}
+	}
+	if (vendor && !strcmp(vendor, "AMD") && in->runtime_ngpus != 0) {
+		json_object_set_new(body, "User", json_string("root"));
+		json_object_set_new(hc, "IpcMode", json_string("host"));
+		json_object_set_new(hc, "GroupAdd", json_pack("[s]", "video"));
+		json_object_set_new(hc, "CapAdd", json_pack("[s, s]", "SYS_PTRACE", "SYS_ADMIN"));
+		json_object_set_new(hc, "SecurityOpt", json_pack("[s]", "seccomp=unconfined"));
+		json_array_append_new(devices, device("/dev/kfd"));
+		int all = !ctx->docker_gpus && in->runtime_ngpus == ctx->n_gpus;
+		if (all || ctx->n_render_nodes == 0) {
+			json_array_append_new(devices, device("/dev/dri"));
+		} else {
+			for (size_t i = 0; i < n_gpus; i++) {
+				if (gpus[i] < 0 || (size_t)gpus[i] >= ctx->n_render_nodes) {
+					rm_error_set(err, RM_ERR_INPUT,
+						     "GPU %ld is not on this host (%zu GPUs)", gpus[i],
+						     ctx->n_render_nodes);
+					goto out;
+				}
+				tmp = rm_xasprintf("/dev/dri/renderD%ld",
+						   ctx->render_nodes[gpus[i]]);
+				json_array_append_new(devices, device(tmp));
+				free(tmp);
+			}
+		}
+	} else if (vendor && !strcmp(vendor, "NVIDIA") && in->runtime_ngpus != 0) {
+		json_t *req = json_pack("{s:s, s:[[s]]}", "Driver", "", "Capabilities", "gpu");
+		if (ctx->docker_gpus || in->runtime_ngpus != ctx->n_gpus) {
+			json_t *ids = json_array();
+			for (size_t i = 0; i < n_gpus; i++) {
+				tmp = rm_xasprintf("%ld", gpus[i]);
+				json_array_append_new(ids, json_string(tmp));
+				free(tmp);
+			}
+			json_object_set_new(req, "DeviceIDs", ids);
+		} else {
+			json_object_set_new(req, "Count", json_integer(-1));
+		}
+		json_object_set_new(hc, "DeviceRequests", json_pack("[o]", req));
+		json_object_set_new(hc, "IpcMode", json_string("host"));
+		json_object_set_new(hc, "CapAdd", json_pack("[s, s]", "SYS_PTRACE", "SYS_ADMIN"));
+		json_object_set_new(hc, "SecurityOpt", json_pack("[s]", "seccomp=unconfined"));
+	}
+	if (ctx->docker_cpus)
+		json_object_set_new(hc, "CpusetCpus", json_string(ctx->docker_cpus));
+	if (apply_run_options(in, body, hc, err) < 0)
+		goto out;
+	*out = body;
+	body = NULL;
+	ret = 0;
+out:
+	json_decref(body);
+	rm_strv_free(argv);
+	free(dir);
+	free(workdir);
+	free(gpus);
+	return ret;
+}

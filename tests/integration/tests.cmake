@@ -1,0 +1,24 @@
+# Integration tests: the real run_models binary against a real Docker engine
+# (tools/ensure-docker.sh finds one or starts a private dockerd). One ctest test per case
+# in tests/integration/cases.sh; the last one checks that the suite left no container.
+set(RM_INTEGRATION_CASES
+    smoke failing_script timeout multiple_results broken_build broken_registry unknown_tag
+    keep_alive sigint sigterm dead_daemon stdout_only_last_wins keep_model_dir
+    secret_env list_command args_are_argv)
+foreach(c ${RM_INTEGRATION_CASES})
+  add_test(NAME integration.${c}
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/cases.sh ${c}
+                   $<TARGET_FILE:run_models> ${CMAKE_SOURCE_DIR})
+  set_tests_properties(integration.${c} PROPERTIES LABELS integration TIMEOUT 300
+                       FIXTURES_REQUIRED docker_engine)
+endforeach()
+add_test(NAME integration.engine_up
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/cases.sh engine_up
+                 $<TARGET_FILE:run_models> ${CMAKE_SOURCE_DIR})
+set_tests_properties(integration.engine_up PROPERTIES FIXTURES_SETUP docker_engine
+                     LABELS integration)
+add_test(NAME integration.no_container_left
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/cases.sh no_container_left
+                 $<TARGET_FILE:run_models> ${CMAKE_SOURCE_DIR})
+set_tests_properties(integration.no_container_left PROPERTIES FIXTURES_CLEANUP docker_engine
+                     LABELS integration)

@@ -1,0 +1,383 @@
+/* nftw() is an XSI function. */
+#define _XOPEN_SOURCE 700
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "rm/log.h"
+#include "rm/registry.h"
+#include "rm/util.h"
+
+/* A complete entry; tests splice in their own fields. */
+#define ENTRY(name, extra)                                                                         \
+	"{\"name\": \"" name "\", \"dockerfile\": \"./docker/x\", \"scripts\": \"scripts/x/run.sh\", " \
+	"\"n_gpus\": \"-1\", \"owner\": \"me@example.com\", \"tags\": [\"pyt\"], \"args\": \"\"" extra \
+	"}"
+
+static int load(rm_registry *reg, const char *text, const char *source, rm_error *err)
+{
+	return rm_registry_load_buffer(reg, text, strlen(text), source, NULL, ".", err);
+}
+
+static void write_file(const char *dir, const char *rel, const char *text)
+{
+	char *path = rm_xasprintf("%s/%s", dir, rel);
+	FILE *f = fopen(path, "w");
+
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+	free(path);
+}
+
+static void make_dir(const char *dir, const char *rel)
+{
+	char *path = rm_xasprintf("%s/%s", dir, rel);
+
+	CHECK(mkdir(path, 0755) == 0);
+	free(path);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void rm_tree(const char *dir)
+{
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void test_good(void)
+{
+	rm_registry reg = {0};
+	rm_error err = RM_ERROR_INIT;
+	const char *text =
+		"[\n"
+		"  {\"name\": \"pyt_mpt30b_training\", \"dockerfile\": \"./docker/pyt_mpt30b_training\",\n"
+		"   \"scripts\": \"scripts/pyt_mpt30b_training/run.sh\", \"n_gpus\": \"-1\",\n"
+		"   \"owner\": \"mad.support@amd.com\", \"tags\": [\"training\", \"pyt\"],\n"
+		"   \"args\": \"--model_repo mosaicml/mpt-30b\", \"url\": \"\", \"timeout\": 7200,\n"
+		"   \"training_precision\": \"fp16\", \"env_vars\": {\"A\": \"1\"},\n"
+		"   \"tunableop\": \"off\", \"cred\": \"x\", \"deprecated\": false,\n"
+		"   \"skip_gpu_arch\": [\"gfx90a\", \"gfx908\"]},\n"
+		"  {\"name\": \"pyt_small_1.0\", \"dockerfile\": \"docker/../docker/small\",\n"
+		"   \"scripts\": \"scripts/small\", \"n_gpus\": 8, \"owner\": \"\", \"tags\": [],\n"
+		"   \"args\": \"\", \"parser\": \"megatron\", \"dockercontext\": \"./ctx/\",\n"
+		"   \"url\": \"https://github.com/x/y\", \"multiple_results\": \"perf.csv\"}\n"
+		"]\n";
+	unsigned warns = rm_warn_count();
+
+	CHECK(load(&reg, text, "models.json", &err) == 0);
+	CHECK(rm_warn_count() == warns); /* cred and deprecated are known MAD fields */
+	CHECK(reg.n == 2);
+	if (reg.n != 2)
+		goto out;
+	const rm_model *m = &reg.models[0];
+	CHECK_STR(m->name, "pyt_mpt30b_training");
+	CHECK_STR(m->short_name, "pyt_mpt30b_training");
+	CHECK(m->scope == NULL);
+	CHECK_STR(m->source, "models.json");
+	CHECK_STR(m->dockerfile, "docker/pyt_mpt30b_training");
+	CHECK_STR(m->scripts, "scripts/pyt_mpt30b_training/run.sh");
+	CHECK(m->n_gpus == -1);
+	CHECK_STR(m->owner, "mad.support@amd.com");
+	CHECK(m->n_tags == 2);
+	CHECK_STR(m->tags[0], "training");
+	CHECK_STR(m->tags[1], "pyt");
+	CHECK(m->tags[2] == NULL);
+	CHECK_STR(m->args, "--model_repo mosaicml/mpt-30b");
+	CHECK(m->url == NULL); /* "" means no repository */
+	CHECK(m->data == NULL);
+	CHECK(m->timeout == 7200);
+	CHECK_STR(m->training_precision, "fp16");
+	CHECK_STR(m->skip_gpu_arch, "gfx90a,gfx908");
+	CHECK_STR(m->dockercontext, "docker");
+	CHECK(m->n_env_vars == 1);
+	CHECK_STR(m->env_vars[0], "A=1");
+	CHECK(m->env_vars[1] == NULL);
+	CHECK_STR(m->parser, "generic");
+	CHECK_STR(m->tunableop, "off");
+
+	m = &reg.models[1];
+	CHECK_STR(m->name, "pyt_small_1.0");
+	CHECK_STR(m->dockerfile, "docker/small");
+	CHECK_STR(m->scripts, "scripts/small");
+	CHECK(m->n_gpus == 8);
+	CHECK(m->n_tags == 0 && m->tags && m->tags[0] == NULL);
+	CHECK(m->env_vars && m->env_vars[0] == NULL);
+	CHECK_STR(m->parser, "megatron");
+	CHECK_STR(m->dockercontext, "ctx/");
+	CHECK_STR(m->url, "https://github.com/x/y");
+	CHECK_STR(m->multiple_results, "perf.csv");
+	CHECK(m->tunableop == NULL);
+	CHECK(m->timeout == 0);
+
+	CHECK(rm_registry_find(&reg, "pyt_small_1.0") == &reg.models[1]);
+	CHECK(rm_registry_find(&reg, "nope") == NULL);
+out:
+	rm_registry_release(&reg);
+	CHECK(reg.n == 0 && reg.models == NULL);
+	rm_registry_release(&reg);
+	rm_registry_release(NULL);
+}
+
+static void test_syntax(void)
+{
+	rm_registry reg = {0};
+	rm_error err = RM_ERROR_INIT;
+
+	CHECK(load(&reg, "[\n  " ENTRY("pyt_a", "") ",\n]\n", "models.json", &err) < 0);
+	CHECK(err.kind == RM_ERR_INPUT);
+	CHECK(rm_starts_with(err.msg, "'models.json' line 3 column 1: "));
+	CHECK(strstr(err.msg, "fix the JSON syntax") != NULL);
+	CHECK(reg.n == 0);
+
+	CHECK(load(&reg, "[{\"name\": \"pyt_a\", \"name\": \"pyt_b\"}]", "m.json", &err) < 0);
+	CHECK(strstr(err.msg, "duplicate") != NULL);
+
+	CHECK(load(&reg, "{\"name\": \"pyt_a\"}", "m.json", &err) < 0);
+	CHECK(strstr(err.msg, "'m.json': the top level must be an array") != NULL);
+
+	CHECK(load(&reg, "[1]", "m.json", &err) < 0);
+	CHECK_STR(err.msg, "'m.json': entry 1 must be an object with the model's fields");
+	rm_registry_release(&reg);
+}
+
+static void test_fields(void)
+{
+	rm_registry reg = {0};
+	rm_error err = RM_ERROR_INIT;
+
+	CHECK(load(&reg,
+		   "[{\"name\": \"pyt_a\", \"dockerfile\": \"d\", \"scripts\": \"s\", \"n_gpus\": "
+		   "\"1\", \"tags\": [], \"args\": \"\"}]",
+		   "models.json", &err) < 0);
+	CHECK_STR(err.msg, "'models.json': model 'pyt_a' (entry 1): field 'owner' must be a string");
+
+	CHECK(load(&reg, "[" ENTRY("pyt_a", ", \"tags\": \"pyt\"") "]", "models.json", &err) < 0);
+	/* jansson rejects the duplicate "tags" first: build the wrong type another way. */
+	CHECK(load(&reg,
+		   "[{\"name\": \"pyt_a\", \"dockerfile\": \"d\", \"scripts\": \"s\", \"n_gpus\": "
+		   "\"1\", \"owner\": \"o\", \"tags\": \"pyt\", \"args\": \"\"}]",
+		   "models.json", &err) < 0);
+	CHECK_STR(err.msg, "'models.json': model 'pyt_a' (entry 1): field 'tags' must be an array of "
+			   "strings");
+
+	CHECK(load(&reg,
+		   "[{\"name\": \"pyt_a\", \"dockerfile\": \"d\", \"scripts\": \"s\", \"n_gpus\": "
+		   "\"1\", \"owner\": \"o\", \"tags\": [\"a\", 1], \"args\": \"\"}]",
+		   "models.json", &err) < 0);
+	CHECK(strstr(err.msg, "field 'tags' must be an array of strings") != NULL);
+
+	CHECK(load(&reg,
+		   "[{\"name\": \"pyt_a\", \"dockerfile\": \"\", \"scripts\": \"s\", \"n_gpus\": "
+		   "\"1\", \"owner\": \"o\", \"tags\": [], \"args\": \"\"}]",
+		   "models.json", &err) < 0);
+	CHECK(strstr(err.msg, "field 'dockerfile' must be a non-empty string") != NULL);
+
+	const char *bad_gpus[] = {"\"-2\"", "\"abc\"", "\"\"", "1.5", "-3", "null"};
+	for (size_t i = 0; i < sizeof(bad_gpus) / sizeof(bad_gpus[0]); i++) {
+		char *t = rm_xasprintf("[{\"name\": \"pyt_a\", \"dockerfile\": \"d\", \"scripts\": "
+				       "\"s\", \"n_gpus\": %s, \"owner\": \"o\", \"tags\": [], "
+				       "\"args\": \"\"}]",
+				       bad_gpus[i]);
+		CHECK(load(&reg, t, "models.json", &err) < 0);
+		CHECK(strstr(err.msg, "field 'n_gpus' must be \"-1\"") != NULL);
+		free(t);
+	}
+
+	CHECK(load(&reg, "[" ENTRY("pyt_a", ", \"timeout\": \"60\"") "]", "models.json", &err) < 0);
+	CHECK(strstr(err.msg, "field 'timeout' must be a number") != NULL);
+	CHECK(load(&reg, "[" ENTRY("pyt_a", ", \"tunableop\": \"maybe\"") "]", "models.json", &err) <
+	      0);
+	CHECK(strstr(err.msg, "field 'tunableop' must be \"on\" or \"off\"") != NULL);
+	CHECK(load(&reg, "[" ENTRY("pyt_a", ", \"env_vars\": {\"A\": 1}") "]", "models.json", &err) <
+	      0);
+	CHECK(strstr(err.msg, "field 'env_vars' must be an object of strings") != NULL);
+	CHECK(load(&reg, "[" ENTRY("pyt_a", ", \"url\": 5") "]", "models.json", &err) < 0);
+	CHECK_STR(err.msg, "'models.json': model 'pyt_a' (entry 1): field 'url' must be a string");
+	CHECK(reg.n == 0);
+	rm_registry_release(&reg);
+}
+
+static void test_names(void)
+{
+	rm_registry reg = {0};
+	rm_error err = RM_ERROR_INIT;
+	const char *bad[] = {"Pyt_a", "pyt", "pyt_", "_pyt_a", "pyt a_b", "pyt_a/b", "pyt1_a",
+			     "pyt_A", ""};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *t = rm_xasprintf("[" ENTRY("pyt_ok", "") ", {\"name\": \"%s\"}]", bad[i]);
+		CHECK(load(&reg, t, "models.json", &err) < 0);
+		CHECK(rm_starts_with(err.msg, "'models.json': entry 2: name '"));
+		CHECK(strstr(err.msg, "does not match ^[a-z]+_[a-z0-9_.\\-]+$") != NULL);
+		free(t);
+	}
+	CHECK(load(&reg, "[{\"tags\": []}]", "models.json", &err) < 0);
+	CHECK_STR(err.msg, "'models.json': entry 1: field 'name' must be a string");
+
+	const char *good[] = {"pyt_a", "a_b", "pyt_vllm_llama-3.1-8b_fp8", "tf__x", "pyt_1"};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		char *t = rm_xasprintf("[{\"name\": \"%s\", \"dockerfile\": \"d\", \"scripts\": "
+				       "\"s\", \"n_gpus\": \"0\", \"owner\": \"o\", \"tags\": [], "
+				       "\"args\": \"\"}]",
+				       good[i]);
+		CHECK(load(&reg, t, "models.json", &err) == 0);
+		free(t);
+	}
+	CHECK(reg.n == 5);
+	rm_registry_release(&reg);
+}
+
+static void test_duplicates_and_rollback(void)
+{
+	rm_registry reg = {0};
+	rm_error err = RM_ERROR_INIT;
+
+	CHECK(load(&reg, "[" ENTRY("pyt_a", "") "," ENTRY("pyt_b", "") "," ENTRY("pyt_a", "") "]",
+		   "models.json", &err) < 0);
+	CHECK_STR(err.msg, "'models.json': model 'pyt_a' is defined twice (entries 1 and 3); remove "
+			   "or rename one");
+	CHECK(reg.n == 0);
+
+	CHECK(load(&reg, "[" ENTRY("pyt_a", "") "]", "one/models.json", &err) == 0);
+	CHECK(load(&reg, "[" ENTRY("pyt_b", "") "," ENTRY("pyt_a", "") "]", "two/models.json", &err) <
+	      0);
+	CHECK_STR(err.msg, "model 'pyt_a' is defined in both 'one/models.json' and "
+			   "'two/models.json'; rename one");
+	/* The failed file leaves the registry as it was. */
+	CHECK(reg.n == 1);
+	CHECK_STR(reg.models[0].source, "one/models.json");
+
+	/* The same short name in another scope is a different model. */
+	CHECK(rm_registry_load_buffer(&reg, "[" ENTRY("pyt_a", "") "]",
+				      strlen("[" ENTRY("pyt_a", "") "]"), "scripts/llm/models.json",
+				      "llm", "scripts/llm", &err) == 0);
+	CHECK(reg.n == 2);
+	CHECK_STR(reg.models[1].name, "llm/pyt_a");
+	rm_registry_release(&reg);
+}
+
+static void test_unknown_field(void)
+{
+	rm_registry reg = {0};
+	rm_error err = RM_ERROR_INIT;
+	unsigned warns = rm_warn_count();
+
+	CHECK(load(&reg, "[" ENTRY("pyt_a", ", \"colour\": \"red\", \"nnodes\": 2") "]",
+		   "models.json", &err) == 0);
+	CHECK(rm_warn_count() == warns + 1);
+	CHECK(reg.n == 1);
+	rm_registry_release(&reg);
+}
+
+static void test_per_folder(void)
+{
+	char tmpl[] = "/tmp/rm_test_registry_XXXXXX";
+	char *dir = mkdtemp(tmpl);
+	rm_registry reg = {0};
+	rm_error err = RM_ERROR_INIT;
+	char *expect;
+
+	CHECK(dir != NULL);
+	if (!dir)
+		return;
+
+	/* Nothing there yet: an error naming the folder. */
+	CHECK(rm_registry_load(&reg, dir, &err) < 0);
+	CHECK(strstr(err.msg, "no models.json in '") != NULL);
+	CHECK(strstr(err.msg, dir) != NULL);
+
+	make_dir(dir, "scripts");
+	make_dir(dir, "scripts/llm");
+	make_dir(dir, "scripts/aaa");
+	make_dir(dir, "scripts/empty");
+	write_file(dir, "scripts/notes.txt", "not a folder\n");
+	write_file(dir, "scripts/llm/models.json",
+		   "[{\"name\": \"pyt_llm_a\", \"dockerfile\": \"docker/llm\", \"scripts\": "
+		   "\"run.sh\", \"n_gpus\": \"8\", \"owner\": \"o\", \"tags\": [\"training\"], "
+		   "\"args\": \"\"},\n"
+		   " {\"name\": \"pyt_llm_b\", \"dockerfile\": \"../../docker/shared\", \"scripts\": "
+		   "\"./b/\", \"n_gpus\": \"1\", \"owner\": \"o\", \"tags\": [], \"args\": \"\", "
+		   "\"dockercontext\": \"../../docker\"}]\n");
+	write_file(dir, "scripts/aaa/models.json", "[" ENTRY("pyt_aaa", "") "]");
+
+	/* Only per-folder registries: fine. */
+	CHECK(rm_registry_load(&reg, dir, &err) == 0);
+	CHECK(reg.n == 3);
+	rm_registry_release(&reg);
+
+	write_file(dir, "models.json", "[" ENTRY("pyt_top", "") "]");
+	CHECK(rm_registry_load(&reg, dir, &err) == 0);
+	CHECK(reg.n == 4);
+	if (reg.n == 4) {
+		CHECK_STR(reg.models[0].name, "pyt_top");
+		CHECK(reg.models[0].scope == NULL);
+		CHECK_STR(reg.models[1].name, "aaa/pyt_aaa");
+		CHECK_STR(reg.models[1].dockerfile, "scripts/aaa/docker/x");
+		CHECK_STR(reg.models[1].scripts, "scripts/aaa/scripts/x/run.sh");
+		const rm_model *m = &reg.models[2];
+		CHECK_STR(m->name, "llm/pyt_llm_a");
+		CHECK_STR(m->short_name, "pyt_llm_a");
+		CHECK_STR(m->scope, "llm");
+		expect = rm_xasprintf("%s/scripts/llm/models.json", dir);
+		CHECK_STR(m->source, expect);
+		free(expect);
+		CHECK_STR(m->dockerfile, "scripts/llm/docker/llm");
+		CHECK_STR(m->scripts, "scripts/llm/run.sh");
+		CHECK_STR(m->dockercontext, "scripts/llm/docker");
+		CHECK(m->n_gpus == 8);
+		m = &reg.models[3];
+		CHECK_STR(m->dockerfile, "docker/shared");
+		CHECK_STR(m->scripts, "scripts/llm/b/");
+		CHECK_STR(m->dockercontext, "docker");
+		CHECK(rm_registry_find(&reg, "llm/pyt_llm_b") == m);
+	}
+	rm_registry_release(&reg);
+
+	/* An error in a per-folder file names it and leaves nothing loaded. */
+	write_file(dir, "scripts/llm/models.json", "[{\"name\": \"pyt_x\",}]");
+	CHECK(rm_registry_load(&reg, dir, &err) < 0);
+	expect = rm_xasprintf("'%s/scripts/llm/models.json' line 1", dir);
+	CHECK(rm_starts_with(err.msg, expect));
+	free(expect);
+	CHECK(reg.n == 0);
+
+	/* An unreadable models.json (here a folder) is an error naming it. */
+	write_file(dir, "scripts/llm/models.json", "[]");
+	char *top = rm_xasprintf("%s/models.json", dir);
+	remove(top);
+	CHECK(mkdir(top, 0755) == 0);
+	CHECK(rm_registry_load(&reg, dir, &err) < 0);
+	expect = rm_xasprintf("cannot read '%s'", top);
+	CHECK(rm_starts_with(err.msg, expect));
+	free(expect);
+	free(top);
+	rm_registry_release(&reg);
+
+	rm_tree(dir);
+}
+
+int main(void)
+{
+	test_good();
+	test_syntax();
+	test_fields();
+	test_names();
+	test_duplicates_and_rollback();
+	test_unknown_field();
+	test_per_folder();
+	return check_summary();
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# One-time set-up on Debian 12: installs what is missing, builds run_models, prepares the
+# smoke image's context and makes sure a Docker engine answers. Prints the DOCKER_HOST to use
+# on its last line. Safe to run again.
+#   RM_BUILD_DIR   build folder (default build)
+#   RM_CMAKE_ARGS  extra cmake arguments (e.g. -DRM_SANITIZE=ON)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages="build-essential cmake pkg-config libcurl4-openssl-dev libjansson-dev libarchive-dev
+libyaml-dev docker.io busybox-static curl"
+missing=""
+for p in $packages; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	sudo=""
+	[ "$(id -u)" = 0 ] || sudo=sudo
+	echo "setup: installing$missing" >&2
+	$sudo apt-get update -qq >&2
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >&2
+fi
+
+build=${RM_BUILD_DIR:-build}
+# shellcheck disable=SC2086
+cmake -S . -B "$build" ${RM_CMAKE_ARGS:-} >&2
+cmake --build "$build" -j"$(nproc)" >&2
+
+# The smoke image is FROM scratch plus Debian's static busybox: no registry needed.
+install -m 755 /bin/busybox docker/smoke/busybox
+
+tools/ensure-docker.sh

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The README's second command (and what CI runs): set up, then the whole test suite:
+#   1. a normal build: unit, golden, fuzz-corpus replay and integration tests (ctest);
+#   2. the same suite built with ASan+UBSan (-fno-sanitize-recover);
+#   3. valgrind (memcheck, leaks are errors) over the unit tests and one real run.
+# RM_TEST_QUICK=1 runs step 1 only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+extra="clang valgrind shellcheck"
+missing=""
+for p in $extra; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	sudo=""
+	[ "$(id -u)" = 0 ] || sudo=sudo
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing
+fi
+
+DOCKER_HOST=$(RM_BUILD_DIR=build tools/setup.sh | tail -n 1)
+export DOCKER_HOST
+echo "== Docker engine: $DOCKER_HOST"
+
+echo "== test suite (build)"
+(cd build && ctest --output-on-failure -j2)
+
+[ "${RM_TEST_QUICK:-0}" = 1 ] && exit 0
+
+echo "== test suite under ASan+UBSan (build-asan)"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DRM_SANITIZE=ON >/dev/null
+cmake --build build-asan -j"$(nproc)" >/dev/null
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j2)
+
+echo "== valgrind"
+tests/valgrind.sh build
