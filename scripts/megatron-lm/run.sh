@@ -122,6 +122,8 @@ export_hf_token() {
 	if [ -n "${MAD_SECRETS_HFTOKEN:-}" ]; then
 		export HF_TOKEN="$MAD_SECRETS_HFTOKEN"
 	fi
+	HF_TOKEN_STATE="not provided"
+	if [ -n "${HF_TOKEN:-}" ]; then HF_TOKEN_STATE="provided"; fi
 	if [ "$xtrace_was_on" = 1 ]; then set -x; fi
 }
 export_hf_token
@@ -142,7 +144,7 @@ printf '%-16s %s\n' "model_repo:" "$MODEL_REPO"
 for key in $KNOBS; do
 	[ "$key" = TOKENIZER_MODEL ] || [ -z "${!key:-}" ] || printf '%-16s %s\n' "$key:" "${!key}"
 done
-printf '%-16s %s\n' "HF token:" "$([ -n "${HF_TOKEN:-}" ] && echo provided || echo 'not provided')"
+printf '%-16s %s\n' "HF token:" "$HF_TOKEN_STATE"
 echo "========= hyper params end ========="
 
 set +e

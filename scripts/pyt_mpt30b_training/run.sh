@@ -99,6 +99,8 @@ export_hf_token() {
 	if [ -n "${MAD_SECRETS_HFTOKEN:-}" ]; then
 		export HF_TOKEN="$MAD_SECRETS_HFTOKEN"
 	fi
+	HF_TOKEN_STATE="not provided"
+	if [ -n "${HF_TOKEN:-}" ]; then HF_TOKEN_STATE="provided"; fi
 	if [ "$xtrace_was_on" = 1 ]; then set -x; fi
 }
 export_hf_token
@@ -129,7 +131,7 @@ printf '%-30s %s\n' "PYTORCH_TUNABLEOP_TUNING:" "$PYTORCH_TUNABLEOP_TUNING"
 if [ "$TUNABLEOP" = on ]; then
 	printf '%-30s %s\n' "PYTORCH_TUNABLEOP_FILENAME:" "$PYTORCH_TUNABLEOP_FILENAME"
 fi
-printf '%-30s %s\n' "HF token:" "$([ -n "${HF_TOKEN:-}" ] && echo provided || echo 'not provided')"
+printf '%-30s %s\n' "HF token:" "$HF_TOKEN_STATE"
 printf '%-30s %s\n' "config:" "$CONFIG_YAML"
 echo "========= hyper params end ========="
 

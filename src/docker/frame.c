@@ -39,25 +39,20 @@ int rm_frame_feed(rm_frame_decoder *d, const char *data, size_t len, rm_frame_cb
 		d->hdr_len += n;
 		data += n;
 		len -= n;
+		/* Only the type byte is checked, as Docker's own stdcopy does: the three padding
+		 * bytes carry no meaning. It is checked as soon as it arrives: a wrong type
+		 * means we are not looking at a multiplexed stream (a tty container, or
+		 * garbage), so nothing after it can be trusted. */
+		if (d->hdr[0] > RM_STREAM_SYSERR) {
+			d->broken = 1;
+			d->hdr_len = 0;
+			return -1;
+		}
 		if (d->hdr_len < sizeof(d->hdr))
 			break;
 		d->hdr_len = 0;
-		/* Only the type byte is checked, as Docker's own stdcopy does: the three padding
-		 * bytes carry no meaning. A wrong type means we are not looking at a multiplexed
-		 * stream (a tty container, or garbage), so nothing after it can be trusted. */
-		switch (d->hdr[0]) {
-		case 0: /* stdin: only seen with attach, shown as stdout */
-		case RM_STREAM_STDOUT:
-			d->stream = RM_STREAM_STDOUT;
-			break;
-		case RM_STREAM_STDERR:
-		case RM_STREAM_SYSERR:
-			d->stream = d->hdr[0];
-			break;
-		default:
-			d->broken = 1;
-			return -1;
-		}
+		/* 0 is stdin, only seen with attach: shown as stdout. */
+		d->stream = d->hdr[0] ? d->hdr[0] : RM_STREAM_STDOUT;
 		d->remaining = (uint32_t)d->hdr[4] << 24 | (uint32_t)d->hdr[5] << 16 |
 			       (uint32_t)d->hdr[6] << 8 | (uint32_t)d->hdr[7];
 	}

@@ -321,7 +321,21 @@ struct stream {
 	rm_parser parser;
 	double deadline; /* monotonic seconds, 0 = none */
 	int timed_out;
+	double last_flush;
 };
+
+/* The live log is read while it grows (tail -f): flush it at most every 200 ms rather than
+ * per frame, which would cost a write(2) per line on chatty workloads. */
+static void flush_log(struct stream *st, int force)
+{
+	double now = rm_now();
+	if (force || now - st->last_flush >= 0.2) {
+		fflush(st->log);
+		if (st->live)
+			fflush(stdout);
+		st->last_flush = now;
+	}
+}
 
 static void on_stdout_line(void *ud, const char *line, size_t len)
 {
@@ -340,11 +354,13 @@ static void on_frame(void *ud, int stream, const char *data, size_t len)
 	} else if (st->live) {
 		fwrite(data, 1, len, stderr);
 	}
+	flush_log(st, 0);
 }
 
 static int cancel_stream(void *ud)
 {
 	struct stream *st = ud;
+	flush_log(st, 0); /* a quiet container's last lines still reach the file */
 	if (got_signal)
 		return 1;
 	if (st->deadline > 0 && rm_now() > st->deadline) {

@@ -201,6 +201,7 @@ S
 	entry "it_$case_name" sleepy "" | sed 's/^/[/; s/$/]/' | mkmad
 	"$RM" --tags "it_$case_name" -o perf.csv >out.txt 2>err.txt &
 	pid=$!
+	trap 'kill -9 $pid 2>/dev/null || true; rm -rf "$WORK"' EXIT
 	for _ in $(seq 1 100); do
 		grep -q started "it_$case_name.live.log" 2>/dev/null && break
 		sleep 0.2

@@ -1,0 +1,411 @@
+/* nftw() is an XSI function. */
+#define _XOPEN_SOURCE 700
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "check.h"
+#include "rm/context.h"
+#include "rm/util.h"
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void rm_tree(const char *dir)
+{
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void mkdirs(const char *path)
+{
+	char *p = rm_xstrdup(path);
+
+	for (char *s = p + 1; *s; s++) {
+		if (*s == '/') {
+			*s = '\0';
+			mkdir(p, 0755);
+			*s = '/';
+		}
+	}
+	mkdir(p, 0755);
+	free(p);
+}
+
+/* Writes nodes/<id>/properties under a fake sysfs root. */
+static void add_node(const char *root, const char *id, const char *props)
+{
+	char *dir = rm_xasprintf("%s/class/kfd/kfd/topology/nodes/%s", root, id);
+	char *file = rm_xasprintf("%s/properties", dir);
+	FILE *f;
+
+	mkdirs(dir);
+	f = fopen(file, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(props, f);
+		fclose(f);
+	}
+	free(file);
+	free(dir);
+}
+
+static char *make_tmp(void)
+{
+	char tmpl[] = "/tmp/rm_test_context_XXXXXX";
+	char *d = mkdtemp(tmpl);
+
+	CHECK(d != NULL);
+	return rm_xstrdup(d);
+}
+
+static void test_detect_kfd(void)
+{
+	char *root = make_tmp();
+	rm_context ctx;
+	rm_error err = RM_ERROR_INIT;
+
+	add_node(root, "0", "cpu_cores_count 64\nsimd_count 0\ngfx_target_version 0\n");
+	add_node(root, "2",
+		 "cpu_cores_count 0\nsimd_count 1216\ngfx_target_version 90402\n"
+		 "drm_render_minor 136\nunique_id 1234567890123\n");
+	add_node(root, "1",
+		 "cpu_cores_count 0\nsimd_count 1216\ngfx_target_version 90402\n"
+		 "drm_render_minor 128\n");
+	CHECK(rm_context_detect(&ctx, root, 0, &err) == 0);
+	CHECK_STR(ctx.gpu_vendor, "AMD");
+	CHECK(ctx.n_gpus == 2);
+	CHECK_STR(ctx.gpu_arch, "gfx942");
+	CHECK_STR(ctx.guest_os, "UBUNTU");
+	CHECK(ctx.n_render_nodes == 2);
+	if (ctx.n_render_nodes == 2) {
+		CHECK(ctx.render_nodes[0] == 128);
+		CHECK(ctx.render_nodes[1] == 136);
+	}
+	CHECK_STR(rm_context_get(&ctx, "gpu_vendor"), "AMD");
+	CHECK_STR(rm_context_get(&ctx, "guest_os"), "UBUNTU");
+	CHECK_STR(rm_context_get(&ctx, "MAD_SYSTEM_GPU_ARCHITECTURE"), "gfx942");
+	CHECK_STR(rm_context_get(&ctx, "MAD_SYSTEM_NGPUS"), "2");
+	CHECK(json_integer_value(json_object_get(ctx.obj, "MAD_SYSTEM_NGPUS")) == 2);
+	CHECK(rm_context_get(&ctx, "docker_gpus") == NULL);
+	rm_context_release(&ctx);
+	CHECK(ctx.obj == NULL && ctx.gpu_vendor == NULL);
+	rm_context_release(&ctx);
+	rm_context_release(NULL);
+	rm_tree(root);
+	free(root);
+
+	/* Architecture names from gfx_target_version. */
+	struct {
+		const char *version, *arch;
+	} archs[] = {{"90010", "gfx90a"}, {"110000", "gfx1100"}, {"90008", "gfx908"},
+		     {"120001", "gfx1201"}};
+	for (size_t i = 0; i < sizeof(archs) / sizeof(archs[0]); i++) {
+		char *props = rm_xasprintf("simd_count 4\ngfx_target_version %s\n", archs[i].version);
+		root = make_tmp();
+		add_node(root, "0", "simd_count 0\n");
+		add_node(root, "1", props);
+		CHECK(rm_context_detect(&ctx, root, 0, &err) == 0);
+		CHECK_STR(ctx.gpu_arch, archs[i].arch);
+		CHECK(ctx.n_gpus == 1);
+		/* No drm_render_minor: render nodes unknown. */
+		CHECK(ctx.n_render_nodes == 0);
+		rm_context_release(&ctx);
+		rm_tree(root);
+		free(root);
+		free(props);
+	}
+}
+
+static void test_detect_none(void)
+{
+	char *root = make_tmp();
+	rm_context ctx;
+	rm_error err = RM_ERROR_INIT;
+
+	CHECK(rm_context_detect(&ctx, root, 0, &err) == 0);
+	CHECK(ctx.gpu_vendor == NULL);
+	CHECK(ctx.n_gpus == 0);
+	CHECK(ctx.gpu_arch == NULL);
+	CHECK(ctx.n_render_nodes == 0);
+	CHECK_STR(ctx.guest_os, "UBUNTU");
+	CHECK(rm_context_get(&ctx, "gpu_vendor") == NULL);
+	CHECK(rm_context_get(&ctx, "MAD_SYSTEM_GPU_ARCHITECTURE") == NULL);
+	CHECK_STR(rm_context_get(&ctx, "MAD_SYSTEM_NGPUS"), "0");
+	rm_context_release(&ctx);
+
+	/* A CPU-only topology is no GPU either. */
+	add_node(root, "0", "simd_count 0\ngfx_target_version 0\n");
+	CHECK(rm_context_detect(&ctx, root, 0, &err) == 0);
+	CHECK(ctx.gpu_vendor == NULL && ctx.n_gpus == 0);
+	rm_context_release(&ctx);
+	rm_tree(root);
+	free(root);
+}
+
+static void fresh(rm_context *ctx)
+{
+	char *root = make_tmp();
+	rm_error err = RM_ERROR_INIT;
+
+	CHECK(rm_context_detect(ctx, root, 0, &err) == 0);
+	rm_tree(root);
+	free(root);
+}
+
+static void test_apply_json(void)
+{
+	rm_context ctx;
+	rm_error err = RM_ERROR_INIT;
+
+	fresh(&ctx);
+	CHECK(rm_context_apply(&ctx,
+			       "{\"gpu_vendor\": \"NVIDIA\", \"guest_os\": \"CENTOS\", "
+			       "\"MAD_SYSTEM_NGPUS\": \"4\", \"MAD_SYSTEM_GPU_ARCHITECTURE\": "
+			       "\"sm_90\", \"docker_env_vars\": {\"A\": \"1\", \"B\": 2}, "
+			       "\"docker_build_arg\": {\"BASE_DOCKER\": \"x:1\"}, "
+			       "\"docker_gpus\": \"0,2-4\", \"docker_cpus\": \"0-15\", "
+			       "\"docker_mounts\": {\"/data\": \"/mnt/data\"}, \"model_args\": "
+			       "\"--x 1\", \"custom\": \"v\", \"num\": 5, \"ratio\": 1.5, \"flag\": "
+			       "true, \"nested\": {\"a\": 1}}",
+			       "--additional-context", &err) == 0);
+	CHECK_STR(ctx.gpu_vendor, "NVIDIA");
+	CHECK_STR(ctx.guest_os, "CENTOS");
+	CHECK(ctx.n_gpus == 4);
+	CHECK_STR(ctx.gpu_arch, "sm_90");
+	CHECK(ctx.n_docker_env_vars == 2);
+	if (ctx.n_docker_env_vars == 2) {
+		CHECK_STR(ctx.docker_env_vars[0].key, "A");
+		CHECK_STR(ctx.docker_env_vars[0].value, "1");
+		CHECK_STR(ctx.docker_env_vars[1].key, "B");
+		CHECK_STR(ctx.docker_env_vars[1].value, "2");
+	}
+	CHECK(ctx.n_docker_build_arg == 1);
+	CHECK(ctx.n_docker_mounts == 1);
+	if (ctx.n_docker_mounts == 1) {
+		CHECK_STR(ctx.docker_mounts[0].key, "/data");
+		CHECK_STR(ctx.docker_mounts[0].value, "/mnt/data");
+	}
+	CHECK_STR(ctx.docker_gpus, "0,2-4");
+	CHECK_STR(ctx.docker_cpus, "0-15");
+	CHECK_STR(ctx.model_args, "--x 1");
+	CHECK_STR(rm_context_get(&ctx, "custom"), "v");
+	CHECK_STR(rm_context_get(&ctx, "num"), "5");
+	CHECK_STR(rm_context_get(&ctx, "ratio"), "1.5");
+	CHECK_STR(rm_context_get(&ctx, "flag"), "True");
+	CHECK(rm_context_get(&ctx, "nested") == NULL);
+	CHECK_STR(rm_context_get(&ctx, "MAD_SYSTEM_NGPUS"), "4");
+	CHECK_STR(rm_context_get(&ctx, "gpu_vendor"), "NVIDIA");
+	CHECK_STR(rm_context_get(&ctx, "docker_gpus"), "0,2-4");
+
+	/* Later overrides win, key by key for the docker_* objects. */
+	CHECK(rm_context_apply(&ctx, "{\"docker_env_vars\": {\"A\": \"3\"}, \"MAD_SYSTEM_NGPUS\": 2}",
+			       "--additional-context", &err) == 0);
+	CHECK(ctx.n_docker_env_vars == 2);
+	if (ctx.n_docker_env_vars == 2) {
+		CHECK_STR(ctx.docker_env_vars[0].value, "3");
+		CHECK_STR(ctx.docker_env_vars[1].value, "2");
+	}
+	CHECK(ctx.n_gpus == 2);
+	CHECK_STR(rm_context_get(&ctx, "MAD_SYSTEM_NGPUS"), "2");
+	CHECK_STR(rm_context_get(&ctx, "gpu_vendor"), "NVIDIA");
+	rm_context_release(&ctx);
+}
+
+static void test_apply_file_and_pydict(void)
+{
+	char *dir = make_tmp();
+	char *file = rm_xasprintf("%s/ctx.json", dir);
+	char *arg = rm_xasprintf("@%s", file);
+	rm_context ctx;
+	rm_error err = RM_ERROR_INIT;
+	FILE *f;
+
+	f = fopen(file, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs("{\n  \"guest_os\": \"CENTOS\",\n  \"docker_gpus\": \"1\"\n}\n", f);
+		fclose(f);
+	}
+	fresh(&ctx);
+	CHECK(rm_context_apply(&ctx, arg, "--additional-context-file", &err) == 0);
+	CHECK_STR(ctx.guest_os, "CENTOS");
+	CHECK_STR(ctx.docker_gpus, "1");
+
+	/* MAD users write Python dicts. */
+	CHECK(rm_context_apply(&ctx,
+			       "{'gpu_vendor': 'AMD', \"guest_os\": 'UBUNTU', 'docker_gpus': 3, "
+			       "'flag': False, 'n': None,}",
+			       "--additional-context", &err) == 0);
+	CHECK_STR(ctx.gpu_vendor, "AMD");
+	CHECK_STR(ctx.guest_os, "UBUNTU");
+	CHECK_STR(ctx.docker_gpus, "3");
+	CHECK_STR(rm_context_get(&ctx, "flag"), "False");
+	CHECK_STR(rm_context_get(&ctx, "n"), "None");
+
+	/* A syntax error in the file names the file and the line. */
+	f = fopen(file, "w");
+	if (f) {
+		fputs("{\n  \"guest_os\": \"CENTOS\"\n  \"x\": 1\n}\n", f);
+		fclose(f);
+	}
+	CHECK(rm_context_apply(&ctx, arg, "--additional-context-file", &err) < 0);
+	char *expect = rm_xasprintf("--additional-context-file '%s': not valid JSON (line 3", file);
+	CHECK(rm_starts_with(err.msg, expect));
+	free(expect);
+
+	remove(file);
+	CHECK(rm_context_apply(&ctx, arg, "--additional-context-file", &err) < 0);
+	expect = rm_xasprintf("--additional-context-file: cannot open '%s'", file);
+	CHECK(rm_starts_with(err.msg, expect));
+	free(expect);
+	rm_context_release(&ctx);
+	rmdir(dir);
+	free(arg);
+	free(file);
+	free(dir);
+}
+
+static void test_apply_errors(void)
+{
+	rm_context ctx;
+	rm_error err = RM_ERROR_INIT;
+	struct {
+		const char *text, *msg;
+	} bad[] = {
+		{"{\"gpu_vendor\": 5}", "ctx: 'gpu_vendor' must be a non-empty string"},
+		{"{\"guest_os\": \"\"}", "ctx: 'guest_os' must be a non-empty string"},
+		{"{\"MAD_SYSTEM_NGPUS\": \"x\"}", "ctx: 'MAD_SYSTEM_NGPUS' must be a non-negative GPU count"},
+		{"{\"MAD_SYSTEM_NGPUS\": -1}", "ctx: 'MAD_SYSTEM_NGPUS' must be a non-negative GPU count"},
+		{"{\"docker_gpus\": \"0,a\"}",
+		 "ctx: 'docker_gpus' must list GPU indexes and ranges such as \"0,2-4\""},
+		{"{\"docker_gpus\": \"3-1\"}",
+		 "ctx: 'docker_gpus' must list GPU indexes and ranges such as \"0,2-4\""},
+		{"{\"docker_gpus\": \"\"}",
+		 "ctx: 'docker_gpus' must list GPU indexes and ranges such as \"0,2-4\""},
+		{"{\"docker_gpus\": \"1,\"}",
+		 "ctx: 'docker_gpus' must list GPU indexes and ranges such as \"0,2-4\""},
+		{"{\"docker_env_vars\": [\"A=1\"]}",
+		 "ctx: 'docker_env_vars' must be an object of {\"NAME\": \"value\"}"},
+		{"{\"docker_env_vars\": {\"A\": [1]}}", "ctx: 'docker_env_vars' entry 'A' must be a string"},
+		{"{\"docker_build_arg\": {\"A=B\": \"1\"}}",
+		 "ctx: 'docker_build_arg' has a bad name 'A=B' (empty or with '=')"},
+		{"{\"docker_mounts\": {\"rel\": \"/x\"}}",
+		 "ctx: 'docker_mounts' key 'rel' must be an absolute container path "
+		 "({\"/container/path\": \"/host/path\"})"},
+		{"{\"model_args\": 1}", "ctx: 'model_args' must be a string"},
+		{"[1]", "ctx: must be an object such as '{\"gpu_vendor\": \"AMD\"}'"},
+		{"{\"a\": 1, \"a\": 2}", "ctx: line 1 column 12: duplicate object key near '\"a\"'"},
+	};
+
+	fresh(&ctx);
+	CHECK(rm_context_apply(&ctx, "{\"gpu_vendor\": \"AMD\"}", "ctx", &err) == 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(rm_context_apply(&ctx, bad[i].text, "ctx", &err) < 0);
+		CHECK_STR(err.msg, bad[i].msg);
+		CHECK(err.kind == RM_ERR_INPUT);
+	}
+	/* A bad override changes nothing, even when an earlier key was fine. */
+	CHECK(rm_context_apply(&ctx, "{\"gpu_vendor\": \"NVIDIA\", \"docker_gpus\": \"x\"}", "ctx",
+			       &err) < 0);
+	CHECK_STR(ctx.gpu_vendor, "AMD");
+	CHECK_STR(rm_context_get(&ctx, "gpu_vendor"), "AMD");
+
+	CHECK(rm_context_apply(&ctx, "{oops", "ctx", &err) < 0);
+	CHECK(rm_starts_with(err.msg, "ctx: not valid JSON (line 1 column"));
+	CHECK(strstr(err.msg, "nor a Python dict (python dict literal, column 2:") != NULL);
+	rm_context_release(&ctx);
+}
+
+static void test_pydict(void)
+{
+	rm_error err = RM_ERROR_INIT;
+	json_t *v;
+
+	v = rm_pydict_parse("  {'a': 'b', \"c\": -12, 'd': True, 'e': None, 'f': 2.5e1, "
+			    "'g': [1, 'x', (2, 3)], 'h': {'i': {}}, 'j': 'it\\'s\\n\\x41\\u00e9', "
+			    "'k': 'con' \"cat\", } # trailing comment",
+			    &err);
+	CHECK(v != NULL);
+	if (v) {
+		CHECK_STR(json_string_value(json_object_get(v, "a")), "b");
+		CHECK(json_integer_value(json_object_get(v, "c")) == -12);
+		CHECK(json_is_true(json_object_get(v, "d")));
+		CHECK(json_is_null(json_object_get(v, "e")));
+		CHECK(json_real_value(json_object_get(v, "f")) == 25.0);
+		CHECK(json_array_size(json_object_get(v, "g")) == 3);
+		CHECK(json_array_size(json_array_get(json_object_get(v, "g"), 2)) == 2);
+		CHECK(json_is_object(json_object_get(json_object_get(v, "h"), "i")));
+		CHECK_STR(json_string_value(json_object_get(v, "j")), "it's\nA\xc3\xa9");
+		CHECK_STR(json_string_value(json_object_get(v, "k")), "concat");
+		json_decref(v);
+	}
+	v = rm_pydict_parse("{}", &err);
+	CHECK(v && json_object_size(v) == 0);
+	json_decref(v);
+
+	struct {
+		const char *text, *msg;
+	} bad[] = {
+		{"{'a': }", "python dict literal, column 7: expected a value (a string, a number, "
+			    "True, False or None)"},
+		{"{'a' 1}", "python dict literal, column 6: expected ':' after the key"},
+		{"{1: 2}", "python dict literal, column 2: expected a quoted key or '}'"},
+		{"'a'", "python dict literal, column 1: expected '{' (a dict such as {'gpu_vendor': "
+			"'AMD'})"},
+		{"{'a': 'b'} x", "python dict literal, column 12: unexpected text after the closing '}'"},
+		{"{'a': 'b", "python dict literal, column 9: unterminated string"},
+		{"{'a': 'b' 'c': 1}", "python dict literal, column 14: expected ',' or '}'"},
+		{"{'a': true}", "python dict literal, column 7: expected a value (a string, a number, "
+				"True, False or None)"},
+		{"{'a': 1x}", "python dict literal, column 7: malformed number"},
+		{"{'a': 99999999999999999999}", "python dict literal, column 7: integer out of range"},
+		{"{'a': '\\xZZ'}", "python dict literal, column 10: bad hexadecimal escape in string"},
+		{"{'a': '\\ud800'}",
+		 "python dict literal, column 10: escape is not a valid unicode character"},
+		{"{'\\x00': 1}", "python dict literal, column 8: key contains a NUL character"},
+		{"{'a': '\xff'}", "python dict literal, column 10: string is not valid UTF-8"},
+		{"{,}", "python dict literal, column 2: expected a quoted key or '}'"},
+		{"", "python dict literal, column 1: expected '{' (a dict such as {'gpu_vendor': "
+		     "'AMD'})"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		rm_error_clear(&err);
+		v = rm_pydict_parse(bad[i].text, &err);
+		CHECK(v == NULL);
+		CHECK_STR(err.msg, bad[i].msg);
+		json_decref(v);
+	}
+
+	/* Deep nesting is refused, not a stack overflow. */
+	rm_buf deep = RM_BUF_INIT(1 << 20);
+	rm_buf_addstr(&deep, "{'a': ");
+	for (int i = 0; i < 10000; i++)
+		rm_buf_addch(&deep, '[');
+	v = rm_pydict_parse(rm_buf_str(&deep), &err);
+	CHECK(v == NULL);
+	CHECK(strstr(err.msg, "nested too deeply") != NULL);
+	rm_buf_release(&deep);
+	CHECK(rm_pydict_parse(NULL, &err) == NULL);
+}
+
+int main(void)
+{
+	test_detect_kfd();
+	test_detect_none();
+	test_apply_json();
+	test_apply_file_and_pydict();
+	test_apply_errors();
+	test_pydict();
+	return check_summary();
+}

@@ -1,0 +1,287 @@
+/* nftw() is an XSI function. */
+#define _XOPEN_SOURCE 700
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "check.h"
+#include "rm/context.h"
+#include "rm/util.h"
+
+static char *dir;
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void write_file(const char *rel, const char *text)
+{
+	char *path = rm_xasprintf("%s/%s", dir, rel);
+	FILE *f = fopen(path, "w");
+
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+	free(path);
+}
+
+/* A context without detection: only what the test applies. */
+static void context_with(rm_context *ctx, const char *json)
+{
+	rm_error err = RM_ERROR_INIT;
+
+	memset(ctx, 0, sizeof(*ctx));
+	if (json)
+		CHECK(rm_context_apply(ctx, json, "test", &err) == 0);
+}
+
+static char *prefix(const char *rel)
+{
+	return rm_xasprintf("%s/%s", dir, rel);
+}
+
+static void setup(void)
+{
+	char tmpl[] = "/tmp/rm_test_dockerfile_XXXXXX";
+	char *sub;
+
+	dir = rm_xstrdup(mkdtemp(tmpl));
+	sub = prefix("docker");
+	CHECK(mkdir(sub, 0755) == 0);
+	free(sub);
+	write_file("docker/smoke.ubuntu.amd.Dockerfile",
+		   "# CONTEXT {'gpu_vendor': 'AMD', 'guest_os': 'UBUNTU'}\n"
+		   "ARG BASE_DOCKER=rocm/pytorch:latest\n"
+		   "FROM $BASE_DOCKER\n"
+		   "RUN echo hi\n");
+	write_file("docker/smoke.ubuntu.nvidia.Dockerfile",
+		   "# syntax=docker/dockerfile:1\n"
+		   "#CONTEXT{'gpu_vendor':'NVIDIA'}\n"
+		   "from --platform=linux/amd64 nvcr.io/nvidia/pytorch:24.01-py3 AS base\n"
+		   "FROM ubuntu:22.04\n");
+	write_file("docker/smoke.Dockerfile", "ARG IMG=ubuntu:22.04\nARG TAG\nFROM ${IMG}\n");
+	write_file("docker/other.Dockerfile", "FROM scratch\n");
+}
+
+static void test_select(void)
+{
+	rm_context ctx;
+	rm_dockerfile *v = NULL;
+	size_t n = 0;
+	rm_error err = RM_ERROR_INIT;
+	char *pre = prefix("docker/smoke");
+
+	context_with(&ctx, "{\"gpu_vendor\": \"AMD\", \"guest_os\": \"UBUNTU\"}");
+	CHECK(rm_dockerfiles_select(pre, &ctx, &v, &n, &err) == 0);
+	CHECK(n == 3);
+	if (n == 3) {
+		char *p = prefix("docker/smoke.Dockerfile");
+		CHECK_STR(v[0].path, p);
+		free(p);
+		CHECK_STR(v[0].stem, "smoke");
+		CHECK(v[0].kept);
+		CHECK(v[0].why_dropped == NULL);
+		CHECK(v[0].context_req == NULL);
+		CHECK_STR(v[0].base_image, "ubuntu:22.04");
+
+		CHECK_STR(v[1].stem, "smoke.ubuntu.amd");
+		CHECK(v[1].kept);
+		CHECK_STR(v[1].base_image, "rocm/pytorch:latest");
+		CHECK(json_object_size(v[1].context_req) == 2);
+
+		CHECK_STR(v[2].stem, "smoke.ubuntu.nvidia");
+		CHECK(!v[2].kept);
+		CHECK_STR(v[2].why_dropped, "CONTEXT gpu_vendor is 'NVIDIA', the context has 'AMD'");
+		CHECK_STR(v[2].base_image, "nvcr.io/nvidia/pytorch:24.01-py3");
+	}
+	rm_dockerfiles_free(v, n);
+	rm_context_release(&ctx);
+
+	/* Keys absent from the context do not filter: with no GPU detected, all are kept. */
+	context_with(&ctx, NULL);
+	CHECK(rm_dockerfiles_select(pre, &ctx, &v, &n, &err) == 0);
+	CHECK(n == 3 && v[0].kept && v[1].kept && v[2].kept);
+	rm_dockerfiles_free(v, n);
+	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) == 0);
+	CHECK(n == 3 && v[2].kept);
+	rm_dockerfiles_free(v, n);
+	rm_context_release(&ctx);
+	free(pre);
+	rm_dockerfiles_free(NULL, 0);
+}
+
+static void test_none_kept(void)
+{
+	rm_context ctx;
+	rm_dockerfile *v = NULL;
+	size_t n = 0;
+	rm_error err = RM_ERROR_INIT;
+	char *pre = prefix("docker/smoke.ubuntu");
+	char *expect;
+
+	context_with(&ctx, "{\"gpu_vendor\": \"NVIDIA\", \"guest_os\": \"CENTOS\"}");
+	/* The NVIDIA file names no guest_os, so it stays. */
+	CHECK(rm_dockerfiles_select(pre, &ctx, &v, &n, &err) == 0);
+	CHECK(n == 2 && !v[0].kept && v[1].kept);
+	if (n == 2)
+		CHECK_STR(v[0].why_dropped, "CONTEXT gpu_vendor is 'AMD', the context has 'NVIDIA'; "
+					    "CONTEXT guest_os is 'UBUNTU', the context has 'CENTOS'");
+	rm_dockerfiles_free(v, n);
+	rm_context_release(&ctx);
+
+	context_with(&ctx, "{'gpu_vendor': 'INTEL'}");
+	CHECK(rm_dockerfiles_select(pre, &ctx, &v, &n, &err) < 0);
+	CHECK(err.kind == RM_ERR_INPUT);
+	/* *out is still filled so the caller can show every candidate. */
+	CHECK(n == 2 && v != NULL);
+	expect = rm_xasprintf(
+		"no Dockerfile matching '%s*Dockerfile' fits the context; "
+		"'%s/docker/smoke.ubuntu.amd.Dockerfile': CONTEXT gpu_vendor is 'AMD', the context "
+		"has 'INTEL'; '%s/docker/smoke.ubuntu.nvidia.Dockerfile': CONTEXT gpu_vendor is "
+		"'NVIDIA', the context has 'INTEL'; change the context with --additional-context "
+		"(e.g. '{\"gpu_vendor\": \"AMD\"}')",
+		pre, dir, dir);
+	CHECK_STR(err.msg, expect);
+	free(expect);
+	rm_dockerfiles_free(v, n);
+	rm_context_release(&ctx);
+	free(pre);
+
+	/* No candidate at all. */
+	pre = prefix("docker/nothing");
+	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) < 0);
+	CHECK(v == NULL && n == 0);
+	expect = rm_xasprintf("no Dockerfile matches '%s*Dockerfile' (model field 'dockerfile')", pre);
+	CHECK_STR(err.msg, expect);
+	free(expect);
+	free(pre);
+}
+
+static void test_context_lines(void)
+{
+	rm_context ctx;
+	rm_dockerfile *v = NULL;
+	size_t n = 0;
+	rm_error err = RM_ERROR_INIT;
+	char *pre, *expect;
+
+	/* Numbers compare by their text; the CONTEXT line counts only in the first 5 lines. */
+	write_file("docker/num.Dockerfile", "# CONTEXT {'MAD_SYSTEM_NGPUS': 8}\nFROM a\n");
+	write_file("docker/num_late.Dockerfile",
+		   "\n\n\n\n\n# CONTEXT {'gpu_vendor': 'NVIDIA'}\nFROM b\n");
+	context_with(&ctx, "{\"gpu_vendor\": \"AMD\", \"MAD_SYSTEM_NGPUS\": 8}");
+	pre = prefix("docker/num");
+	CHECK(rm_dockerfiles_select(pre, &ctx, &v, &n, &err) == 0);
+	CHECK(n == 2 && v[0].kept && v[1].kept);
+	if (n == 2) {
+		CHECK(v[1].context_req == NULL);
+		CHECK_STR(v[1].base_image, "b");
+	}
+	rm_dockerfiles_free(v, n);
+	CHECK(rm_context_apply(&ctx, "{\"MAD_SYSTEM_NGPUS\": \"4\"}", "test", &err) == 0);
+	CHECK(rm_dockerfiles_select(pre, &ctx, &v, &n, &err) == 0);
+	CHECK(n == 2 && !v[0].kept && v[1].kept);
+	if (n == 2)
+		CHECK_STR(v[0].why_dropped, "CONTEXT MAD_SYSTEM_NGPUS is '8', the context has '4'");
+	rm_dockerfiles_free(v, n);
+	rm_context_release(&ctx);
+	free(pre);
+
+	/* A malformed CONTEXT line names the file and the line. */
+	write_file("docker/broken.Dockerfile", "FROM x\n# CONTEXT {'gpu_vendor': }\n");
+	pre = prefix("docker/broken");
+	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) < 0);
+	CHECK(v == NULL && n == 0);
+	expect = rm_xasprintf("'%s/docker/broken.Dockerfile' line 2: malformed CONTEXT line: python "
+			      "dict literal, column ",
+			      dir);
+	CHECK(rm_starts_with(err.msg, expect));
+	free(expect);
+	free(pre);
+
+	write_file("docker/nested.Dockerfile", "# CONTEXT {'gpu_vendor': ['AMD']}\n");
+	pre = prefix("docker/nested");
+	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) < 0);
+	CHECK(strstr(err.msg, "line 1: CONTEXT value of 'gpu_vendor' must be a string") != NULL);
+	free(pre);
+
+	/* Base images: ARG default wins, variables with defaults, unresolved ones kept. */
+	write_file("docker/base1.Dockerfile",
+		   "FROM first:1\nARG BASE_DOCKER=\"quoted/img:2\"\nFROM $BASE_DOCKER\n");
+	write_file("docker/base2.Dockerfile", "ARG BASE_DOCKER\nFROM ${BASE_DOCKER:-fallback:3}\n");
+	write_file("docker/base3.Dockerfile", "ARG BASE_DOCKER\nFROM ${BASE_DOCKER}\n");
+	write_file("docker/base4.Dockerfile", "RUN true\n");
+	write_file("docker/base5Dockerfile", "ARG R=reg.io\nFROM $R/img:${V:-7} AS x\n");
+	pre = prefix("docker/base");
+	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) == 0);
+	CHECK(n == 5);
+	if (n == 5) {
+		CHECK_STR(v[0].base_image, "quoted/img:2");
+		CHECK_STR(v[1].base_image, "fallback:3");
+		CHECK_STR(v[2].base_image, "${BASE_DOCKER}");
+		CHECK(v[3].base_image == NULL);
+		CHECK_STR(v[4].base_image, "reg.io/img:7");
+		CHECK_STR(v[4].stem, "base5");
+	}
+	rm_dockerfiles_free(v, n);
+	free(pre);
+}
+
+static void test_image_name(void)
+{
+	struct {
+		const char *model, *stem, *want;
+	} cases[] = {
+		{"pyt_mpt30b_training", "pyt_mpt30b_training.ubuntu.amd",
+		 "ci-pyt_mpt30b_training_pyt_mpt30b_training.ubuntu.amd"},
+		{"llm/Pyt_X", "a b", "ci-llm/pyt_x_a_b"},
+		{"my.dir/pyt_a", "s", "ci-my_dir/pyt_a_s"},
+		{"pyt_a", "..weird--", "ci-pyt_a_weird"},
+		{"a___b", "x", "ci-a_b_x"},
+		{"a__b", "x", "ci-a__b_x"},
+		{"a--b", "X:Y@Z", "ci-a--b_x_y_z"},
+		{"", "", "ci"},
+		{"é", "", "ci"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = rm_image_name(cases[i].model, cases[i].stem);
+		CHECK_STR(got, cases[i].want);
+		free(got);
+	}
+	char *got = rm_image_name("/x//y/", "");
+	CHECK_STR(got, "ci/x/y");
+	free(got);
+
+	rm_buf long_name = RM_BUF_INIT(1 << 16);
+	for (int i = 0; i < 300; i++)
+		rm_buf_addstr(&long_name, "a.");
+	got = rm_image_name(rm_buf_str(&long_name), "stem");
+	CHECK(strlen(got) <= 255);
+	CHECK(got[strlen(got) - 1] != '.');
+	free(got);
+	rm_buf_release(&long_name);
+}
+
+int main(void)
+{
+	setup();
+	test_select();
+	test_none_kept();
+	test_context_lines();
+	test_image_name();
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(dir);
+	return check_summary();
+}
