@@ -29,11 +29,17 @@ typedef struct rm_error {
 	char msg[2048];
 } rm_error;
 
-#define RM_ERROR_INIT {RM_ERR_NONE, {0}}
+#define RM_ERROR_INIT                                                                              \
+	{                                                                                          \
+		RM_ERR_NONE,                                                                       \
+		{                                                                                  \
+			0                                                                          \
+		}                                                                                  \
+	}
 
 /* Sets the message (lowercase, no final period) and kind; returns -1. err may be NULL. */
 int rm_error_set(rm_error *err, int kind, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Prefixes "<context>: " to the current message; keeps the kind; returns -1. */
 int rm_error_wrap(rm_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -15,7 +15,7 @@
 void *rm_xmalloc(size_t n);
 void *rm_xcalloc(size_t n, size_t size);
 void *rm_xrealloc(void *p, size_t n);
-char *rm_xstrdup(const char *s);	     /* NULL in, NULL out */
+char *rm_xstrdup(const char *s);	    /* NULL in, NULL out */
 char *rm_xstrndup(const char *s, size_t n); /* copies at most n bytes, NUL-terminates */
 char *rm_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *rm_xvasprintf(const char *fmt, va_list ap);
@@ -55,7 +55,10 @@ typedef struct rm_buf {
 	size_t max;
 } rm_buf;
 
-#define RM_BUF_INIT(maxbytes) {NULL, 0, 0, (maxbytes)}
+#define RM_BUF_INIT(maxbytes)                                                                      \
+	{                                                                                          \
+		NULL, 0, 0, (maxbytes)                                                             \
+	}
 
 void rm_buf_init(rm_buf *b, size_t max);
 int rm_buf_add(rm_buf *b, const void *p, size_t n);
@@ -64,9 +67,9 @@ int rm_buf_addch(rm_buf *b, char c);
 int rm_buf_addf(rm_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Returns the contents as a C string ("" when empty); valid until the next change. */
 const char *rm_buf_str(const rm_buf *b);
-void rm_buf_reset(rm_buf *b);	      /* len = 0, keeps memory */
-void rm_buf_release(rm_buf *b);	      /* frees memory, keeps max */
-char *rm_buf_detach(rm_buf *b);	      /* hands the string to the caller (never NULL) */
+void rm_buf_reset(rm_buf *b);		  /* len = 0, keeps memory */
+void rm_buf_release(rm_buf *b);		  /* frees memory, keeps max */
+char *rm_buf_detach(rm_buf *b);		  /* hands the string to the caller (never NULL) */
 void rm_buf_consume(rm_buf *b, size_t n); /* drops the first n bytes */
 
 /*

@@ -19,7 +19,8 @@
 #
 # Usage: run.sh --benchmark llama2_70b_lora|llama31_8b [--nexp N] [--config config_X.sh]
 # Environment: NEXP (default 1), MLPERF_CONFIG, MLPERF_CODE_DIR (default /workspace/code),
-#   CHECK_COMPLIANCE (default 1 for llama31_8b), MAD_SECRETS_HFTOKEN -> HF_TOKEN.
+#   CHECK_COMPLIANCE (default 1 for llama31_8b), MAD_SECRETS_HFTOKEN -> HF_TOKEN,
+#   MLPERF_SKIP_MOUNT_CHECK=1 (do not require the data mount points; for tests).
 # Output: result_<i>.txt per trial, perf_<MAD_MODEL_NAME>.csv (one row per trial and the score),
 #   performance: <score> minutes   (time to train; lower is better)
 set -euo pipefail
@@ -104,6 +105,7 @@ if [ ! -f "$CODE_DIR/$CONFIG" ]; then
 	echo "run.sh: choose one with --config (or MLPERF_CONFIG)" >&2
 	exit 2
 fi
+[ "${MLPERF_SKIP_MOUNT_CHECK:-0}" = 1 ] && required_paths=""
 for p in $required_paths; do
 	if [ ! -d "$p" ] || [ -z "$(ls -A "$p" 2>/dev/null)" ]; then
 		echo "run.sh: error: $p is missing or empty: mount the prepared data there, e.g." \

@@ -25,21 +25,21 @@ struct list_cli {
 
 #define F(field) offsetof(struct list_cli, field)
 static const struct opt list_options[] = {
-	{"tags", 't', OPT_LIST, F(tags), "TAGS", "models to list (default all)"},
-	{"additional-context", 0, OPT_LIST, F(contexts), "JSON|@FILE",
-	 "the context Dockerfiles are chosen for"},
-	/* Accepted so that 'run_models run --list ...' can pass its whole command line. */
-	{"list", 0, OPT_FLAG, F(ignored_flag), NULL, "(accepted, no effect)"},
-	{"live-output", 'l', OPT_FLAG, F(ignored_flag), NULL, "(accepted, no effect)"},
-	{"keep-alive", 0, OPT_FLAG, F(ignored_flag), NULL, "(accepted, no effect)"},
-	{"keep-model-dir", 0, OPT_FLAG, F(ignored_flag), NULL, "(accepted, no effect)"},
-	{"clean-docker-cache", 0, OPT_FLAG, F(ignored_flag), NULL, "(accepted, no effect)"},
-	{"quiet", 'q', OPT_FLAG, F(ignored_flag), NULL, "(accepted, no effect)"},
-	{"output", 'o', OPT_STRING, F(ignored_str), "FILE", "(accepted, no effect)"},
-	{"log-dir", 0, OPT_STRING, F(ignored_str), "DIR", "(accepted, no effect)"},
-	{"parser", 0, OPT_STRING, F(ignored_str), "NAME", "(accepted, no effect)"},
-	{"timeout", 0, OPT_NUMBER, F(ignored_num), "SECONDS", "(accepted, no effect)"},
-	OPT_END,
+    {"tags", 't', OPT_LIST, F(tags), "TAGS", "models to list (default all)"},
+    {"additional-context", 0, OPT_LIST, F(contexts), "JSON|@FILE",
+     "the context Dockerfiles are chosen for"},
+    /* Accepted so that 'run_models run --list ...' can pass its whole command line. */
+    {"list", 0, OPT_FLAG, F(ignored_flag), NULL, "(accepted, no effect)"},
+    {"live-output", 'l', OPT_FLAG, F(ignored_flag), NULL, "(accepted, no effect)"},
+    {"keep-alive", 0, OPT_FLAG, F(ignored_flag), NULL, "(accepted, no effect)"},
+    {"keep-model-dir", 0, OPT_FLAG, F(ignored_flag), NULL, "(accepted, no effect)"},
+    {"clean-docker-cache", 0, OPT_FLAG, F(ignored_flag), NULL, "(accepted, no effect)"},
+    {"quiet", 'q', OPT_FLAG, F(ignored_flag), NULL, "(accepted, no effect)"},
+    {"output", 'o', OPT_STRING, F(ignored_str), "FILE", "(accepted, no effect)"},
+    {"log-dir", 0, OPT_STRING, F(ignored_str), "DIR", "(accepted, no effect)"},
+    {"parser", 0, OPT_STRING, F(ignored_str), "NAME", "(accepted, no effect)"},
+    {"timeout", 0, OPT_NUMBER, F(ignored_num), "SECONDS", "(accepted, no effect)"},
+    OPT_END,
 };
 #undef F
 
@@ -67,8 +67,8 @@ int cmd_list(int argc, char **argv, rm_error *err)
 		goto out;
 	}
 	if (rm_registry_load(&reg, ".", err) < 0 ||
-	    rm_select(&reg, cli.tags.n ? cli.tags.v : all, cli.tags.n ? cli.tags.n : 1, &sel,
-		      err) < 0)
+	    rm_select(&reg, cli.tags.n ? cli.tags.v : all, cli.tags.n ? cli.tags.n : 1, &sel, err) <
+		0)
 		goto out;
 	const char *sysfs = getenv("RM_SYSFS_ROOT");
 	if (rm_context_detect(&ctx, sysfs ? sysfs : "/sys", 1, err) < 0)

@@ -21,11 +21,11 @@ static const struct opt {
 	const char *arg; /* NULL: a flag */
 	const char *help;
 } opts[] = {
-	{OPT_PARSER, "--parser", "NAME", "parser to use (default auto: recognise the format)"},
-	{OPT_FORMAT, "--format", "csv|json", "output format (default csv)"},
-	{OPT_WARMUP, "--warmup", "N",
-	 "steps left out of steady-state means (default 1; at least one step is kept)"},
-	{OPT_HELP, "--help", NULL, "show this help"},
+    {OPT_PARSER, "--parser", "NAME", "parser to use (default auto: recognise the format)"},
+    {OPT_FORMAT, "--format", "csv|json", "output format (default csv)"},
+    {OPT_WARMUP, "--warmup", "N",
+     "steps left out of steady-state means (default 1; at least one step is kept)"},
+    {OPT_HELP, "--help", NULL, "show this help"},
 };
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
 
@@ -48,8 +48,7 @@ static void usage(FILE *f)
 }
 
 /* Matches argv[*i] against the table; handles "--opt value" and "--opt=value". */
-static const struct opt *match_opt(char **argv, int argc, int *i, const char **val,
-				   rm_error *err)
+static const struct opt *match_opt(char **argv, int argc, int *i, const char **val, rm_error *err)
 {
 	const char *a = argv[*i];
 
@@ -59,8 +58,7 @@ static const struct opt *match_opt(char **argv, int argc, int *i, const char **v
 			continue;
 		if (!opts[k].arg) {
 			if (a[l]) {
-				rm_error_set(err, RM_ERR_USAGE, "'%s' takes no value",
-					     opts[k].lng);
+				rm_error_set(err, RM_ERR_USAGE, "'%s' takes no value", opts[k].lng);
 				return NULL;
 			}
 			*val = NULL;

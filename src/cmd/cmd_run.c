@@ -29,23 +29,27 @@ struct run_cli {
 
 #define F(field) offsetof(struct run_cli, field)
 static const struct opt run_options[] = {
-	{"tags", 't', OPT_LIST, F(tags), "TAGS",
-	 "models to run: names, tags, 'all', scope/tag, name:key=value (repeatable, comma lists)"},
-	{"additional-context", 0, OPT_LIST, F(contexts), "JSON|@FILE",
-	 "override the detected context (gpu_vendor, guest_os, docker_env_vars, ...)"},
-	{"output", 'o', OPT_STRING, F(output), "FILE", "perf CSV to append to (default perf.csv)"},
-	{"log-dir", 0, OPT_STRING, F(log_dir), "DIR", "where the .live.log/.build.log files go (default .)"},
-	{"live-output", 'l', OPT_FLAG, F(live_output), NULL, "stream build and run output to the terminal"},
-	{"timeout", 0, OPT_NUMBER, F(timeout), "SECONDS",
-	 "kill a run after this long (default: the model's timeout, else 7200; 0 = none)"},
-	{"parser", 0, OPT_STRING, F(parser), "NAME", "log parser for every model (default: the model's)"},
-	{"keep-alive", 0, OPT_FLAG, F(keep_alive), NULL, "do not remove the containers"},
-	{"keep-model-dir", 0, OPT_FLAG, F(keep_model_dir), NULL,
-	 "copy the model dir out of the container into the log dir"},
-	{"clean-docker-cache", 0, OPT_FLAG, F(clean_docker_cache), NULL, "build without the layer cache"},
-	{"list", 0, OPT_FLAG, F(list), NULL, "print the selection (as 'run_models list') and stop"},
-	{"quiet", 'q', OPT_FLAG, F(quiet), NULL, "only warnings and errors from the runner itself"},
-	OPT_END,
+    {"tags", 't', OPT_LIST, F(tags), "TAGS",
+     "models to run: names, tags, 'all', scope/tag, name:key=value (repeatable, comma lists)"},
+    {"additional-context", 0, OPT_LIST, F(contexts), "JSON|@FILE",
+     "override the detected context (gpu_vendor, guest_os, docker_env_vars, ...)"},
+    {"output", 'o', OPT_STRING, F(output), "FILE", "perf CSV to append to (default perf.csv)"},
+    {"log-dir", 0, OPT_STRING, F(log_dir), "DIR",
+     "where the .live.log/.build.log files go (default .)"},
+    {"live-output", 'l', OPT_FLAG, F(live_output), NULL,
+     "stream build and run output to the terminal"},
+    {"timeout", 0, OPT_NUMBER, F(timeout), "SECONDS",
+     "kill a run after this long (default: the model's timeout, else 7200; 0 = none)"},
+    {"parser", 0, OPT_STRING, F(parser), "NAME",
+     "log parser for every model (default: the model's)"},
+    {"keep-alive", 0, OPT_FLAG, F(keep_alive), NULL, "do not remove the containers"},
+    {"keep-model-dir", 0, OPT_FLAG, F(keep_model_dir), NULL,
+     "copy the model dir out of the container into the log dir"},
+    {"clean-docker-cache", 0, OPT_FLAG, F(clean_docker_cache), NULL,
+     "build without the layer cache"},
+    {"list", 0, OPT_FLAG, F(list), NULL, "print the selection (as 'run_models list') and stop"},
+    {"quiet", 'q', OPT_FLAG, F(quiet), NULL, "only warnings and errors from the runner itself"},
+    OPT_END,
 };
 #undef F
 
@@ -101,7 +105,8 @@ int cmd_run(int argc, char **argv, rm_error *err)
 	rm_runner_install_signal_handlers();
 	if (rm_runner_run(&o, &n_failed, &interrupted, err) < 0) {
 		if (interrupted) {
-			fprintf(stderr, "run_models: %s; containers of this run removed\n", err->msg);
+			fprintf(stderr, "run_models: %s; containers of this run removed\n",
+				err->msg);
 			ret = interrupted == 15 ? RM_EXIT_SIGTERM : RM_EXIT_SIGINT;
 		}
 		goto out;

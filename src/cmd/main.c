@@ -15,10 +15,10 @@ struct cmd_entry {
 };
 
 static const struct cmd_entry commands[] = {
-	{"run", cmd_run, "build and run the selected models, record perf.csv (the default)"},
-	{"list", cmd_list, "print the selected models and their Dockerfiles without running"},
-	{"discover", cmd_list, "same as list"},
-	{"parse", cmd_parse, "re-parse an existing log with a workload parser"},
+    {"run", cmd_run, "build and run the selected models, record perf.csv (the default)"},
+    {"list", cmd_list, "print the selected models and their Dockerfiles without running"},
+    {"discover", cmd_list, "same as list"},
+    {"parse", cmd_parse, "re-parse an existing log with a workload parser"},
 };
 
 static void usage(FILE *f)
@@ -53,8 +53,8 @@ int main(int argc, char **argv)
 	const struct cmd_entry *cmd = &commands[0];
 	int rc;
 
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-			 !strcmp(argv[1], "help"))) {
+	if (argc > 1 &&
+	    (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))) {
 		usage(stdout);
 		return RM_EXIT_OK;
 	}

@@ -89,8 +89,8 @@ int opt_parse(const struct opt *table, void *target, int argc, char **argv,
 					    "unknown option '%s' (see '%s --help')", a, argv[0]);
 		if (o->type == OPT_FLAG) {
 			if (val)
-				return rm_error_set(err, RM_ERR_USAGE,
-						    "--%s takes no value", o->name);
+				return rm_error_set(err, RM_ERR_USAGE, "--%s takes no value",
+						    o->name);
 		} else if (!val) {
 			if (i + 1 >= argc)
 				return rm_error_set(err, RM_ERR_USAGE, "--%s needs a value (%s)",

@@ -27,12 +27,15 @@ struct opt {
 	const char *name; /* without the leading "--" */
 	char short_name;  /* 0 when none */
 	enum opt_type type;
-	size_t offset; /* into the target struct */
-	const char *arg;  /* value name for --help, NULL for flags */
+	size_t offset;	 /* into the target struct */
+	const char *arg; /* value name for --help, NULL for flags */
 	const char *help;
 };
 
-#define OPT_END {NULL, 0, OPT_FLAG, 0, NULL, NULL}
+#define OPT_END                                                                                    \
+	{                                                                                          \
+		NULL, 0, OPT_FLAG, 0, NULL, NULL                                                   \
+	}
 
 /* Parses argv[1..] (argv[0] is the command name). Non-option words go to *positional (a
  * list of pointers into argv). "--" ends the options. Returns 0, 1 when --help was printed,

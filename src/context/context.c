@@ -64,7 +64,8 @@ static int on_path(const char *prog)
 		const char *colon = strchr(path, ':');
 		size_t n = colon ? (size_t)(colon - path) : strlen(path);
 		/* An empty PATH entry means the current folder. */
-		char *full = n ? rm_xasprintf("%.*s/%s", (int)n, path, prog) : rm_xasprintf("./%s", prog);
+		char *full =
+		    n ? rm_xasprintf("%.*s/%s", (int)n, path, prog) : rm_xasprintf("./%s", prog);
 		int found = access(full, X_OK) == 0;
 
 		free(full);
@@ -255,7 +256,8 @@ static void detect_nvidia_smi(rm_context *ctx)
 		if (!dot)
 			continue;
 		*dot = '\0';
-		if (rm_parse_long(s, 0, 1000, &major) == 0 && rm_parse_long(dot + 1, 0, 1000, &minor) == 0)
+		if (rm_parse_long(s, 0, 1000, &major) == 0 &&
+		    rm_parse_long(dot + 1, 0, 1000, &minor) == 0)
 			ctx->gpu_arch = rm_xasprintf("sm_%ld%ld", major, minor);
 	}
 	if (pclose(p) != 0 || count == 0) {
@@ -313,7 +315,8 @@ static void sync_obj(rm_context *ctx)
 
 	json_decref(ctx->rendered);
 	ctx->rendered = json_object();
-	json_object_foreach (ctx->obj, key, v) {
+	json_object_foreach(ctx->obj, key, v)
+	{
 		char *s;
 
 		if (json_is_string(v))
@@ -415,25 +418,28 @@ static int check_kv_object(const char *what, const char *key, const json_t *v, i
 	json_t *val;
 
 	if (!json_is_object(v))
-		return rm_error_set(err, RM_ERR_INPUT, "%s: '%s' must be an object of %s", what, key,
-				    mounts ? "{\"/container/path\": \"/host/path\"}"
-					   : "{\"NAME\": \"value\"}");
-	json_object_foreach ((json_t *)v, k, val) {
+		return rm_error_set(
+		    err, RM_ERR_INPUT, "%s: '%s' must be an object of %s", what, key,
+		    mounts ? "{\"/container/path\": \"/host/path\"}" : "{\"NAME\": \"value\"}");
+	json_object_foreach((json_t *)v, k, val)
+	{
 		if (!stringish(val))
-			return rm_error_set(err, RM_ERR_INPUT, "%s: '%s' entry '%s' must be a string",
-					    what, key, k);
+			return rm_error_set(err, RM_ERR_INPUT,
+					    "%s: '%s' entry '%s' must be a string", what, key, k);
 		if (!*k || (!mounts && strchr(k, '=')))
 			return rm_error_set(err, RM_ERR_INPUT,
-					    "%s: '%s' has a bad name '%s' (empty or with '=')", what,
-					    key, k);
+					    "%s: '%s' has a bad name '%s' (empty or with '=')",
+					    what, key, k);
 		if (mounts && k[0] != '/')
-			return rm_error_set(err, RM_ERR_INPUT,
-					    "%s: 'docker_mounts' key '%s' must be an absolute "
-					    "container path ({\"/container/path\": \"/host/path\"})",
-					    what, k);
+			return rm_error_set(
+			    err, RM_ERR_INPUT,
+			    "%s: 'docker_mounts' key '%s' must be an absolute "
+			    "container path ({\"/container/path\": \"/host/path\"})",
+			    what, k);
 		if (mounts && json_is_string(val) && json_string_length(val) == 0)
 			return rm_error_set(err, RM_ERR_INPUT,
-					    "%s: 'docker_mounts' entry '%s' needs a host path", what, k);
+					    "%s: 'docker_mounts' entry '%s' needs a host path",
+					    what, k);
 	}
 	return 0;
 }
@@ -444,8 +450,8 @@ static int check_key(const char *what, const char *key, const json_t *v, rm_erro
 	if (strcmp(key, "gpu_vendor") == 0 || strcmp(key, "guest_os") == 0 ||
 	    strcmp(key, "MAD_SYSTEM_GPU_ARCHITECTURE") == 0) {
 		if (!json_is_string(v) || json_string_length(v) == 0)
-			return rm_error_set(err, RM_ERR_INPUT, "%s: '%s' must be a non-empty string",
-					    what, key);
+			return rm_error_set(err, RM_ERR_INPUT,
+					    "%s: '%s' must be a non-empty string", what, key);
 		if (strcmp(key, "gpu_vendor") == 0 && strcmp(json_string_value(v), "AMD") != 0 &&
 		    strcmp(json_string_value(v), "NVIDIA") != 0)
 			rm_warn("%s: gpu_vendor '%s' is neither 'AMD' nor 'NVIDIA'; Dockerfile "
@@ -460,7 +466,8 @@ static int check_key(const char *what, const char *key, const json_t *v, rm_erro
 		    (json_is_string(v) && rm_parse_long(json_string_value(v), 0, 1000000, &n) == 0))
 			return 0;
 		return rm_error_set(err, RM_ERR_INPUT,
-				    "%s: 'MAD_SYSTEM_NGPUS' must be a non-negative GPU count", what);
+				    "%s: 'MAD_SYSTEM_NGPUS' must be a non-negative GPU count",
+				    what);
 	}
 	if (strcmp(key, "docker_env_vars") == 0 || strcmp(key, "docker_build_arg") == 0)
 		return check_kv_object(what, key, v, 0, err);
@@ -472,16 +479,18 @@ static int check_key(const char *what, const char *key, const json_t *v, rm_erro
 
 		free(s);
 		if (!ok)
-			return rm_error_set(err, RM_ERR_INPUT,
-					    "%s: 'docker_gpus' must list GPU indexes and ranges such "
-					    "as \"0,2-4\"",
-					    what);
+			return rm_error_set(
+			    err, RM_ERR_INPUT,
+			    "%s: 'docker_gpus' must list GPU indexes and ranges such "
+			    "as \"0,2-4\"",
+			    what);
 		return 0;
 	}
 	if (strcmp(key, "docker_cpus") == 0) {
 		if (!stringish(v))
 			return rm_error_set(err, RM_ERR_INPUT,
-					    "%s: 'docker_cpus' must be a string such as \"0-15\"", what);
+					    "%s: 'docker_cpus' must be a string such as \"0-15\"",
+					    what);
 		return 0;
 	}
 	if (strcmp(key, "model_args") == 0) {
@@ -504,7 +513,8 @@ static void apply_kv(rm_kv **arr, size_t *n, const json_t *obj)
 	const char *k;
 	json_t *val;
 
-	json_object_foreach ((json_t *)obj, k, val) {
+	json_object_foreach((json_t *)obj, k, val)
+	{
 		char *s = rm_context_render_scalar(val);
 		kv_set(arr, n, k, s);
 		free(s);
@@ -556,13 +566,14 @@ static int read_context_file(const char *what, const char *path, char **out, rm_
 				    strerror(errno));
 	while ((r = fread(chunk, 1, sizeof(chunk), f)) > 0) {
 		if (rm_buf_add(&b, chunk, r)) {
-			rm_error_set(err, RM_ERR_INPUT, "%s: '%s' is larger than %zu KiB", what, path,
-				     RM_CONTEXT_MAX_BYTES >> 10);
+			rm_error_set(err, RM_ERR_INPUT, "%s: '%s' is larger than %zu KiB", what,
+				     path, RM_CONTEXT_MAX_BYTES >> 10);
 			goto out;
 		}
 	}
 	if (ferror(f)) {
-		rm_error_set(err, RM_ERR_IO, "%s: cannot read '%s': %s", what, path, strerror(errno));
+		rm_error_set(err, RM_ERR_IO, "%s: cannot read '%s': %s", what, path,
+			     strerror(errno));
 		goto out;
 	}
 	*out = rm_buf_detach(&b);
@@ -606,10 +617,11 @@ int rm_context_apply(rm_context *ctx, const char *json_or_file, const char *what
 		rm_error pyerr = RM_ERROR_INIT;
 		root = rm_pydict_parse(text, &pyerr);
 		if (!root) {
-			rm_error_set(err, RM_ERR_INPUT,
-				     "%s: not valid JSON (line %d column %d: %s), nor a Python dict "
-				     "(%s); pass an object such as '{\"gpu_vendor\": \"AMD\"}'",
-				     label, jerr.line, jerr.column, jerr.text, pyerr.msg);
+			rm_error_set(
+			    err, RM_ERR_INPUT,
+			    "%s: not valid JSON (line %d column %d: %s), nor a Python dict "
+			    "(%s); pass an object such as '{\"gpu_vendor\": \"AMD\"}'",
+			    label, jerr.line, jerr.column, jerr.text, pyerr.msg);
 			goto out;
 		}
 	}
@@ -618,14 +630,14 @@ int rm_context_apply(rm_context *ctx, const char *json_or_file, const char *what
 			     "%s: must be an object such as '{\"gpu_vendor\": \"AMD\"}'", label);
 		goto out;
 	}
-	json_object_foreach (root, key, v) {
+	json_object_foreach(root, key, v)
+	{
 		if (check_key(label, key, v, err))
 			goto out;
 	}
 	if (!ctx->obj)
 		ctx->obj = json_object();
-	json_object_foreach (root, key, v)
-		apply_key(ctx, key, v);
+	json_object_foreach(root, key, v) apply_key(ctx, key, v);
 	sync_obj(ctx);
 	ret = 0;
 out:

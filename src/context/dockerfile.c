@@ -226,7 +226,8 @@ static int scan_dockerfile(rm_dockerfile *d, rm_error *err)
 	FILE *f = fopen(d->path, "r");
 
 	if (!f)
-		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", d->path, strerror(errno));
+		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", d->path,
+				    strerror(errno));
 	while (fgets(line, sizeof(line), f)) {
 		int was_truncated = truncated;
 		const char *dict;
@@ -245,18 +246,21 @@ static int scan_dockerfile(rm_dockerfile *d, rm_error *err)
 
 			d->context_req = rm_pydict_parse(dict, &perr);
 			if (!d->context_req) {
-				rm_error_set(err, RM_ERR_INPUT,
-					     "'%s' line %d: malformed CONTEXT line: %s; write it as "
-					     "# CONTEXT {'gpu_vendor': 'AMD', 'guest_os': 'UBUNTU'}",
-					     d->path, lineno, perr.msg);
+				rm_error_set(
+				    err, RM_ERR_INPUT,
+				    "'%s' line %d: malformed CONTEXT line: %s; write it as "
+				    "# CONTEXT {'gpu_vendor': 'AMD', 'guest_os': 'UBUNTU'}",
+				    d->path, lineno, perr.msg);
 				goto out;
 			}
-			json_object_foreach (d->context_req, k, v) {
+			json_object_foreach(d->context_req, k, v)
+			{
 				if (json_is_object(v) || json_is_array(v)) {
-					rm_error_set(err, RM_ERR_INPUT,
-						     "'%s' line %d: CONTEXT value of '%s' must be a "
-						     "string or a number",
-						     d->path, lineno, k);
+					rm_error_set(
+					    err, RM_ERR_INPUT,
+					    "'%s' line %d: CONTEXT value of '%s' must be a "
+					    "string or a number",
+					    d->path, lineno, k);
 					goto out;
 				}
 			}
@@ -321,7 +325,8 @@ static void judge(rm_dockerfile *d, const rm_context *ctx)
 	d->kept = 1;
 	if (!d->context_req)
 		return;
-	json_object_foreach (d->context_req, k, v) {
+	json_object_foreach(d->context_req, k, v)
+	{
 		const char *have = ctx ? rm_context_get(ctx, k) : NULL;
 		char *want;
 
@@ -354,8 +359,8 @@ static char *glob_pattern(const char *prefix)
 	return rm_buf_detach(&b);
 }
 
-int rm_dockerfiles_select(const char *prefix, const rm_context *ctx, rm_dockerfile **out,
-			  size_t *n, rm_error *err)
+int rm_dockerfiles_select(const char *prefix, const rm_context *ctx, rm_dockerfile **out, size_t *n,
+			  rm_error *err)
 {
 	glob_t g;
 	char *pattern = glob_pattern(prefix);
@@ -390,7 +395,8 @@ int rm_dockerfiles_select(const char *prefix, const rm_context *ctx, rm_dockerfi
 	}
 	if (count == 0) {
 		rm_error_set(err, RM_ERR_INPUT,
-			     "no Dockerfile matches '%s*Dockerfile' (model field 'dockerfile')", prefix);
+			     "no Dockerfile matches '%s*Dockerfile' (model field 'dockerfile')",
+			     prefix);
 		goto out;
 	}
 	*out = v;
@@ -399,10 +405,11 @@ int rm_dockerfiles_select(const char *prefix, const rm_context *ctx, rm_dockerfi
 	if (kept == 0) {
 		for (size_t i = 0; i < count; i++)
 			rm_buf_addf(&msg, "; '%s': %s", (*out)[i].path, (*out)[i].why_dropped);
-		rm_error_set(err, RM_ERR_INPUT,
-			     "no Dockerfile matching '%s*Dockerfile' fits the context%s; change the "
-			     "context with --additional-context (e.g. '{\"gpu_vendor\": \"AMD\"}')",
-			     prefix, rm_buf_str(&msg));
+		rm_error_set(
+		    err, RM_ERR_INPUT,
+		    "no Dockerfile matching '%s*Dockerfile' fits the context%s; change the "
+		    "context with --additional-context (e.g. '{\"gpu_vendor\": \"AMD\"}')",
+		    prefix, rm_buf_str(&msg));
 		goto out;
 	}
 	ret = 0;
@@ -438,7 +445,8 @@ static void add_component(rm_buf *out, const char *s, size_t n)
 			const char *run = s + run_start;
 			int dashes = strspn(run, "-") >= run_len;
 
-			if (dashes || (run_len == 1) || (run_len == 2 && run[0] == '_' && run[1] == '_'))
+			if (dashes || (run_len == 1) ||
+			    (run_len == 2 && run[0] == '_' && run[1] == '_'))
 				rm_buf_add(out, run, run_len);
 			else
 				rm_buf_addch(out, '_');
@@ -456,7 +464,8 @@ char *rm_image_name(const char *model_name, const char *stem)
 
 	for (p = raw; *p; p++) {
 		*p = (char)tolower((unsigned char)*p);
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '/' || is_sep(*p)))
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '/' ||
+		      is_sep(*p)))
 			*p = '_';
 	}
 	/* Empty components ("a//b", leading or trailing '/') are dropped. */

@@ -12,10 +12,11 @@
  * - reading: a line starting with '#' is a comment (checked before trimming); blanks are
  *   trimmed; "!" marks an exception; the pattern is cleaned like Go's filepath.Clean and a
  *   leading "/" is dropped (so "/a", "./a" and "a" are the same pattern);
- * - a pattern with no wildcard is compared literally; one starting with "**" and no other
- *   wildcard matches by suffix ("**foo" matches "xfoo"); otherwise it behaves like moby's
- *   regular expression: '*' and '?' never cross '/', "**" (with a following '/' eaten)
- *   matches any number of whole directories in the middle and anything at the end;
+ * - a pattern with no wildcard or escape is compared literally; one starting with "**"
+ *   and no other wildcard or escape matches by suffix ("**foo" matches "xfoo"); otherwise
+ *   it behaves like moby's regular expression: '*' and '?' never cross '/', "**" (with a
+ *   following '/' eaten) matches any number of whole folders in the middle and anything
+ *   at the end;
  * - a path is matched by a pattern when the path itself or one of its parent directories
  *   is; the last matching pattern decides (an exception re-includes).
  */
@@ -95,17 +96,12 @@ char *rm_clean_path(const char *p, size_t len)
 	return out;
 }
 
-/* Position of the first wildcard character not escaped by '\', or NULL. */
+/* Position of the first wildcard, or of an escape ('\' before a character): moby treats
+ * both as "needs the pattern matcher", anything else is compared literally. */
 static const char *find_meta(const char *s)
 {
 	for (; *s; s++) {
-		if (*s == '\\') {
-			if (!s[1])
-				break;
-			s++;
-			continue;
-		}
-		if (*s == '*' || *s == '?' || *s == '[' || *s == ']')
+		if ((*s == '\\' && s[1]) || *s == '*' || *s == '?' || *s == '[' || *s == ']')
 			return s;
 	}
 	return NULL;

@@ -495,9 +495,12 @@ out:
 	return ret;
 }
 
-/* Drops the first strip components of a path; NULL when nothing is left. */
+/* Drops the first strip components of a path; NULL when nothing is left. With strip 0 the
+ * name is left alone, so libarchive's checks see absolute names as they are. */
 static const char *strip_path(const char *p, int strip)
 {
+	if (strip <= 0)
+		return *p ? p : NULL;
 	for (int i = 0; i < strip; i++) {
 		p += strspn(p, "/");
 		const char *slash = strchr(p, '/');

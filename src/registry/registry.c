@@ -21,33 +21,33 @@
 
 /* Fields we read. */
 static const char *const known_fields[] = {
-	"name",
-	"dockerfile",
-	"scripts",
-	"n_gpus",
-	"owner",
-	"tags",
-	"args",
-	"url",
-	"data",
-	"timeout",
-	"multiple_results",
-	"training_precision",
-	"skip_gpu_arch",
-	"dockercontext",
-	"additional_docker_run_options",
-	"env_vars",
-	"parser",
-	"tunableop",
-	NULL,
+    "name",
+    "dockerfile",
+    "scripts",
+    "n_gpus",
+    "owner",
+    "tags",
+    "args",
+    "url",
+    "data",
+    "timeout",
+    "multiple_results",
+    "training_precision",
+    "skip_gpu_arch",
+    "dockercontext",
+    "additional_docker_run_options",
+    "env_vars",
+    "parser",
+    "tunableop",
+    NULL,
 };
 
 /* Fields that MAD/madengine registries carry and that we do not use: accepted silently so a
  * MAD checkout loads without a wall of warnings. "cred" names a credential entry of MAD's
  * credential.json; the rest describe multi-node deployments or bookkeeping. */
 static const char *const ignored_fields[] = {
-	"cred",	    "deprecated", "nnodes",	     "gpus_per_node", "distributed",
-	"launcher", "pipeline",	  "deployment_type", "description",   NULL,
+    "cred",	"deprecated", "nnodes",		 "gpus_per_node", "distributed",
+    "launcher", "pipeline",   "deployment_type", "description",	  NULL,
 };
 
 static int in_list(const char *const *list, const char *s)
@@ -69,7 +69,8 @@ static int field_error(rm_error *err, const struct entry_ref *e, const char *fie
 		       const char *type)
 {
 	if (e->name)
-		return rm_error_set(err, RM_ERR_INPUT, "'%s': model '%s' (entry %zu): field '%s' must be %s",
+		return rm_error_set(err, RM_ERR_INPUT,
+				    "'%s': model '%s' (entry %zu): field '%s' must be %s",
 				    e->source, e->name, e->index, field, type);
 	return rm_error_set(err, RM_ERR_INPUT, "'%s': entry %zu: field '%s' must be %s", e->source,
 			    e->index, field, type);
@@ -234,7 +235,8 @@ static int get_tags(json_t *o, const struct entry_ref *e, rm_model *m, rm_error 
 	if (!json_is_array(v))
 		return field_error(err, e, "tags", "an array of strings");
 	m->tags = rm_xcalloc(1, sizeof(*m->tags));
-	json_array_foreach (v, i, t) {
+	json_array_foreach(v, i, t)
+	{
 		if (!json_is_string(t))
 			return field_error(err, e, "tags", "an array of strings");
 		m->tags = rm_strv_push(m->tags, &m->n_tags, json_string_value(t));
@@ -251,7 +253,8 @@ static int get_skip_gpu_arch(json_t *o, const struct entry_ref *e, rm_model *m, 
 
 	if (!json_is_array(v))
 		return get_optional_string(o, "skip_gpu_arch", e, &m->skip_gpu_arch, err);
-	json_array_foreach (v, i, t) {
+	json_array_foreach(v, i, t)
+	{
 		if (!json_is_string(t)) {
 			rm_buf_release(&b);
 			return field_error(err, e, "skip_gpu_arch",
@@ -277,7 +280,8 @@ static int get_env_vars(json_t *o, const struct entry_ref *e, rm_model *m, rm_er
 		return 0;
 	if (!json_is_object(v))
 		return field_error(err, e, "env_vars", "an object of strings");
-	json_object_foreach (v, key, val) {
+	json_object_foreach(v, key, val)
+	{
 		char *kv;
 
 		if (!json_is_string(val) || !*key || strchr(key, '=')) {
@@ -310,10 +314,11 @@ static int parse_entry(json_t *o, struct entry_ref *e, const char *scope, const 
 	if (!json_is_string(v))
 		return field_error(err, e, "name", "a string");
 	if (!valid_short_name(json_string_value(v)))
-		return rm_error_set(err, RM_ERR_INPUT,
-				    "'%s': entry %zu: name '%s' does not match %s (lowercase letters, "
-				    "'_', then letters, digits or '_.-', e.g. 'pyt_bert_training')",
-				    e->source, e->index, json_string_value(v), NAME_PATTERN);
+		return rm_error_set(
+		    err, RM_ERR_INPUT,
+		    "'%s': entry %zu: name '%s' does not match %s (lowercase letters, "
+		    "'_', then letters, digits or '_.-', e.g. 'pyt_bert_training')",
+		    e->source, e->index, json_string_value(v), NAME_PATTERN);
 	m->short_name = rm_xstrdup(json_string_value(v));
 	m->name = scope ? rm_xasprintf("%s/%s", scope, m->short_name) : rm_xstrdup(m->short_name);
 	m->scope = rm_xstrdup(scope);
@@ -330,8 +335,9 @@ static int parse_entry(json_t *o, struct entry_ref *e, const char *scope, const 
 	m->scripts = resolve_path(base, s);
 	free(s);
 	s = NULL;
-	if (get_n_gpus(o, e, &m->n_gpus, err) || get_required_string(o, "owner", 0, e, &m->owner, err) ||
-	    get_tags(o, e, m, err) || get_required_string(o, "args", 0, e, &m->args, err))
+	if (get_n_gpus(o, e, &m->n_gpus, err) ||
+	    get_required_string(o, "owner", 0, e, &m->owner, err) || get_tags(o, e, m, err) ||
+	    get_required_string(o, "args", 0, e, &m->args, err))
 		return -1;
 
 	if (get_optional_string(o, "url", e, &m->url, err) ||
@@ -362,7 +368,8 @@ static int parse_entry(json_t *o, struct entry_ref *e, const char *scope, const 
 	m->dockercontext = resolve_path(base, s ? s : "docker");
 	free(s);
 
-	json_object_foreach (o, key, v) {
+	json_object_foreach(o, key, v)
+	{
 		if (!in_list(known_fields, key) && !in_list(ignored_fields, key))
 			rm_warn("'%s': model '%s': unknown field '%s' ignored", e->source, m->name,
 				key);
@@ -381,14 +388,14 @@ static int check_duplicate(const rm_registry *reg, size_t first_of_file, size_t 
 		if (strcmp(o->name, m->name) != 0)
 			continue;
 		if (j >= first_of_file)
-			return rm_error_set(err, RM_ERR_INPUT,
-					    "'%s': model '%s' is defined twice (entries %zu and %zu); "
-					    "remove or rename one",
-					    m->source, m->name, j - first_of_file + 1,
-					    at - first_of_file + 1);
+			return rm_error_set(
+			    err, RM_ERR_INPUT,
+			    "'%s': model '%s' is defined twice (entries %zu and %zu); "
+			    "remove or rename one",
+			    m->source, m->name, j - first_of_file + 1, at - first_of_file + 1);
 		return rm_error_set(err, RM_ERR_INPUT,
-				    "model '%s' is defined in both '%s' and '%s'; rename one", m->name,
-				    o->source, m->source);
+				    "model '%s' is defined in both '%s' and '%s'; rename one",
+				    m->name, o->source, m->source);
 	}
 	return 0;
 }
@@ -417,9 +424,10 @@ int rm_registry_load_buffer(rm_registry *reg, const char *text, size_t len, cons
 		goto out;
 	}
 
-	reg->models = rm_xrealloc(reg->models, (reg->n + json_array_size(root) + 1) *
-						       sizeof(*reg->models));
-	json_array_foreach (root, i, entry) {
+	reg->models =
+	    rm_xrealloc(reg->models, (reg->n + json_array_size(root) + 1) * sizeof(*reg->models));
+	json_array_foreach(root, i, entry)
+	{
 		struct entry_ref e = {source, NULL, i + 1};
 		rm_model *m = &reg->models[reg->n];
 
@@ -457,8 +465,9 @@ static int read_file(const char *path, char **out, size_t *len, rm_error *err)
 	}
 	while ((r = fread(chunk, 1, sizeof(chunk), f)) > 0) {
 		if (rm_buf_add(&b, chunk, r)) {
-			rm_error_set(err, RM_ERR_INPUT, "'%s' is larger than %zu MiB; is it a registry?",
-				     path, RM_REGISTRY_MAX_BYTES >> 20);
+			rm_error_set(err, RM_ERR_INPUT,
+				     "'%s' is larger than %zu MiB; is it a registry?", path,
+				     RM_REGISTRY_MAX_BYTES >> 20);
 			goto out;
 		}
 	}
@@ -550,10 +559,11 @@ int rm_registry_load(rm_registry *reg, const char *root, rm_error *err)
 	}
 
 	if (!found) {
-		rm_error_set(err, RM_ERR_INPUT,
-			     "no models.json in '%s' nor in '%s/*/'; run from the folder that holds "
-			     "models.json (or pass its folder)",
-			     root && *root ? root : ".", scripts);
+		rm_error_set(
+		    err, RM_ERR_INPUT,
+		    "no models.json in '%s' nor in '%s/*/'; run from the folder that holds "
+		    "models.json (or pass its folder)",
+		    root && *root ? root : ".", scripts);
 		goto out;
 	}
 	ret = 0;

@@ -51,7 +51,8 @@ static void split_piece(char *text, struct tag_piece *p)
 		if (*o) {
 			eq = strchr(o, '=');
 			if (eq) {
-				char *k = trimmed(o, (size_t)(eq - o)), *v = trimmed(eq + 1, strlen(eq + 1));
+				char *k = trimmed(o, (size_t)(eq - o)),
+				     *v = trimmed(eq + 1, strlen(eq + 1));
 				rm_buf_addf(&args, " --%s %s", k, v);
 				free(k);
 				free(v);
@@ -141,7 +142,8 @@ int rm_select(const rm_registry *reg, const char *const *tag_exprs, size_t n_exp
 			p->matched = 1;
 			picked[i] = 1;
 			if (p->args) {
-				char *joined = rm_xasprintf("%s%s", extra[i] ? extra[i] : "", p->args);
+				char *joined =
+				    rm_xasprintf("%s%s", extra[i] ? extra[i] : "", p->args);
 				free(extra[i]);
 				extra[i] = joined;
 			}

@@ -92,8 +92,7 @@ int rm_csv_append(const char *path, const char *const *header, size_t n_cols,
 	 * and then sees our header. */
 	while (flock(fd, LOCK_EX) != 0) {
 		if (errno != EINTR) {
-			rm_error_set(err, RM_ERR_IO, "cannot lock '%s': %s", path,
-				     strerror(errno));
+			rm_error_set(err, RM_ERR_IO, "cannot lock '%s': %s", path, strerror(errno));
 			goto out;
 		}
 	}

@@ -32,14 +32,13 @@ extern char **environ;
 /* madengine's 29 columns in their order, then ours (always at the end, so that tools that
  * read madengine's columns by position keep working). */
 static const char *const perf_header[] = {
-	"model", "n_gpus", "nnodes", "gpus_per_node", "training_precision", "pipeline", "args",
-	"tags", "docker_file", "base_docker", "docker_sha", "docker_image", "git_commit",
-	"machine_name", "deployment_type", "launcher", "gpu_architecture", "performance",
-	"metric", "relative_change", "status", "build_duration", "test_duration", "dataname",
-	"data_provider_type", "data_size", "data_download_duration", "build_number",
-	"additional_docker_run_options",
-	/* ours */
-	"timestamp", "run_id", "reason", "tunableop", "exit_code", "log_file"};
+    "model", "n_gpus", "nnodes", "gpus_per_node", "training_precision", "pipeline", "args", "tags",
+    "docker_file", "base_docker", "docker_sha", "docker_image", "git_commit", "machine_name",
+    "deployment_type", "launcher", "gpu_architecture", "performance", "metric", "relative_change",
+    "status", "build_duration", "test_duration", "dataname", "data_provider_type", "data_size",
+    "data_download_duration", "build_number", "additional_docker_run_options",
+    /* ours */
+    "timestamp", "run_id", "reason", "tunableop", "exit_code", "log_file"};
 enum { PERF_COLS = sizeof(perf_header) / sizeof(perf_header[0]) };
 enum {
 	C_MODEL,
@@ -80,9 +79,9 @@ enum {
 };
 
 static const char *const metric_header[] = {"timestamp", "run_id", "model", "metric",
-					    "value", "unit", "step", "aggregate"};
+					    "value",	 "unit",   "step",  "aggregate"};
 
-#define LINE_MAX_BYTES ((size_t)64 << 10)
+#define LINE_MAX_BYTES	  ((size_t)64 << 10)
 #define RESULTS_MAX_BYTES ((size_t)16 << 20)
 
 /* Signals */
@@ -289,9 +288,9 @@ static int record(struct run *r, const rm_selected *s, long runtime_ngpus, const
 			const rm_metric *mt = &oc->pr.metrics[i];
 			vals[2 * i] = fmt_num(mt->value);
 			vals[2 * i + 1] = mt->step >= 0 ? rm_xasprintf("%ld", mt->step) : NULL;
-			const char *row[8] = {ts,	       r->run_id,  m->name,
-					      mt->name,	       vals[2 * i], mt->unit,
-					      vals[2 * i + 1], mt->aggregate};
+			const char *row[8] = {
+			    ts,		 r->run_id, m->name,	     mt->name,
+			    vals[2 * i], mt->unit,  vals[2 * i + 1], mt->aggregate};
 			memcpy(mrows + i * 8, row, sizeof(row));
 		}
 		ret = rm_csv_append(path, metric_header, 8, mrows, oc->pr.n, err);
@@ -439,15 +438,15 @@ static int build_image(struct run *r, const rm_model *m, const rm_dockerfile *df
 				    json_string(r->ctx.docker_build_arg[i].value));
 	rm_info("building '%s' from '%s' (log: %s)", oc->image, df->path, log_path);
 	rm_build_opts bo = {
-		.context_tar = tar_path,
-		.dockerfile = df_name,
-		.tag = oc->image,
-		.buildargs = args,
-		.nocache = r->o->clean_docker_cache,
-		.networkmode = "host",
-		.on_line = on_build_line,
-		.ud = &bl,
-		.cancel = cancel_signal,
+	    .context_tar = tar_path,
+	    .dockerfile = df_name,
+	    .tag = oc->image,
+	    .buildargs = args,
+	    .nocache = r->o->clean_docker_cache,
+	    .networkmode = "host",
+	    .on_line = on_build_line,
+	    .ud = &bl,
+	    .cancel = cancel_signal,
 	};
 	ret = rm_docker_build(r->d, &bo, &oc->image_id, err);
 	if (ret < 0) {
@@ -519,8 +518,8 @@ static int read_multiple_results(struct run *r, const rm_model *m, const char *i
 	long c_model = -1, c_perf = -1, c_metric = -1;
 
 	path = m->multiple_results[0] == '/'
-		       ? rm_xstrdup(m->multiple_results)
-		       : rm_xasprintf("%s/%s/%s", RM_WORKSPACE, dir, m->multiple_results);
+		   ? rm_xstrdup(m->multiple_results)
+		   : rm_xasprintf("%s/%s/%s", RM_WORKSPACE, dir, m->multiple_results);
 	tfd = make_temp(&tar_path, err);
 	if (tfd < 0)
 		goto out;
@@ -567,8 +566,8 @@ static int read_multiple_results(struct run *r, const rm_model *m, const char *i
 		}
 		oc->mr_names = rm_strv_push(oc->mr_names, &nm, rec[c_model]);
 		/* A row without a finite number keeps an empty performance. */
-		oc->mr_perf = rm_strv_push(oc->mr_perf, &np,
-					   rm_parse_double(rec[c_perf], &v) == 0 ? rec[c_perf] : "");
+		oc->mr_perf = rm_strv_push(
+		    oc->mr_perf, &np, rm_parse_double(rec[c_perf], &v) == 0 ? rec[c_perf] : "");
 		oc->mr_metric = rm_strv_push(oc->mr_metric, &nme, rec[c_metric]);
 		rm_strv_free(rec);
 		rec = NULL;
@@ -639,8 +638,13 @@ static int run_container(struct run *r, const rm_selected *s, long runtime_ngpus
 {
 	const rm_model *m = s->model;
 	rm_error err = RM_ERROR_INIT;
-	rm_spec_in in = {m, &r->ctx, s->extra_args, oc->image, r->run_id,
-			 (const char *const *)environ, runtime_ngpus};
+	rm_spec_in in = {m,
+			 &r->ctx,
+			 s->extra_args,
+			 oc->image,
+			 r->run_id,
+			 (const char *const *)environ,
+			 runtime_ngpus};
 	json_t *body = NULL;
 	char *name = container_name(r, m, k), *id = NULL;
 	const char *parser = r->o->parser ? r->o->parser : m->parser;
@@ -665,8 +669,7 @@ static int run_container(struct run *r, const rm_selected *s, long runtime_ngpus
 	}
 	setvbuf(st.log, NULL, _IOFBF, 1 << 16);
 	if (rm_spec_body(&in, &body, &err) < 0 ||
-	    rm_docker_create(r->d, name, body, &id, &err) < 0 ||
-	    copy_scripts(r, m, id, &err) < 0) {
+	    rm_docker_create(r->d, name, body, &id, &err) < 0 || copy_scripts(r, m, id, &err) < 0) {
 		fail(oc, "%s", err.msg);
 		goto out;
 	}
@@ -693,8 +696,8 @@ static int run_container(struct run *r, const rm_selected *s, long runtime_ngpus
 			fail(oc, "reading the container output: %s", err.msg);
 		}
 	}
-	if (!got_signal && rm_docker_wait(r->d, id, "not-running", &status, cancel_signal, NULL,
-					  &err) == 0)
+	if (!got_signal &&
+	    rm_docker_wait(r->d, id, "not-running", &status, cancel_signal, NULL, &err) == 0)
 		oc->exit_code = status;
 	oc->test_s = rm_now() - t0;
 	rm_lines_flush(&st.lines, on_stdout_line, &st);

@@ -65,8 +65,8 @@ char *rm_spec_args(const rm_spec_in *in)
  * text is constant: url, folders and args reach it only as positional parameters.
  */
 static const char clone_wrapper[] =
-	"set -e; git clone --quiet -- \"$1\" \"$2\"; cp -R \"$3\"/. \"$2\"/; cd \"$2\"; "
-	"shift 3; exec \"$@\"";
+    "set -e; git clone --quiet -- \"$1\" \"$2\"; cp -R \"$3\"/. \"$2\"/; cd \"$2\"; "
+    "shift 3; exec \"$@\"";
 
 int rm_spec_cmd(const rm_spec_in *in, char ***argv, rm_error *err)
 {
@@ -121,8 +121,7 @@ static void env_set(json_t *env, const char *key, const char *value)
 	json_t *item;
 	char *kv = rm_xasprintf("%s=%s", key, value ? value : "");
 
-	json_array_foreach(env, i, item)
-	{
+	json_array_foreach (env, i, item) {
 		const char *s = json_string_value(item);
 		if (s && !strncmp(s, key, klen) && s[klen] == '=') {
 			json_array_set_new(env, i, json_string(kv));
@@ -163,8 +162,8 @@ static int gpu_list(const char *s, long **out, size_t *n, rm_error *err)
 		int bad;
 		if (dash) {
 			*dash = '\0';
-			bad = rm_parse_long(piece, 0, 4095, &a) || rm_parse_long(dash + 1, 0, 4095, &b) ||
-			      b < a;
+			bad = rm_parse_long(piece, 0, 4095, &a) ||
+			      rm_parse_long(dash + 1, 0, 4095, &b) || b < a;
 		} else {
 			bad = rm_parse_long(piece, 0, 4095, &a);
 			b = a;
@@ -262,8 +261,8 @@ static int apply_run_options(const rm_spec_in *in, json_t *config, json_t *hc, r
 		char *name = w[i], *val = NULL, *eq = NULL;
 		if (name[0] == '-' && name[1] == '-' && (eq = strchr(name, '=')))
 			*eq = '\0', val = eq + 1;
-		static const char *const flags[] = {"--privileged", "--rm", "-it", "-i", "-t",
-						    "--init"};
+		static const char *const flags[] = {"--privileged", "--rm", "-it",
+						    "-i",	    "-t",   "--init"};
 		int is_flag = 0;
 		for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++)
 			is_flag |= !strcmp(name, flags[f]);
@@ -284,7 +283,8 @@ static int apply_run_options(const rm_spec_in *in, json_t *config, json_t *hc, r
 		if (!strcmp(name, "--shm-size")) {
 			long long b;
 			if (parse_size(val, &b)) {
-				rm_error_set(err, RM_ERR_INPUT, "--shm-size '%s' is not a size", val);
+				rm_error_set(err, RM_ERR_INPUT, "--shm-size '%s' is not a size",
+					     val);
 				goto fail;
 			}
 			json_object_set_new(hc, "ShmSize", json_integer(b));
@@ -331,16 +331,17 @@ static int apply_run_options(const rm_spec_in *in, json_t *config, json_t *hc, r
 							   (json_int_t)soft, "Hard",
 							   (json_int_t)hard));
 			continue;
-bad_ulimit:
+		bad_ulimit:
 			rm_error_set(err, RM_ERR_INPUT, "--ulimit '%s': expected name=soft[:hard]",
 				     val);
 			goto fail;
 		} else {
-			rm_error_set(err, RM_ERR_INPUT,
-				     "docker run option '%s' is not supported (supported: "
-				     "--shm-size -e -v --cap-add --group-add --security-opt --device "
-				     "--ipc --network -u --ulimit --privileged --init)",
-				     name);
+			rm_error_set(
+			    err, RM_ERR_INPUT,
+			    "docker run option '%s' is not supported (supported: "
+			    "--shm-size -e -v --cap-add --group-add --security-opt --device "
+			    "--ipc --network -u --ulimit --privileged --init)",
+			    name);
 			goto fail;
 		}
 	}
@@ -376,8 +377,8 @@ int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
 	for (char **p = argv; *p; p++)
 		json_array_append_new(cmd, json_string(*p));
 	dir = rm_model_dir(m);
-	workdir = m->url && *m->url ? rm_xstrdup(RM_WORKSPACE)
-				    : rm_xasprintf("%s/%s", RM_WORKSPACE, dir);
+	workdir =
+	    m->url && *m->url ? rm_xstrdup(RM_WORKSPACE) : rm_xasprintf("%s/%s", RM_WORKSPACE, dir);
 	json_object_set_new(body, "Image", json_string(in->image));
 	json_object_set_new(body, "WorkingDir", json_string(workdir));
 	json_object_set_new(body, "Tty", json_false());
@@ -413,8 +414,8 @@ int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
 	json_object_set_new(hc, "NetworkMode", json_string("host"));
 	json_object_set_new(hc, "AutoRemove", json_false());
 	for (size_t i = 0; i < ctx->n_docker_mounts; i++) {
-		char *b = rm_xasprintf("%s:%s", ctx->docker_mounts[i].value,
-				       ctx->docker_mounts[i].key);
+		char *b =
+		    rm_xasprintf("%s:%s", ctx->docker_mounts[i].value, ctx->docker_mounts[i].key);
 		array_add_str(hc, "Binds", b);
 		free(b);
 	}
@@ -444,12 +445,12 @@ int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
 			for (size_t i = 0; i < n_gpus; i++) {
 				if (gpus[i] < 0 || (size_t)gpus[i] >= ctx->n_render_nodes) {
 					rm_error_set(err, RM_ERR_INPUT,
-						     "GPU %ld is not on this host (%zu GPUs)", gpus[i],
-						     ctx->n_render_nodes);
+						     "GPU %ld is not on this host (%zu GPUs)",
+						     gpus[i], ctx->n_render_nodes);
 					goto out;
 				}
-				tmp = rm_xasprintf("/dev/dri/renderD%ld",
-						   ctx->render_nodes[gpus[i]]);
+				tmp =
+				    rm_xasprintf("/dev/dri/renderD%ld", ctx->render_nodes[gpus[i]]);
 				json_array_append_new(devices, device(tmp));
 				free(tmp);
 			}

@@ -30,9 +30,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rm_registry_load_buffer(&reg, text, size, "scripts/fz/models.json", "fz",
 					"scripts/fz", &err);
 		if (reg.n) {
-			const char *exprs[] = {"all", "fz/all,pyt:k=v", reg.models[0].tags[0]
-							       ? reg.models[0].tags[0]
-							       : reg.models[0].name};
+			const char *exprs[] = {"all", "fz/all,pyt:k=v",
+					       reg.models[0].tags[0] ? reg.models[0].tags[0]
+								     : reg.models[0].name};
 			rm_selection sel;
 			if (rm_select(&reg, exprs, 3, &sel, &err) == 0)
 				rm_selection_release(&sel);

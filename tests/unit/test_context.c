@@ -108,10 +108,11 @@ static void test_detect_kfd(void)
 	/* Architecture names from gfx_target_version. */
 	struct {
 		const char *version, *arch;
-	} archs[] = {{"90010", "gfx90a"}, {"110000", "gfx1100"}, {"90008", "gfx908"},
-		     {"120001", "gfx1201"}};
+	} archs[] = {
+	    {"90010", "gfx90a"}, {"110000", "gfx1100"}, {"90008", "gfx908"}, {"120001", "gfx1201"}};
 	for (size_t i = 0; i < sizeof(archs) / sizeof(archs[0]); i++) {
-		char *props = rm_xasprintf("simd_count 4\ngfx_target_version %s\n", archs[i].version);
+		char *props =
+		    rm_xasprintf("simd_count 4\ngfx_target_version %s\n", archs[i].version);
 		root = make_tmp();
 		add_node(root, "0", "simd_count 0\n");
 		add_node(root, "1", props);
@@ -169,16 +170,17 @@ static void test_apply_json(void)
 	rm_error err = RM_ERROR_INIT;
 
 	fresh(&ctx);
-	CHECK(rm_context_apply(&ctx,
-			       "{\"gpu_vendor\": \"NVIDIA\", \"guest_os\": \"CENTOS\", "
-			       "\"MAD_SYSTEM_NGPUS\": \"4\", \"MAD_SYSTEM_GPU_ARCHITECTURE\": "
-			       "\"sm_90\", \"docker_env_vars\": {\"A\": \"1\", \"B\": 2}, "
-			       "\"docker_build_arg\": {\"BASE_DOCKER\": \"x:1\"}, "
-			       "\"docker_gpus\": \"0,2-4\", \"docker_cpus\": \"0-15\", "
-			       "\"docker_mounts\": {\"/data\": \"/mnt/data\"}, \"model_args\": "
-			       "\"--x 1\", \"custom\": \"v\", \"num\": 5, \"ratio\": 1.5, \"flag\": "
-			       "true, \"nested\": {\"a\": 1}}",
-			       "--additional-context", &err) == 0);
+	CHECK(
+	    rm_context_apply(&ctx,
+			     "{\"gpu_vendor\": \"NVIDIA\", \"guest_os\": \"CENTOS\", "
+			     "\"MAD_SYSTEM_NGPUS\": \"4\", \"MAD_SYSTEM_GPU_ARCHITECTURE\": "
+			     "\"sm_90\", \"docker_env_vars\": {\"A\": \"1\", \"B\": 2}, "
+			     "\"docker_build_arg\": {\"BASE_DOCKER\": \"x:1\"}, "
+			     "\"docker_gpus\": \"0,2-4\", \"docker_cpus\": \"0-15\", "
+			     "\"docker_mounts\": {\"/data\": \"/mnt/data\"}, \"model_args\": "
+			     "\"--x 1\", \"custom\": \"v\", \"num\": 5, \"ratio\": 1.5, \"flag\": "
+			     "true, \"nested\": {\"a\": 1}}",
+			     "--additional-context", &err) == 0);
 	CHECK_STR(ctx.gpu_vendor, "NVIDIA");
 	CHECK_STR(ctx.guest_os, "CENTOS");
 	CHECK(ctx.n_gpus == 4);
@@ -209,7 +211,8 @@ static void test_apply_json(void)
 	CHECK_STR(rm_context_get(&ctx, "docker_gpus"), "0,2-4");
 
 	/* Later overrides win, key by key for the docker_* objects. */
-	CHECK(rm_context_apply(&ctx, "{\"docker_env_vars\": {\"A\": \"3\"}, \"MAD_SYSTEM_NGPUS\": 2}",
+	CHECK(rm_context_apply(&ctx,
+			       "{\"docker_env_vars\": {\"A\": \"3\"}, \"MAD_SYSTEM_NGPUS\": 2}",
 			       "--additional-context", &err) == 0);
 	CHECK(ctx.n_docker_env_vars == 2);
 	if (ctx.n_docker_env_vars == 2) {
@@ -283,29 +286,32 @@ static void test_apply_errors(void)
 	struct {
 		const char *text, *msg;
 	} bad[] = {
-		{"{\"gpu_vendor\": 5}", "ctx: 'gpu_vendor' must be a non-empty string"},
-		{"{\"guest_os\": \"\"}", "ctx: 'guest_os' must be a non-empty string"},
-		{"{\"MAD_SYSTEM_NGPUS\": \"x\"}", "ctx: 'MAD_SYSTEM_NGPUS' must be a non-negative GPU count"},
-		{"{\"MAD_SYSTEM_NGPUS\": -1}", "ctx: 'MAD_SYSTEM_NGPUS' must be a non-negative GPU count"},
-		{"{\"docker_gpus\": \"0,a\"}",
-		 "ctx: 'docker_gpus' must list GPU indexes and ranges such as \"0,2-4\""},
-		{"{\"docker_gpus\": \"3-1\"}",
-		 "ctx: 'docker_gpus' must list GPU indexes and ranges such as \"0,2-4\""},
-		{"{\"docker_gpus\": \"\"}",
-		 "ctx: 'docker_gpus' must list GPU indexes and ranges such as \"0,2-4\""},
-		{"{\"docker_gpus\": \"1,\"}",
-		 "ctx: 'docker_gpus' must list GPU indexes and ranges such as \"0,2-4\""},
-		{"{\"docker_env_vars\": [\"A=1\"]}",
-		 "ctx: 'docker_env_vars' must be an object of {\"NAME\": \"value\"}"},
-		{"{\"docker_env_vars\": {\"A\": [1]}}", "ctx: 'docker_env_vars' entry 'A' must be a string"},
-		{"{\"docker_build_arg\": {\"A=B\": \"1\"}}",
-		 "ctx: 'docker_build_arg' has a bad name 'A=B' (empty or with '=')"},
-		{"{\"docker_mounts\": {\"rel\": \"/x\"}}",
-		 "ctx: 'docker_mounts' key 'rel' must be an absolute container path "
-		 "({\"/container/path\": \"/host/path\"})"},
-		{"{\"model_args\": 1}", "ctx: 'model_args' must be a string"},
-		{"[1]", "ctx: must be an object such as '{\"gpu_vendor\": \"AMD\"}'"},
-		{"{\"a\": 1, \"a\": 2}", "ctx: line 1 column 12: duplicate object key near '\"a\"'"},
+	    {"{\"gpu_vendor\": 5}", "ctx: 'gpu_vendor' must be a non-empty string"},
+	    {"{\"guest_os\": \"\"}", "ctx: 'guest_os' must be a non-empty string"},
+	    {"{\"MAD_SYSTEM_NGPUS\": \"x\"}",
+	     "ctx: 'MAD_SYSTEM_NGPUS' must be a non-negative GPU count"},
+	    {"{\"MAD_SYSTEM_NGPUS\": -1}",
+	     "ctx: 'MAD_SYSTEM_NGPUS' must be a non-negative GPU count"},
+	    {"{\"docker_gpus\": \"0,a\"}",
+	     "ctx: 'docker_gpus' must list GPU indexes and ranges such as \"0,2-4\""},
+	    {"{\"docker_gpus\": \"3-1\"}",
+	     "ctx: 'docker_gpus' must list GPU indexes and ranges such as \"0,2-4\""},
+	    {"{\"docker_gpus\": \"\"}",
+	     "ctx: 'docker_gpus' must list GPU indexes and ranges such as \"0,2-4\""},
+	    {"{\"docker_gpus\": \"1,\"}",
+	     "ctx: 'docker_gpus' must list GPU indexes and ranges such as \"0,2-4\""},
+	    {"{\"docker_env_vars\": [\"A=1\"]}",
+	     "ctx: 'docker_env_vars' must be an object of {\"NAME\": \"value\"}"},
+	    {"{\"docker_env_vars\": {\"A\": [1]}}",
+	     "ctx: 'docker_env_vars' entry 'A' must be a string"},
+	    {"{\"docker_build_arg\": {\"A=B\": \"1\"}}",
+	     "ctx: 'docker_build_arg' has a bad name 'A=B' (empty or with '=')"},
+	    {"{\"docker_mounts\": {\"rel\": \"/x\"}}",
+	     "ctx: 'docker_mounts' key 'rel' must be an absolute container path "
+	     "({\"/container/path\": \"/host/path\"})"},
+	    {"{\"model_args\": 1}", "ctx: 'model_args' must be a string"},
+	    {"[1]", "ctx: must be an object such as '{\"gpu_vendor\": \"AMD\"}'"},
+	    {"{\"a\": 1, \"a\": 2}", "ctx: line 1 column 12: duplicate object key near '\"a\"'"},
 	};
 
 	fresh(&ctx);
@@ -357,27 +363,28 @@ static void test_pydict(void)
 	struct {
 		const char *text, *msg;
 	} bad[] = {
-		{"{'a': }", "python dict literal, column 7: expected a value (a string, a number, "
+	    {"{'a': }", "python dict literal, column 7: expected a value (a string, a number, "
+			"True, False or None)"},
+	    {"{'a' 1}", "python dict literal, column 6: expected ':' after the key"},
+	    {"{1: 2}", "python dict literal, column 2: expected a quoted key or '}'"},
+	    {"'a'", "python dict literal, column 1: expected '{' (a dict such as {'gpu_vendor': "
+		    "'AMD'})"},
+	    {"{'a': 'b'} x",
+	     "python dict literal, column 12: unexpected text after the closing '}'"},
+	    {"{'a': 'b", "python dict literal, column 9: unterminated string"},
+	    {"{'a': 'b' 'c': 1}", "python dict literal, column 14: expected ',' or '}'"},
+	    {"{'a': true}", "python dict literal, column 7: expected a value (a string, a number, "
 			    "True, False or None)"},
-		{"{'a' 1}", "python dict literal, column 6: expected ':' after the key"},
-		{"{1: 2}", "python dict literal, column 2: expected a quoted key or '}'"},
-		{"'a'", "python dict literal, column 1: expected '{' (a dict such as {'gpu_vendor': "
-			"'AMD'})"},
-		{"{'a': 'b'} x", "python dict literal, column 12: unexpected text after the closing '}'"},
-		{"{'a': 'b", "python dict literal, column 9: unterminated string"},
-		{"{'a': 'b' 'c': 1}", "python dict literal, column 14: expected ',' or '}'"},
-		{"{'a': true}", "python dict literal, column 7: expected a value (a string, a number, "
-				"True, False or None)"},
-		{"{'a': 1x}", "python dict literal, column 7: malformed number"},
-		{"{'a': 99999999999999999999}", "python dict literal, column 7: integer out of range"},
-		{"{'a': '\\xZZ'}", "python dict literal, column 10: bad hexadecimal escape in string"},
-		{"{'a': '\\ud800'}",
-		 "python dict literal, column 10: escape is not a valid unicode character"},
-		{"{'\\x00': 1}", "python dict literal, column 8: key contains a NUL character"},
-		{"{'a': '\xff'}", "python dict literal, column 10: string is not valid UTF-8"},
-		{"{,}", "python dict literal, column 2: expected a quoted key or '}'"},
-		{"", "python dict literal, column 1: expected '{' (a dict such as {'gpu_vendor': "
-		     "'AMD'})"},
+	    {"{'a': 1x}", "python dict literal, column 7: malformed number"},
+	    {"{'a': 99999999999999999999}", "python dict literal, column 7: integer out of range"},
+	    {"{'a': '\\xZZ'}", "python dict literal, column 10: bad hexadecimal escape in string"},
+	    {"{'a': '\\ud800'}",
+	     "python dict literal, column 10: escape is not a valid unicode character"},
+	    {"{'\\x00': 1}", "python dict literal, column 8: key contains a NUL character"},
+	    {"{'a': '\xff'}", "python dict literal, column 10: string is not valid UTF-8"},
+	    {"{,}", "python dict literal, column 2: expected a quoted key or '}'"},
+	    {"", "python dict literal, column 1: expected '{' (a dict such as {'gpu_vendor': "
+		 "'AMD'})"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		rm_error_clear(&err);

@@ -103,7 +103,8 @@ static void test_select(void)
 
 		CHECK_STR(v[2].stem, "smoke.ubuntu.nvidia");
 		CHECK(!v[2].kept);
-		CHECK_STR(v[2].why_dropped, "CONTEXT gpu_vendor is 'NVIDIA', the context has 'AMD'");
+		CHECK_STR(v[2].why_dropped,
+			  "CONTEXT gpu_vendor is 'NVIDIA', the context has 'AMD'");
 		CHECK_STR(v[2].base_image, "nvcr.io/nvidia/pytorch:24.01-py3");
 	}
 	rm_dockerfiles_free(v, n);
@@ -136,8 +137,9 @@ static void test_none_kept(void)
 	CHECK(rm_dockerfiles_select(pre, &ctx, &v, &n, &err) == 0);
 	CHECK(n == 2 && !v[0].kept && v[1].kept);
 	if (n == 2)
-		CHECK_STR(v[0].why_dropped, "CONTEXT gpu_vendor is 'AMD', the context has 'NVIDIA'; "
-					    "CONTEXT guest_os is 'UBUNTU', the context has 'CENTOS'");
+		CHECK_STR(v[0].why_dropped,
+			  "CONTEXT gpu_vendor is 'AMD', the context has 'NVIDIA'; "
+			  "CONTEXT guest_os is 'UBUNTU', the context has 'CENTOS'");
 	rm_dockerfiles_free(v, n);
 	rm_context_release(&ctx);
 
@@ -147,12 +149,12 @@ static void test_none_kept(void)
 	/* *out is still filled so the caller can show every candidate. */
 	CHECK(n == 2 && v != NULL);
 	expect = rm_xasprintf(
-		"no Dockerfile matching '%s*Dockerfile' fits the context; "
-		"'%s/docker/smoke.ubuntu.amd.Dockerfile': CONTEXT gpu_vendor is 'AMD', the context "
-		"has 'INTEL'; '%s/docker/smoke.ubuntu.nvidia.Dockerfile': CONTEXT gpu_vendor is "
-		"'NVIDIA', the context has 'INTEL'; change the context with --additional-context "
-		"(e.g. '{\"gpu_vendor\": \"AMD\"}')",
-		pre, dir, dir);
+	    "no Dockerfile matching '%s*Dockerfile' fits the context; "
+	    "'%s/docker/smoke.ubuntu.amd.Dockerfile': CONTEXT gpu_vendor is 'AMD', the context "
+	    "has 'INTEL'; '%s/docker/smoke.ubuntu.nvidia.Dockerfile': CONTEXT gpu_vendor is "
+	    "'NVIDIA', the context has 'INTEL'; change the context with --additional-context "
+	    "(e.g. '{\"gpu_vendor\": \"AMD\"}')",
+	    pre, dir, dir);
 	CHECK_STR(err.msg, expect);
 	free(expect);
 	rm_dockerfiles_free(v, n);
@@ -163,7 +165,8 @@ static void test_none_kept(void)
 	pre = prefix("docker/nothing");
 	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) < 0);
 	CHECK(v == NULL && n == 0);
-	expect = rm_xasprintf("no Dockerfile matches '%s*Dockerfile' (model field 'dockerfile')", pre);
+	expect =
+	    rm_xasprintf("no Dockerfile matches '%s*Dockerfile' (model field 'dockerfile')", pre);
 	CHECK_STR(err.msg, expect);
 	free(expect);
 	free(pre);
@@ -204,9 +207,10 @@ static void test_context_lines(void)
 	pre = prefix("docker/broken");
 	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) < 0);
 	CHECK(v == NULL && n == 0);
-	expect = rm_xasprintf("'%s/docker/broken.Dockerfile' line 2: malformed CONTEXT line: python "
-			      "dict literal, column ",
-			      dir);
+	expect =
+	    rm_xasprintf("'%s/docker/broken.Dockerfile' line 2: malformed CONTEXT line: python "
+			 "dict literal, column ",
+			 dir);
 	CHECK(rm_starts_with(err.msg, expect));
 	free(expect);
 	free(pre);
@@ -244,16 +248,16 @@ static void test_image_name(void)
 	struct {
 		const char *model, *stem, *want;
 	} cases[] = {
-		{"pyt_mpt30b_training", "pyt_mpt30b_training.ubuntu.amd",
-		 "ci-pyt_mpt30b_training_pyt_mpt30b_training.ubuntu.amd"},
-		{"llm/Pyt_X", "a b", "ci-llm/pyt_x_a_b"},
-		{"my.dir/pyt_a", "s", "ci-my_dir/pyt_a_s"},
-		{"pyt_a", "..weird--", "ci-pyt_a_weird"},
-		{"a___b", "x", "ci-a_b_x"},
-		{"a__b", "x", "ci-a__b_x"},
-		{"a--b", "X:Y@Z", "ci-a--b_x_y_z"},
-		{"", "", "ci"},
-		{"é", "", "ci"},
+	    {"pyt_mpt30b_training", "pyt_mpt30b_training.ubuntu.amd",
+	     "ci-pyt_mpt30b_training_pyt_mpt30b_training.ubuntu.amd"},
+	    {"llm/Pyt_X", "a b", "ci-llm/pyt_x_a_b"},
+	    {"my.dir/pyt_a", "s", "ci-my_dir/pyt_a_s"},
+	    {"pyt_a", "..weird--", "ci-pyt_a_weird"},
+	    {"a___b", "x", "ci-a_b_x"},
+	    {"a__b", "x", "ci-a__b_x"},
+	    {"a--b", "X:Y@Z", "ci-a--b_x_y_z"},
+	    {"", "", "ci"},
+	    {"é", "", "ci"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *got = rm_image_name(cases[i].model, cases[i].stem);

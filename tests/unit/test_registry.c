@@ -15,9 +15,10 @@
 
 /* A complete entry; tests splice in their own fields. */
 #define ENTRY(name, extra)                                                                         \
-	"{\"name\": \"" name "\", \"dockerfile\": \"./docker/x\", \"scripts\": \"scripts/x/run.sh\", " \
-	"\"n_gpus\": \"-1\", \"owner\": \"me@example.com\", \"tags\": [\"pyt\"], \"args\": \"\"" extra \
-	"}"
+	"{\"name\": \"" name                                                                       \
+	"\", \"dockerfile\": \"./docker/x\", \"scripts\": \"scripts/x/run.sh\", "                  \
+	"\"n_gpus\": \"-1\", \"owner\": \"me@example.com\", \"tags\": [\"pyt\"], \"args\": "       \
+	"\"\"" extra "}"
 
 static int load(rm_registry *reg, const char *text, const char *source, rm_error *err)
 {
@@ -63,19 +64,20 @@ static void test_good(void)
 	rm_registry reg = {0};
 	rm_error err = RM_ERROR_INIT;
 	const char *text =
-		"[\n"
-		"  {\"name\": \"pyt_mpt30b_training\", \"dockerfile\": \"./docker/pyt_mpt30b_training\",\n"
-		"   \"scripts\": \"scripts/pyt_mpt30b_training/run.sh\", \"n_gpus\": \"-1\",\n"
-		"   \"owner\": \"mad.support@amd.com\", \"tags\": [\"training\", \"pyt\"],\n"
-		"   \"args\": \"--model_repo mosaicml/mpt-30b\", \"url\": \"\", \"timeout\": 7200,\n"
-		"   \"training_precision\": \"fp16\", \"env_vars\": {\"A\": \"1\"},\n"
-		"   \"tunableop\": \"off\", \"cred\": \"x\", \"deprecated\": false,\n"
-		"   \"skip_gpu_arch\": [\"gfx90a\", \"gfx908\"]},\n"
-		"  {\"name\": \"pyt_small_1.0\", \"dockerfile\": \"docker/../docker/small\",\n"
-		"   \"scripts\": \"scripts/small\", \"n_gpus\": 8, \"owner\": \"\", \"tags\": [],\n"
-		"   \"args\": \"\", \"parser\": \"megatron\", \"dockercontext\": \"./ctx/\",\n"
-		"   \"url\": \"https://github.com/x/y\", \"multiple_results\": \"perf.csv\"}\n"
-		"]\n";
+	    "[\n"
+	    "  {\"name\": \"pyt_mpt30b_training\", \"dockerfile\": "
+	    "\"./docker/pyt_mpt30b_training\",\n"
+	    "   \"scripts\": \"scripts/pyt_mpt30b_training/run.sh\", \"n_gpus\": \"-1\",\n"
+	    "   \"owner\": \"mad.support@amd.com\", \"tags\": [\"training\", \"pyt\"],\n"
+	    "   \"args\": \"--model_repo mosaicml/mpt-30b\", \"url\": \"\", \"timeout\": 7200,\n"
+	    "   \"training_precision\": \"fp16\", \"env_vars\": {\"A\": \"1\"},\n"
+	    "   \"tunableop\": \"off\", \"cred\": \"x\", \"deprecated\": false,\n"
+	    "   \"skip_gpu_arch\": [\"gfx90a\", \"gfx908\"]},\n"
+	    "  {\"name\": \"pyt_small_1.0\", \"dockerfile\": \"docker/../docker/small\",\n"
+	    "   \"scripts\": \"scripts/small\", \"n_gpus\": 8, \"owner\": \"\", \"tags\": [],\n"
+	    "   \"args\": \"\", \"parser\": \"megatron\", \"dockercontext\": \"./ctx/\",\n"
+	    "   \"url\": \"https://github.com/x/y\", \"multiple_results\": \"perf.csv\"}\n"
+	    "]\n";
 	unsigned warns = rm_warn_count();
 
 	CHECK(load(&reg, text, "models.json", &err) == 0);
@@ -163,7 +165,8 @@ static void test_fields(void)
 		   "[{\"name\": \"pyt_a\", \"dockerfile\": \"d\", \"scripts\": \"s\", \"n_gpus\": "
 		   "\"1\", \"tags\": [], \"args\": \"\"}]",
 		   "models.json", &err) < 0);
-	CHECK_STR(err.msg, "'models.json': model 'pyt_a' (entry 1): field 'owner' must be a string");
+	CHECK_STR(err.msg,
+		  "'models.json': model 'pyt_a' (entry 1): field 'owner' must be a string");
 
 	CHECK(load(&reg, "[" ENTRY("pyt_a", ", \"tags\": \"pyt\"") "]", "models.json", &err) < 0);
 	/* jansson rejects the duplicate "tags" first: build the wrong type another way. */
@@ -171,8 +174,9 @@ static void test_fields(void)
 		   "[{\"name\": \"pyt_a\", \"dockerfile\": \"d\", \"scripts\": \"s\", \"n_gpus\": "
 		   "\"1\", \"owner\": \"o\", \"tags\": \"pyt\", \"args\": \"\"}]",
 		   "models.json", &err) < 0);
-	CHECK_STR(err.msg, "'models.json': model 'pyt_a' (entry 1): field 'tags' must be an array of "
-			   "strings");
+	CHECK_STR(err.msg,
+		  "'models.json': model 'pyt_a' (entry 1): field 'tags' must be an array of "
+		  "strings");
 
 	CHECK(load(&reg,
 		   "[{\"name\": \"pyt_a\", \"dockerfile\": \"d\", \"scripts\": \"s\", \"n_gpus\": "
@@ -199,11 +203,11 @@ static void test_fields(void)
 
 	CHECK(load(&reg, "[" ENTRY("pyt_a", ", \"timeout\": \"60\"") "]", "models.json", &err) < 0);
 	CHECK(strstr(err.msg, "field 'timeout' must be a number") != NULL);
-	CHECK(load(&reg, "[" ENTRY("pyt_a", ", \"tunableop\": \"maybe\"") "]", "models.json", &err) <
-	      0);
+	CHECK(load(&reg, "[" ENTRY("pyt_a", ", \"tunableop\": \"maybe\"") "]", "models.json",
+		   &err) < 0);
 	CHECK(strstr(err.msg, "field 'tunableop' must be \"on\" or \"off\"") != NULL);
-	CHECK(load(&reg, "[" ENTRY("pyt_a", ", \"env_vars\": {\"A\": 1}") "]", "models.json", &err) <
-	      0);
+	CHECK(load(&reg, "[" ENTRY("pyt_a", ", \"env_vars\": {\"A\": 1}") "]", "models.json",
+		   &err) < 0);
 	CHECK(strstr(err.msg, "field 'env_vars' must be an object of strings") != NULL);
 	CHECK(load(&reg, "[" ENTRY("pyt_a", ", \"url\": 5") "]", "models.json", &err) < 0);
 	CHECK_STR(err.msg, "'models.json': model 'pyt_a' (entry 1): field 'url' must be a string");
@@ -215,8 +219,8 @@ static void test_names(void)
 {
 	rm_registry reg = {0};
 	rm_error err = RM_ERROR_INIT;
-	const char *bad[] = {"Pyt_a", "pyt", "pyt_", "_pyt_a", "pyt a_b", "pyt_a/b", "pyt1_a",
-			     "pyt_A", ""};
+	const char *bad[] = {"Pyt_a",	"pyt",	  "pyt_",  "_pyt_a", "pyt a_b",
+			     "pyt_a/b", "pyt1_a", "pyt_A", ""};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *t = rm_xasprintf("[" ENTRY("pyt_ok", "") ", {\"name\": \"%s\"}]", bad[i]);
@@ -248,13 +252,14 @@ static void test_duplicates_and_rollback(void)
 
 	CHECK(load(&reg, "[" ENTRY("pyt_a", "") "," ENTRY("pyt_b", "") "," ENTRY("pyt_a", "") "]",
 		   "models.json", &err) < 0);
-	CHECK_STR(err.msg, "'models.json': model 'pyt_a' is defined twice (entries 1 and 3); remove "
-			   "or rename one");
+	CHECK_STR(err.msg,
+		  "'models.json': model 'pyt_a' is defined twice (entries 1 and 3); remove "
+		  "or rename one");
 	CHECK(reg.n == 0);
 
 	CHECK(load(&reg, "[" ENTRY("pyt_a", "") "]", "one/models.json", &err) == 0);
-	CHECK(load(&reg, "[" ENTRY("pyt_b", "") "," ENTRY("pyt_a", "") "]", "two/models.json", &err) <
-	      0);
+	CHECK(load(&reg, "[" ENTRY("pyt_b", "") "," ENTRY("pyt_a", "") "]", "two/models.json",
+		   &err) < 0);
 	CHECK_STR(err.msg, "model 'pyt_a' is defined in both 'one/models.json' and "
 			   "'two/models.json'; rename one");
 	/* The failed file leaves the registry as it was. */
@@ -305,13 +310,14 @@ static void test_per_folder(void)
 	make_dir(dir, "scripts/aaa");
 	make_dir(dir, "scripts/empty");
 	write_file(dir, "scripts/notes.txt", "not a folder\n");
-	write_file(dir, "scripts/llm/models.json",
-		   "[{\"name\": \"pyt_llm_a\", \"dockerfile\": \"docker/llm\", \"scripts\": "
-		   "\"run.sh\", \"n_gpus\": \"8\", \"owner\": \"o\", \"tags\": [\"training\"], "
-		   "\"args\": \"\"},\n"
-		   " {\"name\": \"pyt_llm_b\", \"dockerfile\": \"../../docker/shared\", \"scripts\": "
-		   "\"./b/\", \"n_gpus\": \"1\", \"owner\": \"o\", \"tags\": [], \"args\": \"\", "
-		   "\"dockercontext\": \"../../docker\"}]\n");
+	write_file(
+	    dir, "scripts/llm/models.json",
+	    "[{\"name\": \"pyt_llm_a\", \"dockerfile\": \"docker/llm\", \"scripts\": "
+	    "\"run.sh\", \"n_gpus\": \"8\", \"owner\": \"o\", \"tags\": [\"training\"], "
+	    "\"args\": \"\"},\n"
+	    " {\"name\": \"pyt_llm_b\", \"dockerfile\": \"../../docker/shared\", \"scripts\": "
+	    "\"./b/\", \"n_gpus\": \"1\", \"owner\": \"o\", \"tags\": [], \"args\": \"\", "
+	    "\"dockercontext\": \"../../docker\"}]\n");
 	write_file(dir, "scripts/aaa/models.json", "[" ENTRY("pyt_aaa", "") "]");
 
 	/* Only per-folder registries: fine. */

@@ -10,7 +10,7 @@
 	"\"n_gpus\": \"1\", \"owner\": \"o\", \"tags\": [" tags "], \"args\": \"--base 1\"}"
 
 static const char *top = "[" ENTRY("pyt_a", "\"training\", \"pyt\"") "," ENTRY(
-	"pyt_b", "\"inference\", \"pyt\"") "," ENTRY("tf_c", "\"training\", \"tf\"") "]";
+    "pyt_b", "\"inference\", \"pyt\"") "," ENTRY("tf_c", "\"training\", \"tf\"") "]";
 static const char *llm = "[" ENTRY("pyt_d", "\"training\"") "," ENTRY("pyt_a", "\"big\"") "]";
 
 static void setup(rm_registry *reg)
@@ -132,8 +132,9 @@ static void test_errors(void)
 	got = pick(&reg, none, 1, &err, NULL);
 	free(got);
 	CHECK(err.kind == RM_ERR_INPUT);
-	CHECK_STR(err.msg, "no model matches tag 'nope'; run 'run_models list' to see the models and "
-			   "their tags");
+	CHECK_STR(err.msg,
+		  "no model matches tag 'nope'; run 'run_models list' to see the models and "
+		  "their tags");
 
 	const char *some[] = {"nope,pyt", "zz:k=v", "nope", "tf/training", ":k=v"};
 	got = pick(&reg, some, 5, &err, NULL);
