@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages="build-essential cmake pkg-config libcurl4-openssl-dev libjansson-dev libarchive-dev
-libyaml-dev docker.io busybox-static curl"
+libyaml-dev libssl-dev docker.io busybox-static curl jq"
 missing=""
 for p in $packages; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
