@@ -38,7 +38,8 @@ int rm_frame_incomplete(const rm_frame_decoder *d);
 /*
  * Line assembly for one stream: bytes in, whole lines out (without the '\n'; a trailing
  * '\r' is kept for the parser to decide). Lines longer than max_line are delivered in
- * max_line pieces, so memory stays bounded whatever the container prints.
+ * max_line pieces, so memory stays bounded whatever the container prints. Each line handed
+ * to the callback is also NUL-terminated (line[len] == '\0').
  */
 typedef void (*rm_line_cb)(void *ud, const char *line, size_t len);
 

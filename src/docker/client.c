@@ -220,6 +220,7 @@ static int unreachable(const rm_docker *d, const char *detail, rm_error *err)
 	char why[512];
 
 	snprintf(why, sizeof(why), "%s", detail);
+	/* curl speaks of "localhost port 80" even for a unix socket: say what went wrong. */
 	if (d->unix_path) {
 		struct stat st;
 		if (stat(d->unix_path, &st) != 0 && errno == ENOENT)
@@ -228,6 +229,8 @@ static int unreachable(const rm_docker *d, const char *detail, rm_error *err)
 			snprintf(why, sizeof(why),
 				 "permission denied on '%s' (is your user in the 'docker' group?)",
 				 d->unix_path);
+		else
+			snprintf(why, sizeof(why), "nothing answers on '%s'", d->unix_path);
 	}
 	return rm_error_set(err, RM_ERR_DOCKER,
 			    "cannot reach the docker engine at %s (%s): start dockerd, or set "
@@ -320,11 +323,12 @@ static int do_request(rm_docker *d, struct req *r, rm_error *err)
 					 (long)(r->body ? r->body_len : 0));
 			curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->body ? r->body : "");
 		}
-	} else if (strcmp(r->method, "PUT") == 0) {
+	} else if (strcmp(r->method, "PUT") == 0 && r->upload_fd >= 0) {
 		curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-		curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE,
-				 r->upload_fd >= 0 ? r->upload_size : 0);
+		curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, r->upload_size);
 	} else {
+		/* DELETE (or a PUT without a body): nothing to upload, so curl never reads
+		 * stdin. */
 		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, r->method);
 	}
 	if (r->upload_fd >= 0) {
@@ -352,12 +356,17 @@ static int do_request(rm_docker *d, struct req *r, rm_error *err)
 	}
 	if (rc != CURLE_OK) {
 		const char *detail = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+		long sent = 0;
+		curl_easy_getinfo(c, CURLINFO_REQUEST_SIZE, &sent);
 		if (r->read_errno)
 			rm_error_set(err, RM_ERR_IO, "%s %.*s: cannot read the request body: %s",
 				     r->method, (int)plen, r->path, strerror(r->read_errno));
 		else if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
-			 (rc == CURLE_OPERATION_TIMEDOUT && r->status == 0))
+			 (rc == CURLE_OPERATION_TIMEDOUT && sent == 0))
 			unreachable(d, detail, err);
+		else if (rc == CURLE_OPERATION_TIMEDOUT)
+			rm_error_set(err, RM_ERR_DOCKER, "%s %.*s: no answer within %ld s",
+				     r->method, (int)plen, r->path, r->timeout);
 		else
 			rm_error_set(err, RM_ERR_DOCKER, "%s %.*s: %s", r->method, (int)plen,
 				     r->path, detail);
@@ -777,8 +786,7 @@ int rm_docker_create(rm_docker *d, const char *name, json_t *body, char **id, rm
 	json_t *warnings = json_object_get(resp, "Warnings");
 	size_t i;
 	json_t *w;
-	json_array_foreach(warnings, i, w)
-	{
+	json_array_foreach (warnings, i, w) {
 		if (json_string_value(w) && *json_string_value(w))
 			rm_warn("docker: %s", json_string_value(w));
 	}
@@ -881,8 +889,7 @@ int rm_docker_list_by_label(rm_docker *d, const char *label, char ***ids, size_t
 	}
 	size_t i;
 	json_t *c;
-	json_array_foreach(resp, i, c)
-	{
+	json_array_foreach (resp, i, c) {
 		const char *cid = json_string_value(json_object_get(c, "Id"));
 		if (cid)
 			v = rm_strv_push(v, &k, cid);

@@ -16,9 +16,9 @@
 #include "parse_util.h"
 #include "rm/util.h"
 
-#define AUTO_WINDOW 2000
+#define AUTO_WINDOW    2000
 #define AUTO_CONFIDENT 300
-#define MAX_CAND 8
+#define MAX_CAND       8
 
 struct autop {
 	rm_parser_config cfg;
@@ -184,12 +184,12 @@ const rm_parser_ops *pu_auto_choice(void *auto_state)
 }
 
 const rm_parser_ops rm_parser_auto = {
-	.name = "auto",
-	.description = "recognise the format (sniffs the first lines) and use that parser",
-	.init = auto_init,
-	.feed_line = auto_feed,
-	.finish = auto_finish,
-	.free = auto_free,
-	.progress = auto_progress,
-	.sniff = NULL,
+    .name = "auto",
+    .description = "recognise the format (sniffs the first lines) and use that parser",
+    .init = auto_init,
+    .feed_line = auto_feed,
+    .finish = auto_finish,
+    .free = auto_free,
+    .progress = auto_progress,
+    .sniff = NULL,
 };

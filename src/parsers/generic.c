@@ -105,12 +105,12 @@ static int generic_sniff(const char *line, size_t len)
 }
 
 const rm_parser_ops rm_parser_generic = {
-	.name = "generic",
-	.description = "MAD 'performance: <number> <metric>' line (the last one wins)",
-	.init = generic_init,
-	.feed_line = generic_feed,
-	.finish = generic_finish,
-	.free = free,
-	.progress = generic_progress,
-	.sniff = generic_sniff,
+    .name = "generic",
+    .description = "MAD 'performance: <number> <metric>' line (the last one wins)",
+    .init = generic_init,
+    .feed_line = generic_feed,
+    .finish = generic_finish,
+    .free = free,
+    .progress = generic_progress,
+    .sniff = generic_sniff,
 };

@@ -29,12 +29,12 @@ static const struct {
 	const char *dict_key; /* as the dict form prints it */
 	const char *unit;
 } keys[K_N] = {
-	{"train_samples_per_second", "'train_samples_per_second':", "samples/s"},
-	{"train_steps_per_second", "'train_steps_per_second':", "steps/s"},
-	{"train_tokens_per_second", "'train_tokens_per_second':", "tokens/s"},
-	{"train_runtime", "'train_runtime':", "s"},
-	{"train_loss", "'train_loss':", ""},
-	{"epoch", "'epoch':", ""},
+    {"train_samples_per_second", "'train_samples_per_second':", "samples/s"},
+    {"train_steps_per_second", "'train_steps_per_second':", "steps/s"},
+    {"train_tokens_per_second", "'train_tokens_per_second':", "tokens/s"},
+    {"train_runtime", "'train_runtime':", "s"},
+    {"train_loss", "'train_loss':", ""},
+    {"epoch", "'epoch':", ""},
 };
 
 struct hf {
@@ -173,12 +173,12 @@ static int hf_sniff(const char *line, size_t len)
 }
 
 const rm_parser_ops rm_parser_hf_trainer = {
-	.name = "hf_trainer",
-	.description = "Hugging Face Trainer train metrics (dict or '***** train metrics *****')",
-	.init = hf_init,
-	.feed_line = hf_feed,
-	.finish = hf_finish,
-	.free = free,
-	.progress = NULL,
-	.sniff = hf_sniff,
+    .name = "hf_trainer",
+    .description = "Hugging Face Trainer train metrics (dict or '***** train metrics *****')",
+    .init = hf_init,
+    .feed_line = hf_feed,
+    .finish = hf_finish,
+    .free = free,
+    .progress = NULL,
+    .sniff = hf_sniff,
 };

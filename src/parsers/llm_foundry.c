@@ -27,16 +27,16 @@ static const struct key {
 	const char *name;
 	const char *unit;
 } keys[] = {
-	{"throughput/samples_per_sec", "throughput/samples_per_sec", "samples/s"},
-	{"throughput/device/samples_per_sec", "throughput/device/samples_per_sec", "samples/s"},
-	{"throughput/tokens_per_sec", "throughput/tokens_per_sec", "tokens/s"},
-	{"throughput/device/tokens_per_sec", "throughput/device/tokens_per_sec", "tokens/s"},
-	{"throughput/batches_per_sec", "throughput/batches_per_sec", "batches/s"},
-	{"throughput/device/batches_per_sec", "throughput/device/batches_per_sec", "batches/s"},
-	{"throughput/device/mfu", "throughput/device/mfu", ""},
-	{"loss/train/total", "loss/train/total", ""},
-	{"metrics/train/LanguageCrossEntropy", "metrics/train/LanguageCrossEntropy", ""},
-	{"metrics/train/LanguagePerplexity", "metrics/train/LanguagePerplexity", ""},
+    {"throughput/samples_per_sec", "throughput/samples_per_sec", "samples/s"},
+    {"throughput/device/samples_per_sec", "throughput/device/samples_per_sec", "samples/s"},
+    {"throughput/tokens_per_sec", "throughput/tokens_per_sec", "tokens/s"},
+    {"throughput/device/tokens_per_sec", "throughput/device/tokens_per_sec", "tokens/s"},
+    {"throughput/batches_per_sec", "throughput/batches_per_sec", "batches/s"},
+    {"throughput/device/batches_per_sec", "throughput/device/batches_per_sec", "batches/s"},
+    {"throughput/device/mfu", "throughput/device/mfu", ""},
+    {"loss/train/total", "loss/train/total", ""},
+    {"metrics/train/LanguageCrossEntropy", "metrics/train/LanguageCrossEntropy", ""},
+    {"metrics/train/LanguagePerplexity", "metrics/train/LanguagePerplexity", ""},
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -121,9 +121,8 @@ static void foundry_progress(void *state, rm_parse_progress *out)
 
 	out->step = f->batch;
 	out->total_steps = f->total;
-	out->throughput = (s->n || s->pending) ? (s->pending ? s->pend_sum / (double)s->pend_cnt
-							     : s->last)
-					       : -1;
+	out->throughput =
+	    (s->n || s->pending) ? (s->pending ? s->pend_sum / (double)s->pend_cnt : s->last) : -1;
 	out->throughput_metric = out->throughput >= 0 ? "samples_per_sec" : NULL;
 }
 
@@ -141,12 +140,12 @@ static int foundry_sniff(const char *line, size_t len)
 }
 
 const rm_parser_ops rm_parser_llm_foundry = {
-	.name = "llm_foundry",
-	.description = "Composer / LLM Foundry '[batch=N/M]:' blocks (MPT-30B)",
-	.init = foundry_init,
-	.feed_line = foundry_feed,
-	.finish = foundry_finish,
-	.free = free,
-	.progress = foundry_progress,
-	.sniff = foundry_sniff,
+    .name = "llm_foundry",
+    .description = "Composer / LLM Foundry '[batch=N/M]:' blocks (MPT-30B)",
+    .init = foundry_init,
+    .feed_line = foundry_feed,
+    .finish = foundry_finish,
+    .free = free,
+    .progress = foundry_progress,
+    .sniff = foundry_sniff,
 };

@@ -32,11 +32,11 @@ static const struct {
 	const char *name;
 	const char *unit;
 } series_info[S_N] = {
-	{"tflops_per_gpu", "TFLOP/s/GPU"},
-	{"tokens_per_gpu", "tokens/s/GPU"},
-	{"samples_per_sec", "samples/s"},
-	{"elapsed_time_per_iteration", "ms"},
-	{"lm_loss", ""},
+    {"tflops_per_gpu", "TFLOP/s/GPU"},
+    {"tokens_per_gpu", "tokens/s/GPU"},
+    {"samples_per_sec", "samples/s"},
+    {"elapsed_time_per_iteration", "ms"},
+    {"lm_loss", ""},
 };
 
 struct megatron {
@@ -149,12 +149,12 @@ static int megatron_sniff(const char *line, size_t len)
 }
 
 const rm_parser_ops rm_parser_megatron = {
-	.name = "megatron",
-	.description = "Megatron-LM / ROCm Megatron / Primus 'iteration N/ M |' lines",
-	.init = megatron_init,
-	.feed_line = megatron_feed,
-	.finish = megatron_finish,
-	.free = free,
-	.progress = megatron_progress,
-	.sniff = megatron_sniff,
+    .name = "megatron",
+    .description = "Megatron-LM / ROCm Megatron / Primus 'iteration N/ M |' lines",
+    .init = megatron_init,
+    .feed_line = megatron_feed,
+    .finish = megatron_finish,
+    .free = free,
+    .progress = megatron_progress,
+    .sniff = megatron_sniff,
 };

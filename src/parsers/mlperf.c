@@ -80,8 +80,7 @@ static int key_is(const char *k, size_t kl, const char *want)
  * not fit it exactly (another producer, odd spacing) returns -1 and goes through jansson.
  * This keeps the parser above the 200 MB/s goal (jansson allocates per node).
  */
-static int fast_point(struct mlperf *m, const char *k, size_t kl, const char *kend,
-		      const char *end)
+static int fast_point(struct mlperf *m, const char *k, size_t kl, const char *kend, const char *end)
 {
 	const char *p = kend + 1, *meta;
 	double v, step = -1;
@@ -115,7 +114,8 @@ static int fast_point(struct mlperf *m, const char *k, size_t kl, const char *ke
 		pu_series_add(&m->tp, (long)step, v);
 		m->latest_tp = v;
 	} else {
-		if (pu_field(meta, (size_t)(end - meta), "\"samples_count\":", 0, &step, NULL) < 0 &&
+		if (pu_field(meta, (size_t)(end - meta), "\"samples_count\":", 0, &step, NULL) <
+			0 &&
 		    pu_field(meta, (size_t)(end - meta), "\"epoch_num\":", 0, &step, NULL) < 0)
 			step = -1;
 		m->eval = v;
@@ -138,7 +138,9 @@ static void mlperf_feed(void *state, const char *line, size_t len)
 		return;
 	pu_clean(&m->clean, line, len, &s, &n);
 	end = s + n;
-	if (!(j = pu_find(s, n, ":::MLLOG")) || !(j = memchr(j, '{', (size_t)(end - j))))
+	if (s != line && !(j = pu_find(s, n, ":::MLLOG")))
+		return; /* cleaning moved the text: find the marker again */
+	if (j < s || j >= end || !(j = memchr(j, '{', (size_t)(end - j))))
 		return;
 	/* Match the key before paying for a JSON parse. */
 	if (!(k = pu_find(j, (size_t)(end - j), "\"key\":")))
@@ -253,12 +255,12 @@ static int mlperf_sniff(const char *line, size_t len)
 }
 
 const rm_parser_ops rm_parser_mlperf = {
-	.name = "mlperf",
-	.description = "MLPerf Training ':::MLLOG {json}' lines (time to train, throughput)",
-	.init = mlperf_init,
-	.feed_line = mlperf_feed,
-	.finish = mlperf_finish,
-	.free = free,
-	.progress = mlperf_progress,
-	.sniff = mlperf_sniff,
+    .name = "mlperf",
+    .description = "MLPerf Training ':::MLLOG {json}' lines (time to train, throughput)",
+    .init = mlperf_init,
+    .feed_line = mlperf_feed,
+    .finish = mlperf_finish,
+    .free = free,
+    .progress = mlperf_progress,
+    .sniff = mlperf_sniff,
 };

@@ -115,9 +115,8 @@ void rm_parse_result_write_json(const rm_parse_result *r, const char *parser, FI
 	if (r->has_performance) {
 		json_t *p = json_object();
 		json_object_set_new(p, "value", json_real(r->performance));
-		json_object_set_new(p, "metric", json_string(r->performance_metric
-								 ? r->performance_metric
-								 : ""));
+		json_object_set_new(
+		    p, "metric", json_string(r->performance_metric ? r->performance_metric : ""));
 		json_object_set_new(root, "performance", p);
 	} else {
 		json_object_set_new(root, "performance", json_null());

@@ -73,7 +73,13 @@ void pu_clean(pu_cleaner *c, const char *line, size_t len, const char **out, siz
 	/* A trailing '\r' is a CRLF line end, not a progress-bar rewrite. */
 	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == '\n'))
 		len--;
-	cr = len ? memrchr(line, '\r', len) : NULL;
+	cr = NULL;
+	for (size_t i = memchr(line, '\r', len) ? len : 0; i > 0; i--) { /* no memrchr in C11 */
+		if (line[i - 1] == '\r') {
+			cr = line + i - 1;
+			break;
+		}
+	}
 	if (cr) {
 		len -= (size_t)(cr + 1 - line);
 		line = cr + 1;
@@ -228,8 +234,7 @@ int pu_long(const char *p, const char *end, long *out, const char **next)
 	return 0;
 }
 
-int pu_field(const char *s, size_t n, const char *key, int commas, double *out,
-	     const char **after)
+int pu_field(const char *s, size_t n, const char *key, int commas, double *out, const char **after)
 {
 	const char *k = pu_find(s, n, key);
 

@@ -52,12 +52,11 @@ int pu_long(const char *p, const char *end, long *out, const char **next);
  * or -1 when the key is absent or not followed by a finite number. *after (optional) points
  * past the number.
  */
-int pu_field(const char *s, size_t n, const char *key, int commas, double *out,
-	     const char **after);
+int pu_field(const char *s, size_t n, const char *key, int commas, double *out, const char **after);
 
 typedef struct pu_series {
 	long warmup;
-	long n;		/* committed steps */
+	long n;		   /* committed steps */
 	double sum_steady; /* of committed steps after the first `warmup` */
 	double last;
 	long last_step;

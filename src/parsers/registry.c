@@ -11,8 +11,8 @@
 #include "rm/util.h"
 
 const rm_parser_ops *const rm_parsers[] = {
-	&rm_parser_generic,  &rm_parser_llm_foundry, &rm_parser_megatron, &rm_parser_torchtitan,
-	&rm_parser_mlperf,   &rm_parser_hf_trainer,	 &rm_parser_auto,     NULL,
+    &rm_parser_generic, &rm_parser_llm_foundry, &rm_parser_megatron, &rm_parser_torchtitan,
+    &rm_parser_mlperf,	&rm_parser_hf_trainer,	&rm_parser_auto,     NULL,
 };
 
 const rm_parser_ops *rm_parser_find(const char *name)
@@ -59,8 +59,8 @@ void rm_parser_stop(rm_parser *p)
 	p->ops = NULL;
 }
 
-void rm_result_add(rm_parse_result *r, const char *name, double value, const char *unit,
-		   long step, const char *aggregate)
+void rm_result_add(rm_parse_result *r, const char *name, double value, const char *unit, long step,
+		   const char *aggregate)
 {
 	rm_metric *m;
 

@@ -25,8 +25,8 @@ static const struct {
 	const char *name;
 	const char *unit;
 } series_info[S_N] = {
-	{"tflops", "TFLOP/s/GPU"}, {"tps", "tokens/s/GPU"}, {"mfu", "%"},
-	{"loss", ""},		   {"grad_norm", ""},	    {"memory", "GiB"},
+    {"tflops", "TFLOP/s/GPU"}, {"tps", "tokens/s/GPU"}, {"mfu", "%"}, {"loss", ""},
+    {"grad_norm", ""},	       {"memory", "GiB"},
 };
 
 struct titan {
@@ -60,10 +60,24 @@ static long step_of(const char *s, size_t n)
 	return step;
 }
 
+/* pu_field from *from to the end of the line, else over the whole line; advances *from. */
+static int field(const char *s, size_t n, const char **from, const char *key, int commas,
+		 double *out)
+{
+	const char *after;
+
+	if (pu_field(*from, (size_t)(s + n - *from), key, commas, out, &after) == 0 ||
+	    pu_field(s, n, key, commas, out, &after) == 0) {
+		*from = after;
+		return 0;
+	}
+	return -1;
+}
+
 static void titan_feed(void *state, const char *line, size_t len)
 {
 	struct titan *t = state;
-	const char *s;
+	const char *s, *from;
 	size_t n;
 	long step;
 	double v;
@@ -75,22 +89,25 @@ static void titan_feed(void *state, const char *line, size_t len)
 	if (step < 0)
 		return;
 	t->step = step;
-	if (pu_field(s, n, "tflops:", 0, &v, NULL) == 0) {
-		pu_series_add(&t->s[S_TFLOPS], step, v);
-		t->latest_tflops = v;
-	}
-	if (pu_field(s, n, "tps:", 1, &v, NULL) == 0 || pu_field(s, n, "wps:", 1, &v, NULL) == 0) {
+	/* Fields are searched in the order torchtitan prints them, each from where the previous
+	 * one ended (one pass over the line); a field found out of order still counts. */
+	from = s;
+	if (field(s, n, &from, "loss:", 0, &v) == 0)
+		pu_series_add(&t->s[S_LOSS], step, v);
+	if (field(s, n, &from, "grad_norm:", 0, &v) == 0)
+		pu_series_add(&t->s[S_GRAD], step, v);
+	if (field(s, n, &from, "memory:", 0, &v) == 0)
+		pu_series_add(&t->s[S_MEM], step, v);
+	if (field(s, n, &from, "tps:", 1, &v) == 0 || field(s, n, &from, "wps:", 1, &v) == 0) {
 		pu_series_add(&t->s[S_TPS], step, v);
 		t->latest_tps = v;
 	}
-	if (pu_field(s, n, "mfu:", 0, &v, NULL) == 0)
+	if (field(s, n, &from, "tflops:", 0, &v) == 0) {
+		pu_series_add(&t->s[S_TFLOPS], step, v);
+		t->latest_tflops = v;
+	}
+	if (field(s, n, &from, "mfu:", 0, &v) == 0)
 		pu_series_add(&t->s[S_MFU], step, v);
-	if (pu_field(s, n, "loss:", 0, &v, NULL) == 0)
-		pu_series_add(&t->s[S_LOSS], step, v);
-	if (pu_field(s, n, "grad_norm:", 0, &v, NULL) == 0)
-		pu_series_add(&t->s[S_GRAD], step, v);
-	if (pu_field(s, n, "memory:", 0, &v, NULL) == 0)
-		pu_series_add(&t->s[S_MEM], step, v);
 }
 
 static void titan_finish(void *state, rm_parse_result *out)
@@ -130,12 +147,12 @@ static int titan_sniff(const char *line, size_t len)
 }
 
 const rm_parser_ops rm_parser_torchtitan = {
-	.name = "torchtitan",
-	.description = "TorchTitan 'step: N loss: X memory: ... tps: N tflops: X mfu: X%' lines",
-	.init = titan_init,
-	.feed_line = titan_feed,
-	.finish = titan_finish,
-	.free = free,
-	.progress = titan_progress,
-	.sniff = titan_sniff,
+    .name = "torchtitan",
+    .description = "TorchTitan 'step: N loss: X memory: ... tps: N tflops: X mfu: X%' lines",
+    .init = titan_init,
+    .feed_line = titan_feed,
+    .finish = titan_finish,
+    .free = free,
+    .progress = titan_progress,
+    .sniff = titan_sniff,
 };

@@ -81,8 +81,8 @@ static void check_fixture(const char *dir, const char *parser, const char *name)
 			chosen ? chosen : "(none)", parser);
 		failed++;
 	} else if (expected && strcmp(expected, got_auto)) {
-		fprintf(stderr, "FAIL %s --parser auto\n--- expected\n%s--- got\n%s", log,
-			expected, got_auto);
+		fprintf(stderr, "FAIL %s --parser auto\n--- expected\n%s--- got\n%s", log, expected,
+			got_auto);
 		failed++;
 	} else {
 		passed++;

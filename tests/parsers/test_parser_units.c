@@ -106,15 +106,15 @@ static void test_generic(void)
 static void test_megatron_nan_and_pairs(void)
 {
 	const char *const lines[] = {
-		" iteration 1/ 3 | elapsed time per iteration (ms): 900.0/900.0 | throughput per "
-		"GPU (TFLOP/s/GPU): 100.0/100.0 | lm loss: 2.000000E+00 |",
-		"\x1b[1m iteration 2/ 3 | elapsed time per iteration (ms): 500.0/700.0 | throughput "
-		"per GPU (TFLOP/s/GPU): 200.0/150.0 | lm loss: nan |\x1b[0m",
-		" iteration 2/ 3 | elapsed time per iteration (ms): nan | throughput per GPU "
-		"(TFLOP/s/GPU): nan | lm loss: nan |",
-		" iteration 3/ 3 | elapsed time per iteration (ms): 500.0/633.3 | throughput per "
-		"GPU (TFLOP/s/GPU): 300.0/200.0 | lm loss: 1.000000E+00 |",
-		NULL};
+	    " iteration 1/ 3 | elapsed time per iteration (ms): 900.0/900.0 | throughput per "
+	    "GPU (TFLOP/s/GPU): 100.0/100.0 | lm loss: 2.000000E+00 |",
+	    "\x1b[1m iteration 2/ 3 | elapsed time per iteration (ms): 500.0/700.0 | throughput "
+	    "per GPU (TFLOP/s/GPU): 200.0/150.0 | lm loss: nan |\x1b[0m",
+	    " iteration 2/ 3 | elapsed time per iteration (ms): nan | throughput per GPU "
+	    "(TFLOP/s/GPU): nan | lm loss: nan |",
+	    " iteration 3/ 3 | elapsed time per iteration (ms): 500.0/633.3 | throughput per "
+	    "GPU (TFLOP/s/GPU): 300.0/200.0 | lm loss: 1.000000E+00 |",
+	    NULL};
 	rm_parse_result r = run("megatron", lines, 1);
 	const rm_metric *m = find(&r, "tflops_per_gpu", "mean");
 
@@ -135,6 +135,27 @@ static void test_missing_not_zero(void)
 
 	CHECK(!r.has_performance);
 	CHECK(find(&r, "loss/train/total", "last") != NULL);
+	rm_parse_result_release(&r);
+}
+
+static void test_mlperf_crlf(void)
+{
+	/* Lines from the golden lora fixture with CRLF ends and a host prefix. */
+	const char *const lines[] = {
+	    "node0: :::MLLOG {\"namespace\": \"\", \"time_ms\": 1755477365577, \"event_type\": "
+	    "\"INTERVAL_START\", \"key\": \"run_start\", \"value\": null, \"metadata\": "
+	    "{\"lineno\": 193}}\r",
+	    ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1755479401425, \"event_type\": "
+	    "\"INTERVAL_END\", \"key\": \"run_stop\", \"value\": null, \"metadata\": "
+	    "{\"samples_count\": 3840, \"status\": \"aborted\"}}\r",
+	    NULL};
+	rm_parse_result r = run("mlperf", lines, 1);
+	const rm_metric *m = find(&r, "time_to_train", "last");
+
+	CHECK(m && fabs(m->value - 33.9308) < 1e-9);
+	CHECK(!r.has_performance); /* aborted: no valid score */
+	m = find(&r, "run_success", "last");
+	CHECK(m && m->value == 0);
 	rm_parse_result_release(&r);
 }
 
@@ -171,6 +192,7 @@ int main(void)
 	test_generic();
 	test_megatron_nan_and_pairs();
 	test_missing_not_zero();
+	test_mlperf_crlf();
 	test_registry();
 	test_result_helpers();
 	return check_summary();

@@ -162,7 +162,10 @@ static void serve_one(int fd, const char *version, const char *logpath)
 	} else if (strcmp(p, "/containers/err/wait") == 0) {
 		JSON_RESP(fd, 200, "{\"StatusCode\":137,\"Error\":{\"Message\":\"oom\"}}");
 	} else if (strncmp(p, "/containers/slow/", 17) == 0) {
-		sleep(20); /* until the client cancels */
+		/* No answer until the client gives up and closes (alarm: a safety net). */
+		alarm(10);
+		while (read(fd, buf, sizeof(buf)) > 0)
+			;
 	} else if (strcmp(p, "/containers/abc123/archive?path=%2Fbig") == 0) {
 		char big[10000];
 		memset(big, 'x', sizeof(big));
@@ -259,6 +262,21 @@ static void test_unreachable(void)
 	CHECK(strstr(err.msg, "dockerd") != NULL);
 	CHECK(err.kind == RM_ERR_DOCKER);
 	free(host);
+
+	/* A socket file with nobody listening. */
+	char *sock = rm_xasprintf("%s/dead.sock", tmp);
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", sock);
+	CHECK(bind(s, (struct sockaddr *)&a, sizeof(a)) == 0);
+	host = rm_xasprintf("unix://%s", sock);
+	CHECK(rm_docker_open(&d, host, &err) < 0);
+	CHECK(strstr(err.msg, "nothing answers") != NULL);
+	CHECK(strstr(err.msg, "port 80") == NULL);
+	close(s);
+	free(host);
+	free(sock);
+
 	CHECK(rm_docker_open(&d, "tcp://127.0.0.1:1", &err) < 0);
 	CHECK(strstr(err.msg, "tcp://127.0.0.1:1") != NULL);
 	CHECK(rm_docker_open(&d, "ssh://host", &err) < 0);
@@ -573,7 +591,7 @@ static void test_live(void)
 	}
 	json_decref(body);
 	write_text(p = rm_xasprintf("%s/s.sh", tmp),
-		   "echo out; echo err >&2; echo hello > /tmp/r.txt; exit 3\n");
+		   "echo out; echo err >&2; echo hello > /work/r.txt; exit 3\n");
 	char *star = rm_xasprintf("%s/s.tar", tmp);
 	int fd = open(star, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	CHECK(rm_tar_tree(p, "work/s.sh", fd, &err) == 0);
@@ -601,8 +619,7 @@ static void test_live(void)
 
 	char *rt = rm_xasprintf("%s/r.tar", tmp), *rf = rm_xasprintf("%s/r.txt", tmp);
 	fd = open(rt, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (rm_docker_get_archive(d, id, "/tmp/r.txt", fd, 1 << 20, &err) != 0)
-		fprintf(stderr, "get_archive: %s\n", err.msg);
+	CHECK(rm_docker_get_archive(d, id, "/work/r.txt", fd, 1 << 20, &err) == 0);
 	lseek(fd, 0, SEEK_SET);
 	int out = open(rf, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	CHECK(rm_tar_extract_one(fd, out, 100, &err) == 0);
@@ -612,7 +629,7 @@ static void test_live(void)
 	CHECK_STR(got, "hello\n");
 	free(got);
 	fd = open(rt, O_RDWR | O_TRUNC | O_CLOEXEC);
-	CHECK(rm_docker_get_archive(d, id, "/tmp/r.txt", fd, 100, &err) < 0);
+	CHECK(rm_docker_get_archive(d, id, "/work/r.txt", fd, 100, &err) < 0);
 	CHECK(rm_docker_get_archive(d, id, "/nope", fd, 1 << 20, &err) < 0);
 	CHECK(err.kind == RM_ERR_INPUT && strstr(err.msg, "no such file"));
 	close(fd);
