@@ -488,8 +488,8 @@ static int copy_scripts(struct run *r, const rm_model *m, const char *id, rm_err
 		else
 			src[0] = '.', src[1] = '\0';
 	}
-	prefix = m->url && *m->url ? rm_xasprintf("%s/.run_models/%s", RM_WORKSPACE + 1, dir)
-				   : rm_xasprintf("%s/%s", RM_WORKSPACE + 1, dir);
+	prefix = m->url && *m->url ? rm_xasprintf("%s/.run_models/%s", &RM_WORKSPACE[1], dir)
+				   : rm_xasprintf("%s/%s", &RM_WORKSPACE[1], dir);
 	fd = make_temp(&tar_path, err);
 	if (fd >= 0 && rm_tar_tree(src, prefix, fd, err) == 0 &&
 	    rm_docker_put_archive(r->d, id, "/", tar_path, err) == 0)
