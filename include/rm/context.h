@@ -81,8 +81,8 @@ typedef struct rm_dockerfile {
  * context's value. No candidate at all, or none kept, is an error naming the prefix and, for
  * each candidate, why it was dropped; *out is still filled in that second case.
  */
-int rm_dockerfiles_select(const char *prefix, const rm_context *ctx, rm_dockerfile **out,
-			  size_t *n, rm_error *err);
+int rm_dockerfiles_select(const char *prefix, const rm_context *ctx, rm_dockerfile **out, size_t *n,
+			  rm_error *err);
 void rm_dockerfiles_free(rm_dockerfile *v, size_t n);
 
 /*

@@ -25,7 +25,7 @@
 typedef struct json_t json_t;
 typedef struct rm_docker rm_docker;
 
-#define RM_DOCKER_API_MAX "1.47"
+#define RM_DOCKER_API_MAX   "1.47"
 #define RM_DOCKER_CANCELLED (-2)
 
 typedef int (*rm_docker_cancel_fn)(void *ud);
@@ -46,6 +46,7 @@ typedef struct rm_build_opts {
 	json_t *buildargs; /* object of strings, or NULL */
 	int nocache;
 	const char *networkmode; /* "host" or NULL */
+	json_t *labels;		 /* image labels, object of strings, or NULL */
 	/* Each line of build output (the "stream" texts, split at '\n'), for the build log. */
 	void (*on_line)(void *ud, const char *line, size_t len);
 	void *ud;
@@ -76,6 +77,11 @@ int rm_docker_get_archive(rm_docker *d, const char *id, const char *path, int ou
  * handed to cb piece by piece until the container stops or cancel says so. */
 int rm_docker_logs(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
 		   rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err);
+/* POST /containers/{id}/attach?stream=1, then start once the engine has answered, then the
+ * output decoded and handed to cb until the container's streams close (it stops) or cancel
+ * says so. Replaces start + logs: no output is lost and the engine does less work. */
+int rm_docker_attach_start(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
+			   rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err);
 /* POST /containers/{id}/wait?condition=... ; *status receives StatusCode. */
 int rm_docker_wait(rm_docker *d, const char *id, const char *condition, long *status,
 		   rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err);
@@ -87,7 +93,6 @@ int rm_docker_remove(rm_docker *d, const char *id, rm_error *err);
 int rm_docker_inspect(rm_docker *d, const char *id, json_t **out, rm_error *err);
 /* GET /containers/json?all=1&filters={"label":[label]}: ids (NULL-terminated, free with
  * rm_strv_free). */
-int rm_docker_list_by_label(rm_docker *d, const char *label, char ***ids, size_t *n,
-			    rm_error *err);
+int rm_docker_list_by_label(rm_docker *d, const char *label, char ***ids, size_t *n, rm_error *err);
 
 #endif

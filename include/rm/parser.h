@@ -26,7 +26,7 @@ typedef struct rm_parser_config {
 #define RM_PARSER_WARMUP_DEFAULT 1
 
 typedef struct rm_metric {
-	char *name;	 /* e.g. "throughput/samples_per_sec", "lm_loss", "tflops_per_gpu" */
+	char *name; /* e.g. "throughput/samples_per_sec", "lm_loss", "tflops_per_gpu" */
 	double value;
 	char *unit;	 /* e.g. "samples/s", "TFLOP/s/GPU", "" when unitless */
 	long step;	 /* the step the value comes from, -1 when none */
@@ -37,7 +37,7 @@ typedef struct rm_parse_result {
 	rm_metric *metrics;
 	size_t n;
 	int has_performance;
-	double performance;	/* primary figure */
+	double performance;	  /* primary figure */
 	char *performance_metric; /* its metric name as perf.csv shows it, e.g. "samples_per_sec" */
 } rm_parse_result;
 
@@ -84,8 +84,8 @@ void rm_parser_stop(rm_parser *p); /* frees the state; safe to call twice */
 
 /* Result helpers for parser implementations. The name/unit strings are copied. A non-finite
  * value is ignored (returns without adding). */
-void rm_result_add(rm_parse_result *r, const char *name, double value, const char *unit,
-		   long step, const char *aggregate);
+void rm_result_add(rm_parse_result *r, const char *name, double value, const char *unit, long step,
+		   const char *aggregate);
 void rm_result_set_performance(rm_parse_result *r, double value, const char *metric);
 void rm_parse_result_release(rm_parse_result *r);
 

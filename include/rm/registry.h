@@ -41,7 +41,7 @@ typedef struct rm_model {
 	char *additional_docker_run_options; /* NULL when absent */
 	char **env_vars;		     /* NULL-terminated "K=V" list from env_vars */
 	size_t n_env_vars;
-	char *parser; /* log parser name; default "generic" */
+	char *parser;	 /* log parser name; default "generic" */
 	char *tunableop; /* "on", "off" or NULL: the model's own default (issue: run options) */
 } rm_model;
 

@@ -46,7 +46,8 @@ int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, rm_error *err
 
 /* .dockerignore matching, exposed for unit tests. Patterns are the file's lines. */
 typedef struct rm_ignore rm_ignore;
-int rm_ignore_load(rm_ignore **out, const char *dockerignore_path, rm_error *err); /* missing file = empty */
+int rm_ignore_load(rm_ignore **out, const char *dockerignore_path,
+		   rm_error *err); /* missing file = empty */
 rm_ignore *rm_ignore_from_lines(const char *const *lines, size_t n);
 int rm_ignore_match(const rm_ignore *ig, const char *relpath); /* 1 = excluded */
 void rm_ignore_free(rm_ignore *ig);

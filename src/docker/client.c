@@ -61,6 +61,9 @@ struct req {
 
 	/* Internal. */
 	CURL *curl;
+	struct curl_slist *hdrs;
+	char *url;
+	char errbuf[CURL_ERROR_SIZE];
 	rm_buf errbody;
 	int cancelled, too_big, handler_failed, read_errno;
 };
@@ -244,16 +247,27 @@ static int unreachable(const rm_docker *d, const char *detail, rm_error *err)
  * status (0 when none came) and r->engine_msg the engine's message for a non-2xx answer,
  * so callers can turn some statuses into success.
  */
-static int do_request(rm_docker *d, struct req *r, rm_error *err)
+static void req_cleanup(struct req *r)
 {
-	int ret = -1;
-	char errbuf[CURL_ERROR_SIZE] = "";
-	char ctype[128];
-	struct curl_slist *hdrs = NULL;
-	char *url = NULL;
-	size_t plen = strcspn(r->path, "?");
-	CURLcode rc;
+	curl_slist_free_all(r->hdrs);
+	r->hdrs = NULL;
+	if (r->curl)
+		curl_easy_cleanup(r->curl);
+	r->curl = NULL;
+	rm_buf_release(&r->errbody);
+	free(r->url);
+	r->url = NULL;
+}
 
+/* Sets up r->curl for the request; the transfer is run by the caller (easy or multi). */
+static int req_prepare(rm_docker *d, struct req *r, rm_error *err)
+{
+	char ctype[128];
+	char *url;
+
+	r->errbuf[0] = '\0';
+	r->hdrs = NULL;
+	r->url = NULL;
 	r->status = 0;
 	r->engine_msg[0] = '\0';
 	r->api_version[0] = '\0';
@@ -261,14 +275,13 @@ static int do_request(rm_docker *d, struct req *r, rm_error *err)
 	r->cancelled = r->too_big = r->handler_failed = r->read_errno = 0;
 
 	r->curl = curl_easy_init();
-	if (!r->curl) {
-		rm_error_set(err, RM_ERR_INTERNAL, "cannot create a curl handle");
-		goto out;
-	}
+	if (!r->curl)
+		return rm_error_set(err, RM_ERR_INTERNAL, "cannot create a curl handle");
 	if (r->unversioned)
 		url = rm_xasprintf("%s%s", d->base, r->path);
 	else
 		url = rm_xasprintf("%s/v%s%s", d->base, d->version, r->path);
+	r->url = url;
 
 	CURL *c = r->curl;
 	curl_easy_setopt(c, CURLOPT_URL, url);
@@ -280,7 +293,7 @@ static int do_request(rm_docker *d, struct req *r, rm_error *err)
 		curl_easy_setopt(c, CURLOPT_SSLKEY, d->tls_key);
 	}
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->errbuf);
 	/* Error bodies carry the engine's explanation: never let curl drop them. */
 	curl_easy_setopt(c, CURLOPT_FAILONERROR, 0L);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "run_models");
@@ -302,13 +315,11 @@ static int do_request(rm_docker *d, struct req *r, rm_error *err)
 	 * round trip only adds latency. */
 	snprintf(ctype, sizeof(ctype), "Content-Type: %s",
 		 r->content_type ? r->content_type : "application/json");
-	hdrs = curl_slist_append(hdrs, ctype);
-	hdrs = curl_slist_append(hdrs, "Expect:");
-	if (!hdrs) {
-		rm_error_set(err, RM_ERR_INTERNAL, "out of memory");
-		goto out;
-	}
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	r->hdrs = curl_slist_append(r->hdrs, ctype);
+	r->hdrs = curl_slist_append(r->hdrs, "Expect:");
+	if (!r->hdrs)
+		return rm_error_set(err, RM_ERR_INTERNAL, "out of memory");
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->hdrs);
 
 	if (strcmp(r->method, "GET") == 0) {
 		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
@@ -338,7 +349,17 @@ static int do_request(rm_docker *d, struct req *r, rm_error *err)
 		curl_easy_setopt(c, CURLOPT_SEEKDATA, r);
 	}
 
-	rc = curl_easy_perform(c);
+	return 0;
+}
+
+/* Interprets the end of a transfer; see do_request for the return values. */
+static int req_complete(rm_docker *d, struct req *r, CURLcode rc, rm_error *err)
+{
+	int ret = -1;
+	const char *errbuf = r->errbuf;
+	size_t plen = strcspn(r->path, "?");
+	CURL *c = r->curl;
+
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
 	if (r->cancelled) {
 		rm_error_set(err, RM_ERR_DOCKER, "cancelled");
@@ -380,12 +401,19 @@ static int do_request(rm_docker *d, struct req *r, rm_error *err)
 	}
 	ret = 0;
 out:
-	curl_slist_free_all(hdrs);
-	if (r->curl)
-		curl_easy_cleanup(r->curl);
-	r->curl = NULL;
-	rm_buf_release(&r->errbody);
-	free(url);
+	return ret;
+}
+
+/*
+ * Runs one request. Returns 0 for a 2xx answer; RM_DOCKER_CANCELLED when the cancel
+ * function asked; -1 otherwise, with err naming the request.
+ */
+static int do_request(rm_docker *d, struct req *r, rm_error *err)
+{
+	int ret = req_prepare(d, r, err);
+	if (ret == 0)
+		ret = req_complete(d, r, curl_easy_perform(r->curl), err);
+	req_cleanup(r);
 	return ret;
 }
 
@@ -696,6 +724,15 @@ int rm_docker_build(rm_docker *d, const rm_build_opts *o, char **image_id, rm_er
 		bad |= rm_buf_addstr(&q, "&nocache=1") < 0;
 	if (o->networkmode)
 		bad |= add_param(&q, "networkmode", o->networkmode);
+	if (o->labels) {
+		char *js = json_dumps(o->labels, JSON_COMPACT);
+		if (!js) {
+			rm_error_set(err, RM_ERR_INTERNAL, "cannot encode the image labels");
+			goto out;
+		}
+		bad |= add_param(&q, "labels", js);
+		free(js);
+	}
 	if (bad) {
 		rm_error_set(err, RM_ERR_INPUT, "the build arguments are too long");
 		goto out;
@@ -1033,6 +1070,101 @@ int rm_docker_logs(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *
 		ret =
 		    rm_error_set(err, RM_ERR_DOCKER,
 				 "GET /containers/%.12s/logs: the stream ended inside a frame", id);
+	free(eid);
+	free(url);
+	return ret;
+}
+
+/*
+ * Attaches to a created container, starts it once the engine has answered the attach (the
+ * engine writes the response headers only after the attach streams are set up, so no output
+ * is lost), and streams until the container's output ends. Driven by a curl multi handle so
+ * the start request can go out while the attach transfer is open. Cheaper for the engine
+ * than logs?follow, which re-reads and decodes the container's json log file.
+ */
+int rm_docker_attach_start(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
+			   rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err)
+{
+	struct req r;
+	struct logs_state s;
+	char *eid = escape(id);
+	char *url = rm_xasprintf("/containers/%s/attach?stream=1&stdout=1&stderr=1", eid);
+	CURLM *m = NULL;
+	CURLcode rc = CURLE_OK;
+	int ret = -1, started = 0, running = 1;
+
+	rm_frame_init(&s.dec, tty);
+	s.cb = cb;
+	s.ud = ud;
+	s.err = err;
+	req_init(&r, "POST", url, 0);
+	r.on_data = logs_data;
+	r.ud = &s;
+	r.cancel = cancel;
+	r.cancel_ud = cancel_ud;
+	if (req_prepare(d, &r, err) < 0)
+		goto out;
+	m = curl_multi_init();
+	if (!m || curl_multi_add_handle(m, r.curl) != CURLM_OK) {
+		rm_error_set(err, RM_ERR_INTERNAL, "cannot create a curl multi handle");
+		goto out;
+	}
+	while (running) {
+		CURLMsg *msg;
+		int left;
+		if (curl_multi_perform(m, &running) != CURLM_OK) {
+			rm_error_set(err, RM_ERR_INTERNAL, "curl multi transfer failed");
+			goto out;
+		}
+		while ((msg = curl_multi_info_read(m, &left)))
+			if (msg->msg == CURLMSG_DONE)
+				rc = msg->data.result;
+		if (!started) {
+			long status = 0;
+			curl_easy_getinfo(r.curl, CURLINFO_RESPONSE_CODE, &status);
+			if (status && is_2xx(status)) {
+				started = 1;
+				if (rm_docker_start(d, id, err) < 0)
+					goto out;
+			} else if (status || !running) {
+				break; /* an error answer: req_complete reports it */
+			}
+		}
+		if (running && curl_multi_poll(m, NULL, 0, 200, NULL) != CURLM_OK) {
+			rm_error_set(err, RM_ERR_INTERNAL, "curl multi poll failed");
+			goto out;
+		}
+		if (running && cancel && cancel(cancel_ud)) {
+			r.cancelled = 1;
+			break;
+		}
+	}
+	if (running && !r.cancelled) {
+		/* Stopped early on an error answer: let curl finish reading it. */
+		while (running && curl_multi_perform(m, &running) == CURLM_OK && running)
+			curl_multi_poll(m, NULL, 0, 200, NULL);
+		CURLMsg *msg;
+		int left;
+		while ((msg = curl_multi_info_read(m, &left)))
+			if (msg->msg == CURLMSG_DONE)
+				rc = msg->data.result;
+	}
+	ret = req_complete(d, &r, rc, err);
+	if (ret == 0 && !started)
+		ret = rm_error_set(err, RM_ERR_DOCKER,
+				   "POST /containers/%.12s/attach: the engine closed the stream "
+				   "before the container started",
+				   id);
+	if (ret == 0 && rm_frame_incomplete(&s.dec))
+		ret = rm_error_set(err, RM_ERR_DOCKER,
+				   "POST /containers/%.12s/attach: the stream ended inside a frame",
+				   id);
+out:
+	if (m && r.curl)
+		curl_multi_remove_handle(m, r.curl);
+	req_cleanup(&r);
+	if (m)
+		curl_multi_cleanup(m);
 	free(eid);
 	free(url);
 	return ret;

@@ -21,6 +21,7 @@
 #include "rm/csv.h"
 #include "rm/docker.h"
 #include "rm/frame.h"
+#include "rm/hash.h"
 #include "rm/log.h"
 #include "rm/parser.h"
 #include "rm/runner.h"
@@ -408,12 +409,58 @@ static int make_temp(char **path, rm_error *err)
 	return fd;
 }
 
+#define FINGERPRINT_LABEL "run_models.fingerprint"
+
+/* SHA-256 over the context tar, the Dockerfile name, the build args and the id of the base
+ * image as the engine has it now (a re-pulled base makes a new fingerprint). */
+static void fingerprint(struct run *r, const rm_dockerfile *df, int tar_fd, const char *df_name,
+			json_t *args, char out[65])
+{
+	rm_hash *h = rm_hash_new();
+	char *js = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS);
+	json_t *base = NULL;
+	rm_error ierr = RM_ERROR_INIT;
+
+	rm_hash_fd(h, tar_fd);
+	rm_hash_update(h, df_name, strlen(df_name) + 1);
+	if (js)
+		rm_hash_update(h, js, strlen(js) + 1);
+	if (df->base_image && strcmp(df->base_image, "scratch") &&
+	    rm_docker_image_inspect(r->d, df->base_image, &base, &ierr) == 0) {
+		const char *id = json_string_value(json_object_get(base, "Id"));
+		if (id)
+			rm_hash_update(h, id, strlen(id));
+	}
+	json_decref(base);
+	free(js);
+	rm_hash_final_hex(h, out);
+}
+
+static int image_is_current(struct run *r, const char *image, const char *fp, char **image_id)
+{
+	json_t *img = NULL;
+	rm_error ierr = RM_ERROR_INIT;
+	int current = 0;
+
+	if (rm_docker_image_inspect(r->d, image, &img, &ierr) == 0) {
+		json_t *labels = json_object_get(json_object_get(img, "Config"), "Labels");
+		const char *have = json_string_value(json_object_get(labels, FINGERPRINT_LABEL));
+		const char *id = json_string_value(json_object_get(img, "Id"));
+		if (have && id && !strcmp(have, fp)) {
+			*image_id = rm_xstrdup(id);
+			current = 1;
+		}
+	}
+	json_decref(img);
+	return current;
+}
+
 static int build_image(struct run *r, const rm_model *m, const rm_dockerfile *df,
 		       const char *log_base, struct outcome *oc, rm_error *err)
 {
 	char *tar_path = NULL, *df_name = NULL, *log_path = NULL;
 	int fd = -1, ret = -1;
-	json_t *args = json_object();
+	json_t *args = json_object(), *labels = json_object();
 	struct build_log bl = {NULL, r->o->live_output};
 	double t0 = rm_now();
 
@@ -436,8 +483,24 @@ static int build_image(struct run *r, const rm_model *m, const rm_dockerfile *df
 	for (size_t i = 0; i < r->ctx.n_docker_build_arg; i++)
 		json_object_set_new(args, r->ctx.docker_build_arg[i].key,
 				    json_string(r->ctx.docker_build_arg[i].value));
+	/* The image is up to date when its fingerprint label matches the context, the build
+	 * args and the base image as they are now: skip the build (a fully cached build still
+	 * costs the engine a context upload and a cache lookup per step). */
+	char fp[65];
+	fingerprint(r, df, fd, df_name, args, fp);
+	json_object_set_new(labels, FINGERPRINT_LABEL, json_string(fp));
+	if (!r->o->clean_docker_cache && image_is_current(r, oc->image, fp, &oc->image_id)) {
+		fprintf(bl.f,
+			"run_models: image '%s' (%s) is up to date with '%s' and its context "
+			"(fingerprint %s); build skipped, --clean-docker-cache rebuilds it\n",
+			oc->image, oc->image_id, df->path, fp);
+		rm_info("image '%s' is up to date; build skipped", oc->image);
+		ret = 0;
+		goto out;
+	}
 	rm_info("building '%s' from '%s' (log: %s)", oc->image, df->path, log_path);
 	rm_build_opts bo = {
+	    .labels = labels,
 	    .context_tar = tar_path,
 	    .dockerfile = df_name,
 	    .tag = oc->image,
@@ -466,6 +529,7 @@ out:
 	free(df_name);
 	free(log_path);
 	json_decref(args);
+	json_decref(labels);
 	return ret;
 }
 
@@ -674,13 +738,9 @@ static int run_container(struct run *r, const rm_selected *s, long runtime_ngpus
 		goto out;
 	}
 	t0 = rm_now();
-	if (rm_docker_start(r->d, id, &err) < 0) {
-		fail(oc, "%s", err.msg);
-		goto out;
-	}
 	if (timeout > 0)
 		st.deadline = t0 + timeout;
-	rc = rm_docker_logs(r->d, id, 0, on_frame, &st, cancel_stream, &st, &err);
+	rc = rm_docker_attach_start(r->d, id, 0, on_frame, &st, cancel_stream, &st, &err);
 	if (rc == RM_DOCKER_CANCELLED || rc < 0) {
 		rm_error kerr = RM_ERROR_INIT;
 		/* Kill first: the container must not outlive its budget by more than the
@@ -693,7 +753,7 @@ static int run_container(struct run *r, const rm_selected *s, long runtime_ngpus
 		} else if (st.timed_out) {
 			fail(oc, "timed out after %g s (the container was killed)", timeout);
 		} else {
-			fail(oc, "reading the container output: %s", err.msg);
+			fail(oc, "%s", err.msg);
 		}
 	}
 	if (!got_signal &&

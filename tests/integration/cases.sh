@@ -292,6 +292,27 @@ S
 		fail "tag args not appended: $(cat it_argv.live.log)"
 	;;
 
+build_cache)
+	script bc <<'S'
+echo "performance: 1 x"
+S
+	entry it_cache bc "" | sed 's/^/[/; s/$/]/' | mkmad
+	# its own Dockerfile, so that no other case shares the image
+	sed 's/mkdir -p \/tmp/mkdir -p \/cache-test \/tmp/' docker/smoke.Dockerfile >docker/cache.Dockerfile
+	jq '.[0].dockerfile = "docker/cache"' models.json >m && mv m models.json
+	"$RM" --tags it_cache -o perf.csv 2>err1.txt || fail "run 1: $(cat err1.txt)"
+	"$RM" --tags it_cache -o perf.csv 2>err2.txt || fail "run 2"
+	grep -q "up to date; build skipped" err2.txt || fail "unchanged context was rebuilt: $(cat err2.txt)"
+	[ "$(csv_col perf.csv 1 docker_sha)" = "$(csv_col perf.csv 2 docker_sha)" ] || fail "image id changed"
+	echo "# changed" >>docker/cache.Dockerfile
+	"$RM" --tags it_cache -o perf.csv 2>err3.txt || fail "run 3"
+	grep -q "building 'ci-it_cache_cache'" err3.txt || fail "a changed Dockerfile did not rebuild"
+	"$RM" --tags it_cache --clean-docker-cache -o perf.csv 2>err4.txt || fail "run 4"
+	grep -q "building 'ci-it_cache_cache'" err4.txt || fail "--clean-docker-cache did not rebuild"
+	grep -q "Step 3/[0-9]* : RUN" it_cache.build.log && ! grep -q "Using cache" it_cache.build.log ||
+		fail "--clean-docker-cache used the layer cache"
+	;;
+
 *)
 	fail "unknown case"
 	;;

@@ -4,7 +4,7 @@
 set(RM_INTEGRATION_CASES
     smoke failing_script timeout multiple_results broken_build broken_registry unknown_tag
     keep_alive sigint sigterm dead_daemon stdout_only_last_wins keep_model_dir
-    secret_env list_command args_are_argv)
+    secret_env list_command args_are_argv build_cache)
 foreach(c ${RM_INTEGRATION_CASES})
   add_test(NAME integration.${c}
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/cases.sh ${c}
