@@ -1,0 +1,35 @@
+/*
+ * System checks before benchmarking (run_models doctor, and --sys-env-details beside each
+ * run). Each finding is OK, WARN or FAIL with what was seen and the action to take.
+ */
+#ifndef RM_DOCTOR_H
+#define RM_DOCTOR_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct rm_finding {
+	const char *status; /* "OK", "WARN", "FAIL" (static strings) */
+	char *check;	    /* short name, e.g. "numa_balancing" */
+	char *detail;	    /* what was seen */
+	char *action;	    /* what to do; NULL for OK */
+} rm_finding;
+
+typedef struct rm_doctor_opts {
+	const char *proc_root;	 /* "/proc" (tests pass a fake tree) */
+	const char *sysfs_root;	 /* "/sys" */
+	const char *dev_root;	 /* "/dev" */
+	const char *docker_host; /* NULL: $DOCKER_HOST or the default socket */
+	const char *work_dir;	 /* where images' logs and perf files go: free disk is checked */
+	int use_tools;		 /* run rocminfo/amd-smi/nvidia-smi/rocm version probes */
+} rm_doctor_opts;
+
+/* Runs every check; never fails as a whole (a failed probe is a finding). */
+void rm_doctor_collect(const rm_doctor_opts *o, rm_finding **out, size_t *n);
+/* "OK   numa_balancing  0 (disabled)" lines, actions indented below WARN/FAIL. */
+void rm_doctor_print(FILE *f, const rm_finding *v, size_t n);
+/* JSON array of {status, check, detail, action}; caller frees. */
+char *rm_doctor_json(const rm_finding *v, size_t n);
+void rm_findings_free(rm_finding *v, size_t n);
+
+#endif
