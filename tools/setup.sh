@@ -27,6 +27,6 @@ cmake -S . -B "$build" ${RM_CMAKE_ARGS:-} >&2
 cmake --build "$build" -j"$(nproc)" >&2
 
 # The smoke image is FROM scratch plus Debian's static busybox: no registry needed.
-install -m 755 /bin/busybox docker/smoke/busybox
+install -D -m 755 /bin/busybox docker/smoke/busybox
 
 tools/ensure-docker.sh
