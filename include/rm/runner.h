@@ -33,6 +33,16 @@ typedef struct rm_run_opts {
 	int keep_alive;
 	int keep_model_dir;
 	int clean_docker_cache;
+	const char *tunableop; /* "on", "off" or NULL */
+	long long shm_size;    /* bytes, 0 = default */
+	int dry_run;	       /* print the plan; contact no engine */
+	long repeat;	       /* runs per model (>= 1) */
+	const char *score;     /* NULL or "mlperf" */
+	int progress;	       /* 0 off, 1 auto (status line on a terminal, periodic otherwise) */
+	double progress_interval;	  /* seconds between plain progress lines */
+	int sys_env_details;		  /* write the doctor's findings beside the logs */
+	const char *const *context_files; /* --additional-context-file, JSON or YAML */
+	size_t n_context_files;
 } rm_run_opts;
 
 /* Default timeout when neither the CLI nor the model gives one. */
@@ -57,7 +67,24 @@ typedef struct rm_spec_in {
 	const char *run_id;
 	const char *const *host_env; /* environ-like; MAD_SECRETS* names are taken from it */
 	long runtime_ngpus;
+	/* "on", "off" or NULL (leave the model alone): sets PYTORCH_TUNABLEOP_* and the
+	 * script's --tunableop argument. */
+	const char *tunableop;
+	/* With tunableop "on": absolute host folder bind-mounted at RM_TUNABLEOP_DIR, where
+	 * PYTORCH_TUNABLEOP_FILENAME points, so tuned results survive the container. */
+	const char *tunableop_host_dir;
+	long long shm_size; /* bytes; 0 = the engine's default (a model's own option wins) */
+	/* Keep the container running after the script: the script's exit code is printed
+	 * on stderr as "<RM_EXIT_MARKER><run id>:<code>" and the container sleeps. */
+	int keep_alive;
 } rm_spec_in;
+
+#define RM_TUNABLEOP_DIR "/run_models/tunableop"
+#define RM_EXIT_MARKER	 "run_models-exit-"
+
+/* The effective TunableOp setting: the CLI's, else the model's "tunableop" field, else a
+ * "--tunableop on|off" in its args, else NULL. */
+const char *rm_tunableop_effective(const rm_model *m, const char *cli);
 
 /* Model dir: the last path part of url (without ".git"), else the model's short name. */
 char *rm_model_dir(const rm_model *m);

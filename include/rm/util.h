@@ -31,6 +31,9 @@ void rm_freep(void *p);
 int rm_parse_long(const char *s, long min, long max, long *out);
 /* Same for a finite double (no nan/inf). */
 int rm_parse_double(const char *s, double *out);
+/* A size as Docker writes it: "64G", "512m", "1.5g", "1073741824" (k m g t, powers of 1024,
+ * an optional trailing b). Returns 0 and sets *bytes, or -1. */
+int rm_parse_size(const char *s, long long *bytes);
 
 int rm_starts_with(const char *s, const char *prefix);
 int rm_ends_with(const char *s, const char *suffix);

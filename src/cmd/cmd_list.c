@@ -18,6 +18,7 @@
 struct list_cli {
 	struct opt_list tags;
 	struct opt_list contexts;
+	struct opt_list context_files;
 	int ignored_flag;
 	const char *ignored_str;
 	double ignored_num;
@@ -39,6 +40,15 @@ static const struct opt list_options[] = {
     {"log-dir", 0, OPT_STRING, F(ignored_str), "DIR", "(accepted, no effect)"},
     {"parser", 0, OPT_STRING, F(ignored_str), "NAME", "(accepted, no effect)"},
     {"timeout", 0, OPT_NUMBER, F(ignored_num), "SECONDS", "(accepted, no effect)"},
+    {"tunableop", 0, OPT_STRING, F(ignored_str), "on|off", "(accepted, no effect)"},
+    {"shm-size", 0, OPT_STRING, F(ignored_str), "SIZE", "(accepted, no effect)"},
+    {"score", 0, OPT_STRING, F(ignored_str), "RULE", "(accepted, no effect)"},
+    {"repeat", 0, OPT_NUMBER, F(ignored_num), "N", "(accepted, no effect)"},
+    {"progress-interval", 0, OPT_NUMBER, F(ignored_num), "SECONDS", "(accepted, no effect)"},
+    {"dry-run", 'n', OPT_FLAG, F(ignored_flag), NULL, "(accepted, no effect)"},
+    {"no-progress", 0, OPT_FLAG, F(ignored_flag), NULL, "(accepted, no effect)"},
+    {"sys-env-details", 0, OPT_FLAG, F(ignored_flag), NULL, "(accepted, no effect)"},
+    {"additional-context-file", 0, OPT_LIST, F(context_files), "FILE", "(accepted, no effect)"},
     OPT_END,
 };
 #undef F
@@ -111,6 +121,7 @@ out:
 	rm_registry_release(&reg);
 	opt_list_release(&cli.tags);
 	opt_list_release(&cli.contexts);
+	opt_list_release(&cli.context_files);
 	opt_list_release(&pos);
 	return ret;
 }

@@ -25,6 +25,15 @@ struct run_cli {
 	int clean_docker_cache;
 	int list;
 	int quiet;
+	const char *tunableop;
+	const char *shm_size;
+	int dry_run;
+	long repeat;
+	const char *score;
+	int no_progress;
+	double progress_interval;
+	int sys_env_details;
+	struct opt_list context_files;
 };
 
 #define F(field) offsetof(struct run_cli, field)
@@ -47,6 +56,23 @@ static const struct opt run_options[] = {
      "copy the model dir out of the container into the log dir"},
     {"clean-docker-cache", 0, OPT_FLAG, F(clean_docker_cache), NULL,
      "build without the layer cache"},
+    {"tunableop", 0, OPT_STRING, F(tunableop), "on|off",
+     "PyTorch TunableOp: on tunes GEMMs and keeps the results in <log dir>/tunableop/<model>/ "
+     "for later runs; off disables it (default: the model's setting)"},
+    {"additional-context-file", 0, OPT_LIST, F(context_files), "FILE",
+     "context as a JSON or YAML file, applied before --additional-context"},
+    {"shm-size", 0, OPT_STRING, F(shm_size), "SIZE",
+     "/dev/shm of the containers, e.g. 64G (a model's own --shm-size wins)"},
+    {"dry-run", 'n', OPT_FLAG, F(dry_run), NULL,
+     "print the Dockerfiles, build args and docker build/run commands; contact no engine"},
+    {"repeat", 0, OPT_INT, F(repeat), "N", "run each model N times on one build, with a summary"},
+    {"score", 0, OPT_STRING, F(score), "mlperf",
+     "with --repeat: score time to train by MLPerf's rule (drop fastest and slowest)"},
+    {"no-progress", 0, OPT_FLAG, F(no_progress), NULL, "no status line / progress lines"},
+    {"progress-interval", 0, OPT_NUMBER, F(progress_interval), "SECONDS",
+     "seconds between progress lines when stderr is not a terminal (default 30)"},
+    {"sys-env-details", 0, OPT_FLAG, F(sys_env_details), NULL,
+     "store the 'run_models doctor' findings beside the logs of the run"},
     {"list", 0, OPT_FLAG, F(list), NULL, "print the selection (as 'run_models list') and stop"},
     {"quiet", 'q', OPT_FLAG, F(quiet), NULL, "only warnings and errors from the runner itself"},
     OPT_END,
@@ -55,7 +81,7 @@ static const struct opt run_options[] = {
 
 int cmd_run(int argc, char **argv, rm_error *err)
 {
-	struct run_cli cli = {.timeout = -1};
+	struct run_cli cli = {.timeout = -1, .repeat = 1, .progress_interval = 30};
 	struct opt_list pos = {0};
 	rm_run_opts o = {0};
 	size_t n_failed = 0;
@@ -87,6 +113,28 @@ int cmd_run(int argc, char **argv, rm_error *err)
 	}
 	if (cli.quiet)
 		rm_log_set_level(0);
+	if (cli.tunableop && strcmp(cli.tunableop, "on") && strcmp(cli.tunableop, "off")) {
+		rm_error_set(err, RM_ERR_USAGE, "--tunableop takes 'on' or 'off', not '%s'",
+			     cli.tunableop);
+		goto out;
+	}
+	if (cli.shm_size && (rm_parse_size(cli.shm_size, &o.shm_size) < 0 || o.shm_size <= 0)) {
+		rm_error_set(err, RM_ERR_USAGE, "--shm-size takes a size such as 64G, not '%s'",
+			     cli.shm_size);
+		goto out;
+	}
+	if (cli.repeat < 1) {
+		rm_error_set(err, RM_ERR_USAGE, "--repeat takes a count >= 1");
+		goto out;
+	}
+	if (cli.score && strcmp(cli.score, "mlperf")) {
+		rm_error_set(err, RM_ERR_USAGE, "--score knows only 'mlperf', not '%s'", cli.score);
+		goto out;
+	}
+	if (cli.progress_interval <= 0) {
+		rm_error_set(err, RM_ERR_USAGE, "--progress-interval takes seconds > 0");
+		goto out;
+	}
 	o.root = ".";
 	o.tags = cli.tags.v;
 	o.n_tags = cli.tags.n;
@@ -101,6 +149,15 @@ int cmd_run(int argc, char **argv, rm_error *err)
 	o.keep_model_dir = cli.keep_model_dir;
 	o.clean_docker_cache = cli.clean_docker_cache;
 	o.sysfs_root = getenv("RM_SYSFS_ROOT");
+	o.tunableop = cli.tunableop;
+	o.dry_run = cli.dry_run;
+	o.repeat = cli.repeat;
+	o.score = cli.score;
+	o.progress = !cli.no_progress;
+	o.progress_interval = cli.progress_interval;
+	o.sys_env_details = cli.sys_env_details;
+	o.context_files = cli.context_files.v;
+	o.n_context_files = cli.context_files.n;
 
 	rm_runner_install_signal_handlers();
 	if (rm_runner_run(&o, &n_failed, &interrupted, err) < 0) {
@@ -118,6 +175,7 @@ int cmd_run(int argc, char **argv, rm_error *err)
 out:
 	opt_list_release(&cli.tags);
 	opt_list_release(&cli.contexts);
+	opt_list_release(&cli.context_files);
 	opt_list_release(&pos);
 	return ret;
 }

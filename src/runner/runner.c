@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,9 +24,14 @@
 #include "rm/docker.h"
 #include "rm/frame.h"
 #include "rm/hash.h"
+#include "rm/doctor.h"
 #include "rm/log.h"
+#include "rm/mask.h"
 #include "rm/parser.h"
+#include "rm/cmdline.h"
 #include "rm/runner.h"
+#include "rm/stats.h"
+#include "rm/yaml.h"
 #include "rm/tar.h"
 #include "rm/util.h"
 
@@ -39,7 +46,7 @@ static const char *const perf_header[] = {
     "status", "build_duration", "test_duration", "dataname", "data_provider_type", "data_size",
     "data_download_duration", "build_number", "additional_docker_run_options",
     /* ours */
-    "timestamp", "run_id", "reason", "tunableop", "exit_code", "log_file"};
+    "timestamp", "run_id", "repeat", "reason", "tunableop", "exit_code", "log_file"};
 enum { PERF_COLS = sizeof(perf_header) / sizeof(perf_header[0]) };
 enum {
 	C_MODEL,
@@ -73,11 +80,16 @@ enum {
 	C_RUNOPTS,
 	C_TIMESTAMP,
 	C_RUNID,
+	C_REPEAT,
 	C_REASON,
 	C_TUNABLEOP,
 	C_EXIT,
 	C_LOG,
 };
+
+static const char *const summary_header[] = {"timestamp", "run_id", "model", "metric",	  "unit",
+					     "aggregate", "n",	    "mean",  "median",	  "stddev",
+					     "min",	  "max",    "score", "score_rule"};
 
 static const char *const metric_header[] = {"timestamp", "run_id", "model", "metric",
 					    "value",	 "unit",   "step",  "aggregate"};
@@ -124,6 +136,10 @@ struct run {
 	char machine[256];
 	char *git_commit;
 	size_t n_failed;
+	char **secrets; /* values of the host's MAD_SECRETS* variables */
+	size_t n_secrets;
+	rm_mask mask;	   /* for whole strings: reasons, messages, build lines, dry runs */
+	int progress_mode; /* 0 none, 1 status line on a terminal, 2 plain periodic lines */
 };
 
 /* What one container run produced. */
@@ -133,6 +149,8 @@ struct outcome {
 	double build_s;
 	double test_s;
 	long exit_code; /* -1 when none */
+	long repeat;	/* 1-based */
+	const char *tunableop;
 	char *dockerfile;
 	char *base_image;
 	char *image;
@@ -143,6 +161,9 @@ struct outcome {
 	char **mr_names, **mr_perf, **mr_metric;
 	size_t mr_n;
 };
+
+/* The reasons end up in perf.csv and on the terminal: secrets are masked on the way in. */
+static const rm_mask *reason_mask;
 
 static void outcome_release(struct outcome *oc)
 {
@@ -163,11 +184,19 @@ static void fail(struct outcome *oc, const char *fmt, ...) __attribute__((format
 static void fail(struct outcome *oc, const char *fmt, ...)
 {
 	va_list ap;
+	char *raw;
 	oc->status = "FAILURE";
 	free(oc->reason);
 	va_start(ap, fmt);
-	oc->reason = rm_xvasprintf(fmt, ap);
+	raw = rm_xvasprintf(fmt, ap);
 	va_end(ap);
+	oc->reason = reason_mask ? rm_mask_string(reason_mask, raw) : rm_xstrdup(raw);
+	free(raw);
+}
+
+static const char *signal_name(void)
+{
+	return got_signal == SIGTERM ? "SIGTERM" : "SIGINT";
 }
 
 static char *file_safe(const char *name)
@@ -212,12 +241,14 @@ static char *join_tags(const rm_model *m)
 
 /* Appends the perf.csv rows of one outcome (one row, or one per multiple_results row), and
  * its metrics to perf_<model>.csv. */
+/* Appends the perf.csv rows of one outcome (one row, or one per multiple_results row), and
+ * its metrics to perf_<model>.csv. */
 static int record(struct run *r, const rm_selected *s, long runtime_ngpus, const char *args,
 		  struct outcome *oc, rm_error *err)
 {
 	const rm_model *m = s->model;
-	char ts[32], ngpus[32], build_s[32], test_s[32], exit_code[32];
-	char *tags = join_tags(m), *perf = NULL;
+	char ts[32], ngpus[32], build_s[32], test_s[32], exit_code[32], repeat[32];
+	char *tags = join_tags(m), *perf = NULL, *margs = rm_mask_string(&r->mask, args);
 	const char *base[PERF_COLS] = {0};
 	const char **rows = NULL;
 	size_t n_rows = oc->mr_n ? oc->mr_n : 1;
@@ -227,6 +258,7 @@ static int record(struct run *r, const rm_selected *s, long runtime_ngpus, const
 	snprintf(ngpus, sizeof(ngpus), "%ld", runtime_ngpus);
 	snprintf(build_s, sizeof(build_s), "%.3f", oc->build_s);
 	snprintf(test_s, sizeof(test_s), "%.3f", oc->test_s);
+	snprintf(repeat, sizeof(repeat), "%ld", oc->repeat > 0 ? oc->repeat : 1);
 	if (oc->exit_code >= 0)
 		snprintf(exit_code, sizeof(exit_code), "%ld", oc->exit_code);
 	else
@@ -236,7 +268,7 @@ static int record(struct run *r, const rm_selected *s, long runtime_ngpus, const
 	base[C_NNODES] = "1";
 	base[C_GPN] = ngpus;
 	base[C_PREC] = m->training_precision;
-	base[C_ARGS] = args;
+	base[C_ARGS] = margs;
 	base[C_TAGS] = tags;
 	base[C_DOCKERFILE] = oc->dockerfile;
 	base[C_BASE] = oc->base_image;
@@ -255,8 +287,9 @@ static int record(struct run *r, const rm_selected *s, long runtime_ngpus, const
 	base[C_RUNOPTS] = m->additional_docker_run_options;
 	base[C_TIMESTAMP] = ts;
 	base[C_RUNID] = r->run_id;
+	base[C_REPEAT] = repeat;
 	base[C_REASON] = oc->reason;
-	base[C_TUNABLEOP] = m->tunableop;
+	base[C_TUNABLEOP] = oc->tunableop;
 	base[C_EXIT] = exit_code;
 	base[C_LOG] = oc->log_file;
 
@@ -309,19 +342,171 @@ static int record(struct run *r, const rm_selected *s, long runtime_ngpus, const
 	free(rows);
 	free(perf);
 	free(tags);
+	free(margs);
+	return ret;
+}
+
+/* Values of one metric over the repeats of a model, for the summary. */
+struct series {
+	char *name;
+	char *unit;
+	char *aggregate;
+	double *v;
+	size_t n;
+};
+
+struct summary {
+	struct series *s;
+	size_t n;
+};
+
+static void summary_add(struct summary *sm, const char *name, const char *unit,
+			const char *aggregate, double v)
+{
+	struct series *x = NULL;
+	for (size_t i = 0; i < sm->n && !x; i++)
+		if (!strcmp(sm->s[i].name, name) && !strcmp(sm->s[i].aggregate, aggregate))
+			x = &sm->s[i];
+	if (!x) {
+		sm->s = rm_xrealloc(sm->s, (sm->n + 1) * sizeof(*sm->s));
+		x = &sm->s[sm->n++];
+		x->name = rm_xstrdup(name);
+		x->unit = rm_xstrdup(unit ? unit : "");
+		x->aggregate = rm_xstrdup(aggregate);
+		x->v = NULL;
+		x->n = 0;
+	}
+	x->v = rm_xrealloc(x->v, (x->n + 1) * sizeof(*x->v));
+	x->v[x->n++] = v;
+}
+
+static void summary_collect(struct summary *sm, const struct outcome *oc)
+{
+	if (strcmp(oc->status, "SUCCESS"))
+		return;
+	if (oc->pr.has_performance)
+		summary_add(sm, "performance", oc->pr.performance_metric, "last",
+			    oc->pr.performance);
+	for (size_t i = 0; i < oc->pr.n; i++)
+		summary_add(sm, oc->pr.metrics[i].name, oc->pr.metrics[i].unit,
+			    oc->pr.metrics[i].aggregate, oc->pr.metrics[i].value);
+}
+
+static void summary_release(struct summary *sm)
+{
+	for (size_t i = 0; i < sm->n; i++) {
+		free(sm->s[i].name);
+		free(sm->s[i].unit);
+		free(sm->s[i].aggregate);
+		free(sm->s[i].v);
+	}
+	free(sm->s);
+	sm->s = NULL;
+	sm->n = 0;
+}
+
+/* Prints the per-metric statistics of a model's repeats and appends them to
+ * perf_summary.csv beside perf.csv. --score mlperf scores time to train by MLPerf's rule. */
+static int summary_write(struct run *r, const rm_model *m, struct summary *sm, rm_error *err)
+{
+	char ts[32];
+	char *dir = rm_xstrdup(r->o->output), *slash = strrchr(dir, '/'), *path;
+	const char **rows = rm_xcalloc(sm->n * 14 + 1, sizeof(*rows));
+	/* at most 7 strings a series: the score and six statistics */
+	char **cells = rm_xcalloc(sm->n * 7 + 1, sizeof(*cells));
+	size_t nr = 0, nc = 0;
+	int ret;
+
+	rm_utc_timestamp(ts, sizeof(ts));
+	if (slash)
+		slash[1] = '\0';
+	path = rm_xasprintf("%sperf_summary.csv", slash ? dir : "");
+	printf("summary of %ld runs of '%s':\n  %-40s %5s %12s %12s %10s %12s %12s %12s\n",
+	       r->o->repeat, m->name, "metric (aggregate)", "n", "mean", "median", "stddev", "min",
+	       "max", "score");
+	for (size_t i = 0; i < sm->n; i++) {
+		const struct series *x = &sm->s[i];
+		rm_stats st;
+		double score = 0;
+		size_t used = 0;
+		int scored = 0;
+		if (rm_stats_compute(x->v, x->n, &st) < 0)
+			continue;
+		if (r->o->score && !strcmp(r->o->score, "mlperf") &&
+		    strstr(x->name, "time_to_train")) {
+			rm_error serr = RM_ERROR_INIT;
+			scored = rm_score_mlperf(x->v, x->n, &score, &used, &serr) == 0;
+			if (!scored)
+				rm_warn("model '%s': no MLPerf score for '%s': %s", m->name,
+					x->name, serr.msg);
+			else if (x->n != 10)
+				rm_warn("model '%s': MLPerf scores take 10 runs; this one has %zu",
+					m->name, x->n);
+		}
+		char label[256];
+		snprintf(label, sizeof(label), "%s (%s)", x->name, x->aggregate);
+		printf("  %-40s %5zu %12.6g %12.6g %10.4g %12.6g %12.6g %12s\n", label, st.n,
+		       st.mean, st.median, st.stddev, st.min, st.max,
+		       scored ? (cells[nc] = fmt_num(score)) : "");
+		if (scored)
+			nc++;
+		const char *row[14] = {ts,
+				       r->run_id,
+				       m->name,
+				       x->name,
+				       x->unit,
+				       x->aggregate,
+				       cells[nc++] = rm_xasprintf("%zu", st.n),
+				       cells[nc++] = fmt_num(st.mean),
+				       cells[nc++] = fmt_num(st.median),
+				       cells[nc++] = fmt_num(st.stddev),
+				       cells[nc++] = fmt_num(st.min),
+				       cells[nc++] = fmt_num(st.max),
+				       scored ? cells[nc - 7] : "",
+				       scored ? "mlperf: drop fastest and slowest, mean of the rest"
+					      : ""};
+		memcpy(rows + nr * 14, row, sizeof(row));
+		nr++;
+	}
+	ret = nr ? rm_csv_append(path, summary_header, 14, rows, nr, err) : 0;
+	for (size_t i = 0; i < nc; i++)
+		free(cells[i]);
+	free(cells);
+	free(rows);
+	free(path);
+	free(dir);
 	return ret;
 }
 
 /* Streaming */
 
+struct stream;
+
+/* One output stream of the container (stdout or stderr), after secret masking. */
+struct sink {
+	struct stream *st;
+	int stream;
+};
+
 struct stream {
+	struct run *r;
+	const char *model;
 	FILE *log;
 	int live;
-	rm_lines lines;
+	rm_lines lines;	    /* stdout lines for the parser */
+	rm_lines err_lines; /* stderr lines, watched for the keep-alive exit marker */
+	rm_mask masks[2];   /* stdout, stderr */
+	struct sink sinks[2];
 	rm_parser parser;
+	double start;
+	double timeout;	 /* seconds, 0 = none */
 	double deadline; /* monotonic seconds, 0 = none */
 	int timed_out;
 	double last_flush;
+	double last_progress;
+	char *exit_marker; /* keep-alive: "<marker><run id>:" */
+	int script_done;   /* keep-alive: the marker came */
+	long script_rc;
 };
 
 /* The live log is read while it grows (tail -f): flush it at most every 200 ms rather than
@@ -337,23 +522,122 @@ static void flush_log(struct stream *st, int force)
 	}
 }
 
+static void fmt_duration(char *buf, size_t size, double s)
+{
+	long t = s < 0 ? 0 : (long)s;
+	if (t >= 3600)
+		snprintf(buf, size, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+	else
+		snprintf(buf, size, "%ld:%02ld", t / 60, t % 60);
+}
+
+/*
+ * Progress goes to stderr, never into the logs: on a terminal one status line redrawn in
+ * place (unless the output itself is streamed there), elsewhere (CI) a plain line every
+ * progress_interval seconds.
+ */
+static void progress_line(struct run *r, const char *model, const char *what, double elapsed,
+			  double timeout, const rm_parse_progress *pp, int final)
+{
+	char el[32], to[32] = "", line[512];
+	size_t n;
+
+	if (!r->progress_mode)
+		return;
+	if (r->progress_mode == 1 && final) {
+		fputs("\r\033[K", stderr);
+		return;
+	}
+	if (final)
+		return;
+	fmt_duration(el, sizeof(el), elapsed);
+	if (timeout > 0) {
+		to[0] = '/';
+		fmt_duration(to + 1, sizeof(to) - 1, timeout);
+	}
+	n = (size_t)snprintf(line, sizeof(line), "[%s] %s %s%s", model, what, el, to);
+	if (pp && pp->step >= 0 && n < sizeof(line)) {
+		if (pp->total_steps > 0)
+			n += (size_t)snprintf(line + n, sizeof(line) - n, "  step %ld/%ld",
+					      pp->step, pp->total_steps);
+		else
+			n += (size_t)snprintf(line + n, sizeof(line) - n, "  step %ld", pp->step);
+	}
+	if (pp && pp->throughput >= 0 && n < sizeof(line))
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "  %.6g %s", pp->throughput,
+				      pp->throughput_metric ? pp->throughput_metric : "");
+	if (pp && pp->step > 0 && pp->total_steps > pp->step && n < sizeof(line)) {
+		char eta[32];
+		fmt_duration(eta, sizeof(eta),
+			     elapsed / (double)pp->step * (double)(pp->total_steps - pp->step));
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "  ETA %s", eta);
+	}
+	if (r->progress_mode == 1)
+		fprintf(stderr, "\r\033[K%s", line);
+	else
+		fprintf(stderr, "run_models: %s\n", line);
+	fflush(stderr);
+}
+
+static void stream_progress(struct stream *st, int final)
+{
+	struct run *r = st->r;
+	double now = rm_now();
+	double every = r->progress_mode == 1 ? 1.0 : r->o->progress_interval;
+	rm_parse_progress pp = {-1, -1, -1, NULL};
+
+	if (!final && now - st->last_progress < every)
+		return;
+	st->last_progress = now;
+	if (st->parser.ops && st->parser.ops->progress && st->parser.state)
+		st->parser.ops->progress(st->parser.state, &pp);
+	progress_line(r, st->model, "running", now - st->start, st->timeout, &pp, final);
+}
+
 static void on_stdout_line(void *ud, const char *line, size_t len)
 {
 	struct stream *st = ud;
 	rm_parser_feed(&st->parser, line, len);
 }
 
-static void on_frame(void *ud, int stream, const char *data, size_t len)
+static void on_stderr_line(void *ud, const char *line, size_t len)
 {
 	struct stream *st = ud;
+	size_t ml = strlen(st->exit_marker);
+	if (len > ml && !memcmp(line, st->exit_marker, ml)) {
+		char buf[32];
+		size_t n = len - ml < sizeof(buf) - 1 ? len - ml : sizeof(buf) - 1;
+		memcpy(buf, line + ml, n);
+		buf[n] = '\0';
+		buf[strcspn(buf, "\r")] = '\0';
+		if (rm_parse_long(buf, 0, 255, &st->script_rc) == 0)
+			st->script_done = 1;
+	}
+}
+
+/* Masked bytes of one stream: to the log, the terminal, and (stdout) the parser. */
+static void on_masked(void *ud, const char *data, size_t len)
+{
+	struct sink *k = ud;
+	struct stream *st = k->st;
 	fwrite(data, 1, len, st->log);
-	if (stream == RM_STREAM_STDOUT) {
+	if (k->stream == RM_STREAM_STDOUT) {
 		if (st->live)
 			fwrite(data, 1, len, stdout);
 		rm_lines_feed(&st->lines, data, len, on_stdout_line, st);
-	} else if (st->live) {
-		fwrite(data, 1, len, stderr);
+	} else {
+		if (st->live)
+			fwrite(data, 1, len, stderr);
+		if (st->exit_marker)
+			rm_lines_feed(&st->err_lines, data, len, on_stderr_line, st);
 	}
+}
+
+static void on_frame(void *ud, int stream, const char *data, size_t len)
+{
+	struct stream *st = ud;
+	int i = stream == RM_STREAM_STDOUT ? 0 : 1;
+	rm_mask_feed(&st->masks[i], data, len, on_masked, &st->sinks[i]);
 	flush_log(st, 0);
 }
 
@@ -361,7 +645,8 @@ static int cancel_stream(void *ud)
 {
 	struct stream *st = ud;
 	flush_log(st, 0); /* a quiet container's last lines still reach the file */
-	if (got_signal)
+	stream_progress(st, 0);
+	if (got_signal || st->script_done)
 		return 1;
 	if (st->deadline > 0 && rm_now() > st->deadline) {
 		st->timed_out = 1;
@@ -379,19 +664,45 @@ static int cancel_signal(void *ud)
 /* Build */
 
 struct build_log {
+	struct run *r;
+	const char *model;
 	FILE *f;
 	int live;
+	double start;
+	double last_progress;
 };
 
 static void on_build_line(void *ud, const char *line, size_t len)
 {
 	struct build_log *b = ud;
+	char *copy = NULL;
+
+	if (rm_mask_active(&b->r->mask)) {
+		char *raw = rm_xstrndup(line, len);
+		copy = rm_mask_string(&b->r->mask, raw);
+		free(raw);
+		line = copy;
+		len = strlen(copy);
+	}
 	fwrite(line, 1, len, b->f);
 	fputc('\n', b->f);
 	if (b->live) {
 		fwrite(line, 1, len, stdout);
 		fputc('\n', stdout);
 	}
+	/* "Step 3/5 : RUN ..." drives the build's progress line. */
+	long step, total;
+	if (b->r->progress_mode && len > 5 && !memcmp(line, "Step ", 5) &&
+	    sscanf(line + 5, "%ld/%ld", &step, &total) == 2) {
+		double now = rm_now();
+		double every = b->r->progress_mode == 1 ? 0 : b->r->o->progress_interval;
+		if (now - b->last_progress >= every) {
+			rm_parse_progress pp = {step, total, -1, NULL};
+			progress_line(b->r, b->model, "building", now - b->start, 0, &pp, 0);
+			b->last_progress = now;
+		}
+	}
+	free(copy);
 }
 
 static int make_temp(char **path, rm_error *err)
@@ -455,14 +766,36 @@ static int image_is_current(struct run *r, const char *image, const char *fp, ch
 	return current;
 }
 
+/* MAD_SYSTEM_GPU_ARCHITECTURE and the context's docker_build_arg. Secrets are never build
+ * args (image history keeps them), unless the user put one there explicitly: warned. */
+static json_t *build_args(struct run *r, const rm_model *m)
+{
+	json_t *args = json_object();
+	if (r->ctx.gpu_arch)
+		json_object_set_new(args, "MAD_SYSTEM_GPU_ARCHITECTURE",
+				    json_string(r->ctx.gpu_arch));
+	for (size_t i = 0; i < r->ctx.n_docker_build_arg; i++) {
+		const rm_kv *kv = &r->ctx.docker_build_arg[i];
+		int secret = strstr(kv->key, "MAD_SECRETS") != NULL;
+		for (size_t k = 0; k < r->n_secrets && !secret; k++)
+			secret = strstr(kv->value, r->secrets[k]) != NULL;
+		if (secret)
+			rm_warn("model '%s': build arg '%s' carries a secret: the image history "
+				"keeps it; pass secrets to the container instead (MAD_SECRETS_* "
+				"variables reach its environment)",
+				m->name, kv->key);
+		json_object_set_new(args, kv->key, json_string(kv->value));
+	}
+	return args;
+}
+
 static int build_image(struct run *r, const rm_model *m, const rm_dockerfile *df,
 		       const char *log_base, struct outcome *oc, rm_error *err)
 {
 	char *tar_path = NULL, *df_name = NULL, *log_path = NULL;
 	int fd = -1, ret = -1;
-	json_t *args = json_object(), *labels = json_object();
-	struct build_log bl = {NULL, r->o->live_output};
-	double t0 = rm_now();
+	json_t *args = build_args(r, m), *labels = json_object();
+	struct build_log bl = {r, m->name, NULL, r->o->live_output, rm_now(), 0};
 
 	log_path = rm_xasprintf("%s/%s.build.log", r->o->log_dir, log_base);
 	bl.f = fopen(log_path, "w");
@@ -477,12 +810,6 @@ static int build_image(struct run *r, const rm_model *m, const rm_dockerfile *df
 		rm_error_wrap(err, "build context '%s'", m->dockercontext);
 		goto out;
 	}
-	if (r->ctx.gpu_arch)
-		json_object_set_new(args, "MAD_SYSTEM_GPU_ARCHITECTURE",
-				    json_string(r->ctx.gpu_arch));
-	for (size_t i = 0; i < r->ctx.n_docker_build_arg; i++)
-		json_object_set_new(args, r->ctx.docker_build_arg[i].key,
-				    json_string(r->ctx.docker_build_arg[i].value));
 	/* The image is up to date when its fingerprint label matches the context, the build
 	 * args and the base image as they are now: skip the build (a fully cached build still
 	 * costs the engine a context upload and a cache lookup per step). */
@@ -512,13 +839,16 @@ static int build_image(struct run *r, const rm_model *m, const rm_dockerfile *df
 	    .cancel = cancel_signal,
 	};
 	ret = rm_docker_build(r->d, &bo, &oc->image_id, err);
+	progress_line(r, m->name, "building", 0, 0, NULL, 1);
 	if (ret < 0) {
-		fprintf(bl.f, "run_models: build failed: %s\n", err->msg);
-		rm_error_wrap(err, "building '%s' from '%s' (see %s)", oc->image, df->path,
-			      log_path);
+		char *msg = rm_mask_string(&r->mask, err->msg);
+		fprintf(bl.f, "run_models: build failed: %s\n", msg);
+		rm_error_set(err, err->kind, "building '%s' from '%s' (see %s): %s", oc->image,
+			     df->path, log_path, msg);
+		free(msg);
 	}
 out:
-	oc->build_s = rm_now() - t0;
+	oc->build_s = rm_now() - bl.start;
 	if (bl.f)
 		fclose(bl.f);
 	if (fd >= 0)
@@ -533,7 +863,6 @@ out:
 	return ret;
 }
 
-/* Copies the scripts folder into the container below /myworkspace. */
 static int copy_scripts(struct run *r, const rm_model *m, const char *id, rm_error *err)
 {
 	char *src = rm_xstrdup(m->scripts), *dir = rm_model_dir(m), *prefix, *tar_path = NULL;
@@ -697,31 +1026,35 @@ static char *container_name(const struct run *r, const rm_model *m, size_t k)
 }
 
 /* Runs the container of one built image; fills oc. Returns -1 only when interrupted. */
-static int run_container(struct run *r, const rm_selected *s, long runtime_ngpus, size_t k,
+static int run_container(struct run *r, const rm_selected *s, const rm_spec_in *in, size_t k,
 			 struct outcome *oc)
 {
 	const rm_model *m = s->model;
 	rm_error err = RM_ERROR_INIT;
-	rm_spec_in in = {m,
-			 &r->ctx,
-			 s->extra_args,
-			 oc->image,
-			 r->run_id,
-			 (const char *const *)environ,
-			 runtime_ngpus};
 	json_t *body = NULL;
 	char *name = container_name(r, m, k), *id = NULL;
 	const char *parser = r->o->parser ? r->o->parser : m->parser;
-	struct stream st = {0};
+	struct stream st;
 	double timeout = r->o->timeout >= 0 ? r->o->timeout
 			 : m->timeout > 0   ? m->timeout
 					    : RM_DEFAULT_TIMEOUT;
 	long status = -1;
-	double t0;
 	int rc, ret = 0;
 
+	memset(&st, 0, sizeof(st));
+	st.r = r;
+	st.model = m->name;
 	st.live = r->o->live_output;
+	st.timeout = timeout;
 	rm_lines_init(&st.lines, LINE_MAX_BYTES);
+	rm_lines_init(&st.err_lines, LINE_MAX_BYTES);
+	for (int i = 0; i < 2; i++) {
+		rm_mask_init(&st.masks[i], (const char *const *)r->secrets, r->n_secrets);
+		st.sinks[i].st = &st;
+		st.sinks[i].stream = i == 0 ? RM_STREAM_STDOUT : RM_STREAM_STDERR;
+	}
+	if (in->keep_alive)
+		st.exit_marker = rm_xasprintf("%s%s:", RM_EXIT_MARKER, r->run_id);
 	if (rm_parser_start(&st.parser, parser ? parser : "generic", NULL) < 0) {
 		fail(oc, "unknown parser '%s' (model field 'parser' or --parser)", parser);
 		goto out;
@@ -732,23 +1065,28 @@ static int run_container(struct run *r, const rm_selected *s, long runtime_ngpus
 		goto out;
 	}
 	setvbuf(st.log, NULL, _IOFBF, 1 << 16);
-	if (rm_spec_body(&in, &body, &err) < 0 ||
+	if (rm_spec_body(in, &body, &err) < 0 ||
 	    rm_docker_create(r->d, name, body, &id, &err) < 0 || copy_scripts(r, m, id, &err) < 0) {
 		fail(oc, "%s", err.msg);
 		goto out;
 	}
-	t0 = rm_now();
+	st.start = rm_now();
+	st.last_progress = st.start;
 	if (timeout > 0)
-		st.deadline = t0 + timeout;
+		st.deadline = st.start + timeout;
 	rc = rm_docker_attach_start(r->d, id, 0, on_frame, &st, cancel_stream, &st, &err);
-	if (rc == RM_DOCKER_CANCELLED || rc < 0) {
+	if (st.script_done) {
+		/* keep-alive: the script ended, the container lives on */
+		status = st.script_rc;
+		oc->exit_code = status;
+	} else if (rc == RM_DOCKER_CANCELLED || rc < 0) {
 		rm_error kerr = RM_ERROR_INIT;
-		/* Kill first: the container must not outlive its budget by more than the
-		 * progress-callback period. */
+		/* Kill first: the container must not outlive its budget by more than one poll
+		 * of the stream (200 ms). */
 		if (rm_docker_kill(r->d, id, "SIGKILL", &kerr) < 0)
 			rm_warn("%s", kerr.msg);
 		if (got_signal) {
-			fail(oc, "interrupted by %s", got_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+			fail(oc, "interrupted by %s", signal_name());
 			ret = -1;
 		} else if (st.timed_out) {
 			fail(oc, "timed out after %g s (the container was killed)", timeout);
@@ -756,11 +1094,14 @@ static int run_container(struct run *r, const rm_selected *s, long runtime_ngpus
 			fail(oc, "%s", err.msg);
 		}
 	}
-	if (!got_signal &&
+	if (!st.script_done && !got_signal &&
 	    rm_docker_wait(r->d, id, "not-running", &status, cancel_signal, NULL, &err) == 0)
 		oc->exit_code = status;
-	oc->test_s = rm_now() - t0;
+	oc->test_s = rm_now() - st.start;
+	for (int i = 0; i < 2; i++)
+		rm_mask_flush(&st.masks[i], on_masked, &st.sinks[i]);
 	rm_lines_flush(&st.lines, on_stdout_line, &st);
+	stream_progress(&st, 1);
 	rm_parser_finish(&st.parser, &oc->pr);
 	if (fflush(st.log) != 0)
 		rm_warn("cannot write '%s': %s", oc->log_file, strerror(errno));
@@ -786,9 +1127,9 @@ out:
 			rm_warn("model '%s': could not keep the model dir: %s", m->name, kerr.msg);
 	}
 	if (id && r->o->keep_alive && !got_signal) {
-		rm_info("kept container '%s'; inspect it with 'docker start -ai %s' or "
-			"'docker commit %s', remove it with 'docker rm -f %s'",
-			name, name, name, name);
+		rm_info("kept container '%s' %s; enter it with 'docker exec -it %s sh', remove "
+			"it with 'docker rm -f %s'",
+			name, st.script_done ? "running" : "(stopped)", name, name);
 	} else if (id) {
 		rm_error rerr = RM_ERROR_INIT;
 		if (rm_docker_remove(r->d, id, &rerr) < 0)
@@ -800,6 +1141,10 @@ out:
 		fflush(stdout);
 	rm_parser_stop(&st.parser);
 	rm_lines_release(&st.lines);
+	rm_lines_release(&st.err_lines);
+	for (int i = 0; i < 2; i++)
+		rm_mask_release(&st.masks[i]);
+	free(st.exit_marker);
 	json_decref(body);
 	free(name);
 	free(id);
@@ -823,7 +1168,94 @@ static int arch_skipped(const rm_model *m, const char *arch)
 	return 0;
 }
 
-/* Runs one selected model: every kept Dockerfile gives one container and its rows. */
+/* What a dry run shows for one kept Dockerfile: the equivalent docker CLI commands. */
+static void print_plan(struct run *r, const rm_model *m, const rm_dockerfile *df,
+		       const rm_spec_in *in)
+{
+	json_t *args = build_args(r, m), *body = NULL;
+	rm_error err = RM_ERROR_INIT;
+	char *name = container_name(r, m, 0);
+	char *build = rm_build_cmdline(in->image, df->path, m->dockercontext, args, NULL,
+				       r->o->clean_docker_cache);
+	char *line;
+
+	printf("  dockerfile: %s (base image %s)\n", df->path,
+	       df->base_image ? df->base_image : "unknown");
+	char *js = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS);
+	line = rm_mask_string(&r->mask, js ? js : "{}");
+	printf("  build args: %s\n", line);
+	free(line);
+	free(js);
+	line = rm_mask_string(&r->mask, build);
+	printf("  %s\n", line);
+	free(line);
+	if (rm_spec_body(in, &body, &err) < 0) {
+		line = rm_mask_string(&r->mask, err.msg);
+		printf("  would fail: %s\n", line);
+		free(line);
+	} else {
+		char *run = rm_run_cmdline(body, name);
+		line = rm_mask_string(&r->mask, run);
+		printf("  %s\n", line);
+		free(line);
+		free(run);
+	}
+	json_decref(body);
+	json_decref(args);
+	free(build);
+	free(name);
+}
+
+/* Fills the build facts of a repeat's outcome from the build's. */
+static void outcome_from_build(struct outcome *oc, const struct outcome *b, int first)
+{
+	oc->exit_code = -1;
+	oc->dockerfile = rm_xstrdup(b->dockerfile);
+	oc->base_image = rm_xstrdup(b->base_image);
+	oc->image = rm_xstrdup(b->image);
+	oc->image_id = rm_xstrdup(b->image_id);
+	oc->tunableop = b->tunableop;
+	/* One build serves every repeat: its time is on the first row only, so sums over
+	 * perf.csv stay right. */
+	oc->build_s = first ? b->build_s : 0;
+}
+
+static void report(struct run *r, const rm_model *m, const struct outcome *oc)
+{
+	if (!strcmp(oc->status, "FAILURE")) {
+		r->n_failed++;
+		rm_warn("model '%s' failed: %s", m->name, oc->reason);
+	} else if (!strcmp(oc->status, "SKIPPED")) {
+		rm_info("model '%s' skipped: %s", m->name, oc->reason);
+	} else if (oc->mr_n) {
+		rm_info("model '%s': SUCCESS, %zu results", m->name, oc->mr_n);
+	} else {
+		rm_info("model '%s': SUCCESS, %.6g %s", m->name, oc->pr.performance,
+			oc->pr.performance_metric ? oc->pr.performance_metric : "");
+	}
+}
+
+/* Where tuned TunableOp results live between runs: <log dir>/tunableop/<model>/. */
+static char *tunableop_dir(struct run *r, const rm_model *m, int create)
+{
+	char real[PATH_MAX];
+	char *safe = file_safe(m->name), *dir;
+	const char *base = realpath(r->o->log_dir, real) ? real : r->o->log_dir;
+
+	dir = rm_xasprintf("%s/tunableop/%s", base, safe);
+	if (create) {
+		char *top = rm_xasprintf("%s/tunableop", base);
+		if ((mkdir(top, 0755) != 0 && errno != EEXIST) ||
+		    (mkdir(dir, 0755) != 0 && errno != EEXIST))
+			rm_warn("model '%s': cannot create '%s': %s", m->name, dir,
+				strerror(errno));
+		free(top);
+	}
+	free(safe);
+	return dir;
+}
+
+/* Runs one selected model: every kept Dockerfile is built once and run --repeat times. */
 static int run_model(struct run *r, const rm_selected *s, rm_error *err)
 {
 	const rm_model *m = s->model;
@@ -831,23 +1263,49 @@ static int run_model(struct run *r, const rm_selected *s, rm_error *err)
 	size_t n_dfs = 0, kept = 0;
 	rm_error derr = RM_ERROR_INIT;
 	long runtime_ngpus = m->n_gpus < 0 ? r->ctx.n_gpus : m->n_gpus;
-	rm_spec_in in = {m, &r->ctx, s->extra_args, NULL, r->run_id, NULL, runtime_ngpus};
+	const char *tunableop = rm_tunableop_effective(m, r->o->tunableop);
+	int tuning = tunableop && !strcmp(tunableop, "on");
+	char *tdir = tuning ? tunableop_dir(r, m, !r->o->dry_run) : NULL;
+	rm_spec_in in = {m,
+			 &r->ctx,
+			 s->extra_args,
+			 NULL,
+			 r->run_id,
+			 (const char *const *)environ,
+			 runtime_ngpus,
+			 tunableop,
+			 tdir,
+			 r->o->shm_size,
+			 r->o->keep_alive};
 	char *args = rm_spec_args(&in);
 	int ret = 0;
+	const char *skip = NULL;
 
-	rm_info("model '%s'", m->name);
 	int sel_rc = rm_dockerfiles_select(m->dockerfile, &r->ctx, &dfs, &n_dfs, &derr);
 	for (size_t i = 0; i < n_dfs; i++)
 		kept += dfs[i].kept != 0;
+	if (r->o->dry_run) {
+		char *a = rm_mask_string(&r->mask, args);
+		printf("model '%s' (GPUs %ld, tunableop %s, parser %s)\n  args: %s\n", m->name,
+		       runtime_ngpus, tunableop ? tunableop : "as the model has it",
+		       r->o->parser ? r->o->parser : m->parser, a);
+		free(a);
+		if (tdir)
+			printf("  tunableop results: %s (mounted at %s)\n", tdir, RM_TUNABLEOP_DIR);
+		for (size_t i = 0; i < n_dfs; i++)
+			if (!dfs[i].kept)
+				printf("  dropped: %s: %s\n", dfs[i].path, dfs[i].why_dropped);
+	} else {
+		rm_info("model '%s'", m->name);
+	}
 
-	if (arch_skipped(m, r->ctx.gpu_arch) || sel_rc < 0 ||
-	    (m->n_gpus > 0 && m->n_gpus > r->ctx.n_gpus)) {
+	if (arch_skipped(m, r->ctx.gpu_arch))
+		skip = "skip_gpu_arch";
+	if (skip || sel_rc < 0 || (m->n_gpus > 0 && m->n_gpus > r->ctx.n_gpus)) {
 		struct outcome oc = {0};
 		oc.exit_code = -1;
-		char *safe = file_safe(m->name);
-		oc.log_file = rm_xasprintf("%s/%s.live.log", r->o->log_dir, safe);
-		free(safe);
-		if (arch_skipped(m, r->ctx.gpu_arch)) {
+		oc.tunableop = tunableop;
+		if (skip) {
 			oc.status = "SKIPPED";
 			oc.reason = rm_xasprintf("skip_gpu_arch lists '%s'", r->ctx.gpu_arch);
 		} else if (sel_rc < 0) {
@@ -856,65 +1314,97 @@ static int run_model(struct run *r, const rm_selected *s, rm_error *err)
 			fail(&oc, "the model needs %ld GPUs and the context has %ld", m->n_gpus,
 			     r->ctx.n_gpus);
 		}
-		free(oc.log_file);
-		oc.log_file = NULL;
-		if (oc.status[0] == 'F') {
-			r->n_failed++;
-			rm_warn("model '%s' failed: %s", m->name, oc.reason);
+		if (r->o->dry_run) {
+			printf("  would be %s: %s\n", oc.status, oc.reason);
 		} else {
-			rm_info("model '%s' skipped: %s", m->name, oc.reason);
+			report(r, m, &oc);
+			ret = record(r, s, runtime_ngpus, args, &oc, err);
 		}
-		ret = record(r, s, runtime_ngpus, args, &oc, err);
 		outcome_release(&oc);
 		goto out;
 	}
 
-	for (size_t i = 0, k = 0; i < n_dfs && ret == 0; i++) {
+	for (size_t i = 0, k = 0; i < n_dfs && ret == 0 && !got_signal; i++) {
 		if (!dfs[i].kept)
 			continue;
-		struct outcome oc = {0};
+		struct outcome b = {0};
 		char *safe = file_safe(m->name), *log_base;
 		log_base = kept > 1 ? rm_xasprintf("%s_%s", safe, dfs[i].stem) : rm_xstrdup(safe);
 		free(safe);
-		oc.exit_code = -1;
-		oc.dockerfile = rm_xstrdup(dfs[i].path);
-		oc.base_image = rm_xstrdup(dfs[i].base_image);
-		oc.image = rm_image_name(m->name, dfs[i].stem);
-		oc.log_file = rm_xasprintf("%s/%s.live.log", r->o->log_dir, log_base);
-		rm_error berr = RM_ERROR_INIT;
-		if (build_image(r, m, &dfs[i], log_base, &oc, &berr) < 0) {
-			if (got_signal)
-				fail(&oc, "interrupted by %s during the build",
-				     got_signal == SIGTERM ? "SIGTERM" : "SIGINT");
-			else
-				fail(&oc, "build failed: %s", berr.msg);
-		} else if (run_container(r, s, runtime_ngpus, k++, &oc) < 0) {
-			ret = -1;
-		}
-		if (!oc.status)
-			fail(&oc, "unknown failure");
-		if (!strcmp(oc.status, "FAILURE")) {
-			r->n_failed++;
-			rm_warn("model '%s' failed: %s", m->name, oc.reason);
+		b.exit_code = -1;
+		b.tunableop = tunableop;
+		b.dockerfile = rm_xstrdup(dfs[i].path);
+		b.base_image = rm_xstrdup(dfs[i].base_image);
+		b.image = rm_image_name(m->name, dfs[i].stem);
+		b.log_file = rm_xasprintf("%s/%s.live.log", r->o->log_dir, log_base);
+		in.image = b.image;
+
+		/* A Dockerfile made for a GPU vendor cannot run on a host without GPUs: say so
+		 * before pulling a base image of tens of GB. */
+		const char *want =
+		    json_string_value(json_object_get(dfs[i].context_req, "gpu_vendor"));
+		if (r->o->dry_run) {
+			print_plan(r, m, &dfs[i], &in);
+			if (want && !r->ctx.gpu_vendor)
+				printf(
+				    "  would fail: it is for %s GPUs and this context has none\n",
+				    want);
+		} else if (want && !r->ctx.gpu_vendor) {
+			fail(&b,
+			     "'%s' is for %s GPUs (its CONTEXT line) and no GPU was found on "
+			     "this host; give --additional-context '{\"gpu_vendor\": \"%s\"}' "
+			     "to build and run it anyway",
+			     dfs[i].path, want, want);
+			report(r, m, &b);
+			if (record(r, s, runtime_ngpus, args, &b, err) < 0)
+				ret = -1;
 		} else {
-			rm_info("model '%s': %s %s %s", m->name, oc.status,
-				oc.mr_n ? "(multiple results)" : "",
-				oc.pr.performance_metric ? oc.pr.performance_metric : "");
+			rm_error berr = RM_ERROR_INIT;
+			struct summary sm = {0};
+			if (build_image(r, m, &dfs[i], log_base, &b, &berr) < 0) {
+				if (got_signal)
+					fail(&b, "interrupted by %s during the build",
+					     signal_name());
+				else
+					fail(&b, "build failed: %s", berr.msg);
+				report(r, m, &b);
+				if (record(r, s, runtime_ngpus, args, &b, err) < 0)
+					ret = -1;
+			}
+			for (long rep = 1; !b.status && rep <= r->o->repeat && ret == 0; rep++) {
+				struct outcome oc = {0};
+				outcome_from_build(&oc, &b, rep == 1);
+				oc.repeat = rep;
+				oc.log_file = r->o->repeat > 1
+						  ? rm_xasprintf("%s/%s.r%ld.live.log",
+								 r->o->log_dir, log_base, rep)
+						  : rm_xstrdup(b.log_file);
+				if (run_container(r, s, &in, k++, &oc) < 0)
+					ret = -1;
+				if (!oc.status)
+					fail(&oc, "unknown failure");
+				report(r, m, &oc);
+				summary_collect(&sm, &oc);
+				if (record(r, s, runtime_ngpus, args, &oc, err) < 0)
+					ret = -1;
+				outcome_release(&oc);
+				if (got_signal)
+					ret = -1;
+			}
+			if (r->o->repeat > 1 && sm.n && summary_write(r, m, &sm, err) < 0)
+				ret = -1;
+			summary_release(&sm);
 		}
-		if (record(r, s, runtime_ngpus, args, &oc, err) < 0)
-			ret = -1;
 		free(log_base);
-		outcome_release(&oc);
-		if (got_signal)
-			ret = -1;
+		outcome_release(&b);
 	}
 out:
 	rm_dockerfiles_free(dfs, n_dfs);
 	free(args);
+	free(tdir);
 	return ret;
 }
 
-/* Removes whatever containers of this run are left (belt and braces after a failure). */
 static void sweep(struct run *r)
 {
 	char *label = rm_xasprintf("run_models.run=%s", r->run_id);
@@ -931,6 +1421,69 @@ static void sweep(struct run *r)
 	}
 	rm_strv_free(ids);
 	free(label);
+}
+
+/* --additional-context-file: JSON or YAML, applied before any --additional-context. */
+static int apply_context_file(rm_context *ctx, const char *path, rm_error *err)
+{
+	FILE *f = fopen(path, "r");
+	rm_buf text = RM_BUF_INIT((size_t)16 << 20);
+	json_t *j = NULL;
+	json_error_t je;
+	char buf[8192], *what = NULL, *dumped = NULL;
+	size_t n;
+	int ret = -1;
+
+	if (!f)
+		return rm_error_set(err, RM_ERR_INPUT,
+				    "cannot read '%s' (--additional-context-file): %s", path,
+				    strerror(errno));
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		if (rm_buf_add(&text, buf, n) < 0) {
+			rm_error_set(err, RM_ERR_INPUT, "'%s' is larger than 16 MiB", path);
+			goto out;
+		}
+	j = json_loadb(rm_buf_str(&text), text.len, JSON_REJECT_DUPLICATES, &je);
+	if (!j && !(j = rm_yaml_to_json(rm_buf_str(&text), text.len, path, err)))
+		goto out;
+	if (!json_is_object(j)) {
+		rm_error_set(err, RM_ERR_INPUT, "'%s' must hold a mapping of context keys", path);
+		goto out;
+	}
+	dumped = json_dumps(j, JSON_COMPACT);
+	what = rm_xasprintf("--additional-context-file '%s'", path);
+	ret = rm_context_apply(ctx, dumped, what, err);
+out:
+	fclose(f);
+	rm_buf_release(&text);
+	json_decref(j);
+	free(dumped);
+	free(what);
+	return ret;
+}
+
+/* --sys-env-details: the doctor's findings beside the run's logs. */
+static void write_sys_env(struct run *r)
+{
+	rm_doctor_opts dopt = {"/proc",	      r->o->sysfs_root ? r->o->sysfs_root : "/sys",
+			       "/dev",	      r->o->docker_host,
+			       r->o->log_dir, 1};
+	rm_finding *v = NULL;
+	size_t n = 0;
+	char *path = rm_xasprintf("%s/%s.sys_env_details.txt", r->o->log_dir, r->run_id);
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		rm_warn("cannot write '%s': %s", path, strerror(errno));
+		free(path);
+		return;
+	}
+	rm_doctor_collect(&dopt, &v, &n);
+	rm_doctor_print(f, v, n);
+	fclose(f);
+	rm_info("system details in '%s'", path);
+	rm_findings_free(v, n);
+	free(path);
 }
 
 int rm_runner_run(const rm_run_opts *o, size_t *n_failed, int *interrupted, rm_error *err)
@@ -963,6 +1516,11 @@ int rm_runner_run(const rm_run_opts *o, size_t *n_failed, int *interrupted, rm_e
 	if (gethostname(r.machine, sizeof(r.machine)) != 0)
 		r.machine[0] = '\0';
 	r.machine[sizeof(r.machine) - 1] = '\0';
+	r.secrets = rm_secrets_from_env(environ, &r.n_secrets);
+	rm_mask_init(&r.mask, (const char *const *)r.secrets, r.n_secrets);
+	reason_mask = &r.mask;
+	if (o->progress && !o->dry_run)
+		r.progress_mode = isatty(STDERR_FILENO) && !o->live_output ? 1 : 2;
 
 	if (rm_registry_load(&r.reg, o->root, err) < 0)
 		goto out;
@@ -970,14 +1528,30 @@ int rm_runner_run(const rm_run_opts *o, size_t *n_failed, int *interrupted, rm_e
 		goto out;
 	if (rm_context_detect(&r.ctx, o->sysfs_root ? o->sysfs_root : "/sys", 1, err) < 0)
 		goto out;
+	for (size_t i = 0; i < o->n_context_files; i++)
+		if (apply_context_file(&r.ctx, o->context_files[i], err) < 0)
+			goto out;
 	for (size_t i = 0; i < o->n_contexts; i++)
 		if (rm_context_apply(&r.ctx, o->contexts[i], "--additional-context", err) < 0)
 			goto out;
+	if (o->dry_run) {
+		printf(
+		    "dry run %s: %zu model(s); context: vendor %s, %ld GPU(s), arch %s; no engine "
+		    "contacted\n",
+		    r.run_id, r.sel.n, r.ctx.gpu_vendor ? r.ctx.gpu_vendor : "none", r.ctx.n_gpus,
+		    r.ctx.gpu_arch ? r.ctx.gpu_arch : "none");
+		for (size_t i = 0; i < r.sel.n; i++)
+			run_model(&r, &r.sel.items[i], err);
+		ret = 0;
+		goto out;
+	}
 	if (rm_docker_open(&r.d, o->docker_host, err) < 0)
 		goto out;
 	r.git_commit = git_commit_of(o->root);
 	rm_info("run %s: %zu model(s), Docker API %s at %s", r.run_id, r.sel.n,
 		rm_docker_api_version(r.d), rm_docker_host(r.d));
+	if (o->sys_env_details)
+		write_sys_env(&r);
 
 	ret = 0;
 	for (size_t i = 0; i < r.sel.n && !got_signal; i++) {
@@ -992,11 +1566,13 @@ int rm_runner_run(const rm_run_opts *o, size_t *n_failed, int *interrupted, rm_e
 		sweep(&r);
 	if (got_signal) {
 		*interrupted = got_signal;
-		ret = rm_error_set(err, RM_ERR_NONE, "interrupted by %s",
-				   got_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+		ret = rm_error_set(err, RM_ERR_NONE, "interrupted by %s", signal_name());
 	}
 	*n_failed = r.n_failed;
 out:
+	reason_mask = NULL;
+	rm_mask_release(&r.mask);
+	rm_strv_free(r.secrets);
 	rm_docker_close(r.d);
 	free(r.git_commit);
 	rm_context_release(&r.ctx);

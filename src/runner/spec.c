@@ -53,10 +53,79 @@ static void script_of(const rm_model *m, const char **interp, char **name)
 	*name = rm_xstrndup(s + start, len - start);
 }
 
+const char *rm_tunableop_effective(const rm_model *m, const char *cli)
+{
+	if (cli)
+		return cli;
+	if (m->tunableop)
+		return m->tunableop;
+	const char *p = m->args ? strstr(m->args, "--tunableop") : NULL;
+	if (p) {
+		p += strlen("--tunableop");
+		while (*p == ' ' || *p == '=')
+			p++;
+		if (!strncmp(p, "on", 2) && (!p[2] || p[2] == ' '))
+			return "on";
+		if (!strncmp(p, "off", 3) && (!p[3] || p[3] == ' '))
+			return "off";
+	}
+	return NULL;
+}
+
+/* Drops every "--tunableop X" / "--tunableop=X" word pair from args; the setting is added
+ * back once, at the end. */
+static char *strip_tunableop(const char *args)
+{
+	rm_buf b = RM_BUF_INIT((size_t)1 << 20);
+	const size_t kl = strlen("--tunableop");
+	const char *p = args;
+
+	while (*p) {
+		const char *q = strstr(p, "--tunableop");
+		if (!q) {
+			rm_buf_addstr(&b, p);
+			break;
+		}
+		if ((q > args && q[-1] != ' ') || (q[kl] && q[kl] != ' ' && q[kl] != '=')) {
+			rm_buf_add(&b, p, (size_t)(q - p) + kl); /* e.g. --tunableop_x */
+			p = q + kl;
+			continue;
+		}
+		rm_buf_add(&b, p, (size_t)(q - p));
+		q += kl;
+		if (*q == '=') {
+			q++;
+		} else {
+			while (*q == ' ')
+				q++;
+		}
+		while (*q && *q != ' ')
+			q++;
+		p = q;
+	}
+	/* collapse the blanks left behind */
+	char *s = rm_buf_detach(&b), *w = s;
+	for (char *r = s; *r; r++)
+		if (!(*r == ' ' && (w == s || w[-1] == ' ')))
+			*w++ = *r;
+	while (w > s && w[-1] == ' ')
+		w--;
+	*w = '\0';
+	return s;
+}
+
 char *rm_spec_args(const rm_spec_in *in)
 {
 	const char *base = in->ctx && in->ctx->model_args ? in->ctx->model_args : in->model->args;
-	return rm_xasprintf("%s%s", base ? base : "", in->extra_args ? in->extra_args : "");
+	const char *extra = in->extra_args ? in->extra_args : "";
+	if (in->tunableop) {
+		char *stripped = strip_tunableop(base ? base : "");
+		char *r = rm_xasprintf("%s%s--tunableop %s%s", stripped, *stripped ? " " : "",
+				       in->tunableop, extra);
+		free(stripped);
+		return r;
+	}
+	return rm_xasprintf("%s%s", base ? base : "", extra);
 }
 
 /*
@@ -97,6 +166,17 @@ int rm_spec_cmd(const rm_spec_in *in, char ***argv, rm_error *err)
 		v = rm_strv_push(v, &n, stage);
 		free(d);
 		free(stage);
+	}
+	if (in->keep_alive && !(m->url && *m->url)) {
+		/* Constant text; the script and its args arrive as positional parameters. */
+		char *keep = rm_xasprintf("\"$@\"; rc=$?; echo \"%s%s:$rc\" >&2; "
+					  "while :; do sleep 3600; done",
+					  RM_EXIT_MARKER, in->run_id);
+		v = rm_strv_push(v, &n, "sh");
+		v = rm_strv_push(v, &n, "-c");
+		v = rm_strv_push(v, &n, keep);
+		v = rm_strv_push(v, &n, "run_models");
+		free(keep);
 	}
 	v = rm_strv_push(v, &n, interp);
 	v = rm_strv_push(v, &n, script);
@@ -192,43 +272,18 @@ static json_t *device(const char *path)
 			 "CgroupPermissions", "rwm");
 }
 
-/* Parses a size such as 16G, 512m or 1073741824 into bytes. */
-static int parse_size(const char *s, long long *bytes)
+/* A GPU device node: the context key docker_device_root puts the host side under another
+ * folder (tests use stand-in nodes; the container still sees /dev/...). */
+static json_t *gpu_device(const rm_context *ctx, const char *path)
 {
-	char *end;
-	double v = strtod(s, &end);
-	long long mul = 1;
-	if (end == s || v < 0)
-		return -1;
-	switch (tolower((unsigned char)*end)) {
-	case 'k':
-		mul = 1LL << 10;
-		end++;
-		break;
-	case 'm':
-		mul = 1LL << 20;
-		end++;
-		break;
-	case 'g':
-		mul = 1LL << 30;
-		end++;
-		break;
-	case 't':
-		mul = 1LL << 40;
-		end++;
-		break;
-	case 'b':
-		end++;
-		break;
-	default:
-		break;
+	const char *root = rm_context_get(ctx, "docker_device_root");
+	json_t *d = device(path);
+	if (root && *root) {
+		char *host = rm_xasprintf("%s%s", root, path + strlen("/dev"));
+		json_object_set_new(d, "PathOnHost", json_string(host));
+		free(host);
 	}
-	if (*end == 'b' || *end == 'B')
-		end++;
-	if (*end)
-		return -1;
-	*bytes = (long long)(v * (double)mul);
-	return 0;
+	return d;
 }
 
 static void array_add_str(json_t *obj, const char *key, const char *s)
@@ -282,7 +337,7 @@ static int apply_run_options(const rm_spec_in *in, json_t *config, json_t *hc, r
 		}
 		if (!strcmp(name, "--shm-size")) {
 			long long b;
-			if (parse_size(val, &b)) {
+			if (rm_parse_size(val, &b)) {
 				rm_error_set(err, RM_ERR_INPUT, "--shm-size '%s' is not a size",
 					     val);
 				goto fail;
@@ -437,10 +492,10 @@ int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
 		json_object_set_new(hc, "GroupAdd", json_pack("[s]", "video"));
 		json_object_set_new(hc, "CapAdd", json_pack("[s, s]", "SYS_PTRACE", "SYS_ADMIN"));
 		json_object_set_new(hc, "SecurityOpt", json_pack("[s]", "seccomp=unconfined"));
-		json_array_append_new(devices, device("/dev/kfd"));
+		json_array_append_new(devices, gpu_device(ctx, "/dev/kfd"));
 		int all = !ctx->docker_gpus && in->runtime_ngpus == ctx->n_gpus;
 		if (all || ctx->n_render_nodes == 0) {
-			json_array_append_new(devices, device("/dev/dri"));
+			json_array_append_new(devices, gpu_device(ctx, "/dev/dri"));
 		} else {
 			for (size_t i = 0; i < n_gpus; i++) {
 				if (gpus[i] < 0 || (size_t)gpus[i] >= ctx->n_render_nodes) {
@@ -451,7 +506,7 @@ int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
 				}
 				tmp =
 				    rm_xasprintf("/dev/dri/renderD%ld", ctx->render_nodes[gpus[i]]);
-				json_array_append_new(devices, device(tmp));
+				json_array_append_new(devices, gpu_device(ctx, tmp));
 				free(tmp);
 			}
 		}
@@ -475,6 +530,22 @@ int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
 	}
 	if (ctx->docker_cpus)
 		json_object_set_new(hc, "CpusetCpus", json_string(ctx->docker_cpus));
+	if (in->shm_size > 0)
+		json_object_set_new(hc, "ShmSize", json_integer((json_int_t)in->shm_size));
+	if (in->tunableop && !strcmp(in->tunableop, "on")) {
+		env_set(env, "PYTORCH_TUNABLEOP_ENABLED", "1");
+		env_set(env, "PYTORCH_TUNABLEOP_TUNING", "1");
+		env_set(env, "PYTORCH_TUNABLEOP_FILENAME",
+			RM_TUNABLEOP_DIR "/tunableop_results%d.csv");
+		if (in->tunableop_host_dir) {
+			char *b = rm_xasprintf("%s:%s", in->tunableop_host_dir, RM_TUNABLEOP_DIR);
+			array_add_str(hc, "Binds", b);
+			free(b);
+		}
+	} else if (in->tunableop) {
+		env_set(env, "PYTORCH_TUNABLEOP_ENABLED", "0");
+		env_set(env, "PYTORCH_TUNABLEOP_TUNING", "0");
+	}
 	if (apply_run_options(in, body, hc, err) < 0)
 		goto out;
 	*out = body;

@@ -352,3 +352,43 @@ int rm_split_words(const char *s, char ***argv, size_t *argc, rm_error *err)
 		*argc = n;
 	return 0;
 }
+
+int rm_parse_size(const char *s, long long *bytes)
+{
+	char *end;
+	double v;
+	long long mul = 1;
+
+	if (!s)
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v) || v < 0)
+		return -1;
+	switch (tolower((unsigned char)*end)) {
+	case 'k':
+		mul = 1LL << 10;
+		end++;
+		break;
+	case 'm':
+		mul = 1LL << 20;
+		end++;
+		break;
+	case 'g':
+		mul = 1LL << 30;
+		end++;
+		break;
+	case 't':
+		mul = 1LL << 40;
+		end++;
+		break;
+	default:
+		break;
+	}
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end || v * (double)mul > 9.0e18)
+		return -1;
+	*bytes = (long long)(v * (double)mul);
+	return 0;
+}

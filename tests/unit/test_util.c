@@ -42,6 +42,15 @@ static void test_numbers(void)
 	CHECK(rm_parse_double("nan", &d) == -1);
 	CHECK(rm_parse_double("inf", &d) == -1);
 	CHECK(rm_parse_double("1.5x", &d) == -1);
+	long long b = 0;
+	CHECK(rm_parse_size("64G", &b) == 0 && b == 64LL << 30);
+	CHECK(rm_parse_size("512m", &b) == 0 && b == 512LL << 20);
+	CHECK(rm_parse_size("1.5g", &b) == 0 && b == 3LL << 29);
+	CHECK(rm_parse_size("1073741824", &b) == 0 && b == 1073741824LL);
+	CHECK(rm_parse_size("8GB", &b) == 0 && b == 8LL << 30);
+	CHECK(rm_parse_size("8X", &b) == -1);
+	CHECK(rm_parse_size("-1G", &b) == -1);
+	CHECK(rm_parse_size("", &b) == -1);
 }
 
 static void test_split(void)

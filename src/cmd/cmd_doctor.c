@@ -1,0 +1,99 @@
+/*
+ * run_models doctor [--format text|json]: checks this host before benchmarking (NUMA
+ * balancing, the Docker engine, GPUs and their device nodes, /dev/shm, free disk, ROCm and
+ * CUDA). Exit code 0 when no finding is FAIL, 1 otherwise (docs/doctor.md).
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "options.h"
+#include "rm/doctor.h"
+#include "rm/util.h"
+
+/* Also in cmd.h once the dispatch table lists the command; repeated here so this file
+ * builds with -Wmissing-prototypes either way. */
+int cmd_doctor(int argc, char **argv, rm_error *err);
+
+struct doctor_cli {
+	const char *format;
+};
+
+#define F(field) offsetof(struct doctor_cli, field)
+static const struct opt doctor_options[] = {
+    {"format", 0, OPT_STRING, F(format), "text|json",
+     "text: one line per finding, the action below it (default); json: an array of "
+     "{status, check, detail, action}"},
+    OPT_END,
+};
+#undef F
+
+/* The command with its host paths and output stream given, so that tests can point it at
+ * fake /proc, /sys and /dev trees. */
+static int doctor_main(int argc, char **argv, const rm_doctor_opts *o, FILE *out, rm_error *err)
+{
+	struct doctor_cli cli = {0};
+	struct opt_list pos = {0};
+	rm_finding *v = NULL;
+	size_t n = 0, n_fail = 0, n_warn = 0;
+	int rc, json, ret = -1;
+
+	rc = opt_parse(doctor_options, &cli, argc, argv, &pos, err);
+	if (rc != 0) {
+		if (rc == 1) {
+			opt_help(out, "usage: run_models doctor [--format text|json]",
+				 doctor_options);
+			ret = RM_EXIT_OK;
+		}
+		goto out;
+	}
+	if (pos.n) {
+		rm_error_set(err, RM_ERR_USAGE, "unexpected argument '%s'", pos.v[0]);
+		goto out;
+	}
+	if (cli.format && strcmp(cli.format, "text") && strcmp(cli.format, "json")) {
+		rm_error_set(err, RM_ERR_USAGE, "--format takes 'text' or 'json', not '%s'",
+			     cli.format);
+		goto out;
+	}
+	json = cli.format && !strcmp(cli.format, "json");
+
+	rm_doctor_collect(o, &v, &n);
+	for (size_t i = 0; i < n; i++) {
+		n_fail += !strcmp(v[i].status, "FAIL");
+		n_warn += !strcmp(v[i].status, "WARN");
+	}
+	if (json) {
+		char *s = rm_doctor_json(v, n);
+		fprintf(out, "%s\n", s);
+		free(s);
+	} else {
+		rm_doctor_print(out, v, n);
+		fprintf(out, "\n%zu FAIL, %zu WARN%s\n", n_fail, n_warn,
+			n_fail ? ": fix the FAIL findings before benchmarking" : "");
+	}
+	fflush(out);
+	ret = n_fail ? 1 : RM_EXIT_OK;
+out:
+	rm_findings_free(v, n);
+	opt_list_release(&pos);
+	return ret;
+}
+
+int cmd_doctor(int argc, char **argv, rm_error *err)
+{
+	rm_doctor_opts o = {0};
+
+	o.proc_root = "/proc";
+	/* Same override as run and list, so integration tests can fake a GPU host. */
+	o.sysfs_root = getenv("RM_SYSFS_ROOT");
+	if (!o.sysfs_root || !*o.sysfs_root)
+		o.sysfs_root = "/sys";
+	o.dev_root = "/dev";
+	o.docker_host = NULL;
+	o.work_dir = ".";
+	o.use_tools = 1;
+	return doctor_main(argc, argv, &o, stdout, err);
+}
