@@ -25,5 +25,6 @@ enum {
 int cmd_run(int argc, char **argv, rm_error *err);
 int cmd_list(int argc, char **argv, rm_error *err);
 int cmd_parse(int argc, char **argv, rm_error *err);
+int cmd_doctor(int argc, char **argv, rm_error *err);
 
 #endif

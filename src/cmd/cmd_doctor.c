@@ -13,10 +13,6 @@
 #include "rm/doctor.h"
 #include "rm/util.h"
 
-/* Also in cmd.h once the dispatch table lists the command; repeated here so this file
- * builds with -Wmissing-prototypes either way. */
-int cmd_doctor(int argc, char **argv, rm_error *err);
-
 struct doctor_cli {
 	const char *format;
 };
@@ -24,8 +20,7 @@ struct doctor_cli {
 #define F(field) offsetof(struct doctor_cli, field)
 static const struct opt doctor_options[] = {
     {"format", 0, OPT_STRING, F(format), "text|json",
-     "text: one line per finding, the action below it (default); json: an array of "
-     "{status, check, detail, action}"},
+     "one line per finding (default), or a JSON array"},
     OPT_END,
 };
 #undef F

@@ -19,6 +19,7 @@ static const struct cmd_entry commands[] = {
     {"list", cmd_list, "print the selected models and their Dockerfiles without running"},
     {"discover", cmd_list, "same as list"},
     {"parse", cmd_parse, "re-parse an existing log with a workload parser"},
+    {"doctor", cmd_doctor, "check this host before benchmarking"},
 };
 
 static void usage(FILE *f)

@@ -200,7 +200,8 @@ static json_t *scalar(struct yctx *y, const yaml_event_t *ev)
 	json_t *v = NULL;
 	enum kind kind = K_STR;
 
-	if (ev->data.scalar.plain_implicit) {
+	/* libyaml marks "! 5" plain_implicit too, but the "!" tag means a string. */
+	if (ev->data.scalar.plain_implicit && !tag) {
 		if (resolve(y, ev, &v, &kind) < 0)
 			return NULL;
 	} else if (!tag || !strcmp(tag, "!") || is_core_tag(tag, "str")) {

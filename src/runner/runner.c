@@ -566,7 +566,7 @@ static void progress_line(struct run *r, const char *model, const char *what, do
 	if (pp && pp->throughput >= 0 && n < sizeof(line))
 		n += (size_t)snprintf(line + n, sizeof(line) - n, "  %.6g %s", pp->throughput,
 				      pp->throughput_metric ? pp->throughput_metric : "");
-	if (pp && pp->step > 0 && pp->total_steps > pp->step && n < sizeof(line)) {
+	if (timeout >= 0 && pp && pp->step > 0 && pp->total_steps > pp->step && n < sizeof(line)) {
 		char eta[32];
 		fmt_duration(eta, sizeof(eta),
 			     elapsed / (double)pp->step * (double)(pp->total_steps - pp->step));
@@ -698,7 +698,8 @@ static void on_build_line(void *ud, const char *line, size_t len)
 		double every = b->r->progress_mode == 1 ? 0 : b->r->o->progress_interval;
 		if (now - b->last_progress >= every) {
 			rm_parse_progress pp = {step, total, -1, NULL};
-			progress_line(b->r, b->model, "building", now - b->start, 0, &pp, 0);
+			/* no ETA: build steps differ too much in length */
+			progress_line(b->r, b->model, "building", now - b->start, -1, &pp, 0);
 			b->last_progress = now;
 		}
 	}

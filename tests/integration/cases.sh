@@ -313,6 +313,185 @@ S
 		fail "--clean-docker-cache used the layer cache"
 	;;
 
+dry_run_mi300x)
+	cp -r "$SRC/models.json" "$SRC/docker" "$SRC/scripts" .
+	ctx='{"gpu_vendor":"AMD","guest_os":"UBUNTU","MAD_SYSTEM_GPU_ARCHITECTURE":"gfx942","MAD_SYSTEM_NGPUS":8}'
+	# no engine is contacted: a dead DOCKER_HOST does not matter
+	DOCKER_HOST=unix://$WORK/none.sock MAD_SECRETS_HFTOKEN=hf_dry_s3cret \
+		"$RM" --tags pyt_mpt30b_training --dry-run --tunableop on --additional-context "$ctx" >on.txt 2>err.txt ||
+		fail "dry run on: $(cat err.txt)"
+	for want in "docker/pyt_mpt30b_training.ubuntu.amd.Dockerfile" "--build-arg MAD_SYSTEM_GPU_ARCHITECTURE=gfx942" \
+		"--device /dev/kfd" "--device /dev/dri" "--group-add video" "--cap-add SYS_PTRACE" \
+		"--security-opt seccomp=unconfined" "--ipc host" "--network host" "-e MAD_SYSTEM_NGPUS=8" \
+		"-e PYTORCH_TUNABLEOP_ENABLED=1" "-e PYTORCH_TUNABLEOP_TUNING=1" \
+		"PYTORCH_TUNABLEOP_FILENAME=/run_models/tunableop/" "-e MAD_SECRETS_HFTOKEN=***" \
+		"bash run.sh --model_repo mosaicml/mpt-30b --test_option throughput --tunableop on"; do
+		grep -qF -- "$want" on.txt || fail "dry run on lacks '$want': $(cat on.txt)"
+	done
+	grep -q -- "--tunableop off" on.txt && fail "the model's --tunableop off was not replaced"
+	grep -q hf_dry_s3cret on.txt err.txt && fail "secret printed"
+	DOCKER_HOST=unix://$WORK/none.sock "$RM" --tags pyt_mpt30b_training -n --tunableop off \
+		--additional-context "$ctx" >off.txt 2>err.txt || fail "dry run off"
+	grep -qF -- "-e PYTORCH_TUNABLEOP_ENABLED=0" off.txt || fail "off env: $(cat off.txt)"
+	grep -qF -- "run.sh --model_repo mosaicml/mpt-30b --test_option throughput --tunableop off" off.txt || fail "off args"
+	grep -q "TUNABLEOP_FILENAME" off.txt && fail "off still points at a results file"
+	[ ! -e perf.csv ] || fail "a dry run wrote perf.csv"
+	;;
+
+secret_nowhere)
+	script leak <<'S'
+[ "$MAD_SECRETS_HFTOKEN" = "hf_n0where_VALUE" ] && echo "secret arrived"
+echo "printing it: $MAD_SECRETS_HFTOKEN"
+echo "to stderr: $MAD_SECRETS_HFTOKEN" >&2
+sleep 2
+echo "performance: 7 samples_per_sec"
+S
+	entry it_leak leak "" | sed 's/^/[/; s/$/]/' | mkmad
+	MAD_SECRETS_HFTOKEN=hf_n0where_VALUE "$RM" --tags it_leak -o perf.csv >out.txt 2>err.txt &
+	pid=$!
+	trap 'kill -9 $pid 2>/dev/null || true; rm -rf "$WORK"' EXIT
+	sleep 1.5
+	if ps -eo args | grep -v grep | grep -q hf_n0where_VALUE; then fail "secret in the process list"; fi
+	wait $pid || fail "run failed: $(cat err.txt)"
+	grep -q "secret arrived" it_leak.live.log || fail "secret did not reach the container"
+	grep -q "printing it: \*\*\*" it_leak.live.log || fail "stdout not masked: $(cat it_leak.live.log)"
+	grep -q "to stderr: \*\*\*" it_leak.live.log || fail "stderr not masked"
+	if grep -rq --exclude-dir=scripts hf_n0where_VALUE . ; then fail "secret on disk: $(grep -rl --exclude-dir=scripts hf_n0where_VALUE .)"; fi
+	if grep -q hf_n0where_VALUE out.txt err.txt; then fail "secret printed"; fi
+	api GET "/images/ci-it_leak_smoke/history" | grep -q hf_n0where_VALUE && fail "secret in image history"
+	;;
+
+repeat_summary)
+	script rep <<'S'
+n=$(cat /counter/n 2>/dev/null || echo 0)
+n=$((n + 1))
+echo "$n" > /counter/n
+echo "performance: $n samples_per_sec"
+S
+	entry it_rep rep "" | sed 's/^/[/; s/$/]/' | mkmad
+	mkdir counter
+	"$RM" --tags it_rep --repeat 3 -o perf.csv --additional-context "{\"docker_mounts\": {\"/counter\": \"$WORK/counter\"}}" >out.txt 2>err.txt ||
+		fail "exit $?: $(cat err.txt)"
+	[ "$(wc -l <perf.csv)" = 4 ] || fail "want 3 rows: $(cat perf.csv)"
+	[ "$(csv_col perf.csv 3 repeat)" = 3 ] || fail "repeat column"
+	[ "$(csv_col perf.csv 2 performance)" = 2 ] || fail "second run value"
+	[ "$(grep -c 'Step 1/' it_rep.build.log)" = 1 ] || true
+	[ -f it_rep.r3.live.log ] || fail "per-repeat logs"
+	row=$(grep '^[^,]*,[^,]*,it_rep,performance,' perf_summary.csv) || fail "no summary row: $(cat perf_summary.csv)"
+	echo "$row" | grep -q ',last,3,2,2,1,1,3,' || fail "statistics: $row"
+	grep -q "performance (last)" out.txt || fail "summary not printed: $(cat out.txt)"
+	;;
+
+devices)
+	# stand-in GPU nodes (copies of /dev/null) and a fake sysfs with two gfx942 GPUs
+	mkdir -p dev/dri sys/class/kfd/kfd/topology/nodes/0 sys/class/kfd/kfd/topology/nodes/1 sys/class/kfd/kfd/topology/nodes/2
+	mknod dev/kfd c 1 3 && mknod dev/dri/renderD128 c 1 3 && mknod dev/dri/renderD129 c 1 3 || fail "mknod"
+	printf 'cpu_cores_count 8\nsimd_count 0\ngfx_target_version 0\n' >sys/class/kfd/kfd/topology/nodes/0/properties
+	for i in 1 2; do
+		printf 'simd_count 304\ngfx_target_version 90402\ndrm_render_minor %d\n' $((127 + i)) >sys/class/kfd/kfd/topology/nodes/$i/properties
+	done
+	script dev <<'S'
+ls /dev/kfd /dev/dri/ 2>&1
+echo "ngpus=$MAD_RUNTIME_NGPUS arch=$MAD_SYSTEM_GPU_ARCHITECTURE vendor=$MAD_GPU_VENDOR"
+echo "performance: 1 x"
+S
+	entry it_dev dev "" '"n_gpus": "1"' | sed 's/"n_gpus":"-1",//; s/^/[/; s/$/]/' | mkmad
+	# AMD containers join the video group: the image needs one
+	{ cat docker/smoke.Dockerfile; echo 'RUN echo "video:x:44:" > /etc/group && echo "root:x:0:0:root:/root:/bin/sh" > /etc/passwd'; } >docker/gpu.Dockerfile
+	jq '.[0].dockerfile = "docker/gpu"' models.json >m && mv m models.json
+	RM_SYSFS_ROOT=$WORK/sys "$RM" --tags it_dev -o perf.csv \
+		--additional-context "{\"docker_device_root\": \"$WORK/dev\"}" 2>err.txt || fail "exit $?: $(cat err.txt) $(cat perf.csv)"
+	grep -q "renderD128" it_dev.live.log || fail "renderD128 missing: $(cat it_dev.live.log)"
+	grep -q "renderD129" it_dev.live.log && fail "GPU 2 given to a 1-GPU model"
+	grep -q "^/dev/kfd" it_dev.live.log || fail "kfd missing"
+	grep -q "ngpus=1 arch=gfx942 vendor=AMD" it_dev.live.log || fail "env: $(cat it_dev.live.log)"
+	# asking for more GPUs than the host has fails before any build
+	jq '.[0].n_gpus = "4"' models.json >m && mv m models.json
+	RM_SYSFS_ROOT=$WORK/sys "$RM" --tags it_dev -o perf2.csv 2>err.txt && fail "4 GPUs on a 2-GPU host"
+	grep -q "needs 4 GPUs and the context has 2" perf2.csv || fail "reason: $(cat perf2.csv)"
+	;;
+
+keep_alive_running)
+	script kar <<'S'
+echo "performance: 2 x"
+exit 0
+S
+	entry it_kar kar "" | sed 's/^/[/; s/$/]/' | mkmad
+	"$RM" --tags it_kar --keep-alive -o perf.csv 2>err.txt || fail "exit $?: $(cat err.txt)"
+	ids=$(api GET "/containers/json?all=1&filters=$(printf '{"label":["run_models.model=it_kar"]}' | jq -sRr @uri)" | jq -r '.[].Id')
+	running=$(for id in $ids; do api GET "/containers/$id/json" | jq -r .State.Running; done)
+	for id in $ids; do api DELETE "/containers/$id?force=1" >/dev/null; done
+	[ "$running" = true ] || fail "container not running: '$running'"
+	[ "$(csv_col perf.csv 1 status)" = SUCCESS ] || fail "status $(cat perf.csv)"
+	grep -q "docker exec -it" err.txt || fail "no hint how to enter it"
+	;;
+
+gpu_less_seed)
+	cp -r "$SRC/models.json" "$SRC/docker" "$SRC/scripts" .
+	set +e
+	"$RM" --tags pyt_mpt30b_training,smoke -o perf.csv 2>err.txt
+	rc=$?
+	set -e
+	[ $rc = 1 ] || fail "exit $rc"
+	grep -q "pyt_mpt30b_training.*FAILURE.*is for AMD GPUs" perf.csv || fail "reason: $(cat perf.csv)"
+	grep -q "^smoke_busybox,.*SUCCESS" perf.csv || fail "smoke did not run"
+	;;
+
+context_file)
+	script cf <<'S'
+echo "from yaml: $FROM_YAML, override: $OVER"
+echo "performance: 1 x"
+S
+	entry it_cf cf "" | sed 's/^/[/; s/$/]/' | mkmad
+	printf 'docker_env_vars:\n  FROM_YAML: "yes it is"\n  OVER: file\n' >ctx.yaml
+	"$RM" --tags it_cf -o perf.csv --additional-context-file ctx.yaml \
+		--additional-context '{"docker_env_vars": {"OVER": "cli"}}' 2>err.txt || fail "exit $?: $(cat err.txt)"
+	grep -q "from yaml: yes it is, override: cli" it_cf.live.log || fail "$(cat it_cf.live.log)"
+	printf 'docker_env_vars: [unclosed\n' >bad.yaml
+	"$RM" --tags it_cf -o perf.csv --additional-context-file bad.yaml 2>err.txt && fail "bad yaml accepted"
+	grep -q "bad.yaml" err.txt && grep -q "line" err.txt || fail "yaml error: $(cat err.txt)"
+	;;
+
+tunableop_run)
+	script tun <<'S'
+echo "enabled=$PYTORCH_TUNABLEOP_ENABLED tuning=$PYTORCH_TUNABLEOP_TUNING args=$*"
+f=$(printf "$PYTORCH_TUNABLEOP_FILENAME" 0)
+echo "Validator,PT_VERSION,2.5" > "$f" && echo "wrote $f"
+echo "performance: 1 x"
+S
+	entry it_tun tun "--steps 1 --tunableop off" | sed 's/^/[/; s/$/]/' | mkmad
+	"$RM" --tags it_tun --tunableop on -o perf.csv 2>err.txt || fail "exit $?: $(cat err.txt)"
+	grep -q "enabled=1 tuning=1 args=--steps 1 --tunableop on$" it_tun.live.log || fail "$(cat it_tun.live.log)"
+	[ -f tunableop/it_tun/tunableop_results0.csv ] || fail "tuned results did not survive: $(ls -R tunableop 2>&1)"
+	[ "$(csv_col perf.csv 1 tunableop)" = on ] || fail "tunableop column"
+	"$RM" --tags it_tun -o perf.csv 2>err.txt || fail "second run"
+	[ "$(csv_col perf.csv 2 tunableop)" = off ] || fail "without the flag the model decides"
+	;;
+
+progress_plain)
+	script prog <<'S'
+for i in 1 2 3; do echo "step $i"; sleep 1; done
+echo "performance: 1 x"
+S
+	entry it_prog prog "" | sed 's/^/[/; s/$/]/' | mkmad
+	"$RM" --tags it_prog --progress-interval 1 -o perf.csv 2>err.txt || fail "exit $?"
+	grep -q "run_models: \[it_prog\] running 0:0[0-9]" err.txt || fail "no progress lines: $(cat err.txt)"
+	if grep -q "\[it_prog\] running" it_prog.live.log; then fail "progress in the log"; fi
+	;;
+
+doctor)
+	"$RM" doctor >doc.txt 2>&1 || fail "doctor on this host: $(cat doc.txt)"
+	grep -q "^OK    docker" doc.txt || fail "docker not OK: $(cat doc.txt)"
+	grep -q "numa_balancing" doc.txt || fail "no numa check"
+	"$RM" doctor --format json | jq -e 'length > 3' >/dev/null || fail "json"
+	set +e
+	DOCKER_HOST=unix://$WORK/none.sock "$RM" doctor >doc2.txt 2>&1
+	rc=$?
+	set -e
+	[ $rc = 1 ] || fail "exit $rc with a dead engine"
+	grep -q "^FAIL  docker" doc2.txt || fail "$(cat doc2.txt)"
+	;;
+
 *)
 	fail "unknown case"
 	;;
