@@ -239,6 +239,44 @@ static char *join_tags(const rm_model *m)
 	return rm_buf_detach(&b);
 }
 
+/*
+ * relative_change: percent change of performance against the last SUCCESS row of perf.csv
+ * with the same model, metric, Dockerfile, machine and GPU architecture (madengine leaves
+ * the column empty). Reads the file as a stream; no earlier row, an unreadable file or a
+ * zero baseline leaves it empty.
+ */
+static char *relative_change(const char *path, const char *model, const char *metric,
+			     const char *dockerfile, const char *machine, const char *arch,
+			     double now)
+{
+	FILE *f = fopen(path, "r");
+	char **rec = NULL;
+	size_t n;
+	rm_error err = RM_ERROR_INIT;
+	double last = 0;
+	int found = 0;
+
+	if (!f)
+		return NULL;
+	while (rm_csv_read_record(f, &rec, &n, &err) == 1) {
+		double v;
+		if (n >= PERF_COLS && !strcmp(rec[C_STATUS], "SUCCESS") &&
+		    !strcmp(rec[C_MODEL], model) && !strcmp(rec[C_METRIC], metric) &&
+		    !strcmp(rec[C_DOCKERFILE], dockerfile ? dockerfile : "") &&
+		    !strcmp(rec[C_MACHINE], machine) && !strcmp(rec[C_ARCH], arch ? arch : "") &&
+		    rm_parse_double(rec[C_PERF], &v) == 0) {
+			last = v;
+			found = 1;
+		}
+		rm_strv_free(rec);
+		rec = NULL;
+	}
+	fclose(f);
+	if (!found || last == 0)
+		return NULL;
+	return rm_xasprintf("%+.2f", (now - last) / fabs(last) * 100.0);
+}
+
 /* Appends the perf.csv rows of one outcome (one row, or one per multiple_results row), and
  * its metrics to perf_<model>.csv. */
 /* Appends the perf.csv rows of one outcome (one row, or one per multiple_results row), and
@@ -295,6 +333,7 @@ static int record(struct run *r, const rm_selected *s, long runtime_ngpus, const
 
 	rows = rm_xcalloc(n_rows * PERF_COLS, sizeof(*rows));
 	char **names = rm_xcalloc(n_rows, sizeof(*names));
+	char **rel = rm_xcalloc(n_rows, sizeof(*rel));
 	for (size_t i = 0; i < n_rows; i++) {
 		memcpy(rows + i * PERF_COLS, base, sizeof(base));
 		if (oc->mr_n) {
@@ -306,6 +345,14 @@ static int record(struct run *r, const rm_selected *s, long runtime_ngpus, const
 			perf = fmt_num(oc->pr.performance);
 			rows[i * PERF_COLS + C_PERF] = perf;
 			rows[i * PERF_COLS + C_METRIC] = oc->pr.performance_metric;
+		}
+		double v;
+		const char *pv = rows[i * PERF_COLS + C_PERF];
+		if (!strcmp(oc->status, "SUCCESS") && pv && rm_parse_double(pv, &v) == 0) {
+			rel[i] = relative_change(r->o->output, rows[i * PERF_COLS + C_MODEL],
+						 rows[i * PERF_COLS + C_METRIC], oc->dockerfile,
+						 r->machine, r->ctx.gpu_arch, v);
+			rows[i * PERF_COLS + C_REL] = rel[i];
 		}
 	}
 	ret = rm_csv_append(r->o->output, perf_header, PERF_COLS, rows, n_rows, err);
@@ -336,9 +383,12 @@ static int record(struct run *r, const rm_selected *s, long runtime_ngpus, const
 		free(safe);
 		free(dir);
 	}
-	for (size_t i = 0; i < n_rows; i++)
+	for (size_t i = 0; i < n_rows; i++) {
 		free(names[i]);
+		free(rel[i]);
+	}
 	free(names);
+	free(rel);
 	free(rows);
 	free(perf);
 	free(tags);

@@ -375,6 +375,9 @@ S
 	[ "$(wc -l <perf.csv)" = 4 ] || fail "want 3 rows: $(cat perf.csv)"
 	[ "$(csv_col perf.csv 3 repeat)" = 3 ] || fail "repeat column"
 	[ "$(csv_col perf.csv 2 performance)" = 2 ] || fail "second run value"
+	[ "$(csv_col perf.csv 1 relative_change)" = "" ] || fail "first row has no baseline"
+	[ "$(csv_col perf.csv 2 relative_change)" = "+100.00" ] || fail "relative_change 1->2: $(csv_col perf.csv 2 relative_change)"
+	[ "$(csv_col perf.csv 3 relative_change)" = "+50.00" ] || fail "relative_change 2->3"
 	[ "$(grep -c 'Step 1/' it_rep.build.log)" = 1 ] || true
 	[ -f it_rep.r3.live.log ] || fail "per-repeat logs"
 	row=$(grep '^[^,]*,[^,]*,it_rep,performance,' perf_summary.csv) || fail "no summary row: $(cat perf_summary.csv)"
@@ -490,6 +493,57 @@ doctor)
 	set -e
 	[ $rc = 1 ] || fail "exit $rc with a dead engine"
 	grep -q "^FAIL  docker" doc2.txt || fail "$(cat doc2.txt)"
+	;;
+
+workload_parser)
+	# a container replaying a real Composer log (tests/parsers fixture, source in its header)
+	mkdir -p scripts/mpt
+	grep -v '^# ' "$SRC/tests/parsers/llm_foundry/rocm_blog_mpt30b_1node.log" >scripts/mpt/composer.log
+	script mpt <<'S'
+cat composer.log
+S
+	entry it_mpt mpt "" '"parser": "llm_foundry"' | sed 's/^/[/; s/$/]/' | mkmad
+	"$RM" --tags it_mpt -o perf.csv 2>err.txt || fail "exit $?: $(cat err.txt)"
+	[ "$(csv_col perf.csv 1 performance)" = 1.4307 ] || fail "performance $(csv_col perf.csv 1 performance)"
+	[ "$(csv_col perf.csv 1 metric)" = samples_per_sec ] || fail "metric"
+	head -1 perf_it_mpt.csv | grep -qx 'timestamp,run_id,model,metric,value,unit,step,aggregate' || fail "perf_it_mpt.csv header"
+	grep -q ',it_mpt,throughput/samples_per_sec,1.4307,samples/s,3,last$' perf_it_mpt.csv || fail "$(cat perf_it_mpt.csv)"
+	grep -q ',it_mpt,throughput/device/samples_per_sec,0.1788,samples/s,3,last$' perf_it_mpt.csv || fail "per device"
+	grep -q ',it_mpt,metrics/train/LanguageCrossEntropy,8.4361,,3,last$' perf_it_mpt.csv || fail "LanguageCrossEntropy"
+	grep -q ',it_mpt,loss/train/total,8.3177,,3,last$' perf_it_mpt.csv || fail "loss"
+	# the same log re-parsed from the live log gives the same figure
+	"$RM" parse --parser llm_foundry it_mpt.live.log | grep -qx 'performance,1.4307,samples_per_sec,,last' || fail "parse"
+	;;
+
+double_sigint)
+	script dsig <<'S'
+echo "started"
+sleep 600
+S
+	entry it_dsig dsig "" | sed 's/^/[/; s/$/]/' | mkmad
+	"$RM" --tags it_dsig -o perf.csv >out.txt 2>err.txt &
+	pid=$!
+	cleanup_dsig() {
+		kill -9 $pid 2>/dev/null || true
+		for id in $(api GET "/containers/json?all=1&filters=$(printf '{"label":["run_models.model=it_dsig"]}' | jq -sRr @uri)" | jq -r '.[].Id'); do
+			api DELETE "/containers/$id?force=1" >/dev/null || true
+		done
+		rm -rf "$WORK"
+	}
+	trap cleanup_dsig EXIT
+	for _ in $(seq 1 100); do
+		grep -q started it_dsig.live.log 2>/dev/null && break
+		sleep 0.2
+	done
+	kill -INT $pid
+	kill -INT $pid
+	start=$(date +%s)
+	set +e
+	wait $pid
+	rc=$?
+	set -e
+	[ $rc = 130 ] || fail "exit $rc, want 130"
+	[ $(($(date +%s) - start)) -le 2 ] || fail "the second Ctrl-C did not exit at once"
 	;;
 
 *)
