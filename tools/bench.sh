@@ -7,7 +7,6 @@
 # Median of RUNS (default 5). Usage: tools/bench.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-src=$(pwd)
 build=$(cd "${1:-build}" && pwd)
 runs=${RUNS:-5}
 lines=${LINES:-200000}

@@ -7,19 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages="build-essential cmake pkg-config libcurl4-openssl-dev libjansson-dev libarchive-dev
-libyaml-dev libssl-dev docker.io busybox-static curl jq"
-missing=""
-for p in $packages; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-	sudo=""
-	[ "$(id -u)" = 0 ] || sudo=sudo
-	echo "setup: installing$missing" >&2
-	$sudo apt-get update -qq >&2
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >&2
-fi
+# shellcheck source=tools/lib.sh
+. tools/lib.sh
+ensure_packages build-essential cmake pkg-config libcurl4-openssl-dev libjansson-dev \
+	libarchive-dev libyaml-dev libssl-dev docker.io busybox-static curl jq
 
 build=${RM_BUILD_DIR:-build}
 # shellcheck disable=SC2086

@@ -7,17 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-extra="clang valgrind shellcheck"
-missing=""
-for p in $extra; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-	sudo=""
-	[ "$(id -u)" = 0 ] || sudo=sudo
-	$sudo apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing
-fi
+# shellcheck source=tools/lib.sh
+. tools/lib.sh
+ensure_packages clang valgrind shellcheck time bc
 
 DOCKER_HOST=$(RM_BUILD_DIR=build tools/setup.sh | tail -n 1)
 export DOCKER_HOST

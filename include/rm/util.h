@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct rm_error;
+
 void *rm_xmalloc(size_t n);
 void *rm_xcalloc(size_t n, size_t size);
 void *rm_xrealloc(void *p, size_t n);
@@ -34,6 +36,19 @@ int rm_parse_double(const char *s, double *out);
 /* A size as Docker writes it: "64G", "512m", "1.5g", "1073741824" (k m g t, powers of 1024,
  * an optional trailing b). Returns 0 and sets *bytes, or -1. */
 int rm_parse_size(const char *s, long long *bytes);
+
+/* Writes all n bytes (retrying short writes and EINTR); 0 or -1 with errno. */
+int rm_write_all(int fd, const void *p, size_t n);
+/*
+ * Reads a whole file of at most max bytes into *out (NUL-terminated; *len, when not NULL,
+ * receives its length). Returns 0; 1 without a message when the file does not exist (the
+ * caller decides whether that is an error); -1 with err naming the file otherwise.
+ */
+int rm_read_file(const char *path, size_t max, char **out, size_t *len, struct rm_error *err);
+/* Strips blanks and line ends from both ends, in place; returns the new start. */
+char *rm_trim(char *s);
+/* Whether an executable prog is on $PATH (empty entries, the current folder, are skipped). */
+int rm_on_path(const char *prog);
 
 int rm_starts_with(const char *s, const char *prefix);
 int rm_ends_with(const char *s, const char *suffix);

@@ -56,28 +56,6 @@ char *rm_context_render_scalar(const json_t *v)
 
 /* ---- detection ---- */
 
-static int on_path(const char *prog)
-{
-	const char *path = getenv("PATH");
-
-	while (path && *path) {
-		const char *colon = strchr(path, ':');
-		size_t n = colon ? (size_t)(colon - path) : strlen(path);
-		/* An empty PATH entry means the current folder. */
-		char *full =
-		    n ? rm_xasprintf("%.*s/%s", (int)n, path, prog) : rm_xasprintf("./%s", prog);
-		int found = access(full, X_OK) == 0;
-
-		free(full);
-		if (found)
-			return 1;
-		if (!colon)
-			break;
-		path = colon + 1;
-	}
-	return 0;
-}
-
 static char *arch_from_target_version(long v)
 {
 	long major = v / 10000, minor = (v / 100) % 100, step = v % 100;
@@ -184,18 +162,6 @@ static void detect_kfd(rm_context *ctx, const char *sysfs_root)
 	free(dir);
 }
 
-static char *trim_inplace(char *s)
-{
-	char *e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
-		*--e = '\0';
-	return s;
-}
-
 /* rocminfo lists each GPU agent with a "Name: gfx942" line (CPU agents carry the CPU's
  * model name, ISAs start with "amdgcn-"). */
 static void detect_rocminfo(rm_context *ctx)
@@ -204,17 +170,17 @@ static void detect_rocminfo(rm_context *ctx)
 	FILE *p;
 	long count = 0;
 
-	if (!on_path("rocminfo"))
+	if (!rm_on_path("rocminfo"))
 		return;
 	p = popen("rocminfo 2>/dev/null", "r");
 	if (!p)
 		return;
 	while (fgets(line, sizeof(line), p)) {
-		char *s = trim_inplace(line);
+		char *s = rm_trim(line);
 
 		if (!rm_starts_with(s, "Name:"))
 			continue;
-		s = trim_inplace(s + 5);
+		s = rm_trim(s + 5);
 		if (!rm_starts_with(s, "gfx"))
 			continue;
 		if (!ctx->gpu_arch)
@@ -237,13 +203,13 @@ static void detect_nvidia_smi(rm_context *ctx)
 	FILE *p;
 	long count = 0;
 
-	if (!on_path("nvidia-smi"))
+	if (!rm_on_path("nvidia-smi"))
 		return;
 	p = popen("nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader 2>/dev/null", "r");
 	if (!p)
 		return;
 	while (fgets(line, sizeof(line), p)) {
-		char *s = trim_inplace(line), *comma = strrchr(s, ','), *dot;
+		char *s = rm_trim(line), *comma = strrchr(s, ','), *dot;
 		long major, minor;
 
 		if (!*s || !comma)
@@ -251,7 +217,7 @@ static void detect_nvidia_smi(rm_context *ctx)
 		count++;
 		if (ctx->gpu_arch)
 			continue;
-		s = trim_inplace(comma + 1);
+		s = rm_trim(comma + 1);
 		dot = strchr(s, '.');
 		if (!dot)
 			continue;
@@ -315,8 +281,7 @@ static void sync_obj(rm_context *ctx)
 
 	json_decref(ctx->rendered);
 	ctx->rendered = json_object();
-	json_object_foreach(ctx->obj, key, v)
-	{
+	json_object_foreach (ctx->obj, key, v) {
 		char *s;
 
 		if (json_is_string(v))
@@ -421,8 +386,7 @@ static int check_kv_object(const char *what, const char *key, const json_t *v, i
 		return rm_error_set(
 		    err, RM_ERR_INPUT, "%s: '%s' must be an object of %s", what, key,
 		    mounts ? "{\"/container/path\": \"/host/path\"}" : "{\"NAME\": \"value\"}");
-	json_object_foreach((json_t *)v, k, val)
-	{
+	json_object_foreach ((json_t *)v, k, val) {
 		if (!stringish(val))
 			return rm_error_set(err, RM_ERR_INPUT,
 					    "%s: '%s' entry '%s' must be a string", what, key, k);
@@ -513,8 +477,7 @@ static void apply_kv(rm_kv **arr, size_t *n, const json_t *obj)
 	const char *k;
 	json_t *val;
 
-	json_object_foreach((json_t *)obj, k, val)
-	{
+	json_object_foreach ((json_t *)obj, k, val) {
 		char *s = rm_context_render_scalar(val);
 		kv_set(arr, n, k, s);
 		free(s);
@@ -555,33 +518,14 @@ static void apply_key(rm_context *ctx, const char *key, json_t *v)
 
 static int read_context_file(const char *what, const char *path, char **out, rm_error *err)
 {
-	rm_buf b = RM_BUF_INIT(RM_CONTEXT_MAX_BYTES);
-	char chunk[8192];
-	size_t r;
-	FILE *f = fopen(path, "rb");
-	int ret = -1;
-
-	if (!f)
-		return rm_error_set(err, RM_ERR_INPUT, "%s: cannot open '%s': %s", what, path,
-				    strerror(errno));
-	while ((r = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		if (rm_buf_add(&b, chunk, r)) {
-			rm_error_set(err, RM_ERR_INPUT, "%s: '%s' is larger than %zu KiB", what,
-				     path, RM_CONTEXT_MAX_BYTES >> 10);
-			goto out;
-		}
+	int r = rm_read_file(path, RM_CONTEXT_MAX_BYTES, out, NULL, err);
+	if (r == 1)
+		rm_error_set(err, RM_ERR_INPUT, "cannot open '%s': no such file", path);
+	if (r != 0) {
+		err->kind = RM_ERR_INPUT;
+		return rm_error_wrap(err, "%s", what);
 	}
-	if (ferror(f)) {
-		rm_error_set(err, RM_ERR_IO, "%s: cannot read '%s': %s", what, path,
-			     strerror(errno));
-		goto out;
-	}
-	*out = rm_buf_detach(&b);
-	ret = 0;
-out:
-	rm_buf_release(&b);
-	fclose(f);
-	return ret;
+	return 0;
 }
 
 int rm_context_apply(rm_context *ctx, const char *json_or_file, const char *what, rm_error *err)
@@ -630,14 +574,14 @@ int rm_context_apply(rm_context *ctx, const char *json_or_file, const char *what
 			     "%s: must be an object such as '{\"gpu_vendor\": \"AMD\"}'", label);
 		goto out;
 	}
-	json_object_foreach(root, key, v)
-	{
+	json_object_foreach (root, key, v) {
 		if (check_key(label, key, v, err))
 			goto out;
 	}
 	if (!ctx->obj)
 		ctx->obj = json_object();
-	json_object_foreach(root, key, v) apply_key(ctx, key, v);
+	json_object_foreach (root, key, v)
+		apply_key(ctx, key, v);
 	sync_obj(ctx);
 	ret = 0;
 out:

@@ -253,8 +253,7 @@ static int scan_dockerfile(rm_dockerfile *d, rm_error *err)
 				    d->path, lineno, perr.msg);
 				goto out;
 			}
-			json_object_foreach(d->context_req, k, v)
-			{
+			json_object_foreach (d->context_req, k, v) {
 				if (json_is_object(v) || json_is_array(v)) {
 					rm_error_set(
 					    err, RM_ERR_INPUT,
@@ -325,8 +324,7 @@ static void judge(rm_dockerfile *d, const rm_context *ctx)
 	d->kept = 1;
 	if (!d->context_req)
 		return;
-	json_object_foreach(d->context_req, k, v)
-	{
+	json_object_foreach (d->context_req, k, v) {
 		const char *have = ctx ? rm_context_get(ctx, k) : NULL;
 		char *want;
 

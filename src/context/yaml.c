@@ -58,15 +58,13 @@ static int next_event(struct yctx *y, yaml_event_t *ev)
 				    p->problem_offset, p->problem ? p->problem : "unreadable");
 	default:
 		if (p->context)
-			return rm_error_set(y->err, RM_ERR_INPUT,
-					    "'%s' line %zu column %zu: %s (%s, line %zu)",
-					    y->source, p->problem_mark.line + 1,
-					    p->problem_mark.column + 1,
-					    p->problem ? p->problem : "syntax error", p->context,
-					    p->context_mark.line + 1);
-		return rm_error_set(y->err, RM_ERR_INPUT, "'%s' line %zu column %zu: %s",
-				    y->source, p->problem_mark.line + 1,
-				    p->problem_mark.column + 1,
+			return rm_error_set(
+			    y->err, RM_ERR_INPUT, "'%s' line %zu column %zu: %s (%s, line %zu)",
+			    y->source, p->problem_mark.line + 1, p->problem_mark.column + 1,
+			    p->problem ? p->problem : "syntax error", p->context,
+			    p->context_mark.line + 1);
+		return rm_error_set(y->err, RM_ERR_INPUT, "'%s' line %zu column %zu: %s", y->source,
+				    p->problem_mark.line + 1, p->problem_mark.column + 1,
 				    p->problem ? p->problem : "syntax error");
 	}
 }
@@ -144,9 +142,9 @@ static int resolve(struct yctx *y, const yaml_event_t *ev, json_t **out, enum ki
 	static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
 	static const char *const trues[] = {"true", "True", "TRUE", NULL};
 	static const char *const falses[] = {"false", "False", "FALSE", NULL};
-	static const char *const specials[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf",
+	static const char *const specials[] = {".inf",	".Inf",	 ".INF",  "+.inf", "+.Inf",
 					       "+.INF", "-.inf", "-.Inf", "-.INF", ".nan",
-					       ".NaN",  ".NAN", NULL};
+					       ".NaN",	".NAN",	 NULL};
 	const char *s = (const char *)ev->data.scalar.value;
 	size_t n = ev->data.scalar.length;
 	int base;
@@ -295,8 +293,8 @@ static json_t *mapping(struct yctx *y, int depth)
 		}
 		/* Keys are taken as text: JSON object keys are strings anyway. */
 		const char *k = (const char *)ev.data.scalar.value;
-		int bad = check_node(y, &ev, ev.data.scalar.anchor, ev.data.scalar.tag,
-				     TAG_PREFIX "str");
+		int bad =
+		    check_node(y, &ev, ev.data.scalar.anchor, ev.data.scalar.tag, TAG_PREFIX "str");
 		if (!bad && strlen(k) != ev.data.scalar.length)
 			bad = fail_at(y, ev.start_mark, "mapping key contains a NUL byte");
 		if (bad) {
@@ -335,8 +333,8 @@ static json_t *node(struct yctx *y, yaml_event_t *ev, int depth)
 {
 	json_t *v = NULL;
 
-	if (depth > MAX_DEPTH && (ev->type == YAML_SEQUENCE_START_EVENT ||
-				  ev->type == YAML_MAPPING_START_EVENT)) {
+	if (depth > MAX_DEPTH &&
+	    (ev->type == YAML_SEQUENCE_START_EVENT || ev->type == YAML_MAPPING_START_EVENT)) {
 		rm_error_set(y->err, RM_ERR_INPUT,
 			     "'%s' line %zu column %zu: nested deeper than %d levels", y->source,
 			     ev->start_mark.line + 1, ev->start_mark.column + 1, MAX_DEPTH);

@@ -42,21 +42,6 @@ static int archive_fail(struct archive *a, rm_error *err, const char *what)
 	return rm_error_set(err, RM_ERR_IO, "%s: %s", what, msg ? msg : "unknown libarchive error");
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static struct archive *tar_writer(int out_fd, rm_error *err)
 {
 	struct archive *a = archive_write_new();
@@ -469,7 +454,7 @@ int rm_tar_extract_one(int in_fd, int out_fd, size_t max_bytes, rm_error *err)
 					     archive_entry_pathname(e), max_bytes);
 				goto out;
 			}
-			if (write_all(out_fd, buf, (size_t)n) < 0) {
+			if (rm_write_all(out_fd, buf, (size_t)n) < 0) {
 				rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s",
 					     archive_entry_pathname(e), strerror(errno));
 				goto out;

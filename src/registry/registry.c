@@ -235,8 +235,7 @@ static int get_tags(json_t *o, const struct entry_ref *e, rm_model *m, rm_error 
 	if (!json_is_array(v))
 		return field_error(err, e, "tags", "an array of strings");
 	m->tags = rm_xcalloc(1, sizeof(*m->tags));
-	json_array_foreach(v, i, t)
-	{
+	json_array_foreach (v, i, t) {
 		if (!json_is_string(t))
 			return field_error(err, e, "tags", "an array of strings");
 		m->tags = rm_strv_push(m->tags, &m->n_tags, json_string_value(t));
@@ -253,8 +252,7 @@ static int get_skip_gpu_arch(json_t *o, const struct entry_ref *e, rm_model *m, 
 
 	if (!json_is_array(v))
 		return get_optional_string(o, "skip_gpu_arch", e, &m->skip_gpu_arch, err);
-	json_array_foreach(v, i, t)
-	{
+	json_array_foreach (v, i, t) {
 		if (!json_is_string(t)) {
 			rm_buf_release(&b);
 			return field_error(err, e, "skip_gpu_arch",
@@ -280,8 +278,7 @@ static int get_env_vars(json_t *o, const struct entry_ref *e, rm_model *m, rm_er
 		return 0;
 	if (!json_is_object(v))
 		return field_error(err, e, "env_vars", "an object of strings");
-	json_object_foreach(v, key, val)
-	{
+	json_object_foreach (v, key, val) {
 		char *kv;
 
 		if (!json_is_string(val) || !*key || strchr(key, '=')) {
@@ -368,8 +365,7 @@ static int parse_entry(json_t *o, struct entry_ref *e, const char *scope, const 
 	m->dockercontext = resolve_path(base, s ? s : "docker");
 	free(s);
 
-	json_object_foreach(o, key, v)
-	{
+	json_object_foreach (o, key, v) {
 		if (!in_list(known_fields, key) && !in_list(ignored_fields, key))
 			rm_warn("'%s': model '%s': unknown field '%s' ignored", e->source, m->name,
 				key);
@@ -426,8 +422,7 @@ int rm_registry_load_buffer(rm_registry *reg, const char *text, size_t len, cons
 
 	reg->models =
 	    rm_xrealloc(reg->models, (reg->n + json_array_size(root) + 1) * sizeof(*reg->models));
-	json_array_foreach(root, i, entry)
-	{
+	json_array_foreach (root, i, entry) {
 		struct entry_ref e = {source, NULL, i + 1};
 		rm_model *m = &reg->models[reg->n];
 
@@ -445,42 +440,6 @@ out:
 	if (ret)
 		registry_truncate(reg, keep);
 	json_decref(root);
-	return ret;
-}
-
-/* Reads a whole file into *out (NUL-terminated). Returns 1 without a message when the file
- * does not exist, so the caller decides whether absence is an error. */
-static int read_file(const char *path, char **out, size_t *len, rm_error *err)
-{
-	rm_buf b = RM_BUF_INIT(RM_REGISTRY_MAX_BYTES);
-	char chunk[65536];
-	size_t r;
-	FILE *f = fopen(path, "rb");
-	int ret = -1;
-
-	if (!f) {
-		if (errno == ENOENT || errno == ENOTDIR)
-			return 1;
-		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-	}
-	while ((r = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		if (rm_buf_add(&b, chunk, r)) {
-			rm_error_set(err, RM_ERR_INPUT,
-				     "'%s' is larger than %zu MiB; is it a registry?", path,
-				     RM_REGISTRY_MAX_BYTES >> 20);
-			goto out;
-		}
-	}
-	if (ferror(f)) {
-		rm_error_set(err, RM_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
-		goto out;
-	}
-	*len = b.len;
-	*out = rm_buf_detach(&b);
-	ret = 0;
-out:
-	rm_buf_release(&b);
-	fclose(f);
 	return ret;
 }
 
@@ -502,7 +461,7 @@ static int load_file(rm_registry *reg, const char *path, const char *scope, cons
 	size_t len = 0;
 	int ret;
 
-	ret = read_file(path, &text, &len, err);
+	ret = rm_read_file(path, RM_REGISTRY_MAX_BYTES, &text, &len, err);
 	if (ret)
 		return ret > 0 ? 0 : -1;
 	*found = 1;

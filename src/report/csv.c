@@ -40,21 +40,6 @@ int rm_csv_record(rm_buf *out, const char *const *fields, size_t n)
 	return rm_buf_addch(out, '\n');
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Compares the file's first line with the header we would write. */
 static int header_matches(int fd, const rm_buf *header, int *ends_with_newline, off_t size)
 {
@@ -123,7 +108,7 @@ int rm_csv_append(const char *path, const char *const *header, size_t n_cols,
 			goto out;
 		}
 	}
-	if (write_all(fd, out.data, out.len) != 0) {
+	if (rm_write_all(fd, out.data, out.len) != 0) {
 		int e = errno;
 		/* Take back a partial write so no half row stays behind (disk full). */
 		if (ftruncate(fd, st.st_size) != 0)

@@ -51,18 +51,6 @@ static void add(struct findings *fs, const char *status, const char *check, char
 	f->action = action;
 }
 
-static char *trim(char *s)
-{
-	char *e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
-		*--e = '\0';
-	return s;
-}
-
 /* The first line of a small file, trimmed; NULL (errno set) when it cannot be opened. */
 static char *read_line(const char *path)
 {
@@ -74,31 +62,7 @@ static char *read_line(const char *path)
 	if (!fgets(buf, sizeof(buf), f))
 		buf[0] = '\0';
 	fclose(f);
-	return rm_xstrdup(trim(buf));
-}
-
-/* Like context.c's lookup, but an empty PATH entry is skipped: doctor must not run an
- * 'amd-smi' that happens to sit in the current folder. */
-static int on_path(const char *prog)
-{
-	const char *path = getenv("PATH");
-
-	while (path && *path) {
-		size_t n = strcspn(path, ":");
-
-		if (n) {
-			char *full = rm_xasprintf("%.*s/%s", (int)n, path, prog);
-			int found = access(full, X_OK) == 0;
-
-			free(full);
-			if (found)
-				return 1;
-		}
-		path += n;
-		if (*path == ':')
-			path++;
-	}
-	return 0;
+	return rm_xstrdup(rm_trim(buf));
 }
 
 /* The first non-empty output line of a fixed command line (stderr dropped), or NULL when
@@ -114,7 +78,7 @@ static char *tool_line(const char *cmd, int *status)
 	if (!p)
 		return NULL;
 	while (fgets(buf, sizeof(buf), p)) {
-		char *s = trim(buf);
+		char *s = rm_trim(buf);
 		if (*s && !line)
 			line = rm_xstrdup(s);
 	}
@@ -142,7 +106,7 @@ static char *os_pretty_name(void)
 		if (!f)
 			continue;
 		while (!name && fgets(buf, sizeof(buf), f)) {
-			char *v = trim(buf), *o;
+			char *v = rm_trim(buf), *o;
 
 			if (!rm_starts_with(v, "PRETTY_NAME="))
 				continue;
@@ -373,7 +337,8 @@ static void check_gpus(struct findings *fs, const rm_doctor_opts *o)
 					  ctx.gpu_arch ? ctx.gpu_arch : "unknown architecture");
 		/* dockerd serves DeviceRequests through this hook; without it every GPU run
 		 * fails at container start with "could not select device driver". */
-		if (!on_path("nvidia-container-runtime-hook") && !on_path("nvidia-container-cli"))
+		if (!rm_on_path("nvidia-container-runtime-hook") &&
+		    !rm_on_path("nvidia-container-cli"))
 			add(fs, "WARN", "gpus",
 			    rm_xasprintf("%s, but the NVIDIA Container Toolkit is not on PATH: "
 					 "docker cannot hand GPUs to containers",
@@ -512,14 +477,14 @@ static void check_rocm(struct findings *fs, const rm_doctor_opts *o)
 		rm_buf_addf(&b, "ROCm %s in '%s'", v, rocm);
 	free(v);
 	free(path);
-	if (on_path("amd-smi")) {
+	if (rm_on_path("amd-smi")) {
 		int status;
 		char *line = o->use_tools ? tool_line("amd-smi version", &status) : NULL;
 		rm_buf_addf(&b, "%samd-smi%s%s", b.len ? "; " : "", line ? ": " : " on PATH",
 			    line ? line : "");
 		free(line);
 	}
-	if (on_path("rocminfo"))
+	if (rm_on_path("rocminfo"))
 		rm_buf_addf(&b, "%srocminfo on PATH", b.len ? "; " : "");
 	/* Only the DKMS driver (amdgpu-dkms) has a version; the in-tree one does not. */
 	path = rm_xasprintf("%s/module/amdgpu/version", o->sysfs_root);
@@ -570,7 +535,7 @@ static void check_cuda(struct findings *fs, const rm_doctor_opts *o)
 	rm_buf b = RM_BUF_INIT(4096);
 	char *toolkit = cuda_toolkit_version();
 
-	if (o->use_tools && on_path("nvidia-smi")) {
+	if (o->use_tools && rm_on_path("nvidia-smi")) {
 		int status;
 		char *drv = tool_line("nvidia-smi --query-gpu=driver_version --format=csv,noheader",
 				      &status);
@@ -588,7 +553,7 @@ static void check_cuda(struct findings *fs, const rm_doctor_opts *o)
 		}
 		rm_buf_addf(&b, "NVIDIA driver %s", drv ? drv : "unknown");
 		free(drv);
-	} else if (on_path("nvidia-smi")) {
+	} else if (rm_on_path("nvidia-smi")) {
 		rm_buf_addstr(&b, "nvidia-smi on PATH");
 	}
 	if (toolkit)

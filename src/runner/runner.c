@@ -1477,25 +1477,21 @@ static void sweep(struct run *r)
 /* --additional-context-file: JSON or YAML, applied before any --additional-context. */
 static int apply_context_file(rm_context *ctx, const char *path, rm_error *err)
 {
-	FILE *f = fopen(path, "r");
-	rm_buf text = RM_BUF_INIT((size_t)16 << 20);
 	json_t *j = NULL;
 	json_error_t je;
-	char buf[8192], *what = NULL, *dumped = NULL;
-	size_t n;
+	char *text = NULL, *what = NULL, *dumped = NULL;
+	size_t len = 0;
 	int ret = -1;
+	int r = rm_read_file(path, (size_t)16 << 20, &text, &len, err);
 
-	if (!f)
-		return rm_error_set(err, RM_ERR_INPUT,
-				    "cannot read '%s' (--additional-context-file): %s", path,
-				    strerror(errno));
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		if (rm_buf_add(&text, buf, n) < 0) {
-			rm_error_set(err, RM_ERR_INPUT, "'%s' is larger than 16 MiB", path);
-			goto out;
-		}
-	j = json_loadb(rm_buf_str(&text), text.len, JSON_REJECT_DUPLICATES, &je);
-	if (!j && !(j = rm_yaml_to_json(rm_buf_str(&text), text.len, path, err)))
+	if (r != 0) {
+		if (r == 1)
+			rm_error_set(err, RM_ERR_INPUT, "cannot open '%s': no such file", path);
+		err->kind = RM_ERR_INPUT;
+		return rm_error_wrap(err, "--additional-context-file");
+	}
+	j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	if (!j && !(j = rm_yaml_to_json(text, len, path, err)))
 		goto out;
 	if (!json_is_object(j)) {
 		rm_error_set(err, RM_ERR_INPUT, "'%s' must hold a mapping of context keys", path);
@@ -1505,8 +1501,7 @@ static int apply_context_file(rm_context *ctx, const char *path, rm_error *err)
 	what = rm_xasprintf("--additional-context-file '%s'", path);
 	ret = rm_context_apply(ctx, dumped, what, err);
 out:
-	fclose(f);
-	rm_buf_release(&text);
+	free(text);
 	json_decref(j);
 	free(dumped);
 	free(what);

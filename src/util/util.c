@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rm/error.h"
 #include "rm/util.h"
@@ -390,5 +391,89 @@ int rm_parse_size(const char *s, long long *bytes)
 	if (*end || v * (double)mul > 9.0e18)
 		return -1;
 	*bytes = (long long)(v * (double)mul);
+	return 0;
+}
+
+int rm_write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int rm_read_file(const char *path, size_t max, char **out, size_t *len, rm_error *err)
+{
+	rm_buf b = RM_BUF_INIT(max);
+	char chunk[65536];
+	size_t r;
+	FILE *f = fopen(path, "rb");
+	int ret = -1;
+
+	if (!f) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 1;
+		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+	}
+	while ((r = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		if (rm_buf_add(&b, chunk, r)) {
+			rm_error_set(err, RM_ERR_INPUT, "'%s' is larger than %zu KiB", path,
+				     max >> 10);
+			goto out;
+		}
+	}
+	if (ferror(f)) {
+		rm_error_set(err, RM_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	if (len)
+		*len = b.len;
+	*out = rm_buf_detach(&b);
+	ret = 0;
+out:
+	rm_buf_release(&b);
+	fclose(f);
+	return ret;
+}
+
+char *rm_trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+/* An empty PATH entry would mean the current folder: skipped, so that a stray 'rocminfo' or
+ * 'amd-smi' in the work folder is never run. */
+int rm_on_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+
+	while (path && *path) {
+		size_t n = strcspn(path, ":");
+		if (n) {
+			char *full = rm_xasprintf("%.*s/%s", (int)n, path, prog);
+			int found = access(full, X_OK) == 0;
+			free(full);
+			if (found)
+				return 1;
+		}
+		path += n;
+		if (*path == ':')
+			path++;
+	}
 	return 0;
 }

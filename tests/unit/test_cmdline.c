@@ -87,12 +87,13 @@ static void test_amd(void)
 
 static void test_nvidia(void)
 {
-	const char *head = "{\"Image\": \"ci-x:latest\", \"Cmd\": [\"python3\", \"train.py\"],"
-			   " \"Env\": [\"A=1\"], \"WorkingDir\": \"/myworkspace\","
-			   " \"HostConfig\": {\"NetworkMode\": \"host\", \"IpcMode\": \"host\","
-			   " \"CapAdd\": [\"SYS_PTRACE\", \"SYS_ADMIN\"],"
-			   " \"SecurityOpt\": [\"seccomp=unconfined\"], \"Devices\": [],"
-			   " \"DeviceRequests\": [{\"Driver\": \"\", \"Capabilities\": [[\"gpu\"]],";
+	const char *head =
+	    "{\"Image\": \"ci-x:latest\", \"Cmd\": [\"python3\", \"train.py\"],"
+	    " \"Env\": [\"A=1\"], \"WorkingDir\": \"/myworkspace\","
+	    " \"HostConfig\": {\"NetworkMode\": \"host\", \"IpcMode\": \"host\","
+	    " \"CapAdd\": [\"SYS_PTRACE\", \"SYS_ADMIN\"],"
+	    " \"SecurityOpt\": [\"seccomp=unconfined\"], \"Devices\": [],"
+	    " \"DeviceRequests\": [{\"Driver\": \"\", \"Capabilities\": [[\"gpu\"]],";
 	const char *tail = "}]}}";
 	const char *want_head = "docker run --rm --name ci-x-run --network host --ipc host "
 				"--cap-add SYS_PTRACE --cap-add SYS_ADMIN "
@@ -142,23 +143,22 @@ static void test_gpuless(void)
 
 static void test_other_options(void)
 {
-	check_run(
-	    "{\"Image\": \"img\", \"Entrypoint\": [\"/bin/sh\", \"-c\"], \"Cmd\": [\"true\"],"
-	    " \"Tty\": true, \"OpenStdin\": true,"
-	    " \"HostConfig\": {\"Devices\": ["
-	    "   {\"PathOnHost\": \"/dev/a\", \"PathInContainer\": \"/dev/b\","
-	    "    \"CgroupPermissions\": \"rwm\"},"
-	    "   {\"PathOnHost\": \"/dev/c\", \"PathInContainer\": \"/dev/c\","
-	    "    \"CgroupPermissions\": \"r\"},"
-	    "   {\"PathOnHost\": \"/dev/d\"}],"
-	    "  \"CpusetCpus\": \"0-7\", \"Privileged\": true, \"Init\": true,"
-	    "  \"Ulimits\": [{\"Name\": \"memlock\", \"Soft\": -1, \"Hard\": -1},"
-	    "               {\"Name\": \"stack\", \"Soft\": 67108864, \"Hard\": 134217728}],"
-	    "  \"ShmSize\": 0}}",
-	    "o",
-	    "docker run --rm -i -t --name o --device /dev/a:/dev/b --device /dev/c:/dev/c:r "
-	    "--device /dev/d --cpuset-cpus 0-7 --privileged --init --ulimit memlock=-1:-1 "
-	    "--ulimit stack=67108864:134217728 --entrypoint /bin/sh img -c true");
+	check_run("{\"Image\": \"img\", \"Entrypoint\": [\"/bin/sh\", \"-c\"], \"Cmd\": [\"true\"],"
+		  " \"Tty\": true, \"OpenStdin\": true,"
+		  " \"HostConfig\": {\"Devices\": ["
+		  "   {\"PathOnHost\": \"/dev/a\", \"PathInContainer\": \"/dev/b\","
+		  "    \"CgroupPermissions\": \"rwm\"},"
+		  "   {\"PathOnHost\": \"/dev/c\", \"PathInContainer\": \"/dev/c\","
+		  "    \"CgroupPermissions\": \"r\"},"
+		  "   {\"PathOnHost\": \"/dev/d\"}],"
+		  "  \"CpusetCpus\": \"0-7\", \"Privileged\": true, \"Init\": true,"
+		  "  \"Ulimits\": [{\"Name\": \"memlock\", \"Soft\": -1, \"Hard\": -1},"
+		  "               {\"Name\": \"stack\", \"Soft\": 67108864, \"Hard\": 134217728}],"
+		  "  \"ShmSize\": 0}}",
+		  "o",
+		  "docker run --rm -i -t --name o --device /dev/a:/dev/b --device /dev/c:/dev/c:r "
+		  "--device /dev/d --cpuset-cpus 0-7 --privileged --init --ulimit memlock=-1:-1 "
+		  "--ulimit stack=67108864:134217728 --entrypoint /bin/sh img -c true");
 }
 
 static void test_build(void)
@@ -168,12 +168,12 @@ static void test_build(void)
 	json_t *labels = json_pack("{s:s}", "run_models.fingerprint", "abc123");
 	char *s;
 
-	s = rm_build_cmdline("ci-x", "docker/x.ubuntu.amd.Dockerfile", "./docker", args, labels,
-			     1);
-	CHECK_STR(s, "docker build --network=host --no-cache -t ci-x "
-		     "-f docker/x.ubuntu.amd.Dockerfile --build-arg BASE_DOCKER=rocm/pytorch:latest "
-		     "--build-arg 'MSG=hello world' --build-arg FROM_ENV --build-arg N=4 "
-		     "--label run_models.fingerprint=abc123 ./docker");
+	s = rm_build_cmdline("ci-x", "docker/x.ubuntu.amd.Dockerfile", "./docker", args, labels, 1);
+	CHECK_STR(s,
+		  "docker build --network=host --no-cache -t ci-x "
+		  "-f docker/x.ubuntu.amd.Dockerfile --build-arg BASE_DOCKER=rocm/pytorch:latest "
+		  "--build-arg 'MSG=hello world' --build-arg FROM_ENV --build-arg N=4 "
+		  "--label run_models.fingerprint=abc123 ./docker");
 	free(s);
 
 	s = rm_build_cmdline("ci-y", "my dir/Dockerfile", ".", NULL, NULL, 0);

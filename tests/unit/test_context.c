@@ -11,36 +11,9 @@
 #include <jansson.h>
 
 #include "check.h"
+#include "testfs.h"
 #include "rm/context.h"
 #include "rm/util.h"
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void rm_tree(const char *dir)
-{
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static void mkdirs(const char *path)
-{
-	char *p = rm_xstrdup(path);
-
-	for (char *s = p + 1; *s; s++) {
-		if (*s == '/') {
-			*s = '\0';
-			mkdir(p, 0755);
-			*s = '/';
-		}
-	}
-	mkdir(p, 0755);
-	free(p);
-}
 
 /* Writes nodes/<id>/properties under a fake sysfs root. */
 static void add_node(const char *root, const char *id, const char *props)
@@ -49,7 +22,7 @@ static void add_node(const char *root, const char *id, const char *props)
 	char *file = rm_xasprintf("%s/properties", dir);
 	FILE *f;
 
-	mkdirs(dir);
+	tfs_mkdirs(dir);
 	f = fopen(file, "w");
 	CHECK(f != NULL);
 	if (f) {
@@ -102,7 +75,7 @@ static void test_detect_kfd(void)
 	CHECK(ctx.obj == NULL && ctx.gpu_vendor == NULL);
 	rm_context_release(&ctx);
 	rm_context_release(NULL);
-	rm_tree(root);
+	tfs_rm_tree(root);
 	free(root);
 
 	/* Architecture names from gfx_target_version. */
@@ -122,7 +95,7 @@ static void test_detect_kfd(void)
 		/* No drm_render_minor: render nodes unknown. */
 		CHECK(ctx.n_render_nodes == 0);
 		rm_context_release(&ctx);
-		rm_tree(root);
+		tfs_rm_tree(root);
 		free(root);
 		free(props);
 	}
@@ -150,7 +123,7 @@ static void test_detect_none(void)
 	CHECK(rm_context_detect(&ctx, root, 0, &err) == 0);
 	CHECK(ctx.gpu_vendor == NULL && ctx.n_gpus == 0);
 	rm_context_release(&ctx);
-	rm_tree(root);
+	tfs_rm_tree(root);
 	free(root);
 }
 
@@ -160,7 +133,7 @@ static void fresh(rm_context *ctx)
 	rm_error err = RM_ERROR_INIT;
 
 	CHECK(rm_context_detect(ctx, root, 0, &err) == 0);
-	rm_tree(root);
+	tfs_rm_tree(root);
 	free(root);
 }
 

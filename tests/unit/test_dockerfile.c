@@ -11,31 +11,11 @@
 #include <jansson.h>
 
 #include "check.h"
+#include "testfs.h"
 #include "rm/context.h"
 #include "rm/util.h"
 
 static char *dir;
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void write_file(const char *rel, const char *text)
-{
-	char *path = rm_xasprintf("%s/%s", dir, rel);
-	FILE *f = fopen(path, "w");
-
-	CHECK(f != NULL);
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-	free(path);
-}
 
 /* A context without detection: only what the test applies. */
 static void context_with(rm_context *ctx, const char *json)
@@ -61,18 +41,18 @@ static void setup(void)
 	sub = prefix("docker");
 	CHECK(mkdir(sub, 0755) == 0);
 	free(sub);
-	write_file("docker/smoke.ubuntu.amd.Dockerfile",
-		   "# CONTEXT {'gpu_vendor': 'AMD', 'guest_os': 'UBUNTU'}\n"
-		   "ARG BASE_DOCKER=rocm/pytorch:latest\n"
-		   "FROM $BASE_DOCKER\n"
-		   "RUN echo hi\n");
-	write_file("docker/smoke.ubuntu.nvidia.Dockerfile",
-		   "# syntax=docker/dockerfile:1\n"
-		   "#CONTEXT{'gpu_vendor':'NVIDIA'}\n"
-		   "from --platform=linux/amd64 nvcr.io/nvidia/pytorch:24.01-py3 AS base\n"
-		   "FROM ubuntu:22.04\n");
-	write_file("docker/smoke.Dockerfile", "ARG IMG=ubuntu:22.04\nARG TAG\nFROM ${IMG}\n");
-	write_file("docker/other.Dockerfile", "FROM scratch\n");
+	tfs_put(dir, "docker/smoke.ubuntu.amd.Dockerfile",
+		"# CONTEXT {'gpu_vendor': 'AMD', 'guest_os': 'UBUNTU'}\n"
+		"ARG BASE_DOCKER=rocm/pytorch:latest\n"
+		"FROM $BASE_DOCKER\n"
+		"RUN echo hi\n");
+	tfs_put(dir, "docker/smoke.ubuntu.nvidia.Dockerfile",
+		"# syntax=docker/dockerfile:1\n"
+		"#CONTEXT{'gpu_vendor':'NVIDIA'}\n"
+		"from --platform=linux/amd64 nvcr.io/nvidia/pytorch:24.01-py3 AS base\n"
+		"FROM ubuntu:22.04\n");
+	tfs_put(dir, "docker/smoke.Dockerfile", "ARG IMG=ubuntu:22.04\nARG TAG\nFROM ${IMG}\n");
+	tfs_put(dir, "docker/other.Dockerfile", "FROM scratch\n");
 }
 
 static void test_select(void)
@@ -181,9 +161,9 @@ static void test_context_lines(void)
 	char *pre, *expect;
 
 	/* Numbers compare by their text; the CONTEXT line counts only in the first 5 lines. */
-	write_file("docker/num.Dockerfile", "# CONTEXT {'MAD_SYSTEM_NGPUS': 8}\nFROM a\n");
-	write_file("docker/num_late.Dockerfile",
-		   "\n\n\n\n\n# CONTEXT {'gpu_vendor': 'NVIDIA'}\nFROM b\n");
+	tfs_put(dir, "docker/num.Dockerfile", "# CONTEXT {'MAD_SYSTEM_NGPUS': 8}\nFROM a\n");
+	tfs_put(dir, "docker/num_late.Dockerfile",
+		"\n\n\n\n\n# CONTEXT {'gpu_vendor': 'NVIDIA'}\nFROM b\n");
 	context_with(&ctx, "{\"gpu_vendor\": \"AMD\", \"MAD_SYSTEM_NGPUS\": 8}");
 	pre = prefix("docker/num");
 	CHECK(rm_dockerfiles_select(pre, &ctx, &v, &n, &err) == 0);
@@ -203,7 +183,7 @@ static void test_context_lines(void)
 	free(pre);
 
 	/* A malformed CONTEXT line names the file and the line. */
-	write_file("docker/broken.Dockerfile", "FROM x\n# CONTEXT {'gpu_vendor': }\n");
+	tfs_put(dir, "docker/broken.Dockerfile", "FROM x\n# CONTEXT {'gpu_vendor': }\n");
 	pre = prefix("docker/broken");
 	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) < 0);
 	CHECK(v == NULL && n == 0);
@@ -215,19 +195,20 @@ static void test_context_lines(void)
 	free(expect);
 	free(pre);
 
-	write_file("docker/nested.Dockerfile", "# CONTEXT {'gpu_vendor': ['AMD']}\n");
+	tfs_put(dir, "docker/nested.Dockerfile", "# CONTEXT {'gpu_vendor': ['AMD']}\n");
 	pre = prefix("docker/nested");
 	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) < 0);
 	CHECK(strstr(err.msg, "line 1: CONTEXT value of 'gpu_vendor' must be a string") != NULL);
 	free(pre);
 
 	/* Base images: ARG default wins, variables with defaults, unresolved ones kept. */
-	write_file("docker/base1.Dockerfile",
-		   "FROM first:1\nARG BASE_DOCKER=\"quoted/img:2\"\nFROM $BASE_DOCKER\n");
-	write_file("docker/base2.Dockerfile", "ARG BASE_DOCKER\nFROM ${BASE_DOCKER:-fallback:3}\n");
-	write_file("docker/base3.Dockerfile", "ARG BASE_DOCKER\nFROM ${BASE_DOCKER}\n");
-	write_file("docker/base4.Dockerfile", "RUN true\n");
-	write_file("docker/base5Dockerfile", "ARG R=reg.io\nFROM $R/img:${V:-7} AS x\n");
+	tfs_put(dir, "docker/base1.Dockerfile",
+		"FROM first:1\nARG BASE_DOCKER=\"quoted/img:2\"\nFROM $BASE_DOCKER\n");
+	tfs_put(dir, "docker/base2.Dockerfile",
+		"ARG BASE_DOCKER\nFROM ${BASE_DOCKER:-fallback:3}\n");
+	tfs_put(dir, "docker/base3.Dockerfile", "ARG BASE_DOCKER\nFROM ${BASE_DOCKER}\n");
+	tfs_put(dir, "docker/base4.Dockerfile", "RUN true\n");
+	tfs_put(dir, "docker/base5Dockerfile", "ARG R=reg.io\nFROM $R/img:${V:-7} AS x\n");
 	pre = prefix("docker/base");
 	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) == 0);
 	CHECK(n == 5);

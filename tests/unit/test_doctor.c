@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "check.h"
+#include "testfs.h"
 #include "rm/context.h"
 #include "rm/doctor.h"
 #include "rm/error.h"
@@ -20,53 +21,6 @@
  * pointed at fake trees and a capture file. */
 #include "../../src/cmd/options.c"
 #include "../../src/cmd/cmd_doctor.c"
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void rm_tree(const char *dir)
-{
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static void mkdirs(const char *path)
-{
-	char *p = rm_xstrdup(path);
-
-	for (char *s = p + 1; *s; s++) {
-		if (*s == '/') {
-			*s = '\0';
-			mkdir(p, 0755);
-			*s = '/';
-		}
-	}
-	mkdir(p, 0755);
-	free(p);
-}
-
-/* Writes root/rel (folders made as needed) with the given text. */
-static void put(const char *root, const char *rel, const char *text)
-{
-	char *file = rm_xasprintf("%s/%s", root, rel);
-	char *dir = rm_xstrdup(file);
-	FILE *f;
-
-	*strrchr(dir, '/') = '\0';
-	mkdirs(dir);
-	f = fopen(file, "w");
-	CHECK(f != NULL);
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-	free(dir);
-	free(file);
-}
 
 static char *make_tmp(void)
 {
@@ -104,9 +58,9 @@ static void fake_init(struct fake *f)
 	f->sys = rm_xasprintf("%s/sys", f->root);
 	f->dev = rm_xasprintf("%s/dev", f->root);
 	f->sock = rm_xasprintf("unix://%s/missing/docker.sock", f->root);
-	mkdirs(f->proc);
-	mkdirs(f->sys);
-	mkdirs(f->dev);
+	tfs_mkdirs(f->proc);
+	tfs_mkdirs(f->sys);
+	tfs_mkdirs(f->dev);
 	memset(&f->o, 0, sizeof(f->o));
 	f->o.proc_root = f->proc;
 	f->o.sysfs_root = f->sys;
@@ -118,7 +72,7 @@ static void fake_init(struct fake *f)
 
 static void fake_release(struct fake *f)
 {
-	rm_tree(f->root);
+	tfs_rm_tree(f->root);
 	free(f->root);
 	free(f->proc);
 	free(f->sys);
@@ -134,10 +88,12 @@ static void add_two_gfx942(const struct fake *f)
 	char *p1 = rm_xasprintf("%s/1/properties", base);
 	char *p2 = rm_xasprintf("%s/2/properties", base);
 
-	put(f->root, p0, "cpu_cores_count 64\nsimd_count 0\ngfx_target_version 0\n");
-	put(f->root, p1,
+	tfs_put(f->root, p0, "cpu_cores_count 64\nsimd_count 0\ngfx_target_version 0\n");
+	tfs_put(
+	    f->root, p1,
 	    "cpu_cores_count 0\nsimd_count 1216\ngfx_target_version 90402\ndrm_render_minor 128\n");
-	put(f->root, p2,
+	tfs_put(
+	    f->root, p2,
 	    "cpu_cores_count 0\nsimd_count 1216\ngfx_target_version 90402\ndrm_render_minor 129\n");
 	free(p0);
 	free(p1);
@@ -152,7 +108,7 @@ static void test_numa(void)
 	const rm_finding *x;
 
 	fake_init(&f);
-	put(f.root, "proc/sys/kernel/numa_balancing", "1\n");
+	tfs_put(f.root, "proc/sys/kernel/numa_balancing", "1\n");
 	rm_doctor_collect(&f.o, &v, &n);
 	x = find(v, n, "numa_balancing");
 	CHECK(x != NULL);
@@ -163,7 +119,7 @@ static void test_numa(void)
 	}
 	rm_findings_free(v, n);
 
-	put(f.root, "proc/sys/kernel/numa_balancing", "0\n");
+	tfs_put(f.root, "proc/sys/kernel/numa_balancing", "0\n");
 	rm_doctor_collect(&f.o, &v, &n);
 	x = find(v, n, "numa_balancing");
 	CHECK(x != NULL);
@@ -213,8 +169,8 @@ static void test_amd_devices(void)
 	rm_findings_free(v, n);
 
 	/* kfd present, one of the two render nodes missing. */
-	put(f.root, "dev/kfd", "");
-	put(f.root, "dev/dri/renderD128", "");
+	tfs_put(f.root, "dev/kfd", "");
+	tfs_put(f.root, "dev/dri/renderD128", "");
 	rm_doctor_collect(&f.o, &v, &n);
 	x = find(v, n, "gpus");
 	CHECK(x != NULL);
@@ -226,7 +182,7 @@ static void test_amd_devices(void)
 	rm_findings_free(v, n);
 
 	/* Everything there (regular files stand in for the device nodes). */
-	put(f.root, "dev/dri/renderD129", "");
+	tfs_put(f.root, "dev/dri/renderD129", "");
 	rm_doctor_collect(&f.o, &v, &n);
 	x = find(v, n, "gpus");
 	CHECK(x != NULL);
@@ -333,7 +289,7 @@ static void test_json(void)
 	int saw_warn = 0;
 
 	fake_init(&f);
-	put(f.root, "proc/sys/kernel/numa_balancing", "1\n");
+	tfs_put(f.root, "proc/sys/kernel/numa_balancing", "1\n");
 	rm_doctor_collect(&f.o, &v, &n);
 	s = rm_doctor_json(v, n);
 	j = json_loads(s, 0, &jerr);
@@ -431,7 +387,7 @@ static void test_cmd(void)
 	int rc;
 
 	fake_init(&f);
-	put(f.root, "proc/sys/kernel/numa_balancing", "1\n");
+	tfs_put(f.root, "proc/sys/kernel/numa_balancing", "1\n");
 
 	char *text_args[] = {"doctor", NULL};
 	rc = run_cmd(&f.o, &out, &err, 1, text_args);
@@ -489,9 +445,9 @@ static void test_cmd(void)
 	const char *host = getenv("DOCKER_HOST");
 	if (host && *host) {
 		add_two_gfx942(&f);
-		put(f.root, "dev/kfd", "");
-		put(f.root, "dev/dri/renderD128", "");
-		put(f.root, "dev/dri/renderD129", "");
+		tfs_put(f.root, "dev/kfd", "");
+		tfs_put(f.root, "dev/dri/renderD128", "");
+		tfs_put(f.root, "dev/dri/renderD129", "");
 		f.o.docker_host = NULL;
 		rc = run_cmd(&f.o, &out, &err, 1, text_args);
 		CHECK(contains(out, "OK    gpus"));
@@ -510,7 +466,7 @@ static void put_tool(const char *root, const char *name, const char *script)
 	char *rel = rm_xasprintf("bin/%s", name);
 	char *file = rm_xasprintf("%s/%s", root, rel);
 
-	put(root, rel, script);
+	tfs_put(root, rel, script);
 	CHECK(chmod(file, 0755) == 0);
 	free(file);
 	free(rel);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "testfs.h"
 #include "rm/log.h"
 #include "rm/registry.h"
 #include "rm/util.h"
@@ -25,38 +26,12 @@ static int load(rm_registry *reg, const char *text, const char *source, rm_error
 	return rm_registry_load_buffer(reg, text, strlen(text), source, NULL, ".", err);
 }
 
-static void write_file(const char *dir, const char *rel, const char *text)
-{
-	char *path = rm_xasprintf("%s/%s", dir, rel);
-	FILE *f = fopen(path, "w");
-
-	CHECK(f != NULL);
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-	free(path);
-}
-
 static void make_dir(const char *dir, const char *rel)
 {
 	char *path = rm_xasprintf("%s/%s", dir, rel);
 
 	CHECK(mkdir(path, 0755) == 0);
 	free(path);
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void rm_tree(const char *dir)
-{
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static void test_good(void)
@@ -309,23 +284,22 @@ static void test_per_folder(void)
 	make_dir(dir, "scripts/llm");
 	make_dir(dir, "scripts/aaa");
 	make_dir(dir, "scripts/empty");
-	write_file(dir, "scripts/notes.txt", "not a folder\n");
-	write_file(
-	    dir, "scripts/llm/models.json",
-	    "[{\"name\": \"pyt_llm_a\", \"dockerfile\": \"docker/llm\", \"scripts\": "
-	    "\"run.sh\", \"n_gpus\": \"8\", \"owner\": \"o\", \"tags\": [\"training\"], "
-	    "\"args\": \"\"},\n"
-	    " {\"name\": \"pyt_llm_b\", \"dockerfile\": \"../../docker/shared\", \"scripts\": "
-	    "\"./b/\", \"n_gpus\": \"1\", \"owner\": \"o\", \"tags\": [], \"args\": \"\", "
-	    "\"dockercontext\": \"../../docker\"}]\n");
-	write_file(dir, "scripts/aaa/models.json", "[" ENTRY("pyt_aaa", "") "]");
+	tfs_put(dir, "scripts/notes.txt", "not a folder\n");
+	tfs_put(dir, "scripts/llm/models.json",
+		"[{\"name\": \"pyt_llm_a\", \"dockerfile\": \"docker/llm\", \"scripts\": "
+		"\"run.sh\", \"n_gpus\": \"8\", \"owner\": \"o\", \"tags\": [\"training\"], "
+		"\"args\": \"\"},\n"
+		" {\"name\": \"pyt_llm_b\", \"dockerfile\": \"../../docker/shared\", \"scripts\": "
+		"\"./b/\", \"n_gpus\": \"1\", \"owner\": \"o\", \"tags\": [], \"args\": \"\", "
+		"\"dockercontext\": \"../../docker\"}]\n");
+	tfs_put(dir, "scripts/aaa/models.json", "[" ENTRY("pyt_aaa", "") "]");
 
 	/* Only per-folder registries: fine. */
 	CHECK(rm_registry_load(&reg, dir, &err) == 0);
 	CHECK(reg.n == 3);
 	rm_registry_release(&reg);
 
-	write_file(dir, "models.json", "[" ENTRY("pyt_top", "") "]");
+	tfs_put(dir, "models.json", "[" ENTRY("pyt_top", "") "]");
 	CHECK(rm_registry_load(&reg, dir, &err) == 0);
 	CHECK(reg.n == 4);
 	if (reg.n == 4) {
@@ -354,7 +328,7 @@ static void test_per_folder(void)
 	rm_registry_release(&reg);
 
 	/* An error in a per-folder file names it and leaves nothing loaded. */
-	write_file(dir, "scripts/llm/models.json", "[{\"name\": \"pyt_x\",}]");
+	tfs_put(dir, "scripts/llm/models.json", "[{\"name\": \"pyt_x\",}]");
 	CHECK(rm_registry_load(&reg, dir, &err) < 0);
 	expect = rm_xasprintf("'%s/scripts/llm/models.json' line 1", dir);
 	CHECK(rm_starts_with(err.msg, expect));
@@ -362,7 +336,7 @@ static void test_per_folder(void)
 	CHECK(reg.n == 0);
 
 	/* An unreadable models.json (here a folder) is an error naming it. */
-	write_file(dir, "scripts/llm/models.json", "[]");
+	tfs_put(dir, "scripts/llm/models.json", "[]");
 	char *top = rm_xasprintf("%s/models.json", dir);
 	remove(top);
 	CHECK(mkdir(top, 0755) == 0);
@@ -373,7 +347,7 @@ static void test_per_folder(void)
 	free(top);
 	rm_registry_release(&reg);
 
-	rm_tree(dir);
+	tfs_rm_tree(dir);
 }
 
 int main(void)

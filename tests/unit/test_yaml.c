@@ -22,8 +22,7 @@ static void check_same(const char *text, const char *want)
 	int ok = got && exp && json_equal(got, exp);
 	if (!ok) {
 		char *g = got ? json_dumps(got, JSON_ENCODE_ANY | JSON_SORT_KEYS) : NULL;
-		fprintf(stderr, "yaml: %s\n  got:  %s\n  want: %s\n", text, g ? g : err.msg,
-			want);
+		fprintf(stderr, "yaml: %s\n  got:  %s\n  want: %s\n", text, g ? g : err.msg, want);
 		free(g);
 	}
 	CHECK(ok);
@@ -66,15 +65,16 @@ static void test_context(void)
 			  "  folded\n"
 			  "  text\n"
 			  "skip: ~\n";
-	check_same(ctx, "{\"gpu_vendor\": \"AMD\", \"guest_os\": \"UBUNTU\","
-			"\"MAD_SYSTEM_GPU_ARCHITECTURE\": \"gfx942\", \"MAD_SYSTEM_NGPUS\": 8,"
-			"\"docker_env_vars\": {\"HSA_ENABLE_SDMA\": \"1\", \"NCCL_DEBUG\": "
-			"\"INFO\"},"
-			"\"docker_mounts\": {\"/data\": \"/mnt/data\"}, \"docker_gpus\": \"0,2-4\","
-			"\"model_args\": \"--batch-size 8 --prompt 'hello world'\","
-			"\"other_args\": \"--say \\\"hi\\\" it's\", \"timeout\": 7200,"
-			"\"lr\": 0.0003, \"tags\": [\"pyt\", \"llm\"], \"notes\": \"folded text\\n\","
-			"\"skip\": null}");
+	check_same(ctx,
+		   "{\"gpu_vendor\": \"AMD\", \"guest_os\": \"UBUNTU\","
+		   "\"MAD_SYSTEM_GPU_ARCHITECTURE\": \"gfx942\", \"MAD_SYSTEM_NGPUS\": 8,"
+		   "\"docker_env_vars\": {\"HSA_ENABLE_SDMA\": \"1\", \"NCCL_DEBUG\": "
+		   "\"INFO\"},"
+		   "\"docker_mounts\": {\"/data\": \"/mnt/data\"}, \"docker_gpus\": \"0,2-4\","
+		   "\"model_args\": \"--batch-size 8 --prompt 'hello world'\","
+		   "\"other_args\": \"--say \\\"hi\\\" it's\", \"timeout\": 7200,"
+		   "\"lr\": 0.0003, \"tags\": [\"pyt\", \"llm\"], \"notes\": \"folded text\\n\","
+		   "\"skip\": null}");
 
 	/* key order is kept, so merged contexts print as written */
 	rm_error err = RM_ERROR_INIT;

@@ -1,0 +1,18 @@
+# The project's own shell scripts pass shellcheck (warnings and errors), and the C sources
+# are clang-formatted, when those tools are installed (tools/test.sh installs them).
+find_program(SHELLCHECK shellcheck)
+if(SHELLCHECK)
+  file(GLOB RM_SHELL_SCRIPTS ${CMAKE_SOURCE_DIR}/tools/*.sh ${CMAKE_SOURCE_DIR}/tests/*.sh
+       ${CMAKE_SOURCE_DIR}/tests/integration/*.sh ${CMAKE_SOURCE_DIR}/scripts/smoke/*.sh
+       ${CMAKE_SOURCE_DIR}/.ci/run)
+  add_test(NAME lint.shellcheck COMMAND ${SHELLCHECK} -x -S warning ${RM_SHELL_SCRIPTS}
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(lint.shellcheck PROPERTIES LABELS lint)
+endif()
+find_program(CLANG_FORMAT clang-format)
+if(CLANG_FORMAT)
+  file(GLOB_RECURSE RM_C_SOURCES ${CMAKE_SOURCE_DIR}/src/*.c ${CMAKE_SOURCE_DIR}/src/*.h
+       ${CMAKE_SOURCE_DIR}/include/*.h)
+  add_test(NAME lint.clang_format COMMAND ${CLANG_FORMAT} --dry-run -Werror ${RM_C_SOURCES})
+  set_tests_properties(lint.clang_format PROPERTIES LABELS lint)
+endif()
