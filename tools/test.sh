@@ -26,5 +26,18 @@ cmake --build build-asan -j"$(nproc)" >/dev/null
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j2)
 
+echo "== clang build with the libFuzzer harnesses; each fuzzer runs ${RM_FUZZ_SECONDS:-15} s"
+CC=clang cmake -S . -B build-fuzz -DRM_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-fuzz -j"$(nproc)" >/dev/null
+for f in build-fuzz/fuzz_*; do
+	name=$(basename "$f")
+	corpus=$(mktemp -d)
+	cp -r "tests/fuzz/corpus/${name#fuzz_}/." "$corpus/"
+	"$f" -max_total_time="${RM_FUZZ_SECONDS:-15}" -max_len=4096 "$corpus" >"$corpus.log" 2>&1 ||
+		{ tail -n 40 "$corpus.log"; echo "fuzz: $name FAILED"; exit 1; }
+	echo "fuzz: $name $(grep -o 'stat::number_of_executed_units: [0-9]*' "$corpus.log" | cut -d' ' -f2) runs, no crash"
+	rm -rf "$corpus" "$corpus.log"
+done
+
 echo "== valgrind"
 tests/valgrind.sh build

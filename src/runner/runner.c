@@ -495,26 +495,27 @@ static int summary_write(struct run *r, const rm_model *m, struct summary *sm, r
 		}
 		char label[256];
 		snprintf(label, sizeof(label), "%s (%s)", x->name, x->aggregate);
+		/* Each cell is made in its own statement: the order in which an initializer
+		 * list is evaluated is unspecified. */
+		char **c = cells + nc;
+		c[0] = rm_xasprintf("%zu", st.n);
+		c[1] = fmt_num(st.mean);
+		c[2] = fmt_num(st.median);
+		c[3] = fmt_num(st.stddev);
+		c[4] = fmt_num(st.min);
+		c[5] = fmt_num(st.max);
+		c[6] = scored ? fmt_num(score) : rm_xstrdup("");
+		nc += 7;
 		printf("  %-40s %5zu %12.6g %12.6g %10.4g %12.6g %12.6g %12s\n", label, st.n,
-		       st.mean, st.median, st.stddev, st.min, st.max,
-		       scored ? (cells[nc] = fmt_num(score)) : "");
-		if (scored)
-			nc++;
-		const char *row[14] = {ts,
-				       r->run_id,
-				       m->name,
-				       x->name,
-				       x->unit,
-				       x->aggregate,
-				       cells[nc++] = rm_xasprintf("%zu", st.n),
-				       cells[nc++] = fmt_num(st.mean),
-				       cells[nc++] = fmt_num(st.median),
-				       cells[nc++] = fmt_num(st.stddev),
-				       cells[nc++] = fmt_num(st.min),
-				       cells[nc++] = fmt_num(st.max),
-				       scored ? cells[nc - 7] : "",
-				       scored ? "mlperf: drop fastest and slowest, mean of the rest"
-					      : ""};
+		       st.mean, st.median, st.stddev, st.min, st.max, c[6]);
+		const char *row[14] = {
+		    ts,	     r->run_id,
+		    m->name, x->name,
+		    x->unit, x->aggregate,
+		    c[0],    c[1],
+		    c[2],    c[3],
+		    c[4],    c[5],
+		    c[6],    scored ? "mlperf: drop fastest and slowest, mean of the rest" : ""};
 		memcpy(rows + nr * 14, row, sizeof(row));
 		nr++;
 	}

@@ -266,7 +266,7 @@ int main(void)
 	test_none_kept();
 	test_context_lines();
 	test_image_name();
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	tfs_rm_tree(dir);
 	free(dir);
 	return check_summary();
 }

@@ -16,6 +16,7 @@
 #include <archive_entry.h>
 
 #include "check.h"
+#include "testfs.h"
 #include "rm/tar.h"
 #include "rm/util.h"
 
@@ -413,14 +414,6 @@ static void test_extract_dir(void)
 	free(dest);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 int main(void)
 {
 	snprintf(root, sizeof(root), "/tmp/rm_test_tar_XXXXXX");
@@ -432,6 +425,6 @@ int main(void)
 	test_tree();
 	test_extract_one();
 	test_extract_dir();
-	nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	tfs_rm_tree(root);
 	return check_summary();
 }
