@@ -33,7 +33,7 @@ for f in build-fuzz/fuzz_*; do
 	name=$(basename "$f")
 	corpus=$(mktemp -d)
 	cp -r "tests/fuzz/corpus/${name#fuzz_}/." "$corpus/"
-	"$f" -max_total_time="${RM_FUZZ_SECONDS:-15}" -max_len=4096 "$corpus" >"$corpus.log" 2>&1 ||
+	"$f" -max_total_time="${RM_FUZZ_SECONDS:-15}" -max_len=4096 -print_final_stats=1 "$corpus" >"$corpus.log" 2>&1 ||
 		{ tail -n 40 "$corpus.log"; echo "fuzz: $name FAILED"; exit 1; }
 	echo "fuzz: $name $(grep -o 'stat::number_of_executed_units: [0-9]*' "$corpus.log" | cut -d' ' -f2) runs, no crash"
 	rm -rf "$corpus" "$corpus.log"
