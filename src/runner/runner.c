@@ -140,6 +140,7 @@ struct run {
 	size_t n_secrets;
 	rm_mask mask;	   /* for whole strings: reasons, messages, build lines, dry runs */
 	int progress_mode; /* 0 none, 1 status line on a terminal, 2 plain periodic lines */
+	int unremoved;	   /* containers this run made and did not remove */
 };
 
 /* What one container run produced. */
@@ -208,19 +209,68 @@ static char *file_safe(const char *name)
 	return s;
 }
 
+/*
+ * The commit of the registry folder for the git_commit column, read from .git directly
+ * (HEAD, then the loose ref or packed-refs; a worktree's ".git" file is followed). Spawning
+ * git would cost a shell and a process per run; libgit2 would be a large dependency for
+ * three file reads. Anything unexpected gives "".
+ */
+static char *read_line_of(const char *path)
+{
+	char *text = NULL;
+	if (rm_read_file(path, 1 << 16, &text, NULL, NULL) != 0)
+		return NULL;
+	text[strcspn(text, "\r\n")] = '\0';
+	return text;
+}
+
 static char *git_commit_of(const char *root)
 {
-	char *cmd = rm_xasprintf("git -C '%s' rev-parse HEAD 2>/dev/null", root);
-	FILE *p = strchr(root, '\'') ? NULL : popen(cmd, "r");
-	char line[128] = "";
-	free(cmd);
-	if (!p)
+	char *gitdir = rm_xasprintf("%s/.git", root), *head = NULL, *path = NULL, *out = NULL;
+	struct stat st;
+
+	if (stat(gitdir, &st) == 0 && S_ISREG(st.st_mode)) {
+		char *line = read_line_of(gitdir); /* "gitdir: <path>" */
+		free(gitdir);
+		gitdir = line && rm_starts_with(line, "gitdir: ") ? rm_xstrdup(line + 8) : NULL;
+		free(line);
+	}
+	if (!gitdir)
 		return rm_xstrdup("");
-	if (!fgets(line, sizeof(line), p))
-		line[0] = '\0';
-	pclose(p);
-	line[strcspn(line, "\r\n")] = '\0';
-	return rm_xstrdup(line);
+	path = rm_xasprintf("%s/HEAD", gitdir);
+	head = read_line_of(path);
+	free(path);
+	if (head && rm_starts_with(head, "ref: ")) {
+		path = rm_xasprintf("%s/%s", gitdir, head + 5);
+		out = read_line_of(path);
+		free(path);
+		if (!out) {
+			char *packed = rm_xasprintf("%s/packed-refs", gitdir), *text = NULL;
+			if (rm_read_file(packed, (size_t)64 << 20, &text, NULL, NULL) == 0) {
+				size_t rl = strlen(head + 5);
+				for (char *l = text; l && *l;) {
+					char *nl = strchr(l, '\n');
+					if (nl)
+						*nl = '\0';
+					if (strlen(l) == 41 + rl && l[40] == ' ' &&
+					    !strcmp(l + 41, head + 5))
+						out = rm_xstrndup(l, 40);
+					l = nl ? nl + 1 : NULL;
+				}
+			}
+			free(text);
+			free(packed);
+		}
+	} else if (head) {
+		out = rm_xstrdup(head); /* detached */
+	}
+	free(head);
+	free(gitdir);
+	if (out && strlen(out) < 40) {
+		free(out);
+		out = NULL;
+	}
+	return out ? out : rm_xstrdup("");
 }
 
 static char *fmt_num(double v)
@@ -1184,8 +1234,10 @@ out:
 			name, st.script_done ? "running" : "(stopped)", name, name);
 	} else if (id) {
 		rm_error rerr = RM_ERROR_INIT;
-		if (rm_docker_remove(r->d, id, &rerr) < 0)
+		if (rm_docker_remove(r->d, id, &rerr) < 0) {
 			rm_warn("could not remove container '%s': %s", name, rerr.msg);
+			r->unremoved++;
+		}
 	}
 	if (st.log)
 		fclose(st.log);
@@ -1609,7 +1661,8 @@ int rm_runner_run(const rm_run_opts *o, size_t *n_failed, int *interrupted, rm_e
 			}
 		}
 	}
-	if (!o->keep_alive || got_signal)
+	/* The label sweep costs a request: only when a removal failed or a signal came. */
+	if ((!o->keep_alive && r.unremoved) || got_signal)
 		sweep(&r);
 	if (got_signal) {
 		*interrupted = got_signal;

@@ -69,12 +69,18 @@ smoke)
 	[ "$(csv_col perf.csv 1 metric)" = samples_per_sec ] || fail "metric"
 	[ "$(csv_col perf.csv 1 docker_image)" = ci-smoke_busybox_smoke ] || fail "image name"
 	csv_col perf.csv 1 docker_sha | grep -q '^sha256:' || fail "image id"
+	[ "$(csv_col perf.csv 1 git_commit)" = "" ] || fail "git_commit outside a repository"
+	git init -q . && git add models.json && git -c user.email=t@t -c user.name=t commit -qm t
+	"$RM" --tags smoke -o perf.csv -q 2>/dev/null || fail "run in a repository"
+	[ "$(csv_col perf.csv 2 git_commit)" = "$(git rev-parse HEAD)" ] || fail "git_commit: $(csv_col perf.csv 2 git_commit)"
+	git pack-refs --all
+	"$RM" --tags smoke -o perf.csv -q 2>/dev/null || fail "run with packed refs"
+	[ "$(csv_col perf.csv 3 git_commit)" = "$(git rev-parse HEAD)" ] || fail "git_commit from packed-refs"
 	grep -q 'step 5/5' smoke_busybox.live.log || fail "live log"
-	grep -q 'Step' smoke_busybox.build.log || fail "build log"
+	grep -qE '^Step 1/|is up to date with' smoke_busybox.build.log || fail "build log: $(cat smoke_busybox.build.log)"
 	[ "$(containers_of smoke_busybox)" = 0 ] || fail "container left"
-	# a second run appends, never rewrites
-	"$RM" --tags smoke -o perf.csv -q 2>/dev/null || fail "second run"
-	[ "$(wc -l <perf.csv)" = 3 ] || fail "rows were not appended"
+	# runs append, never rewrite
+	[ "$(wc -l <perf.csv)" = 4 ] || fail "rows were not appended"
 	;;
 
 failing_script)
