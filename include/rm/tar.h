@@ -25,6 +25,15 @@ int rm_tar_build_context(const char *context_dir, const char *dockerfile, int ou
 			 char **dockerfile_name, rm_error *err);
 
 /*
+ * Feeds h with what rm_tar_build_context would pack, by metadata only (each entry's name,
+ * mode, size, mtime in ns and link target; same .dockerignore rules), without reading or
+ * writing file contents: a cheap "has the context changed?" for skipping builds.
+ */
+struct rm_hash;
+int rm_tar_context_fingerprint(const char *context_dir, const char *dockerfile, struct rm_hash *h,
+			       char **dockerfile_name, rm_error *err);
+
+/*
  * Writes the tree at src (a folder, or a single file) under the name prefix (e.g.
  * "myworkspace/smoke"; intermediate folders are added), for PUT /archive at path "/".
  * Files keep their mode; owner set to root.

@@ -20,6 +20,7 @@
 #include <archive_entry.h>
 
 #include "ignore_internal.h"
+#include "rm/hash.h"
 #include "rm/tar.h"
 #include "rm/util.h"
 
@@ -34,6 +35,7 @@ struct walker {
 	const char *prefix;  /* prepended to every name ("" for none) */
 	char *copybuf;
 	rm_error *err;
+	rm_hash *h; /* set: fingerprint the entries instead of writing them */
 };
 
 static int archive_fail(struct archive *a, rm_error *err, const char *what)
@@ -79,6 +81,22 @@ static int add_path(struct walker *w, const char *full, const char *name, const 
 
 	if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode) && !S_ISLNK(st->st_mode))
 		return 0;
+	if (w->h) {
+		/* What would change the archive, without reading the files: a false "changed"
+		 * only costs a (cached) build, and content edits change size or mtime. */
+		char meta[128];
+		int n = snprintf(meta, sizeof(meta), "\n%o %lld %lld.%09ld ", (unsigned)st->st_mode,
+				 (long long)st->st_size, (long long)st->st_mtim.tv_sec,
+				 st->st_mtim.tv_nsec);
+		rm_hash_update(w->h, name, strlen(name) + 1);
+		rm_hash_update(w->h, meta, (size_t)n);
+		if (S_ISLNK(st->st_mode)) {
+			ssize_t l = readlink(full, target, sizeof(target) - 1);
+			if (l > 0)
+				rm_hash_update(w->h, target, (size_t)l);
+		}
+		return 0;
+	}
 	e = archive_entry_new();
 	archive_entry_copy_stat(e, st);
 	archive_entry_set_pathname(e, name);
@@ -240,7 +258,7 @@ out:
 	return ret;
 }
 
-int rm_tar_build_context(const char *context_dir, const char *dockerfile, int out_fd,
+static int build_context(const char *context_dir, const char *dockerfile, int out_fd, rm_hash *h,
 			 char **dockerfile_name, rm_error *err)
 {
 	int ret = -1;
@@ -274,9 +292,13 @@ int rm_tar_build_context(const char *context_dir, const char *dockerfile, int ou
 	/* The docker CLI always sends .dockerignore itself (the Dockerfile is kept below). */
 	(void)rm_ignore_add(ig, "!.dockerignore");
 
-	w.a = tar_writer(out_fd, err);
-	if (!w.a)
-		goto out;
+	if (h) {
+		w.h = h;
+	} else {
+		w.a = tar_writer(out_fd, err);
+		if (!w.a)
+			goto out;
+	}
 	w.ig = ig;
 	w.keep = rel;
 	w.skip = rel ? NULL : EXTERNAL_DOCKERFILE;
@@ -312,6 +334,18 @@ out:
 	free(ignore_path);
 	free(rel);
 	return ret;
+}
+
+int rm_tar_build_context(const char *context_dir, const char *dockerfile, int out_fd,
+			 char **dockerfile_name, rm_error *err)
+{
+	return build_context(context_dir, dockerfile, out_fd, NULL, dockerfile_name, err);
+}
+
+int rm_tar_context_fingerprint(const char *context_dir, const char *dockerfile, rm_hash *h,
+			       char **dockerfile_name, rm_error *err)
+{
+	return build_context(context_dir, dockerfile, -1, h, dockerfile_name, err);
 }
 
 /* Adds the folders of a '/'-separated path (not the last component when it is a file). */

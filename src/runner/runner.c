@@ -824,29 +824,34 @@ static int make_temp(char **path, rm_error *err)
 
 #define FINGERPRINT_LABEL "run_models.fingerprint"
 
-/* SHA-256 over the context tar, the Dockerfile name, the build args and the id of the base
- * image as the engine has it now (a re-pulled base makes a new fingerprint). */
-static void fingerprint(struct run *r, const rm_dockerfile *df, int tar_fd, const char *df_name,
-			json_t *args, char out[65])
+/* SHA-256 over the build context's metadata (rm_tar_context_fingerprint), the Dockerfile
+ * name, the build args and the id of the base image as the engine has it now (a re-pulled
+ * base makes a new fingerprint). */
+static int fingerprint(struct run *r, const rm_model *m, const rm_dockerfile *df, json_t *args,
+		       char out[65], rm_error *err)
 {
 	rm_hash *h = rm_hash_new();
-	char *js = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS);
+	char *js = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS), *df_name = NULL;
 	json_t *base = NULL;
 	rm_error ierr = RM_ERROR_INIT;
+	int ret = rm_tar_context_fingerprint(m->dockercontext, df->path, h, &df_name, err);
 
-	rm_hash_fd(h, tar_fd);
-	rm_hash_update(h, df_name, strlen(df_name) + 1);
-	if (js)
-		rm_hash_update(h, js, strlen(js) + 1);
-	if (df->base_image && strcmp(df->base_image, "scratch") &&
-	    rm_docker_image_inspect(r->d, df->base_image, &base, &ierr) == 0) {
-		const char *id = json_string_value(json_object_get(base, "Id"));
-		if (id)
-			rm_hash_update(h, id, strlen(id));
+	if (ret == 0) {
+		rm_hash_update(h, df_name, strlen(df_name) + 1);
+		if (js)
+			rm_hash_update(h, js, strlen(js) + 1);
+		if (df->base_image && strcmp(df->base_image, "scratch") &&
+		    rm_docker_image_inspect(r->d, df->base_image, &base, &ierr) == 0) {
+			const char *id = json_string_value(json_object_get(base, "Id"));
+			if (id)
+				rm_hash_update(h, id, strlen(id));
+		}
 	}
 	json_decref(base);
 	free(js);
+	free(df_name);
 	rm_hash_final_hex(h, out);
+	return ret;
 }
 
 static int image_is_current(struct run *r, const char *image, const char *fp, char **image_id)
@@ -905,18 +910,14 @@ static int build_image(struct run *r, const rm_model *m, const rm_dockerfile *df
 		rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", log_path, strerror(errno));
 		goto out;
 	}
-	fd = make_temp(&tar_path, err);
-	if (fd < 0)
-		goto out;
-	if (rm_tar_build_context(m->dockercontext, df->path, fd, &df_name, err) < 0) {
-		rm_error_wrap(err, "build context '%s'", m->dockercontext);
-		goto out;
-	}
 	/* The image is up to date when its fingerprint label matches the context, the build
 	 * args and the base image as they are now: skip the build (a fully cached build still
 	 * costs the engine a context upload and a cache lookup per step). */
 	char fp[65];
-	fingerprint(r, df, fd, df_name, args, fp);
+	if (fingerprint(r, m, df, args, fp, err) < 0) {
+		rm_error_wrap(err, "build context '%s'", m->dockercontext);
+		goto out;
+	}
 	json_object_set_new(labels, FINGERPRINT_LABEL, json_string(fp));
 	if (!r->o->clean_docker_cache && image_is_current(r, oc->image, fp, &oc->image_id)) {
 		fprintf(bl.f,
@@ -925,6 +926,13 @@ static int build_image(struct run *r, const rm_model *m, const rm_dockerfile *df
 			oc->image, oc->image_id, df->path, fp);
 		rm_info("image '%s' is up to date; build skipped", oc->image);
 		ret = 0;
+		goto out;
+	}
+	fd = make_temp(&tar_path, err);
+	if (fd < 0)
+		goto out;
+	if (rm_tar_build_context(m->dockercontext, df->path, fd, &df_name, err) < 0) {
+		rm_error_wrap(err, "build context '%s'", m->dockercontext);
 		goto out;
 	}
 	rm_info("building '%s' from '%s' (log: %s)", oc->image, df->path, log_path);

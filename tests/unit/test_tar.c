@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "testfs.h"
+#include "rm/hash.h"
 #include "rm/tar.h"
 #include "rm/util.h"
 
@@ -414,6 +415,40 @@ static void test_extract_dir(void)
 	free(dest);
 }
 
+static void fp_of(const char *ctx, const char *df, char out[65])
+{
+	rm_error err = RM_ERROR_INIT;
+	char *name = NULL;
+	rm_hash *h = rm_hash_new();
+	CHECK(rm_tar_context_fingerprint(ctx, df, h, &name, &err) == 0);
+	free(name);
+	rm_hash_final_hex(h, out);
+}
+
+/* The metadata fingerprint follows what the tar would hold: a packed file's change moves it,
+ * an ignored file's does not. */
+static void test_fingerprint(void)
+{
+	char a[65], b[65], c[65], d[65];
+	char *ctx = tfs_tmpdir("fp"), *df = rm_xasprintf("%s/x.Dockerfile", ctx);
+	tfs_put(ctx, "x.Dockerfile", "FROM scratch\n");
+	tfs_put(ctx, "app/run.sh", "echo hi\n");
+	tfs_put(ctx, "junk/big.bin", "ignored\n");
+	tfs_put(ctx, ".dockerignore", "junk\n");
+	fp_of(ctx, df, a);
+	fp_of(ctx, df, b);
+	CHECK_STR(a, b);
+	tfs_put(ctx, "junk/big.bin", "ignored, and longer now\n");
+	fp_of(ctx, df, c);
+	CHECK_STR(a, c);
+	tfs_put(ctx, "app/run.sh", "echo hello\n");
+	fp_of(ctx, df, d);
+	CHECK(strcmp(a, d) != 0);
+	tfs_rm_tree(ctx);
+	free(df);
+	free(ctx);
+}
+
 int main(void)
 {
 	snprintf(root, sizeof(root), "/tmp/rm_test_tar_XXXXXX");
@@ -425,6 +460,7 @@ int main(void)
 	test_tree();
 	test_extract_one();
 	test_extract_dir();
+	test_fingerprint();
 	tfs_rm_tree(root);
 	return check_summary();
 }
