@@ -19,11 +19,26 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -r "$src/models.json" "$src/docker" "$src/scripts" "$work/"
-if (cd "$work" && "${vg[@]}" "$build/run_models" --tags smoke -q -o "$work/perf.csv"); then
-	echo "valgrind: run_models --tags smoke clean"
-else
-	echo "valgrind: run_models --tags smoke FAILED"
-	status=1
-fi
+ctx='{"gpu_vendor":"AMD","guest_os":"UBUNTU","MAD_SYSTEM_GPU_ARCHITECTURE":"gfx942","MAD_SYSTEM_NGPUS":8}'
+while read -r label; do
+	read -r -a cmd
+	if (cd "$work" && MAD_SECRETS_VG=vg_secret_value "${vg[@]}" "$build/run_models" "${cmd[@]}" >/dev/null 2>&1); then
+		echo "valgrind: run_models $label clean"
+	else
+		echo "valgrind: run_models $label FAILED"
+		status=1
+	fi
+done <<EOF
+--tags smoke
+--tags smoke -q -o $work/perf.csv
+--tags smoke --repeat 2
+--tags smoke --repeat 2 -q -o $work/perf.csv
+dry run of the seed workloads on an MI300X context
+--tags all --dry-run --tunableop on --additional-context $ctx
+list
+list --tags all
+parse
+parse --parser auto $src/tests/parsers/mlperf/amd_mi300x_llama2_70b_lora_result_0.log
+EOF
 if [ $status = 0 ]; then echo "valgrind: 1 passed, 0 failed"; else echo "valgrind: 0 passed, 1 failed"; fi
 exit $status
