@@ -5,6 +5,7 @@ set -euo pipefail
 build=$(cd "$1" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
 vg=(valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
+	--child-silent-after-fork=yes
 	--show-leak-kinds=definite)
 status=0
 for t in "$build"/test_*; do

@@ -686,6 +686,21 @@ static int add_param(rm_buf *q, const char *key, const char *value)
 	return r < 0;
 }
 
+/* A JSON object as one URL-encoded query parameter (buildargs, labels); NULL adds nothing.
+ * Non-zero when it does not fit. */
+static int add_json_param(rm_buf *q, const char *key, json_t *value)
+{
+	char *js;
+	int bad;
+
+	if (!value)
+		return 0;
+	js = json_dumps(value, JSON_COMPACT);
+	bad = !js || add_param(q, key, js);
+	free(js);
+	return bad;
+}
+
 int rm_docker_build(rm_docker *d, const rm_build_opts *o, char **image_id, rm_error *err)
 {
 	int ret = -1, fd = -1;
@@ -711,28 +726,12 @@ int rm_docker_build(rm_docker *d, const rm_build_opts *o, char **image_id, rm_er
 		bad |= add_param(&q, "t", o->tag);
 	if (o->dockerfile)
 		bad |= add_param(&q, "dockerfile", o->dockerfile);
-	if (o->buildargs) {
-		char *js = json_dumps(o->buildargs, JSON_COMPACT);
-		if (!js) {
-			rm_error_set(err, RM_ERR_INTERNAL, "cannot encode the build arguments");
-			goto out;
-		}
-		bad |= add_param(&q, "buildargs", js);
-		free(js);
-	}
+	bad |= add_json_param(&q, "buildargs", o->buildargs);
 	if (o->nocache)
 		bad |= rm_buf_addstr(&q, "&nocache=1") < 0;
 	if (o->networkmode)
 		bad |= add_param(&q, "networkmode", o->networkmode);
-	if (o->labels) {
-		char *js = json_dumps(o->labels, JSON_COMPACT);
-		if (!js) {
-			rm_error_set(err, RM_ERR_INTERNAL, "cannot encode the image labels");
-			goto out;
-		}
-		bad |= add_param(&q, "labels", js);
-		free(js);
-	}
+	bad |= add_json_param(&q, "labels", o->labels);
 	if (bad) {
 		rm_error_set(err, RM_ERR_INPUT, "the build arguments are too long");
 		goto out;
