@@ -43,6 +43,10 @@ typedef struct rm_model {
 	size_t n_env_vars;
 	char *parser;	 /* log parser name; default "generic" */
 	char *tunableop; /* "on", "off" or NULL: the model's own default (issue: run options) */
+	/* Host MAD_SECRETS* variables the model explicitly asks to get as build args (the
+	 * image history keeps them: warned about at every build). NULL-terminated. */
+	char **build_secrets;
+	size_t n_build_secrets;
 } rm_model;
 
 typedef struct rm_registry {

@@ -40,6 +40,7 @@ static const struct opt list_options[] = {
     {"log-dir", 0, OPT_STRING, F(ignored_str), "DIR", "(accepted, no effect)"},
     {"parser", 0, OPT_STRING, F(ignored_str), "NAME", "(accepted, no effect)"},
     {"timeout", 0, OPT_NUMBER, F(ignored_num), "SECONDS", "(accepted, no effect)"},
+    {"warmup", 0, OPT_NUMBER, F(ignored_num), "N", "(accepted, no effect)"},
     {"tunableop", 0, OPT_STRING, F(ignored_str), "on|off", "(accepted, no effect)"},
     {"shm-size", 0, OPT_STRING, F(ignored_str), "SIZE", "(accepted, no effect)"},
     {"score", 0, OPT_STRING, F(ignored_str), "RULE", "(accepted, no effect)"},

@@ -34,6 +34,7 @@ struct run_cli {
 	double progress_interval;
 	int sys_env_details;
 	struct opt_list context_files;
+	long warmup;
 };
 
 #define F(field) offsetof(struct run_cli, field)
@@ -73,6 +74,8 @@ static const struct opt run_options[] = {
      "seconds between progress lines when stderr is not a terminal (default 30)"},
     {"sys-env-details", 0, OPT_FLAG, F(sys_env_details), NULL,
      "store the 'run_models doctor' findings beside the logs of the run"},
+    {"warmup", 0, OPT_INT, F(warmup), "N",
+     "steps left out of the steady-state means of step series (default 1)"},
     {"list", 0, OPT_FLAG, F(list), NULL, "print the selection (as 'run_models list') and stop"},
     {"quiet", 'q', OPT_FLAG, F(quiet), NULL, "only warnings and errors from the runner itself"},
     OPT_END,
@@ -81,7 +84,7 @@ static const struct opt run_options[] = {
 
 int cmd_run(int argc, char **argv, rm_error *err)
 {
-	struct run_cli cli = {.timeout = -1, .repeat = 1, .progress_interval = 30};
+	struct run_cli cli = {.timeout = -1, .repeat = 1, .progress_interval = 30, .warmup = -1};
 	struct opt_list pos = {0};
 	rm_run_opts o = {0};
 	size_t n_failed = 0;
@@ -150,6 +153,7 @@ int cmd_run(int argc, char **argv, rm_error *err)
 	o.clean_docker_cache = cli.clean_docker_cache;
 	o.sysfs_root = getenv("RM_SYSFS_ROOT");
 	o.tunableop = cli.tunableop;
+	o.warmup = cli.warmup;
 	o.dry_run = cli.dry_run;
 	o.repeat = cli.repeat;
 	o.score = cli.score;

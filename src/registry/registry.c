@@ -39,6 +39,7 @@ static const char *const known_fields[] = {
     "env_vars",
     "parser",
     "tunableop",
+    "build_secrets",
     NULL,
 };
 
@@ -171,6 +172,7 @@ static void model_release(rm_model *m)
 	rm_strv_free(m->env_vars);
 	free(m->parser);
 	free(m->tunableop);
+	rm_strv_free(m->build_secrets);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -268,6 +270,27 @@ static int get_skip_gpu_arch(json_t *o, const struct entry_ref *e, rm_model *m, 
 	return 0;
 }
 
+/* Names of host MAD_SECRETS* variables the model wants as build args. */
+static int get_build_secrets(json_t *o, const struct entry_ref *e, rm_model *m, rm_error *err)
+{
+	json_t *v = json_object_get(o, "build_secrets"), *t;
+	size_t i;
+	const char *what = "an array of MAD_SECRETS* variable names";
+
+	m->build_secrets = rm_xcalloc(1, sizeof(*m->build_secrets));
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_array(v))
+		return field_error(err, e, "build_secrets", what);
+	json_array_foreach (v, i, t) {
+		if (!json_is_string(t) || !strstr(json_string_value(t), "MAD_SECRETS"))
+			return field_error(err, e, "build_secrets", what);
+		m->build_secrets =
+		    rm_strv_push(m->build_secrets, &m->n_build_secrets, json_string_value(t));
+	}
+	return 0;
+}
+
 static int get_env_vars(json_t *o, const struct entry_ref *e, rm_model *m, rm_error *err)
 {
 	json_t *v = json_object_get(o, "env_vars"), *val;
@@ -344,7 +367,8 @@ static int parse_entry(json_t *o, struct entry_ref *e, const char *scope, const 
 	    get_skip_gpu_arch(o, e, m, err) ||
 	    get_optional_string(o, "additional_docker_run_options", e,
 				&m->additional_docker_run_options, err) ||
-	    get_env_vars(o, e, m, err) || get_optional_string(o, "parser", e, &m->parser, err) ||
+	    get_env_vars(o, e, m, err) || get_build_secrets(o, e, m, err) ||
+	    get_optional_string(o, "parser", e, &m->parser, err) ||
 	    get_optional_string(o, "tunableop", e, &m->tunableop, err))
 		return -1;
 

@@ -532,8 +532,9 @@ static int summary_write(struct run *r, const rm_model *m, struct summary *sm, r
 		int scored = 0;
 		if (rm_stats_compute(x->v, x->n, &st) < 0)
 			continue;
+		/* the series itself, or the primary figure when it is a time to train */
 		if (r->o->score && !strcmp(r->o->score, "mlperf") &&
-		    strstr(x->name, "time_to_train")) {
+		    (strstr(x->name, "time_to_train") || strstr(x->unit, "time_to_train"))) {
 			rm_error serr = RM_ERROR_INIT;
 			scored = rm_score_mlperf(x->v, x->n, &score, &used, &serr) == 0;
 			if (!scored)
@@ -893,6 +894,19 @@ static json_t *build_args(struct run *r, const rm_model *m)
 				m->name, kv->key);
 		json_object_set_new(args, kv->key, json_string(kv->value));
 	}
+	for (size_t i = 0; i < m->n_build_secrets; i++) {
+		const char *name = m->build_secrets[i], *value = getenv(name);
+		if (!value) {
+			rm_warn("model '%s': field 'build_secrets' names '%s', which is not set on "
+				"this host; the build gets no such argument",
+				m->name, name);
+			continue;
+		}
+		rm_warn("model '%s': passing secret '%s' as a build arg because its field "
+			"'build_secrets' asks for it: the image history keeps its value",
+			m->name, name);
+		json_object_set_new(args, name, json_string(value));
+	}
 	return args;
 }
 
@@ -1165,7 +1179,8 @@ static int run_container(struct run *r, const rm_selected *s, const rm_spec_in *
 	}
 	if (in->keep_alive)
 		st.exit_marker = rm_xasprintf("%s%s:", RM_EXIT_MARKER, r->run_id);
-	if (rm_parser_start(&st.parser, parser ? parser : "generic", NULL) < 0) {
+	rm_parser_config pcfg = {r->o->warmup >= 0 ? r->o->warmup : RM_PARSER_WARMUP_DEFAULT};
+	if (rm_parser_start(&st.parser, parser ? parser : "generic", &pcfg) < 0) {
 		fail(oc, "unknown parser '%s' (model field 'parser' or --parser)", parser);
 		goto out;
 	}

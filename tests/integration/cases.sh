@@ -552,6 +552,35 @@ S
 	[ $(($(date +%s) - start)) -le 2 ] || fail "the second Ctrl-C did not exit at once"
 	;;
 
+build_secret)
+	script bs <<'S'
+echo "performance: 1 x"
+S
+	entry it_bsec bs "" '"build_secrets": ["MAD_SECRETS_BUILDTOK"]' | sed 's/^/[/; s/$/]/' | mkmad
+	{ cat docker/smoke.Dockerfile; echo 'ARG MAD_SECRETS_BUILDTOK'; echo 'RUN echo "token seen: $MAD_SECRETS_BUILDTOK"'; } >docker/bsec.Dockerfile
+	jq '.[0].dockerfile = "docker/bsec"' models.json >m && mv m models.json
+	MAD_SECRETS_BUILDTOK=bt_v4lue_123 "$RM" --tags it_bsec --clean-docker-cache -o perf.csv 2>err.txt || fail "exit $?: $(cat err.txt)"
+	grep -q "passing secret 'MAD_SECRETS_BUILDTOK' as a build arg because its field 'build_secrets' asks" err.txt ||
+		fail "no warning: $(cat err.txt)"
+	grep -q "token seen: \*\*\*" it_bsec.build.log || fail "build log: $(cat it_bsec.build.log)"
+	if grep -rq bt_v4lue_123 perf.csv it_bsec.build.log it_bsec.live.log err.txt; then fail "secret leaked"; fi
+	;;
+
+mlperf_score)
+	grep -v '^# ' "$SRC/tests/parsers/mlperf/amd_mi300x_llama2_70b_lora_result_0.log" >mllog.txt
+	mkdir -p scripts/ml && mv mllog.txt scripts/ml/
+	script ml <<'S'
+cat mllog.txt
+S
+	entry it_ml ml "" '"parser": "mlperf"' | sed 's/^/[/; s/$/]/' | mkmad
+	"$RM" --tags it_ml --repeat 3 --score mlperf --warmup 0 -o perf.csv >out.txt 2>err.txt || fail "exit $?: $(cat err.txt)"
+	[ "$(csv_col perf.csv 3 performance)" = 33.9308 ] || fail "time to train: $(cat perf.csv)"
+	[ "$(csv_col perf.csv 1 metric)" = time_to_train_min ] || fail "metric"
+	grep -q ',it_ml,performance,time_to_train_min,last,3,33.9308,33.9308,0,33.9308,33.9308,33.9308,"mlperf: drop fastest and slowest, mean of the rest"$' perf_summary.csv ||
+		fail "score row: $(cat perf_summary.csv)"
+	grep -q "MLPerf scores take 10 runs; this one has 3" err.txt || fail "no 10-run warning"
+	;;
+
 *)
 	fail "unknown case"
 	;;

@@ -131,6 +131,24 @@ static void test_syntax(void)
 	rm_registry_release(&reg);
 }
 
+static void test_build_secrets(void)
+{
+	rm_registry reg = {0};
+	rm_error err = RM_ERROR_INIT;
+
+	CHECK(load(&reg, "[" ENTRY("pyt_a", ", \"build_secrets\": [\"MAD_SECRETS_HF\"]") "]",
+		   "models.json", &err) == 0);
+	CHECK(reg.n == 1 && reg.models[0].n_build_secrets == 1);
+	CHECK_STR(reg.models[0].build_secrets[0], "MAD_SECRETS_HF");
+	rm_registry_release(&reg);
+	/* only MAD_SECRETS* names: anything else would be a plain build arg in disguise */
+	CHECK(load(&reg, "[" ENTRY("pyt_b", ", \"build_secrets\": [\"HOME\"]") "]", "models.json",
+		   &err) < 0);
+	CHECK(strstr(err.msg, "field 'build_secrets' must be an array of MAD_SECRETS* variable "
+			      "names") != NULL);
+	rm_registry_release(&reg);
+}
+
 static void test_fields(void)
 {
 	rm_registry reg = {0};
@@ -352,6 +370,7 @@ static void test_per_folder(void)
 
 int main(void)
 {
+	test_build_secrets();
 	test_good();
 	test_syntax();
 	test_fields();
