@@ -5,7 +5,11 @@
  * Primary figure: the LAST such line with a finite number and a metric word. The peers take
  * the first match, which picks up the runner's or a wrapper's own messages printed earlier;
  * the model's script prints its figure at the end. A `performance: nan ...` line is skipped,
- * so the previous finite figure stands. The metric is the word right after the number.
+ * so the previous finite figure stands. The metric is the word after the number; the forms
+ * MAD's "adding a model" guide also accepts, `performance: 14164/s, samples_per_second` and
+ * `performance: 14164, /s samples_per_second`, give samples_per_second too (a "/unit" piece
+ * between number and metric is skipped). Shell trace lines (`+ echo 'performance: ...'`, from
+ * `set -x`) are the script's source, not its output: they never count.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +36,20 @@ static int match(const char *s, size_t n, double *value, const char **metric, si
 		p = k + 12;
 		if (pu_number(p, end, 0, value, &q) < 0)
 			continue;
-		if (q >= end || (*q != ' ' && *q != '\t'))
+		if (q >= end || (*q != ' ' && *q != '\t' && *q != ',' && *q != '/'))
 			continue;
-		w = q = pu_skip_blank(q, end);
-		while (q < end && *q != ' ' && *q != '\t' && *q != ',' && *q != ';')
+		/* "/s," or ", /s" between the number and the metric */
+		for (;;) {
+			while (q < end && (*q == ' ' || *q == '\t' || *q == ','))
+				q++;
+			if (q >= end || *q != '/')
+				break;
+			while (q < end && *q != ' ' && *q != '\t' && *q != ',')
+				q++;
+		}
+		w = q;
+		while (q < end && *q != ' ' && *q != '\t' && *q != ',' && *q != ';' && *q != '\'' &&
+		       *q != '"')
 			q++;
 		if (q == w)
 			continue;
@@ -62,6 +76,8 @@ static void generic_feed(void *state, const char *line, size_t len)
 	if (len < 14 || !pu_find(line, len, "performance:"))
 		return;
 	pu_clean(&g->clean, line, len, &s, &n);
+	if (n > 1 && s[0] == '+' && (s[1] == ' ' || s[1] == '+'))
+		return; /* set -x trace of the echo, not its output */
 	if (match(s, n, &v, &m, &mlen) < 0)
 		return;
 	if (mlen >= METRIC_MAX)

@@ -101,6 +101,27 @@ static void test_generic(void)
 	CHECK(r.has_performance && r.performance == 2.5);
 	CHECK_STR(r.performance_metric, "samples_per_sec");
 	rm_parse_result_release(&r);
+
+	/* The other forms MAD's guide accepts, and set -x traces that must not count. */
+	const char *const forms[][2] = {
+	    {"performance: 14164/s, samples_per_second", "samples_per_second"},
+	    {"performance: 14164, /s samples_per_second", "samples_per_second"},
+	    {"performance: 14164 samples_per_second", "samples_per_second"},
+	};
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		const char *const one[] = {forms[i][0], NULL};
+		r = run("generic", one, 1);
+		CHECK(r.has_performance && r.performance == 14164);
+		CHECK_STR(r.performance_metric, forms[i][1]);
+		rm_parse_result_release(&r);
+	}
+	const char *const traced[] = {"performance: 187.3 samples_per_second",
+				      "+ echo 'performance: 999 samples_per_second'",
+				      "++ echo \"performance: 998 x\"", NULL};
+	r = run("generic", traced, 1);
+	CHECK(r.has_performance && r.performance == 187.3);
+	CHECK_STR(r.performance_metric, "samples_per_second");
+	rm_parse_result_release(&r);
 }
 
 static void test_megatron_nan_and_pairs(void)
