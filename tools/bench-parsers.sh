@@ -26,7 +26,7 @@ declare -A fixture=(
 	[torchtitan]=torchtitan/torchtitan_pr1437_flex.log
 	[mlperf]=mlperf/amd_mi300x_llama2_70b_lora_result_0.log
 	[hf_trainer]=hf_trainer/hf_chatglm_dict_and_table.log
-	[generic]=megatron/megatron_lm_issue756_mixtral.log
+	[generic]=generic/madengine_tools_context_fix_dummy_prof.log
 )
 order=(generic llm_foundry megatron torchtitan mlperf hf_trainer auto)
 
