@@ -1047,6 +1047,33 @@ static int logs_data(void *ud, const char *p, size_t n)
 	return 0;
 }
 
+/* A long request whose body is a container's output stream (logs, attach), decoded into cb. */
+static void stream_req_init(struct req *r, struct logs_state *s, const char *method,
+			    const char *url, int tty, rm_frame_cb cb, void *ud,
+			    rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err)
+{
+	rm_frame_init(&s->dec, tty);
+	s->cb = cb;
+	s->ud = ud;
+	s->err = err;
+	req_init(r, method, url, 0);
+	r->on_data = logs_data;
+	r->ud = s;
+	r->cancel = cancel;
+	r->cancel_ud = cancel_ud;
+}
+
+/* A stream that ended in the middle of a frame lost output: an error, not a clean end. */
+static int stream_check_end(int ret, const struct logs_state *s, const char *what, const char *id,
+			    rm_error *err)
+{
+	if (ret == 0 && rm_frame_incomplete(&s->dec))
+		return rm_error_set(err, RM_ERR_DOCKER,
+				    "%s /containers/%.12s: the stream ended inside a frame", what,
+				    id);
+	return ret;
+}
+
 int rm_docker_logs(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
 		   rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err)
 {
@@ -1055,23 +1082,21 @@ int rm_docker_logs(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *
 	char *eid = escape(id);
 	char *url = rm_xasprintf("/containers/%s/logs?follow=1&stdout=1&stderr=1", eid);
 
-	rm_frame_init(&s.dec, tty);
-	s.cb = cb;
-	s.ud = ud;
-	s.err = err;
-	req_init(&r, "GET", url, 0);
-	r.on_data = logs_data;
-	r.ud = &s;
-	r.cancel = cancel;
-	r.cancel_ud = cancel_ud;
-	int ret = do_request(d, &r, err);
-	if (ret == 0 && rm_frame_incomplete(&s.dec))
-		ret =
-		    rm_error_set(err, RM_ERR_DOCKER,
-				 "GET /containers/%.12s/logs: the stream ended inside a frame", id);
+	stream_req_init(&r, &s, "GET", url, tty, cb, ud, cancel, cancel_ud, err);
+	int ret = stream_check_end(do_request(d, &r, err), &s, "GET logs of", id, err);
 	free(eid);
 	free(url);
 	return ret;
+}
+
+/* The result of the transfer once curl reports it done (unchanged otherwise). */
+static void multi_done(CURLM *m, CURLcode *rc)
+{
+	CURLMsg *msg;
+	int left;
+	while ((msg = curl_multi_info_read(m, &left)))
+		if (msg->msg == CURLMSG_DONE)
+			*rc = msg->data.result;
 }
 
 /*
@@ -1092,15 +1117,7 @@ int rm_docker_attach_start(rm_docker *d, const char *id, int tty, rm_frame_cb cb
 	CURLcode rc = CURLE_OK;
 	int ret = -1, started = 0, running = 1;
 
-	rm_frame_init(&s.dec, tty);
-	s.cb = cb;
-	s.ud = ud;
-	s.err = err;
-	req_init(&r, "POST", url, 0);
-	r.on_data = logs_data;
-	r.ud = &s;
-	r.cancel = cancel;
-	r.cancel_ud = cancel_ud;
+	stream_req_init(&r, &s, "POST", url, tty, cb, ud, cancel, cancel_ud, err);
 	if (req_prepare(d, &r, err) < 0)
 		goto out;
 	m = curl_multi_init();
@@ -1109,15 +1126,11 @@ int rm_docker_attach_start(rm_docker *d, const char *id, int tty, rm_frame_cb cb
 		goto out;
 	}
 	while (running) {
-		CURLMsg *msg;
-		int left;
 		if (curl_multi_perform(m, &running) != CURLM_OK) {
 			rm_error_set(err, RM_ERR_INTERNAL, "curl multi transfer failed");
 			goto out;
 		}
-		while ((msg = curl_multi_info_read(m, &left)))
-			if (msg->msg == CURLMSG_DONE)
-				rc = msg->data.result;
+		multi_done(m, &rc);
 		if (!started) {
 			long status = 0;
 			curl_easy_getinfo(r.curl, CURLINFO_RESPONSE_CODE, &status);
@@ -1142,11 +1155,7 @@ int rm_docker_attach_start(rm_docker *d, const char *id, int tty, rm_frame_cb cb
 		/* Stopped early on an error answer: let curl finish reading it. */
 		while (running && curl_multi_perform(m, &running) == CURLM_OK && running)
 			curl_multi_poll(m, NULL, 0, 200, NULL);
-		CURLMsg *msg;
-		int left;
-		while ((msg = curl_multi_info_read(m, &left)))
-			if (msg->msg == CURLMSG_DONE)
-				rc = msg->data.result;
+		multi_done(m, &rc);
 	}
 	ret = req_complete(d, &r, rc, err);
 	if (ret == 0 && !started)
@@ -1154,10 +1163,7 @@ int rm_docker_attach_start(rm_docker *d, const char *id, int tty, rm_frame_cb cb
 				   "POST /containers/%.12s/attach: the engine closed the stream "
 				   "before the container started",
 				   id);
-	if (ret == 0 && rm_frame_incomplete(&s.dec))
-		ret = rm_error_set(err, RM_ERR_DOCKER,
-				   "POST /containers/%.12s/attach: the stream ended inside a frame",
-				   id);
+	ret = stream_check_end(ret, &s, "POST attach to", id, err);
 out:
 	if (m && r.curl)
 		curl_multi_remove_handle(m, r.curl);

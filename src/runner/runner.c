@@ -295,36 +295,48 @@ static char *join_tags(const rm_model *m)
  * the column empty). Reads the file as a stream; no earlier row, an unreadable file or a
  * zero baseline leaves it empty.
  */
-static char *relative_change(const char *path, const char *model, const char *metric,
+static void relative_changes(const char *path, const char **rows, size_t n_rows,
 			     const char *dockerfile, const char *machine, const char *arch,
-			     double now)
+			     char **rel)
 {
 	FILE *f = fopen(path, "r");
 	char **rec = NULL;
 	size_t n;
 	rm_error err = RM_ERROR_INIT;
-	double last = 0;
-	int found = 0;
+	double *last = rm_xcalloc(n_rows, sizeof(*last));
+	int *found = rm_xcalloc(n_rows, sizeof(*found));
 
-	if (!f)
-		return NULL;
-	while (rm_csv_read_record(f, &rec, &n, &err) == 1) {
+	/* One pass over the file for every row of this outcome: perf.csv grows night after
+	 * night, and a multiple_results model can have many rows. */
+	while (f && rm_csv_read_record(f, &rec, &n, &err) == 1) {
 		double v;
 		if (n >= PERF_COLS && !strcmp(rec[C_STATUS], "SUCCESS") &&
-		    !strcmp(rec[C_MODEL], model) && !strcmp(rec[C_METRIC], metric) &&
 		    !strcmp(rec[C_DOCKERFILE], dockerfile ? dockerfile : "") &&
 		    !strcmp(rec[C_MACHINE], machine) && !strcmp(rec[C_ARCH], arch ? arch : "") &&
 		    rm_parse_double(rec[C_PERF], &v) == 0) {
-			last = v;
-			found = 1;
+			for (size_t i = 0; i < n_rows; i++) {
+				const char **row = rows + i * PERF_COLS;
+				if (row[C_METRIC] && !strcmp(rec[C_MODEL], row[C_MODEL]) &&
+				    !strcmp(rec[C_METRIC], row[C_METRIC])) {
+					last[i] = v;
+					found[i] = 1;
+				}
+			}
 		}
 		rm_strv_free(rec);
 		rec = NULL;
 	}
-	fclose(f);
-	if (!found || last == 0)
-		return NULL;
-	return rm_xasprintf("%+.2f", (now - last) / fabs(last) * 100.0);
+	if (f)
+		fclose(f);
+	for (size_t i = 0; i < n_rows; i++) {
+		double now;
+		const char **row = rows + i * PERF_COLS;
+		if (found[i] && last[i] != 0 && !strcmp(row[C_STATUS], "SUCCESS") && row[C_PERF] &&
+		    rm_parse_double(row[C_PERF], &now) == 0)
+			rel[i] = rm_xasprintf("%+.2f", (now - last[i]) / fabs(last[i]) * 100.0);
+	}
+	free(last);
+	free(found);
 }
 
 /* Appends the perf.csv rows of one outcome (one row, or one per multiple_results row), and
@@ -396,14 +408,12 @@ static int record(struct run *r, const rm_selected *s, long runtime_ngpus, const
 			rows[i * PERF_COLS + C_PERF] = perf;
 			rows[i * PERF_COLS + C_METRIC] = oc->pr.performance_metric;
 		}
-		double v;
-		const char *pv = rows[i * PERF_COLS + C_PERF];
-		if (!strcmp(oc->status, "SUCCESS") && pv && rm_parse_double(pv, &v) == 0) {
-			rel[i] = relative_change(r->o->output, rows[i * PERF_COLS + C_MODEL],
-						 rows[i * PERF_COLS + C_METRIC], oc->dockerfile,
-						 r->machine, r->ctx.gpu_arch, v);
+	}
+	if (!strcmp(oc->status, "SUCCESS")) {
+		relative_changes(r->o->output, rows, n_rows, oc->dockerfile, r->machine,
+				 r->ctx.gpu_arch, rel);
+		for (size_t i = 0; i < n_rows; i++)
 			rows[i * PERF_COLS + C_REL] = rel[i];
-		}
 	}
 	ret = rm_csv_append(r->o->output, perf_header, PERF_COLS, rows, n_rows, err);
 

@@ -134,6 +134,11 @@ S
 	[ "$(csv_col perf.csv 2 performance)" = 99.25 ] || fail "row 2 perf"
 	[ "$(csv_col perf.csv 2 metric)" = sequences_per_sec ] || fail "row 2 metric"
 	[ "$(head -1 perf.csv | tr ',' '\n' | wc -l)" = 36 ] || fail "extra column changed the header"
+	# a second run compares each result row with its own previous row
+	"$RM" --tags it_multi -o perf.csv 2>err.txt || fail "second run: $(cat err.txt)"
+	[ "$(csv_col perf.csv 1 relative_change)" = "" ] || fail "first run has no baseline"
+	[ "$(csv_col perf.csv 3 relative_change)" = "+0.00" ] || fail "row 3: $(csv_col perf.csv 3 relative_change)"
+	[ "$(csv_col perf.csv 4 relative_change)" = "+0.00" ] || fail "row 4: $(csv_col perf.csv 4 relative_change)"
 	;;
 
 broken_build)
