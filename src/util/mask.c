@@ -132,7 +132,7 @@ static size_t scan(const rm_mask *m, const struct firsts *f, const char *data, s
 		const char *c = next_candidate(f, p, end);
 		if (!c)
 			break;
-		long l = match_at(m, c, (size_t)(end - c), NULL, 0, final);
+		long l = match_at(m, c, (size_t)(end - c), "", 0, final);
 		if (l == 0) {
 			p = c + 1;
 			continue;
