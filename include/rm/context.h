@@ -57,6 +57,8 @@ int rm_context_detect(rm_context *ctx, const char *sysfs_root, int use_tools, rm
 /* Applies overrides from JSON text or "@path" (the file's text). `what` names the source in
  * messages ("--additional-context"). */
 int rm_context_apply(rm_context *ctx, const char *json_or_file, const char *what, rm_error *err);
+/* Applies a JSON or YAML file of context keys (--additional-context-file). */
+int rm_context_apply_file(rm_context *ctx, const char *path, rm_error *err);
 
 /* The context value of key as a string (numbers rendered in decimal), or NULL. Returned
  * pointer lives as long as ctx. */

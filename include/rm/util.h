@@ -49,6 +49,13 @@ int rm_read_file(const char *path, size_t max, char **out, size_t *len, struct r
 char *rm_trim(char *s);
 /* Whether an executable prog is on $PATH (empty entries, the current folder, are skipped). */
 int rm_on_path(const char *prog);
+/* Creates an empty temporary file under $TMPDIR (default /tmp): returns its fd and hands
+ * its path to *path (caller unlinks and frees), or -1 with err naming the folder. */
+int rm_make_temp(char **path, struct rm_error *err);
+/* The commit checked out in the git work tree at root ("" when none or unreadable), read
+ * from .git directly: HEAD, the loose ref or packed-refs; a worktree's .git file is
+ * followed. Caller frees. */
+char *rm_git_commit(const char *root);
 
 int rm_starts_with(const char *s, const char *prefix);
 int rm_ends_with(const char *s, const char *suffix);

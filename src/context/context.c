@@ -16,6 +16,7 @@
 #include "rm/context.h"
 #include "rm/log.h"
 #include "rm/util.h"
+#include "rm/yaml.h"
 
 /* Context files are a few lines; the ceiling keeps "@/dev/zero" from eating memory. */
 #define RM_CONTEXT_MAX_BYTES ((size_t)1 << 20)
@@ -622,4 +623,37 @@ void rm_context_release(rm_context *ctx)
 	json_decref(ctx->obj);
 	json_decref(ctx->rendered);
 	memset(ctx, 0, sizeof(*ctx));
+}
+
+int rm_context_apply_file(rm_context *ctx, const char *path, rm_error *err)
+{
+	json_t *j = NULL;
+	json_error_t je;
+	char *text = NULL, *what = NULL, *dumped = NULL;
+	size_t len = 0;
+	int ret = -1;
+	int r = rm_read_file(path, (size_t)16 << 20, &text, &len, err);
+
+	if (r != 0) {
+		if (r == 1)
+			rm_error_set(err, RM_ERR_INPUT, "cannot open '%s': no such file", path);
+		err->kind = RM_ERR_INPUT;
+		return rm_error_wrap(err, "--additional-context-file");
+	}
+	j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	if (!j && !(j = rm_yaml_to_json(text, len, path, err)))
+		goto out;
+	if (!json_is_object(j)) {
+		rm_error_set(err, RM_ERR_INPUT, "'%s' must hold a mapping of context keys", path);
+		goto out;
+	}
+	dumped = json_dumps(j, JSON_COMPACT);
+	what = rm_xasprintf("--additional-context-file '%s'", path);
+	ret = rm_context_apply(ctx, dumped, what, err);
+out:
+	free(text);
+	json_decref(j);
+	free(dumped);
+	free(what);
+	return ret;
 }

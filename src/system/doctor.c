@@ -19,8 +19,8 @@
 #include <jansson.h>
 
 #include "rm/context.h"
-#include "rm/docker.h"
 #include "rm/doctor.h"
+#include "rm/launcher.h"
 #include "rm/util.h"
 
 #define GIB ((unsigned long long)1 << 30)
@@ -182,51 +182,22 @@ static void check_numa(struct findings *fs, const char *proc)
 	free(path);
 }
 
-/* ---- docker ---- */
+/* ---- where workloads run: each launcher's back end (the Docker engine, ...) ---- */
 
-static void check_docker(struct findings *fs, const char *host)
+static void check_launchers(struct findings *fs, const char *host)
 {
-	rm_error err = RM_ERROR_INIT;
-	rm_docker *d = NULL;
-	json_t *ver = NULL;
-
-	if (rm_docker_open(&d, host, &err) < 0) {
-		/* The client's message ends with the generic advice; the action says it once,
-		 * more concretely. */
-		char *advice = strstr(err.msg, ": start dockerd, or set DOCKER_HOST");
-		const char *action;
-
-		if (advice)
-			*advice = '\0';
-		if (strstr(err.msg, "permission denied"))
-			action = "add your user to the docker group (sudo usermod -aG docker "
-				 "$USER, then log in again), or run as root";
-		else if (err.kind == RM_ERR_USAGE)
-			action =
-			    "set DOCKER_HOST to unix:///path/to/docker.sock or tcp://host:port";
-		else
-			action = "start the engine (sudo systemctl start docker, or dockerd), or "
-				 "set DOCKER_HOST to the address of a running one";
-		add(fs, "FAIL", "docker", rm_xstrdup(err.msg), rm_xstrdup(action));
-		return;
+	for (size_t i = 0; rm_launchers[i]; i++) {
+		rm_probe p = {NULL, NULL, NULL};
+		if (!rm_launchers[i]->probe)
+			continue;
+		rm_launchers[i]->probe(host, &p);
+		if (p.status)
+			add(fs, p.status, rm_launchers[i]->name, p.detail, p.action);
+		else {
+			free(p.detail);
+			free(p.action);
+		}
 	}
-	if (rm_docker_version(d, &ver, &err) < 0) {
-		add(fs, "WARN", "docker",
-		    rm_xasprintf("the engine at %s answers /_ping (API %s) but not /version: %s",
-				 rm_docker_host(d), rm_docker_api_version(d), err.msg),
-		    rm_xstrdup("check the engine's log (journalctl -u docker)"));
-	} else {
-		const char *v = json_string_value(json_object_get(ver, "Version"));
-		const char *api = json_string_value(json_object_get(ver, "ApiVersion"));
-
-		add(fs, "OK", "docker",
-		    rm_xasprintf("engine %s (API %s) at %s; run_models speaks API %s",
-				 v ? v : "unknown", api ? api : "unknown", rm_docker_host(d),
-				 rm_docker_api_version(d)),
-		    NULL);
-	}
-	json_decref(ver);
-	rm_docker_close(d);
 }
 
 /* ---- GPUs ---- */
@@ -579,7 +550,7 @@ void rm_doctor_collect(const rm_doctor_opts *o, rm_finding **out, size_t *n)
 		d.dev_root = "/dev";
 	check_os(&fs);
 	check_numa(&fs, d.proc_root);
-	check_docker(&fs, d.docker_host);
+	check_launchers(&fs, d.docker_host);
 	check_gpus(&fs, &d);
 	check_shm(&fs, d.dev_root);
 	check_disks(&fs, &d);
@@ -648,4 +619,21 @@ void rm_findings_free(rm_finding *v, size_t n)
 		free(v[i].action);
 	}
 	free(v);
+}
+
+int rm_doctor_write(const rm_doctor_opts *o, const char *path, rm_error *err)
+{
+	rm_finding *v = NULL;
+	size_t n = 0;
+	FILE *f = fopen(path, "w");
+	int ret = 0;
+
+	if (!f)
+		return rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+	rm_doctor_collect(o, &v, &n);
+	rm_doctor_print(f, v, n);
+	if (fclose(f) != 0)
+		ret = rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+	rm_findings_free(v, n);
+	return ret;
 }

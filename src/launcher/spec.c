@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/runner.h"
+#include "rm/launcher.h"
 #include "rm/util.h"
 
 char *rm_model_dir(const rm_model *m)

@@ -1,0 +1,196 @@
+/*
+ * The run: load the registry, select, detect the context, open the launcher, run each
+ * selected model (model.c), and on the way out remove what a failure or a signal left.
+ * Every failure of a model becomes a FAILURE row with its reason; only a failure to start
+ * at all (no registry, no selection, unwritable perf.csv) ends the run early.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "rm/doctor.h"
+#include "rm/log.h"
+#include "rm/util.h"
+
+extern char **environ;
+
+/* Signals */
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	if (got_signal)
+		_exit(128 + sig); /* the second Ctrl-C: leave at once */
+	got_signal = sig;
+}
+
+void rm_runner_install_signal_handlers(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+int rm_runner_signal(void)
+{
+	return got_signal;
+}
+
+const char *runner_signal_name(void)
+{
+	return got_signal == SIGTERM ? "SIGTERM" : "SIGINT";
+}
+
+int runner_cancelled(void *ud)
+{
+	(void)ud;
+	return got_signal != 0;
+}
+
+/* The run id names containers and rows: time, pid and randomness keep two runners on one
+ * host apart. */
+static void make_run_id(char *out, size_t size)
+{
+	unsigned rnd = 0;
+	char ts[32];
+	time_t t = time(NULL);
+	struct tm tm;
+	FILE *ur = fopen("/dev/urandom", "r");
+
+	if (!ur || fread(&rnd, sizeof(rnd), 1, ur) != 1)
+		rnd = (unsigned)getpid() ^ (unsigned)time(NULL);
+	if (ur)
+		fclose(ur);
+	gmtime_r(&t, &tm);
+	strftime(ts, sizeof(ts), "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(out, size, "%s-%ld-%04x", ts, (long)getpid(), rnd & 0xffff);
+}
+
+/* The context: detected, then --additional-context-file, then --additional-context. */
+static int load_context(struct run *r, rm_error *err)
+{
+	const rm_run_opts *o = r->o;
+
+	if (rm_context_detect(&r->ctx, o->sysfs_root ? o->sysfs_root : "/sys", 1, err) < 0)
+		return -1;
+	for (size_t i = 0; i < o->n_context_files; i++)
+		if (rm_context_apply_file(&r->ctx, o->context_files[i], err) < 0)
+			return -1;
+	for (size_t i = 0; i < o->n_contexts; i++)
+		if (rm_context_apply(&r->ctx, o->contexts[i], "--additional-context", err) < 0)
+			return -1;
+	return 0;
+}
+
+/* --sys-env-details: the doctor's findings beside the run's logs. */
+static void write_sys_env(struct run *r)
+{
+	rm_doctor_opts dopt = {"/proc",	      r->o->sysfs_root ? r->o->sysfs_root : "/sys",
+			       "/dev",	      r->o->docker_host,
+			       r->o->log_dir, 1};
+	char *path = rm_xasprintf("%s/%s.sys_env_details.txt", r->o->log_dir, r->run_id);
+	rm_error err = RM_ERROR_INIT;
+
+	if (rm_doctor_write(&dopt, path, &err) < 0)
+		rm_warn("%s", err.msg);
+	else
+		rm_info("system details in '%s'", path);
+	free(path);
+}
+
+static void dry_run(struct run *r, rm_error *err)
+{
+	printf("dry run %s: %zu model(s); context: vendor %s, %ld GPU(s), arch %s; no engine "
+	       "contacted\n",
+	       r->run_id, r->sel.n, r->ctx.gpu_vendor ? r->ctx.gpu_vendor : "none", r->ctx.n_gpus,
+	       r->ctx.gpu_arch ? r->ctx.gpu_arch : "none");
+	for (size_t i = 0; i < r->sel.n; i++)
+		run_model(r, &r->sel.items[i], err);
+}
+
+/* The label sweep costs a request: only when a removal failed or a signal came. */
+static void sweep(struct run *r)
+{
+	rm_error err = RM_ERROR_INIT;
+
+	if (!((!r->o->keep_alive && r->unremoved) || got_signal))
+		return;
+	if (r->launcher.ops->sweep(r->launcher.state, &err) < 0)
+		rm_warn("%s", err.msg);
+}
+
+static int run_all(struct run *r, rm_error *err)
+{
+	const rm_run_opts *o = r->o;
+	rm_launcher_config lc = {o->docker_host, &r->ctx, r->run_id, o->dry_run};
+	int ret = 0;
+
+	if (rm_launcher_open(&r->launcher, &lc, err) < 0)
+		return -1;
+	if (o->dry_run) {
+		dry_run(r, err);
+		return 0;
+	}
+	r->git_commit = rm_git_commit(o->root);
+	rm_info("run %s: %zu model(s), %s", r->run_id, r->sel.n,
+		r->launcher.ops->where(r->launcher.state));
+	if (o->sys_env_details)
+		write_sys_env(r);
+	for (size_t i = 0; i < r->sel.n && !got_signal; i++) {
+		if (run_model(r, &r->sel.items[i], err) < 0 && !got_signal) {
+			ret = -1; /* perf.csv could not be written */
+			break;
+		}
+	}
+	sweep(r);
+	return ret;
+}
+
+int rm_runner_run(const rm_run_opts *o, size_t *n_failed, int *interrupted, rm_error *err)
+{
+	struct run r;
+	int ret = -1;
+
+	memset(&r, 0, sizeof(r));
+	r.o = o;
+	*interrupted = 0;
+	*n_failed = 0;
+	make_run_id(r.run_id, sizeof(r.run_id));
+	if (gethostname(r.machine, sizeof(r.machine)) != 0)
+		r.machine[0] = '\0';
+	r.machine[sizeof(r.machine) - 1] = '\0';
+	r.secrets = rm_secrets_from_env(environ, &r.n_secrets);
+	rm_mask_init(&r.mask, (const char *const *)r.secrets, r.n_secrets);
+	outcome_set_mask(&r.mask);
+	if (o->progress && !o->dry_run)
+		r.progress_mode = isatty(STDERR_FILENO) && !o->live_output ? 1 : 2;
+
+	if (rm_registry_load(&r.reg, o->root, err) < 0 ||
+	    rm_select(&r.reg, o->tags, o->n_tags, &r.sel, err) < 0 || load_context(&r, err) < 0)
+		goto out;
+	ret = run_all(&r, err);
+	if (got_signal) {
+		*interrupted = got_signal;
+		ret = rm_error_set(err, RM_ERR_NONE, "interrupted by %s", runner_signal_name());
+	}
+	*n_failed = r.n_failed;
+out:
+	outcome_set_mask(NULL);
+	rm_launcher_close(&r.launcher);
+	rm_mask_release(&r.mask);
+	rm_strv_free(r.secrets);
+	free(r.git_commit);
+	rm_context_release(&r.ctx);
+	rm_selection_release(&r.sel);
+	rm_registry_release(&r.reg);
+	return ret;
+}
