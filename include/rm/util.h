@@ -22,10 +22,6 @@ char *rm_xstrndup(const char *s, size_t n); /* copies at most n bytes, NUL-termi
 char *rm_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *rm_xvasprintf(const char *fmt, va_list ap);
 
-/* Frees *p and sets it to NULL; for __attribute__((cleanup)). */
-void rm_freep(void *p);
-#define cleanup_free __attribute__((cleanup(rm_freep)))
-
 /*
  * Parses the whole string s (leading/trailing blanks allowed) as a base-10 integer in
  * [min, max]. Returns 0 and sets *out, or -1 (out untouched) on junk, overflow or range.
@@ -59,8 +55,6 @@ char *rm_git_commit(const char *root);
 
 int rm_starts_with(const char *s, const char *prefix);
 int rm_ends_with(const char *s, const char *suffix);
-/* Case-insensitive ASCII comparison, for header names and vendor names. */
-int rm_strcaseeq(const char *a, const char *b);
 
 /* Monotonic clock in seconds. */
 double rm_now(void);
