@@ -13,7 +13,9 @@
  *   fetch     copy a file or folder out of it as a tar (multiple_results, the model dir)
  *   cleanup   remove it, or keep it (--keep-alive); frees the job in both cases
  * Once per run, sweep removes whatever the run left behind (after a failed removal or a
- * signal). describe fills the perf row's deployment_type, launcher, nnodes and
+ * signal), and reap, at the start, what runs whose runner is gone left behind (kill -9, a
+ * crash, a reboot): every workload is labelled with its run and its runner's host, pid and
+ * the pid's start time. describe fills the perf row's deployment_type, launcher, nnodes and
  * gpus_per_node. plan prints, for --dry-run, what prepare and start would do.
  *
  * Errors follow rm/error.h; a launcher never prints errors itself (it may print progress
@@ -79,6 +81,9 @@ typedef struct rm_launcher_config {
 	const rm_context *ctx;
 	const char *run_id;
 	int dry_run; /* contact nothing: only plan is called */
+	/* Non-zero once the run is interrupted (a signal): every wait on the back end gives up
+	 * at once, and the clean-up that follows has a short deadline. */
+	int (*interrupted)(void *ud);
 } rm_launcher_config;
 
 /* The image of one Dockerfile of a model. */
@@ -149,6 +154,9 @@ typedef struct rm_launcher_ops {
 	/* Removes the workload unless keep; frees job either way. */
 	int (*cleanup)(void *state, rm_job *job, int keep, rm_error *err);
 	int (*sweep)(void *state, rm_error *err);
+	/* Removes the workloads of runners on this host that are gone; *n counts them (each is
+	 * named with rm_info). */
+	int (*reap)(void *state, size_t *n, rm_error *err);
 	void (*describe)(void *state, const rm_spec_in *in, rm_launch_desc *out);
 	void (*plan)(void *state, const rm_image_req *req, const rm_job_spec *spec, FILE *out);
 	/* Optional (NULL): a doctor finding about the back end, without a run. */

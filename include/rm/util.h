@@ -56,6 +56,12 @@ char *rm_git_commit(const char *root);
 int rm_starts_with(const char *s, const char *prefix);
 int rm_ends_with(const char *s, const char *suffix);
 
+/* The start time of process pid (clock ticks after boot, /proc/<pid>/stat), or -1. */
+long long rm_process_start(long pid);
+/* Whether process pid, started at start (rm_process_start; -1 when unknown), is gone:
+ * no such process, or another one that has its pid now. Unknown counts as alive. */
+int rm_process_gone(long pid, long long start);
+
 /* Monotonic clock in seconds. */
 double rm_now(void);
 /* UTC time as "YYYY-MM-DDTHH:MM:SSZ" into buf (at least 21 bytes). */

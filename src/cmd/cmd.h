@@ -18,6 +18,7 @@ enum {
 	RM_EXIT_DOCKER = 4, /* Docker engine unreachable or refusing */
 	RM_EXIT_IO = 5,	    /* local files (perf.csv, logs) */
 	RM_EXIT_INTERNAL = 70,
+	RM_EXIT_SIGHUP = 129,
 	RM_EXIT_SIGINT = 130,
 	RM_EXIT_SIGTERM = 143,
 };

@@ -94,9 +94,8 @@ int cmd_run(int argc, char **argv, rm_error *err)
 	rm_runner_install_signal_handlers();
 	if (rm_runner_run(&o, &n_failed, &interrupted, err) < 0) {
 		if (interrupted) {
-			fprintf(stderr, "run_models: %s; containers of this run removed\n",
-				err->msg);
-			ret = interrupted == 15 ? RM_EXIT_SIGTERM : RM_EXIT_SIGINT;
+			fprintf(stderr, "run_models: %s\n", err->msg);
+			ret = 128 + interrupted; /* 129 SIGHUP, 130 SIGINT, 143 SIGTERM */
 		}
 		goto out;
 	}

@@ -116,19 +116,35 @@ static int on_seek(void *ud, curl_off_t offset, int origin)
 							      : CURL_SEEKFUNC_OK;
 }
 
+static rm_docker_cancel_fn interrupt_fn;
+static void *interrupt_ud;
+
+void rm_docker_set_interrupt(rm_docker_cancel_fn fn, void *ud)
+{
+	interrupt_fn = fn;
+	interrupt_ud = ud;
+}
+
+int engine_interrupted(void)
+{
+	return interrupt_fn && interrupt_fn(interrupt_ud);
+}
+
+int engine_should_stop(struct req *r)
+{
+	if ((r->cancel && r->cancel(r->cancel_ud)) || (!r->after_interrupt && engine_interrupted()))
+		r->cancelled = 1;
+	return r->cancelled;
+}
+
 static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
 		       curl_off_t ulnow)
 {
-	struct req *r = ud;
 	(void)dltotal;
 	(void)dlnow;
 	(void)ultotal;
 	(void)ulnow;
-	if (r->cancel && r->cancel(r->cancel_ud)) {
-		r->cancelled = 1;
-		return 1;
-	}
-	return 0;
+	return engine_should_stop(ud);
 }
 
 /* "No such image: x" -> "no such image: x", but "ID ..." stays as it is. */
@@ -189,6 +205,44 @@ static int unreachable(const rm_docker *d, const char *detail, rm_error *err)
 			    "cannot reach the docker engine at %s (%s): start dockerd, or set "
 			    "DOCKER_HOST to the engine's address",
 			    d->host, why);
+}
+
+/*
+ * The transfer, driven by a multi handle so that it can look at its cancel function and the
+ * interrupt every POLL_MS even while the engine sends nothing (curl's progress callback
+ * alone runs only about once a second when a transfer is idle).
+ */
+static CURLcode perform(struct req *r)
+{
+	CURLM *m = curl_multi_init();
+	CURLcode rc = CURLE_OK;
+	CURLMsg *msg;
+	int running = 1, left;
+
+	if (!m || curl_multi_add_handle(m, r->curl) != CURLM_OK) {
+		if (m)
+			curl_multi_cleanup(m);
+		return curl_easy_perform(r->curl);
+	}
+	while (running) {
+		if (curl_multi_perform(m, &running) != CURLM_OK) {
+			rc = CURLE_FAILED_INIT;
+			break;
+		}
+		while ((msg = curl_multi_info_read(m, &left)))
+			if (msg->msg == CURLMSG_DONE)
+				rc = msg->data.result;
+		if (!running)
+			break;
+		if (engine_should_stop(r)) {
+			rc = CURLE_ABORTED_BY_CALLBACK;
+			break;
+		}
+		curl_multi_poll(m, NULL, 0, POLL_MS, NULL);
+	}
+	curl_multi_remove_handle(m, r->curl);
+	curl_multi_cleanup(m);
+	return rc;
 }
 
 /*
@@ -257,6 +311,18 @@ int engine_req_prepare(rm_docker *d, struct req *r, rm_error *err)
 	r->api_version[0] = '\0';
 	rm_buf_init(&r->errbody, MAX_ERROR_BODY);
 	r->cancelled = r->too_big = r->handler_failed = r->read_errno = 0;
+	r->after_interrupt = engine_interrupted();
+	if (r->after_interrupt) {
+		size_t plen = strcspn(r->path, "?");
+		if (d->hung)
+			return rm_error_set(err, RM_ERR_DOCKER,
+					    "%s %.*s: not sent: the docker engine at %s did not "
+					    "answer the previous call",
+					    r->method, (int)plen, r->path, d->host);
+		r->timeout_ms = CLEANUP_TIMEOUT_MS;
+	} else {
+		r->timeout_ms = r->timeout * 1000;
+	}
 
 	r->curl = curl_easy_init();
 	if (!r->curl)
@@ -282,18 +348,16 @@ int engine_req_prepare(rm_docker *d, struct req *r, rm_error *err)
 	curl_easy_setopt(c, CURLOPT_FAILONERROR, 0L);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "run_models");
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT);
-	if (r->timeout > 0)
-		curl_easy_setopt(c, CURLOPT_TIMEOUT, r->timeout);
+	if (r->timeout_ms > 0)
+		curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, r->timeout_ms);
 	curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
-	if (r->cancel) {
-		curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-		curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-		curl_easy_setopt(c, CURLOPT_XFERINFODATA, r);
-	}
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, r);
 
 	/* The engine rejects or misreads bodies without a Content-Type, and the 100-continue
 	 * round trip only adds latency. */
@@ -343,11 +407,13 @@ int engine_req_complete(rm_docker *d, struct req *r, CURLcode rc, rm_error *err)
 			 (rc == CURLE_OPERATION_TIMEDOUT && sent == 0))
 			unreachable(d, detail, err);
 		else if (rc == CURLE_OPERATION_TIMEDOUT)
-			rm_error_set(err, RM_ERR_DOCKER, "%s %.*s: no answer within %ld s",
-				     r->method, (int)plen, r->path, r->timeout);
+			rm_error_set(err, RM_ERR_DOCKER, "%s %.*s: no answer within %g s",
+				     r->method, (int)plen, r->path, (double)r->timeout_ms / 1000);
 		else
 			rm_error_set(err, RM_ERR_DOCKER, "%s %.*s: %s", r->method, (int)plen,
 				     r->path, detail);
+		if (rc == CURLE_OPERATION_TIMEDOUT && r->after_interrupt)
+			d->hung = 1;
 		goto out;
 	}
 	if (!engine_is_2xx(r->status)) {
@@ -369,7 +435,7 @@ int engine_do_request(rm_docker *d, struct req *r, rm_error *err)
 {
 	int ret = engine_req_prepare(d, r, err);
 	if (ret == 0)
-		ret = engine_req_complete(d, r, curl_easy_perform(r->curl), err);
+		ret = engine_req_complete(d, r, perform(r), err);
 	engine_req_cleanup(r);
 	return ret;
 }
@@ -489,10 +555,17 @@ int rm_docker_open(rm_docker **out, const char *host, rm_error *err)
 	}
 	d->curl_ready = 1;
 
-	engine_req_init(&r, "GET", "/_ping", SHORT_TIMEOUT);
+	engine_req_init(&r, "GET", "/_ping", PING_TIMEOUT);
 	r.unversioned = 1;
-	if (engine_do_request(d, &r, err) < 0)
+	if (engine_do_request(d, &r, err) < 0) {
+		if (r.status == 0 && strstr(err->msg, "no answer within"))
+			rm_error_set(err, RM_ERR_DOCKER,
+				     "the docker engine at %s accepted the connection but did not "
+				     "answer /_ping within %ld s: is dockerd hung? (see its log, "
+				     "e.g. journalctl -u docker)",
+				     d->host, (long)PING_TIMEOUT);
 		goto out;
+	}
 	/* Engines too old to send Api-Version speak 1.24, as the docker CLI assumes. */
 	const char *engine = r.api_version[0] ? r.api_version : "1.24";
 	if (parse_version(engine, &emaj, &emin) < 0) {

@@ -139,7 +139,7 @@ int rm_docker_inspect(rm_docker *d, const char *id, json_t **out, rm_error *err)
 	return ret;
 }
 
-int rm_docker_list_by_label(rm_docker *d, const char *label, char ***ids, size_t *n, rm_error *err)
+int rm_docker_list_containers(rm_docker *d, const char *label, json_t **out, rm_error *err)
 {
 	int ret = -1;
 	struct req r;
@@ -147,8 +147,6 @@ int rm_docker_list_by_label(rm_docker *d, const char *label, char ***ids, size_t
 	json_t *filters = json_pack("{s:[s]}", "label", label);
 	char *js = filters ? json_dumps(filters, JSON_COMPACT) : NULL;
 	char *esc = NULL, *path = NULL;
-	char **v = NULL;
-	size_t k = 0;
 
 	if (!js) {
 		rm_error_set(err, RM_ERR_INTERNAL, "cannot encode the label filter");
@@ -163,28 +161,38 @@ int rm_docker_list_by_label(rm_docker *d, const char *label, char ***ids, size_t
 		rm_error_set(err, RM_ERR_DOCKER, "GET /containers/json: the answer is not a list");
 		goto out;
 	}
-	size_t i;
-	json_t *c;
-	json_array_foreach (resp, i, c) {
-		const char *cid = json_string_value(json_object_get(c, "Id"));
-		if (cid)
-			v = rm_strv_push(v, &k, cid);
-	}
-	if (!v)
-		v = rm_xcalloc(1, sizeof(*v));
-	*ids = v;
-	v = NULL;
-	if (n)
-		*n = k;
+	*out = resp;
+	resp = NULL;
 	ret = 0;
 out:
-	rm_strv_free(v);
 	json_decref(resp);
 	json_decref(filters);
 	free(js);
 	free(esc);
 	free(path);
 	return ret;
+}
+
+int rm_docker_list_by_label(rm_docker *d, const char *label, char ***ids, size_t *n, rm_error *err)
+{
+	json_t *list = NULL, *c;
+	char **v = rm_xcalloc(1, sizeof(*v));
+	size_t i, k = 0;
+
+	if (rm_docker_list_containers(d, label, &list, err) < 0) {
+		free(v);
+		return -1;
+	}
+	json_array_foreach (list, i, c) {
+		const char *cid = json_string_value(json_object_get(c, "Id"));
+		if (cid)
+			v = rm_strv_push(v, &k, cid);
+	}
+	json_decref(list);
+	*ids = v;
+	if (n)
+		*n = k;
+	return 0;
 }
 
 /* ---- archives ---- */

@@ -10,10 +10,15 @@
 #include "rm/docker.h"
 #include "rm/util.h"
 
-#define DEFAULT_HOST	    "unix:///var/run/docker.sock"
-#define CONNECT_TIMEOUT	    10L
-#define SHORT_TIMEOUT	    60L
-#define LONG_TIMEOUT	    300L /* remove (volumes, big layers) and archive copies */
+#define DEFAULT_HOST	"unix:///var/run/docker.sock"
+#define CONNECT_TIMEOUT 10L
+#define SHORT_TIMEOUT	60L
+#define LONG_TIMEOUT	300L /* remove (volumes, big layers) and archive copies */
+#define PING_TIMEOUT	20L
+/* After an interrupt (Ctrl-C), each clean-up call gets at most this long. */
+#define CLEANUP_TIMEOUT_MS 1500L
+/* How often a waiting request looks at its cancel function and the interrupt (ms). */
+#define POLL_MS		    100
 #define MAX_JSON_RESPONSE   (16u * 1024 * 1024)
 #define MAX_ERROR_BODY	    (64u * 1024)
 #define MAX_BUILD_JSON_LINE (1024u * 1024)
@@ -26,6 +31,9 @@ struct rm_docker {
 	char *tls_ca, *tls_cert, *tls_key;
 	char version[16];
 	int curl_ready;
+	/* A clean-up call after an interrupt got no answer: the engine is hung, and further
+	 * calls fail at once instead of each waiting for its deadline. */
+	int hung;
 };
 
 /* One HTTP exchange. Callers fill the request part; do_request fills the rest. */
@@ -46,6 +54,10 @@ struct req {
 	rm_buf *resp;
 	rm_docker_cancel_fn cancel;
 	void *cancel_ud;
+	/* Made after the interrupt came (a clean-up call): a short deadline, not cancelled by
+	 * the interrupt. Set by engine_req_prepare. */
+	int after_interrupt;
+	long timeout_ms; /* what applies: timeout, or the clean-up deadline */
 
 	/* Results. */
 	long status;
@@ -73,6 +85,11 @@ void engine_req_cleanup(struct req *r);
 /* Runs one request. Returns 0 for a 2xx answer; RM_DOCKER_CANCELLED when the cancel
  * function asked; -1 otherwise, with err naming the request. */
 int engine_do_request(rm_docker *d, struct req *r, rm_error *err);
+/* Whether the process-wide interrupt (rm_docker_set_interrupt) says to stop waiting. */
+int engine_interrupted(void);
+/* Whether r must stop now: its own cancel function, or the interrupt (for a request made
+ * before it came). Sets r->cancelled. */
+int engine_should_stop(struct req *r);
 /* A request whose 2xx answer is JSON; *out may be NULL to ignore the answer. */
 int engine_json_request(rm_docker *d, struct req *r, json_t **out, rm_error *err);
 

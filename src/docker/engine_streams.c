@@ -132,19 +132,17 @@ int rm_docker_attach_start(rm_docker *d, const char *id, int tty, rm_frame_cb cb
 				break; /* an error answer: req_complete reports it */
 			}
 		}
-		if (running && curl_multi_poll(m, NULL, 0, 200, NULL) != CURLM_OK) {
+		if (running && curl_multi_poll(m, NULL, 0, POLL_MS, NULL) != CURLM_OK) {
 			rm_error_set(err, RM_ERR_INTERNAL, "curl multi poll failed");
 			goto out;
 		}
-		if (running && cancel && cancel(cancel_ud)) {
-			r.cancelled = 1;
+		if (running && engine_should_stop(&r))
 			break;
-		}
 	}
 	if (running && !r.cancelled) {
 		/* Stopped early on an error answer: let curl finish reading it. */
 		while (running && curl_multi_perform(m, &running) == CURLM_OK && running)
-			curl_multi_poll(m, NULL, 0, 200, NULL);
+			curl_multi_poll(m, NULL, 0, POLL_MS, NULL);
 		multi_done(m, &rc);
 	}
 	ret = engine_req_complete(d, &r, rc, err);

@@ -12,6 +12,7 @@
  *   sweep    every container labelled with this run's id
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,6 +23,7 @@
 #include "docker_internal.h"
 #include "rm/docker.h"
 #include "rm/launcher.h"
+#include "rm/log.h"
 #include "rm/tar.h"
 #include "rm/util.h"
 
@@ -42,6 +44,12 @@ static int docker_open(void **state, const rm_launcher_config *cfg, rm_error *er
 	struct docker_launcher *dl = rm_xcalloc(1, sizeof(*dl));
 
 	dl->cfg = *cfg;
+	if (gethostname(dl->host, sizeof(dl->host)) != 0)
+		dl->host[0] = '\0';
+	dl->host[sizeof(dl->host) - 1] = '\0';
+	snprintf(dl->pid, sizeof(dl->pid), "%ld", (long)getpid());
+	snprintf(dl->pid_start, sizeof(dl->pid_start), "%lld", rm_process_start((long)getpid()));
+	rm_docker_set_interrupt(cfg->interrupted, NULL);
 	if (!cfg->dry_run && rm_docker_open(&dl->d, cfg->docker_host, err) < 0) {
 		free(dl);
 		return -1;
@@ -59,6 +67,7 @@ static void docker_close(void *state)
 
 	if (!dl)
 		return;
+	rm_docker_set_interrupt(NULL, NULL);
 	rm_docker_close(dl->d);
 	free(dl->where);
 	free(dl);
@@ -109,6 +118,15 @@ out:
 	return ret;
 }
 
+void docker_label(const struct docker_launcher *dl, json_t *labels)
+{
+	json_object_set_new(labels, "run_models", json_string("1"));
+	json_object_set_new(labels, "run_models.run", json_string(dl->cfg.run_id));
+	json_object_set_new(labels, "run_models.host", json_string(dl->host));
+	json_object_set_new(labels, "run_models.pid", json_string(dl->pid));
+	json_object_set_new(labels, "run_models.pid_start", json_string(dl->pid_start));
+}
+
 static int docker_start(void *state, const rm_job_spec *spec, rm_job **out, rm_error *err)
 {
 	struct docker_launcher *dl = state;
@@ -118,8 +136,10 @@ static int docker_start(void *state, const rm_job_spec *spec, rm_job **out, rm_e
 
 	job->spec = spec;
 	job->name = rm_xstrdup(spec->name);
-	if (rm_spec_body(spec->in, &body, err) < 0 ||
-	    rm_docker_create(dl->d, spec->name, body, &job->id, err) < 0)
+	if (rm_spec_body(spec->in, &body, err) < 0)
+		goto out;
+	docker_label(dl, json_object_get(body, "Labels"));
+	if (rm_docker_create(dl->d, spec->name, body, &job->id, err) < 0)
 		goto out;
 	/* From here on the job exists: the caller cleans it up whatever happens next. */
 	*out = job;
@@ -212,6 +232,55 @@ static int docker_sweep(void *state, rm_error *err)
 	return ret;
 }
 
+/* Whether a container's labels name a runner on this host that is gone. */
+static int runner_gone(const struct docker_launcher *dl, json_t *labels)
+{
+	const char *host = json_string_value(json_object_get(labels, "run_models.host"));
+	const char *pid = json_string_value(json_object_get(labels, "run_models.pid"));
+	const char *start = json_string_value(json_object_get(labels, "run_models.pid_start"));
+	long p;
+	long long st = start ? strtoll(start, NULL, 10) : -1;
+
+	/* Another host's runner (a shared engine): its processes are not ours to judge. */
+	if (!host || strcmp(host, dl->host) || !pid || rm_parse_long(pid, 1, 1L << 30, &p) < 0)
+		return 0;
+	return p != (long)getpid() && rm_process_gone(p, st);
+}
+
+static int docker_reap(void *state, size_t *n, rm_error *err)
+{
+	struct docker_launcher *dl = state;
+	json_t *list = NULL, *c;
+	size_t i;
+	int ret = 0;
+
+	*n = 0;
+	if (rm_docker_list_containers(dl->d, "run_models=1", &list, err) < 0)
+		return -1;
+	json_array_foreach (list, i, c) {
+		json_t *labels = json_object_get(c, "Labels");
+		const char *id = json_string_value(json_object_get(c, "Id"));
+		const char *run = json_string_value(json_object_get(labels, "run_models.run"));
+		const char *name =
+		    json_string_value(json_array_get(json_object_get(c, "Names"), 0));
+		rm_error rerr = RM_ERROR_INIT;
+		if (!id || !runner_gone(dl, labels))
+			continue;
+		if (rm_docker_remove(dl->d, id, &rerr) < 0) {
+			ret = rm_error_set(err, rerr.kind,
+					   "could not remove leftover container %s: %s",
+					   name ? name : id, rerr.msg);
+			continue;
+		}
+		(*n)++;
+		rm_info("removed leftover container %s of run %s: its runner (pid %s) is gone",
+			name ? name + (name[0] == '/') : id, run ? run : "?",
+			json_string_value(json_object_get(labels, "run_models.pid")));
+	}
+	json_decref(list);
+	return ret;
+}
+
 static void docker_describe(void *state, const rm_spec_in *in, rm_launch_desc *out)
 {
 	(void)state;
@@ -283,6 +352,7 @@ const rm_launcher_ops rm_launcher_docker = {
     .fetch = docker_fetch,
     .cleanup = docker_cleanup,
     .sweep = docker_sweep,
+    .reap = docker_reap,
     .describe = docker_describe,
     .plan = rm_docker_launcher_plan,
     .probe = docker_probe,

@@ -86,6 +86,11 @@ int rm_docker_launcher_prepare(void *state, const rm_image_req *req, char **imag
 		goto out;
 	}
 	json_object_set_new(labels, FINGERPRINT_LABEL, json_string(fp));
+	/* Which run and runner built it. Not the containers' labels: containers inherit their
+	 * image's labels, and one a user starts from the image must not look like ours. */
+	json_object_set_new(labels, "run_models.built_by_run", json_string(dl->cfg.run_id));
+	json_object_set_new(labels, "run_models.built_by",
+			    json_pack("s++", dl->host, "/", dl->pid));
 	if (!req->nocache && image_is_current(dl, req->image, fp, image_id)) {
 		char *msg = rm_xasprintf("run_models: image '%s' (%s) is up to date with '%s' and "
 					 "its context (fingerprint %s); build skipped, "

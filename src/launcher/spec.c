@@ -538,6 +538,7 @@ int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
 	json_object_set_new(body, "AttachStderr", json_true());
 	json_object_set_new(body, "OpenStdin", json_false());
 
+	/* The launcher adds the runner's labels (host, pid) when it creates the container. */
 	json_object_set_new(labels, "run_models", json_string("1"));
 	json_object_set_new(labels, "run_models.run", json_string(in->run_id));
 	json_object_set_new(labels, "run_models.model", json_string(m->name));

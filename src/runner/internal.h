@@ -7,6 +7,7 @@
  *   progress.c  the status line / progress lines
  *   record.c    an outcome and its perf rows
  *   dryrun.c    what --dry-run prints
+ *   watchdog.c  the process that removes the run's containers when the runner is killed
  */
 #ifndef RM_RUNNER_INTERNAL_H
 #define RM_RUNNER_INTERNAL_H
@@ -37,6 +38,8 @@ struct run {
 	rm_mask mask;	   /* for whole strings: reasons, messages, build lines, dry runs */
 	int progress_mode; /* 0 none, 1 status line on a terminal, 2 plain periodic lines */
 	int unremoved;	   /* workloads this run made and could not remove */
+	int swept;	   /* nothing of the run is left (the final sweep succeeded or was moot) */
+	int watchdog_fd;   /* write end of the watchdog's pipe, or <= 0 */
 };
 
 /* What one run of a workload produced. */
@@ -110,6 +113,10 @@ void build_log_bind(struct build_log *b, rm_image_req *req); /* on_line, poll */
 void build_log_failed(struct build_log *b, const char *masked_msg);
 double build_log_elapsed(const struct build_log *b);
 void build_log_close(struct build_log *b);
+
+/* watchdog.c: started once the launcher is open; done when the run has cleaned up. */
+int watchdog_start(struct run *r);
+void watchdog_done(struct run *r);
 
 /* dryrun.c */
 void dry_run_model(struct run *r, const rm_model *m, const rm_spec_in *in, const rm_dockerfile *dfs,

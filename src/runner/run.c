@@ -4,6 +4,7 @@
  * Every failure of a model becomes a FAILURE row with its reason; only a failure to start
  * at all (no registry, no selection, unwritable perf.csv) ends the run early.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -37,6 +38,8 @@ void rm_runner_install_signal_handlers(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* A closed terminal or a lost SSH session: stop as for SIGTERM, and keep the rows. */
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -47,7 +50,7 @@ int rm_runner_signal(void)
 
 const char *runner_signal_name(void)
 {
-	return got_signal == SIGTERM ? "SIGTERM" : "SIGINT";
+	return got_signal == SIGTERM ? "SIGTERM" : got_signal == SIGHUP ? "SIGHUP" : "SIGINT";
 }
 
 int runner_cancelled(void *ud)
@@ -117,21 +120,39 @@ static void dry_run(struct run *r, rm_error *err)
 		run_model(r, &r->sel.items[i], err);
 }
 
-/* The label sweep costs a request: only when a removal failed or a signal came. */
-static void sweep(struct run *r)
+/* The label sweep costs a request: only when a removal failed or a signal came. Returns
+ * -1 when something of the run may be left (the message says what to do). */
+static int sweep(struct run *r)
 {
 	rm_error err = RM_ERROR_INIT;
 
 	if (!((!r->o->keep_alive && r->unremoved) || got_signal))
-		return;
-	if (r->launcher.ops->sweep(r->launcher.state, &err) < 0)
+		return 0;
+	if (r->launcher.ops->sweep(r->launcher.state, &err) == 0)
+		return 0;
+	rm_warn("%s; what this run left carries the label run_models.run=%s: remove it with "
+		"'docker rm -f $(docker ps -aq --filter label=run_models.run=%s)' once the engine "
+		"answers (the next run_models run removes it too)",
+		err.msg, r->run_id, r->run_id);
+	return -1;
+}
+
+/* What runs whose runner is gone (kill -9, a crash) left on this host. */
+static void reap(struct run *r)
+{
+	rm_error err = RM_ERROR_INIT;
+	size_t n = 0;
+
+	if (r->launcher.ops->reap(r->launcher.state, &n, &err) < 0)
 		rm_warn("%s", err.msg);
+	else if (n)
+		rm_info("removed %zu leftover container(s) of runs whose runner is gone", n);
 }
 
 static int run_all(struct run *r, rm_error *err)
 {
 	const rm_run_opts *o = r->o;
-	rm_launcher_config lc = {o->docker_host, &r->ctx, r->run_id, o->dry_run};
+	rm_launcher_config lc = {o->docker_host, &r->ctx, r->run_id, o->dry_run, runner_cancelled};
 	int ret = 0;
 
 	if (rm_launcher_open(&r->launcher, &lc, err) < 0)
@@ -143,6 +164,11 @@ static int run_all(struct run *r, rm_error *err)
 	r->git_commit = rm_git_commit(o->root);
 	rm_info("run %s: %zu model(s), %s", r->run_id, r->sel.n,
 		r->launcher.ops->where(r->launcher.state));
+	reap(r);
+	if (watchdog_start(r) < 0)
+		rm_warn("cannot start the watchdog (%s): if this runner is killed with SIGKILL, "
+			"the next run removes its containers",
+			strerror(errno));
 	if (o->sys_env_details)
 		write_sys_env(r);
 	for (size_t i = 0; i < r->sel.n && !got_signal; i++) {
@@ -151,7 +177,8 @@ static int run_all(struct run *r, rm_error *err)
 			break;
 		}
 	}
-	sweep(r);
+	r->swept = sweep(r) == 0;
+	watchdog_done(r);
 	return ret;
 }
 
@@ -180,7 +207,9 @@ int rm_runner_run(const rm_run_opts *o, size_t *n_failed, int *interrupted, rm_e
 	ret = run_all(&r, err);
 	if (got_signal) {
 		*interrupted = got_signal;
-		ret = rm_error_set(err, RM_ERR_NONE, "interrupted by %s", runner_signal_name());
+		ret = rm_error_set(err, RM_ERR_NONE, "interrupted by %s; %s", runner_signal_name(),
+				   r.swept ? "containers of this run removed"
+					   : "containers of this run may be left (see above)");
 	}
 	*n_failed = r.n_failed;
 out:
