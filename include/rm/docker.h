@@ -12,7 +12,7 @@
  * Cancellation: long calls (build, logs, wait) take an rm_docker_cancel_fn, polled every
  * 100 ms and on every received chunk; when it returns non-zero the transfer is aborted and
  * the call returns RM_DOCKER_CANCELLED. Short calls (create, start, kill, remove, inspect,
- * archive) are bounded by a timeout. Every call also obeys rm_docker_set_interrupt.
+ * archive) are bounded by a timeout. Every call also obeys the process-wide interrupt (below).
  */
 #ifndef RM_DOCKER_H
 #define RM_DOCKER_H
@@ -31,14 +31,13 @@ typedef struct rm_docker rm_docker;
 typedef int (*rm_docker_cancel_fn)(void *ud);
 
 /*
- * The process-wide interrupt (Ctrl-C, SIGTERM, SIGHUP): once fn returns non-zero, every
- * call waiting on the engine gives up within 100 ms with RM_DOCKER_CANCELLED, whatever its
- * own deadline; calls made afterwards (the clean-up: kill, remove) get at most 1 s each, and
- * once one of them goes unanswered the engine counts as hung and the rest fail at once. So
- * one Ctrl-C ends a run within about 2 s even when the engine accepts connections and never
- * answers. fn NULL removes the hook.
+ * The process-wide interrupt (rm_interrupt_set in rm/util.h; Ctrl-C, SIGTERM, SIGHUP): once
+ * it is pending, every call waiting on the engine gives up within 100 ms with
+ * RM_DOCKER_CANCELLED, whatever its own deadline; calls made afterwards (the clean-up: kill,
+ * remove) get at most 1.5 s each, and once one of them goes unanswered the engine counts as
+ * hung and the rest fail at once. So one Ctrl-C ends a run within about 2 s even when the
+ * engine accepts connections and never answers.
  */
-void rm_docker_set_interrupt(rm_docker_cancel_fn fn, void *ud);
 
 /* host: NULL = $DOCKER_HOST or the default socket. */
 int rm_docker_open(rm_docker **out, const char *host, rm_error *err);

@@ -18,6 +18,9 @@
  * the pid's start time. describe fills the perf row's deployment_type, launcher, nnodes and
  * gpus_per_node. plan prints, for --dry-run, what prepare and start would do.
  *
+ * Every wait on the back end obeys the process-wide interrupt (rm_interrupt_pending in
+ * rm/util.h): it gives up at once, and the clean-up that follows has a short deadline.
+ *
  * Errors follow rm/error.h; a launcher never prints errors itself (it may print progress
  * through rm_info). Secrets: whatever a launcher hands to on_line / on_output is raw; the
  * runner masks it. A launcher never puts a secret into an argv, a file name or a label.
@@ -81,9 +84,6 @@ typedef struct rm_launcher_config {
 	const rm_context *ctx;
 	const char *run_id;
 	int dry_run; /* contact nothing: only plan is called */
-	/* Non-zero once the run is interrupted (a signal): every wait on the back end gives up
-	 * at once, and the clean-up that follows has a short deadline. */
-	int (*interrupted)(void *ud);
 } rm_launcher_config;
 
 /* The image of one Dockerfile of a model. */

@@ -62,6 +62,14 @@ long long rm_process_start(long pid);
  * no such process, or another one that has its pid now. Unknown counts as alive. */
 int rm_process_gone(long pid, long long start);
 
+/*
+ * The process-wide interrupt: the runner sets it once (its signal flag). Every wait that
+ * could last (engine calls, the lock of a CSV file) looks at it, gives up when it is set,
+ * and what runs after it (the clean-up) gets a short deadline. fn NULL clears it.
+ */
+void rm_interrupt_set(int (*fn)(void *ud), void *ud);
+int rm_interrupt_pending(void);
+
 /* Monotonic clock in seconds. */
 double rm_now(void);
 /* UTC time as "YYYY-MM-DDTHH:MM:SSZ" into buf (at least 21 bytes). */

@@ -116,23 +116,10 @@ static int on_seek(void *ud, curl_off_t offset, int origin)
 							      : CURL_SEEKFUNC_OK;
 }
 
-static rm_docker_cancel_fn interrupt_fn;
-static void *interrupt_ud;
-
-void rm_docker_set_interrupt(rm_docker_cancel_fn fn, void *ud)
-{
-	interrupt_fn = fn;
-	interrupt_ud = ud;
-}
-
-int engine_interrupted(void)
-{
-	return interrupt_fn && interrupt_fn(interrupt_ud);
-}
-
 int engine_should_stop(struct req *r)
 {
-	if ((r->cancel && r->cancel(r->cancel_ud)) || (!r->after_interrupt && engine_interrupted()))
+	if ((r->cancel && r->cancel(r->cancel_ud)) ||
+	    (!r->after_interrupt && rm_interrupt_pending()))
 		r->cancelled = 1;
 	return r->cancelled;
 }
@@ -311,7 +298,7 @@ int engine_req_prepare(rm_docker *d, struct req *r, rm_error *err)
 	r->api_version[0] = '\0';
 	rm_buf_init(&r->errbody, MAX_ERROR_BODY);
 	r->cancelled = r->too_big = r->handler_failed = r->read_errno = 0;
-	r->after_interrupt = engine_interrupted();
+	r->after_interrupt = rm_interrupt_pending();
 	if (r->after_interrupt) {
 		size_t plen = strcspn(r->path, "?");
 		if (d->hung)

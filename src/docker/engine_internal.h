@@ -85,8 +85,6 @@ void engine_req_cleanup(struct req *r);
 /* Runs one request. Returns 0 for a 2xx answer; RM_DOCKER_CANCELLED when the cancel
  * function asked; -1 otherwise, with err naming the request. */
 int engine_do_request(rm_docker *d, struct req *r, rm_error *err);
-/* Whether the process-wide interrupt (rm_docker_set_interrupt) says to stop waiting. */
-int engine_interrupted(void);
 /* Whether r must stop now: its own cancel function, or the interrupt (for a request made
  * before it came). Sets r->cancelled. */
 int engine_should_stop(struct req *r);

@@ -49,7 +49,6 @@ static int docker_open(void **state, const rm_launcher_config *cfg, rm_error *er
 	dl->host[sizeof(dl->host) - 1] = '\0';
 	snprintf(dl->pid, sizeof(dl->pid), "%ld", (long)getpid());
 	snprintf(dl->pid_start, sizeof(dl->pid_start), "%lld", rm_process_start((long)getpid()));
-	rm_docker_set_interrupt(cfg->interrupted, NULL);
 	if (!cfg->dry_run && rm_docker_open(&dl->d, cfg->docker_host, err) < 0) {
 		free(dl);
 		return -1;
@@ -67,7 +66,6 @@ static void docker_close(void *state)
 
 	if (!dl)
 		return;
-	rm_docker_set_interrupt(NULL, NULL);
 	rm_docker_close(dl->d);
 	free(dl->where);
 	free(dl);
@@ -241,8 +239,9 @@ static int runner_gone(const struct docker_launcher *dl, json_t *labels)
 	long p;
 	long long st = start ? strtoll(start, NULL, 10) : -1;
 
-	/* Another host's runner (a shared engine): its processes are not ours to judge. */
-	if (!host || strcmp(host, dl->host) || !pid || rm_parse_long(pid, 1, 1L << 30, &p) < 0)
+	/* Kept on purpose (--keep-alive), or another host's runner (a shared engine): its
+	 * processes are not ours to judge. */
+	if (json_object_get(labels, "run_models.keep") || !host || strcmp(host, dl->host) || !pid || rm_parse_long(pid, 1, 1L << 30, &p) < 0)
 		return 0;
 	return p != (long)getpid() && rm_process_gone(p, st);
 }

@@ -542,6 +542,9 @@ int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
 	json_object_set_new(labels, "run_models", json_string("1"));
 	json_object_set_new(labels, "run_models.run", json_string(in->run_id));
 	json_object_set_new(labels, "run_models.model", json_string(m->name));
+	/* --keep-alive: the user keeps it on purpose; a later run must not reap it. */
+	if (in->keep_alive)
+		json_object_set_new(labels, "run_models.keep", json_string("1"));
 
 	spec_env(in, env);
 

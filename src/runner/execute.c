@@ -232,7 +232,7 @@ int execute(struct run *r, const rm_spec_in *in, size_t k, struct outcome *oc)
 	double timeout = r->o->timeout >= 0 ? r->o->timeout
 			 : m->timeout > 0   ? m->timeout
 					    : RM_DEFAULT_TIMEOUT;
-	struct stream *st = stream_open(r, in, oc->log_file, timeout, oc);
+	struct stream *st = stream_open(r, in, timeout, oc);
 	rm_job_spec spec = {.in = in, .name = name};
 	rm_job *job = NULL;
 	long status = -1;

@@ -7,6 +7,7 @@
  *   progress.c  the status line / progress lines
  *   record.c    an outcome and its perf rows
  *   dryrun.c    what --dry-run prints
+ *   logs.c      log file names and their safe creation
  *   watchdog.c  the process that removes the run's containers when the runner is killed
  */
 #ifndef RM_RUNNER_INTERNAL_H
@@ -55,7 +56,8 @@ struct outcome {
 	char *base_image;
 	char *image;
 	char *image_id;
-	char *log_file;
+	char *log_file; /* this run's own file */
+	char *log_link; /* the stable name that points at the latest run's file */
 	rm_parse_result pr;
 	/* multiple_results rows: name, performance text, metric */
 	char **mr_names, **mr_perf, **mr_metric;
@@ -92,8 +94,7 @@ void progress_line(struct run *r, const char *model, const char *what, double el
 
 /* stream.c: the output of one workload run */
 struct stream;
-struct stream *stream_open(struct run *r, const rm_spec_in *in, const char *log_file,
-			   double timeout, struct outcome *oc);
+struct stream *stream_open(struct run *r, const rm_spec_in *in, double timeout, struct outcome *oc);
 void stream_begin(struct stream *st);			/* the clock starts */
 void stream_bind(struct stream *st, rm_job_spec *spec); /* on_output, poll, cancelled */
 /* Flushes the masks and the line splitter, finishes the parser into oc->pr. */
@@ -107,12 +108,19 @@ const char *stream_parser_name(const struct stream *st);
 
 /* stream.c: the build log of one image */
 struct build_log;
-struct build_log *build_log_open(struct run *r, const rm_model *m, const char *path, rm_error *err);
+struct build_log *build_log_open(struct run *r, const rm_model *m, const char *path,
+				 const char *link, rm_error *err);
 void build_log_bind(struct build_log *b, rm_image_req *req); /* on_line, poll */
 /* Writes the (masked) reason of a failed build into the log. */
 void build_log_failed(struct build_log *b, const char *masked_msg);
 double build_log_elapsed(const struct build_log *b);
 void build_log_close(struct build_log *b);
+
+/* logs.c: "<log dir>/<base>.<run id><suffix>" and "<log dir>/<base><suffix>" */
+char *log_path(const struct run *r, const char *base, const char *suffix);
+char *log_link(const struct run *r, const char *base, const char *suffix);
+/* Creates path (never through a symlink, never over a file) and points link at it. */
+FILE *log_create(const struct run *r, const char *path, const char *link, rm_error *err);
 
 /* watchdog.c: started once the launcher is open; done when the run has cleaned up. */
 int watchdog_start(struct run *r);

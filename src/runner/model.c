@@ -95,16 +95,17 @@ static char *tunableop_dir(struct run *r, const rm_model *m, int create)
 static int build(struct run *r, const rm_model *m, const rm_dockerfile *df, const char *log_base,
 		 struct outcome *oc, rm_error *err)
 {
-	char *log_path = rm_xasprintf("%s/%s.build.log", r->o->log_dir, log_base);
+	char *path = log_path(r, log_base, ".build.log"),
+	     *link = log_link(r, log_base, ".build.log");
 	json_t *args = build_args(r, m);
 	rm_image_req req = {.model = m,
 			    .df = df,
 			    .image = oc->image,
 			    .buildargs = args,
 			    .nocache = r->o->clean_docker_cache,
-			    .log = log_path};
+			    .log = path};
 	double start = rm_now();
-	struct build_log *bl = build_log_open(r, m, log_path, err);
+	struct build_log *bl = build_log_open(r, m, path, link, err);
 	int cached = 0, ret = -1;
 
 	if (bl) {
@@ -115,14 +116,15 @@ static int build(struct run *r, const rm_model *m, const rm_dockerfile *df, cons
 			char *msg = rm_mask_string(&r->mask, err->msg);
 			build_log_failed(bl, msg);
 			rm_error_set(err, err->kind, "building '%s' from '%s' (see %s): %s",
-				     oc->image, df->path, log_path, msg);
+				     oc->image, df->path, path, msg);
 			free(msg);
 		}
 	}
 	oc->build_s = rm_now() - start;
 	build_log_close(bl);
 	json_decref(args);
-	free(log_path);
+	free(path);
+	free(link);
 	return ret;
 }
 
@@ -186,9 +188,15 @@ static int run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in, cons
 		struct outcome oc = {0};
 		outcome_from_build(&oc, b, rep == 1);
 		oc.repeat = rep;
-		oc.log_file = r->o->repeat > 1 ? rm_xasprintf("%s/%s.r%ld.live.log", r->o->log_dir,
-							      log_base, rep)
-					       : rm_xstrdup(b->log_file);
+		if (r->o->repeat > 1) {
+			char *suffix = rm_xasprintf(".r%ld.live.log", rep);
+			oc.log_file = log_path(r, log_base, suffix);
+			oc.log_link = log_link(r, log_base, suffix);
+			free(suffix);
+		} else {
+			oc.log_file = rm_xstrdup(b->log_file);
+			oc.log_link = rm_xstrdup(b->log_link);
+		}
 		if (execute(r, in, (*k)++, &oc) < 0)
 			ret = -1;
 		if (!oc.status)
@@ -229,7 +237,8 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_spec_in *in,
 	b.dockerfile = rm_xstrdup(df->path);
 	b.base_image = rm_xstrdup(df->base_image);
 	b.image = rm_image_name(m->name, df->stem);
-	b.log_file = rm_xasprintf("%s/%s.live.log", r->o->log_dir, log_base);
+	b.log_file = log_path(r, log_base, ".live.log");
+	b.log_link = log_link(r, log_base, ".live.log");
 	in->image = b.image;
 
 	if (r->o->dry_run) {

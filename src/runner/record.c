@@ -41,6 +41,7 @@ void outcome_release(struct outcome *oc)
 	free(oc->image);
 	free(oc->image_id);
 	free(oc->log_file);
+	free(oc->log_link);
 	rm_parse_result_release(&oc->pr);
 	rm_strv_free(oc->mr_names);
 	rm_strv_free(oc->mr_perf);

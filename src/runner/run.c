@@ -152,7 +152,7 @@ static void reap(struct run *r)
 static int run_all(struct run *r, rm_error *err)
 {
 	const rm_run_opts *o = r->o;
-	rm_launcher_config lc = {o->docker_host, &r->ctx, r->run_id, o->dry_run, runner_cancelled};
+	rm_launcher_config lc = {o->docker_host, &r->ctx, r->run_id, o->dry_run};
 	int ret = 0;
 
 	if (rm_launcher_open(&r->launcher, &lc, err) < 0)
@@ -198,6 +198,7 @@ int rm_runner_run(const rm_run_opts *o, size_t *n_failed, int *interrupted, rm_e
 	r.secrets = rm_secrets_from_env(environ, &r.n_secrets);
 	rm_mask_init(&r.mask, (const char *const *)r.secrets, r.n_secrets);
 	outcome_set_mask(&r.mask);
+	rm_interrupt_set(runner_cancelled, NULL);
 	if (o->progress && !o->dry_run)
 		r.progress_mode = isatty(STDERR_FILENO) && !o->live_output ? 1 : 2;
 
@@ -214,6 +215,7 @@ int rm_runner_run(const rm_run_opts *o, size_t *n_failed, int *interrupted, rm_e
 	*n_failed = r.n_failed;
 out:
 	outcome_set_mask(NULL);
+	rm_interrupt_set(NULL, NULL);
 	rm_launcher_close(&r.launcher);
 	rm_mask_release(&r.mask);
 	rm_strv_free(r.secrets);

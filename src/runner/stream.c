@@ -134,9 +134,9 @@ static int poll_stream(void *ud)
 	return 0;
 }
 
-struct stream *stream_open(struct run *r, const rm_spec_in *in, const char *log_file,
-			   double timeout, struct outcome *oc)
+struct stream *stream_open(struct run *r, const rm_spec_in *in, double timeout, struct outcome *oc)
 {
+	rm_error err = RM_ERROR_INIT;
 	const rm_model *m = in->model;
 	const char *parser = r->o->parser ? r->o->parser : m->parser;
 	struct stream *st = rm_xcalloc(1, sizeof(*st));
@@ -146,7 +146,7 @@ struct stream *stream_open(struct run *r, const rm_spec_in *in, const char *log_
 	st->model = m->name;
 	st->live = r->o->live_output;
 	st->timeout = timeout;
-	st->log_file = log_file;
+	st->log_file = oc->log_file;
 	rm_lines_init(&st->lines, LINE_MAX_BYTES);
 	rm_lines_init(&st->err_lines, LINE_MAX_BYTES);
 	for (int i = 0; i < 2; i++) {
@@ -160,9 +160,9 @@ struct stream *stream_open(struct run *r, const rm_spec_in *in, const char *log_
 		fail(oc, "unknown parser '%s' (model field 'parser' or --parser)", parser);
 		goto fail;
 	}
-	st->log = fopen(log_file, "w");
+	st->log = log_create(r, oc->log_file, oc->log_link, &err);
 	if (!st->log) {
-		fail(oc, "cannot write '%s': %s", log_file, strerror(errno));
+		fail(oc, "%s", err.msg);
 		goto fail;
 	}
 	setvbuf(st->log, NULL, _IOFBF, 1 << 16);
@@ -283,7 +283,8 @@ static void on_build_line(void *ud, const char *line, size_t len)
 	free(copy);
 }
 
-struct build_log *build_log_open(struct run *r, const rm_model *m, const char *path, rm_error *err)
+struct build_log *build_log_open(struct run *r, const rm_model *m, const char *path,
+				 const char *link, rm_error *err)
 {
 	struct build_log *b = rm_xcalloc(1, sizeof(*b));
 
@@ -291,9 +292,8 @@ struct build_log *build_log_open(struct run *r, const rm_model *m, const char *p
 	b->model = m->name;
 	b->live = r->o->live_output;
 	b->start = rm_now();
-	b->f = fopen(path, "w");
+	b->f = log_create(r, path, link, err);
 	if (!b->f) {
-		rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
 		free(b);
 		return NULL;
 	}

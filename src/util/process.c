@@ -44,3 +44,17 @@ int rm_process_gone(long pid, long long start)
 	/* Another process got the pid; without /proc we cannot tell, so it counts as alive. */
 	return start >= 0 && now >= 0 && now != start;
 }
+
+static int (*interrupt_fn)(void *);
+static void *interrupt_ud;
+
+void rm_interrupt_set(int (*fn)(void *ud), void *ud)
+{
+	interrupt_fn = fn;
+	interrupt_ud = ud;
+}
+
+int rm_interrupt_pending(void)
+{
+	return interrupt_fn && interrupt_fn(interrupt_ud);
+}
