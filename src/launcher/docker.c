@@ -241,7 +241,8 @@ static int runner_gone(const struct docker_launcher *dl, json_t *labels)
 
 	/* Kept on purpose (--keep-alive), or another host's runner (a shared engine): its
 	 * processes are not ours to judge. */
-	if (json_object_get(labels, "run_models.keep") || !host || strcmp(host, dl->host) || !pid || rm_parse_long(pid, 1, 1L << 30, &p) < 0)
+	if (json_object_get(labels, "run_models.keep") || !host || strcmp(host, dl->host) || !pid ||
+	    rm_parse_long(pid, 1, 1L << 30, &p) < 0)
 		return 0;
 	return p != (long)getpid() && rm_process_gone(p, st);
 }
