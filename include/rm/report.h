@@ -72,6 +72,9 @@ typedef struct rm_perf_row {
  */
 void rm_perf_relative_changes(const char *path, rm_perf_row *rows, size_t n, char **rel);
 
+/* Whether perf rows can be appended to path (rm_csv_check), creating its folder. */
+int rm_perf_check(const char *path, rm_error *err);
+
 /* Appends rows to perf.csv at path. */
 int rm_perf_append(const char *path, const rm_perf_row *rows, size_t n, rm_error *err);
 

@@ -45,6 +45,9 @@ int rm_read_file(const char *path, size_t max, char **out, size_t *len, struct r
 char *rm_trim(char *s);
 /* Whether an executable prog is on $PATH (empty entries, the current folder, are skipped). */
 int rm_on_path(const char *prog);
+/* Creates the folder path and its missing parents (mode 0755); an existing folder is fine.
+ * Returns 0, or -1 with err naming what could not be created. */
+int rm_mkdirs(const char *path, struct rm_error *err);
 /* Creates an empty temporary file under $TMPDIR (default /tmp): returns its fd and hands
  * its path to *path (caller unlinks and frees), or -1 with err naming the folder. */
 int rm_make_temp(char **path, struct rm_error *err);

@@ -78,6 +78,21 @@ void rm_perf_relative_changes(const char *path, rm_perf_row *rows, size_t n, cha
 	free(found);
 }
 
+int rm_perf_check(const char *path, rm_error *err)
+{
+	char *dir = rm_xstrdup(path), *slash = strrchr(dir, '/');
+	int ret = 0;
+
+	if (slash && slash != dir) {
+		*slash = '\0';
+		ret = rm_mkdirs(dir, err);
+	}
+	free(dir);
+	if (ret == 0)
+		ret = rm_csv_check(path, rm_perf_header, RM_PERF_COLS, err);
+	return ret < 0 ? rm_error_wrap(err, "output file") : 0;
+}
+
 int rm_perf_append(const char *path, const rm_perf_row *rows, size_t n, rm_error *err)
 {
 	return rm_csv_append(path, rm_perf_header, RM_PERF_COLS, (const char *const *)rows, n, err);

@@ -15,6 +15,7 @@
 #include "internal.h"
 #include "rm/doctor.h"
 #include "rm/log.h"
+#include "rm/report.h"
 #include "rm/util.h"
 
 extern char **environ;
@@ -149,12 +150,26 @@ static void reap(struct run *r)
 		rm_info("removed %zu leftover container(s) of runs whose runner is gone", n);
 }
 
+/* Where the results go must be usable before anything runs: a benchmark's result must
+ * never be lost at the end for want of a folder or because of another tool's perf.csv. */
+static int check_outputs(struct run *r, rm_error *err)
+{
+	if (rm_mkdirs(r->o->log_dir, err) < 0)
+		return rm_error_wrap(err, "--log-dir");
+	if (access(r->o->log_dir, W_OK) != 0)
+		return rm_error_set(err, RM_ERR_IO, "--log-dir: cannot write in '%s': %s",
+				    r->o->log_dir, strerror(errno));
+	return rm_perf_check(r->o->output, err);
+}
+
 static int run_all(struct run *r, rm_error *err)
 {
 	const rm_run_opts *o = r->o;
 	rm_launcher_config lc = {o->docker_host, &r->ctx, r->run_id, o->dry_run};
 	int ret = 0;
 
+	if (!o->dry_run && check_outputs(r, err) < 0)
+		return -1;
 	if (rm_launcher_open(&r->launcher, &lc, err) < 0)
 		return -1;
 	if (o->dry_run) {

@@ -40,6 +40,7 @@ struct stream {
 	int timed_out;
 	double last_flush;
 	double last_progress;
+	int write_errno;   /* the first failed write to the log (a full disk), or 0 */
 	char *exit_marker; /* keep-alive: "<marker><run id>:" */
 	int script_done;   /* keep-alive: the marker came */
 	long script_rc;
@@ -99,7 +100,8 @@ static void on_masked(void *ud, const char *data, size_t len)
 {
 	struct sink *k = ud;
 	struct stream *st = k->st;
-	fwrite(data, 1, len, st->log);
+	if (fwrite(data, 1, len, st->log) != len && !st->write_errno)
+		st->write_errno = errno ? errno : EIO;
 	if (k->stream == RM_STREAM_STDOUT) {
 		if (st->live)
 			fwrite(data, 1, len, stdout);
@@ -195,8 +197,12 @@ void stream_end(struct stream *st, struct outcome *oc)
 	rm_lines_flush(&st->lines, on_stdout_line, st);
 	stream_progress(st, 1);
 	rm_parser_finish(&st->parser, &oc->pr);
-	if (fflush(st->log) != 0)
-		rm_warn("cannot write '%s': %s", st->log_file, strerror(errno));
+	if ((fflush(st->log) != 0 || ferror(st->log)) && !st->write_errno)
+		st->write_errno = errno ? errno : EIO;
+	/* The output is the evidence of a result: without it the run is not a SUCCESS. */
+	if (st->write_errno && !oc->reason)
+		fail(oc, "cannot write the log '%s': %s (its output is incomplete)", st->log_file,
+		     strerror(st->write_errno));
 }
 
 void stream_close(struct stream *st)
@@ -244,7 +250,9 @@ struct build_log {
 	struct run *r;
 	const char *model;
 	FILE *f;
+	const char *path;
 	int live;
+	int failed; /* a write failed */
 	double start;
 	double last_progress;
 };
@@ -262,8 +270,8 @@ static void on_build_line(void *ud, const char *line, size_t len)
 		line = copy;
 		len = strlen(copy);
 	}
-	fwrite(line, 1, len, b->f);
-	fputc('\n', b->f);
+	if (fwrite(line, 1, len, b->f) != len || fputc('\n', b->f) == EOF)
+		b->failed = 1;
 	if (b->live) {
 		fwrite(line, 1, len, stdout);
 		fputc('\n', stdout);
@@ -292,6 +300,7 @@ struct build_log *build_log_open(struct run *r, const rm_model *m, const char *p
 	b->model = m->name;
 	b->live = r->o->live_output;
 	b->start = rm_now();
+	b->path = path;
 	b->f = log_create(r, path, link, err);
 	if (!b->f) {
 		free(b);
@@ -322,6 +331,8 @@ void build_log_close(struct build_log *b)
 	if (!b)
 		return;
 	progress_line(b->r, b->model, "building", 0, 0, NULL, 1);
-	fclose(b->f);
+	if (fclose(b->f) != 0 || b->failed)
+		rm_warn("model '%s': cannot write the build log '%s': %s", b->model, b->path,
+			strerror(errno ? errno : EIO));
 	free(b);
 }

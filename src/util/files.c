@@ -27,6 +27,30 @@ int rm_make_temp(char **path, rm_error *err)
 	return fd;
 }
 
+int rm_mkdirs(const char *path, rm_error *err)
+{
+	char *p = rm_xstrdup(path);
+	struct stat st;
+	int ret = 0;
+
+	for (char *s = p + 1; ret == 0; s++) {
+		char c = *s;
+		if (c != '/' && c != '\0')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) != 0 && errno != EEXIST)
+			ret = rm_error_set(err, RM_ERR_IO, "cannot create the folder '%s': %s", p,
+					   strerror(errno));
+		else if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
+			ret = rm_error_set(err, RM_ERR_IO, "'%s' is not a folder", p);
+		*s = c;
+		if (!c)
+			break;
+	}
+	free(p);
+	return ret;
+}
+
 static char *read_line_of(const char *path)
 {
 	char *text = NULL;
