@@ -50,10 +50,18 @@ typedef struct rm_run_opts {
 /* Default timeout when neither the CLI nor the model gives one. */
 #define RM_DEFAULT_TIMEOUT 7200.0
 
-/* Runs the selection. Returns 0 when every model ran (*n_failed counts FAILURE rows, the
- * caller turns it into the exit code), or -1 when the run could not start or was
- * interrupted (err says why; *interrupted holds the signal number, else 0). */
-int rm_runner_run(const rm_run_opts *o, size_t *n_failed, int *interrupted, rm_error *err);
+/* What a run came to, for the exit code. */
+typedef struct rm_run_result {
+	char run_id[64];
+	size_t n_failed; /* FAILURE rows */
+	int interrupted; /* the signal that stopped the run, else 0 */
+	int engine_lost; /* a workload lost its engine (the back end died or hung) */
+} rm_run_result;
+
+/* Runs the selection. Returns 0 when every model ran (res->n_failed counts FAILURE rows,
+ * the caller turns it into the exit code), or -1 when the run could not start or was
+ * interrupted (err says why; res->interrupted holds the signal number). */
+int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err);
 
 /* Signals: the command layer's SIGINT/SIGTERM handler calls rm_runner_on_signal; a second
  * signal exits at once. */

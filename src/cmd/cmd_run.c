@@ -64,8 +64,8 @@ int cmd_run(int argc, char **argv, rm_error *err)
 	struct cli cli;
 	struct opt_list pos = {0};
 	rm_run_opts o = {0};
-	size_t n_failed = 0;
-	int interrupted = 0, rc, md, ret = -1;
+	rm_run_result res;
+	int rc, md, ret = -1;
 
 	cli_init(&cli);
 	rc = opt_parse(CMD_RUN, &cli, argc, argv, &pos, &md, err);
@@ -92,17 +92,20 @@ int cmd_run(int argc, char **argv, rm_error *err)
 	if (cli.quiet)
 		rm_log_set_level(0);
 	rm_runner_install_signal_handlers();
-	if (rm_runner_run(&o, &n_failed, &interrupted, err) < 0) {
-		if (interrupted) {
+	if (rm_runner_run(&o, &res, err) < 0) {
+		if (res.interrupted) {
 			fprintf(stderr, "run_models: %s\n", err->msg);
-			ret = 128 + interrupted; /* 129 SIGHUP, 130 SIGINT, 143 SIGTERM */
+			ret = 128 + res.interrupted; /* 129 SIGHUP, 130 SIGINT, 143 SIGTERM */
 		}
 		goto out;
 	}
-	if (n_failed)
+	if (res.n_failed)
 		fprintf(stderr, "run_models: %zu run(s) failed; see the reason column of '%s'\n",
-			n_failed, o.output);
-	ret = n_failed ? RM_EXIT_MODEL_FAILED : RM_EXIT_OK;
+			res.n_failed, o.output);
+	if (res.engine_lost)
+		fprintf(stderr, "run_models: the Docker engine was lost during the run; check it "
+				"(run_models doctor) and run again\n");
+	ret = res.engine_lost ? RM_EXIT_DOCKER : res.n_failed ? RM_EXIT_MODEL_FAILED : RM_EXIT_OK;
 out:
 	cli_release(&cli);
 	opt_list_release(&pos);

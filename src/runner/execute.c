@@ -187,20 +187,46 @@ static int stopped(struct run *r, rm_job *job, struct stream *st, double timeout
 		   const rm_error *serr, struct outcome *oc)
 {
 	rm_error kerr = RM_ERROR_INIT;
-
 	/* Kill first: the workload must not outlive its budget by more than one poll of the
-	 * stream (200 ms). */
-	if (r->launcher.ops->stop(r->launcher.state, job, &kerr) < 0)
+	 * stream (100 ms). */
+	int stop_failed = r->launcher.ops->stop(r->launcher.state, job, &kerr) < 0;
+
+	if (stop_failed && !rm_runner_signal())
 		rm_warn("%s", kerr.msg);
 	if (rm_runner_signal()) {
 		fail(oc, "interrupted by %s", runner_signal_name());
 		return -1;
 	}
-	if (stream_timed_out(st))
+	if (stream_timed_out(st)) {
 		fail(oc, "timed out after %g s (the container was killed)", timeout);
-	else if (rc < 0)
+	} else if (rc < 0 && stop_failed) {
+		/* The stream broke and the workload cannot be stopped: the engine went away. */
+		r->engine_lost = 1;
+		fail(oc,
+		     "lost the workload's engine while it ran (%s): its exit status is unknown "
+		     "and its output may be cut short (the log is kept)",
+		     serr->msg);
+	} else if (rc < 0) {
 		fail(oc, "%s", serr->msg);
+	}
 	return 0;
+}
+
+/* The exit status once the output has ended. */
+static void waited(struct run *r, rm_job *job, long *status, struct outcome *oc)
+{
+	rm_error err = RM_ERROR_INIT;
+
+	if (r->launcher.ops->wait(r->launcher.state, job, 0, status, &err) == 0) {
+		oc->exit_code = *status;
+	} else if (!oc->reason && !rm_runner_signal()) {
+		/* The output ended and no exit status came: the engine went away. */
+		r->engine_lost = 1;
+		fail(oc,
+		     "lost the workload's engine while it ran (%s): its exit status is unknown "
+		     "and its output may be cut short (the log is kept)",
+		     err.msg);
+	}
 }
 
 /* After the run: keep the model dir, then keep or remove the workload. */
@@ -251,8 +277,8 @@ int execute(struct run *r, const rm_spec_in *in, size_t k, struct outcome *oc)
 		oc->exit_code = status;
 	else if (rc < 0)
 		ret = stopped(r, job, st, timeout, rc, &err, oc);
-	if (!done && !rm_runner_signal() && L->ops->wait(L->state, job, 0, &status, &err) == 0)
-		oc->exit_code = status;
+	if (!done && !rm_runner_signal())
+		waited(r, job, &status, oc);
 	oc->test_s = rm_now() - stream_started(st);
 	stream_end(st, oc);
 	judge(r, m, job, st, status, oc);

@@ -41,6 +41,7 @@ struct run {
 	int unremoved;	   /* workloads this run made and could not remove */
 	int swept;	   /* nothing of the run is left (the final sweep succeeded or was moot) */
 	int watchdog_fd;   /* write end of the watchdog's pipe, or <= 0 */
+	int engine_lost;   /* a workload lost its engine mid-run */
 };
 
 /* What one run of a workload produced. */

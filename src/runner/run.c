@@ -197,16 +197,16 @@ static int run_all(struct run *r, rm_error *err)
 	return ret;
 }
 
-int rm_runner_run(const rm_run_opts *o, size_t *n_failed, int *interrupted, rm_error *err)
+int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 {
 	struct run r;
 	int ret = -1;
 
 	memset(&r, 0, sizeof(r));
+	memset(res, 0, sizeof(*res));
 	r.o = o;
-	*interrupted = 0;
-	*n_failed = 0;
 	make_run_id(r.run_id, sizeof(r.run_id));
+	snprintf(res->run_id, sizeof(res->run_id), "%s", r.run_id);
 	if (gethostname(r.machine, sizeof(r.machine)) != 0)
 		r.machine[0] = '\0';
 	r.machine[sizeof(r.machine) - 1] = '\0';
@@ -222,12 +222,13 @@ int rm_runner_run(const rm_run_opts *o, size_t *n_failed, int *interrupted, rm_e
 		goto out;
 	ret = run_all(&r, err);
 	if (got_signal) {
-		*interrupted = got_signal;
+		res->interrupted = got_signal;
 		ret = rm_error_set(err, RM_ERR_NONE, "interrupted by %s; %s", runner_signal_name(),
 				   r.swept ? "containers of this run removed"
 					   : "containers of this run may be left (see above)");
 	}
-	*n_failed = r.n_failed;
+	res->n_failed = r.n_failed;
+	res->engine_lost = r.engine_lost;
 out:
 	outcome_set_mask(NULL);
 	rm_interrupt_set(NULL, NULL);
