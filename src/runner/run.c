@@ -79,6 +79,30 @@ static void make_run_id(char *out, size_t size)
 	snprintf(out, size, "%s-%ld-%04x", ts, (long)getpid(), rnd & 0xffff);
 }
 
+/* A secret of a few characters is masked wherever those characters appear in the output,
+ * numbers and words included: say so, since the logs will look mangled. */
+static void warn_short_secrets(void)
+{
+	for (char **e = environ; e && *e; e++) {
+		const char *eq = strchr(*e, '='), *p;
+		if (!eq || !memmem(*e, (size_t)(eq - *e), "MAD_SECRETS", 11))
+			continue;
+		for (p = eq + 1; *p;) {
+			size_t len = strcspn(p, "\n");
+			if (len && len < 6) {
+				rm_warn(
+				    "%.*s holds a value (or a line) of fewer than 6 characters: "
+				    "it is masked as *** wherever it appears in logs and CSVs, "
+				    "which may mangle them; use a longer secret",
+				    (int)(eq - *e), *e);
+				break;
+			}
+			p += len;
+			p += *p == '\n';
+		}
+	}
+}
+
 /* The context: detected, then --additional-context-file, then --additional-context. */
 static int load_context(struct run *r, rm_error *err)
 {
@@ -211,6 +235,7 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 		r.machine[0] = '\0';
 	r.machine[sizeof(r.machine) - 1] = '\0';
 	r.secrets = rm_secrets_from_env(environ, &r.n_secrets);
+	warn_short_secrets();
 	rm_mask_init(&r.mask, (const char *const *)r.secrets, r.n_secrets);
 	outcome_set_mask(&r.mask);
 	rm_interrupt_set(runner_cancelled, NULL);

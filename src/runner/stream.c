@@ -95,31 +95,54 @@ static void on_stderr_line(void *ud, const char *line, size_t len)
 	}
 }
 
-/* Masked bytes of one stream: to the log, the terminal, and (stdout) the parser. */
+/* Masked bytes of one stream: to the log and the terminal. */
 static void on_masked(void *ud, const char *data, size_t len)
 {
 	struct sink *k = ud;
 	struct stream *st = k->st;
 	if (fwrite(data, 1, len, st->log) != len && !st->write_errno)
 		st->write_errno = errno ? errno : EIO;
-	if (k->stream == RM_STREAM_STDOUT) {
-		if (st->live)
-			fwrite(data, 1, len, stdout);
-		rm_lines_feed(&st->lines, data, len, on_stdout_line, st);
-	} else {
-		if (st->live)
-			fwrite(data, 1, len, stderr);
-		if (st->exit_marker)
-			rm_lines_feed(&st->err_lines, data, len, on_stderr_line, st);
-	}
+	if (st->live)
+		fwrite(data, 1, len, k->stream == RM_STREAM_STDOUT ? stdout : stderr);
 }
 
+/* The parser reads the lines as the workload printed them, before masking: a secret that
+ * happens to look like part of a number must not cost a metric. What the parser keeps is
+ * masked before it reaches a file (stream_end). */
 static void on_frame(void *ud, int stream, const char *data, size_t len)
 {
 	struct stream *st = ud;
 	int i = stream == RM_STREAM_STDOUT ? 0 : 1;
+	if (stream == RM_STREAM_STDOUT)
+		rm_lines_feed(&st->lines, data, len, on_stdout_line, st);
+	else if (st->exit_marker)
+		rm_lines_feed(&st->err_lines, data, len, on_stderr_line, st);
 	rm_mask_feed(&st->masks[i], data, len, on_masked, &st->sinks[i]);
 	flush_log(st, 0);
+}
+
+/* Replaces *s by its masked copy. */
+static void mask_in_place(const rm_mask *m, char **s)
+{
+	char *masked;
+
+	if (!*s)
+		return;
+	masked = rm_mask_string(m, *s);
+	free(*s);
+	*s = masked;
+}
+
+/* Metric names and units come from the log: mask them as the log is masked. */
+static void mask_result(const rm_mask *m, rm_parse_result *pr)
+{
+	if (!rm_mask_active(m))
+		return;
+	mask_in_place(m, &pr->performance_metric);
+	for (size_t i = 0; i < pr->n; i++) {
+		mask_in_place(m, &pr->metrics[i].name);
+		mask_in_place(m, &pr->metrics[i].unit);
+	}
 }
 
 static int poll_stream(void *ud)
@@ -197,6 +220,7 @@ void stream_end(struct stream *st, struct outcome *oc)
 	rm_lines_flush(&st->lines, on_stdout_line, st);
 	stream_progress(st, 1);
 	rm_parser_finish(&st->parser, &oc->pr);
+	mask_result(&st->r->mask, &oc->pr);
 	if ((fflush(st->log) != 0 || ferror(st->log)) && !st->write_errno)
 		st->write_errno = errno ? errno : EIO;
 	/* The output is the evidence of a result: without it the run is not a SUCCESS. */
