@@ -3,21 +3,29 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
+#include "dynamic.h"
+#include "names.h"
 #include "rm/log.h"
 #include "rm/registry.h"
 #include "rm/util.h"
 
-/* A registry file is a few hundred entries at most; a ceiling keeps a wrong path (a log, a
- * device) from being read whole into memory. */
-#define RM_REGISTRY_MAX_BYTES ((size_t)64 << 20)
+/* Only regular files are read, sized first; the ceiling is far above the largest real
+ * registry (130,000 entries are about 50 MiB) and keeps a wrong file from exhausting memory. */
+#define RM_REGISTRY_MAX_BYTES ((size_t)256 << 20)
 
-#define NAME_PATTERN "^[a-z]+_[a-z0-9_.\\-]+$"
+/* Model timeouts: MAD's -1 means "no override"; anything above a year is a typo. */
+#define TIMEOUT_MAX 31536000.0
+/* GPUs one model may ask for. */
+#define N_GPUS_MAX 65536
 
 /* Fields we read. */
 static const char *const known_fields[] = {
@@ -77,30 +85,23 @@ static int field_error(rm_error *err, const struct entry_ref *e, const char *fie
 			    e->index, field, type);
 }
 
-/* ^[a-z]+_[a-z0-9_.\-]+$ without regcomp: the leading run of letters is greedy, so the first
- * non-letter must be the '_' and at least one allowed character must follow it. */
-static int valid_short_name(const char *s)
+/* MAD imposes no name pattern; only what breaks tag selection (',' separates tags, ':' starts
+ * key=value args), the command line (blanks) or files named after models (control
+ * characters) is refused. Returns the offending character, or 0 when the name is fine. */
+static int bad_name_char(const char *s)
 {
-	const char *p = s;
-
-	while (*p >= 'a' && *p <= 'z')
-		p++;
-	if (p == s || *p != '_' || !p[1])
-		return 0;
-	for (p++; *p; p++) {
-		int ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' ||
-			 *p == '.' || *p == '-';
-		if (!ok)
-			return 0;
-	}
-	return 1;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p == ',' || *p == ':' || *p == ' ' || *p < 0x20 || *p == 0x7f)
+			return *p;
+	return 0;
 }
 
 /*
  * Joins base and path and normalises the result the way Python's os.path.normpath does
  * (madengine resolves per-folder paths with it): "." and empty segments go, "x/.." pairs
  * cancel. A trailing '/' is kept because a dockerfile prefix such as "docker/" globs
- * "docker/" + "*Dockerfile" and would mean something else without it.
+ * "docker/.*Dockerfile" and would mean something else without it. The result is absolute
+ * or starts with ".." when the path leaves the folder (see path_leaves).
  */
 static char *resolve_path(const char *base, const char *path)
 {
@@ -149,6 +150,39 @@ static char *resolve_path(const char *base, const char *path)
 	return rm_buf_detach(&out);
 }
 
+/* Whether a resolved path is absolute or climbs out of the root. */
+static int path_leaves(const char *resolved)
+{
+	return resolved[0] == '/' ||
+	       (resolved[0] == '.' && resolved[1] == '.' && (!resolved[2] || resolved[2] == '/'));
+}
+
+/* A path field resolved against base, refused when it leaves the folder. */
+static int get_path(json_t *o, const char *key, int required, const char *base,
+		    const struct entry_ref *e, char **out, rm_error *err)
+{
+	json_t *v = json_object_get(o, key);
+	const char *given;
+	char *resolved;
+
+	*out = NULL;
+	if (!required && (!v || json_is_null(v) || (json_is_string(v) && !json_string_length(v))))
+		return 0;
+	if (!json_is_string(v) || json_string_length(v) == 0)
+		return field_error(err, e, key, required ? "a non-empty string" : "a string");
+	given = json_string_value(v);
+	resolved = resolve_path(base, given);
+	if (path_leaves(resolved)) {
+		free(resolved);
+		return rm_error_set(err, RM_ERR_INPUT,
+				    "'%s': model '%s' (entry %zu): field '%s' ('%s') leaves the "
+				    "folder that holds models.json; give a path inside it",
+				    e->source, e->name ? e->name : "?", e->index, key, given);
+	}
+	*out = resolved;
+	return 0;
+}
+
 static void model_release(rm_model *m)
 {
 	if (!m)
@@ -179,8 +213,12 @@ static void model_release(rm_model *m)
 /* Drops models appended after `keep`, so a failed file leaves the registry as it was. */
 static void registry_truncate(rm_registry *reg, size_t keep)
 {
+	if (reg->n <= keep)
+		return;
 	while (reg->n > keep)
 		model_release(&reg->models[--reg->n]);
+	if (reg->names)
+		rm_names_rebuild(reg->names, reg->models, reg->n);
 }
 
 /* A required string; `nonempty` rejects "". */
@@ -214,17 +252,17 @@ static int get_optional_string(json_t *o, const char *key, const struct entry_re
 
 static int get_n_gpus(json_t *o, const struct entry_ref *e, long *out, rm_error *err)
 {
-	static const char *type = "\"-1\" (all GPUs) or a non-negative count such as \"8\"";
+	static const char *type = "\"-1\" (all GPUs) or a count from 0 to 65536 such as \"8\"";
 	json_t *v = json_object_get(o, "n_gpus");
 
 	if (json_is_integer(v)) {
 		json_int_t i = json_integer_value(v);
-		if (i < -1 || i > 1000000)
+		if (i < -1 || i > N_GPUS_MAX)
 			return field_error(err, e, "n_gpus", type);
 		*out = (long)i;
 		return 0;
 	}
-	if (!json_is_string(v) || rm_parse_long(json_string_value(v), -1, 1000000, out) != 0)
+	if (!json_is_string(v) || rm_parse_long(json_string_value(v), -1, N_GPUS_MAX, out) != 0)
 		return field_error(err, e, "n_gpus", type);
 	return 0;
 }
@@ -317,13 +355,33 @@ static int get_env_vars(json_t *o, const struct entry_ref *e, rm_model *m, rm_er
 	return 0;
 }
 
+static int get_timeout(json_t *o, const struct entry_ref *e, rm_model *m, rm_error *err)
+{
+	json_t *v = json_object_get(o, "timeout");
+	double t;
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_number(v))
+		return field_error(err, e, "timeout", "a number of seconds");
+	t = json_number_value(v);
+	if (t == -1)
+		t = 0; /* MAD's "no model override" */
+	if (t < 0 || t > TIMEOUT_MAX)
+		return field_error(err, e, "timeout",
+				   "a number of seconds from 0 to 31536000 (0 or -1: no model "
+				   "override)");
+	m->timeout = t;
+	return 0;
+}
+
 /* Fills m from entry o; on error m holds whatever was set so far (freed by the caller). */
 static int parse_entry(json_t *o, struct entry_ref *e, const char *scope, const char *base,
 		       rm_model *m, rm_error *err)
 {
 	json_t *v;
 	const char *key;
-	char *s = NULL;
+	int c;
 
 	if (!json_is_object(o))
 		return rm_error_set(err, RM_ERR_INPUT,
@@ -331,30 +389,37 @@ static int parse_entry(json_t *o, struct entry_ref *e, const char *scope, const 
 				    e->source, e->index);
 
 	v = json_object_get(o, "name");
-	if (!json_is_string(v))
-		return field_error(err, e, "name", "a string");
-	if (!valid_short_name(json_string_value(v)))
-		return rm_error_set(
-		    err, RM_ERR_INPUT,
-		    "'%s': entry %zu: name '%s' does not match %s (lowercase letters, "
-		    "'_', then letters, digits or '_.-', e.g. 'pyt_bert_training')",
-		    e->source, e->index, json_string_value(v), NAME_PATTERN);
+	if (!json_is_string(v) || json_string_length(v) == 0)
+		return field_error(err, e, "name", "a non-empty string");
+	if ((c = bad_name_char(json_string_value(v))) != 0) {
+		char what[32];
+
+		if (c > 0x20 && c < 0x7f)
+			snprintf(what, sizeof(what), "'%c'", c);
+		else
+			snprintf(what, sizeof(what), "%s",
+				 c == ' ' ? "a blank" : "a control character");
+		return rm_error_set(err, RM_ERR_INPUT,
+				    "'%s': entry %zu: name '%s' holds %s; model names may hold "
+				    "anything but ',', ':', blanks and control characters (they "
+				    "separate tags and arguments on the command line)",
+				    e->source, e->index, json_string_value(v), what);
+	}
 	m->short_name = rm_xstrdup(json_string_value(v));
 	m->name = scope ? rm_xasprintf("%s/%s", scope, m->short_name) : rm_xstrdup(m->short_name);
 	m->scope = rm_xstrdup(scope);
 	m->source = rm_xstrdup(e->source);
 	e->name = m->name;
 
-	if (get_required_string(o, "dockerfile", 1, e, &s, err))
+	/* As madengine: dockerfile and scripts are relative to the registry's folder,
+	 * dockercontext and multiple_results are not rebased. */
+	if (get_path(o, "dockerfile", 1, base, e, &m->dockerfile, err) ||
+	    get_path(o, "scripts", 1, base, e, &m->scripts, err) ||
+	    get_path(o, "dockercontext", 0, ".", e, &m->dockercontext, err) ||
+	    get_path(o, "multiple_results", 0, ".", e, &m->multiple_results, err))
 		return -1;
-	m->dockerfile = resolve_path(base, s);
-	free(s);
-	s = NULL;
-	if (get_required_string(o, "scripts", 1, e, &s, err))
-		return -1;
-	m->scripts = resolve_path(base, s);
-	free(s);
-	s = NULL;
+	if (!m->dockercontext)
+		m->dockercontext = rm_xstrdup("docker");
 	if (get_n_gpus(o, e, &m->n_gpus, err) ||
 	    get_required_string(o, "owner", 0, e, &m->owner, err) || get_tags(o, e, m, err) ||
 	    get_required_string(o, "args", 0, e, &m->args, err))
@@ -362,32 +427,23 @@ static int parse_entry(json_t *o, struct entry_ref *e, const char *scope, const 
 
 	if (get_optional_string(o, "url", e, &m->url, err) ||
 	    get_optional_string(o, "data", e, &m->data, err) ||
-	    get_optional_string(o, "multiple_results", e, &m->multiple_results, err) ||
 	    get_optional_string(o, "training_precision", e, &m->training_precision, err) ||
 	    get_skip_gpu_arch(o, e, m, err) ||
 	    get_optional_string(o, "additional_docker_run_options", e,
 				&m->additional_docker_run_options, err) ||
 	    get_env_vars(o, e, m, err) || get_build_secrets(o, e, m, err) ||
 	    get_optional_string(o, "parser", e, &m->parser, err) ||
-	    get_optional_string(o, "tunableop", e, &m->tunableop, err))
+	    get_optional_string(o, "tunableop", e, &m->tunableop, err) || get_timeout(o, e, m, err))
 		return -1;
 
-	v = json_object_get(o, "timeout");
-	if (v && !json_is_null(v)) {
-		if (!json_is_number(v))
-			return field_error(err, e, "timeout", "a number of seconds");
-		m->timeout = json_number_value(v);
-	}
-
+	if (m->data && (m->data[0] == '/' || strstr(m->data, "..") || strchr(m->data, '/')))
+		return field_error(err, e, "data",
+				   "the name of a data.json entry (or a comma list of names), "
+				   "not a path");
 	if (m->tunableop && strcmp(m->tunableop, "on") != 0 && strcmp(m->tunableop, "off") != 0)
 		return field_error(err, e, "tunableop", "\"on\" or \"off\"");
 	if (!m->parser)
 		m->parser = rm_xstrdup("generic");
-
-	if (get_optional_string(o, "dockercontext", e, &s, err))
-		return -1;
-	m->dockercontext = resolve_path(base, s ? s : "docker");
-	free(s);
 
 	json_object_foreach (o, key, v) {
 		if (!in_list(known_fields, key) && !in_list(ignored_fields, key))
@@ -397,73 +453,154 @@ static int parse_entry(json_t *o, struct entry_ref *e, const char *scope, const 
 	return 0;
 }
 
-/* Checks m (already appended at index `at`) against every earlier model. */
-static int check_duplicate(const rm_registry *reg, size_t first_of_file, size_t at, rm_error *err)
+/* Indexes the model appended at `at`; an earlier model of the same name is an error. */
+static int check_duplicate(rm_registry *reg, size_t first_of_file, size_t at, rm_error *err)
 {
-	const rm_model *m = &reg->models[at];
+	const rm_model *m = &reg->models[at], *o;
+	long j;
 
-	for (size_t j = 0; j < at; j++) {
-		const rm_model *o = &reg->models[j];
-
-		if (strcmp(o->name, m->name) != 0)
-			continue;
-		if (j >= first_of_file)
-			return rm_error_set(
-			    err, RM_ERR_INPUT,
-			    "'%s': model '%s' is defined twice (entries %zu and %zu); "
-			    "remove or rename one",
-			    m->source, m->name, j - first_of_file + 1, at - first_of_file + 1);
+	if (!reg->names)
+		reg->names = rm_xcalloc(1, sizeof(*reg->names));
+	j = rm_names_add(reg->names, reg->models, at);
+	if (j < 0)
+		return 0;
+	o = &reg->models[j];
+	if ((size_t)j >= first_of_file)
 		return rm_error_set(err, RM_ERR_INPUT,
-				    "model '%s' is defined in both '%s' and '%s'; rename one",
-				    m->name, o->source, m->source);
-	}
-	return 0;
+				    "'%s': model '%s' is defined twice (entries %zu and %zu); "
+				    "remove or rename one",
+				    m->source, m->name, (size_t)j - first_of_file + 1,
+				    at - first_of_file + 1);
+	return rm_error_set(err, RM_ERR_INPUT,
+			    "model '%s' is defined in both '%s' and '%s'; rename one", m->name,
+			    o->source, m->source);
+}
+
+static const char *skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+/* 1-based line and column of text[off]. */
+static void line_col(const char *text, size_t off, int *line, int *col)
+{
+	const char *nl = NULL;
+
+	*line = 1;
+	for (const char *p = text; p < text + off; p++)
+		if (*p == '\n') {
+			(*line)++;
+			nl = p;
+		}
+	*col = (int)(text + off - (nl ? nl + 1 : text)) + 1;
+}
+
+static int syntax_error(rm_error *err, const char *source, const char *text, size_t off,
+			const char *what)
+{
+	int line, col;
+
+	line_col(text, off, &line, &col);
+	return rm_error_set(err, RM_ERR_INPUT,
+			    "'%s' line %d column %d: %s; fix the JSON syntax (a missing or "
+			    "trailing comma, or an unquoted string, are the usual causes)",
+			    source, line, col, what);
+}
+
+/* jansson's error position counts the bytes read, the bad one included: its column is the
+ * one of the last byte read, which is what users saw before entries were parsed alone. */
+static size_t jansson_offset(size_t start, const json_error_t *jerr)
+{
+	return start + (jerr->position > 0 ? (size_t)jerr->position - 1 : 0);
 }
 
 int rm_registry_load_buffer(rm_registry *reg, const char *text, size_t len, const char *source,
 			    const char *scope, const char *base, rm_error *err)
 {
-	json_error_t jerr;
-	json_t *root = NULL, *entry;
-	size_t keep = reg->n, i;
+	const char *p, *end = text + len;
+	size_t keep = reg->n, cap = reg->n, index = 0;
+	json_t *entry = NULL;
 	int ret = -1;
 
-	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root) {
-		rm_error_set(err, RM_ERR_INPUT,
-			     "'%s' line %d column %d: %s; fix the JSON syntax (a missing or "
-			     "trailing comma, or an unquoted string, are the usual causes)",
-			     source, jerr.line, jerr.column, jerr.text);
+	/* The array is walked here and each entry parsed on its own (jansson stops after one
+	 * value with JSON_DISABLE_EOF_CHECK): memory holds one entry's DOM at a time. */
+	p = skip_ws(text, end);
+	if (p == end || *p != '[') {
+		json_error_t jerr;
+		json_t *whole = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
+
+		if (!whole)
+			syntax_error(err, source, text, jansson_offset(0, &jerr), jerr.text);
+		else
+			rm_error_set(err, RM_ERR_INPUT,
+				     "'%s': the top level must be an array of model objects "
+				     "([{\"name\": ...}, ...])",
+				     source);
+		json_decref(whole);
 		goto out;
 	}
-	if (!json_is_array(root)) {
-		rm_error_set(err, RM_ERR_INPUT,
-			     "'%s': the top level must be an array of model objects ([{\"name\": "
-			     "...}, ...])",
-			     source);
-		goto out;
+	p = skip_ws(p + 1, end);
+	if (p < end && *p == ']') {
+		p++;
+		goto tail;
 	}
+	for (;;) {
+		json_error_t jerr;
+		struct entry_ref e = {source, NULL, ++index};
+		rm_model *m;
 
-	reg->models =
-	    rm_xrealloc(reg->models, (reg->n + json_array_size(root) + 1) * sizeof(*reg->models));
-	json_array_foreach (root, i, entry) {
-		struct entry_ref e = {source, NULL, i + 1};
-		rm_model *m = &reg->models[reg->n];
-
+		entry = json_loadb(
+		    p, (size_t)(end - p),
+		    JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+		if (!entry) {
+			syntax_error(err, source, text, jansson_offset((size_t)(p - text), &jerr),
+				     jerr.text);
+			goto out;
+		}
+		p += jerr.position;
+		if (reg->n == cap) {
+			cap = cap ? cap * 2 : 16;
+			reg->models = rm_xrealloc(reg->models, (cap + 1) * sizeof(*reg->models));
+		}
+		m = &reg->models[reg->n];
 		memset(m, 0, sizeof(*m));
 		if (parse_entry(entry, &e, scope, base, m, err)) {
 			model_release(m);
 			goto out;
 		}
+		json_decref(entry);
+		entry = NULL;
 		reg->n++;
 		if (check_duplicate(reg, keep, reg->n - 1, err))
 			goto out;
+		p = skip_ws(p, end);
+		if (p < end && *p == ',') {
+			p = skip_ws(p + 1, end);
+			continue;
+		}
+		if (p < end && *p == ']') {
+			p++;
+			break;
+		}
+		syntax_error(err, source, text, (size_t)(p - text),
+			     p < end ? "',' or ']' expected after an entry"
+				     : "unexpected end of file: ']' expected");
+		goto out;
+	}
+tail:
+	p = skip_ws(p, end);
+	if (p < end) {
+		syntax_error(err, source, text, (size_t)(p - text),
+			     "end of file expected after the closing ']'");
+		goto out;
 	}
 	ret = 0;
 out:
+	json_decref(entry);
 	if (ret)
 		registry_truncate(reg, keep);
-	json_decref(root);
 	return ret;
 }
 
@@ -477,6 +614,59 @@ static char *under_root(const char *root, const char *rel)
 	return rm_xasprintf("%s/%s", root, rel);
 }
 
+/* Reads a regular file whole; 1 when it does not exist. A folder or a device in its place
+ * is an error that says so. */
+static int read_registry_file(const char *path, char **out, size_t *len, rm_error *err)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t got = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 1;
+		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+	}
+	if (fstat(fd, &st) != 0) {
+		rm_error_set(err, RM_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rm_error_set(err, RM_ERR_INPUT,
+			     "cannot read '%s': it is %s, and a registry must be a JSON file", path,
+			     S_ISDIR(st.st_mode) ? "a folder" : "not a regular file");
+		goto fail;
+	}
+	if ((unsigned long long)st.st_size > RM_REGISTRY_MAX_BYTES) {
+		rm_error_set(err, RM_ERR_INPUT, "'%s' is larger than %zu MiB", path,
+			     RM_REGISTRY_MAX_BYTES >> 20);
+		goto fail;
+	}
+	buf = rm_xmalloc((size_t)st.st_size + 1);
+	while (got < (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rm_error_set(err, RM_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+			goto fail;
+		}
+		if (r == 0)
+			break; /* shrank meanwhile: parse what is there */
+		got += (size_t)r;
+	}
+	buf[got] = '\0';
+	close(fd);
+	*out = buf;
+	*len = got;
+	return 0;
+fail:
+	free(buf);
+	close(fd);
+	return -1;
+}
+
 /* Loads one file if it exists; *found says whether it did. */
 static int load_file(rm_registry *reg, const char *path, const char *scope, const char *base,
 		     int *found, rm_error *err)
@@ -485,7 +675,7 @@ static int load_file(rm_registry *reg, const char *path, const char *scope, cons
 	size_t len = 0;
 	int ret;
 
-	ret = rm_read_file(path, RM_REGISTRY_MAX_BYTES, &text, &len, err);
+	ret = read_registry_file(path, &text, &len, err);
 	if (ret)
 		return ret > 0 ? 0 : -1;
 	*found = 1;
@@ -499,7 +689,15 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int rm_registry_load(rm_registry *reg, const char *root, rm_error *err)
+static int file_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+int rm_registry_load_opts(rm_registry *reg, const char *root, const rm_registry_opts *opts,
+			  rm_error *err)
 {
 	char *path = NULL, *scripts = NULL;
 	char **dirs = NULL;
@@ -530,18 +728,46 @@ int rm_registry_load(rm_registry *reg, const char *root, rm_error *err)
 	for (size_t i = 0; i < n_dirs; i++) {
 		char *dir = rm_xasprintf("scripts/%s", dirs[i]);
 		char *rel = rm_xasprintf("%s/models.json", dir);
-		int r;
+		char *dyn_rel = rm_xasprintf("%s/get_models_json.py", dir);
+		char *dyn = under_root(root, dyn_rel);
+		int r = 0, had = found;
 
 		free(path);
 		path = under_root(root, rel);
+		found = 0;
 		r = load_file(reg, path, dirs[i], dir, &found, err);
+		if (r == 0 && file_exists(dyn)) {
+			if (found) {
+				r = rm_error_set(err, RM_ERR_INPUT,
+						 "both '%s' and '%s' exist (madengine refuses this "
+						 "too); keep one",
+						 path, dyn);
+			} else if (opts && opts->run_dynamic) {
+				found = 1;
+				r = rm_dynamic_load(reg, root, dyn, dirs[i], dir,
+						    opts->dynamic_timeout, err);
+			} else {
+				reg->dynamic_skipped = rm_strv_push(
+				    reg->dynamic_skipped ? reg->dynamic_skipped
+							 : rm_xcalloc(1, sizeof(char *)),
+				    &reg->n_dynamic_skipped, dyn_rel);
+				rm_warn("'%s' lists models by running Python on this host; it was "
+					"not run, so models of scope '%s' cannot be selected (set "
+					"RM_DYNAMIC_REGISTRY=run to run it, or write its models to "
+					"'%s')",
+					dyn, dirs[i], path);
+			}
+		}
+		found = found || had;
+		free(dyn);
+		free(dyn_rel);
 		free(rel);
 		free(dir);
 		if (r)
 			goto out;
 	}
 
-	if (!found) {
+	if (!found && !reg->n_dynamic_skipped) {
 		rm_error_set(
 		    err, RM_ERR_INPUT,
 		    "no models.json in '%s' nor in '%s/*/'; run from the folder that holds "
@@ -561,6 +787,14 @@ out:
 	return ret;
 }
 
+int rm_registry_load(rm_registry *reg, const char *root, rm_error *err)
+{
+	const char *env = getenv("RM_DYNAMIC_REGISTRY");
+	rm_registry_opts opts = {env && strcmp(env, "run") == 0, 0};
+
+	return rm_registry_load_opts(reg, root, &opts, err);
+}
+
 void rm_registry_release(rm_registry *reg)
 {
 	if (!reg)
@@ -569,14 +803,20 @@ void rm_registry_release(rm_registry *reg)
 	free(reg->models);
 	reg->models = NULL;
 	reg->n = 0;
+	rm_names_release(reg->names);
+	free(reg->names);
+	reg->names = NULL;
+	rm_strv_free(reg->dynamic_skipped);
+	reg->dynamic_skipped = NULL;
+	reg->n_dynamic_skipped = 0;
 }
 
 const rm_model *rm_registry_find(const rm_registry *reg, const char *name)
 {
-	if (!reg || !name)
+	long i;
+
+	if (!reg || !name || !reg->names)
 		return NULL;
-	for (size_t i = 0; i < reg->n; i++)
-		if (strcmp(reg->models[i].name, name) == 0)
-			return &reg->models[i];
-	return NULL;
+	i = rm_names_find(reg->names, reg->models, name);
+	return i < 0 ? NULL : &reg->models[i];
 }
