@@ -4,8 +4,9 @@
  *
  * A registry of thousands of models shares a few dozen Dockerfiles, and `list` selects the
  * candidates of every model: the glob of each prefix and the scan of each file are cached
- * for the life of the process, and every use checks them against the file system (one
- * stat of the folder, one of each candidate), so an edited or added Dockerfile is seen.
+ * for the life of the process, and checked against the file system (one stat of the
+ * folder, one of each candidate) when last checked more than RECHECK_S ago, so an edited or
+ * added Dockerfile is seen by the next model of a run.
  * The program is single-threaded; the cache is not locked.
  */
 #include <ctype.h>
@@ -29,7 +30,9 @@ char *rm_context_render_scalar(const json_t *v);
 
 /* MAD reads the CONTEXT line from the head of the file only. */
 #define CONTEXT_LINES 5
-#define MAX_ARGS      64
+/* How long a cached glob or scan is trusted without a stat. */
+#define RECHECK_S 1.0
+#define MAX_ARGS  64
 
 static void dockerfile_release(rm_dockerfile *d)
 {
@@ -229,6 +232,7 @@ static const char *context_dict(char *line)
 struct scan {
 	char *path;
 	struct stat st;		  /* when it was read */
+	double checked;		  /* rm_now() of the last stat */
 	json_t *context_req;	  /* or NULL */
 	struct arg_defaults args; /* ARGs seen before the first FROM */
 	char *from_raw;		  /* the first FROM's image, unexpanded, or NULL */
@@ -366,7 +370,8 @@ struct globbed {
 	char *dir; /* the folder whose mtime validates the list */
 	struct stat st;
 	int have_st;
-	char **paths; /* NULL-terminated, with GLOB_MARK's '/' on folders */
+	double checked; /* rm_now() of the last stat */
+	char **paths;	/* NULL-terminated, with GLOB_MARK's '/' on folders */
 	size_t n;
 };
 
@@ -448,15 +453,20 @@ static const struct globbed *candidates(const char *prefix, rm_error *err)
 	struct entry *slot = map_slot(&glob_cache, prefix);
 	struct globbed *g = slot->val;
 	struct stat st;
-	const char *slash = strrchr(prefix, '/');
-	char *dir = slash ? rm_xstrndup(prefix, (size_t)(slash - prefix) + (slash == prefix))
-			  : rm_xstrdup(".");
-	int have_st = stat(dir, &st) == 0;
-	char *pattern;
+	const char *slash;
+	char *dir, *pattern;
+	double now = rm_now();
+	int have_st, r;
 	glob_t gl;
-	int r;
 
+	if (g && g->have_st && now - g->checked < RECHECK_S)
+		return g;
+	slash = strrchr(prefix, '/');
+	dir = slash ? rm_xstrndup(prefix, (size_t)(slash - prefix) + (slash == prefix))
+		    : rm_xstrdup(".");
+	have_st = stat(dir, &st) == 0;
 	if (g && have_st && g->have_st && same_file(&st, &g->st)) {
+		g->checked = now;
 		free(dir);
 		return g;
 	}
@@ -469,6 +479,7 @@ static const struct globbed *candidates(const char *prefix, rm_error *err)
 	g->dir = dir;
 	g->st = st;
 	g->have_st = have_st;
+	g->checked = now;
 	g->paths = rm_xcalloc(1, sizeof(*g->paths));
 	memset(&gl, 0, sizeof(gl));
 	pattern = glob_pattern(prefix);
@@ -488,18 +499,29 @@ static const struct globbed *candidates(const char *prefix, rm_error *err)
 }
 
 /* The scan of one file, from the cache when the file has not changed. */
-static const struct scan *scanned(const char *path, const struct stat *st, rm_error *err)
+static const struct scan *scanned(const char *path, rm_error *err)
 {
 	struct entry *slot = map_slot(&scan_cache, path);
 	struct scan *sc = slot->val;
+	double now = rm_now();
+	struct stat stb, *st = &stb;
 
-	if (sc && same_file(st, &sc->st))
+	if (sc && now - sc->checked < RECHECK_S)
 		return sc;
+	if (stat(path, st) != 0) {
+		rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	if (sc && same_file(st, &sc->st)) {
+		sc->checked = now;
+		return sc;
+	}
 	scan_release(sc);
 	slot->val = NULL;
 	sc = rm_xcalloc(1, sizeof(*sc));
 	sc->path = rm_xstrdup(path);
 	sc->st = *st;
+	sc->checked = now;
 	if (scan_file(path, sc, err) < 0) {
 		scan_release(sc);
 		return NULL;
@@ -577,7 +599,6 @@ int rm_dockerfiles_select(const char *prefix, const rm_context *ctx, rm_dockerfi
 		const char *p = g->paths[i];
 		const struct scan *sc;
 		rm_dockerfile *d = &v[count];
-		struct stat st;
 
 		if (p[0] && p[strlen(p) - 1] == '/') {
 			rm_error_set(err, RM_ERR_INPUT,
@@ -586,11 +607,7 @@ int rm_dockerfiles_select(const char *prefix, const rm_context *ctx, rm_dockerfi
 				     (int)strlen(p) - 1, p, prefix);
 			goto out;
 		}
-		if (stat(p, &st) != 0) {
-			rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", p, strerror(errno));
-			goto out;
-		}
-		if (!(sc = scanned(p, &st, err)))
+		if (!(sc = scanned(p, err)))
 			goto out;
 		if (sc->error) {
 			rm_error_set(err, RM_ERR_INPUT, "%s", sc->error);
