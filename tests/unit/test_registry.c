@@ -518,6 +518,170 @@ static void test_per_folder(void)
 	tfs_rm_tree(dir);
 }
 
+static void test_skip_gpu_arch(void)
+{
+	const char *list = "gfx908, gfx90a, gfx1100, gfx940, gfx941, gfx942, gfx950, A100, H100";
+
+	CHECK(rm_skip_gpu_arch_match(list, "gfx942"));
+	CHECK(rm_skip_gpu_arch_match(list, "gfx942:sramecc+:xnack-"));
+	CHECK(rm_skip_gpu_arch_match(list, "GFX90A"));
+	CHECK(!rm_skip_gpu_arch_match(list, "gfx1201"));
+	CHECK(!rm_skip_gpu_arch_match(list, "gfx94"));
+	/* what nvidia-smi -L prints (madengine's MAD_SYSTEM_GPU_ARCHITECTURE for NVIDIA) */
+	CHECK(rm_skip_gpu_arch_match(list, "NVIDIA A100-SXM4-80GB"));
+	CHECK(rm_skip_gpu_arch_match(list, "NVIDIA H100 80GB HBM3"));
+	CHECK(rm_skip_gpu_arch_match(list, "A100"));
+	CHECK(!rm_skip_gpu_arch_match(list, "NVIDIA L40S"));
+	CHECK(rm_skip_gpu_arch_match("L40S", "NVIDIA L40S"));
+	CHECK(rm_skip_gpu_arch_match("A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB"));
+	CHECK(rm_skip_gpu_arch_match("GeForce RTX 4090", "NVIDIA GeForce RTX 4090"));
+	CHECK(!rm_skip_gpu_arch_match("A100-PCIE-40GB", "NVIDIA A100-SXM4-80GB"));
+	CHECK(!rm_skip_gpu_arch_match(NULL, "gfx942"));
+	CHECK(!rm_skip_gpu_arch_match(list, NULL));
+	CHECK(!rm_skip_gpu_arch_match(list, " "));
+	CHECK(!rm_skip_gpu_arch_match(" , ,", "gfx942"));
+}
+
+/* Checks that need the file system: symlinks out of the folder, folders for files. */
+static void test_check_paths(void)
+{
+	char *d = tfs_tmpdir("paths");
+	rm_registry reg = {0};
+	rm_error err = RM_ERROR_INIT;
+	char *link;
+
+	tfs_put(d, "docker/x.ubuntu.amd.Dockerfile", "FROM scratch\n");
+	tfs_put(d, "scripts/x/run.sh", "echo\n");
+	tfs_put(
+	    d, "models.json",
+	    "[" ENTRY(
+		"ok",
+		"") ","
+		    "{\"name\": \"evil\", \"dockerfile\": \"docker/x\", \"scripts\": "
+		    "\"scripts/out/passwd\", \"n_gpus\": \"0\", \"owner\": \"o\", \"tags\": [], "
+		    "\"args\": \"\"},"
+		    "{\"name\": \"dir\", \"dockerfile\": \"docker/x\", \"scripts\": "
+		    "\"scripts/x\", \"n_gpus\": \"0\", \"owner\": \"o\", \"tags\": [], "
+		    "\"args\": \"\"},"
+		    "{\"name\": \"dirsh\", \"dockerfile\": \"docker/x\", \"scripts\": "
+		    "\"scripts/d.sh\", \"n_gpus\": \"0\", \"owner\": \"o\", \"tags\": [], "
+		    "\"args\": \"\"},"
+		    "{\"name\": \"ctx\", \"dockerfile\": \"docker/x\", \"scripts\": "
+		    "\"scripts/x/run.sh\", \"dockercontext\": \"scripts/x/run.sh\", \"n_gpus\": "
+		    "\"0\", "
+		    "\"owner\": \"o\", \"tags\": [], \"args\": \"\"},"
+		    "{\"name\": \"dfl\", \"dockerfile\": \"docker/y\", \"scripts\": "
+		    "\"scripts/x/run.sh\", \"n_gpus\": \"0\", \"owner\": \"o\", \"tags\": [], "
+		    "\"args\": \"\"}]");
+	link = rm_xasprintf("%s/scripts/out", d);
+	CHECK(symlink("/etc", link) == 0);
+	free(link);
+	link = rm_xasprintf("%s/docker/y.Dockerfile", d);
+	CHECK(symlink("/etc/hostname", link) == 0);
+	free(link);
+	link = rm_xasprintf("%s/scripts/d.sh", d);
+	tfs_mkdirs(link);
+	free(link);
+
+	tfs_put(d, "scripts/gone.sh", "");
+	CHECK(rm_registry_load(&reg, d, &err) == 0);
+	CHECK(reg.n == 6);
+	if (reg.n == 6) {
+		CHECK(rm_model_check_paths(&reg.models[0], d, &err) == 0);
+		CHECK(rm_model_check_paths(&reg.models[1], d, &err) < 0);
+		CHECK(strstr(err.msg, "field 'scripts': 'scripts/out/passwd' resolves to") != NULL);
+		CHECK(strstr(err.msg, "outside the folder") != NULL);
+		CHECK(rm_model_check_paths(&reg.models[2], d, &err) == 0); /* a folder: run.sh */
+		CHECK(rm_model_check_paths(&reg.models[3], d, &err) < 0);
+		CHECK(strstr(err.msg, "'scripts/d.sh' is a folder, and it must be a file") != NULL);
+		CHECK(rm_model_check_paths(&reg.models[4], d, &err) < 0);
+		CHECK(strstr(err.msg, "field 'dockercontext': 'scripts/x/run.sh' is a file") !=
+		      NULL);
+		CHECK(rm_model_check_paths(&reg.models[5], d, &err) < 0);
+		CHECK(strstr(err.msg, "field 'dockerfile': 'docker/y.Dockerfile' resolves to") !=
+		      NULL);
+	}
+	rm_registry_release(&reg);
+	tfs_rm_tree(d);
+	free(d);
+}
+
+/* madengine's dynamic registry, run with a stand-in CustomModel when opted in. */
+static void test_dynamic(void)
+{
+	char *d = tfs_tmpdir("dynamic");
+	rm_registry reg = {0};
+	rm_error err = RM_ERROR_INIT;
+	rm_registry_opts run = {1, 20};
+	unsigned warns = rm_warn_count();
+
+	tfs_put(d, "models.json", "[" ENTRY("top", "") "]");
+	tfs_put(d, "scripts/dyn/get_models_json.py",
+		"from madengine.utils.discover_models import CustomModel\n"
+		"class M(CustomModel):\n"
+		"    def update_model(self):\n"
+		"        self.dockerfile = 'docker/dummy'\n"
+		"        self.scripts = 'run.sh'\n"
+		"print('chatter on stdout does not break the listing')\n"
+		"def list_models():\n"
+		"    return [CustomModel(name='m3', dockerfile='../../docker/dummy', "
+		"scripts='run.sh', tags=['g3']), M(name='m4', tags=['g3'])]\n");
+	/* not run by default: recorded and warned about */
+	CHECK(rm_registry_load_opts(&reg, d, NULL, &err) == 0);
+	CHECK(reg.n == 1 && reg.n_dynamic_skipped == 1);
+	CHECK(reg.n_dynamic_skipped == 1 &&
+	      strcmp(reg.dynamic_skipped[0], "scripts/dyn/get_models_json.py") == 0);
+	CHECK(rm_warn_count() == warns + 1);
+	const char *tag[] = {"dyn/m4"};
+	rm_selection sel;
+	CHECK(rm_select(&reg, tag, 1, &sel, &err) < 0);
+	CHECK(strstr(err.msg, "'scripts/dyn/get_models_json.py' were not run") != NULL);
+	rm_registry_release(&reg);
+
+	if (!rm_on_path("python3")) {
+		fprintf(stderr, "test_dynamic: no python3, the rest skipped\n");
+		goto out;
+	}
+	CHECK(rm_registry_load_opts(&reg, d, &run, &err) == 0);
+	CHECK(reg.n == 3);
+	if (reg.n == 3) {
+		const rm_model *m = rm_registry_find(&reg, "dyn/m3");
+		CHECK(m != NULL);
+		if (m) {
+			CHECK_STR(m->dockerfile, "docker/dummy");
+			CHECK_STR(m->scripts, "scripts/dyn/run.sh");
+			CHECK(m->n_gpus == -1 && m->timeout == 7200 && m->dynamic);
+			CHECK_STR(m->dockercontext, "docker");
+			CHECK(m->n_tags == 1 && strcmp(m->tags[0], "g3") == 0);
+		}
+		m = rm_registry_find(&reg, "dyn/m4");
+		CHECK(m && strcmp(m->dockerfile, "scripts/dyn/docker/dummy") == 0);
+	}
+	rm_registry_release(&reg);
+
+	/* failures name the file */
+	tfs_put(d, "scripts/dyn/get_models_json.py", "raise SystemExit(3)\n");
+	CHECK(rm_registry_load_opts(&reg, d, &run, &err) < 0);
+	CHECK(strstr(err.msg, "get_models_json.py' failed (python3 exit code 3") != NULL);
+	CHECK(reg.n == 0);
+	tfs_put(d, "scripts/dyn/get_models_json.py", "def list_models():\n    return [1]\n");
+	CHECK(rm_registry_load_opts(&reg, d, &run, &err) < 0);
+	tfs_put(d, "scripts/dyn/get_models_json.py", "import time\ntime.sleep(30)\n");
+	rm_registry_opts quick = {1, 0.5};
+	double t0 = rm_now();
+	CHECK(rm_registry_load_opts(&reg, d, &quick, &err) < 0);
+	CHECK(rm_now() - t0 < 5);
+	CHECK(strstr(err.msg, "did not list its models within 0.5 s") != NULL);
+	/* both kinds in one folder: madengine refuses it too */
+	tfs_put(d, "scripts/dyn/models.json", "[]");
+	CHECK(rm_registry_load_opts(&reg, d, &run, &err) < 0);
+	CHECK(strstr(err.msg, "keep one") != NULL);
+	rm_registry_release(&reg);
+out:
+	tfs_rm_tree(d);
+	free(d);
+}
+
 int main(void)
 {
 	test_build_secrets();
@@ -530,5 +694,8 @@ int main(void)
 	test_duplicates_and_rollback();
 	test_unknown_field();
 	test_per_folder();
+	test_skip_gpu_arch();
+	test_check_paths();
+	test_dynamic();
 	return check_summary();
 }
