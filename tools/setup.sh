@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 # shellcheck source=tools/lib.sh
 . tools/lib.sh
 ensure_packages build-essential cmake pkg-config libcurl4-openssl-dev libjansson-dev \
-	libarchive-dev libyaml-dev libssl-dev libyajl-dev docker.io busybox-static curl jq
+	libarchive-dev libyaml-dev libssl-dev libyajl-dev docker.io busybox-static curl jq python3
 
 build=${RM_BUILD_DIR:-build}
 # shellcheck disable=SC2086

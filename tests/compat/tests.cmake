@@ -24,7 +24,7 @@ set(RM_COMPAT_PENDING
     timeout_model timeout_logged
     skip_gpu_arch_nvidia disable_skip_gpu_arch
     multi_results_columns multi_results_bad_rows multi_results_workspace
-    perf_csv_foreign perf_csv_unwritable cli_spellings hostile_symlink)
+    cli_spellings hostile_symlink)
 
 foreach(c ${RM_COMPAT_CASES})
   add_test(NAME compat.${c}
