@@ -28,8 +28,7 @@ now() { date +%s.%N; }
 since() { echo "$(now) - $1" | bc -l; }
 # Waits up to $2 seconds (default 30) for the live log of model $1 to say "started".
 wait_started() {
-	local i
-	for i in $(seq 1 $((${2:-30} * 10))); do
+	for _ in $(seq 1 $((${2:-30} * 10))); do
 		grep -q started "$1.live.log" 2>/dev/null && return 0
 		sleep 0.1
 	done
@@ -46,7 +45,7 @@ S
 # DOCKER_HOST, SOCK and PRIVATE_DIR. Its state goes when the case ends.
 private_engine() {
 	PRIVATE_DIR=/var/tmp/run_models-fault-$case_name-$$
-	DOCKER_HOST=$(RM_DOCKER_DIR=$PRIVATE_DIR DOCKER_HOST= "$SRC/tools/ensure-docker.sh")
+	DOCKER_HOST=$(RM_DOCKER_DIR=$PRIVATE_DIR DOCKER_HOST='' "$SRC/tools/ensure-docker.sh")
 	export DOCKER_HOST
 	SOCK=${DOCKER_HOST#unix://}
 	cleanup_fns+=(stop_private_engine)
