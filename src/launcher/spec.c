@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/launcher.h"
+#include "spec_internal.h"
 #include "rm/util.h"
 
 char *rm_model_dir(const rm_model *m)
@@ -167,6 +167,8 @@ int rm_spec_cmd(const rm_spec_in *in, char ***argv, rm_error *err)
 		free(d);
 		free(stage);
 	}
+	if (spec_data_cmd(in, &v, &n, err) < 0)
+		goto out;
 	if (in->keep_alive && !(m->url && *m->url)) {
 		/* Constant text; the script and its args arrive as positional parameters. */
 		char *keep = rm_xasprintf("\"$@\"; rc=$?; echo \"%s%s:$rc\" >&2; "
@@ -427,6 +429,10 @@ static void spec_env(const rm_spec_in *in, json_t *env)
 	free(tmp);
 	env_set(env, "MAD_SYSTEM_GPU_ARCHITECTURE", ctx->gpu_arch ? ctx->gpu_arch : "");
 	env_set(env, "MAD_RUN_ID", in->run_id);
+	if (in->data && in->data->n) {
+		env_set(env, "MAD_DATAHOME", in->data->datahome);
+		env_set(env, "MAD_DATANAME", in->data->dataname);
+	}
 	for (size_t i = 0; i < ctx->n_docker_env_vars; i++)
 		env_set(env, ctx->docker_env_vars[i].key, ctx->docker_env_vars[i].value);
 	for (size_t i = 0; i < m->n_env_vars; i++)
@@ -556,6 +562,8 @@ int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
 		array_add_str(hc, "Binds", b);
 		free(b);
 	}
+	if (spec_data_binds(in, hc, err) < 0)
+		goto out;
 
 	if (spec_gpus(in, body, hc, err) < 0)
 		goto out;

@@ -410,18 +410,25 @@ hostile_paths)
 	grep -q "field 'timeout'" err.txt || fail "message: $(cat err.txt)"
 	[ ! -f perf.csv ] || fail "something ran"
 	;;
-hostile_symlink) # a symlink out of the folder, and a folder where a script is expected
+hostile_symlink) # a symlink out of the folder, a folder where a script is expected: the
+	# model's FAILURE row, before its build (other selected models still run)
 	ln -s /etc scripts/evil
 	jq '.[0].scripts = "scripts/evil/passwd"' models.json >m && mv m models.json
-	rm_run --tags dummy
-	[ "$rc" = 3 ] || fail "exit $rc: $(cat err.txt)"
+	rm_run --tags dummy,dummy2
+	want_rc 1
+	want_verdicts "dummy:FAILURE dummy2:SUCCESS"
+	csv_col perf.csv 1 reason | grep -q "outside the folder" || fail "reason: $(csv_col perf.csv 1 reason)"
 	grep -q "outside the folder" err.txt || fail "message: $(cat err.txt)"
+	[ -z "$(ls dummy.*build.log dummy_dummy*.build.log 2>/dev/null)" ] || fail "it built first: $(ls)"
+	[ "$(csv_col perf.csv 1 docker_sha)" = "" ] || fail "an image was made"
 	cp "$SRC/tests/compat/dummy/models.json" models.json
+	rm -f perf.csv
 	mkdir scripts/dummy/dir.sh
 	jq '.[0].scripts = "scripts/dummy/dir.sh"' models.json >m && mv m models.json
 	rm_run --tags dummy
-	[ "$rc" = 3 ] || fail "dir: exit $rc"
-	grep -q "is a folder, and it must be a file" err.txt || fail "message: $(cat err.txt)"
+	want_rc 1
+	want_verdicts "dummy:FAILURE"
+	csv_col perf.csv 1 reason | grep -q "is a folder, and it must be a file" || fail "reason: $(csv_col perf.csv 1 reason)"
 	;;
 
 *)
