@@ -245,6 +245,20 @@ static int inside_folder(const char *rel)
 	return 1;
 }
 
+/* Whether the resolved path abs lies inside the resolved root (symlinks followed). */
+static int under_root(const char *root, const char *abs)
+{
+	char real[PATH_MAX];
+	size_t n;
+
+	if (!realpath(root && *root ? root : ".", real))
+		return 0;
+	n = strlen(real);
+	if (n == 1) /* the root is "/" */
+		return 1;
+	return !strncmp(abs, real, n) && (abs[n] == '/' || !abs[n]);
+}
+
 /* Tries one provider: 1 when it serves the data (src filled), 0 when unavailable (why
  * appended to `why`), -1 on a configuration error. */
 static int try_provider(const char *dataname, const char *prov, const json_t *c, size_t index,
@@ -294,6 +308,15 @@ static int try_provider(const char *dataname, const char *prov, const json_t *c,
 			rm_buf_addf(why, "; custom: script '%s' does not exist", path);
 			free(abs);
 			return 0;
+		}
+		if (!under_root(root, abs)) {
+			rm_error_set(
+			    err, RM_ERR_INPUT,
+			    "data '%s': provider 'custom': 'path' ('%s') resolves to '%s', "
+			    "outside the folder (a symlink); the script must be inside it",
+			    dataname, path, abs);
+			free(abs);
+			return -1;
 		}
 		free(abs);
 		abs = NULL;

@@ -31,10 +31,11 @@ int spec_data_binds(const rm_spec_in *in, json_t *hc, rm_error *err)
 			continue;
 		/* "host:container[:ro]": a ':' in the host path would split it elsewhere. */
 		if (strchr(s->host_path, ':') || strchr(s->host_path, ','))
-			return rm_error_set(err, RM_ERR_INPUT,
-					    "data '%s': host path '%s' holds ':' or ',', which a bind "
-					    "mount cannot carry; move the data to a path without them",
-					    s->dataname, s->host_path);
+			return rm_error_set(
+			    err, RM_ERR_INPUT,
+			    "data '%s': host path '%s' holds ':' or ',', which a bind "
+			    "mount cannot carry; move the data to a path without them",
+			    s->dataname, s->host_path);
 		if (!binds) {
 			binds = json_array();
 			json_object_set_new(hc, "Binds", binds);

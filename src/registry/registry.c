@@ -208,9 +208,10 @@ int rm_registry_load_opts(rm_registry *reg, const char *root, const rm_registry_
 							 : rm_xcalloc(1, sizeof(char *)),
 				    &reg->n_dynamic_skipped, dyn_rel);
 				rm_warn("'%s' lists models by running Python on this host; it was "
-					"not run, so models of scope '%s' cannot be selected (set "
-					"RM_DYNAMIC_REGISTRY=run to run it, or write its models to "
-					"'%s')",
+					"not run, so models of scope '%s' cannot be selected (give "
+					"--dynamic-registry run, or set RM_DYNAMIC_REGISTRY=run, "
+					"to run "
+					"it, or write its models to '%s')",
 					dyn, dirs[i], path);
 			}
 		}

@@ -196,7 +196,8 @@ int rm_select(const rm_registry *reg, const char *const *tag_exprs, size_t n_exp
 			     "their tags%s%s%s",
 			     n_unmatched == 1 ? "tag" : "tags", rm_buf_str(&msg),
 			     dyn.len ? " (the dynamic registries " : "", rm_buf_str(&dyn),
-			     dyn.len ? " were not run: set RM_DYNAMIC_REGISTRY=run to run them)"
+			     dyn.len ? " were not run: give --dynamic-registry run, or set "
+				       "RM_DYNAMIC_REGISTRY=run, to run them)"
 				     : "");
 		rm_buf_release(&dyn);
 		goto out;

@@ -96,6 +96,22 @@ static void data_size(const rm_data_plan *plan, struct outcome *oc)
 	}
 }
 
+void data_log(struct stream *st, const rm_spec_in *in)
+{
+	for (size_t i = 0; in->data && i < in->data->n; i++) {
+		const rm_data_source *s = &in->data->sources[i];
+		if (s->script)
+			stream_note(
+			    st, "run_models: data '%s': provider custom, '%s %s' runs in %s%s%s",
+			    s->dataname, s->script, s->script_args ? s->script_args : "", s->home,
+			    s->host_path ? ", kept in " : "", s->host_path ? s->host_path : "");
+		else
+			stream_note(st, "run_models: data '%s': provider %s, %s mounted at %s (%s)",
+				    s->dataname, s->provider, s->host_path, s->home,
+				    s->read_only ? "read-only" : "read-write");
+	}
+}
+
 /* "<seconds> <exit code>" the custom scripts' wrapper left in the workload. */
 static int data_status(struct run *r, rm_job *job, long *secs, long *rc)
 {
@@ -125,7 +141,8 @@ void data_after_run(struct run *r, const rm_spec_in *in, rm_job *job, struct out
 	oc->data_ran = 1;
 	oc->data_s = (double)secs;
 	if (rc != 0 && !oc->reason)
-		fail(oc, "data '%s': a custom provider's script exited with code %ld (its output "
-			 "is in the log)",
+		fail(oc,
+		     "data '%s': a custom provider's script exited with code %ld (its output "
+		     "is in the log)",
 		     in->data->dataname, rc);
 }

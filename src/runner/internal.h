@@ -107,11 +107,14 @@ FILE *fetch_file(struct run *r, rm_job *job, const char *path, rm_error *err);
 int read_multiple_results(struct run *r, const rm_model *m, rm_job *job, struct outcome *oc,
 			  rm_error *err);
 
+struct stream;
 /* data_run.c: data.json loaded once per run (when a selected model has data). */
 int data_load(struct run *r, rm_error *err);
 /* The model's data plan (empty without data), its mirror folders created; an error is the
  * model's FAILURE before anything is built. */
 int data_prepare(struct run *r, const rm_model *m, rm_data_plan *plan, rm_error *err);
+/* What the run's data is, in its log. */
+void data_log(struct stream *st, const rm_spec_in *in);
 /* After a run: data_size, and the custom scripts' seconds and exit code (a failed script
  * fails the run). */
 void data_after_run(struct run *r, const rm_spec_in *in, rm_job *job, struct outcome *oc);

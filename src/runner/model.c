@@ -315,8 +315,8 @@ static int run_given(struct run *r, const rm_selected *s, rm_spec_in *in, const 
 	const rm_model *m = s->model;
 	struct outcome b = {0};
 	char *log_base = rm_file_safe(m->name);
-	rm_image_req req = {.model = m, .image = image, .on_line = no_build_output,
-			    .poll = runner_cancelled};
+	rm_image_req req = {
+	    .model = m, .image = image, .on_line = no_build_output, .poll = runner_cancelled};
 	rm_error perr = RM_ERROR_INIT;
 	int cached = 0, ret = 0;
 
@@ -344,8 +344,8 @@ static int run_given(struct run *r, const rm_selected *s, rm_spec_in *in, const 
 }
 
 /* The runs of a model that can run here: one per kept Dockerfile, or the given image. */
-static int run_images(struct run *r, const rm_selected *s, rm_spec_in *in,
-		      const rm_dockerfile *dfs, size_t n_dfs, rm_error *err)
+static int run_images(struct run *r, const rm_selected *s, rm_spec_in *in, const rm_dockerfile *dfs,
+		      size_t n_dfs, rm_error *err)
 {
 	size_t kept = 0, k = 0;
 	int ret = 0;

@@ -74,9 +74,9 @@ void outcome_report(struct run *r, const rm_model *m, const struct outcome *oc)
 				bad ? " (and FAILURE rows, see above)" : "");
 	} else {
 		/* The figure and its unit together may spell a secret: mask the whole line. */
-		char *raw = rm_xasprintf("model '%s': SUCCESS, %.6g %s", m->name,
-					 oc->pr.performance,
-					 oc->pr.performance_metric ? oc->pr.performance_metric : "");
+		char *raw =
+		    rm_xasprintf("model '%s': SUCCESS, %.6g %s", m->name, oc->pr.performance,
+				 oc->pr.performance_metric ? oc->pr.performance_metric : "");
 		char *line = rm_mask_string(&r->mask, raw);
 		rm_info("%s", line);
 		free(line);

@@ -118,8 +118,7 @@ static int copy_to(FILE *f, const char *path, const char *run_id, rm_error *err)
 	if (close(fd) != 0 && ret == 0)
 		ret = rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
 	if (ret == 0 && rename(tmp, path) != 0)
-		ret = rm_error_set(err, RM_ERR_IO, "cannot create '%s': %s", path,
-				   strerror(errno));
+		ret = rm_error_set(err, RM_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
 	if (ret < 0)
 		unlink(tmp);
 	rewind(f);
@@ -180,8 +179,8 @@ static const char *cell(char **rec, size_t n, long col)
 }
 
 /* One data row: its perf.csv cells, why it is not a result (or ""), its other numbers. */
-static void add_row(struct outcome *oc, const rm_model *m, const struct results_cols *c,
-		    char **rec, size_t n, size_t line)
+static void add_row(struct outcome *oc, const rm_model *m, const struct results_cols *c, char **rec,
+		    size_t n, size_t line)
 {
 	const char *name = cell(rec, n, c->model), *perf = cell(rec, n, c->perf);
 	char *row_model = rm_xasprintf("%s_%s", m->name, name), *why;
@@ -193,9 +192,8 @@ static void add_row(struct outcome *oc, const rm_model *m, const struct results_
 				   "header %zu: no performance",
 				   line, m->multiple_results, n, c->n);
 	else if (rm_parse_double(perf, &v) < 0)
-		why = rm_xasprintf("row %zu of multiple_results '%s': performance '%s' is %s",
-				   line, m->multiple_results, perf,
-				   *perf ? "not a number" : "empty");
+		why = rm_xasprintf("row %zu of multiple_results '%s': performance '%s' is %s", line,
+				   m->multiple_results, perf, *perf ? "not a number" : "empty");
 	else
 		why = rm_xstrdup("");
 	oc->mr_names = rm_strv_push(oc->mr_names, &k, name);
@@ -208,9 +206,9 @@ static void add_row(struct outcome *oc, const rm_model *m, const struct results_
 	oc->mr_n = k;
 	/* Every number of the row goes to perf_<model>.csv, performance under its metric. */
 	if (!*why)
-		rm_result_add(&oc->mr_extra, *cell(rec, n, c->metric) ? cell(rec, n, c->metric)
-								       : "performance",
-			      v, "", -1, "last");
+		rm_result_add(&oc->mr_extra,
+			      *cell(rec, n, c->metric) ? cell(rec, n, c->metric) : "performance", v,
+			      "", -1, "last");
 	for (size_t i = 0; i < n && i < c->n; i++) {
 		if ((long)i == c->model || (long)i == c->perf || (long)i == c->metric ||
 		    rm_parse_double(rec[i], &v) < 0)
@@ -223,8 +221,8 @@ static void add_row(struct outcome *oc, const rm_model *m, const struct results_
 	free(row_model);
 }
 
-static int read_rows(FILE *f, const rm_model *m, const struct results_cols *c,
-		     struct outcome *oc, rm_error *err)
+static int read_rows(FILE *f, const rm_model *m, const struct results_cols *c, struct outcome *oc,
+		     rm_error *err)
 {
 	char **rec = NULL;
 	size_t n, line = 1;

@@ -250,11 +250,13 @@ void stream_close(struct stream *st)
 void stream_note(struct stream *st, const char *fmt, ...)
 {
 	va_list ap;
-	char *line;
+	char *raw, *line;
 
 	va_start(ap, fmt);
-	line = rm_xvasprintf(fmt, ap);
+	raw = rm_xvasprintf(fmt, ap);
 	va_end(ap);
+	line = rm_mask_string(&st->r->mask, raw); /* it may quote the folder's values */
+	free(raw);
 	if (fprintf(st->log, "%s\n", line) < 0 && !st->write_errno)
 		st->write_errno = errno ? errno : EIO;
 	if (st->live)

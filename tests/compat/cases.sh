@@ -14,7 +14,7 @@ DOCKER_HOST=$("$SRC/tools/ensure-docker.sh")
 export DOCKER_HOST
 SOCK=${DOCKER_HOST#unix://}
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"' EXIT
 
 fail() {
 	echo "FAIL [$case_name]: $*" >&2
@@ -235,6 +235,13 @@ container_image_override) # test_docker_image_override: MAD_CONTAINER_IMAGE skip
 	[ "$(csv_col perf.csv 1 performance)" = 1 ] || fail "performance"
 	[ "$(csv_col perf.csv 1 docker_image)" = rm-compat-base:1 ] || fail "docker_image $(csv_col perf.csv 1 docker_image)"
 	[ ! -f dummy_ctxtest.build.log ] || fail "it built anyway"
+	[ -z "$(csv_col perf.csv 1 docker_file)" ] || fail "docker_file $(csv_col perf.csv 1 docker_file)"
+	# an image the engine lacks: the model's FAILURE, saying what to do
+	rm -f perf.csv
+	rm_run_ctx "{'MAD_CONTAINER_IMAGE': 'rm-compat-absent:1'}" --tags dummy
+	want_rc 1
+	want_verdicts "dummy:FAILURE"
+	csv_col perf.csv 1 reason | grep -q "pull it first" || fail "reason: $(csv_col perf.csv 1 reason)"
 	;;
 docker_env_vars) # test_docker_env_vars_override
 	rm_run_ctx "{'docker_env_vars': {'ctxtest': '1'}}" --tags dummy_ctxtest
@@ -276,6 +283,43 @@ data_network) # dummy_data_aws: not in data.json (madengine: KeyError, FAILURE)
 	want_rc 1
 	want_verdicts "dummy_data_aws:FAILURE"
 	csv_col perf.csv 1 reason | grep -q "data 'dummy_data_aws' is not in" || fail "reason: $(csv_col perf.csv 1 reason)"
+	;;
+
+data_custom) # a custom provider: its script runs in the container, in its home, before the model
+	mkdir -p scripts/common/data
+	printf '#!/bin/bash\necho "fetched $*" > fetched.txt\nsleep 1\n' >scripts/common/data/get.sh
+	printf '#!/bin/bash\ngrep -q "fetched --to x" "$MAD_DATAHOME/fetched.txt" || exit 1\necho "performance: 7 samples_per_second"\n' \
+		>scripts/dummy/run_data_custom.sh
+	jq '. + {"dummy_data_custom": {"custom": {"path": "scripts/common/data/get.sh", "args": "--to x"}}}' \
+		data.json >d && mv d data.json
+	jq '. + [(.[] | select(.name == "dummy_data_local") | .name = "dummy_data_custom" |
+		.scripts = "scripts/dummy/run_data_custom.sh" | .data = "dummy_data_custom")]' models.json >m && mv m models.json
+	rm_run --tags dummy_data_custom
+	want_rc 0
+	want_verdicts "dummy_data_custom:SUCCESS"
+	[ "$(csv_col perf.csv 1 data_provider_type)" = custom ] || fail "data_provider_type"
+	[ "$(csv_col perf.csv 1 data_download_duration)" -ge 1 ] || fail "duration $(csv_col perf.csv 1 data_download_duration)"
+	# --force-mirror-local: the data stays on the host, in DIR/<dataname>
+	mkdir mirror
+	rm -f perf.csv
+	rm_run --tags dummy_data_custom --force-mirror-local "$PWD/mirror"
+	want_rc 0
+	want_verdicts "dummy_data_custom:SUCCESS"
+	grep -q "fetched --to x" mirror/dummy_data_custom/fetched.txt || fail "not mirrored: $(ls -R mirror)"
+	[ -n "$(csv_col perf.csv 1 data_size)" ] || fail "data_size empty"
+	;;
+data_custom_fail) # the custom script fails: FAILURE saying so, the model does not run
+	mkdir -p scripts/common/data
+	printf '#!/bin/bash\necho "no data today"\nexit 3\n' >scripts/common/data/get.sh
+	jq '. + {"dummy_data_custom": {"custom": {"path": "scripts/common/data/get.sh"}}}' data.json >d && mv d data.json
+	jq '(.[] | select(.name == "dummy") | .data) = "dummy_data_custom"' models.json >m && mv m models.json
+	rm_run --tags dummy
+	want_rc 1
+	want_verdicts "dummy:FAILURE"
+	csv_col perf.csv 1 reason | grep -q "data 'dummy_data_custom': a custom provider's script exited with code 3" ||
+		fail "reason: $(csv_col perf.csv 1 reason)"
+	grep -q "no data today" dummy.live.log || fail "the script's output is not in the log"
+	! grep -q "performance:" dummy.live.log || fail "the model ran"
 	;;
 
 # --- timeouts (tests/test_custom_timeouts.py, scaled down: dummy_sleep has timeout 4) ------
