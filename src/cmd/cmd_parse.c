@@ -1,8 +1,10 @@
 /*
- * run_models parse [--parser NAME] [--format csv|json] [--warmup N] LOGFILE
+ * run_models parse [--parser NAME] [--format csv|json] [--warmup auto|N] [--explain] LOGFILE
+ * run_models parse --list-parsers
  *
  * Re-parses an existing log (a <model>.live.log, an output.txt, a published result file)
- * and prints what the parser finds. Exit 0 when something was found, 1 when nothing was.
+ * and prints what the parser finds. Exit 0 when a performance figure was found, 1 when none
+ * was (the reason is printed on stderr), 2 on a usage error, 5 when the file cannot be read.
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,7 +14,7 @@
 #include "rm/parser.h"
 #include "rm/util.h"
 
-enum { OPT_PARSER, OPT_FORMAT, OPT_WARMUP, OPT_HELP };
+enum { OPT_PARSER, OPT_FORMAT, OPT_WARMUP, OPT_EXPLAIN, OPT_LIST, OPT_HELP };
 
 /* One table for parsing and for --help. */
 static const struct opt {
@@ -23,8 +25,12 @@ static const struct opt {
 } opts[] = {
     {OPT_PARSER, "--parser", "NAME", "parser to use (default auto: recognise the format)"},
     {OPT_FORMAT, "--format", "csv|json", "output format (default csv)"},
-    {OPT_WARMUP, "--warmup", "N",
-     "steps left out of steady-state means (default 1; at least one step is kept)"},
+    {OPT_WARMUP, "--warmup", "auto|N",
+     "steps left out of steady-state means (default auto: detected from the data; N: the "
+     "first N, at least one step is kept)"},
+    {OPT_EXPLAIN, "--explain", NULL,
+     "print on stderr why auto took or dropped each candidate parser"},
+    {OPT_LIST, "--list-parsers", NULL, "print the parser names, one per line, and exit"},
     {OPT_HELP, "--help", NULL, "show this help"},
 };
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -41,9 +47,11 @@ static void usage(FILE *f)
 	fputs("\nparsers:\n", f);
 	for (size_t i = 0; rm_parsers[i]; i++)
 		fprintf(f, "  %-22s %s\n", rm_parsers[i]->name, rm_parsers[i]->description);
-	fputs("\nCSV rows: metric,value,unit,step,aggregate; the primary figure is the row whose\n"
-	      "metric is 'performance' (its unit column names the figure). Exit status: 0 when\n"
-	      "something was found, 1 when nothing was.\n",
+	fputs("\nCSV rows: metric,value,unit,step,aggregate (last, mean or summary); the primary\n"
+	      "figure is the row whose metric is 'performance' (its unit column names the\n"
+	      "figure). Exit status: 0 when a performance figure was found, 1 when none was\n"
+	      "(the reason is printed on stderr), 2 on a usage error, 5 when the file cannot be\n"
+	      "read.\n",
 	      f);
 }
 
@@ -77,11 +85,29 @@ static const struct opt *match_opt(char **argv, int argc, int *i, const char **v
 	return NULL;
 }
 
+/* Prints auto's reasoning: one row per candidate. */
+static void explain(const rm_parser *p, FILE *f)
+{
+	rm_parser_candidate c[16];
+	size_t n = rm_parser_explain(p, c, sizeof(c) / sizeof(c[0]));
+
+	if (n == 0) {
+		fprintf(f, "parse: parser '%s' was given, nothing to choose\n", p->ops->name);
+		return;
+	}
+	fprintf(f, "%-12s %7s %6s  %s\n", "candidate", "score", "lines", "verdict");
+	for (size_t i = 0; i < n && i < sizeof(c) / sizeof(c[0]); i++)
+		fprintf(f, "%-12s %7ld %6ld  %s\n", c[i].name, c[i].score, c[i].lines, c[i].why);
+}
+
 int cmd_parse(int argc, char **argv, rm_error *err)
 {
-	const char *parser = "auto", *file = NULL, *chosen = NULL;
-	int format = RM_PARSE_CSV, rc;
+	const char *parser = "auto", *file = NULL;
+	int format = RM_PARSE_CSV, want_explain = 0;
 	rm_parser_config cfg = {RM_PARSER_WARMUP_DEFAULT};
+	rm_parser p;
+	rm_parse_result r = {0};
+	const rm_parser_ops *eff;
 
 	for (int i = 1; i < argc; i++) {
 		const struct opt *o;
@@ -121,12 +147,24 @@ int cmd_parse(int argc, char **argv, rm_error *err)
 						    "unknown format '%s' (csv or json)", val);
 			break;
 		case OPT_WARMUP:
+			if (!strcmp(val, "auto")) {
+				cfg.warmup = RM_PARSER_WARMUP_AUTO;
+				break;
+			}
 			if (rm_parse_long(val, 0, 1000000000L, &w) < 0)
 				return rm_error_set(err, RM_ERR_USAGE,
-						    "--warmup needs a whole number >= 0, not '%s'",
+						    "--warmup needs 'auto' or a whole number >= 0, "
+						    "not '%s'",
 						    val);
 			cfg.warmup = w;
 			break;
+		case OPT_EXPLAIN:
+			want_explain = 1;
+			break;
+		case OPT_LIST:
+			for (size_t k = 0; rm_parsers[k]; k++)
+				printf("%s\n", rm_parsers[k]->name);
+			return 0;
 		case OPT_HELP:
 			usage(stdout);
 			return 0;
@@ -136,13 +174,27 @@ int cmd_parse(int argc, char **argv, rm_error *err)
 		return rm_error_set(err, RM_ERR_USAGE, "parse needs a LOGFILE (see --help)");
 	if (!strcmp(file, "-"))
 		file = "/dev/stdin";
-	rc = rm_parse_file(file, parser, &cfg, stdout, format, &chosen, err);
-	if (rc < 0)
+	if (rm_parser_start(&p, parser, &cfg) < 0)
+		return rm_error_set(err, RM_ERR_USAGE, "unknown parser '%s'", parser);
+	if (rm_parse_path(file, &p, &r, err) < 0) {
+		rm_parser_stop(&p);
 		return -1;
-	if (!strcmp(parser, "auto"))
-		fprintf(stderr, "parse: auto chose parser '%s'\n", chosen ? chosen : "none");
-	if (rc == 1)
-		fprintf(stderr, "parse: nothing found in '%s'\n", file);
+	}
+	eff = rm_parser_effective(&p);
+	if (format == RM_PARSE_JSON)
+		rm_parse_result_write_json(&r, eff ? eff->name : "", stdout);
+	else
+		rm_parse_result_write_csv(&r, stdout);
 	fflush(stdout);
+	if (want_explain)
+		explain(&p, stderr);
+	else if (!strcmp(parser, "auto"))
+		fprintf(stderr, "parse: auto chose parser '%s'\n", eff ? eff->name : "none");
+	if (!r.has_performance)
+		fprintf(stderr, "parse: no performance figure in '%s': %s\n", file,
+			r.problem ? r.problem : "(no reason given)");
+	int rc = r.has_performance ? 0 : 1;
+	rm_parse_result_release(&r);
+	rm_parser_stop(&p);
 	return rc;
 }
