@@ -17,7 +17,8 @@
  * Lightning's own `loss=` (a running mean that is nan on pipeline stages without the loss)
  * is not read: reduced_train_loss is NeMo's loss, reduced on the stage that computes it.
  * Each '\r'-separated update is one record; when a key repeats within a line (updates pasted
- * without their '\r'), a new record starts there.
+ * without their '\r'), a new record starts there. ProgressPrinter pieces are split at '|'
+ * and read as `key: value`, progress-bar pieces at ',' and read as `key=value`.
  *
  * Units: step_time_ms (NeMo prints seconds), tflops_per_gpu, tokens_per_sec_per_gpu,
  * samples_per_sec (whole job: global_batch_size / step time).
@@ -167,30 +168,34 @@ static void commit(struct nemo *m, long tag, struct record *r)
 	r->iteration = -1;
 }
 
-/* One '\r'-separated update: `key: value` / `key=value` pieces between '|' and ','. */
+/*
+ * One '\r'-separated update. ProgressPrinter lines (`..., iteration N/M | key: value | ...`)
+ * are `key: value` pieces between '|'; a progress bar's postfix is `key=value` pieces
+ * between ','.
+ */
 static void read_update(struct nemo *m, long tag, const char *s, size_t n)
 {
 	const char *end = s + n, *p = s;
+	int printer = pu_find(s, n, ", iteration ") != NULL;
+	char sepc = printer ? '|' : ',', kv = printer ? ':' : '=';
 	struct record r;
 	long it, total;
 
 	memset(&r, 0, sizeof(r));
 	r.iteration = -1;
-	if (iteration_of(s, n, &it, &total) == 0) {
+	if (printer && iteration_of(s, n, &it, &total) == 0) {
 		r.iteration = it;
 		m->total = total;
 	}
 	while (p < end) {
-		const char *q = p, *k, *sep, *ke;
+		const char *q = memchr(p, sepc, (size_t)(end - p)), *k, *sep, *ke;
 		int i, rc;
 		double x;
-		while (q < end && *q != '|' && *q != ',')
-			q++;
+		if (!q)
+			q = end;
 		k = pu_skip_blank(p, q);
 		p = q < end ? q + 1 : end;
-		for (sep = k; sep < q && *sep != ':' && *sep != '='; sep++)
-			;
-		if (sep == q)
+		if (!(sep = memchr(k, kv, (size_t)(q - k))))
 			continue;
 		ke = sep;
 		while (ke > k && (ke[-1] == ' ' || ke[-1] == '\t'))

@@ -10,23 +10,6 @@
 #include "parse_util.h"
 #include "rm/util.h"
 
-const char *pu_find(const char *s, size_t n, const char *needle)
-{
-	/* Log lines are short and needles a few bytes: memchr on the first byte then memcmp
-	 * beats memmem's setup cost several times over (bench-parsers.sh). */
-	size_t nl = strlen(needle);
-	const char *end = s + n, *p = s;
-
-	if (nl == 0)
-		return s;
-	while (nl <= (size_t)(end - p) && (p = memchr(p, needle[0], (size_t)(end - p) - nl + 1))) {
-		if (!memcmp(p + 1, needle + 1, nl - 1))
-			return p;
-		p++;
-	}
-	return NULL;
-}
-
 const char *pu_skip_blank(const char *p, const char *end)
 {
 	while (p < end && (*p == ' ' || *p == '\t'))
@@ -108,27 +91,6 @@ void pu_strip(pu_cleaner *c, const char *line, size_t len, const char **out, siz
 static int is_digit(char ch)
 {
 	return ch >= '0' && ch <= '9';
-}
-
-static int is_word(char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || is_digit(ch) || ch == '_' ||
-	       ch == '/';
-}
-
-const char *pu_key(const char *s, size_t n, const char *key)
-{
-	const char *end = s + n, *p = s, *k;
-	size_t kl = strlen(key);
-
-	while ((k = pu_find(p, (size_t)(end - p), key))) {
-		if (k == s || !is_word(k[-1]))
-			return k;
-		p = k + 1;
-		if ((size_t)(end - p) < kl)
-			break;
-	}
-	return NULL;
 }
 
 /*
@@ -309,15 +271,6 @@ int pu_long(const char *p, const char *end, long *out, const char **next)
 	if (next)
 		*next = p;
 	return PU_OK;
-}
-
-int pu_field(const char *s, size_t n, const char *key, int commas, double *out, const char **after)
-{
-	const char *k = pu_key(s, n, key);
-
-	if (!k)
-		return PU_NONE;
-	return pu_number(k + strlen(key), s + n, commas, out, after);
 }
 
 long pu_rank_tag(const char *s, size_t n)

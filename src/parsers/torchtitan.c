@@ -69,65 +69,87 @@ static void titan_free(void *state)
 	free(t);
 }
 
-/* Returns the step of a metrics line (whole keys `step:` and `loss:`), or -1. */
-static long step_of(const char *s, size_t n)
+/* The `key:` words of a step line; step is not a series. */
+enum { K_STEP = S_N };
+#define K(k, s, c)                                                                                 \
+	{                                                                                          \
+		k, sizeof(k) - 1, s, c                                                             \
+	}
+static const struct key {
+	const char *key;
+	size_t len;
+	int series;
+	int commas;
+} keys[] = {
+    K("step", K_STEP, 0), K("loss", S_LOSS, 0), K("grad_norm", S_GRAD, 0), K("memory", S_MEM, 0),
+    K("tps", S_TPS, 1),	  K("wps", S_TPS, 1),	K("tflops", S_TFLOPS, 0),  K("mfu", S_MFU, 0),
+};
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+/*
+ * Reads the `key: value` pairs of a line in one pass: at every ':' the whole word before it
+ * is looked up (so `global_step:` is not `step:`). Returns the step, or -1 when the line is
+ * not a step line (no `step:` number or no `loss:`).
+ */
+static long read_pairs(struct titan *t, const char *s, size_t n, double *v, int *have)
 {
-	const char *k = pu_key(s, n, "step:");
-	long step;
+	const char *end = s + n, *p = s, *c;
+	long step = -1;
+	int loss_seen = 0;
 
-	if (!k || pu_long(k + 5, s + n, &step, NULL) < 0)
-		return -1;
-	if (!pu_key(k, (size_t)(s + n - k), "loss:"))
-		return -1;
-	return step;
-}
-
-/* pu_field from *from to the end of the line, else over the whole line; advances *from.
- * Returns the pu_field code. */
-static int field(const char *s, size_t n, const char **from, const char *key, int commas,
-		 double *out)
-{
-	const char *after;
-	int rc = pu_field(*from, (size_t)(s + n - *from), key, commas, out, &after);
-
-	if (rc == PU_NONE)
-		rc = pu_field(s, n, key, commas, out, &after);
-	if (rc != PU_NONE)
-		*from = after;
-	return rc;
+	while (p < end && (c = memchr(p, ':', (size_t)(end - p)))) {
+		const char *w = c;
+		size_t kl;
+		p = c + 1;
+		while (w > s && pu_word_char(w[-1]))
+			w--;
+		kl = (size_t)(c - w);
+		if (kl < 3 || kl > 9)
+			continue;
+		for (size_t i = 0; i < NKEYS; i++) {
+			double x;
+			int rc;
+			if (keys[i].len != kl || memcmp(keys[i].key, w, kl))
+				continue;
+			if (keys[i].series == K_STEP) {
+				if (step < 0 && pu_long(c + 1, end, &step, NULL) < 0)
+					step = -1;
+				break;
+			}
+			if (keys[i].series == S_LOSS)
+				loss_seen = 1;
+			rc = pu_number(c + 1, end, keys[i].commas, &x, NULL);
+			if (rc == PU_NONFINITE && keys[i].series == S_TFLOPS)
+				t->nonfinite_tflops++;
+			if (rc == PU_OK && !have[keys[i].series]) {
+				v[keys[i].series] = x;
+				have[keys[i].series] = 1;
+			}
+			break;
+		}
+	}
+	return loss_seen ? step : -1;
 }
 
 static void titan_feed(void *state, const char *line, size_t len)
 {
 	struct titan *t = state;
-	const char *s, *from;
+	const char *s;
 	size_t n;
 	long step;
 	double v[S_N] = {0};
-	int have[S_N] = {0}, rc;
+	int have[S_N] = {0};
 	pu_series *ser;
 
 	if (len < 20 || !pu_find(line, len, "step:"))
 		return;
 	pu_clean(&t->clean, line, len, &s, &n);
-	step = step_of(s, n);
+	step = read_pairs(t, s, n, v, have);
 	if (step < 0)
 		return;
 	t->step = step;
-	/* Fields are searched in the order torchtitan prints them, each from where the previous
-	 * one ended (one pass over the line); a field found out of order still counts. */
-	from = s;
-	have[S_LOSS] =
-	    field(s, n, &from, "loss:", 0, &v[S_LOSS]) == PU_OK && pu_real_loss(v[S_LOSS]);
-	have[S_GRAD] = field(s, n, &from, "grad_norm:", 0, &v[S_GRAD]) == PU_OK;
-	have[S_MEM] = field(s, n, &from, "memory:", 0, &v[S_MEM]) == PU_OK;
-	have[S_TPS] = field(s, n, &from, "tps:", 1, &v[S_TPS]) == PU_OK ||
-		      field(s, n, &from, "wps:", 1, &v[S_TPS]) == PU_OK;
-	rc = field(s, n, &from, "tflops:", 0, &v[S_TFLOPS]);
-	have[S_TFLOPS] = rc == PU_OK;
-	if (rc == PU_NONFINITE)
-		t->nonfinite_tflops++;
-	have[S_MFU] = field(s, n, &from, "mfu:", 0, &v[S_MFU]) == PU_OK;
+	if (have[S_LOSS] && !pu_real_loss(v[S_LOSS]))
+		have[S_LOSS] = 0; /* placeholder of a pipeline stage without the loss */
 	ser = pu_slots_get(&t->slots, pu_rank_tag(s, n), have[S_LOSS]);
 	if (!ser)
 		return;
@@ -188,6 +210,19 @@ static void titan_progress(void *state, rm_parse_progress *out)
 		out->throughput = t->latest_tps;
 		out->throughput_metric = t->latest_tps >= 0 ? "tokens_per_sec_per_gpu" : NULL;
 	}
+}
+
+/* Returns the step of a metrics line (whole keys `step:` and `loss:`), or -1. */
+static long step_of(const char *s, size_t n)
+{
+	const char *k = pu_key(s, n, "step:");
+	long step;
+
+	if (!k || pu_long(k + 5, s + n, &step, NULL) < 0)
+		return -1;
+	if (!pu_key(k, (size_t)(s + n - k), "loss:"))
+		return -1;
+	return step;
 }
 
 static int titan_sniff(const char *line, size_t len)
