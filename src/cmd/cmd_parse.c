@@ -26,8 +26,7 @@ static const struct opt {
     {OPT_PARSER, "--parser", "NAME", "parser to use (default auto: recognise the format)"},
     {OPT_FORMAT, "--format", "csv|json", "output format (default csv)"},
     {OPT_WARMUP, "--warmup", "auto|N",
-     "steps left out of steady-state means (default auto: detected from the data; N: the "
-     "first N, at least one step is kept)"},
+     "warm-up steps left out of means: auto (default, from the data) or the first N"},
     {OPT_EXPLAIN, "--explain", NULL,
      "print on stderr why auto took or dropped each candidate parser"},
     {OPT_LIST, "--list-parsers", NULL, "print the parser names, one per line, and exit"},

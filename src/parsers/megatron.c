@@ -80,7 +80,7 @@ struct megatron {
 	pu_cleaner clean;
 	long iter, total;
 	double latest_tflops;
-	long lines, nonfinite_tflops;
+	long nonfinite_tflops;
 	pu_slots slots;
 };
 
@@ -195,7 +195,6 @@ static void megatron_feed(void *state, const char *line, size_t len)
 		return;
 	m->iter = it;
 	m->total = total;
-	m->lines++;
 	read_fields(m, s, n, v, have, &gbs);
 	if (!have[S_SAMPLES] && have[S_TIME] && v[S_TIME] > 0 && gbs > 0) {
 		v[S_SAMPLES] = gbs * 1000.0 / v[S_TIME];
