@@ -44,7 +44,7 @@ typedef struct rm_run_opts {
 	int sys_env_details;		  /* write the doctor's findings beside the logs */
 	const char *const *context_files; /* --additional-context-file, JSON or YAML */
 	size_t n_context_files;
-	long warmup; /* steps left out of steady-state means; < 0: the parsers' default */
+	long warmup; /* steps left out of steady-state means; RM_PARSER_WARMUP_AUTO: detected */
 } rm_run_opts;
 
 /* Default timeout when neither the CLI nor the model gives one. */

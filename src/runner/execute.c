@@ -88,7 +88,7 @@ static int read_multiple_results(struct run *r, const rm_model *m, rm_job *job, 
 	FILE *f = NULL;
 	char **rec = NULL;
 	size_t n, nm = 0, np = 0, nme = 0;
-	long col[3];
+	long col[3] = {-1, -1, -1};
 	int got, ret = -1;
 
 	path = m->multiple_results[0] == '/'
@@ -175,8 +175,12 @@ static void judge(struct run *r, const rm_model *m, rm_job *job, struct stream *
 		else
 			oc->status = "SUCCESS";
 	} else if (!oc->pr.has_performance) {
-		fail(oc, "no performance found in the output (parser '%s')",
-		     stream_parser_name(st));
+		if (oc->pr.problem)
+			fail(oc, "no performance figure (parser '%s'): %s", stream_parser_name(st),
+			     oc->pr.problem);
+		else
+			fail(oc, "no performance found in the output (parser '%s')",
+			     stream_parser_name(st));
 	} else {
 		oc->status = "SUCCESS";
 	}

@@ -60,9 +60,9 @@ void outcome_report(struct run *r, const rm_model *m, const struct outcome *oc)
 		rm_info("model '%s': SUCCESS, %zu results", m->name, oc->mr_n);
 	} else {
 		/* The figure and its unit together may spell a secret: mask the whole line. */
-		char *raw = rm_xasprintf("model '%s': SUCCESS, %.6g %s", m->name,
-					 oc->pr.performance,
-					 oc->pr.performance_metric ? oc->pr.performance_metric : "");
+		char *raw =
+		    rm_xasprintf("model '%s': SUCCESS, %.6g %s", m->name, oc->pr.performance,
+				 oc->pr.performance_metric ? oc->pr.performance_metric : "");
 		char *line = rm_mask_string(&r->mask, raw);
 		rm_info("%s", line);
 		free(line);

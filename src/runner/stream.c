@@ -13,8 +13,6 @@
 #include "rm/log.h"
 #include "rm/util.h"
 
-#define LINE_MAX_BYTES ((size_t)64 << 10)
-
 struct stream;
 
 /* One output stream of the workload (stdout or stderr), after secret masking. */
@@ -78,6 +76,13 @@ static void on_stdout_line(void *ud, const char *line, size_t len)
 {
 	struct stream *st = ud;
 	rm_parser_feed(&st->parser, line, len);
+}
+
+/* The end of the output without a newline: a line cut mid-write never becomes a metric. */
+static void on_stdout_fragment(void *ud, const char *line, size_t len)
+{
+	struct stream *st = ud;
+	rm_parser_feed_fragment(&st->parser, line, len);
 }
 
 static void on_stderr_line(void *ud, const char *line, size_t len)
@@ -165,15 +170,16 @@ struct stream *stream_open(struct run *r, const rm_spec_in *in, double timeout, 
 	const rm_model *m = in->model;
 	const char *parser = r->o->parser ? r->o->parser : m->parser;
 	struct stream *st = rm_xcalloc(1, sizeof(*st));
-	rm_parser_config pcfg = {r->o->warmup >= 0 ? r->o->warmup : RM_PARSER_WARMUP_DEFAULT};
+	rm_parser_config pcfg = {r->o->warmup};
 
 	st->r = r;
 	st->model = m->name;
 	st->live = r->o->live_output;
 	st->timeout = timeout;
 	st->log_file = oc->log_file;
-	rm_lines_init(&st->lines, LINE_MAX_BYTES);
-	rm_lines_init(&st->err_lines, LINE_MAX_BYTES);
+	/* The same line cap and splitting as 'run_models parse' (rm/parser.h). */
+	rm_lines_init(&st->lines, RM_PARSER_LINE_MAX);
+	rm_lines_init(&st->err_lines, RM_PARSER_LINE_MAX);
 	for (int i = 0; i < 2; i++) {
 		rm_mask_init(&st->masks[i], (const char *const *)r->secrets, r->n_secrets);
 		st->sinks[i].st = st;
@@ -217,7 +223,7 @@ void stream_end(struct stream *st, struct outcome *oc)
 {
 	for (int i = 0; i < 2; i++)
 		rm_mask_flush(&st->masks[i], on_masked, &st->sinks[i]);
-	rm_lines_flush(&st->lines, on_stdout_line, st);
+	rm_lines_flush(&st->lines, on_stdout_fragment, st);
 	stream_progress(st, 1);
 	rm_parser_finish(&st->parser, &oc->pr);
 	mask_result(&st->r->mask, &oc->pr);
@@ -265,7 +271,8 @@ double stream_started(const struct stream *st)
 
 const char *stream_parser_name(const struct stream *st)
 {
-	return st->parser.ops ? st->parser.ops->name : "?";
+	const rm_parser_ops *eff = rm_parser_effective(&st->parser);
+	return eff ? eff->name : st->parser.ops ? st->parser.ops->name : "?";
 }
 
 /* Build output */
