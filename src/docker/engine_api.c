@@ -13,13 +13,14 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "engine_internal.h"
 #include "rm/docker.h"
 #include "rm/log.h"
 #include "rm/util.h"
 
 #define DEFAULT_HOST	    "unix:///var/run/docker.sock"
 #define CONNECT_TIMEOUT	    10L
-#define SHORT_TIMEOUT	    60L
+#define SHORT_TIMEOUT	    RM_DOCKER_SHORT_TIMEOUT
 #define LONG_TIMEOUT	    300L /* remove (volumes, big layers) and archive copies */
 #define MAX_JSON_RESPONSE   (16u * 1024 * 1024)
 #define MAX_ERROR_BODY	    (64u * 1024)
@@ -33,39 +34,6 @@ struct rm_docker {
 	char *tls_ca, *tls_cert, *tls_key;
 	char version[16];
 	int curl_ready;
-};
-
-/* One HTTP exchange. Callers fill the request part; do_request fills the rest. */
-struct req {
-	const char *method;
-	const char *path; /* with query, without the /v1.NN prefix */
-	int unversioned;  /* /_ping */
-	const char *content_type;
-	const char *body; /* in-memory body (POST), or NULL for an empty one */
-	size_t body_len;
-	int upload_fd; /* file body when >= 0 */
-	curl_off_t upload_size;
-	long timeout; /* seconds; 0 for long streams */
-	/* A 2xx body goes to on_data when set (return -1 and fill err to abort), else into
-	 * resp when set (bounded by its max), else nowhere. */
-	int (*on_data)(void *ud, const char *p, size_t n);
-	void *ud;
-	rm_buf *resp;
-	rm_docker_cancel_fn cancel;
-	void *cancel_ud;
-
-	/* Results. */
-	long status;
-	char engine_msg[1024]; /* message of a non-2xx answer */
-	char api_version[32];  /* Api-Version header, when sent */
-
-	/* Internal. */
-	CURL *curl;
-	struct curl_slist *hdrs;
-	char *url;
-	char errbuf[CURL_ERROR_SIZE];
-	rm_buf errbody;
-	int cancelled, too_big, handler_failed, read_errno;
 };
 
 static char *escape(const char *s)
@@ -317,6 +285,8 @@ static int req_prepare(rm_docker *d, struct req *r, rm_error *err)
 		 r->content_type ? r->content_type : "application/json");
 	r->hdrs = curl_slist_append(r->hdrs, ctype);
 	r->hdrs = curl_slist_append(r->hdrs, "Expect:");
+	for (const char *const *h = r->headers; h && *h && r->hdrs; h++)
+		r->hdrs = curl_slist_append(r->hdrs, *h);
 	if (!r->hdrs)
 		return rm_error_set(err, RM_ERR_INTERNAL, "out of memory");
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->hdrs);
@@ -1216,4 +1186,26 @@ out:
 	free(econd);
 	free(url);
 	return ret;
+}
+
+/* ---- for the other files of src/docker (engine_internal.h) ---- */
+
+void rm_docker_req_init(struct req *r, const char *method, const char *path, long timeout)
+{
+	req_init(r, method, path, timeout);
+}
+
+int rm_docker_do_request(rm_docker *d, struct req *r, rm_error *err)
+{
+	return do_request(d, r, err);
+}
+
+int rm_docker_json_request(rm_docker *d, struct req *r, json_t **out, rm_error *err)
+{
+	return json_request(d, r, out, err);
+}
+
+char *rm_docker_escape(const char *s)
+{
+	return escape(s);
 }

@@ -1,0 +1,18 @@
+# Scale-out tests (issue 13): images and registries against a real dockerd and a real
+# docker-registry; the SLURM pieces against the real two-node cluster of tests/slurm-cluster.sh.
+add_executable(live_images ${CMAKE_SOURCE_DIR}/tests/scaleout/live_images.c)
+target_link_libraries(live_images PRIVATE rm)
+target_include_directories(live_images PRIVATE ${CMAKE_SOURCE_DIR}/tests/unit)
+add_test(NAME scaleout.registry_live
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scaleout/registry_live.sh
+                 $<TARGET_FILE:live_images> ${CMAKE_SOURCE_DIR})
+set_tests_properties(scaleout.registry_live PROPERTIES LABELS "integration;scaleout" TIMEOUT 300)
+
+find_program(SHELLCHECK_SCALEOUT shellcheck)
+if(SHELLCHECK_SCALEOUT)
+  file(GLOB RM_SCALEOUT_SCRIPTS ${CMAKE_SOURCE_DIR}/tests/scaleout/*.sh)
+  add_test(NAME lint.shellcheck_scaleout
+           COMMAND ${SHELLCHECK_SCALEOUT} -x -S warning ${RM_SCALEOUT_SCRIPTS}
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(lint.shellcheck_scaleout PROPERTIES LABELS lint)
+endif()
