@@ -80,6 +80,13 @@ int rm_proc_run(char *const argv[], const char *input, double timeout, size_t ma
 	int status = 0, poll_failed = 0;
 
 	memset(res, 0, sizeof(*res));
+	/* Said before spawning: where posix_spawn cannot report a failed exec (valgrind runs
+	 * the child as a fork), the child would only exit 127. */
+	if (strchr(argv[0], '/') ? access(argv[0], X_OK) != 0 : !rm_on_path(argv[0])) {
+		rm_error_set(err, RM_ERR_IO, "cannot run '%s': no such program%s", argv[0],
+			     strchr(argv[0], '/') ? "" : " on PATH");
+		goto out;
+	}
 	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(er, O_CLOEXEC) != 0) {
 		rm_error_set(err, RM_ERR_IO, "cannot run '%s': pipe: %s", argv[0], strerror(errno));
 		goto out;

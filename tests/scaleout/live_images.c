@@ -183,6 +183,8 @@ int main(int argc, char **argv)
 	CHECK(rm_docker_image_push(d, dead, NULL, &digest, &err) < 0);
 	CHECK(strstr(err.msg, "connection refused") != NULL);
 	printf("push to a dead registry: %s\n", err.msg);
+	free(dist);
+	dist = NULL;
 	CHECK(rm_docker_distribution_digest(d, dead, NULL, &dist, &err) < 0);
 	printf("distribution on a dead registry: %s\n", err.msg);
 	CHECK(rm_docker_image_remove(d, dead, 0, &err) == 0);
