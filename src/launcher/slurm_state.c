@@ -363,8 +363,15 @@ void rm_slurm_reason(const rm_slurm_job_state *js, char *buf, size_t size)
 	case RM_SLURM_TIMEOUT:
 		snprintf(why, sizeof(why), "it reached its time limit (slurm.time)");
 		break;
+	case RM_SLURM_COMPLETED:
+		snprintf(buf, size, "slurm job %s: COMPLETED", id);
+		return;
 	case RM_SLURM_CANCELLED:
-		if (js->reason[0] && strcmp(js->reason, "None") != 0)
+		/* sacct: "CANCELLED by 0", the uid of who cancelled it */
+		if (rm_starts_with(js->reason, "by ") && js->reason[3] >= '0' &&
+		    js->reason[3] <= '9')
+			snprintf(why, sizeof(why), "cancelled by uid %s", js->reason + 3);
+		else if (js->reason[0] && strcmp(js->reason, "None") != 0)
 			snprintf(why, sizeof(why), "cancelled %s", js->reason);
 		else
 			snprintf(why, sizeof(why), "scancel or an administrator stopped it");

@@ -16,3 +16,13 @@ if(SHELLCHECK_SCALEOUT)
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(lint.shellcheck_scaleout PROPERTIES LABELS lint)
 endif()
+
+# The batch script and the parsers on a real two-node SLURM cluster (started and stopped by
+# the test itself, on a free port base), with containers on the real dockerd.
+add_executable(slurm_tool ${CMAKE_SOURCE_DIR}/tests/scaleout/slurm_tool.c)
+target_link_libraries(slurm_tool PRIVATE rm)
+add_test(NAME scaleout.slurm_live
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scaleout/slurm_live.sh $<TARGET_FILE:slurm_tool>
+                 $<TARGET_FILE:run_models> ${CMAKE_SOURCE_DIR})
+set_tests_properties(scaleout.slurm_live PROPERTIES LABELS "integration;scaleout;slurm"
+                     TIMEOUT 600)

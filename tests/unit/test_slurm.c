@@ -530,7 +530,9 @@ static void test_states(void)
 		CHECK(v[0].state == RM_SLURM_CANCELLED);
 		CHECK_STR(v[0].reason, "by 0");
 		rm_slurm_reason(&v[0], reason, sizeof(reason));
-		CHECK_STR(reason, "slurm job 5: CANCELLED (cancelled by 0)");
+		CHECK_STR(reason, "slurm job 5: CANCELLED (cancelled by uid 0)");
+		rm_slurm_reason(&v[3], reason, sizeof(reason));
+		CHECK_STR(reason, "slurm job 8_0: COMPLETED");
 		rm_slurm_reason(&v[1], reason, sizeof(reason));
 		CHECK_STR(reason, "slurm job 6: TIMEOUT (it reached its time limit (slurm.time))");
 		CHECK(v[2].exit_code == 3);
