@@ -104,11 +104,11 @@ typedef struct rm_slurm_job {
 	char *const *task_argv; /* NULL-terminated: what each node runs */
 } rm_slurm_job;
 
-/* The variables the batch script exports for the tasks, in order; the script also exports
- * RM_SLURM_ENV, their names separated by blanks, so the per-node runner knows which of its
- * variables to hand to the container. NODE_RANK and MAD_MULTI_NODE_RUNNER are set per task. */
-extern const char *const rm_slurm_env_names[];
-
+/* The batch script exports the job-wide variables (MASTER_ADDR, MASTER_PORT, NNODES,
+ * WORLD_SIZE, GPUS_PER_NODE, NPROC_PER_NODE, and NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME,
+ * DISTRIBUTED_BACKEND when configured); each task sets NODE_RANK and MAD_MULTI_NODE_RUNNER.
+ * RM_SLURM_ENV lists all their names, separated by blanks, so the per-node runner knows which
+ * of its variables to hand to the container. */
 /* The batch script (caller frees). */
 int rm_slurm_script(const rm_slurm_job *job, char **script, rm_error *err);
 

@@ -392,10 +392,6 @@ long rm_slurm_time_seconds(const char *s)
 
 /* ---- the batch script ---- */
 
-const char *const rm_slurm_env_names[] = {
-    "MASTER_ADDR", "MASTER_PORT", "NNODES", "WORLD_SIZE", "GPUS_PER_NODE", "NPROC_PER_NODE", NULL,
-};
-
 int rm_slurm_runner(const rm_dist_conf *dc, long nproc, char **runner, rm_error *err)
 {
 	const char *l = dc->launcher ? dc->launcher : RM_SLURM_DEFAULT_LAUNCHER;
