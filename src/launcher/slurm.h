@@ -168,6 +168,16 @@ int rm_slurm_parse_scontrol(const char *out, rm_slurm_job_state **v, size_t *n, 
 /* The FAILURE row's reason for a job that ended in a final state other than COMPLETED, e.g.
  * "slurm job 123_4: TIMEOUT (it reached its time limit)". */
 void rm_slurm_reason(const rm_slurm_job_state *js, char *buf, size_t size);
+/*
+ * The first task that failed, from the batch script's own log: srun prints "srun: error: n2:
+ * task 1: Exited with exit code 3" as each task fails. Needed because sacct's ExitCode is the
+ * highest of all tasks: once --kill-on-bad-exit has stopped the other ranks, their 143
+ * (SIGTERM) shows as 15 and hides the rank that failed. Returns 0 and fills *task, *code
+ * and node; 1 when the log has no such line.
+ */
+int rm_slurm_first_failed_task(const char *batch_log, long *task, int *code, char *node,
+			       size_t node_size);
+
 /* Whether a pending reason can never clear by itself (PartitionNodeLimit, BadConstraints,
  * ...): the follower gives up instead of waiting forever. */
 int rm_slurm_pending_hopeless(const char *reason);

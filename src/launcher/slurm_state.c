@@ -398,6 +398,37 @@ void rm_slurm_reason(const rm_slurm_job_state *js, char *buf, size_t size)
 	snprintf(buf, size, "slurm job %s: %s (%s)", id, name, why);
 }
 
+int rm_slurm_first_failed_task(const char *log, long *task, int *code, char *node, size_t node_size)
+{
+	static const char head[] = "srun: error: ";
+	const char *p = log ? log : "";
+
+	while (*p) {
+		size_t ll = strcspn(p, "\n");
+		char *line = rm_xstrndup(p, ll), *t, *c;
+		long tk, cd;
+		/* "srun: error: NODE: task N: Exited with exit code C" */
+		if (rm_starts_with(line, head) && (t = strstr(line, ": task ")) &&
+		    (c = strstr(t, ": Exited with exit code "))) {
+			*c = '\0';
+			if (rm_parse_long(t + 7, 0, 1L << 30, &tk) == 0 &&
+			    rm_parse_long(c + 24, 0, 255, &cd) == 0) {
+				*t = '\0';
+				snprintf(node, node_size, "%s", line + sizeof(head) - 1);
+				*task = tk;
+				*code = (int)cd;
+				free(line);
+				return 0;
+			}
+		}
+		free(line);
+		p += ll;
+		if (*p)
+			p++;
+	}
+	return 1;
+}
+
 int rm_slurm_pending_hopeless(const char *reason)
 {
 	static const char *const never[] = {

@@ -4,7 +4,7 @@
 # $DOCKER_HOST with curl), given every variable the batch script listed in $RM_SLURM_ENV plus
 # NODE_RANK; its output streamed to stdout (srun writes it to <model>.node<R>.log); on
 # SIGTERM (scancel) the container is removed before the task exits.
-# Usage: node_task.sh IMAGE MODEL [STEPS] [FAIL_RANK]
+# Usage: node_task.sh IMAGE MODEL [STEPS] [FAIL_RANK]   (FAIL_RANK exits 3 after its first step)
 set -u
 image=$1 model=$2 steps=${3:-3} fail_rank=${4:--1}
 sock=${DOCKER_HOST#unix://}
@@ -20,7 +20,7 @@ body=$(jq -n --arg img "$image" --argjson env "$env_json" --arg node "${SLURMD_N
 	Image: $img, Env: $env, Tty: true,
 	Labels: {"rm.slurmtest": "1", "rm.slurmtest.node": $node},
 	HostConfig: {NetworkMode: "host"},
-	Cmd: ["sh", "-c", "echo \"model=$RM_TEST_MODEL rank=$NODE_RANK master=$MASTER_ADDR:$MASTER_PORT nnodes=$NNODES world=$WORLD_SIZE gpus=$GPUS_PER_NODE\"; echo \"runner=$MAD_MULTI_NODE_RUNNER\"; i=1; while [ $i -le $STEPS ]; do echo step $i; i=$((i+1)); sleep 0.5; done; echo \"performance: 1234.5 samples_per_sec\"; [ \"$NODE_RANK\" = \"$FAIL_RANK\" ] && exit 3; exit 0"]}')
+	Cmd: ["sh", "-c", "echo \"model=$RM_TEST_MODEL rank=$NODE_RANK master=$MASTER_ADDR:$MASTER_PORT nnodes=$NNODES world=$WORLD_SIZE gpus=$GPUS_PER_NODE\"; echo \"runner=$MAD_MULTI_NODE_RUNNER\"; i=1; while [ $i -le $STEPS ]; do echo step $i; [ \"$NODE_RANK\" = \"$FAIL_RANK\" ] && exit 3; i=$((i+1)); sleep 0.5; done; echo \"performance: 1234.5 samples_per_sec\"; exit 0"]}')
 id=$(api POST "/containers/create?name=$name" "$body" | jq -r '.Id // empty')
 [ -n "$id" ] || { echo "node_task: cannot create a container from $image on ${SLURMD_NODENAME:-?}" >&2; exit 1; }
 remove() { api DELETE "/containers/$id?force=1" >/dev/null; }

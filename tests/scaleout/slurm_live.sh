@@ -6,7 +6,8 @@
 #              names do not resolve here), NODE_RANK, NNODES, WORLD_SIZE and
 #              MAD_MULTI_NODE_RUNNER reach the containers; sacct COMPLETED
 #   array      four one-node models in one job array, each its own log and model name
-#   fail       rank 1 exits 3: the job ends FAILED, the reason says exit code 3
+#   fail       rank 1 exits 3: rank 0 is stopped, the job ends FAILED, the batch log names
+#              rank 1 and code 3 (sacct's ExitCode is the highest of all tasks: 143 -> 15)
 #   cancel     scancel mid-job: no job left, no container left on any node, CANCELLED
 # Usage: slurm_live.sh SLURM_TOOL RUN_MODELS SOURCE_DIR [CASE...]   (default: every case)
 # SLURM_TEST_PORT picks the port base (default: a free one in 17200-17900); RM_TEST_KEEP=1
@@ -132,13 +133,17 @@ for case in $cases; do
 		[ "$(containers_left)" = 0 ] || fail "containers left"
 		;;
 	fail)
+		# rank 1 fails after its first step; rank 0 is then stopped by --kill-on-bad-exit
 		s=$(script '{"slurm": {"nodes": 2, "exclusive": false, "time": "5"}}' rm-fail smoke_busybox -- \
-			"$task" "$image" "{model}" 2 1)
+			"$task" "$image" "{model}" 20 1)
 		id=$(submit "$s")
 		st=$(finish "$id")
-		echo "fail: job $id done in $(since "$t0") s: $st"
-		[ "$st" = "$id FAILED slurm job $id: FAILED (a task exited with code 3)" ] || fail "state: $st"
-		grep -q '^performance' "$work/logs/smoke_busybox.node0.log" || fail "rank 0 log"
+		first=$("$tool" batchlog <"$work/logs/smoke_busybox.batch.log")
+		echo "fail: job $id done in $(since "$t0") s: $st; $first"
+		[ "${st%% (*}" = "$id FAILED slurm job $id: FAILED" ] || fail "state: $st"
+		[ "$first" = "task 1 on n2 exited with code 3" ] || fail "first failure: $first"
+		grep -q '^step 1' "$work/logs/smoke_busybox.node0.log" || fail "rank 0 log"
+		grep -q 'SIGTERM on rank 0' "$work/logs/smoke_busybox.node0.err" || fail "rank 0 was not stopped"
 		[ "$(containers_left)" = 0 ] || fail "containers left"
 		;;
 	cancel)

@@ -5,7 +5,7 @@
  *   slurm_tool script CONTEXT_JSON LOG_DIR WORKDIR JOB_NAME MODEL[,MODEL...] -- TASK_ARGV...
  *       prints the batch script (one model: one job over slurm.nodes; several: an array);
  *       each model's log name is the model name with '/' made '_'
- *   slurm_tool sbatch|squeue|sacct|scontrol < OUTPUT
+ *   slurm_tool sbatch|squeue|sacct|scontrol|batchlog < OUTPUT
  *       prints what the parser read: "ID STATE REASON-TEXT" per job or array task
  */
 #include <stdio.h>
@@ -110,11 +110,22 @@ int main(int argc, char **argv)
 	if (argc >= 2 && strcmp(argv[1], "script") == 0)
 		return script(argc, argv);
 	if (argc != 2) {
-		fprintf(stderr, "usage: slurm_tool script ... | sbatch|squeue|sacct|scontrol\n");
+		fprintf(stderr,
+			"usage: slurm_tool script ... | sbatch|squeue|sacct|scontrol|batchlog\n");
 		return 2;
 	}
 	in = slurp_stdin();
-	if (strcmp(argv[1], "sbatch") == 0) {
+	if (strcmp(argv[1], "batchlog") == 0) {
+		long task;
+		int code;
+		char node[256];
+		r = rm_slurm_first_failed_task(in, &task, &code, node, sizeof(node));
+		if (r == 0)
+			printf("task %ld on %s exited with code %d\n", task, node, code);
+		r = r > 0 ? -1 : r;
+		if (r < 0)
+			rm_error_set(&err, RM_ERR_INPUT, "no failed task in the batch log");
+	} else if (strcmp(argv[1], "sbatch") == 0) {
 		long id;
 		r = rm_slurm_parse_sbatch(in, &id, &err);
 		if (r == 0)

@@ -577,6 +577,22 @@ static void test_states(void)
 	CHECK(rm_slurm_parse_scontrol("slurm_load_jobs error: Invalid job id specified\n", &v, &n,
 				      &err) < 0);
 
+	/* The rank that failed first, from the batch log (sacct said 15:0 here: the other
+	 * rank's SIGTERM exit, 143, hid it). */
+	long task = -1;
+	int code = -1;
+	char node[64] = "";
+	CHECK(
+	    rm_slurm_first_failed_task("srun: error: n2: task 1: Exited with exit code 3\n"
+				       "srun: launch/slurm: _step_signal: Terminating StepId=11.0\n"
+				       "srun: error: n1: task 0: Exited with exit code 143\n",
+				       &task, &code, node, sizeof(node)) == 0);
+	CHECK(task == 1 && code == 3);
+	CHECK_STR(node, "n2");
+	CHECK(rm_slurm_first_failed_task("run_models: job 5 on n[1-2]\n", &task, &code, node,
+					 sizeof(node)) == 1);
+	CHECK(rm_slurm_first_failed_task(NULL, &task, &code, node, sizeof(node)) == 1);
+
 	/* hostlists and NodeAddr */
 	struct {
 		const char *list, *first;
