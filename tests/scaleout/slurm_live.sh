@@ -10,7 +10,7 @@
 #              rank 1 and code 3 (sacct's ExitCode is the highest of all tasks: 143 -> 15)
 #   cancel     scancel mid-job: no job left, no container left on any node, CANCELLED
 # Usage: slurm_live.sh SLURM_TOOL RUN_MODELS SOURCE_DIR [CASE...]   (default: every case)
-# SLURM_TEST_PORT picks the port base (default: a free one in 17200-17900); RM_TEST_KEEP=1
+# SLURM_TEST_PORT picks the port base (default: a free block in 17200-19999); RM_TEST_KEEP=1
 # keeps the work folder (cluster logs, job logs) for a look.
 set -euo pipefail
 tool=$1 rm_bin=$2 src=$3
@@ -41,9 +41,12 @@ now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.2f", b - a}'; }
 
 if [ -z "${SLURM_TEST_PORT:-}" ]; then
-	for base in $(seq 17200 100 17900 | shuf); do
+	# A block of 100 ports (daemons at +0..+4, srun at +10..+99) where nothing listens.
+	for base in $(seq 17200 100 19900 | shuf); do
 		busy=0
-		for off in 0 1 2 3 4; do (exec 3<>"/dev/tcp/127.0.0.1/$((base + off))") 2>/dev/null && busy=1; done
+		for off in 0 1 2 3 4 $(seq 10 99); do
+			(exec 3<>"/dev/tcp/127.0.0.1/$((base + off))") 2>/dev/null && { busy=1; break; }
+		done
 		[ $busy = 0 ] && { SLURM_TEST_PORT=$base; break; }
 	done
 fi
