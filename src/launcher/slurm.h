@@ -109,7 +109,9 @@ typedef struct rm_slurm_job {
  * DISTRIBUTED_BACKEND when configured); each task sets NODE_RANK and MAD_MULTI_NODE_RUNNER.
  * RM_SLURM_ENV lists all their names, separated by blanks, so the per-node runner knows which
  * of its variables to hand to the container. */
-/* The batch script (caller frees). */
+/* The batch script (caller frees). Inside an existing allocation (salloc, or an sbatch of
+ * the user's own) the same text runs as it is with bash: its #SBATCH lines are comments
+ * there, and its srun uses the allocation. */
 int rm_slurm_script(const rm_slurm_job *job, char **script, rm_error *err);
 
 /* The MAD_MULTI_NODE_RUNNER value for a launcher, as madengine builds it, with the literal

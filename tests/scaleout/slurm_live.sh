@@ -9,13 +9,14 @@
 #   fail       rank 1 exits 3: rank 0 is stopped, the job ends FAILED, the batch log names
 #              rank 1 and code 3 (sacct's ExitCode is the highest of all tasks: 143 -> 15)
 #   cancel     scancel mid-job: no job left, no container left on any node, CANCELLED
+#   in_allocation  the same script run with bash inside `salloc -N 2`: srun uses the allocation
 # Usage: slurm_live.sh SLURM_TOOL RUN_MODELS SOURCE_DIR [CASE...]   (default: every case)
 # SLURM_TEST_PORT picks the port base (default: a free block in 17200-19999); RM_TEST_KEEP=1
 # keeps the work folder (cluster logs, job logs) for a look.
 set -euo pipefail
 tool=$1 rm_bin=$2 src=$3
 shift 3
-cases=${*:-two_node array fail cancel}
+cases=${*:-two_node array fail cancel in_allocation}
 DOCKER_HOST=$("$src/tools/ensure-docker.sh")
 export DOCKER_HOST
 sock=${DOCKER_HOST#unix://}
@@ -167,6 +168,20 @@ for case in $cases; do
 		[ -z "$(squeue -h -j "$id" -o %i)" ] || fail "job still queued"
 		[ "$(containers_left)" = 0 ] || fail "containers left after scancel"
 		grep -q 'SIGTERM on rank 0' "$work/logs/smoke_busybox.node0.err" || fail "rank 0 was not told"
+		;;
+	in_allocation)
+		# Inside an allocation the same script runs as it is, with bash instead of sbatch:
+		# its #SBATCH lines are comments there and its srun uses the allocation.
+		s=$(script '{"slurm": {"nodes": 2, "exclusive": false, "time": "5"}}' rm-alloc smoke_busybox -- \
+			"$task" "$image" "{model}" 2)
+		(cd "$mad" && salloc -Q -N 2 --time=5 bash "$s") >"$work/logs/salloc.out" 2>&1 ||
+			fail "salloc: $(cat "$work/logs/salloc.out")"
+		echo "in_allocation: done in $(since "$t0") s"
+		for r in 0 1; do
+			grep -q "^model=smoke_busybox rank=$r master=127.0.0.1:29500 nnodes=2" "$work/logs/smoke_busybox.node$r.log" ||
+				fail "rank $r: $(head -n 1 "$work/logs/smoke_busybox.node$r.log" 2>&1)"
+		done
+		[ "$(containers_left)" = 0 ] || fail "containers left"
 		;;
 	*) fail "unknown case" ;;
 	esac
