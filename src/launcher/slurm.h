@@ -184,6 +184,28 @@ int rm_slurm_first_failed_task(const char *batch_log, long *task, int *code, cha
  * ...): the follower gives up instead of waiting forever. */
 int rm_slurm_pending_hopeless(const char *reason);
 
+/* ---- running the SLURM commands (slurm_cmd.c) ----
+ *
+ * Each runs the command with rm_proc_run (no shell, a deadline of RM_SLURM_CMD_TIMEOUT s) on
+ * the cluster of $SLURM_CONF (or the system's), and turns its failure into a message that
+ * quotes the command's own words. */
+
+#define RM_SLURM_CMD_TIMEOUT 60.0
+
+/* sbatch --parsable SCRIPT: *job_id. */
+int rm_slurm_submit(const char *script_path, long *job_id, rm_error *err);
+/* squeue: the job's (or every array task's) queue state; *n = 0 once it has left the queue
+ * (including when slurmctld no longer knows the id). */
+int rm_slurm_queue(long job_id, rm_slurm_job_state **v, size_t *n, rm_error *err);
+/* The final states: sacct -X when accounting answers (*source "sacct"), else scontrol
+ * (*source "scontrol"; it forgets a job MinJobAge seconds after its end). Entries come in
+ * the command's order (scontrol's is not by task id) and may still be non-final right after
+ * the job left the queue (sacct lags for arrays): poll. */
+int rm_slurm_final(long job_id, rm_slurm_job_state **v, size_t *n, const char **source,
+		   rm_error *err);
+/* scancel JOB (every array task); a job already gone is not an error. */
+int rm_slurm_cancel(long job_id, rm_error *err);
+
 /* The first host of a hostlist expression ("n[1-2]" -> "n1", "gpu[007-010],x" -> "gpu007");
  * caller frees; NULL when it does not parse. */
 char *rm_slurm_hostlist_first(const char *list);

@@ -6,6 +6,7 @@
  *       prints the batch script (one model: one job over slurm.nodes; several: an array);
  *       each model's log name is the model name with '/' made '_'
  *   slurm_tool sbatch|squeue|sacct|scontrol|batchlog < OUTPUT
+ *   slurm_tool queue|final JOB_ID     (runs squeue, or sacct falling back on scontrol)
  *       prints what the parser read: "ID STATE REASON-TEXT" per job or array task
  */
 #include <stdio.h>
@@ -109,6 +110,27 @@ int main(int argc, char **argv)
 
 	if (argc >= 2 && strcmp(argv[1], "script") == 0)
 		return script(argc, argv);
+	if (argc == 3 && (strcmp(argv[1], "final") == 0 || strcmp(argv[1], "queue") == 0)) {
+		long id;
+		const char *source = "squeue";
+		if (rm_parse_long(argv[2], 1, 1L << 40, &id) < 0) {
+			fprintf(stderr, "slurm_tool: '%s' is not a job id\n", argv[2]);
+			return 2;
+		}
+		r = argv[1][0] == 'f' ? rm_slurm_final(id, &v, &n, &source, &err)
+				      : rm_slurm_queue(id, &v, &n, &err);
+		if (r < 0)
+			fprintf(stderr, "slurm_tool: %s\n", err.msg);
+		for (size_t i = 0; r == 0 && i < n; i++) {
+			rm_slurm_reason(&v[i], reason, sizeof(reason));
+			printf("%ld", v[i].job_id);
+			if (v[i].array_task >= 0)
+				printf("_%ld", v[i].array_task);
+			printf(" %s %s (%s)\n", rm_slurm_state_name(v[i].state), reason, source);
+		}
+		free(v);
+		return r < 0 ? 1 : 0;
+	}
 	if (argc != 2) {
 		fprintf(stderr,
 			"usage: slurm_tool script ... | sbatch|squeue|sacct|scontrol|batchlog\n");

@@ -26,3 +26,14 @@ add_test(NAME scaleout.slurm_live
                  $<TARGET_FILE:run_models> ${CMAKE_SOURCE_DIR})
 set_tests_properties(scaleout.slurm_live PROPERTIES LABELS "integration;scaleout;slurm"
                      TIMEOUT 600)
+
+# The SLURM commands from C; and without accounting (final states from scontrol, not sacct).
+add_executable(live_slurm ${CMAKE_SOURCE_DIR}/tests/scaleout/live_slurm.c)
+target_link_libraries(live_slurm PRIVATE rm)
+target_include_directories(live_slurm PRIVATE ${CMAKE_SOURCE_DIR}/tests/unit)
+add_dependencies(slurm_tool live_slurm)
+add_test(NAME scaleout.slurm_live_nodbd
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scaleout/slurm_live.sh $<TARGET_FILE:slurm_tool>
+                 $<TARGET_FILE:run_models> ${CMAKE_SOURCE_DIR} c_api two_node)
+set_tests_properties(scaleout.slurm_live_nodbd PROPERTIES LABELS "integration;scaleout;slurm"
+                     TIMEOUT 600 ENVIRONMENT SLURM_TEST_DBD=0)
