@@ -28,9 +28,15 @@ chmod 755 "$work" # munged wants a+x on every folder above its socket
 export SLURM_TEST_DIR=$work/slurm
 # shellcheck source=tests/slurm-cluster.sh
 . "$src/tests/slurm-cluster.sh"
+# Our containers carry rm.slurmtest=<this run> (tests/scaleout/node_task.sh): parallel runs share
+# the engine and must neither count nor remove each other's.
+export RM_SLURMTEST_ID="$$-$RANDOM"
+ours() { # the ids of this run's containers
+	curl -sS --unix-socket "$sock" "http://localhost/containers/json?all=1&filters=$(printf '{"label":["rm.slurmtest=%s"]}' "$RM_SLURMTEST_ID" | jq -sRr @uri)" | jq -r '.[].Id'
+}
 cleanup() {
 	slurm_stop >/dev/null 2>&1 || true
-	ids=$(curl -sS --unix-socket "$sock" "http://localhost/containers/json?all=1&filters=%7B%22label%22%3A%5B%22rm.slurmtest%3D1%22%5D%7D" | jq -r '.[].Id' || true)
+	ids=$(ours || true)
 	for id in $ids; do curl -sS --unix-socket "$sock" -X DELETE "http://localhost/containers/$id?force=1" >/dev/null || true; done
 	if [ -n "${RM_TEST_KEEP:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
 }
@@ -66,9 +72,7 @@ mkdir -p "$mad" && cp -r "$src/models.json" "$src/docker" "$src/scripts" "$mad/"
 image=ci-smoke_busybox_smoke
 task=$src/tests/scaleout/node_task.sh
 
-containers_left() {
-	curl -sS --unix-socket "$sock" "http://localhost/containers/json?all=1&filters=%7B%22label%22%3A%5B%22rm.slurmtest%3D1%22%5D%7D" | jq length
-}
+containers_left() { ours | grep -c . || true; }
 # Submits the script, prints the job id.
 submit() { # SCRIPT_FILE
 	local out
