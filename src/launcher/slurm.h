@@ -160,7 +160,8 @@ typedef struct rm_slurm_job_state {
 /* `sbatch --parsable`: "123" or "123;cluster". */
 int rm_slurm_parse_sbatch(const char *out, long *job_id, rm_error *err);
 /* `squeue -h -j ID --states=all -o '%i|%T|%r'`: pending array ranges ("123_[2-5,7%2]")
- * expand to one entry per task. *v (caller frees) may be empty. */
+ * expand to one entry per task (at most 100000 in all, else refused). *v (caller frees) may
+ * be empty. */
 int rm_slurm_parse_squeue(const char *out, rm_slurm_job_state **v, size_t *n, rm_error *err);
 /* `sacct -j ID -X -n -P -o JobID,State,ExitCode`. */
 int rm_slurm_parse_sacct(const char *out, rm_slurm_job_state **v, size_t *n, rm_error *err);

@@ -15,7 +15,9 @@
 #include "slurm.h"
 #include "rm/util.h"
 
-#define MAX_ARRAY_TASKS 1000000L
+/* More entries than any array SLURM allows by default (MaxArraySize 1001), far fewer than a
+ * runaway range would make. */
+#define MAX_ARRAY_TASKS 100000L
 
 static const struct {
 	const char *name, *abbrev;
@@ -91,11 +93,12 @@ int rm_slurm_parse_sbatch(const char *out, long *job_id, rm_error *err)
 	return r;
 }
 
-static rm_slurm_job_state *push(rm_slurm_job_state **v, size_t *n, const rm_slurm_job_state *js)
+static void push(rm_slurm_job_state **v, size_t *n, const rm_slurm_job_state *js)
 {
-	*v = rm_xrealloc(*v, (*n + 1) * sizeof(**v));
-	(*v)[*n] = *js;
-	return &(*v)[(*n)++];
+	/* Capacity doubles at each power of two (8 at least): arrays of thousands stay cheap. */
+	if ((*n & (*n - 1)) == 0)
+		*v = rm_xrealloc(*v, (*n < 4 ? 8 : 2 * *n) * sizeof(**v));
+	(*v)[(*n)++] = *js;
 }
 
 /* "3:0" -> 3, 0 */
@@ -160,8 +163,8 @@ static int add_ids(const char *id, size_t len, rm_slurm_job_state t, rm_slurm_jo
 		dash = strchr(item, '-');
 		if (dash)
 			*dash = '\0';
-		if (rm_parse_long(item, 0, MAX_ARRAY_TASKS, &lo) < 0 ||
-		    (dash && rm_parse_long(dash + 1, lo, MAX_ARRAY_TASKS, &hi) < 0))
+		if (rm_parse_long(item, 0, 1L << 30, &lo) < 0 ||
+		    (dash && rm_parse_long(dash + 1, lo, 1L << 30, &hi) < 0))
 			goto out;
 		if (!dash)
 			hi = lo;

@@ -519,6 +519,15 @@ static void test_states(void)
 	CHECK(strstr(err.msg, "squeue's output: 'garbage'") != NULL);
 	CHECK(rm_slurm_parse_squeue("13_[2-|PENDING|x\n", &v, &n, &err) < 0);
 	CHECK(rm_slurm_parse_squeue("13_[5-2]|PENDING|x\n", &v, &n, &err) < 0);
+	/* Task ids as large as SLURM allows; but not a runaway number of entries. */
+	CHECK(rm_slurm_parse_squeue("13_[3999999-4000000]|PENDING|x\n13_[7]|PENDING|x\n", &v, &n,
+				    &err) == 0);
+	CHECK(n == 3 && v && v[1].array_task == 4000000 && v[2].array_task == 7);
+	free(v);
+	CHECK(rm_slurm_parse_squeue("13_[0-99999]|PENDING|x\n", &v, &n, &err) == 0 && n == 100000);
+	free(v);
+	CHECK(rm_slurm_parse_squeue("13_[0-100000]|PENDING|x\n", &v, &n, &err) < 0);
+	CHECK(v == NULL && n == 0);
 
 	/* sacct (-X: no steps; a step line is skipped anyway). */
 	CHECK(rm_slurm_parse_sacct("5|CANCELLED by 0|0:0\n6|TIMEOUT|0:0\n7|FAILED|3:0\n"
