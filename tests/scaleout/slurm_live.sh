@@ -16,7 +16,7 @@
 # SLURM_TEST_PORT picks the port base (default: a free block in 17200-19999); RM_TEST_KEEP=1
 # keeps the work folder (cluster logs, job logs) for a look.
 set -euo pipefail
-tool=$1 rm_bin=$2 src=$3
+tool=$(realpath "$1") rm_bin=$(realpath "$2") src=$(realpath "$3")
 shift 3
 cases=${*:-two_node array fail cancel in_allocation c_api}
 DOCKER_HOST=$("$src/tools/ensure-docker.sh")
