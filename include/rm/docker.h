@@ -9,10 +9,10 @@
  * status and the request ("POST /containers/create: 404 no such image: ci-x"). An
  * unreachable engine says where it looked and what to do.
  *
- * Cancellation: long calls (build, logs, wait) take an rm_docker_cancel_fn, polled about
- * once a second by libcurl's progress callback and on every received chunk; when it returns
- * non-zero the transfer is aborted and the call returns RM_DOCKER_CANCELLED. Short calls
- * (create, start, kill, remove, inspect, archive) are bounded by a timeout.
+ * Cancellation: long calls (build, logs, wait) take an rm_docker_cancel_fn, polled every
+ * 100 ms and on every received chunk; when it returns non-zero the transfer is aborted and
+ * the call returns RM_DOCKER_CANCELLED. Short calls (create, start, kill, remove, inspect,
+ * archive) are bounded by a timeout. Every call also obeys the process-wide interrupt (below).
  */
 #ifndef RM_DOCKER_H
 #define RM_DOCKER_H
@@ -29,6 +29,15 @@ typedef struct rm_docker rm_docker;
 #define RM_DOCKER_CANCELLED (-2)
 
 typedef int (*rm_docker_cancel_fn)(void *ud);
+
+/*
+ * The process-wide interrupt (rm_interrupt_set in rm/util.h; Ctrl-C, SIGTERM, SIGHUP): once
+ * it is pending, every call waiting on the engine gives up within 100 ms with
+ * RM_DOCKER_CANCELLED, whatever its own deadline; calls made afterwards (the clean-up: kill,
+ * remove) get at most 1.5 s each, and once one of them goes unanswered the engine counts as
+ * hung and the rest fail at once. So one Ctrl-C ends a run within about 2 s even when the
+ * engine accepts connections and never answers.
+ */
 
 /* host: NULL = $DOCKER_HOST or the default socket. */
 int rm_docker_open(rm_docker **out, const char *host, rm_error *err);
@@ -94,6 +103,9 @@ int rm_docker_inspect(rm_docker *d, const char *id, json_t **out, rm_error *err)
 /* GET /containers/json?all=1&filters={"label":[label]}: ids (NULL-terminated, free with
  * rm_strv_free). */
 int rm_docker_list_by_label(rm_docker *d, const char *label, char ***ids, size_t *n, rm_error *err);
+/* The same listing as the engine gives it: an array of {Id, Names, Labels, State, ...};
+ * *out owned by caller. */
+int rm_docker_list_containers(rm_docker *d, const char *label, json_t **out, rm_error *err);
 
 /* ---- images and registries (src/docker/images.c) ----
  *

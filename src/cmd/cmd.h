@@ -18,6 +18,7 @@ enum {
 	RM_EXIT_DOCKER = 4, /* Docker engine unreachable or refusing */
 	RM_EXIT_IO = 5,	    /* local files (perf.csv, logs) */
 	RM_EXIT_INTERNAL = 70,
+	RM_EXIT_SIGHUP = 129,
 	RM_EXIT_SIGINT = 130,
 	RM_EXIT_SIGTERM = 143,
 };
@@ -26,5 +27,9 @@ int cmd_run(int argc, char **argv, rm_error *err);
 int cmd_list(int argc, char **argv, rm_error *err);
 int cmd_parse(int argc, char **argv, rm_error *err);
 int cmd_doctor(int argc, char **argv, rm_error *err);
+
+struct cli;
+/* The list command's output for an already parsed command line (run --list). */
+int list_selection(const struct cli *cli, rm_error *err);
 
 #endif

@@ -8,36 +8,16 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "rm/parse_file.h"
 #include "rm/parser.h"
 #include "rm/util.h"
 
-enum { OPT_PARSER, OPT_FORMAT, OPT_WARMUP, OPT_HELP };
-
-/* One table for parsing and for --help. */
-static const struct opt {
-	int id;
-	const char *lng;
-	const char *arg; /* NULL: a flag */
-	const char *help;
-} opts[] = {
-    {OPT_PARSER, "--parser", "NAME", "parser to use (default auto: recognise the format)"},
-    {OPT_FORMAT, "--format", "csv|json", "output format (default csv)"},
-    {OPT_WARMUP, "--warmup", "N",
-     "steps left out of steady-state means (default 1; at least one step is kept)"},
-    {OPT_HELP, "--help", NULL, "show this help"},
-};
-#define NOPTS (sizeof(opts) / sizeof(opts[0]))
-
-static void usage(FILE *f)
+static void usage(FILE *f, int markdown)
 {
-	fputs("usage: run_models parse [options] LOGFILE\n\noptions:\n", f);
-	for (size_t i = 0; i < NOPTS; i++) {
-		char left[40];
-		snprintf(left, sizeof(left), "%s%s%s", opts[i].lng, opts[i].arg ? " " : "",
-			 opts[i].arg ? opts[i].arg : "");
-		fprintf(f, "  %-22s %s\n", left, opts[i].help);
-	}
+	opt_help(f, CMD_PARSE, "usage: run_models parse [options] LOGFILE", markdown);
+	if (markdown)
+		return;
 	fputs("\nparsers:\n", f);
 	for (size_t i = 0; rm_parsers[i]; i++)
 		fprintf(f, "  %-22s %s\n", rm_parsers[i]->name, rm_parsers[i]->description);
@@ -47,102 +27,59 @@ static void usage(FILE *f)
 	      f);
 }
 
-/* Matches argv[*i] against the table; handles "--opt value" and "--opt=value". */
-static const struct opt *match_opt(char **argv, int argc, int *i, const char **val, rm_error *err)
-{
-	const char *a = argv[*i];
-
-	for (size_t k = 0; k < NOPTS; k++) {
-		size_t l = strlen(opts[k].lng);
-		if (strncmp(a, opts[k].lng, l) || (a[l] && a[l] != '='))
-			continue;
-		if (!opts[k].arg) {
-			if (a[l]) {
-				rm_error_set(err, RM_ERR_USAGE, "'%s' takes no value", opts[k].lng);
-				return NULL;
-			}
-			*val = NULL;
-		} else if (a[l] == '=') {
-			*val = a + l + 1;
-		} else if (*i + 1 < argc) {
-			*val = argv[++*i];
-		} else {
-			rm_error_set(err, RM_ERR_USAGE, "'%s' needs a value (%s)", opts[k].lng,
-				     opts[k].arg);
-			return NULL;
-		}
-		return &opts[k];
-	}
-	rm_error_set(err, RM_ERR_USAGE, "unknown option '%s' for parse (see --help)", a);
-	return NULL;
-}
-
 int cmd_parse(int argc, char **argv, rm_error *err)
 {
 	const char *parser = "auto", *file = NULL, *chosen = NULL;
-	int format = RM_PARSE_CSV, rc;
+	int format = RM_PARSE_CSV, rc, md, ret = -1;
 	rm_parser_config cfg = {RM_PARSER_WARMUP_DEFAULT};
+	struct cli cli;
+	struct opt_list pos = {0};
 
-	for (int i = 1; i < argc; i++) {
-		const struct opt *o;
-		const char *val = NULL;
-		long w;
-
-		if (!strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return 0;
+	cli_init(&cli);
+	rc = opt_parse(CMD_PARSE, &cli, argc, argv, &pos, &md, err);
+	if (rc != 0) {
+		if (rc == 1) {
+			usage(stdout, md);
+			ret = 0;
 		}
-		if (argv[i][0] != '-' || !strcmp(argv[i], "-")) {
-			if (file)
-				return rm_error_set(err, RM_ERR_USAGE,
-						    "parse takes one LOGFILE ('%s' and '%s')", file,
-						    argv[i]);
-			file = argv[i];
-			continue;
-		}
-		if (!(o = match_opt(argv, argc, &i, &val, err)))
-			return -1;
-		switch (o->id) {
-		case OPT_PARSER:
-			if (!rm_parser_find(val))
-				return rm_error_set(err, RM_ERR_USAGE,
-						    "unknown parser '%s' (see 'run_models parse "
-						    "--help')",
-						    val);
-			parser = val;
-			break;
-		case OPT_FORMAT:
-			if (!strcmp(val, "csv"))
-				format = RM_PARSE_CSV;
-			else if (!strcmp(val, "json"))
-				format = RM_PARSE_JSON;
-			else
-				return rm_error_set(err, RM_ERR_USAGE,
-						    "unknown format '%s' (csv or json)", val);
-			break;
-		case OPT_WARMUP:
-			if (rm_parse_long(val, 0, 1000000000L, &w) < 0)
-				return rm_error_set(err, RM_ERR_USAGE,
-						    "--warmup needs a whole number >= 0, not '%s'",
-						    val);
-			cfg.warmup = w;
-			break;
-		case OPT_HELP:
-			usage(stdout);
-			return 0;
-		}
+		goto out;
 	}
-	if (!file)
-		return rm_error_set(err, RM_ERR_USAGE, "parse needs a LOGFILE (see --help)");
-	if (!strcmp(file, "-"))
-		file = "/dev/stdin";
+	if (pos.n > 1) {
+		rm_error_set(err, RM_ERR_USAGE, "parse takes one LOGFILE ('%s' and '%s')", pos.v[0],
+			     pos.v[1]);
+		goto out;
+	}
+	if (cli.parser && !rm_parser_find(cli.parser)) {
+		rm_error_set(err, RM_ERR_USAGE,
+			     "unknown parser '%s' (see 'run_models parse --help')", cli.parser);
+		goto out;
+	}
+	if (cli.parser)
+		parser = cli.parser;
+	if (cli.format && !strcmp(cli.format, "json")) {
+		format = RM_PARSE_JSON;
+	} else if (cli.format && strcmp(cli.format, "csv")) {
+		rm_error_set(err, RM_ERR_USAGE, "unknown format '%s' (csv or json)", cli.format);
+		goto out;
+	}
+	if (cli.warmup >= 0)
+		cfg.warmup = cli.warmup;
+	if (!pos.n) {
+		rm_error_set(err, RM_ERR_USAGE, "parse needs a LOGFILE (see --help)");
+		goto out;
+	}
+	file = strcmp(pos.v[0], "-") ? pos.v[0] : "/dev/stdin";
 	rc = rm_parse_file(file, parser, &cfg, stdout, format, &chosen, err);
 	if (rc < 0)
-		return -1;
+		goto out;
 	if (!strcmp(parser, "auto"))
 		fprintf(stderr, "parse: auto chose parser '%s'\n", chosen ? chosen : "none");
 	if (rc == 1)
 		fprintf(stderr, "parse: nothing found in '%s'\n", file);
 	fflush(stdout);
-	return rc;
+	ret = rc;
+out:
+	cli_release(&cli);
+	opt_list_release(&pos);
+	return ret;
 }

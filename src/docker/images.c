@@ -484,7 +484,7 @@ static int xfer_run(rm_docker *d, const char *path, const rm_image_xfer_opts *o,
 	x->err = err;
 	rm_buf_init(&x->line, MAX_XFER_JSON_LINE);
 	/* No timeout: big layers take as long as they take; cancel closes the connection. */
-	rm_docker_req_init(r, "POST", path, 0);
+	engine_req_init(r, "POST", path, 0);
 	r->headers = hdrs;
 	r->on_data = xfer_data;
 	r->ud = x;
@@ -492,7 +492,7 @@ static int xfer_run(rm_docker *d, const char *path, const rm_image_xfer_opts *o,
 		r->cancel = o->cancel;
 		r->cancel_ud = o->cancel_ud;
 	}
-	ret = rm_docker_do_request(d, r, err);
+	ret = engine_do_request(d, r, err);
 	if (ret == 0)
 		xfer_object(x, rm_buf_str(&x->line), x->line.len);
 	rm_buf_release(&x->line);
@@ -512,11 +512,11 @@ int rm_docker_image_tag(rm_docker *d, const char *source, const char *ref, rm_er
 		goto out;
 	}
 	src = path_escape(source);
-	erepo = rm_docker_escape(repo);
-	etag = rm_docker_escape(tag ? tag : "latest");
+	erepo = engine_escape(repo);
+	etag = engine_escape(tag ? tag : "latest");
 	path = rm_xasprintf("/images/%s/tag?repo=%s&tag=%s", src, erepo, etag);
-	rm_docker_req_init(&r, "POST", path, RM_DOCKER_SHORT_TIMEOUT);
-	ret = rm_docker_do_request(d, &r, err);
+	engine_req_init(&r, "POST", path, SHORT_TIMEOUT);
+	ret = engine_do_request(d, &r, err);
 	if (ret < 0 && r.status == 404)
 		rm_error_set(err, RM_ERR_INPUT, "cannot tag '%s': no such image", source);
 out:
@@ -543,7 +543,7 @@ int rm_docker_image_push(rm_docker *d, const char *ref, const rm_image_xfer_opts
 		goto out;
 	}
 	erepo = path_escape(repo);
-	etag = rm_docker_escape(tag);
+	etag = engine_escape(tag);
 	path = rm_xasprintf("/images/%s/push?tag=%s", erepo, etag);
 	ret = xfer_run(d, path, o, &x, &r, err);
 	if (ret < 0) {
@@ -599,8 +599,8 @@ int rm_docker_image_pull(rm_docker *d, const char *ref, const rm_image_xfer_opts
 			     ref);
 		goto out;
 	}
-	erepo = rm_docker_escape(repo);
-	etag = rm_docker_escape(tag);
+	erepo = engine_escape(repo);
+	etag = engine_escape(tag);
 	path = rm_xasprintf("/images/create?fromImage=%s&tag=%s", erepo, etag);
 	ret = xfer_run(d, path, o, &x, &r, err);
 	if (ret < 0) {
@@ -644,9 +644,9 @@ int rm_docker_distribution_digest(rm_docker *d, const char *ref, const char *aut
 	int ret;
 
 	*digest = NULL;
-	rm_docker_req_init(&r, "GET", path, RM_DOCKER_SHORT_TIMEOUT);
+	engine_req_init(&r, "GET", path, SHORT_TIMEOUT);
 	r.headers = hdrs;
-	ret = rm_docker_json_request(d, &r, &resp, err);
+	ret = engine_json_request(d, &r, &resp, err);
 	if (ret < 0) {
 		if (r.status == 404 || (r.status >= 400 && says_not_found(r.engine_msg))) {
 			rm_error_clear(err);
@@ -678,8 +678,8 @@ int rm_docker_image_remove(rm_docker *d, const char *name, int force, rm_error *
 	struct req r;
 	int ret;
 
-	rm_docker_req_init(&r, "DELETE", path, RM_DOCKER_SHORT_TIMEOUT);
-	ret = rm_docker_do_request(d, &r, err);
+	engine_req_init(&r, "DELETE", path, SHORT_TIMEOUT);
+	ret = engine_do_request(d, &r, err);
 	if (ret < 0 && r.status == 404) {
 		rm_error_clear(err);
 		ret = 0;

@@ -5,11 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <jansson.h>
 
 #include "slurm.h"
-#include "rm/cmdline.h"
+#include "rm/launcher.h"
 #include "rm/util.h"
 
 /* ---- the context keys ---- */
@@ -125,8 +126,8 @@ static int get_bool(json_t *obj, const char *section, const char *key, int *out,
 		return 0;
 	}
 	s = json_string_value(v);
-	if (s && (rm_strcaseeq(s, "true") || rm_strcaseeq(s, "false"))) {
-		*out = rm_strcaseeq(s, "true");
+	if (s && (strcasecmp(s, "true") == 0 || strcasecmp(s, "false") == 0)) {
+		*out = strcasecmp(s, "true") == 0;
 		return 0;
 	}
 	return rm_error_set(err, RM_ERR_INPUT, "--additional-context: %s.%s must be true or false",
@@ -357,7 +358,7 @@ long rm_slurm_time_seconds(const char *s)
 
 	if (!s || !*s)
 		return -1;
-	if (rm_strcaseeq(s, "UNLIMITED") || rm_strcaseeq(s, "infinite"))
+	if (strcasecmp(s, "UNLIMITED") == 0 || strcasecmp(s, "infinite") == 0)
 		return 0;
 	if (strchr(s, '-')) {
 		days = digits(&p);

@@ -16,7 +16,7 @@
 
 #include "../../src/launcher/slurm.h"
 #include "check.h"
-#include "rm/cmdline.h"
+#include "rm/launcher.h"
 #include "rm/proc.h"
 #include "rm/util.h"
 #include "testfs.h"
