@@ -13,6 +13,9 @@
 #include "rm/log.h"
 #include "rm/util.h"
 
+/* Seconds of quiet output after the keep-alive exit marker before the stream ends. */
+#define KEEP_ALIVE_QUIET 0.3
+
 struct stream;
 
 /* One output stream of the workload (stdout or stderr), after secret masking. */
@@ -38,6 +41,7 @@ struct stream {
 	int timed_out;
 	double last_flush;
 	double last_progress;
+	double last_data; /* when the last piece of output came */
 	int write_errno;   /* the first failed write to the log (a full disk), or 0 */
 	char *exit_marker; /* keep-alive: "<marker><run id>:" */
 	int script_done;   /* keep-alive: the marker came */
@@ -123,6 +127,7 @@ static void on_frame(void *ud, int stream, const char *data, size_t len)
 	else if (st->exit_marker)
 		rm_lines_feed(&st->err_lines, data, len, on_stderr_line, st);
 	rm_mask_feed(&st->masks[i], data, len, on_masked, &st->sinks[i]);
+	st->last_data = rm_now();
 	flush_log(st, 0);
 }
 
@@ -155,7 +160,12 @@ static int poll_stream(void *ud)
 	struct stream *st = ud;
 	flush_log(st, 0); /* a quiet workload's last lines still reach the file */
 	stream_progress(st, 0);
-	if (rm_runner_signal() || st->script_done)
+	if (rm_runner_signal())
+		return 1;
+	/* keep-alive: the exit marker comes on stderr, and the engine copies stdout and stderr
+	 * apart, so the script's last stdout lines may still be on their way: stop once the
+	 * stream has been quiet for a moment after the marker. */
+	if (st->script_done && rm_now() - st->last_data >= KEEP_ALIVE_QUIET)
 		return 1;
 	if (st->deadline > 0 && rm_now() > st->deadline) {
 		st->timed_out = 1;
