@@ -49,7 +49,8 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	o->clean_docker_cache = cli->clean_docker_cache;
 	o->sysfs_root = getenv("RM_SYSFS_ROOT");
 	o->tunableop = cli->tunableop;
-	o->warmup = cli->warmup;
+	if (cli_warmup(cli, &o->warmup, err) < 0)
+		return -1;
 	o->dry_run = cli->dry_run;
 	o->repeat = cli->repeat;
 	o->score = cli->score;

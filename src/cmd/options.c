@@ -6,106 +6,118 @@
 #include <string.h>
 
 #include "options.h"
+#include "rm/parser.h"
 #include "rm/util.h"
 
-#define F(field) offsetof(struct cli, field)
-#define SEL	 (CMD_RUN | CMD_LIST)
+/* The type and the field of a row, checked against each other at compile time (_Generic
+ * has no association for a field of another type). */
+#define CHECKED(f, T) (offsetof(struct cli, f) + 0 * sizeof(_Generic(((struct cli *)0)->f, T : 1)))
+#define FLAG(f)	      OPT_FLAG, CHECKED(f, int)
+#define STR(f)	      OPT_STRING, CHECKED(f, const char *)
+#define LIST(f)	      OPT_LIST, CHECKED(f, struct opt_list)
+#define WORDS(f)      OPT_WORDS, CHECKED(f, struct opt_list)
+#define NUM(f)	      OPT_NUMBER, CHECKED(f, double)
+#define INT(f)	      OPT_INT, CHECKED(f, long)
+#define SEL	      (CMD_RUN | CMD_LIST)
 static const struct opt options[] = {
-    {"tags", 't', OPT_WORDS, F(tags), "TAG [TAG ...]",
+    {"tags", 't', WORDS(tags), "TAG [TAG ...]",
      "names, tags, `all`, `scope/tag`, `name:key=value`; several after one `--tags` (as in "
      "madengine), repeatable, comma lists",
      SEL, "model_name model-name"},
-    {"additional-context", 'c', OPT_LIST, F(contexts), "JSON|@FILE",
+    {"additional-context", 'c', LIST(contexts), "JSON|@FILE",
      "overrides detection: `gpu_vendor`, `guest_os`, `MAD_SYSTEM_GPU_ARCHITECTURE`, "
      "`MAD_SYSTEM_NGPUS`, `docker_env_vars`, `docker_build_arg`, `docker_mounts`, "
      "`docker_gpus` (`\"0,2-4\"`), `docker_cpus`, `model_args`, `docker_device_root`",
      SEL, "additional_context"},
-    {"additional-context-file", 'f', OPT_LIST, F(context_files), "FILE",
+    {"additional-context-file", 'f', LIST(context_files), "FILE",
      "the same as a JSON or YAML file (libyaml), applied first", SEL, "additional_context_file"},
-    {"dynamic-registry", 0, OPT_STRING, F(dynamic_registry), "run|skip",
+    {"dynamic-registry", 0, STR(dynamic_registry), "run|skip",
      "whether `scripts/<dir>/get_models_json.py` files are run (the folder's Python, on this "
      "host) to list their models; default `skip`, or `$RM_DYNAMIC_REGISTRY`",
      SEL, "dynamic_registry"},
-    {"output", 'o', OPT_STRING, F(output), "FILE",
+    {"output", 'o', STR(output), "FILE",
      "perf CSV (default `perf.csv`); `perf_<model>.csv` and `perf_summary.csv` go beside it",
      CMD_RUN, NULL},
-    {"log-dir", 0, OPT_STRING, F(log_dir), "DIR",
+    {"log-dir", 0, STR(log_dir), "DIR",
      "where `<model>.live.log` and `<model>.build.log` go (default `.`)", CMD_RUN, "log_dir"},
-    {"live-output", 'l', OPT_FLAG, F(live_output), NULL,
-     "stream build and run output to the terminal", CMD_RUN, "live_output"},
-    {"timeout", 0, OPT_NUMBER, F(timeout), "S",
+    {"live-output", 'l', FLAG(live_output), NULL, "stream build and run output to the terminal",
+     CMD_RUN, "live_output"},
+    {"timeout", 0, NUM(timeout), "S",
      "seconds; default: the model's `timeout`, else 7200; `0` = none", CMD_RUN, NULL},
-    {"skip-model-run", 0, OPT_FLAG, F(skip_model_run), NULL,
+    {"skip-model-run", 0, FLAG(skip_model_run), NULL,
      "build the images and stop: nothing runs and no rows are written, but a failed build is "
      "a FAILURE row",
      CMD_RUN, "skip_model_run"},
-    {"disable-skip-gpu-arch", 0, OPT_FLAG, F(disable_skip_gpu_arch), NULL,
+    {"disable-skip-gpu-arch", 0, FLAG(disable_skip_gpu_arch), NULL,
      "run the models whose `skip_gpu_arch` names this host's GPU", CMD_RUN,
      "disable_skip_gpu_arch"},
-    {"data-config", 0, OPT_STRING, F(data_config), "FILE",
+    {"data-config", 0, STR(data_config), "FILE",
      "data providers of the models' `data` field (default `data.json` in the folder)", CMD_RUN,
      "data-config-file-name data_config_file_name"},
-    {"force-mirror-local", 0, OPT_STRING, F(force_mirror_local), "DIR",
+    {"force-mirror-local", 0, STR(force_mirror_local), "DIR",
      "keep the data of `custom` providers in `DIR/<dataname>` on this host for later runs "
      "(`mirrorlocal` on every provider but `local`)",
      CMD_RUN, "force_mirror_local"},
-    {"tunableop", 0, OPT_STRING, F(tunableop), "on|off",
+    {"tunableop", 0, STR(tunableop), "on|off",
      "PyTorch TunableOp: `on` tunes GEMMs and keeps the results in "
      "`<log dir>/tunableop/<model>/` for later runs, `off` disables it; default: the model's "
      "setting",
      CMD_RUN, NULL},
-    {"shm-size", 0, OPT_STRING, F(shm_size), "SIZE",
+    {"shm-size", 0, STR(shm_size), "SIZE",
      "`/dev/shm` of the containers, e.g. `64G` (a model's own `--shm-size` wins)", CMD_RUN,
      "shm_size"},
-    {"dry-run", 'n', OPT_FLAG, F(dry_run), NULL,
+    {"dry-run", 'n', FLAG(dry_run), NULL,
      "print Dockerfiles (kept and dropped, with why), build args and the equivalent "
      "`docker build` / `docker run` lines; no engine contacted",
      CMD_RUN, "dry_run"},
-    {"repeat", 0, OPT_INT, F(repeat), "N",
+    {"repeat", 0, INT(repeat), "N",
      "run each model N times on one build; summary (mean, median, stddev, min, max) printed "
      "and appended to `perf_summary.csv`",
      CMD_RUN, NULL},
-    {"score", 0, OPT_STRING, F(score), "mlperf",
+    {"score", 0, STR(score), "mlperf",
      "with `--repeat`: MLPerf's rule on time to train (drop fastest and slowest, mean of the "
      "rest)",
      CMD_RUN, NULL},
-    {"parser", 0, OPT_STRING, F(parser), "NAME",
+    {"parser", 0, STR(parser), "NAME",
      "log parser for every model (default: the model's `parser`, else `generic`)", CMD_RUN, NULL},
-    {"warmup", 0, OPT_INT, F(warmup), "N",
-     "steps left out of the steady-state means in `perf_<model>.csv` (default 1)", CMD_RUN, NULL},
-    {"keep-alive", 0, OPT_FLAG, F(keep_alive), NULL,
+    {"warmup", 0, STR(warmup), "auto|N",
+     "warm-up steps left out of the steady-state means in `perf_<model>.csv`: `auto` "
+     "(default: detected from the step times) or the first N",
+     CMD_RUN, NULL},
+    {"keep-alive", 0, FLAG(keep_alive), NULL,
      "keep the container running after the script; prints how to enter and remove it", CMD_RUN,
      "keep_alive"},
-    {"keep-model-dir", 0, OPT_FLAG, F(keep_model_dir), NULL,
+    {"keep-model-dir", 0, FLAG(keep_model_dir), NULL,
      "copy the model dir out of the container into the log dir", CMD_RUN, "keep_model_dir"},
-    {"clean-docker-cache", 0, OPT_FLAG, F(clean_docker_cache), NULL,
-     "rebuild without the layer cache", CMD_RUN, "clean_docker_cache"},
-    {"sys-env-details", 0, OPT_FLAG, F(sys_env_details), NULL,
+    {"clean-docker-cache", 0, FLAG(clean_docker_cache), NULL, "rebuild without the layer cache",
+     CMD_RUN, "clean_docker_cache"},
+    {"sys-env-details", 0, FLAG(sys_env_details), NULL,
      "store `run_models doctor`'s findings beside the run's logs", CMD_RUN,
      "sys_env_details generate-sys-env-details generate_sys_env_details"},
-    {"no-progress", 0, OPT_FLAG, F(no_progress), NULL, "no status line / progress lines", CMD_RUN,
-     NULL},
-    {"progress-interval", 0, OPT_NUMBER, F(progress_interval), "S",
+    {"no-progress", 0, FLAG(no_progress), NULL, "no status line / progress lines", CMD_RUN, NULL},
+    {"progress-interval", 0, NUM(progress_interval), "S",
      "seconds between progress lines when stderr is not a terminal (CI; default 30)", CMD_RUN,
      NULL},
-    {"list", 0, OPT_FLAG, F(list), NULL, "print the selection (as `run_models list`) and stop",
-     CMD_RUN, NULL},
-    {"quiet", 'q', OPT_FLAG, F(quiet), NULL, "only warnings and errors from the runner itself",
-     CMD_RUN, NULL},
+    {"list", 0, FLAG(list), NULL, "print the selection (as `run_models list`) and stop", CMD_RUN,
+     NULL},
+    {"quiet", 'q', FLAG(quiet), NULL, "only warnings and errors from the runner itself", CMD_RUN,
+     NULL},
     /* parse */
-    {"parser", 0, OPT_STRING, F(parser), "NAME",
-     "parser to use (default `auto`: recognise the format)", CMD_PARSE, NULL},
-    {"format", 0, OPT_STRING, F(format), "csv|json", "output format (default `csv`)", CMD_PARSE,
+    {"parser", 0, STR(parser), "NAME", "parser to use (default `auto`: recognise the format)",
+     CMD_PARSE, NULL},
+    {"format", 0, STR(format), "csv|json", "output format (default `csv`)", CMD_PARSE, NULL},
+    {"warmup", 0, STR(warmup), "auto|N",
+     "warm-up steps left out of means: `auto` (default, from the data) or the first N", CMD_PARSE,
      NULL},
-    {"warmup", 0, OPT_INT, F(warmup), "N",
-     "steps left out of steady-state means (default 1; at least one step is kept)", CMD_PARSE,
-     NULL},
+    {"explain", 0, FLAG(explain), NULL,
+     "print on stderr why `auto` took or dropped each candidate parser", CMD_PARSE, NULL},
+    {"list-parsers", 0, FLAG(list_parsers), NULL, "print the parser names, one per line, and exit",
+     CMD_PARSE, NULL},
     /* doctor */
-    {"format", 0, OPT_STRING, F(format), "text|json",
-     "one line per finding (default), or a JSON array", CMD_DOCTOR, NULL},
+    {"format", 0, STR(format), "text|json", "one line per finding (default), or a JSON array",
+     CMD_DOCTOR, NULL},
     {NULL, 0, OPT_FLAG, 0, NULL, NULL, 0, NULL},
 };
-#undef F
 #undef SEL
 
 void cli_init(struct cli *c)
@@ -114,7 +126,19 @@ void cli_init(struct cli *c)
 	c->timeout = -1;
 	c->repeat = 1;
 	c->progress_interval = 30;
-	c->warmup = -1;
+}
+
+int cli_warmup(const struct cli *c, long *warmup, rm_error *err)
+{
+	if (!c->warmup || !strcmp(c->warmup, "auto")) {
+		*warmup = RM_PARSER_WARMUP_AUTO;
+		return 0;
+	}
+	if (rm_parse_long(c->warmup, 0, 1000000, warmup) < 0)
+		return rm_error_set(err, RM_ERR_USAGE,
+				    "--warmup takes 'auto' or a whole number >= 0, not '%s'",
+				    c->warmup);
+	return 0;
 }
 
 void opt_list_release(struct opt_list *l)

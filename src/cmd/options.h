@@ -65,9 +65,11 @@ struct cli {
 	int no_progress;
 	double progress_interval;
 	int sys_env_details;
-	long warmup; /* also parse */
+	const char *warmup; /* "auto" or N; also parse */
 	/* parse, doctor */
 	const char *format;
+	int explain;
+	int list_parsers;
 };
 
 struct opt {
@@ -84,6 +86,8 @@ struct opt {
 /* The defaults every command starts from (timeout -1 = not given, ...). */
 void cli_init(struct cli *c);
 void cli_release(struct cli *c);
+/* --warmup: "auto" (or not given) is RM_PARSER_WARMUP_AUTO, else a count of steps. */
+int cli_warmup(const struct cli *c, long *warmup, rm_error *err);
 
 /*
  * Parses argv[1..] (argv[0] is the command name) with the rows that accept one of the

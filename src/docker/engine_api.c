@@ -352,6 +352,8 @@ int engine_req_prepare(rm_docker *d, struct req *r, rm_error *err)
 		 r->content_type ? r->content_type : "application/json");
 	r->hdrs = curl_slist_append(r->hdrs, ctype);
 	r->hdrs = curl_slist_append(r->hdrs, "Expect:");
+	for (const char *const *h = r->headers; h && *h && r->hdrs; h++)
+		r->hdrs = curl_slist_append(r->hdrs, *h);
 	if (!r->hdrs)
 		return rm_error_set(err, RM_ERR_INTERNAL, "out of memory");
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->hdrs);

@@ -1,6 +1,7 @@
 /*
  * Shared by the Engine API client's files: engine_api.c (connection, requests), engine_build.c,
- * engine_containers.c (containers, images, archives) and engine_streams.c (logs, attach, wait).
+ * engine_containers.c (containers, images, archives), engine_streams.c (logs, attach, wait)
+ * and images.c (tag, push, pull, registry lookups).
  */
 #ifndef RM_DOCKER_ENGINE_INTERNAL_H
 #define RM_DOCKER_ENGINE_INTERNAL_H
@@ -47,6 +48,9 @@ struct req {
 	int upload_fd; /* file body when >= 0 */
 	curl_off_t upload_size;
 	long timeout; /* seconds; 0 for long streams */
+	/* Extra request headers ("Name: value"), NULL-terminated, or NULL. They never appear in
+	 * a message: credentials travel there (X-Registry-Auth). */
+	const char *const *headers;
 	/* A 2xx body goes to on_data when set (return -1 and fill err to abort), else into
 	 * resp when set (bounded by its max), else nowhere. */
 	int (*on_data)(void *ud, const char *p, size_t n);

@@ -60,8 +60,12 @@ static void judge(struct run *r, const rm_model *m, rm_job *job, struct stream *
 		else
 			oc->status = "SUCCESS";
 	} else if (!oc->pr.has_performance) {
-		fail(oc, "no performance found in the output (parser '%s')",
-		     stream_parser_name(st));
+		if (oc->pr.problem)
+			fail(oc, "no performance figure (parser '%s'): %s", stream_parser_name(st),
+			     oc->pr.problem);
+		else
+			fail(oc, "no performance found in the output (parser '%s')",
+			     stream_parser_name(st));
 	} else {
 		oc->status = "SUCCESS";
 	}

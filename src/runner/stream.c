@@ -14,7 +14,8 @@
 #include "rm/log.h"
 #include "rm/util.h"
 
-#define LINE_MAX_BYTES ((size_t)64 << 10)
+/* Seconds of quiet output after the keep-alive exit marker before the stream ends. */
+#define KEEP_ALIVE_QUIET 0.3
 
 struct stream;
 
@@ -41,6 +42,7 @@ struct stream {
 	int timed_out;
 	double last_flush;
 	double last_progress;
+	double last_data; /* when the last piece of output came */
 	int write_errno;   /* the first failed write to the log (a full disk), or 0 */
 	char *exit_marker; /* keep-alive: "<marker><run id>:" */
 	int script_done;   /* keep-alive: the marker came */
@@ -81,6 +83,13 @@ static void on_stdout_line(void *ud, const char *line, size_t len)
 	rm_parser_feed(&st->parser, line, len);
 }
 
+/* The end of the output without a newline: a line cut mid-write never becomes a metric. */
+static void on_stdout_fragment(void *ud, const char *line, size_t len)
+{
+	struct stream *st = ud;
+	rm_parser_feed_fragment(&st->parser, line, len);
+}
+
 static void on_stderr_line(void *ud, const char *line, size_t len)
 {
 	struct stream *st = ud;
@@ -119,6 +128,7 @@ static void on_frame(void *ud, int stream, const char *data, size_t len)
 	else if (st->exit_marker)
 		rm_lines_feed(&st->err_lines, data, len, on_stderr_line, st);
 	rm_mask_feed(&st->masks[i], data, len, on_masked, &st->sinks[i]);
+	st->last_data = rm_now();
 	flush_log(st, 0);
 }
 
@@ -151,7 +161,12 @@ static int poll_stream(void *ud)
 	struct stream *st = ud;
 	flush_log(st, 0); /* a quiet workload's last lines still reach the file */
 	stream_progress(st, 0);
-	if (rm_runner_signal() || st->script_done)
+	if (rm_runner_signal())
+		return 1;
+	/* keep-alive: the exit marker comes on stderr, and the engine copies stdout and stderr
+	 * apart, so the script's last stdout lines may still be on their way: stop once the
+	 * stream has been quiet for a moment after the marker. */
+	if (st->script_done && rm_now() - st->last_data >= KEEP_ALIVE_QUIET)
 		return 1;
 	if (st->deadline > 0 && rm_now() > st->deadline) {
 		st->timed_out = 1;
@@ -166,15 +181,16 @@ struct stream *stream_open(struct run *r, const rm_spec_in *in, double timeout, 
 	const rm_model *m = in->model;
 	const char *parser = r->o->parser ? r->o->parser : m->parser;
 	struct stream *st = rm_xcalloc(1, sizeof(*st));
-	rm_parser_config pcfg = {r->o->warmup >= 0 ? r->o->warmup : RM_PARSER_WARMUP_DEFAULT};
+	rm_parser_config pcfg = {r->o->warmup};
 
 	st->r = r;
 	st->model = m->name;
 	st->live = r->o->live_output;
 	st->timeout = timeout;
 	st->log_file = oc->log_file;
-	rm_lines_init(&st->lines, LINE_MAX_BYTES);
-	rm_lines_init(&st->err_lines, LINE_MAX_BYTES);
+	/* The same line cap and splitting as 'run_models parse' (rm/parser.h). */
+	rm_lines_init(&st->lines, RM_PARSER_LINE_MAX);
+	rm_lines_init(&st->err_lines, RM_PARSER_LINE_MAX);
 	for (int i = 0; i < 2; i++) {
 		rm_mask_init(&st->masks[i], (const char *const *)r->secrets, r->n_secrets);
 		st->sinks[i].st = st;
@@ -218,7 +234,7 @@ void stream_end(struct stream *st, struct outcome *oc)
 {
 	for (int i = 0; i < 2; i++)
 		rm_mask_flush(&st->masks[i], on_masked, &st->sinks[i]);
-	rm_lines_flush(&st->lines, on_stdout_line, st);
+	rm_lines_flush(&st->lines, on_stdout_fragment, st);
 	stream_progress(st, 1);
 	rm_parser_finish(&st->parser, &oc->pr);
 	mask_result(&st->r->mask, &oc->pr);
@@ -283,7 +299,8 @@ double stream_started(const struct stream *st)
 
 const char *stream_parser_name(const struct stream *st)
 {
-	return st->parser.ops ? st->parser.ops->name : "?";
+	const rm_parser_ops *eff = rm_parser_effective(&st->parser);
+	return eff ? eff->name : st->parser.ops ? st->parser.ops->name : "?";
 }
 
 /* Build output */
