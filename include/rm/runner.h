@@ -44,8 +44,8 @@ typedef struct rm_run_opts {
 	int sys_env_details;		  /* write the doctor's findings beside the logs */
 	const char *const *context_files; /* --additional-context-file, JSON or YAML */
 	size_t n_context_files;
-	long warmup; /* steps left out of steady-state means; RM_PARSER_WARMUP_AUTO: detected */
-	int run_dynamic;		/* run scripts/<dir>/get_models_json.py (rm_registry_opts) */
+	long warmup;	 /* steps left out of steady-state means; RM_PARSER_WARMUP_AUTO: detected */
+	int run_dynamic; /* run scripts/<dir>/get_models_json.py (rm_registry_opts) */
 	int skip_model_run;		/* build the images, run nothing */
 	int disable_skip_gpu_arch;	/* ignore the models' skip_gpu_arch */
 	const char *data_config;	/* data providers; NULL: <root>/data.json */
