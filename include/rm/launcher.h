@@ -104,7 +104,8 @@ typedef struct rm_launcher_config {
 typedef struct rm_image_req {
 	const rm_model *model;
 	/* NULL: image is used as it is (the context's MAD_CONTAINER_IMAGE): nothing is built,
-	 * prepare only finds its id (an image the back end lacks is an error saying so). */
+	 * prepare finds its id, pulling it first when the back end lacks it (as `docker run`
+	 * would). */
 	const rm_dockerfile *df;
 	const char *image; /* the tag to build, e.g. "ci-smoke_busybox_smoke" */
 	json_t *buildargs; /* object of strings */

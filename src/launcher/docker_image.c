@@ -67,7 +67,40 @@ static int image_is_current(struct docker_launcher *dl, const char *image, const
 	return current;
 }
 
-/* An image given as it is (MAD_CONTAINER_IMAGE): its id, nothing built. */
+/* Pulls an image the engine lacks, as `docker run` would: ":latest" when ref names no tag,
+ * credentials as for pushes (rm_registry_auth). */
+static int pull_given(struct docker_launcher *dl, const rm_image_req *req, rm_error *err)
+{
+	char *repo = NULL, *tag = NULL, *ref = NULL, *reg = NULL, *auth = NULL;
+	rm_image_xfer_opts o = {NULL, req->on_line, req->ud, req->poll, req->ud};
+	int ret = -1;
+
+	if (rm_image_ref_split(req->image, &repo, &tag) < 0) {
+		rm_error_set(err, RM_ERR_INPUT, "'%s' is not an image reference", req->image);
+		goto out;
+	}
+	ref = tag ? rm_xstrdup(req->image) : rm_xasprintf("%s:latest", req->image);
+	reg = rm_image_ref_registry(ref);
+	if (rm_registry_auth(reg, &auth, NULL, err) < 0)
+		goto out;
+	o.auth = auth;
+	rm_info("pulling '%s' (MAD_CONTAINER_IMAGE) from %s", ref, reg);
+	ret = rm_docker_image_pull(dl->d, ref, &o, NULL, err);
+out:
+	if (ret < 0)
+		rm_error_wrap(err, "image '%s' (MAD_CONTAINER_IMAGE) is not on the engine at %s and "
+				   "pulling it failed; check the name, or pull it yourself",
+			      req->image, rm_docker_host(dl->d));
+	rm_registry_auth_free(auth);
+	free(reg);
+	free(ref);
+	free(tag);
+	free(repo);
+	return ret;
+}
+
+/* An image given as it is (MAD_CONTAINER_IMAGE): its id, pulled when the engine lacks it;
+ * nothing built. */
 static int given_image(struct docker_launcher *dl, const rm_image_req *req, char **image_id,
 		       rm_error *err)
 {
@@ -76,12 +109,9 @@ static int given_image(struct docker_launcher *dl, const rm_image_req *req, char
 	int ret = -1;
 
 	if (rm_docker_image_inspect(dl->d, req->image, &img, err) < 0) {
-		if (err->kind == RM_ERR_INPUT)
-			rm_error_set(err, RM_ERR_INPUT,
-				     "image '%s' (MAD_CONTAINER_IMAGE) is not on the engine at %s; "
-				     "pull it first (docker pull %s)",
-				     req->image, rm_docker_host(dl->d), req->image);
-		return -1;
+		if (err->kind != RM_ERR_INPUT || pull_given(dl, req, err) < 0 ||
+		    rm_docker_image_inspect(dl->d, req->image, &img, err) < 0)
+			return -1;
 	}
 	id = json_string_value(json_object_get(img, "Id"));
 	if (id) {

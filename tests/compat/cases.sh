@@ -241,7 +241,33 @@ container_image_override) # test_docker_image_override: MAD_CONTAINER_IMAGE skip
 	rm_run_ctx "{'MAD_CONTAINER_IMAGE': 'rm-compat-absent:1'}" --tags dummy
 	want_rc 1
 	want_verdicts "dummy:FAILURE"
-	csv_col perf.csv 1 reason | grep -q "pull it first" || fail "reason: $(csv_col perf.csv 1 reason)"
+	csv_col perf.csv 1 reason | grep -q "pulling it failed" || fail "reason: $(csv_col perf.csv 1 reason)"
+	;;
+container_image_pull) # an image the engine lacks is pulled first, as docker run does (here from
+	# a private registry on 127.0.0.1)
+	# shellcheck source=tests/registry.sh
+	. "$SRC/tests/registry.sh"
+	port=
+	for p in $(shuf -i 15000-15999 -n 50); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || {
+			port=$p
+			break
+		}
+	done
+	[ -n "$port" ] || fail "no free port for the registry"
+	trap 'registry_stop "$WORK/registry" >/dev/null 2>&1; rm -rf "$WORK"' EXIT
+	registry_start "$WORK/registry" "$port" >/dev/null || fail "cannot start the registry"
+	ref=127.0.0.1:$port/rm-compat-pull
+	api POST "/images/rm-compat-base:1/tag?repo=$ref&tag=1" >/dev/null
+	api POST "/images/$ref/push?tag=1" -H 'X-Registry-Auth: e30=' >push.log
+	! grep -q errorDetail push.log || fail "push: $(cat push.log)"
+	api DELETE "/images/$ref:1" >/dev/null
+	rm_run_ctx "{'docker_env_vars': {'ctxtest': '1'}, 'MAD_CONTAINER_IMAGE': '$ref:1'}" --tags dummy_ctxtest
+	api DELETE "/images/$ref:1" >/dev/null 2>&1 || true
+	want_rc 0
+	want_verdicts "dummy_ctxtest:SUCCESS"
+	[ "$(csv_col perf.csv 1 docker_image)" = "$ref:1" ] || fail "docker_image $(csv_col perf.csv 1 docker_image)"
+	grep -q "/v2/rm-compat-pull/manifests/.*UpstreamClient(run_models)" "$WORK/registry/registry.log" || fail "not pulled: $(cat "$WORK/registry/registry.log")"
 	;;
 docker_env_vars) # test_docker_env_vars_override
 	rm_run_ctx "{'docker_env_vars': {'ctxtest': '1'}}" --tags dummy_ctxtest

@@ -6,7 +6,8 @@ set(RM_COMPAT_CASES
     tags_subset tags_union name_is_tag dockerfile_glob discover_static discover_args
     discover_dynamic discover_multiple cli_tags_nargs
     ctx_default ctx_file_1 ctx_all_matching ctx_override ctx_override_file ctx_override_priority
-    base_docker_override container_image_override docker_env_vars docker_mounts
+    base_docker_override container_image_override container_image_pull
+    docker_env_vars docker_mounts
     data_local data_local_fail data_mirrorlocal data_network data_custom data_custom_fail
     timeout_model timeout_cli timeout_zero timeout_logged
     output_option skip_gpu_arch skip_gpu_arch_nvidia disable_skip_gpu_arch
