@@ -88,8 +88,9 @@ static int pull_given(struct docker_launcher *dl, const rm_image_req *req, rm_er
 	ret = rm_docker_image_pull(dl->d, ref, &o, NULL, err);
 out:
 	if (ret < 0)
-		rm_error_wrap(err, "image '%s' (MAD_CONTAINER_IMAGE) is not on the engine at %s and "
-				   "pulling it failed; check the name, or pull it yourself",
+		rm_error_wrap(err,
+			      "image '%s' (MAD_CONTAINER_IMAGE) is not on the engine at %s and "
+			      "pulling it failed; check the name, or pull it yourself",
 			      req->image, rm_docker_host(dl->d));
 	rm_registry_auth_free(auth);
 	free(reg);
