@@ -330,6 +330,25 @@ fail:
 	return ret;
 }
 
+/* PyTorch TunableOp: on (tuning, results kept on the host) or off. */
+static void spec_tunableop(const rm_spec_in *in, json_t *env, json_t *hc)
+{
+	if (in->tunableop && !strcmp(in->tunableop, "on")) {
+		env_set(env, "PYTORCH_TUNABLEOP_ENABLED", "1");
+		env_set(env, "PYTORCH_TUNABLEOP_TUNING", "1");
+		env_set(env, "PYTORCH_TUNABLEOP_FILENAME",
+			RM_TUNABLEOP_DIR "/tunableop_results%d.csv");
+		if (in->tunableop_host_dir) {
+			char *b = rm_xasprintf("%s:%s", in->tunableop_host_dir, RM_TUNABLEOP_DIR);
+			array_add_str(hc, "Binds", b);
+			free(b);
+		}
+	} else if (in->tunableop) {
+		env_set(env, "PYTORCH_TUNABLEOP_ENABLED", "0");
+		env_set(env, "PYTORCH_TUNABLEOP_TUNING", "0");
+	}
+}
+
 int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
 {
 	const rm_model *m = in->model;
@@ -386,20 +405,7 @@ int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
 		json_object_set_new(hc, "CpusetCpus", json_string(ctx->docker_cpus));
 	if (in->shm_size > 0)
 		json_object_set_new(hc, "ShmSize", json_integer((json_int_t)in->shm_size));
-	if (in->tunableop && !strcmp(in->tunableop, "on")) {
-		env_set(env, "PYTORCH_TUNABLEOP_ENABLED", "1");
-		env_set(env, "PYTORCH_TUNABLEOP_TUNING", "1");
-		env_set(env, "PYTORCH_TUNABLEOP_FILENAME",
-			RM_TUNABLEOP_DIR "/tunableop_results%d.csv");
-		if (in->tunableop_host_dir) {
-			char *b = rm_xasprintf("%s:%s", in->tunableop_host_dir, RM_TUNABLEOP_DIR);
-			array_add_str(hc, "Binds", b);
-			free(b);
-		}
-	} else if (in->tunableop) {
-		env_set(env, "PYTORCH_TUNABLEOP_ENABLED", "0");
-		env_set(env, "PYTORCH_TUNABLEOP_TUNING", "0");
-	}
+	spec_tunableop(in, env, hc);
 	if (apply_run_options(in, body, hc, err) < 0)
 		goto out;
 	*out = body;
