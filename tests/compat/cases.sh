@@ -357,6 +357,9 @@ timeout_model) # test_timeout_in_model_timesout_correctly
 	want_verdicts "dummy_sleep:FAILURE"
 	[ "$took" -lt 20 ] || fail "took $took s"
 	csv_col perf.csv 1 reason | grep -q '^timeout' || fail "reason: $(csv_col perf.csv 1 reason)"
+	# stopped within 2 s of the model's 4 s
+	awk -v d="$(csv_col perf.csv 1 test_duration)" 'BEGIN { exit !(d >= 4 && d < 6) }' ||
+		fail "test_duration $(csv_col perf.csv 1 test_duration)"
 	;;
 timeout_cli) # test_timeout_in_commandline_timesout_correctly, CLI over the model's
 	start=$(date +%s)
