@@ -128,45 +128,12 @@ static int fast_point(struct mlperf *m, const char *k, size_t kl, const char *ke
 	return 0;
 }
 
-static void mlperf_feed(void *state, const char *line, size_t len)
+/* One MLLOG record whose key (k, kl) we read, parsed as root. */
+static void record(struct mlperf *m, const char *k, size_t kl, json_t *root)
 {
-	struct mlperf *m = state;
-	const char *s, *j, *k, *kend, *end;
-	size_t n, kl;
-	json_t *root, *meta, *val;
-	json_error_t jerr;
+	json_t *meta = json_object_get(root, "metadata"), *val = json_object_get(root, "value");
 	double v;
 
-	if (len < 20 || !(j = pu_find(line, len, ":::MLLOG")))
-		return;
-	pu_clean(&m->clean, line, len, &s, &n);
-	end = s + n;
-	if (s != line && !(j = pu_find(s, n, ":::MLLOG")))
-		return; /* cleaning moved the text: find the marker again */
-	if (j < s || j >= end || !(j = memchr(j, '{', (size_t)(end - j))))
-		return;
-	/* Match the key before paying for a JSON parse. */
-	if (!(k = pu_find(j, (size_t)(end - j), "\"key\":")))
-		return;
-	k = pu_skip_blank(k + 6, end);
-	if (k >= end || *k != '"' || !(kend = memchr(k + 1, '"', (size_t)(end - k - 1))))
-		return;
-	k++;
-	kl = (size_t)(kend - k);
-	if (!key_is(k, kl, "run_start") && !key_is(k, kl, "run_stop") &&
-	    !key_is(k, kl, "tracked_stats") && !key_is(k, kl, "eval_accuracy") &&
-	    !key_is(k, kl, "train_samples") && !key_is(k, kl, "throughput") &&
-	    !key_is(k, kl, "overall_throughput"))
-		return;
-	if (fast_point(m, k, kl, kend, end) == 0)
-		return;
-	root = json_loadb(j, (size_t)(end - j), JSON_DISABLE_EOF_CHECK, &jerr);
-	if (!json_is_object(root)) {
-		json_decref(root);
-		return;
-	}
-	meta = json_object_get(root, "metadata");
-	val = json_object_get(root, "value");
 	if (key_is(k, kl, "run_start")) {
 		if (num(json_object_get(root, "time_ms"), &v) == 0) {
 			m->start_ms = v;
@@ -215,6 +182,45 @@ static void mlperf_feed(void *state, const char *line, size_t len)
 		m->overall = v;
 		m->have_overall = 1;
 	}
+}
+
+static void mlperf_feed(void *state, const char *line, size_t len)
+{
+	struct mlperf *m = state;
+	const char *s, *j, *k, *kend, *end;
+	size_t n, kl;
+	json_t *root;
+	json_error_t jerr;
+
+	if (len < 20 || !(j = pu_find(line, len, ":::MLLOG")))
+		return;
+	pu_clean(&m->clean, line, len, &s, &n);
+	end = s + n;
+	if (s != line && !(j = pu_find(s, n, ":::MLLOG")))
+		return; /* cleaning moved the text: find the marker again */
+	if (j < s || j >= end || !(j = memchr(j, '{', (size_t)(end - j))))
+		return;
+	/* Match the key before paying for a JSON parse. */
+	if (!(k = pu_find(j, (size_t)(end - j), "\"key\":")))
+		return;
+	k = pu_skip_blank(k + 6, end);
+	if (k >= end || *k != '"' || !(kend = memchr(k + 1, '"', (size_t)(end - k - 1))))
+		return;
+	k++;
+	kl = (size_t)(kend - k);
+	if (!key_is(k, kl, "run_start") && !key_is(k, kl, "run_stop") &&
+	    !key_is(k, kl, "tracked_stats") && !key_is(k, kl, "eval_accuracy") &&
+	    !key_is(k, kl, "train_samples") && !key_is(k, kl, "throughput") &&
+	    !key_is(k, kl, "overall_throughput"))
+		return;
+	if (fast_point(m, k, kl, kend, end) == 0)
+		return;
+	root = json_loadb(j, (size_t)(end - j), JSON_DISABLE_EOF_CHECK, &jerr);
+	if (!json_is_object(root)) {
+		json_decref(root);
+		return;
+	}
+	record(m, k, kl, root);
 	json_decref(root);
 }
 
