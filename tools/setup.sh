@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 # shellcheck source=tools/lib.sh
 . tools/lib.sh
 ensure_packages build-essential cmake pkg-config libcurl4-openssl-dev libjansson-dev \
-	libarchive-dev libyaml-dev libssl-dev docker.io busybox-static curl jq
+	libarchive-dev libyaml-dev libssl-dev docker.io busybox-static curl jq \
+	libsqlite3-dev libpq-dev libxml2-dev libxml2-utils sqlite3 postgresql chromium
 
 build=${RM_BUILD_DIR:-build}
 # shellcheck disable=SC2086
