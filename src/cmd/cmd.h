@@ -6,6 +6,8 @@
 #ifndef RM_CMD_H
 #define RM_CMD_H
 
+#include <stddef.h>
+
 #include "rm/error.h"
 
 /* Exit codes (docs/exit-codes.md). */
@@ -17,6 +19,7 @@ enum {
 	RM_EXIT_INPUT = 3,  /* bad models.json, context, Dockerfile, tag matching nothing */
 	RM_EXIT_DOCKER = 4, /* Docker engine unreachable or refusing */
 	RM_EXIT_IO = 5,	    /* local files (perf.csv, logs) */
+	RM_EXIT_REGRESSION = 6, /* every model ran, a metric regressed (--fail-on-regression) */
 	RM_EXIT_INTERNAL = 70,
 	RM_EXIT_SIGINT = 130,
 	RM_EXIT_SIGTERM = 143,
@@ -26,5 +29,11 @@ int cmd_run(int argc, char **argv, rm_error *err);
 int cmd_list(int argc, char **argv, rm_error *err);
 int cmd_parse(int argc, char **argv, rm_error *err);
 int cmd_doctor(int argc, char **argv, rm_error *err);
+int cmd_report(int argc, char **argv, rm_error *err);
+int cmd_export(int argc, char **argv, rm_error *err);
+int cmd_suite(int argc, char **argv, rm_error *err);
+
+/* The exit code of a finished run: a failed model (1) outranks a regression (6). */
+int rm_exit_code_for(size_t n_failed, size_t n_regressions);
 
 #endif
