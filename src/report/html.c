@@ -16,7 +16,8 @@
 #define HTML_MAX ((size_t)512 << 20)
 
 /* Plot geometry (SVG user units = CSS pixels). */
-#define PW 260
+#define PW 300 /* the plot, then a margin for the min/max labels */
+#define PLOT 250
 #define PH 46
 #define PAD 4
 
@@ -181,12 +182,12 @@ static const char *verdict_class(const rm_change *ch)
 static double xpos(const struct ctx *c, size_t run)
 {
 	if (c->n_runs < 2)
-		return PW / 2.0;
-	return PAD + (double)run * (PW - 2 * PAD) / (double)(c->n_runs - 1);
+		return PLOT / 2.0;
+	return PAD + (double)run * (PLOT - 2 * PAD) / (double)(c->n_runs - 1);
 }
 
 static void plot(rm_buf *o, const struct ctx *c, const struct series *s, const struct point *p,
-		 size_t np)
+		 size_t np, const unsigned char *failed_runs)
 {
 	double lo = INFINITY, hi = -INFINITY, span;
 	const rm_change *ch = s->change;
@@ -217,7 +218,7 @@ static void plot(rm_buf *o, const struct ctx *c, const struct series *s, const s
 		rm_buf_addf(o, ": %zu runs, min %.6g, max %.6g", nv, lo, hi);
 	rm_buf_addstr(o, "</title>");
 	if (ch && isfinite(ch->base_mean))
-		rm_buf_addf(o, "<line class=\"base\" x1=\"0\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>", PW,
+		rm_buf_addf(o, "<line class=\"base\" x1=\"0\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>", PLOT,
 			    Y(ch->base_mean), Y(ch->base_mean));
 	if (nv > 1) {
 		rm_buf_addstr(o, "<polyline points=\"");
@@ -226,10 +227,9 @@ static void plot(rm_buf *o, const struct ctx *c, const struct series *s, const s
 				rm_buf_addf(o, "%.1f,%.1f ", xpos(c, p[i].run), Y(p[i].v));
 		rm_buf_addstr(o, "\"/>");
 	}
-	for (size_t i = 0; i < np; i++)
-		if (p[i].failed)
-			rm_buf_addf(o, "<path class=\"fail\" d=\"M%.1f %dv-6\"/>", xpos(c, p[i].run),
-				    PH - 1);
+	for (size_t k = 0; k < c->n_runs; k++)
+		if (failed_runs[k])
+			rm_buf_addf(o, "<path class=\"fail\" d=\"M%.1f %dv-6\"/>", xpos(c, k), PH - 1);
 	if (np && isfinite(p[np - 1].v))
 		rm_buf_addf(o, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"/>",
 			    p[np - 1].run == c->latest ? verdict_class(ch) : "old",
@@ -240,6 +240,29 @@ static void plot(rm_buf *o, const struct ctx *c, const struct series *s, const s
 			    PW - 2, hi, PW - 2, PH - 9, lo);
 	rm_buf_addstr(o, "</svg>");
 #undef Y
+}
+
+static int by_model_run(const void *pa, const void *pb)
+{
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	int c = strcmp(sort_ctx->h->rows[a].col[RM_COL_MODEL], sort_ctx->h->rows[b].col[RM_COL_MODEL]);
+	if (c)
+		return c;
+	return (sort_ctx->run_of[a] > sort_ctx->run_of[b]) - (sort_ctx->run_of[a] < sort_ctx->run_of[b]);
+}
+
+/* The first of idx[0..n) (sorted by model) whose model is not below model. */
+static size_t lower_model(const struct ctx *c, const size_t *idx, size_t n, const char *model)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(c->h->rows[idx[mid]].col[RM_COL_MODEL], model) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 static int rank_of(const struct series *s)
@@ -297,6 +320,8 @@ int rm_html_report(const char *path, const rm_results *h, const rm_html_opts *o,
 	size_t *idx = NULL, n_series = 0, n_models = 0, n_fail_latest = 0;
 	struct series *ser = NULL;
 	struct point *pts = NULL;
+	unsigned char *failed_runs = NULL, *seen_runs = NULL;
+	size_t *fidx = rm_xcalloc(h->n ? h->n : 1, sizeof(*fidx)), n_fidx = 0;
 	char now[32];
 	int ret = -1;
 
@@ -414,9 +439,13 @@ int rm_html_report(const char *path, const rm_results *h, const rm_html_opts *o,
 		    n_models, gate.n_regressions, n_fail_latest, gate.n_compared);
 
 	if (n_fail_latest) {
-		rm_buf_addstr(&out, "<details open id=\"failures\"><summary><h2>Failures in the "
-				    "latest run</h2></summary><table><tr><th>model</th><th>reason"
-				    "</th><th>exit code</th><th>log</th></tr>\n");
+		/* A long list would push the trends off the first screen; the failed models
+		 * head the table below anyway. */
+		rm_buf_addf(&out,
+			    "<details%s id=\"failures\"><summary><h2>Failures in the latest run"
+			    "</h2> (%zu)</summary><table><tr><th>model</th><th>reason</th>"
+			    "<th>exit code</th><th>log</th></tr>\n",
+			    n_fail_latest <= 10 ? " open" : "", n_fail_latest);
 		for (size_t i = 0; i < latest.n; i++) {
 			const rm_result *r = &latest.rows[i];
 			if (strcmp(r->col[RM_COL_STATUS], "FAILURE"))
@@ -447,14 +476,35 @@ int rm_html_report(const char *path, const rm_results *h, const rm_html_opts *o,
 		    "<th>baseline</th><th>change</th><th>failed runs</th></tr>\n",
 		    n_series, gate.threshold_pct, gate.threshold_pct);
 	pts = rm_xcalloc(c.n_runs ? c.n_runs : 1, sizeof(*pts));
+	failed_runs = rm_xcalloc(c.n_runs ? c.n_runs : 1, 1);
+	seen_runs = rm_xcalloc(c.n_runs ? c.n_runs : 1, 1);
+	/* FAILURE rows by model (their metric is empty, so they sit in no value series). */
+	for (size_t i = 0; i < h->n; i++)
+		if (!strcmp(h->rows[i].col[RM_COL_STATUS], "FAILURE"))
+			fidx[n_fidx++] = i;
+	qsort(fidx, n_fidx, sizeof(*fidx), by_model_run);
 	for (size_t i = 0; i < n_series; i++) {
 		const struct series *s = &ser[i];
 		const rm_change *ch = s->change;
-		size_t np = points_of(&c, s, pts), nfail = 0;
+		size_t np = points_of(&c, s, pts), nfail = 0, nseen = 0;
 		const char *cls = s->failed_latest && !ch ? "failed" : verdict_class(ch);
+		const char *model = s->r0->col[RM_COL_MODEL], *why = NULL;
 
+		memset(failed_runs, 0, c.n_runs);
+		memset(seen_runs, 0, c.n_runs);
 		for (size_t k = 0; k < np; k++)
-			nfail += pts[k].failed;
+			seen_runs[pts[k].run] = 1;
+		for (size_t k = lower_model(&c, fidx, n_fidx, model);
+		     k < n_fidx && !strcmp(h->rows[fidx[k]].col[RM_COL_MODEL], model); k++) {
+			failed_runs[c.run_of[fidx[k]]] = 1;
+			seen_runs[c.run_of[fidx[k]]] = 1;
+			if (c.run_of[fidx[k]] == c.latest)
+				why = h->rows[fidx[k]].col[RM_COL_REASON];
+		}
+		for (size_t k = 0; k < c.n_runs; k++) {
+			nfail += failed_runs[k];
+			nseen += seen_runs[k];
+		}
 		rm_buf_addf(&out, "<tr class=\"%s\" data-model=\"", cls);
 		rm_text_html(&out, s->r0->col[RM_COL_MODEL]);
 		rm_buf_addstr(&out, "\"><td>");
@@ -469,12 +519,15 @@ int rm_html_report(const char *path, const rm_results *h, const rm_html_opts *o,
 			rm_buf_addstr(&out, "</small>");
 		}
 		rm_buf_addstr(&out, "</td><td>");
-		plot(&out, &c, s, pts, np);
+		plot(&out, &c, s, pts, np, failed_runs);
 		rm_buf_addstr(&out, "</td><td class=\"n\">");
 		if (ch && isfinite(ch->mean))
 			rm_buf_addf(&out, "%.6g", ch->mean);
-		else if (s->failed_latest)
-			rm_buf_addstr(&out, "<span class=\"failed\">failed</span>");
+		else if (s->failed_latest) {
+			rm_buf_addstr(&out, "<span class=\"failed\" title=\"");
+			rm_text_html(&out, why ? why : "");
+			rm_buf_addstr(&out, "\">failed</span>");
+		}
 		else if (np && isfinite(pts[np - 1].v))
 			rm_buf_addf(&out, "<span class=\"none\">%.6g (older run)</span>",
 				    pts[np - 1].v);
@@ -494,7 +547,7 @@ int rm_html_report(const char *path, const rm_results *h, const rm_html_opts *o,
 			rm_buf_addstr(&out, " (noise)");
 		if (ch && ch->verdict == RM_VERDICT_UNKNOWN)
 			rm_buf_addstr(&out, " (direction?)");
-		rm_buf_addf(&out, "</td><td class=\"n\">%zu/%zu</td></tr>\n", nfail, np);
+		rm_buf_addf(&out, "</td><td class=\"n\">%zu/%zu</td></tr>\n", nfail, nseen);
 	}
 	rm_buf_addstr(&out, "</table></details>\n<details><summary><h2>How changes are judged"
 			    "</h2></summary><p>");
@@ -510,6 +563,9 @@ int rm_html_report(const char *path, const rm_results *h, const rm_html_opts *o,
 	ret = rm_write_text_file(path, out.data, out.len, 0, err);
 out:
 	free(pts);
+	free(failed_runs);
+	free(seen_runs);
+	free(fidx);
 	free(ser);
 	free(idx);
 	free(c.run_of);
