@@ -23,13 +23,13 @@ typedef struct json_t json_t;
 /* JUnit */
 
 typedef struct rm_junit_opts {
-	const char *suite;    /* testsuite name and testcase classname; NULL: "run_models" */
-	const char *hostname; /* NULL: this host's name */
-	const char *base_dir; /* relative log_file paths not found from the current folder are
-				 looked up here (the perf.csv's folder); NULL: none */
-	size_t log_lines;     /* lines of the log in a failure; 0: 50 */
-	const rm_gate *gate;  /* changes as properties; with gate->enforce, a testcase per
-				 gated metric that fails on a regression. NULL: none */
+	const char *suite;	   /* testsuite name and testcase classname; NULL: "run_models" */
+	const char *hostname;	   /* NULL: this host's name */
+	const char *base_dir;	   /* relative log_file paths not found from the current folder are
+				      looked up here (the perf.csv's folder); NULL: none */
+	size_t log_lines;	   /* lines of the log in a failure; 0: 50 */
+	const rm_gate *gate;	   /* changes as properties; with gate->enforce, a testcase per
+				      gated metric that fails on a regression. NULL: none */
 	const rm_metrics *metrics; /* perf_<model>.csv rows as properties; NULL: none */
 } rm_junit_opts;
 
@@ -43,8 +43,7 @@ typedef struct rm_junit_opts {
  * properties inside a testcase, so a row's metrics are suite properties named
  * "<testcase name>.<metric>" (see docs/nightly.md).
  */
-int rm_junit_write(const char *path, const rm_results *run, const rm_junit_opts *o,
-		   rm_error *err);
+int rm_junit_write(const char *path, const rm_results *run, const rm_junit_opts *o, rm_error *err);
 
 /* Markdown summary */
 
@@ -53,13 +52,11 @@ int rm_junit_write(const char *path, const rm_results *run, const rm_junit_opts 
  * status, value, baseline, change and verdict (one line per model and metric; failures with
  * their reason), then the regression rule. Appended to rm_buf out.
  */
-int rm_summary_markdown(rm_buf *out, const char *title, const rm_results *run,
-			const rm_gate *gate);
+int rm_summary_markdown(rm_buf *out, const char *title, const rm_results *run, const rm_gate *gate);
 
 /* Writes text to path, replacing it (append = 0) or appending (append = 1, for
  * $GITHUB_STEP_SUMMARY). */
-int rm_write_text_file(const char *path, const char *text, size_t len, int append,
-		       rm_error *err);
+int rm_write_text_file(const char *path, const char *text, size_t len, int append, rm_error *err);
 
 /* run.json */
 
@@ -100,22 +97,22 @@ int rm_archive_write(const char *out_path, const char *top, const char *const *p
 /* The end of a run */
 
 typedef struct rm_nightly_opts {
-	const char *perf_csv; /* the run's perf.csv; perf_<model>.csv are read beside it */
-	const char *run_id;   /* NULL: the last run in perf_csv */
-	const char *suite;    /* suite name for JUnit and the summary; NULL: "run_models" */
+	const char *perf_csv;	 /* the run's perf.csv; perf_<model>.csv are read beside it */
+	const char *run_id;	 /* NULL: the last run in perf_csv */
+	const char *suite;	 /* suite name for JUnit and the summary; NULL: "run_models" */
 	const char *models_root; /* models.json folder for metric_direction; NULL: none */
 	/* Baseline: a perf.csv from an earlier run or a database URL. NULL: the earlier runs
 	 * in perf_csv itself. */
 	const char *baseline;
-	double fail_on_regression; /* percent; < 0: gate off (the report still judges at 5) */
+	double fail_on_regression;	/* percent; < 0: gate off (the report still judges at 5) */
 	const rm_threshold *thresholds; /* per-model thresholds from suite entries */
 	size_t n_thresholds;
-	const char *junit;	      /* paths, NULL when not wanted */
-	const char *summary_markdown; /* also appended to $GITHUB_STEP_SUMMARY when set */
-	const char *html;	      /* the HTML trend report over perf_csv's history */
-	const char *archive;	      /* tar.gz of logs, CSVs, run.json, JUnit, summary, report */
-	const char *export_db;	      /* database URL, exported after the gate */
-	const char *manifest;	      /* run.json written at the start (archived, exported) */
+	const char *junit;		/* paths, NULL when not wanted */
+	const char *summary_markdown;	/* also appended to $GITHUB_STEP_SUMMARY when set */
+	const char *html;		/* the HTML trend report over perf_csv's history */
+	const char *archive;		/* tar.gz of logs, CSVs, run.json, JUnit, summary, report */
+	const char *export_db;		/* database URL, exported after the gate */
+	const char *manifest;		/* run.json written at the start (archived, exported) */
 	const char *const *extra_files; /* more files or folders for the archive */
 	size_t n_extra_files;
 	int no_step_summary; /* do not touch $GITHUB_STEP_SUMMARY */

@@ -74,8 +74,8 @@ int rm_db_count(rm_db *db, const char *table, long long *n, rm_error *err);
  * Feeds b (rm/gate.h) the SUCCESS values of each key's latest run that started before
  * `before` (ISO-8601; NULL: any), leaving out exclude_run_id; oldest first.
  */
-int rm_db_baseline(rm_db *db, const char *exclude_run_id, const char *before,
-		   struct rm_baseline *b, rm_error *err);
+int rm_db_baseline(rm_db *db, const char *exclude_run_id, const char *before, struct rm_baseline *b,
+		   rm_error *err);
 
 /* The URL with any password replaced by "***", for messages; caller frees. */
 char *rm_db_redact(const char *url);

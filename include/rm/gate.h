@@ -63,8 +63,8 @@ int rm_direction_table_load(rm_direction_table *t, const char *root, rm_error *e
  * multiple_results row "<model>_<name>" uses <model>'s), else the metric table. *why, when
  * not NULL, receives "models.json" or "metric table". t may be NULL.
  */
-rm_direction rm_direction_lookup(const rm_direction_table *t, const char *model,
-				 const char *metric, const char **why);
+rm_direction rm_direction_lookup(const rm_direction_table *t, const char *model, const char *metric,
+				 const char **why);
 
 /* Baseline */
 
@@ -95,9 +95,8 @@ rm_baseline *rm_baseline_from_results(const rm_results *rows, const char *exclud
 
 /* For sources that feed values one at a time, oldest first (the database reader). */
 rm_baseline *rm_baseline_new(void);
-void rm_baseline_add(rm_baseline *b, const char *model, const char *metric,
-		     const char *docker_file, const char *arch, const char *machine,
-		     const char *run_id, double value);
+void rm_baseline_add(rm_baseline *b, const char *model, const char *metric, const char *docker_file,
+		     const char *arch, const char *machine, const char *run_id, double value);
 /* Builds the lookup index; call once after the last rm_baseline_add. */
 void rm_baseline_seal(rm_baseline *b);
 
@@ -119,8 +118,8 @@ size_t rm_baseline_size(const rm_baseline *b);
  * has no value or no baseline (or the baseline mean is 0).
  */
 int rm_baseline_change(const rm_baseline *b, const char *model, const char *metric,
-		       const char *docker_file, const char *arch, const char *machine,
-		       double value, char *buf, size_t size);
+		       const char *docker_file, const char *arch, const char *machine, double value,
+		       char *buf, size_t size);
 
 void rm_baseline_free(rm_baseline *b);
 

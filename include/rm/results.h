@@ -101,8 +101,8 @@ int rm_results_read(rm_results *res, const char *path, const char *run_id, rm_er
  * Appends a row made of n (column, value) pairs (columns not named read as ""), e.g. rows
  * read back from a database. The strings are copied. file/line describe where it came from.
  */
-void rm_results_add(rm_results *res, const char *const *names, const char *const *values,
-		    size_t n, const char *file, long line);
+void rm_results_add(rm_results *res, const char *const *names, const char *const *values, size_t n,
+		    const char *file, long line);
 
 void rm_results_release(rm_results *res);
 

@@ -39,8 +39,8 @@
 typedef struct json_t json_t;
 
 typedef struct rm_suite_entry {
-	char *name;   /* the entry's "name", else its tags/models joined */
-	char **tags;  /* NULL-terminated tag expressions, as for --tags */
+	char *name;  /* the entry's "name", else its tags/models joined */
+	char **tags; /* NULL-terminated tag expressions, as for --tags */
 	size_t n_tags;
 	char **models; /* NULL-terminated exact model names */
 	size_t n_models;

@@ -14,11 +14,11 @@
 enum {
 	RM_EXIT_OK = 0, /* every selected model succeeded */
 	RM_EXIT_MODEL_FAILED =
-	    1,		    /* at least one model failed (rows say why); parse: nothing found */
-	RM_EXIT_USAGE = 2,  /* bad command line */
-	RM_EXIT_INPUT = 3,  /* bad models.json, context, Dockerfile, tag matching nothing */
-	RM_EXIT_DOCKER = 4, /* Docker engine unreachable or refusing */
-	RM_EXIT_IO = 5,	    /* local files (perf.csv, logs) */
+	    1,			/* at least one model failed (rows say why); parse: nothing found */
+	RM_EXIT_USAGE = 2,	/* bad command line */
+	RM_EXIT_INPUT = 3,	/* bad models.json, context, Dockerfile, tag matching nothing */
+	RM_EXIT_DOCKER = 4,	/* Docker engine unreachable or refusing */
+	RM_EXIT_IO = 5,		/* local files (perf.csv, logs) */
 	RM_EXIT_REGRESSION = 6, /* every model ran, a metric regressed (--fail-on-regression) */
 	RM_EXIT_INTERNAL = 70,
 	RM_EXIT_SIGINT = 130,

@@ -48,12 +48,13 @@ int cmd_export(int argc, char **argv, rm_error *err)
 	rc = opt_parse(export_options, &cli, argc, argv, &pos, err);
 	if (rc != 0) {
 		if (rc == 1) {
-			opt_help(stdout,
-				 "usage: run_models export [--db URL] [PERF_CSV...]\n\n"
-				 "Exports perf.csv rows (default ./perf.csv), the perf_<model>.csv "
-				 "metrics beside them\nand run.json into the runs, results, metrics "
-				 "and environment tables.",
-				 export_options);
+			opt_help(
+			    stdout,
+			    "usage: run_models export [--db URL] [PERF_CSV...]\n\n"
+			    "Exports perf.csv rows (default ./perf.csv), the perf_<model>.csv "
+			    "metrics beside them\nand run.json into the runs, results, metrics "
+			    "and environment tables.",
+			    export_options);
 			ret = RM_EXIT_OK;
 		}
 		goto out;
@@ -106,7 +107,8 @@ int cmd_export(int argc, char **argv, rm_error *err)
 				"runs new, %zu environment rows in %.2f s (%.0f rows/s) into %s\n",
 				pos.v[i], st.results_seen, st.results, st.metrics_seen, st.metrics,
 				st.runs, st.environment, dt,
-				dt > 0 ? (double)(st.results_seen + st.metrics_seen) / dt : 0.0, red);
+				dt > 0 ? (double)(st.results_seen + st.metrics_seen) / dt : 0.0,
+				red);
 			total += st.results;
 		}
 		json_decref(manifest);

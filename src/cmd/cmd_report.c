@@ -27,8 +27,9 @@ struct html_cli {
 #define F(field) offsetof(struct html_cli, field)
 static const struct opt html_options[] = {
     {"output", 'o', OPT_STRING, F(output), "FILE", "the report to write (default report.html)"},
-    {"db", 0, OPT_LIST, F(db), "URL", "read the history from a database (sqlite:PATH, "
-				       "postgresql://...)"},
+    {"db", 0, OPT_LIST, F(db), "URL",
+     "read the history from a database (sqlite:PATH, "
+     "postgresql://...)"},
     {"title", 0, OPT_STRING, F(title), "TEXT", "the page title"},
     {"threshold", 0, OPT_NUMBER, F(threshold), "PCT",
      "a change beyond PCT percent is coloured (default 5)"},
@@ -127,8 +128,7 @@ static const struct opt ci_options[] = {
     {"junit", 0, OPT_STRING, F(junit), "FILE", "write JUnit XML"},
     {"summary-markdown", 0, OPT_STRING, F(summary), "FILE",
      "write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)"},
-    {"no-step-summary", 0, OPT_FLAG, F(no_step_summary), NULL,
-     "leave $GITHUB_STEP_SUMMARY alone"},
+    {"no-step-summary", 0, OPT_FLAG, F(no_step_summary), NULL, "leave $GITHUB_STEP_SUMMARY alone"},
     {"html", 0, OPT_STRING, F(html), "FILE", "write the HTML trend report"},
     {"archive", 0, OPT_STRING, F(archive), "FILE.tar.gz",
      "logs, CSVs, run.json, JUnit, summary and report in one file"},

@@ -256,8 +256,8 @@ void rm_db_close(rm_db *db)
 int rm_db_schema_version(rm_db *db, int *version, rm_error *err)
 {
 	*version = 0;
-	return db->be->query(db->h, "SELECT MAX(version) FROM rm_schema", NULL, 0,
-			     max_version_row, version, err);
+	return db->be->query(db->h, "SELECT MAX(version) FROM rm_schema", NULL, 0, max_version_row,
+			     version, err);
 }
 
 static int count_row(void *ctx, const char *const *cols, size_t n)
@@ -412,20 +412,46 @@ static const char *intnum(struct inserter *in, const char *s)
 	return keep(in, rm_xasprintf("%ld", v));
 }
 
-static const char *const result_cols[] = {
-    "run_id",	    "ts",	      "model",	      "metric",
-    "docker_file",  "repeat",	      "status",	      "performance",
-    "relative_change", "direction",   "machine_name", "gpu_architecture",
-    "n_gpus",	    "nnodes",	      "gpus_per_node", "training_precision",
-    "pipeline",	    "args",	      "tags",	      "base_docker",
-    "docker_sha",   "docker_image",   "git_commit",   "deployment_type",
-    "launcher",	    "build_duration", "test_duration", "dataname",
-    "data_provider_type", "data_size", "data_download_duration", "build_number",
-    "additional_docker_run_options", "reason", "tunableop", "exit_code",
-    "log_file"};
+static const char *const result_cols[] = {"run_id",
+					  "ts",
+					  "model",
+					  "metric",
+					  "docker_file",
+					  "repeat",
+					  "status",
+					  "performance",
+					  "relative_change",
+					  "direction",
+					  "machine_name",
+					  "gpu_architecture",
+					  "n_gpus",
+					  "nnodes",
+					  "gpus_per_node",
+					  "training_precision",
+					  "pipeline",
+					  "args",
+					  "tags",
+					  "base_docker",
+					  "docker_sha",
+					  "docker_image",
+					  "git_commit",
+					  "deployment_type",
+					  "launcher",
+					  "build_duration",
+					  "test_duration",
+					  "dataname",
+					  "data_provider_type",
+					  "data_size",
+					  "data_download_duration",
+					  "build_number",
+					  "additional_docker_run_options",
+					  "reason",
+					  "tunableop",
+					  "exit_code",
+					  "log_file"};
 #define N_RESULT_COLS (sizeof(result_cols) / sizeof(result_cols[0]))
 
-static const char *const metric_cols[] = {"run_id", "ts",   "model", "metric", "aggregate",
+static const char *const metric_cols[] = {"run_id", "ts",     "model", "metric", "aggregate",
 					  "step",   "repeat", "value", "unit"};
 static const char *const run_cols[] = {"run_id",	   "started_at", "machine_name",
 				       "gpu_architecture", "git_commit", "suite",
@@ -445,8 +471,7 @@ static int export_environment(struct inserter *in, const json_t *m, const char *
 	json_t *v, *f;
 	size_t i;
 
-	json_object_foreach((json_t *)m, key, v)
-	{
+	json_object_foreach ((json_t *)m, key, v) {
 		const char *row[3] = {run_id, key, NULL};
 		if (json_is_string(v))
 			row[2] = json_string_value(v);
@@ -457,18 +482,16 @@ static int export_environment(struct inserter *in, const json_t *m, const char *
 		if (ins_row(in, row, err) < 0)
 			return -1;
 	}
-	json_array_foreach(json_object_get(m, "doctor"), i, f)
-	{
+	json_array_foreach (json_object_get(m, "doctor"), i, f) {
 		const char *check = manifest_str(f, "check");
 		const char *row[3] = {run_id, NULL, NULL};
 		if (!check)
 			continue;
 		row[1] = keep(in, rm_xasprintf("doctor.%s", check));
-		row[2] = keep(in, rm_xasprintf("%s %s", manifest_str(f, "status")
-							    ? manifest_str(f, "status")
-							    : "",
-					       manifest_str(f, "detail") ? manifest_str(f, "detail")
-									 : ""));
+		row[2] = keep(
+		    in, rm_xasprintf("%s %s",
+				     manifest_str(f, "status") ? manifest_str(f, "status") : "",
+				     manifest_str(f, "detail") ? manifest_str(f, "detail") : ""));
 		if (ins_row(in, row, err) < 0)
 			return -1;
 	}
@@ -607,16 +630,16 @@ int rm_db_export(rm_db *db, const rm_results *rows, const rm_metrics *metrics,
 				break;
 		if (k == n_runs)
 			continue; /* a run whose perf.csv rows are not being exported */
-		const char *row[9] = {m->run_id,
-				      m->timestamp[0] ? m->timestamp : NULL,
-				      m->model,
-				      m->metric,
-				      m->aggregate,
-				      keep(&in, rm_xasprintf("%ld", m->step)),
-				      keep(&in, rm_xasprintf("%ld", m->repeat)),
-				      isfinite(m->value) ? keep(&in, rm_xasprintf("%.17g", m->value))
-							 : NULL,
-				      m->unit};
+		const char *row[9] = {
+		    m->run_id,
+		    m->timestamp[0] ? m->timestamp : NULL,
+		    m->model,
+		    m->metric,
+		    m->aggregate,
+		    keep(&in, rm_xasprintf("%ld", m->step)),
+		    keep(&in, rm_xasprintf("%ld", m->repeat)),
+		    isfinite(m->value) ? keep(&in, rm_xasprintf("%.17g", m->value)) : NULL,
+		    m->unit};
 		st->metrics_seen++;
 		if (ins_row(&in, row, err) < 0)
 			goto fail;
@@ -656,15 +679,42 @@ out:
 
 /* Reading back */
 
-static const char *const read_cols[] = {
-    "model",	   "n_gpus",	 "nnodes",	 "gpus_per_node", "training_precision",
-    "pipeline",	   "args",	 "tags",	 "docker_file",	  "base_docker",
-    "docker_sha",  "docker_image", "git_commit", "machine_name", "deployment_type",
-    "launcher",	   "gpu_architecture", "performance", "metric", "relative_change",
-    "status",	   "build_duration", "test_duration", "dataname", "data_provider_type",
-    "data_size",   "data_download_duration", "build_number", "additional_docker_run_options",
-    "timestamp",   "run_id",	 "repeat",	 "reason",	  "tunableop",
-    "exit_code",   "log_file"};
+static const char *const read_cols[] = {"model",
+					"n_gpus",
+					"nnodes",
+					"gpus_per_node",
+					"training_precision",
+					"pipeline",
+					"args",
+					"tags",
+					"docker_file",
+					"base_docker",
+					"docker_sha",
+					"docker_image",
+					"git_commit",
+					"machine_name",
+					"deployment_type",
+					"launcher",
+					"gpu_architecture",
+					"performance",
+					"metric",
+					"relative_change",
+					"status",
+					"build_duration",
+					"test_duration",
+					"dataname",
+					"data_provider_type",
+					"data_size",
+					"data_download_duration",
+					"build_number",
+					"additional_docker_run_options",
+					"timestamp",
+					"run_id",
+					"repeat",
+					"reason",
+					"tunableop",
+					"exit_code",
+					"log_file"};
 #define N_READ_COLS (sizeof(read_cols) / sizeof(read_cols[0]))
 
 struct read_ctx {
@@ -721,8 +771,8 @@ static int baseline_row(void *ctx, const char *const *c, size_t n)
 	return 0;
 }
 
-int rm_db_baseline(rm_db *db, const char *exclude_run_id, const char *before,
-		   struct rm_baseline *b, rm_error *err)
+int rm_db_baseline(rm_db *db, const char *exclude_run_id, const char *before, struct rm_baseline *b,
+		   rm_error *err)
 {
 	/* For each (model, metric, Dockerfile, arch, machine): the SUCCESS rows of its latest
 	 * run before `before`, oldest run first so that rm_baseline's "latest" is the last. */

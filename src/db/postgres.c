@@ -55,7 +55,8 @@ static void pg_close(void *h)
 static int pg_exec(void *h, const char *sql, rm_error *err)
 {
 	PGresult *r = PQexec(h, sql);
-	int ok = r && (PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK);
+	int ok =
+	    r && (PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK);
 	if (!ok)
 		fail(h, r, err, "exec");
 	PQclear(r);
@@ -124,8 +125,8 @@ static void pg_finalize(db_stmt *s)
 	free(s);
 }
 
-static int pg_query(void *h, const char *sql, const char *const *params, int n_params,
-		    db_row_fn fn, void *ctx, rm_error *err)
+static int pg_query(void *h, const char *sql, const char *const *params, int n_params, db_row_fn fn,
+		    void *ctx, rm_error *err)
 {
 	PGresult *r = PQexecParams(h, sql, n_params, NULL, params, NULL, NULL, 0);
 	const char **cols = NULL;

@@ -142,8 +142,8 @@ static void sq_finalize(db_stmt *s)
 	free(s);
 }
 
-static int sq_query(void *h, const char *sql, const char *const *params, int n_params,
-		    db_row_fn fn, void *ctx, rm_error *err)
+static int sq_query(void *h, const char *sql, const char *const *params, int n_params, db_row_fn fn,
+		    void *ctx, rm_error *err)
 {
 	sqlite3_stmt *st = NULL;
 	const char **cols = NULL;

@@ -86,7 +86,8 @@ static int add_path(struct archive *a, const char *top, const char *path, const 
 		}
 		archive_read_disk_descend(disk);
 		/* The archive being written, when it lies inside a folder being archived. */
-		if ((ino_t)archive_entry_ino(e) == self->st_ino && archive_entry_dev(e) == self->st_dev) {
+		if ((ino_t)archive_entry_ino(e) == self->st_ino &&
+		    archive_entry_dev(e) == self->st_dev) {
 			archive_entry_free(e);
 			e = NULL;
 			continue;

@@ -16,10 +16,10 @@
 #define HTML_MAX ((size_t)512 << 20)
 
 /* Plot geometry (SVG user units = CSS pixels). */
-#define PW 300 /* the plot, then a margin for the min/max labels */
+#define PW   300 /* the plot, then a margin for the min/max labels */
 #define PLOT 250
-#define PH 46
-#define PAD 4
+#define PH   46
+#define PAD  4
 
 struct run {
 	const char *id;
@@ -84,7 +84,8 @@ static void index_runs(struct ctx *c)
 
 	c->run_of = rm_xcalloc(h->n ? h->n : 1, sizeof(*c->run_of));
 	for (size_t i = 0; i < h->n; i++) {
-		const char *id = h->rows[i].col[RM_COL_RUN_ID], *ts = h->rows[i].col[RM_COL_TIMESTAMP];
+		const char *id = h->rows[i].col[RM_COL_RUN_ID],
+			   *ts = h->rows[i].col[RM_COL_TIMESTAMP];
 		size_t k = last;
 		/* Rows of a run sit together in an append-only file: try the last one first. */
 		if (k == (size_t)-1 || strcmp(c->runs[k].id, id))
@@ -218,8 +219,8 @@ static void plot(rm_buf *o, const struct ctx *c, const struct series *s, const s
 		rm_buf_addf(o, ": %zu runs, min %.6g, max %.6g", nv, lo, hi);
 	rm_buf_addstr(o, "</title>");
 	if (ch && isfinite(ch->base_mean))
-		rm_buf_addf(o, "<line class=\"base\" x1=\"0\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>", PLOT,
-			    Y(ch->base_mean), Y(ch->base_mean));
+		rm_buf_addf(o, "<line class=\"base\" x1=\"0\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>",
+			    PLOT, Y(ch->base_mean), Y(ch->base_mean));
 	if (nv > 1) {
 		rm_buf_addstr(o, "<polyline points=\"");
 		for (size_t i = 0; i < np; i++)
@@ -229,7 +230,8 @@ static void plot(rm_buf *o, const struct ctx *c, const struct series *s, const s
 	}
 	for (size_t k = 0; k < c->n_runs; k++)
 		if (failed_runs[k])
-			rm_buf_addf(o, "<path class=\"fail\" d=\"M%.1f %dv-6\"/>", xpos(c, k), PH - 1);
+			rm_buf_addf(o, "<path class=\"fail\" d=\"M%.1f %dv-6\"/>", xpos(c, k),
+				    PH - 1);
 	if (np && isfinite(p[np - 1].v))
 		rm_buf_addf(o, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"/>",
 			    p[np - 1].run == c->latest ? verdict_class(ch) : "old",
@@ -245,10 +247,12 @@ static void plot(rm_buf *o, const struct ctx *c, const struct series *s, const s
 static int by_model_run(const void *pa, const void *pb)
 {
 	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-	int c = strcmp(sort_ctx->h->rows[a].col[RM_COL_MODEL], sort_ctx->h->rows[b].col[RM_COL_MODEL]);
+	int c =
+	    strcmp(sort_ctx->h->rows[a].col[RM_COL_MODEL], sort_ctx->h->rows[b].col[RM_COL_MODEL]);
 	if (c)
 		return c;
-	return (sort_ctx->run_of[a] > sort_ctx->run_of[b]) - (sort_ctx->run_of[a] < sort_ctx->run_of[b]);
+	return (sort_ctx->run_of[a] > sort_ctx->run_of[b]) -
+	       (sort_ctx->run_of[a] < sort_ctx->run_of[b]);
 }
 
 /* The first of idx[0..n) (sorted by model) whose model is not below model. */
@@ -527,8 +531,7 @@ int rm_html_report(const char *path, const rm_results *h, const rm_html_opts *o,
 			rm_buf_addstr(&out, "<span class=\"failed\" title=\"");
 			rm_text_html(&out, why ? why : "");
 			rm_buf_addstr(&out, "\">failed</span>");
-		}
-		else if (np && isfinite(pts[np - 1].v))
+		} else if (np && isfinite(pts[np - 1].v))
 			rm_buf_addf(&out, "<span class=\"none\">%.6g (older run)</span>",
 				    pts[np - 1].v);
 		rm_buf_addstr(&out, "</td><td class=\"n\">");

@@ -182,8 +182,7 @@ static void row_properties(struct jw *j, const rm_results *run, const rm_junit_o
 	}
 }
 
-int rm_junit_write(const char *path, const rm_results *run, const rm_junit_opts *o,
-		   rm_error *err)
+int rm_junit_write(const char *path, const rm_results *run, const rm_junit_opts *o, rm_error *err)
 {
 	const char *suite = o->suite ? o->suite : "run_models";
 	xmlBufferPtr buf = xmlBufferCreate();
@@ -208,7 +207,8 @@ int rm_junit_write(const char *path, const rm_results *run, const rm_junit_opts 
 		failures += !strcmp(r->col[RM_COL_STATUS], "FAILURE");
 		skipped += !strcmp(r->col[RM_COL_STATUS], "SKIPPED");
 		total += secs(r->test_s);
-		if (r->col[RM_COL_TIMESTAMP][0] && (!ts[0] || strcmp(r->col[RM_COL_TIMESTAMP], ts) < 0))
+		if (r->col[RM_COL_TIMESTAMP][0] &&
+		    (!ts[0] || strcmp(r->col[RM_COL_TIMESTAMP], ts) < 0))
 			snprintf(ts, sizeof(ts), "%s", r->col[RM_COL_TIMESTAMP]);
 		if (!host[0] && r->col[RM_COL_MACHINE_NAME][0])
 			snprintf(host, sizeof(host), "%s", r->col[RM_COL_MACHINE_NAME]);

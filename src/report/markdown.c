@@ -66,8 +66,7 @@ static void row(rm_buf *out, const rm_change *c)
 	rm_buf_addstr(out, " |\n");
 }
 
-int rm_summary_markdown(rm_buf *out, const char *title, const rm_results *run,
-			const rm_gate *gate)
+int rm_summary_markdown(rm_buf *out, const char *title, const rm_results *run, const rm_gate *gate)
 {
 	rm_gate local;
 	const rm_gate *g = gate;
@@ -79,8 +78,8 @@ int rm_summary_markdown(rm_buf *out, const char *title, const rm_results *run,
 		g = &local;
 	}
 	for (size_t i = 0; i < g->n; i++)
-		passed += g->v[i].verdict != RM_VERDICT_FAILED &&
-			  g->v[i].verdict != RM_VERDICT_SKIPPED;
+		passed +=
+		    g->v[i].verdict != RM_VERDICT_FAILED && g->v[i].verdict != RM_VERDICT_SKIPPED;
 	rm_buf_addstr(out, "## ");
 	rm_text_md_cell(out, title ? title : "run_models");
 	rm_buf_addf(out, ": %zu passed, %zu failed, %zu skipped", passed, g->n_failed,

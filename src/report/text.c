@@ -178,8 +178,7 @@ int rm_text_md_cell(rm_buf *out, const char *s)
 	return ret;
 }
 
-int rm_tail_lines(const char *path, size_t n_lines, size_t max_bytes, rm_buf *out,
-		  rm_error *err)
+int rm_tail_lines(const char *path, size_t n_lines, size_t max_bytes, rm_buf *out, rm_error *err)
 {
 	enum { BLOCK = 8192 };
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

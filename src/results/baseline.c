@@ -39,9 +39,8 @@ static const char *nz(const char *s)
 	return s ? s : "";
 }
 
-void rm_baseline_add(rm_baseline *b, const char *model, const char *metric,
-		     const char *docker_file, const char *arch, const char *machine,
-		     const char *run_id, double value)
+void rm_baseline_add(rm_baseline *b, const char *model, const char *metric, const char *docker_file,
+		     const char *arch, const char *machine, const char *run_id, double value)
 {
 	if (!isfinite(value))
 		return;
@@ -204,16 +203,16 @@ size_t rm_baseline_size(const rm_baseline *b)
 }
 
 int rm_baseline_change(const rm_baseline *b, const char *model, const char *metric,
-		       const char *docker_file, const char *arch, const char *machine,
-		       double value, char *buf, size_t size)
+		       const char *docker_file, const char *arch, const char *machine, double value,
+		       char *buf, size_t size)
 {
 	const rm_baseline_entry *e;
 	double mean = 0;
 
 	if (size)
 		buf[0] = '\0';
-	if (!isfinite(value) || !(e = rm_baseline_find(b, model, metric, docker_file, arch,
-						       machine)))
+	if (!isfinite(value) ||
+	    !(e = rm_baseline_find(b, model, metric, docker_file, arch, machine)))
 		return 1;
 	for (size_t i = 0; i < e->n; i++)
 		mean += e->values[i];

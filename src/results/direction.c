@@ -27,18 +27,19 @@ static int in_list(const char *w, const char *const *list)
 }
 
 static const char *const time_units[] = {
-    "s",       "sec",	  "secs",  "second", "seconds", "ms",	  "msec",   "millisecond",
-    "milliseconds", "us", "usec",  "microsecond", "microseconds", "ns", "min", "mins",
-    "minute",	    "minutes", "h", "hr", "hrs", "hour", "hours", "day", "days", NULL};
+    "s",	   "sec",	   "secs",   "second",	"seconds",     "ms",	       "msec",
+    "millisecond", "milliseconds", "us",     "usec",	"microsecond", "microseconds", "ns",
+    "min",	   "mins",	   "minute", "minutes", "h",	       "hr",	       "hrs",
+    "hour",	   "hours",	   "day",    "days",	NULL};
 
 static const char *const higher_words[] = {
-    "throughput", "fps",  "tflops", "gflops", "pflops", "flops",     "tflop",	  "qps",
-    "rps",	  "ips",  "bandwidth", "accuracy", "acc", "mfu",     "speedup", "hfu",
-    "tps",	  "bleu", "rouge",  "f1",     "iops",   "goodput",   NULL};
+    "throughput", "fps",  "tflops",    "gflops",   "pflops", "flops",	"tflop",   "qps",
+    "rps",	  "ips",  "bandwidth", "accuracy", "acc",    "mfu",	"speedup", "hfu",
+    "tps",	  "bleu", "rouge",     "f1",	   "iops",   "goodput", NULL};
 
 static const char *const lower_words[] = {
-    "latency", "time",	"duration", "loss",	  "perplexity", "ppl", "elapsed", "ttft",
-    "tpot",    "itl",	"runtime",  "walltime", "wall",	      "error", "wer",	  NULL};
+    "latency", "time", "duration", "loss",     "perplexity", "ppl",   "elapsed", "ttft",
+    "tpot",    "itl",  "runtime",  "walltime", "wall",	     "error", "wer",	 NULL};
 
 /* A word like "tokens/s", "s/iter", "tflops/s/gpu": a rate or a time per unit. */
 static rm_direction ratio(const char *w)
@@ -166,8 +167,7 @@ int rm_direction_table_add_model(rm_direction_table *t, const char *model, const
 				    "'%s': model '%s': field 'metric_direction' must be an object "
 				    "like {\"time_to_train\": \"lower\"}",
 				    source, model);
-	json_object_foreach(md, metric, v)
-	{
+	json_object_foreach (md, metric, v) {
 		const char *s = json_string_value(v);
 		rm_direction d = s && !strcmp(s, "higher")  ? RM_DIR_HIGHER
 				 : s && !strcmp(s, "lower") ? RM_DIR_LOWER
@@ -205,8 +205,7 @@ static int load_file(rm_direction_table *t, const char *path, const char *scope,
 	}
 	/* MAD's models.json is an array; some registries wrap it as {"models": [...]}. */
 	models = json_is_array(root) ? root : json_object_get(root, "models");
-	json_array_foreach(models, i, m)
-	{
+	json_array_foreach (models, i, m) {
 		const char *name = json_string_value(json_object_get(m, "name"));
 		char *full;
 		if (!name)
@@ -246,8 +245,8 @@ int rm_direction_table_load(rm_direction_table *t, const char *root, rm_error *e
 	return ret;
 }
 
-rm_direction rm_direction_lookup(const rm_direction_table *t, const char *model,
-				 const char *metric, const char **why)
+rm_direction rm_direction_lookup(const rm_direction_table *t, const char *model, const char *metric,
+				 const char **why)
 {
 	const struct override *best = NULL;
 	size_t best_len = 0;

@@ -112,19 +112,18 @@ static void judge(rm_change *c, size_t nv, const rm_baseline_entry *be)
 		c->verdict = RM_VERDICT_NOISE;
 	else
 		c->verdict = RM_VERDICT_REGRESSION;
-	c->note = rm_xasprintf(
-	    "%+.2f%% (%s is better: %s) vs %s; threshold %.2f%%%s%s%s", c->change_pct,
-	    rm_direction_name(c->direction),
-	    c->verdict == RM_VERDICT_BETTER	  ? "better"
-	    : c->verdict == RM_VERDICT_SAME	  ? "within the threshold"
-	    : c->verdict == RM_VERDICT_NOISE	  ? "worse, but inside the noise: not a regression"
-						  : "worse: regression",
-	    c->base_run, thr, band[0] ? "; " : "", band,
-	    band[0] ? "" : "; no repeats: threshold only");
+	c->note = rm_xasprintf("%+.2f%% (%s is better: %s) vs %s; threshold %.2f%%%s%s%s",
+			       c->change_pct, rm_direction_name(c->direction),
+			       c->verdict == RM_VERDICT_BETTER ? "better"
+			       : c->verdict == RM_VERDICT_SAME ? "within the threshold"
+			       : c->verdict == RM_VERDICT_NOISE
+				   ? "worse, but inside the noise: not a regression"
+				   : "worse: regression",
+			       c->base_run, thr, band[0] ? "; " : "", band,
+			       band[0] ? "" : "; no repeats: threshold only");
 }
 
-void rm_gate_eval(const rm_results *run, const rm_baseline *base, const rm_gate_opts *o,
-		  rm_gate *g)
+void rm_gate_eval(const rm_results *run, const rm_baseline *base, const rm_gate_opts *o, rm_gate *g)
 {
 	double *vals = rm_xcalloc(run->n ? run->n : 1, sizeof(*vals));
 	size_t cap = 0;
@@ -159,8 +158,8 @@ void rm_gate_eval(const rm_results *run, const rm_baseline *base, const rm_gate_
 		c->mean = c->sd = c->min = c->max = NAN;
 		c->base_mean = c->base_sd = NAN;
 		c->base_run = "";
-		c->direction = rm_direction_lookup(o->directions, c->model, c->metric,
-						   &c->direction_why);
+		c->direction =
+		    rm_direction_lookup(o->directions, c->model, c->metric, &c->direction_why);
 		c->threshold = threshold_for(o, c->model);
 
 		size_t nv = 0;
@@ -189,7 +188,8 @@ void rm_gate_eval(const rm_results *run, const rm_baseline *base, const rm_gate_
 			g->n_skipped++;
 		if (!nv) {
 			c->verdict = c->n_failed ? RM_VERDICT_FAILED : RM_VERDICT_SKIPPED;
-			c->note = rm_xstrdup(c->reason[0] ? c->reason : rm_verdict_name(c->verdict));
+			c->note =
+			    rm_xstrdup(c->reason[0] ? c->reason : rm_verdict_name(c->verdict));
 			continue;
 		}
 		rm_stats st;

@@ -51,7 +51,8 @@ static char **archive_list(const rm_nightly_opts *o, const rm_results *run, size
 			v = add_unique(v, n, log);
 			/* <model>.live.log -> <model>.build.log */
 			if (rm_ends_with(log, ".live.log")) {
-				char *b = rm_xasprintf("%.*s.build.log", (int)(strlen(log) - 9), log);
+				char *b =
+				    rm_xasprintf("%.*s.build.log", (int)(strlen(log) - 9), log);
 				if (exists(b))
 					v = add_unique(v, n, b);
 				free(b);
@@ -167,7 +168,8 @@ int rm_nightly_finish(const rm_nightly_opts *o, rm_nightly_result *res, rm_error
 	if (o->archive) {
 		char *top = rm_xasprintf("run_models-%s", run_id);
 		files = archive_list(o, &run, &n_files);
-		int rc = rm_archive_write(o->archive, top, (const char *const *)files, n_files, err);
+		int rc =
+		    rm_archive_write(o->archive, top, (const char *const *)files, n_files, err);
 		free(top);
 		if (rc < 0)
 			goto out;

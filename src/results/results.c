@@ -9,27 +9,42 @@
 #include "rm/results.h"
 #include "rm/util.h"
 
-const char *const rm_perf_header[RM_PERF_NCOLS] = {
-    "model",	    "n_gpus",
-    "nnodes",	    "gpus_per_node",
-    "training_precision",
-    "pipeline",	    "args",
-    "tags",	    "docker_file",
-    "base_docker",  "docker_sha",
-    "docker_image", "git_commit",
-    "machine_name", "deployment_type",
-    "launcher",	    "gpu_architecture",
-    "performance",  "metric",
-    "relative_change",
-    "status",	    "build_duration",
-    "test_duration",
-    "dataname",	    "data_provider_type",
-    "data_size",    "data_download_duration",
-    "build_number", "additional_docker_run_options",
-    "timestamp",    "run_id",
-    "repeat",	    "reason",
-    "tunableop",    "exit_code",
-    "log_file"};
+const char *const rm_perf_header[RM_PERF_NCOLS] = {"model",
+						   "n_gpus",
+						   "nnodes",
+						   "gpus_per_node",
+						   "training_precision",
+						   "pipeline",
+						   "args",
+						   "tags",
+						   "docker_file",
+						   "base_docker",
+						   "docker_sha",
+						   "docker_image",
+						   "git_commit",
+						   "machine_name",
+						   "deployment_type",
+						   "launcher",
+						   "gpu_architecture",
+						   "performance",
+						   "metric",
+						   "relative_change",
+						   "status",
+						   "build_duration",
+						   "test_duration",
+						   "dataname",
+						   "data_provider_type",
+						   "data_size",
+						   "data_download_duration",
+						   "build_number",
+						   "additional_docker_run_options",
+						   "timestamp",
+						   "run_id",
+						   "repeat",
+						   "reason",
+						   "tunableop",
+						   "exit_code",
+						   "log_file"};
 
 const char *const rm_metric_header[8] = {"timestamp", "run_id", "model", "metric",
 					 "value",     "unit",	"step",	 "aggregate"};
@@ -91,8 +106,8 @@ static void finish_row(rm_result *r)
 		r->repeat = rep;
 }
 
-void rm_results_add(rm_results *res, const char *const *names, const char *const *values,
-		    size_t n, const char *file, long line)
+void rm_results_add(rm_results *res, const char *const *names, const char *const *values, size_t n,
+		    const char *file, long line)
 {
 	rm_result *r = new_row(res);
 	size_t nf = 0;

@@ -185,8 +185,7 @@ static int string_list(struct yfile *f, yaml_node_t *n, json_t *v, const char *f
 		}
 		free(s);
 	} else if (json_is_array(v)) {
-		json_array_foreach(v, i, e)
-		{
+		json_array_foreach (v, i, e) {
 			if (!json_is_string(e) || !json_string_length(e))
 				return fail_at(f, yseq(f, n, i) ? yseq(f, n, i) : n, err, field,
 					       "item %zu must be a non-empty string", i + 1);
@@ -221,8 +220,7 @@ static int regression(struct yfile *f, yaml_node_t *n, json_t *v, const char *wh
 		return fail_at(f, n, err, where,
 			       "regression must be a mapping {fail_on_regression: PCT, "
 			       "baseline: FILE}");
-	json_object_foreach(v, key, x)
-	{
+	json_object_foreach (v, key, x) {
 		yaml_node_t *xn = ymap(f, n, key);
 		snprintf(field, sizeof(field), "%s.regression.%s", where, key);
 		if (!strcmp(key, "fail_on_regression")) {
@@ -262,8 +260,7 @@ static int read_fields(struct yfile *f, yaml_node_t *n, json_t *obj, const char 
 
 	if (!json_is_object(obj))
 		return fail_at(f, n, err, where, "must be a mapping");
-	json_object_foreach(obj, key, v)
-	{
+	json_object_foreach (obj, key, v) {
 		yaml_node_t *vn = ymap(f, n, key);
 		snprintf(field, sizeof(field), "%s.%s", where, key);
 		if (!strcmp(key, "repeat")) {
@@ -330,11 +327,10 @@ static int include(struct loader *L, struct yfile *f, yaml_node_t *n, json_t *v,
 	}
 	if (!json_is_array(v))
 		return fail_at(f, n, err, "include", "must be a file name or a list of them");
-	json_array_foreach(v, i, e)
-	{
+	json_array_foreach (v, i, e) {
 		if (!json_is_string(e))
-			return fail_at(f, yseq(f, n, i), err, "include", "item %zu must be a file name",
-				       i + 1);
+			return fail_at(f, yseq(f, n, i), err, "include",
+				       "item %zu must be a file name", i + 1);
 		char *p = resolve(f, json_string_value(e));
 		int rc = load_file(L, p, 0, err);
 		free(p);
@@ -352,8 +348,7 @@ static int entries(struct loader *L, struct yfile *f, yaml_node_t *n, json_t *v,
 	if (!json_is_array(v) || !json_array_size(v))
 		return fail_at(f, n, err, "entries", "must be a non-empty list of entries");
 	L->s->entries = rm_xcalloc(json_array_size(v), sizeof(*L->s->entries));
-	json_array_foreach(v, i, e)
-	{
+	json_array_foreach (v, i, e) {
 		rm_suite_entry *en = &L->s->entries[L->s->n++];
 		yaml_node_t *en_node = yseq(f, n, i);
 		struct fields fl;
@@ -400,8 +395,8 @@ static int load_file(struct loader *L, const char *path, int top, rm_error *err)
 			return rm_error_set(err, RM_ERR_INPUT, "'%s' includes itself (a cycle)",
 					    path);
 	if (L->depth == MAX_INCLUDE_DEPTH)
-		return rm_error_set(err, RM_ERR_INPUT, "'%s': includes nest deeper than %d",
-				    path, MAX_INCLUDE_DEPTH);
+		return rm_error_set(err, RM_ERR_INPUT, "'%s': includes nest deeper than %d", path,
+				    MAX_INCLUDE_DEPTH);
 	if (yfile_load(path, &f, err) < 0)
 		return -1;
 	L->stack[L->depth++] = rm_xstrdup(real);
@@ -416,8 +411,7 @@ static int load_file(struct loader *L, const char *path, int top, rm_error *err)
 	    read_fields(f, ymap(f, root, "defaults"), v, "defaults", NULL, &L->def, &L->baseline,
 			err) < 0)
 		goto out;
-	json_object_foreach(f->json, key, v)
-	{
+	json_object_foreach (f->json, key, v) {
 		yaml_node_t *n = ymap(f, root, key);
 		if (!strcmp(key, "include") || !strcmp(key, "defaults"))
 			continue;

@@ -20,17 +20,28 @@
 
 static char tag[64];
 
-static void add(rm_results *r, const char *run, const char *ts, const char *model,
-		const char *perf, const char *status, const char *repeat)
+static void add(rm_results *r, const char *run, const char *ts, const char *model, const char *perf,
+		const char *status, const char *repeat)
 {
-	const char *names[] = {"model",	    "metric",	     "performance",	 "status",
-			       "run_id",    "machine_name",  "gpu_architecture", "docker_file",
-			       "timestamp", "repeat",	     "relative_change", "exit_code",
-			       "reason",    "test_duration", "args"};
+	const char *names[] = {
+	    "model",	       "metric",	   "performance", "status",	   "run_id",
+	    "machine_name",    "gpu_architecture", "docker_file", "timestamp",	   "repeat",
+	    "relative_change", "exit_code",	   "reason",	  "test_duration", "args"};
 	char *id = rm_xasprintf("%s-%s", tag, run), *m = rm_xasprintf("%s-%s", tag, model);
-	const char *vals[] = {m,  "tokens/s", perf,	    status, id, "host-a", "gfx942",
-			      "docker/x.Dockerfile", ts, repeat, "+1.5",  "0",
-			      strcmp(status, "SUCCESS") ? "it broke, \"badly\"" : "", "12.5",
+	const char *vals[] = {m,
+			      "tokens/s",
+			      perf,
+			      status,
+			      id,
+			      "host-a",
+			      "gfx942",
+			      "docker/x.Dockerfile",
+			      ts,
+			      repeat,
+			      "+1.5",
+			      "0",
+			      strcmp(status, "SUCCESS") ? "it broke, \"badly\"" : "",
+			      "12.5",
 			      "--a 'b c'"};
 	rm_results_add(r, names, vals, 15, "mem", (long)r->n + 2);
 	free(id);
@@ -99,10 +110,10 @@ int main(int argc, char **argv)
 		m->step = 100;
 		m->repeat = i + 1; /* the same step in two repeats */
 	}
-	json_t *man = json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:s, s:s}]}", "run_id", run1,
-				"started_at", "2024-05-01T00:59:00Z", "suite", "nightly", "host",
-				"host-a", "doctor", "status", "OK", "check", "rocm", "detail",
-				"ROCm 6.2");
+	json_t *man =
+	    json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:s, s:s}]}", "run_id", run1, "started_at",
+		      "2024-05-01T00:59:00Z", "suite", "nightly", "host", "host-a", "doctor",
+		      "status", "OK", "check", "rocm", "detail", "ROCm 6.2");
 	CHECK(rm_db_export(db, &r1, &metrics, man, NULL, &st, &err) == 0);
 	if (err.msg[0])
 		fprintf(stderr, "%s\n", err.msg);
@@ -168,8 +179,8 @@ int main(int argc, char **argv)
 	rm_baseline_opts bo = {argv[1], run2, "2024-05-02T00:00:00Z"};
 	CHECK(rm_baseline_open(&bo, &bl, &err) == 0);
 	char pct[32];
-	CHECK(rm_baseline_change(bl, ma, "tokens/s", "docker/x.Dockerfile", "gfx942", "host-a",
-				 90, pct, sizeof(pct)) == 0);
+	CHECK(rm_baseline_change(bl, ma, "tokens/s", "docker/x.Dockerfile", "gfx942", "host-a", 90,
+				 pct, sizeof(pct)) == 0);
 	CHECK_STR(pct, "-11.76"); /* 90 against the mean of 100 and 104 */
 	rm_baseline_free(bl);
 

@@ -115,12 +115,21 @@ static void test_suite(const char *dir)
 static void add(rm_results *r, const char *model, const char *perf, const char *status,
 		const char *reason, const char *log, const char *repeat)
 {
-	const char *names[] = {"model",	 "metric",	 "performance",	 "status",
-			       "run_id", "machine_name", "test_duration", "reason",
-			       "log_file", "repeat",	 "timestamp",	 "docker_file"};
-	const char *vals[] = {model,  "tokens/s", perf,	  status, "run7",
-			      "host", "12.5",	  reason, log,	  repeat,
-			      "2024-05-01T02:03:04Z", "docker/x.Dockerfile"};
+	const char *names[] = {"model",	   "metric",	   "performance",   "status",
+			       "run_id",   "machine_name", "test_duration", "reason",
+			       "log_file", "repeat",	   "timestamp",	    "docker_file"};
+	const char *vals[] = {model,
+			      "tokens/s",
+			      perf,
+			      status,
+			      "run7",
+			      "host",
+			      "12.5",
+			      reason,
+			      log,
+			      repeat,
+			      "2024-05-01T02:03:04Z",
+			      "docker/x.Dockerfile"};
 	rm_results_add(r, names, vals, 12, "mem", 2);
 }
 
@@ -133,7 +142,9 @@ static void test_junit(const char *dir)
 
 	for (int i = 1; i <= 80; i++)
 		rm_buf_addf(&lines, "log line %d\n", i);
-	rm_buf_addstr(&lines, "\x1b[1mbold\x1b[0m \x07" "bell \xfe" " end\n");
+	rm_buf_addstr(&lines, "\x1b[1mbold\x1b[0m \x07"
+			      "bell \xfe"
+			      " end\n");
 	tfs_put(dir, "fail.live.log", rm_buf_str(&lines));
 	log = rm_xasprintf("%s/fail.live.log", dir);
 	add(&run, "good", "10", "SUCCESS", "", "", "1");
@@ -174,8 +185,13 @@ static void test_manifest_archive(const char *dir)
 	rm_error err = RM_ERROR_INIT;
 	rm_finding f[] = {{"OK", "rocm", "ROCm 6.2.1; amdgpu driver 6.8.5", NULL},
 			  {"WARN", "numa_balancing", "1", "disable it"}};
-	rm_manifest m = {"run9", "2024-05-01T00:00:00Z", "abc", ".", "hostx", "nightly",
-			 "n.yaml", NULL, NULL, "AMD", "gfx942", 8, f, 2};
+	rm_manifest m = {"run9",   "2024-05-01T00:00:00Z",
+			 "abc",	   ".",
+			 "hostx",  "nightly",
+			 "n.yaml", NULL,
+			 NULL,	   "AMD",
+			 "gfx942", 8,
+			 f,	   2};
 	char *mp = rm_xasprintf("%s/run.json", dir), *out = rm_xasprintf("%s/a.tar.gz", dir);
 	json_t *j;
 
@@ -211,7 +227,8 @@ static void test_manifest_archive(const char *dir)
 	archive_read_free(a);
 	CHECK(seen == 3 && files == 3);
 	const char *missing[] = {"/nonexistent/x"};
-	CHECK(rm_archive_write(out, "t", missing, 1, &err) == -1 && strstr(err.msg, "/nonexistent/x"));
+	CHECK(rm_archive_write(out, "t", missing, 1, &err) == -1 &&
+	      strstr(err.msg, "/nonexistent/x"));
 	free(logs);
 	free(mp);
 	free(out);

@@ -15,9 +15,9 @@
 #define HDR                                                                                        \
 	"model,n_gpus,nnodes,gpus_per_node,training_precision,pipeline,args,tags,docker_file,"     \
 	"base_docker,docker_sha,docker_image,git_commit,machine_name,deployment_type,launcher,"    \
-	"gpu_architecture,performance,metric,relative_change,status,build_duration,"              \
-	"test_duration,dataname,data_provider_type,data_size,data_download_duration,"             \
-	"build_number,additional_docker_run_options,timestamp,run_id,repeat,reason,tunableop,"    \
+	"gpu_architecture,performance,metric,relative_change,status,build_duration,"               \
+	"test_duration,dataname,data_provider_type,data_size,data_download_duration,"              \
+	"build_number,additional_docker_run_options,timestamp,run_id,repeat,reason,tunableop,"     \
 	"exit_code,log_file\n"
 
 /* A perf.csv row with the fields that matter here. */
@@ -142,9 +142,10 @@ static void test_overrides(const char *dir)
 	char *root = rm_xasprintf("%s/reg", dir);
 	const char *why = NULL;
 
-	tfs_put(root, "models.json",
-		"[{\"name\":\"m1\",\"metric_direction\":{\"score\":\"lower\",\"tokens/s\":\"lower\"}},"
-		"{\"name\":\"m2\"}]");
+	tfs_put(
+	    root, "models.json",
+	    "[{\"name\":\"m1\",\"metric_direction\":{\"score\":\"lower\",\"tokens/s\":\"lower\"}},"
+	    "{\"name\":\"m2\"}]");
 	tfs_put(root, "scripts/llm/models.json",
 		"[{\"name\":\"x\",\"metric_direction\":{\"score\":\"higher\"}}]");
 	CHECK(rm_direction_table_load(t, root, &err) == 0);
@@ -170,11 +171,12 @@ static void test_overrides(const char *dir)
 static void add(rm_results *r, const char *model, const char *metric, const char *perf,
 		const char *status, const char *run, const char *machine)
 {
-	const char *names[] = {"model",	 "metric", "performance",	"status",
+	const char *names[] = {"model",	 "metric",	 "performance",	     "status",
 			       "run_id", "machine_name", "gpu_architecture", "docker_file",
 			       "reason"};
-	const char *vals[] = {model,   metric,	 perf, status, run,
-			      machine, "gfx942", "df", strcmp(status, "SUCCESS") ? "boom" : ""};
+	const char *vals[] = {model,	metric, perf,
+			      status,	run,	machine,
+			      "gfx942", "df",	strcmp(status, "SUCCESS") ? "boom" : ""};
 	rm_results_add(r, names, vals, 9, "mem", (long)r->n + 2);
 }
 
@@ -198,11 +200,11 @@ static void test_baseline(void)
 	e = rm_baseline_find(b, "a", "tokens/s", "df", "gfx942", "h9");
 	CHECK(e && !strcmp(e->run_id, "r2") && e->n == 2);
 	CHECK(rm_baseline_find(b, "a", "tokens/s", "other", "gfx942", "h1") == NULL);
-	CHECK(rm_baseline_change(b, "a", "tokens/s", "df", "gfx942", "h2", 99, buf,
-				 sizeof(buf)) == 0);
+	CHECK(rm_baseline_change(b, "a", "tokens/s", "df", "gfx942", "h2", 99, buf, sizeof(buf)) ==
+	      0);
 	CHECK_STR(buf, "-10.81"); /* 99 against the mean of 110 and 112 */
-	CHECK(rm_baseline_change(b, "zz", "tokens/s", "df", "gfx942", "h2", 99, buf,
-				 sizeof(buf)) == 1 &&
+	CHECK(rm_baseline_change(b, "zz", "tokens/s", "df", "gfx942", "h2", 99, buf, sizeof(buf)) ==
+		  1 &&
 	      buf[0] == '\0');
 	rm_baseline_free(b);
 	rm_results_release(&h);
@@ -229,24 +231,36 @@ static void test_gate(void)
 	add(&h, "up", "tokens/s", "100", "SUCCESS", "r1", "h");
 	add(&h, "unk", "score", "100", "SUCCESS", "r1", "h");
 	for (int i = 0; i < 3; i++) /* noisy baseline: 90, 100, 110 */
-		add(&h, "noisy", "tokens/s", i == 0 ? "90" : i == 1 ? "100" : "110", "SUCCESS",
-		    "r1", "h");
+		add(&h, "noisy", "tokens/s",
+		    i == 0   ? "90"
+		    : i == 1 ? "100"
+			     : "110",
+		    "SUCCESS", "r1", "h");
 	for (int i = 0; i < 3; i++) /* tight baseline: 100.0 +- 0.1 */
-		add(&h, "tight", "tokens/s", i == 0 ? "99.9" : i == 1 ? "100" : "100.1",
+		add(&h, "tight", "tokens/s",
+		    i == 0   ? "99.9"
+		    : i == 1 ? "100"
+			     : "100.1",
 		    "SUCCESS", "r1", "h");
 	b = rm_baseline_from_results(&h, "r2");
 
-	add(&run, "thr", "tokens/s", "93", "SUCCESS", "r2", "h");     /* -7% higher-better */
-	add(&run, "time", "time_ms", "107", "SUCCESS", "r2", "h");    /* +7% lower-better */
-	add(&run, "up", "tokens/s", "120", "SUCCESS", "r2", "h");     /* better */
-	add(&run, "unk", "score", "50", "SUCCESS", "r2", "h");	      /* unknown direction */
-	add(&run, "new", "tokens/s", "1", "SUCCESS", "r2", "h");      /* no baseline */
-	add(&run, "broken", "", "", "FAILURE", "r2", "h");	      /* failed */
+	add(&run, "thr", "tokens/s", "93", "SUCCESS", "r2", "h");  /* -7% higher-better */
+	add(&run, "time", "time_ms", "107", "SUCCESS", "r2", "h"); /* +7% lower-better */
+	add(&run, "up", "tokens/s", "120", "SUCCESS", "r2", "h");  /* better */
+	add(&run, "unk", "score", "50", "SUCCESS", "r2", "h");	   /* unknown direction */
+	add(&run, "new", "tokens/s", "1", "SUCCESS", "r2", "h");   /* no baseline */
+	add(&run, "broken", "", "", "FAILURE", "r2", "h");	   /* failed */
 	for (int i = 0; i < 3; i++) /* -7% on the mean, but inside the noise */
-		add(&run, "noisy", "tokens/s", i == 0 ? "83" : i == 1 ? "93" : "103", "SUCCESS",
-		    "r2", "h");
+		add(&run, "noisy", "tokens/s",
+		    i == 0   ? "83"
+		    : i == 1 ? "93"
+			     : "103",
+		    "SUCCESS", "r2", "h");
 	for (int i = 0; i < 3; i++) /* -7%, far outside a tight noise band */
-		add(&run, "tight", "tokens/s", i == 0 ? "92.9" : i == 1 ? "93" : "93.1",
+		add(&run, "tight", "tokens/s",
+		    i == 0   ? "92.9"
+		    : i == 1 ? "93"
+			     : "93.1",
 		    "SUCCESS", "r2", "h");
 
 	rm_gate_opts o = {5, 1, NULL, 0, NULL};
@@ -342,7 +356,8 @@ static void test_markdown(void)
 	CHECK(strstr(s, "| slow\\|er | tokens/s | SUCCESS | 50 | 100 | -50.00% |"));
 	CHECK(strstr(s, "| bad |  | FAILURE |  |  |  | \xe2\x9d\x8c failed: boom |"));
 	/* Regressions first, then failures, then the rest. */
-	CHECK(strstr(s, "slow\\|er") < strstr(s, "| bad") && strstr(s, "| bad") < strstr(s, "| ok"));
+	CHECK(strstr(s, "slow\\|er") < strstr(s, "| bad") &&
+	      strstr(s, "| bad") < strstr(s, "| ok"));
 	rm_gate_release(&g);
 	rm_baseline_free(base);
 	rm_buf_release(&b);
