@@ -131,6 +131,22 @@ export_both)
 		expect 6 "$RM" report ci next2.csv --baseline "$url" --fail-on-regression 5 --no-step-summary
 		grep -q "1 regression" cmd.err || fail "baseline from $url: $(cat cmd.err)"
 	done
+	# Every query of the shipped Grafana dashboard runs on the schema, with Grafana's
+	# macros and variables filled in as Grafana would.
+	need jq jq
+	cat >macros.sed <<'SED'
+s/\$__timeFilter\(([a-z_.]+)\)/\1 BETWEEN '1970-01-01' AND '2100-01-01'/g
+s/\$model/'model_003'/g
+s/\$machine/'mi300x-01'/g
+SED
+	jq -r '.panels[].targets[].rawSql, .templating.list[].query' \
+		"$SRC/dashboards/grafana-run_models.json" | sed -E -f macros.sed >dashboard.sql
+	[ "$(wc -l <dashboard.sql)" -ge 6 ] || fail "dashboard queries not found"
+	while read -r sql; do
+		n=$(psql -qAt -v ON_ERROR_STOP=1 "$(pg_url)" -c "$sql" | wc -l) || fail "dashboard query fails: $sql"
+		[ "$n" -gt 0 ] || [[ $sql == *FAILURE* ]] || [[ $sql == *environment* ]] ||
+			[[ $sql == *"FROM metrics"* ]] || fail "dashboard query returns nothing: $sql"
+	done <dashboard.sql
 	;;
 
 junit_schema)

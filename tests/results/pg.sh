@@ -26,7 +26,8 @@ fi
 
 as_user() {
 	if [ "$(id -u)" = 0 ]; then
-		runuser -u "$user" -- "$@"
+		# From "/": the caller's folder may be closed to the server's user.
+		(cd / && runuser -u "$user" -- "$@")
 	else
 		"$@"
 	fi
