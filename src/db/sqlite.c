@@ -11,6 +11,7 @@ struct db_stmt {
 	sqlite3 *db;
 	sqlite3_stmt *st;
 	int n_params;
+	int *index; /* SQLite's index of $1..$n (0: not in the statement) */
 };
 
 static int fail(sqlite3 *db, rm_error *err, const char *what)
@@ -81,6 +82,8 @@ static void sq_rollback(void *h)
 		sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
 }
 
+static int *param_index(sqlite3_stmt *st, int n);
+
 static int sq_prepare(void *h, const char *sql, int n_params, db_stmt **out, rm_error *err)
 {
 	db_stmt *s = rm_xcalloc(1, sizeof(*s));
@@ -91,25 +94,41 @@ static int sq_prepare(void *h, const char *sql, int n_params, db_stmt **out, rm_
 		free(s);
 		return -1;
 	}
+	s->index = param_index(s->st, n_params);
 	*out = s;
 	return 0;
 }
 
-/* $1..$n are named parameters to SQLite; bind by name so their order in the text does not
- * matter. */
-static int bind(sqlite3 *db, sqlite3_stmt *st, const char *const *params, int n, rm_error *err)
+/*
+ * $1..$n are named parameters to SQLite, numbered by first appearance. Their indexes are
+ * worked out once per statement: sqlite3_bind_parameter_index() is a linear search, and a
+ * batch insert has thousands of parameters.
+ */
+static int *param_index(sqlite3_stmt *st, int n)
+{
+	int *index = rm_xcalloc((size_t)n + 1, sizeof(*index));
+	int total = sqlite3_bind_parameter_count(st);
+
+	for (int k = 1; k <= total; k++) {
+		const char *name = sqlite3_bind_parameter_name(st, k);
+		long v;
+		if (name && name[0] == '$' && rm_parse_long(name + 1, 1, n, &v) == 0)
+			index[v - 1] = k;
+	}
+	return index;
+}
+
+static int bind(sqlite3 *db, sqlite3_stmt *st, const int *index, const char *const *params,
+		int n, rm_error *err)
 {
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	for (int i = 0; i < n; i++) {
-		char name[16];
-		int idx, rc;
-		snprintf(name, sizeof(name), "$%d", i + 1);
-		idx = sqlite3_bind_parameter_index(st, name);
-		if (!idx)
+		int rc;
+		if (!index[i])
 			continue;
-		rc = params[i] ? sqlite3_bind_text(st, idx, params[i], -1, SQLITE_STATIC)
-			       : sqlite3_bind_null(st, idx);
+		rc = params[i] ? sqlite3_bind_text(st, index[i], params[i], -1, SQLITE_STATIC)
+			       : sqlite3_bind_null(st, index[i]);
 		if (rc != SQLITE_OK)
 			return fail(db, err, "bind");
 	}
@@ -119,7 +138,7 @@ static int bind(sqlite3 *db, sqlite3_stmt *st, const char *const *params, int n,
 static int sq_run(db_stmt *s, const char *const *params, size_t *changed, rm_error *err)
 {
 	int rc;
-	if (bind(s->db, s->st, params, s->n_params, err) < 0)
+	if (bind(s->db, s->st, s->index, params, s->n_params, err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(s->st)) == SQLITE_ROW)
 		;
@@ -139,6 +158,7 @@ static void sq_finalize(db_stmt *s)
 	if (!s)
 		return;
 	sqlite3_finalize(s->st);
+	free(s->index);
 	free(s);
 }
 
@@ -147,11 +167,12 @@ static int sq_query(void *h, const char *sql, const char *const *params, int n_p
 {
 	sqlite3_stmt *st = NULL;
 	const char **cols = NULL;
-	int rc, ret = -1, nc;
+	int rc, ret = -1, nc, *index = NULL;
 
 	if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
 		return fail(h, err, "query");
-	if (bind(h, st, params, n_params, err) < 0)
+	index = param_index(st, n_params);
+	if (bind(h, st, index, params, n_params, err) < 0)
 		goto out;
 	nc = sqlite3_column_count(st);
 	cols = rm_xcalloc((size_t)nc + 1, sizeof(*cols));
@@ -167,6 +188,7 @@ static int sq_query(void *h, const char *sql, const char *const *params, int n_p
 	}
 	ret = 0;
 out:
+	free(index);
 	free(cols);
 	sqlite3_finalize(st);
 	return ret;
