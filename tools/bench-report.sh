@@ -56,3 +56,34 @@ pgdir=$(mktemp -d /tmp/rm-pg-bench-XXXXXX)
 url=$(bash "$src/tests/results/pg.sh" start "$pgdir")
 timed "postgresql first export" "$rm_bin" export --db "$url" big.csv
 timed "postgresql re-export" "$rm_bin" export --db "$url" big.csv
+
+echo "== 20 small models on the Docker engine, with and without the CI outputs"
+DOCKER_HOST=$("$src/tools/ensure-docker.sh")
+export DOCKER_HOST
+mkdir -p suite/docker/smoke suite/scripts/m
+cp "$src/docker/smoke.Dockerfile" "$src/docker/.dockerignore" suite/docker/
+cp "$src/docker/smoke/busybox" suite/docker/smoke/busybox
+printf 'for i in 1 2 3 4 5; do echo "step $i"; sleep 0.2; done\necho "performance: $1 samples_per_second"\n' >suite/scripts/m/run.sh
+{
+	printf '['
+	for i in $(seq 1 20); do
+		[ "$i" = 1 ] || printf ','
+		printf '{"name":"bench_m%02d","dockerfile":"docker/smoke","scripts":"scripts/m/run.sh","n_gpus":"-1","owner":"ci","tags":["bench"],"args":"%d"}' "$i" $((100 + i))
+	done
+	printf ']'
+} >suite/models.json
+cd suite
+"$rm_bin" --tags bench -o warm.csv -q >/dev/null 2>&1 || true # build the image once
+for round in 1 2; do
+	rm -f perf.csv perf_*.csv
+	start=$(date +%s.%N)
+	"$rm_bin" --tags bench -o perf.csv -q >/dev/null 2>&1
+	run_s=$(echo "$(date +%s.%N) - $start" | bc)
+	start=$(date +%s.%N)
+	"$rm_bin" report ci perf.csv --suite bench --junit junit.xml --summary-markdown summary.md \
+		--html report.html --archive run.tar.gz --export "sqlite:$work/suite.db" \
+		--no-step-summary >/dev/null 2>&1
+	"$rm_bin" export --db "$url" perf.csv >/dev/null 2>&1
+	rep_s=$(echo "$(date +%s.%N) - $start" | bc)
+	echo "round $round: run $run_s s, CI outputs (JUnit, summary, HTML, archive, SQLite and PostgreSQL export) $rep_s s = $(echo "scale=2; 100 * $rep_s / $run_s" | bc) % of the run"
+done
