@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "options.h"
@@ -179,11 +180,16 @@ static int report_ci(int argc, char **argv, rm_error *err)
 	o.html = cli.html;
 	o.archive = cli.archive;
 	o.export_db = cli.export_db;
-	o.manifest = cli.manifest;
+	/* run.json beside perf.csv, where run writes it, unless told otherwise. */
+	char *dir = rm_dirname(o.perf_csv), *beside = rm_xasprintf("%s/run.json", dir);
+	o.manifest = cli.manifest ? cli.manifest : access(beside, R_OK) == 0 ? beside : NULL;
 	o.extra_files = cli.files.v;
 	o.n_extra_files = cli.files.n;
 	o.no_step_summary = cli.no_step_summary;
-	if (rm_nightly_finish(&o, &res, err) < 0)
+	rc = rm_nightly_finish(&o, &res, err);
+	free(beside);
+	free(dir);
+	if (rc < 0)
 		goto out;
 	fprintf(stderr,
 		"report: %zu results, %zu failed, %zu skipped, %zu compared, %zu regression(s)%s\n",

@@ -118,8 +118,8 @@ static int *param_index(sqlite3_stmt *st, int n)
 	return index;
 }
 
-static int bind(sqlite3 *db, sqlite3_stmt *st, const int *index, const char *const *params,
-		int n, rm_error *err)
+static int bind(sqlite3 *db, sqlite3_stmt *st, const int *index, const char *const *params, int n,
+		rm_error *err)
 {
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);

@@ -38,7 +38,11 @@ static char **archive_list(const rm_nightly_opts *o, const rm_results *run, size
 	for (size_t i = 0; i < run->n; i++) {
 		const rm_result *r = &run->rows[i];
 		const char *log = r->col[RM_COL_LOG_FILE];
-		char *p, *safe = rm_xstrdup(r->col[RM_COL_MODEL]);
+		char *p, *safe = rm_xstrdup(r->col[RM_COL_MODEL]), *moved = NULL;
+		/* A relative log path is as the runner saw it; from elsewhere, try beside
+		 * perf.csv (as JUnit does). */
+		if (log[0] && log[0] != '/' && !exists(log))
+			log = moved = rm_xasprintf("%s/%s", dir, log);
 		for (char *s = safe; *s; s++)
 			if (*s == '/' || *s == ' ')
 				*s = '_';
@@ -58,6 +62,7 @@ static char **archive_list(const rm_nightly_opts *o, const rm_results *run, size
 				free(b);
 			}
 		}
+		free(moved);
 	}
 	char *summary = rm_xasprintf("%s/perf_summary.csv", dir);
 	if (exists(summary))
