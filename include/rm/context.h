@@ -57,6 +57,8 @@ int rm_context_detect(rm_context *ctx, const char *sysfs_root, int use_tools, rm
 /* Applies overrides from JSON text or "@path" (the file's text). `what` names the source in
  * messages ("--additional-context"). */
 int rm_context_apply(rm_context *ctx, const char *json_or_file, const char *what, rm_error *err);
+/* Applies a JSON or YAML file of context keys (--additional-context-file). */
+int rm_context_apply_file(rm_context *ctx, const char *path, rm_error *err);
 
 /* The context value of key as a string (numbers rendered in decimal), or NULL. Returned
  * pointer lives as long as ctx. */
@@ -69,21 +71,35 @@ typedef struct rm_dockerfile {
 	char *path; /* e.g. "docker/smoke.ubuntu.amd.Dockerfile" */
 	char *stem; /* file name without ".Dockerfile": "smoke.ubuntu.amd" */
 	int kept;
-	char *why_dropped;   /* NULL when kept, else e.g. "CONTEXT gpu_vendor 'NVIDIA' != 'AMD'" */
-	char *base_image;    /* ARG BASE_DOCKER= default, else the first FROM; NULL if none */
+	char *why_dropped; /* NULL when kept, else e.g. "CONTEXT gpu_vendor 'NVIDIA' != 'AMD'" */
+	/* The base image the build uses: BASE_DOCKER when the file declares that ARG (its
+	 * default, or the context's docker_build_arg BASE_DOCKER, which overrides it as in
+	 * madengine), else the first FROM with ARG defaults (and docker_build_arg values for
+	 * the ARGs declared) expanded; NULL if none. */
+	char *base_image;
 	json_t *context_req; /* parsed "# CONTEXT {...}" object, or NULL */
 } rm_dockerfile;
 
 /*
- * Lists "<prefix>*Dockerfile" candidates in sorted order and marks each kept or dropped: a
- * candidate is kept when every key of its "# CONTEXT {...}" line (within its first 5 lines,
- * a Python-dict literal with single quotes) is absent from the context or equal to the
- * context's value. No candidate at all, or none kept, is an error naming the prefix and, for
- * each candidate, why it was dropped; *out is still filled in that second case.
+ * Lists the candidates of a model's dockerfile prefix in sorted order and marks each kept or
+ * dropped. Candidates are madengine's `ls <prefix>.*` with a literal dot, Dockerfiles only:
+ * the glob "<prefix>.*Dockerfile" ("docker/dummy" takes docker/dummy.Dockerfile and
+ * docker/dummy.ubuntu.amd.Dockerfile, never docker/dummy_sglang.Dockerfile nor
+ * docker/dummy2.Dockerfile). A candidate is kept when every key of its "# CONTEXT {...}"
+ * line (within its first 5 lines, a Python-dict literal with single quotes) is absent from
+ * the context or equal to the context's value. No candidate at all, or none kept, is an
+ * error naming the prefix and, for each candidate, why it was dropped; *out is still filled
+ * in that second case. A folder among the candidates, or a malformed CONTEXT line, is an
+ * error naming it.
+ *
+ * Globs and file scans are cached per process and revalidated with stat() at each call
+ * (see dockerfile.c), so selecting the candidates of 100,000 models sharing a few
+ * Dockerfiles costs a few stat calls each; rm_dockerfiles_cache_clear frees the cache.
  */
 int rm_dockerfiles_select(const char *prefix, const rm_context *ctx, rm_dockerfile **out, size_t *n,
 			  rm_error *err);
 void rm_dockerfiles_free(rm_dockerfile *v, size_t n);
+void rm_dockerfiles_cache_clear(void);
 
 /*
  * Converts a Python dict literal with string/number/bool/None values ({'a': 'b', "c": 1,
@@ -91,8 +107,10 @@ void rm_dockerfiles_free(rm_dockerfile *v, size_t n);
  */
 json_t *rm_pydict_parse(const char *text, rm_error *err);
 
-/* Sanitises "ci-<model>_<stem>" into a valid Docker image reference (lowercase; characters
- * outside [a-z0-9._/-] become '_'). Caller frees. */
+/* madengine's image name "ci-<model>_<stem>" with the model's '/' made '_' (so
+ * "dummy2/model2" and docker/dummy.ubuntu.amd.Dockerfile give
+ * "ci-dummy2_model2_dummy.ubuntu.amd"), sanitised into a valid Docker reference (lowercase;
+ * characters outside [a-z0-9._-] become '_'). Caller frees. */
 char *rm_image_name(const char *model_name, const char *stem);
 
 #endif

@@ -28,6 +28,11 @@ int rm_csv_record(rm_buf *out, const char *const *fields, size_t n);
 int rm_csv_append(const char *path, const char *const *header, size_t n_cols,
 		  const char *const *rows, size_t n_rows, rm_error *err);
 
+/* Whether rows can be appended to path: it can be opened for appending, or created in its
+ * folder when there is none, and starts with header when it is not empty. Run before the
+ * work whose rows would go there, so that a long benchmark's result is never lost at the end. */
+int rm_csv_check(const char *path, const char *const *header, size_t n_cols, rm_error *err);
+
 /*
  * Streaming reader for one CSV record at a time (RFC 4180: quoted fields may hold commas,
  * quotes and newlines). Used to read multiple_results files and earlier perf.csv rows.

@@ -9,10 +9,10 @@
  * status and the request ("POST /containers/create: 404 no such image: ci-x"). An
  * unreachable engine says where it looked and what to do.
  *
- * Cancellation: long calls (build, logs, wait) take an rm_docker_cancel_fn, polled about
- * once a second by libcurl's progress callback and on every received chunk; when it returns
- * non-zero the transfer is aborted and the call returns RM_DOCKER_CANCELLED. Short calls
- * (create, start, kill, remove, inspect, archive) are bounded by a timeout.
+ * Cancellation: long calls (build, logs, wait) take an rm_docker_cancel_fn, polled every
+ * 100 ms and on every received chunk; when it returns non-zero the transfer is aborted and
+ * the call returns RM_DOCKER_CANCELLED. Short calls (create, start, kill, remove, inspect,
+ * archive) are bounded by a timeout. Every call also obeys the process-wide interrupt (below).
  */
 #ifndef RM_DOCKER_H
 #define RM_DOCKER_H
@@ -29,6 +29,15 @@ typedef struct rm_docker rm_docker;
 #define RM_DOCKER_CANCELLED (-2)
 
 typedef int (*rm_docker_cancel_fn)(void *ud);
+
+/*
+ * The process-wide interrupt (rm_interrupt_set in rm/util.h; Ctrl-C, SIGTERM, SIGHUP): once
+ * it is pending, every call waiting on the engine gives up within 100 ms with
+ * RM_DOCKER_CANCELLED, whatever its own deadline; calls made afterwards (the clean-up: kill,
+ * remove) get at most 1.5 s each, and once one of them goes unanswered the engine counts as
+ * hung and the rest fail at once. So one Ctrl-C ends a run within about 2 s even when the
+ * engine accepts connections and never answers.
+ */
 
 /* host: NULL = $DOCKER_HOST or the default socket. */
 int rm_docker_open(rm_docker **out, const char *host, rm_error *err);
@@ -94,5 +103,72 @@ int rm_docker_inspect(rm_docker *d, const char *id, json_t **out, rm_error *err)
 /* GET /containers/json?all=1&filters={"label":[label]}: ids (NULL-terminated, free with
  * rm_strv_free). */
 int rm_docker_list_by_label(rm_docker *d, const char *label, char ***ids, size_t *n, rm_error *err);
+/* The same listing as the engine gives it: an array of {Id, Names, Labels, State, ...};
+ * *out owned by caller. */
+int rm_docker_list_containers(rm_docker *d, const char *label, json_t **out, rm_error *err);
+
+/* ---- images and registries (src/docker/images.c) ----
+ *
+ * References are "[HOST[:PORT]/]NAME[:TAG]" or "...NAME@sha256:...". Images built for a
+ * registry are named "HOST:PORT/<image>:<fingerprint>".
+ *
+ * Credentials: rm_registry_auth makes the X-Registry-Auth value (base64url of a JSON auth
+ * object) for a registry host, from, in order: RM_REGISTRY_USER and RM_REGISTRY_PASSWORD;
+ * the Docker client configuration ($DOCKER_CONFIG/config.json, else ~/.docker/config.json):
+ * its credHelpers entry for the host, its credsStore, then its "auths" entry for the host
+ * (keys matched as the docker CLI does: exactly, or once stripped of http(s):// and any
+ * path); else no credentials, "e30=" ({}), which the engine needs even for an open registry.
+ * The value is a secret: it travels only in the request header, never in a message, a log
+ * or an argv; free it with rm_registry_auth_free (which wipes it).
+ */
+
+/* Splits a reference into the repository ("HOST:PORT/a/b") and the tag or digest ("t" or
+ * "sha256:..."; NULL when the reference names neither). Caller frees both. -1 when ref is
+ * empty or ends in ':' or '@'. */
+int rm_image_ref_split(const char *ref, char **repo, char **tag);
+/* The registry host of a reference: its first component when that has a '.' or a ':' or is
+ * "localhost", else "docker.io". Caller frees. */
+char *rm_image_ref_registry(const char *ref);
+/* Whether s is a valid tag: 1-128 of [A-Za-z0-9_.-], not starting with '.' or '-'. */
+int rm_image_tag_valid(const char *s);
+
+/* *value (the X-Registry-Auth header value) for registry host; -1 when a configured source
+ * is broken (unreadable config.json, a credential helper that failed, only one of the two
+ * RM_REGISTRY_* variables set). *source, when not NULL, names where it came from
+ * ("RM_REGISTRY_USER", "credHelpers", "credsStore", "config.json", "none"), for messages. */
+int rm_registry_auth(const char *registry, char **value, const char **source, rm_error *err);
+void rm_registry_auth_free(char *value);
+
+typedef struct rm_image_xfer_opts {
+	const char *auth; /* X-Registry-Auth value; NULL sends "e30=" */
+	/* Progress lines ("<layer>: Pushed", "Status: ..."), never progress bars. */
+	void (*on_line)(void *ud, const char *line, size_t len);
+	void *ud;
+	rm_docker_cancel_fn cancel;
+	void *cancel_ud;
+} rm_image_xfer_opts;
+
+/* POST /images/{source}/tag?repo=R&tag=T: source (a name or an id) also becomes ref. */
+int rm_docker_image_tag(rm_docker *d, const char *source, const char *ref, rm_error *err);
+/* POST /images/{repo}/push?tag=T for ref (which must carry a tag). Fails when the status is
+ * not 200 or any object of the stream carries error/errorDetail (its message is returned),
+ * or no digest came; *digest (caller frees) receives the aux Digest ("sha256:..."). */
+int rm_docker_image_push(rm_docker *d, const char *ref, const rm_image_xfer_opts *o, char **digest,
+			 rm_error *err);
+/* POST /images/create?fromImage=R&tag=T: pulls ref (a tag or a digest; without either the
+ * engine would pull every tag, so that is refused). Errors as for push; a reference the
+ * registry does not have is err->kind RM_ERR_INPUT. *digest, when not NULL, receives the
+ * "Digest: sha256:..." the engine reported (NULL when it said none). */
+int rm_docker_image_pull(rm_docker *d, const char *ref, const rm_image_xfer_opts *o, char **digest,
+			 rm_error *err);
+/* GET /distribution/{ref}/json: asks the registry (through the engine, nothing pulled) for
+ * the manifest digest of ref. Returns 0 and *digest (caller frees); 1 when the registry does
+ * not have ref (a 404 or "manifest unknown"); -1 on any other failure (registry unreachable,
+ * unauthorized). auth as in rm_image_xfer_opts. */
+int rm_docker_distribution_digest(rm_docker *d, const char *ref, const char *auth, char **digest,
+				  rm_error *err);
+/* DELETE /images/{name}: removes a tag (and the image when it was its last name; force
+ * removes it even when containers use it). An image already gone is not an error. */
+int rm_docker_image_remove(rm_docker *d, const char *name, int force, rm_error *err);
 
 #endif

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "rm/error.h"
+
 typedef struct rm_finding {
 	const char *status; /* "OK", "WARN", "FAIL" (static strings) */
 	char *check;	    /* short name, e.g. "numa_balancing" */
@@ -31,5 +33,7 @@ void rm_doctor_print(FILE *f, const rm_finding *v, size_t n);
 /* JSON array of {status, check, detail, action}; caller frees. */
 char *rm_doctor_json(const rm_finding *v, size_t n);
 void rm_findings_free(rm_finding *v, size_t n);
+/* Collects and prints the findings into the file at path (--sys-env-details). */
+int rm_doctor_write(const rm_doctor_opts *o, const char *path, rm_error *err);
 
 #endif

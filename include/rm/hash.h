@@ -11,8 +11,6 @@ typedef struct rm_hash rm_hash;
 
 rm_hash *rm_hash_new(void); /* aborts on allocation failure */
 void rm_hash_update(rm_hash *h, const void *p, size_t n);
-/* Hashes the file from its start; returns 0 or -1 (errno set) on a read error. */
-int rm_hash_fd(rm_hash *h, int fd);
 /* Writes 64 hex digits and a NUL into out, and frees h. */
 void rm_hash_final_hex(rm_hash *h, char out[65]);
 

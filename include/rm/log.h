@@ -9,7 +9,6 @@ void rm_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rm_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* 0 = quiet (warnings only), 1 = normal, 2 = verbose. */
 void rm_log_set_level(int level);
-int rm_log_level(void);
 /* Number of warnings printed so far (tests use it). */
 unsigned rm_warn_count(void);
 

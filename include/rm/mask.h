@@ -22,7 +22,8 @@ typedef struct rm_mask {
 	size_t hold_len;
 } rm_mask;
 
-/* Copies the values; duplicates and empty strings are ignored. */
+/* Copies the values; duplicates and empty strings are ignored. A value of several lines is
+ * masked whole and line by line. */
 void rm_mask_init(rm_mask *m, const char *const *values, size_t n);
 int rm_mask_active(const rm_mask *m);
 void rm_mask_feed(rm_mask *m, const char *data, size_t len, rm_mask_out out, void *ud);

@@ -1,44 +1,103 @@
 /*
- * Log parsers: one small table of functions per workload format, registered in one array
- * (src/parsers/registry.c). Adding a workload is one new file and one line there.
+ * Log parsers: one small table of functions per workload format, registered in one array,
+ * rm_parsers[] (src/parsers/registry.c). Adding a workload is one new file in src/parsers/ and
+ * one row in that array; the golden test, the benchmark, `auto` and the seed check all walk it.
  *
- * A parser sees the container's stdout one line at a time (no '\n'; a trailing '\r' and ANSI
- * colour codes may be present: the parser strips what it must). It keeps constant memory:
- * running sums and last values, never the log. stderr and the runner's own messages are
- * never fed to it.
+ * Feeding (the same for the live stream and `run_models parse`):
  *
- * Results are metrics with a name, value, unit, optional step, and an aggregate: "last"
- * (the final finite value of a series or a one-off figure) or "mean" (the steady-state mean
- * of a series, leaving out warm-up steps per rm_parser_config.warmup). nan and inf are never
- * results. The primary figure (value + metric name) is what goes into perf.csv.
+ *   rm_parser_start(&p, name, &cfg);
+ *   for each line of stdout:   rm_parser_feed(&p, line, len);           (no '\n')
+ *   at the end of the stream:  rm_parser_feed_fragment(&p, rest, len);  (bytes after the last
+ *                                                                         '\n', if any)
+ *   rm_parser_finish(&p, &result);  ...  rm_parse_result_release(&result);
+ *   rm_parser_stop(&p);
+ *
+ * Lines are split by the caller with rm_lines (rm/frame.h) initialised with RM_PARSER_LINE_MAX:
+ * a longer line arrives as pieces of exactly RM_PARSER_LINE_MAX bytes followed by a shorter
+ * last piece. rm_parser_feed() treats a call of RM_PARSER_LINE_MAX bytes or more as a piece
+ * that continues in the next call (so a line of exactly RM_PARSER_LINE_MAX bytes counts as
+ * over-long), and hands the parser only whole text: in a piece, the text before its first '\r'
+ * (when it continues an earlier piece) and after its last '\r' (when more follows) is cut text
+ * and is dropped; what lies between carriage returns is whole progress-bar updates. The final
+ * fragment (a run killed mid-write leaves `lm loss: 8.` or half a JSON record) is treated the
+ * same way: only text before its last '\r' can count, so a line without '\r' never becomes a
+ * metric. stderr and the runner's own messages are never fed.
+ *
+ * A parser keeps constant memory: running sums, last values and the first
+ * RM_PARSER_WARMUP_WINDOW steps of each series, never the log.
+ *
+ * Results are metrics with a name, value, unit, optional step and an aggregate:
+ *   "last"     the final finite value of a series (with its step)
+ *   "mean"     the steady-state mean of a series: warm-up steps left out (see below)
+ *   "summary"  a figure the framework or script itself reported for the whole run (Trainer's
+ *              train metrics, MLPerf's time to train, MAD's `performance:` line)
+ * nan and inf are never results. Names say the unit and scope: `_ms`, `_per_sec`, `_min`;
+ * throughput per GPU ends in `_per_gpu`, a throughput name without it is for the whole job
+ * (docs/parsers.md lists every name).
+ *
+ * Warm-up (rm_parser_config.warmup):
+ *   RM_PARSER_WARMUP_AUTO (the default): detected from the data. Over the first
+ *     RM_PARSER_WARMUP_WINDOW steps of the series behind the primary figure, the reference is
+ *     the median of the later half of those steps; leading steps worse than the reference by
+ *     more than RM_PARSER_WARMUP_SLACK_PCT percent (lower throughput, longer step time) are
+ *     warm-up, up to the first step that is not. At least one step is always kept. Every
+ *     series of the parser leaves out the same steps (by step number).
+ *   N >= 0: the first min(N, n - 1) steps of each series are left out.
+ * The number of steps left out is in rm_parse_result.warmup_dropped and in a metric row
+ * `warmup_steps_dropped` (aggregate "summary"), so perf_<model>.csv shows it.
+ *
+ * Several ranks in one log: lines carrying a rank tag ([rank3]:, [default3]:, [rank-3/8],
+ * a leading `3: `) are kept apart per rank (up to RM_PARSER_MAX_RANKS). The figures come
+ * from one rank: the one that computed the loss (most steps with a real, positive loss;
+ * ties to the rank seen first), else the one with most steps. A loss of zero or below is a
+ * placeholder of a pipeline stage without the loss and never counts.
  */
 #ifndef RM_PARSER_H
 #define RM_PARSER_H
 
 #include <stddef.h>
 
+/* Longest line handed to a parser in one call; the live stream and `parse` both split with
+ * rm_lines at this size. */
+#define RM_PARSER_LINE_MAX 65536
+
+#define RM_PARSER_WARMUP_AUTO	   (-1L)
+#define RM_PARSER_WARMUP_DEFAULT   RM_PARSER_WARMUP_AUTO
+#define RM_PARSER_WARMUP_WINDOW	   32
+#define RM_PARSER_WARMUP_SLACK_PCT 5
+#define RM_PARSER_MAX_RANKS	   8
+
 typedef struct rm_parser_config {
-	/* Steps of a series left out of the steady-state mean: the first `warmup` steps seen,
-	 * but never so many that fewer than one step remains. Default 1 (RM_PARSER_WARMUP). */
+	/* RM_PARSER_WARMUP_AUTO (-1): detect the warm-up from the data; N >= 0: leave out the
+	 * first N steps of each series (never all of them). */
 	long warmup;
 } rm_parser_config;
-
-#define RM_PARSER_WARMUP_DEFAULT 1
 
 typedef struct rm_metric {
 	char *name; /* e.g. "throughput/samples_per_sec", "lm_loss", "tflops_per_gpu" */
 	double value;
 	char *unit;	 /* e.g. "samples/s", "TFLOP/s/GPU", "" when unitless */
 	long step;	 /* the step the value comes from, -1 when none */
-	char *aggregate; /* "last" or "mean" */
+	char *aggregate; /* "last", "mean" or "summary" */
 } rm_metric;
 
+/*
+ * What a parser found. Zero it before rm_parser_finish(); rm_parse_result_release() frees it.
+ * Exactly one of has_performance and problem is set after finish: a run without a usable
+ * primary figure always says why.
+ */
 typedef struct rm_parse_result {
 	rm_metric *metrics;
 	size_t n;
 	int has_performance;
 	double performance;	  /* primary figure */
-	char *performance_metric; /* its metric name as perf.csv shows it, e.g. "samples_per_sec" */
+	char *performance_metric; /* its metric name as perf.csv shows it, e.g. "tflops_per_gpu" */
+	char *performance_aggregate; /* "last", "mean" or "summary"; NULL without a figure */
+	long warmup_dropped;	     /* steps left out of the means (0 when none or no series) */
+	/* Why there is no usable performance, e.g. "performance value 'nan' is not finite",
+	 * "no parser recognised this log (auto): ..."; NULL when there is a figure. For the
+	 * runner's FAILURE reason. */
+	char *problem;
 } rm_parse_result;
 
 /* Live progress for status lines; fields unknown are -1 / NULL. */
@@ -53,40 +112,72 @@ typedef struct rm_parser_ops {
 	const char *name;	 /* the name used by models.json "parser" and --parser */
 	const char *description; /* one line for --help */
 	void *(*init)(const rm_parser_config *cfg);
+	/* One line of whole text (see the feeding rules above); may hold '\r'-separated
+	 * progress-bar updates, the last of which a terminal would show. */
 	void (*feed_line)(void *state, const char *line, size_t len);
-	/* Fills *out (zeroed by the caller) with everything found; may be called once. */
+	/* Fills *out (zeroed by the caller) with everything found; called once. */
 	void (*finish)(void *state, rm_parse_result *out);
 	void (*free)(void *state);
 	/* Optional (may be NULL): current progress. */
 	void (*progress)(void *state, rm_parse_progress *out);
 	/* Optional (may be NULL): how strongly a line looks like this format (0 none .. 100
-	 * certain), for the "auto" parser. */
+	 * certain), judged on whole keys, for "auto". */
 	int (*sniff)(const char *line, size_t len);
 } rm_parser_ops;
 
-/* NULL-terminated table of every parser, "generic" first. */
+/* NULL-terminated table of every parser, "generic" first, "auto" last. */
 extern const rm_parser_ops *const rm_parsers[];
 
 /* Finds a parser by name, or NULL. */
 const rm_parser_ops *rm_parser_find(const char *name);
 
-/* A running parser instance: the ops plus its state. */
+/* A running parser instance. Treat the fields as private. */
 typedef struct rm_parser {
 	const rm_parser_ops *ops;
 	void *state;
+	int in_piece; /* the last call was a piece of an over-long line */
 } rm_parser;
 
 /* Returns 0, or -1 when no parser has that name. cfg may be NULL (defaults). */
 int rm_parser_start(rm_parser *p, const char *name, const rm_parser_config *cfg);
+/* One line without its '\n', or a piece of an over-long line (see above). */
 void rm_parser_feed(rm_parser *p, const char *line, size_t len);
+/* The unterminated bytes after the last '\n' of the stream: never parsed as a metric unless
+ * they hold whole '\r'-terminated progress updates. Call at most once, before finish. */
+void rm_parser_feed_fragment(rm_parser *p, const char *line, size_t len);
 void rm_parser_finish(rm_parser *p, rm_parse_result *out);
 void rm_parser_stop(rm_parser *p); /* frees the state; safe to call twice */
 
-/* Result helpers for parser implementations. The name/unit strings are copied. A non-finite
- * value is ignored (returns without adding). */
+/* The parser that produced p's results: p->ops, or for "auto" the parser it picked (NULL
+ * while undecided or when it recognised nothing). */
+const rm_parser_ops *rm_parser_effective(const rm_parser *p);
+
+/* Why "auto" took or dropped each candidate (call after finish). */
+typedef struct rm_parser_candidate {
+	const char *name;
+	long score; /* sum of sniff() over the lines read while undecided */
+	long lines; /* lines that scored above 0 */
+	int taken;
+	char why[192];
+} rm_parser_candidate;
+
+/* Fills up to max rows, one per candidate in table order; returns the number of candidates
+ * (0 when p is not "auto"). */
+size_t rm_parser_explain(const rm_parser *p, rm_parser_candidate *out, size_t max);
+
+/* Result helpers for parser implementations. The strings are copied. A non-finite value is
+ * not added. */
 void rm_result_add(rm_parse_result *r, const char *name, double value, const char *unit, long step,
 		   const char *aggregate);
+/* Sets the primary figure with aggregate "last" (kept for existing callers). */
 void rm_result_set_performance(rm_parse_result *r, double value, const char *metric);
+/* Sets the primary figure and its aggregate. A non-finite value sets problem instead:
+ * "performance value 'nan' is not finite" (or 'inf', '-inf'). */
+void rm_result_set_performance_agg(rm_parse_result *r, double value, const char *metric,
+				   const char *aggregate);
+/* Sets problem (replacing an earlier one) unless a figure is set. */
+void rm_result_set_problem(rm_parse_result *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 void rm_parse_result_release(rm_parse_result *r);
 
 #endif

@@ -1,14 +1,28 @@
 /*
- * The model registry: ./models.json plus scripts/<dir>/models.json (MAD layout).
+ * The model registry: ./models.json plus scripts/<dir>/models.json (MAD layout), and
+ * madengine's dynamic registries scripts/<dir>/get_models_json.py (see rm_registry_opts).
  *
- * Models from scripts/<dir>/models.json are named "<dir>/<name>" and their paths
- * (dockerfile, scripts, dockercontext) are relative to scripts/<dir>; paths stored here are
- * already resolved relative to the registry root (the folder holding ./models.json), e.g.
- * "scripts/llm/docker/foo" or "docker/pyt_mpt30b_training".
+ * Models from scripts/<dir>/ are named "<dir>/<name>". As madengine does, their dockerfile
+ * and scripts are relative to scripts/<dir> and normalised (os.path.normpath), while
+ * dockercontext, like every path of a top-level model, is relative to the registry root
+ * (default "docker"). Paths stored here are resolved relative to the registry root (the
+ * folder holding ./models.json), e.g. "scripts/llm/run.sh" or "docker/pyt_mpt30b_training".
  *
- * Validation: a JSON syntax error names the file, line and column; a missing or mistyped
- * required field names the file, the model and the field; a duplicate name names both files;
- * unknown fields are warned about (rm_warn) and ignored.
+ * Names: any non-empty string a MAD registry holds ("dummy", "dummy2", "pyt_huggingface_gpt2")
+ * except what breaks tag selection or the files named after models: ',', ':', blanks and
+ * control characters.
+ *
+ * Validation, before anything is built: a JSON syntax error names the file, line and
+ * column; a missing or mistyped required field names the file, the model and the field; a
+ * duplicate name names both files; a path field (dockerfile, scripts, dockercontext,
+ * multiple_results) that is absolute or leaves the folder through ".." is refused naming the
+ * field; numbers out of range (n_gpus below -1, a negative timeout other than MAD's -1 "no
+ * override", a timeout over a year) are refused naming the field; unknown fields are warned
+ * about (rm_warn) and ignored. rm_model_check_paths() adds the checks that need the file
+ * system (symlinks out of the folder, a folder where a file is expected).
+ *
+ * Cost: loading is linear in the file size (names are indexed in a hash table) and the JSON
+ * is parsed one entry at a time, so memory is the file plus the models, not a whole DOM.
  *
  * Ownership: the registry owns every string in it; rm_registry_release frees all of it.
  */
@@ -33,11 +47,11 @@ typedef struct rm_model {
 	char *args;		/* "" when empty */
 	char *url;		/* NULL when absent */
 	char *data;		/* NULL when absent */
-	double timeout;		/* seconds; <= 0 means no model override */
+	double timeout;		/* seconds; 0 means no model override (also for MAD's -1) */
 	char *multiple_results; /* NULL when absent */
 	char *training_precision;
 	char *skip_gpu_arch;		     /* comma list or NULL */
-	char *dockercontext;		     /* resolved; default "<base>/docker" */
+	char *dockercontext;		     /* relative to the root; default "docker" */
 	char *additional_docker_run_options; /* NULL when absent */
 	char **env_vars;		     /* NULL-terminated "K=V" list from env_vars */
 	size_t n_env_vars;
@@ -47,15 +61,46 @@ typedef struct rm_model {
 	 * image history keeps them: warned about at every build). NULL-terminated. */
 	char **build_secrets;
 	size_t n_build_secrets;
+	int dynamic; /* listed by a scripts/<dir>/get_models_json.py */
 } rm_model;
+
+struct rm_names;
 
 typedef struct rm_registry {
 	rm_model *models;
 	size_t n;
+	struct rm_names *names; /* private: the name index */
+	/* scripts/<dir>/get_models_json.py files found and not run (see rm_registry_opts), as
+	 * "scripts/<dir>/get_models_json.py" relative to the root; NULL-terminated or NULL. */
+	char **dynamic_skipped;
+	size_t n_dynamic_skipped;
 } rm_registry;
 
-/* Loads root/models.json (if present) and root/scripts/<dir>/models.json in sorted <dir>
- * order. No models.json anywhere is an error that says so. */
+/*
+ * madengine imports scripts/<dir>/get_models_json.py into its own process to list models
+ * (CustomModel objects from list_models()). That runs the folder's Python code on the host,
+ * outside any container, at every discovery, so it is opt-in here:
+ *   run_dynamic 0: the file is not run; it is recorded in reg->dynamic_skipped and warned
+ *     about, and a tag that matches nothing (or a scope that is such a folder) says so.
+ *   run_dynamic 1: python3 runs it, with a stand-in for madengine.utils.discover_models
+ *     (CustomModel with madengine's fields and defaults, update_model() applied), in the
+ *     registry root, with a time limit; its models are loaded like scripts/<dir>/models.json
+ *     entries ("<dir>/<name>", dockerfile and scripts relative to scripts/<dir>). Any failure
+ *     (no python3, an exception, a time-out, output that is not the expected list) is an
+ *     error naming the file.
+ * A folder with both models.json and get_models_json.py is an error, as in madengine.
+ */
+typedef struct rm_registry_opts {
+	int run_dynamic;
+	double dynamic_timeout; /* seconds; <= 0 means 60 */
+} rm_registry_opts;
+
+/* Loads root/models.json (if present) and root/scripts/<dir>/ registries in sorted <dir>
+ * order. No registry anywhere is an error that says so. */
+int rm_registry_load_opts(rm_registry *reg, const char *root, const rm_registry_opts *opts,
+			  rm_error *err);
+/* rm_registry_load_opts with run_dynamic taken from the environment: RM_DYNAMIC_REGISTRY=run
+ * runs dynamic registries (until the command line has an option for it). */
 int rm_registry_load(rm_registry *reg, const char *root, rm_error *err);
 
 /*
@@ -69,7 +114,26 @@ int rm_registry_load_buffer(rm_registry *reg, const char *text, size_t len, cons
 
 void rm_registry_release(rm_registry *reg);
 
+/* O(1): the model called name (its full "<dir>/<name>" for per-folder ones), or NULL. */
 const rm_model *rm_registry_find(const rm_registry *reg, const char *name);
+
+/*
+ * The checks of a model's paths that need the file system, for the runner to call on every
+ * selected model before the first build (root is the registry root): scripts, dockercontext
+ * and each existing Dockerfile candidate must resolve (symlinks followed) inside root;
+ * scripts ending in .sh or .py must be a file and dockercontext a folder. The error names
+ * the model, the field and the path, and says what to do.
+ */
+int rm_model_check_paths(const rm_model *m, const char *root, rm_error *err);
+
+/*
+ * Whether a skip_gpu_arch comma list names this GPU (blanks ignored, case-insensitive).
+ * gpu_arch is the context's MAD_SYSTEM_GPU_ARCHITECTURE: an AMD target ("gfx942", also
+ * matched by "gfx942:sramecc+:xnack-") or what nvidia-smi -L prints for NVIDIA ("NVIDIA
+ * A100-SXM4-80GB", "NVIDIA H100 80GB HBM3"), which the product name matches: "A100",
+ * "A100-SXM4-80GB", "H100". An empty list or arch never matches.
+ */
+int rm_skip_gpu_arch_match(const char *skip_list, const char *gpu_arch);
 
 /* Tag selection. */
 typedef struct rm_selected {
@@ -85,10 +149,13 @@ typedef struct rm_selection {
 /*
  * Selects models by tag expressions, each as given to one --tags option (so "a,b" is split
  * on commas here). A tag matches a model's name, its short name, or any entry of its tags;
- * "all" matches everything; "scope/tag" limits the match to models of scripts/<scope>/;
- * "tag:key=value:key2=value2" also appends " --key value --key2 value2" to the args of the
- * models it matches. The selection keeps registry order and holds each model once. Tags that
- * match nothing are an error naming all of them.
+ * "all" matches everything. A tag with exactly one '/' ("scope/tag", as in madengine) only
+ * matches inside that scope: models named "scope/..." whose short name or a tag is "tag",
+ * or all of them for "scope/all". "tag:key=value:key2=value2" also appends
+ * " --key value --key2 value2" to the args of the models it matches. The selection keeps
+ * registry order and holds each model once, however many tags or --tags options pick it
+ * (the same extra args given twice are appended once). Tags that match nothing are an error
+ * naming all of them (and the dynamic registries that were not run, if any).
  */
 int rm_select(const rm_registry *reg, const char *const *tag_exprs, size_t n_exprs,
 	      rm_selection *sel, rm_error *err);

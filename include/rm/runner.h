@@ -1,10 +1,11 @@
 /*
- * The runner: for each selected model, choose its Dockerfiles, build each image, run its
- * container, stream and parse the output, and append the rows to perf.csv.
+ * The runner: for each selected model, choose its Dockerfiles, have the launcher build each
+ * image and run the workload, stream and parse the output, and append the rows to perf.csv.
+ * It knows launchers only through rm/launcher.h.
  *
  * Every container of a run carries the labels run_models=1, run_models.run=<run id> and
  * run_models.model=<model>; whatever happens (a failure, a timeout, Ctrl-C), the runner
- * removes the containers it made unless --keep-alive asked it to keep them.
+ * removes the workloads it made unless --keep-alive asked it to keep them.
  */
 #ifndef RM_RUNNER_H
 #define RM_RUNNER_H
@@ -43,59 +44,28 @@ typedef struct rm_run_opts {
 	int sys_env_details;		  /* write the doctor's findings beside the logs */
 	const char *const *context_files; /* --additional-context-file, JSON or YAML */
 	size_t n_context_files;
-	long warmup; /* steps left out of steady-state means; < 0: the parsers' default */
+	long warmup; /* steps left out of steady-state means; RM_PARSER_WARMUP_AUTO: detected */
 } rm_run_opts;
 
 /* Default timeout when neither the CLI nor the model gives one. */
 #define RM_DEFAULT_TIMEOUT 7200.0
 
-/* Runs the selection. Returns 0 when every model ran (*n_failed counts FAILURE rows, the
- * caller turns it into the exit code), or -1 when the run could not start or was
- * interrupted (err says why; *interrupted holds the signal number, else 0). */
-int rm_runner_run(const rm_run_opts *o, size_t *n_failed, int *interrupted, rm_error *err);
+/* What a run came to, for the exit code. */
+typedef struct rm_run_result {
+	char run_id[64];
+	size_t n_failed; /* FAILURE rows */
+	int interrupted; /* the signal that stopped the run, else 0 */
+	int engine_lost; /* a workload lost its engine (the back end died or hung) */
+} rm_run_result;
+
+/* Runs the selection. Returns 0 when every model ran (res->n_failed counts FAILURE rows,
+ * the caller turns it into the exit code), or -1 when the run could not start or was
+ * interrupted (err says why; res->interrupted holds the signal number). */
+int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err);
 
 /* Signals: the command layer's SIGINT/SIGTERM handler calls rm_runner_on_signal; a second
  * signal exits at once. */
 void rm_runner_install_signal_handlers(void);
 int rm_runner_signal(void);
-
-/* The container create body for one model (exposed for dry runs and unit tests). */
-typedef struct rm_spec_in {
-	const rm_model *model;
-	const rm_context *ctx;
-	const char *extra_args; /* from name:key=value tags, or NULL */
-	const char *image;
-	const char *run_id;
-	const char *const *host_env; /* environ-like; MAD_SECRETS* names are taken from it */
-	long runtime_ngpus;
-	/* "on", "off" or NULL (leave the model alone): sets PYTORCH_TUNABLEOP_* and the
-	 * script's --tunableop argument. */
-	const char *tunableop;
-	/* With tunableop "on": absolute host folder bind-mounted at RM_TUNABLEOP_DIR, where
-	 * PYTORCH_TUNABLEOP_FILENAME points, so tuned results survive the container. */
-	const char *tunableop_host_dir;
-	long long shm_size; /* bytes; 0 = the engine's default (a model's own option wins) */
-	/* Keep the container running after the script: the script's exit code is printed
-	 * on stderr as "<RM_EXIT_MARKER><run id>:<code>" and the container sleeps. */
-	int keep_alive;
-} rm_spec_in;
-
-#define RM_TUNABLEOP_DIR "/run_models/tunableop"
-#define RM_EXIT_MARKER	 "run_models-exit-"
-
-/* The effective TunableOp setting: the CLI's, else the model's "tunableop" field, else a
- * "--tunableop on|off" in its args, else NULL. */
-const char *rm_tunableop_effective(const rm_model *m, const char *cli);
-
-/* Model dir: the last path part of url (without ".git"), else the model's short name. */
-char *rm_model_dir(const rm_model *m);
-/* The argv the container runs (NULL-terminated), with extra args and model_args applied. */
-int rm_spec_cmd(const rm_spec_in *in, char ***argv, rm_error *err);
-/* The effective args string recorded in perf.csv. */
-char *rm_spec_args(const rm_spec_in *in);
-/* The full POST /containers/create body. */
-int rm_spec_body(const rm_spec_in *in, json_t **body, rm_error *err);
-
-#define RM_WORKSPACE "/myworkspace"
 
 #endif

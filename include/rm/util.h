@@ -22,10 +22,6 @@ char *rm_xstrndup(const char *s, size_t n); /* copies at most n bytes, NUL-termi
 char *rm_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *rm_xvasprintf(const char *fmt, va_list ap);
 
-/* Frees *p and sets it to NULL; for __attribute__((cleanup)). */
-void rm_freep(void *p);
-#define cleanup_free __attribute__((cleanup(rm_freep)))
-
 /*
  * Parses the whole string s (leading/trailing blanks allowed) as a base-10 integer in
  * [min, max]. Returns 0 and sets *out, or -1 (out untouched) on junk, overflow or range.
@@ -49,11 +45,33 @@ int rm_read_file(const char *path, size_t max, char **out, size_t *len, struct r
 char *rm_trim(char *s);
 /* Whether an executable prog is on $PATH (empty entries, the current folder, are skipped). */
 int rm_on_path(const char *prog);
+/* Creates the folder path and its missing parents (mode 0755); an existing folder is fine.
+ * Returns 0, or -1 with err naming what could not be created. */
+int rm_mkdirs(const char *path, struct rm_error *err);
+/* Creates an empty temporary file under $TMPDIR (default /tmp): returns its fd and hands
+ * its path to *path (caller unlinks and frees), or -1 with err naming the folder. */
+int rm_make_temp(char **path, struct rm_error *err);
+/* The commit checked out in the git work tree at root ("" when none or unreadable), read
+ * from .git directly: HEAD, the loose ref or packed-refs; a worktree's .git file is
+ * followed. Caller frees. */
+char *rm_git_commit(const char *root);
 
 int rm_starts_with(const char *s, const char *prefix);
 int rm_ends_with(const char *s, const char *suffix);
-/* Case-insensitive ASCII comparison, for header names and vendor names. */
-int rm_strcaseeq(const char *a, const char *b);
+
+/* The start time of process pid (clock ticks after boot, /proc/<pid>/stat), or -1. */
+long long rm_process_start(long pid);
+/* Whether process pid, started at start (rm_process_start; -1 when unknown), is gone:
+ * no such process, or another one that has its pid now. Unknown counts as alive. */
+int rm_process_gone(long pid, long long start);
+
+/*
+ * The process-wide interrupt: the runner sets it once (its signal flag). Every wait that
+ * could last (engine calls, the lock of a CSV file) looks at it, gives up when it is set,
+ * and what runs after it (the clean-up) gets a short deadline. fn NULL clears it.
+ */
+void rm_interrupt_set(int (*fn)(void *ud), void *ud);
+int rm_interrupt_pending(void);
 
 /* Monotonic clock in seconds. */
 double rm_now(void);

@@ -21,6 +21,7 @@ enum {
 	RM_EXIT_IO = 5,		/* local files (perf.csv, logs) */
 	RM_EXIT_REGRESSION = 6, /* every model ran, a metric regressed (--fail-on-regression) */
 	RM_EXIT_INTERNAL = 70,
+	RM_EXIT_SIGHUP = 129,
 	RM_EXIT_SIGINT = 130,
 	RM_EXIT_SIGTERM = 143,
 };
@@ -35,5 +36,9 @@ int cmd_suite(int argc, char **argv, rm_error *err);
 
 /* The exit code of a finished run: a failed model (1) outranks a regression (6). */
 int rm_exit_code_for(size_t n_failed, size_t n_regressions);
+
+struct cli;
+/* The list command's output for an already parsed command line (run --list). */
+int list_selection(const struct cli *cli, rm_error *err);
 
 #endif

@@ -13,33 +13,22 @@
 #include "rm/doctor.h"
 #include "rm/util.h"
 
-struct doctor_cli {
-	const char *format;
-};
-
-#define F(field) offsetof(struct doctor_cli, field)
-static const struct opt doctor_options[] = {
-    {"format", 0, OPT_STRING, F(format), "text|json",
-     "one line per finding (default), or a JSON array"},
-    OPT_END,
-};
-#undef F
-
 /* The command with its host paths and output stream given, so that tests can point it at
  * fake /proc, /sys and /dev trees. */
 static int doctor_main(int argc, char **argv, const rm_doctor_opts *o, FILE *out, rm_error *err)
 {
-	struct doctor_cli cli = {0};
+	struct cli cli;
 	struct opt_list pos = {0};
 	rm_finding *v = NULL;
 	size_t n = 0, n_fail = 0, n_warn = 0;
-	int rc, json, ret = -1;
+	int rc, md, json, ret = -1;
 
-	rc = opt_parse(doctor_options, &cli, argc, argv, &pos, err);
+	cli_init(&cli);
+	rc = opt_parse(CMD_DOCTOR, &cli, argc, argv, &pos, &md, err);
 	if (rc != 0) {
 		if (rc == 1) {
-			opt_help(out, "usage: run_models doctor [--format text|json]",
-				 doctor_options);
+			opt_help(out, CMD_DOCTOR, "usage: run_models doctor [--format text|json]",
+				 md);
 			ret = RM_EXIT_OK;
 		}
 		goto out;
@@ -73,6 +62,7 @@ static int doctor_main(int argc, char **argv, const rm_doctor_opts *o, FILE *out
 	ret = n_fail ? 1 : RM_EXIT_OK;
 out:
 	rm_findings_free(v, n);
+	cli_release(&cli);
 	opt_list_release(&pos);
 	return ret;
 }

@@ -1,13 +1,124 @@
+/*
+ * The option table of every command, its parser, and --help (text and the README's
+ * Markdown table) generated from it.
+ */
 #include <stdlib.h>
 #include <string.h>
 
 #include "options.h"
+#include "rm/parser.h"
 #include "rm/util.h"
 
-static void list_add(struct opt_list *l, const char *s)
+/* The type and the field of a row, checked against each other at compile time (_Generic
+ * has no association for a field of another type). */
+#define CHECKED(f, T) (offsetof(struct cli, f) + 0 * sizeof(_Generic(((struct cli *)0)->f, T : 1)))
+#define FLAG(f)	      OPT_FLAG, CHECKED(f, int)
+#define STR(f)	      OPT_STRING, CHECKED(f, const char *)
+#define LIST(f)	      OPT_LIST, CHECKED(f, struct opt_list)
+#define NUM(f)	      OPT_NUMBER, CHECKED(f, double)
+#define INT(f)	      OPT_INT, CHECKED(f, long)
+#define SEL	      (CMD_RUN | CMD_LIST)
+static const struct opt options[] = {
+    {"tags", 't', LIST(tags), "TAGS",
+     "names, tags, `all`, `scope/tag`, `name:key=value`; repeatable, comma lists", SEL,
+     "model_name model-name"},
+    {"additional-context", 'c', LIST(contexts), "JSON|@FILE",
+     "overrides detection: `gpu_vendor`, `guest_os`, `MAD_SYSTEM_GPU_ARCHITECTURE`, "
+     "`MAD_SYSTEM_NGPUS`, `docker_env_vars`, `docker_build_arg`, `docker_mounts`, "
+     "`docker_gpus` (`\"0,2-4\"`), `docker_cpus`, `model_args`, `docker_device_root`",
+     SEL, "additional_context"},
+    {"additional-context-file", 'f', LIST(context_files), "FILE",
+     "the same as a JSON or YAML file (libyaml), applied first", SEL, "additional_context_file"},
+    {"output", 'o', STR(output), "FILE",
+     "perf CSV (default `perf.csv`); `perf_<model>.csv` and `perf_summary.csv` go beside it",
+     CMD_RUN, NULL},
+    {"log-dir", 0, STR(log_dir), "DIR",
+     "where `<model>.live.log` and `<model>.build.log` go (default `.`)", CMD_RUN, "log_dir"},
+    {"live-output", 'l', FLAG(live_output), NULL, "stream build and run output to the terminal",
+     CMD_RUN, "live_output"},
+    {"timeout", 0, NUM(timeout), "S",
+     "seconds; default: the model's `timeout`, else 7200; `0` = none", CMD_RUN, NULL},
+    {"tunableop", 0, STR(tunableop), "on|off",
+     "PyTorch TunableOp: `on` tunes GEMMs and keeps the results in "
+     "`<log dir>/tunableop/<model>/` for later runs, `off` disables it; default: the model's "
+     "setting",
+     CMD_RUN, NULL},
+    {"shm-size", 0, STR(shm_size), "SIZE",
+     "`/dev/shm` of the containers, e.g. `64G` (a model's own `--shm-size` wins)", CMD_RUN,
+     "shm_size"},
+    {"dry-run", 'n', FLAG(dry_run), NULL,
+     "print Dockerfiles (kept and dropped, with why), build args and the equivalent "
+     "`docker build` / `docker run` lines; no engine contacted",
+     CMD_RUN, "dry_run"},
+    {"repeat", 0, INT(repeat), "N",
+     "run each model N times on one build; summary (mean, median, stddev, min, max) printed "
+     "and appended to `perf_summary.csv`",
+     CMD_RUN, NULL},
+    {"score", 0, STR(score), "mlperf",
+     "with `--repeat`: MLPerf's rule on time to train (drop fastest and slowest, mean of the "
+     "rest)",
+     CMD_RUN, NULL},
+    {"parser", 0, STR(parser), "NAME",
+     "log parser for every model (default: the model's `parser`, else `generic`)", CMD_RUN, NULL},
+    {"warmup", 0, STR(warmup), "auto|N",
+     "warm-up steps left out of the steady-state means in `perf_<model>.csv`: `auto` "
+     "(default: detected from the step times) or the first N",
+     CMD_RUN, NULL},
+    {"keep-alive", 0, FLAG(keep_alive), NULL,
+     "keep the container running after the script; prints how to enter and remove it", CMD_RUN,
+     "keep_alive"},
+    {"keep-model-dir", 0, FLAG(keep_model_dir), NULL,
+     "copy the model dir out of the container into the log dir", CMD_RUN, "keep_model_dir"},
+    {"clean-docker-cache", 0, FLAG(clean_docker_cache), NULL, "rebuild without the layer cache",
+     CMD_RUN, "clean_docker_cache"},
+    {"sys-env-details", 0, FLAG(sys_env_details), NULL,
+     "store `run_models doctor`'s findings beside the run's logs", CMD_RUN,
+     "sys_env_details generate-sys-env-details generate_sys_env_details"},
+    {"no-progress", 0, FLAG(no_progress), NULL, "no status line / progress lines", CMD_RUN, NULL},
+    {"progress-interval", 0, NUM(progress_interval), "S",
+     "seconds between progress lines when stderr is not a terminal (CI; default 30)", CMD_RUN,
+     NULL},
+    {"list", 0, FLAG(list), NULL, "print the selection (as `run_models list`) and stop", CMD_RUN,
+     NULL},
+    {"quiet", 'q', FLAG(quiet), NULL, "only warnings and errors from the runner itself", CMD_RUN,
+     NULL},
+    /* parse */
+    {"parser", 0, STR(parser), "NAME", "parser to use (default `auto`: recognise the format)",
+     CMD_PARSE, NULL},
+    {"format", 0, STR(format), "csv|json", "output format (default `csv`)", CMD_PARSE, NULL},
+    {"warmup", 0, STR(warmup), "auto|N",
+     "warm-up steps left out of means: `auto` (default, from the data) or the first N", CMD_PARSE,
+     NULL},
+    {"explain", 0, FLAG(explain), NULL,
+     "print on stderr why `auto` took or dropped each candidate parser", CMD_PARSE, NULL},
+    {"list-parsers", 0, FLAG(list_parsers), NULL, "print the parser names, one per line, and exit",
+     CMD_PARSE, NULL},
+    /* doctor */
+    {"format", 0, STR(format), "text|json", "one line per finding (default), or a JSON array",
+     CMD_DOCTOR, NULL},
+    {NULL, 0, OPT_FLAG, 0, NULL, NULL, 0, NULL},
+};
+#undef SEL
+
+void cli_init(struct cli *c)
 {
-	l->v = rm_xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
-	l->v[l->n++] = s;
+	memset(c, 0, sizeof(*c));
+	c->timeout = -1;
+	c->repeat = 1;
+	c->progress_interval = 30;
+}
+
+int cli_warmup(const struct cli *c, long *warmup, rm_error *err)
+{
+	if (!c->warmup || !strcmp(c->warmup, "auto")) {
+		*warmup = RM_PARSER_WARMUP_AUTO;
+		return 0;
+	}
+	if (rm_parse_long(c->warmup, 0, 1000000, warmup) < 0)
+		return rm_error_set(err, RM_ERR_USAGE,
+				    "--warmup takes 'auto' or a whole number >= 0, not '%s'",
+				    c->warmup);
+	return 0;
 }
 
 void opt_list_release(struct opt_list *l)
@@ -17,9 +128,22 @@ void opt_list_release(struct opt_list *l)
 	l->n = 0;
 }
 
-static int set_value(const struct opt *o, void *target, const char *val, rm_error *err)
+void cli_release(struct cli *c)
 {
-	char *field = (char *)target + o->offset;
+	opt_list_release(&c->tags);
+	opt_list_release(&c->contexts);
+	opt_list_release(&c->context_files);
+}
+
+static void list_add(struct opt_list *l, const char *s)
+{
+	l->v = rm_xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
+	l->v[l->n++] = s;
+}
+
+static int set_value(const struct opt *o, struct cli *c, const char *val, rm_error *err)
+{
+	char *field = (char *)c + o->offset;
 	switch (o->type) {
 	case OPT_FLAG:
 		*(int *)field = 1;
@@ -52,9 +176,43 @@ static int set_value(const struct opt *o, void *target, const char *val, rm_erro
 	return 0;
 }
 
-int opt_parse(const struct opt *table, void *target, int argc, char **argv,
-	      struct opt_list *positional, rm_error *err)
+/* Whether the long option spelled name[0..len) is o's name or one of its aliases. */
+static int spells(const struct opt *o, const char *name, size_t len)
 {
+	const char *a = o->aliases;
+
+	if (strlen(o->name) == len && !strncmp(o->name, name, len))
+		return 1;
+	while (a && *a) {
+		size_t n = strcspn(a, " ");
+		if (n == len && !strncmp(a, name, len))
+			return 1;
+		a += n;
+		a += *a == ' ';
+	}
+	return 0;
+}
+
+static const struct opt *find_long(unsigned accept, const char *name, size_t len)
+{
+	for (const struct opt *t = options; t->name; t++)
+		if ((t->cmds & accept) && spells(t, name, len))
+			return t;
+	return NULL;
+}
+
+static const struct opt *find_short(unsigned accept, char c)
+{
+	for (const struct opt *t = options; t->name; t++)
+		if ((t->cmds & accept) && t->short_name == c)
+			return t;
+	return NULL;
+}
+
+int opt_parse(unsigned accept, struct cli *c, int argc, char **argv, struct opt_list *positional,
+	      int *help_markdown, rm_error *err)
+{
+	*help_markdown = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const struct opt *o = NULL;
@@ -67,22 +225,21 @@ int opt_parse(const struct opt *table, void *target, int argc, char **argv,
 		}
 		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
 			return 1;
+		if (!strcmp(a, "--help=markdown")) {
+			*help_markdown = 1;
+			return 1;
+		}
 		if (a[0] != '-' || !a[1]) {
 			list_add(positional, a);
 			continue;
 		}
 		if (a[1] == '-') {
 			const char *name = a + 2, *eq = strchr(name, '=');
-			size_t len = eq ? (size_t)(eq - name) : strlen(name);
-			for (const struct opt *t = table; t->name; t++)
-				if (strlen(t->name) == len && !strncmp(t->name, name, len))
-					o = t;
+			o = find_long(accept, name, eq ? (size_t)(eq - name) : strlen(name));
 			if (o && eq)
 				val = eq + 1;
 		} else if (!a[2]) {
-			for (const struct opt *t = table; t->name; t++)
-				if (t->short_name == a[1])
-					o = t;
+			o = find_short(accept, a[1]);
 		}
 		if (!o)
 			return rm_error_set(err, RM_ERR_USAGE,
@@ -97,24 +254,107 @@ int opt_parse(const struct opt *table, void *target, int argc, char **argv,
 						    o->name, o->arg);
 			val = argv[++i];
 		}
-		if (set_value(o, target, val, err) < 0)
+		if (set_value(o, c, val, err) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-void opt_help(FILE *f, const char *usage, const struct opt *table)
+/* "-t, --tags TAGS" or "    --log-dir DIR" (markdown: no indent for a missing short). */
+static void left_column(char *buf, size_t size, const struct opt *t, int markdown)
 {
-	fprintf(f, "%s\n\noptions:\n", usage);
-	for (const struct opt *t = table; t->name; t++) {
-		char left[64];
-		if (t->short_name)
-			snprintf(left, sizeof(left), "-%c, --%s%s%s", t->short_name, t->name,
-				 t->arg ? " " : "", t->arg ? t->arg : "");
-		else
-			snprintf(left, sizeof(left), "    --%s%s%s", t->name, t->arg ? " " : "",
-				 t->arg ? t->arg : "");
-		fprintf(f, "  %-34s %s\n", left, t->help);
+	const char *pad = markdown ? "" : "    ";
+	if (t->short_name)
+		snprintf(buf, size, "-%c, --%s%s%s", t->short_name, t->name, t->arg ? " " : "",
+			 t->arg ? t->arg : "");
+	else
+		snprintf(buf, size, "%s--%s%s%s", pad, t->name, t->arg ? " " : "",
+			 t->arg ? t->arg : "");
+}
+
+/* Help texts are written for the README (Markdown); the terminal gets them without the
+ * backquotes, wrapped to HELP_WIDTH columns under their own column. */
+#define HELP_INDENT 37
+#define HELP_WIDTH  100
+
+static void wrapped(FILE *f, const char *text)
+{
+	size_t col = HELP_INDENT;
+
+	while (*text) {
+		size_t word = strcspn(text, " "), shown = 0;
+		for (size_t i = 0; i < word; i++)
+			shown += text[i] != '`';
+		if (col > HELP_INDENT && col + 1 + shown > HELP_WIDTH) {
+			fprintf(f, "\n%*s", HELP_INDENT, "");
+			col = HELP_INDENT;
+		} else if (col > HELP_INDENT) {
+			fputc(' ', f);
+			col++;
+		}
+		for (size_t i = 0; i < word; i++)
+			if (text[i] != '`')
+				fputc(text[i], f);
+		col += shown;
+		text += word;
+		while (*text == ' ')
+			text++;
 	}
-	fputs("  -h, --help                         show this help\n", f);
+	fputc('\n', f);
+}
+
+/* " (also --a, --b)" */
+static char *aliases_text(const struct opt *t)
+{
+	rm_buf b = RM_BUF_INIT(4096);
+	const char *a = t->aliases;
+
+	rm_buf_addstr(&b, " (also");
+	while (a && *a) {
+		size_t n = strcspn(a, " ");
+		rm_buf_addf(&b, "%s --%.*s", b.len > 6 ? "," : "", (int)n, a);
+		a += n;
+		a += *a == ' ';
+	}
+	rm_buf_addch(&b, ')');
+	return rm_buf_detach(&b);
+}
+
+void opt_help(FILE *f, unsigned cmd, const char *usage, int markdown)
+{
+	if (markdown)
+		fputs("| option | meaning |\n|---|---|\n", f);
+	else
+		fprintf(f, "%s\n\noptions:\n", usage);
+	for (const struct opt *t = options; t->name; t++) {
+		char left[64];
+		char *also = t->aliases ? aliases_text(t) : rm_xstrdup("");
+		if (!(t->cmds & cmd)) {
+			free(also);
+			continue;
+		}
+		left_column(left, sizeof(left), t, markdown);
+		if (markdown) {
+			/* a | inside a cell would end it */
+			fputs("| `", f);
+			for (const char *p = left; *p; p++) {
+				if (*p == '|')
+					fputc('\\', f);
+				fputc(*p, f);
+			}
+			fprintf(f, "` | %s%s |\n", t->help, also);
+		} else {
+			char *text = rm_xasprintf("%s%s", t->help, also);
+			int n = fprintf(f, "  %s", left);
+			if (n >= HELP_INDENT)
+				fprintf(f, "\n%*s", HELP_INDENT, "");
+			else
+				fprintf(f, "%*s", HELP_INDENT - n, "");
+			wrapped(f, text);
+			free(text);
+		}
+		free(also);
+	}
+	if (!markdown)
+		fputs("  -h, --help                         show this help\n", f);
 }

@@ -1,6 +1,9 @@
 /*
- * Options are declared once, in a table, and --help is generated from it (git's
- * parse-options). Each entry writes into a field of the command's option struct.
+ * Every option of every command is declared once, in one table (options.c): its name, short
+ * name, other spellings (MAD's and madengine's), argument, help text and the commands that
+ * accept it. The parser, --help and the README's option tables (--help=markdown) all come
+ * from it, so they cannot drift (git's parse-options). Each row writes into a field of
+ * struct cli, which every command shares.
  */
 #ifndef RM_OPTIONS_H
 #define RM_OPTIONS_H
@@ -9,6 +12,14 @@
 #include <stdio.h>
 
 #include "rm/error.h"
+
+/* The commands an option belongs to. */
+enum {
+	CMD_RUN = 1 << 0,
+	CMD_LIST = 1 << 1,
+	CMD_PARSE = 1 << 2,
+	CMD_DOCTOR = 1 << 3,
+};
 
 enum opt_type {
 	OPT_FLAG,   /* int, set to 1 */
@@ -23,26 +34,65 @@ struct opt_list {
 	size_t n;
 };
 
+/* The values of every option; the command reads the fields its options fill. */
+struct cli {
+	/* run, list: the selection and the context */
+	struct opt_list tags;
+	struct opt_list contexts;
+	struct opt_list context_files;
+	/* run */
+	const char *output;
+	const char *log_dir;
+	const char *parser; /* also parse */
+	double timeout;
+	int live_output;
+	int keep_alive;
+	int keep_model_dir;
+	int clean_docker_cache;
+	int list;
+	int quiet;
+	const char *tunableop;
+	const char *shm_size;
+	int dry_run;
+	long repeat;
+	const char *score;
+	int no_progress;
+	double progress_interval;
+	int sys_env_details;
+	const char *warmup; /* "auto" or N; also parse */
+	/* parse, doctor */
+	const char *format;
+	int explain;
+	int list_parsers;
+};
+
 struct opt {
 	const char *name; /* without the leading "--" */
 	char short_name;  /* 0 when none */
 	enum opt_type type;
-	size_t offset;	 /* into the target struct */
+	size_t offset;	 /* into struct cli */
 	const char *arg; /* value name for --help, NULL for flags */
 	const char *help;
+	unsigned cmds;	     /* CMD_* that accept it */
+	const char *aliases; /* other long spellings, space-separated, or NULL */
 };
 
-#define OPT_END                                                                                    \
-	{                                                                                          \
-		NULL, 0, OPT_FLAG, 0, NULL, NULL                                                   \
-	}
+/* The defaults every command starts from (timeout -1 = not given, ...). */
+void cli_init(struct cli *c);
+void cli_release(struct cli *c);
+/* --warmup: "auto" (or not given) is RM_PARSER_WARMUP_AUTO, else a count of steps. */
+int cli_warmup(const struct cli *c, long *warmup, rm_error *err);
 
-/* Parses argv[1..] (argv[0] is the command name). Non-option words go to *positional (a
- * list of pointers into argv). "--" ends the options. Returns 0, 1 when --help was printed,
- * or -1 with err filled (RM_ERR_USAGE). Lists must be freed with opt_list_release. */
-int opt_parse(const struct opt *table, void *target, int argc, char **argv,
-	      struct opt_list *positional, rm_error *err);
-void opt_help(FILE *f, const char *usage, const struct opt *table);
+/*
+ * Parses argv[1..] (argv[0] is the command name) with the rows that accept one of the
+ * commands in `accept`. Non-option words go to *positional (pointers into argv). "--" ends
+ * the options. Returns 0; 1 when --help was asked for (then *help_markdown says whether it
+ * was --help=markdown); or -1 with err filled (RM_ERR_USAGE).
+ */
+int opt_parse(unsigned accept, struct cli *c, int argc, char **argv, struct opt_list *positional,
+	      int *help_markdown, rm_error *err);
+/* The help of one command: usage line, then its options (rows whose cmds include cmd). */
+void opt_help(FILE *f, unsigned cmd, const char *usage, int markdown);
 void opt_list_release(struct opt_list *l);
 
 #endif

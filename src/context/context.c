@@ -13,9 +13,11 @@
 
 #include <jansson.h>
 
+#include "context_internal.h"
 #include "rm/context.h"
 #include "rm/log.h"
 #include "rm/util.h"
+#include "rm/yaml.h"
 
 /* Context files are a few lines; the ceiling keeps "@/dev/zero" from eating memory. */
 #define RM_CONTEXT_MAX_BYTES ((size_t)1 << 20)
@@ -52,187 +54,6 @@ char *rm_context_render_scalar(const json_t *v)
 	default:
 		return NULL;
 	}
-}
-
-/* ---- detection ---- */
-
-static char *arch_from_target_version(long v)
-{
-	long major = v / 10000, minor = (v / 100) % 100, step = v % 100;
-
-	return rm_xasprintf("gfx%ld%lx%lx", major, minor, step);
-}
-
-struct kfd_node {
-	long id;
-	long simd_count;
-	long gfx_target_version;
-	long drm_render_minor;
-};
-
-static void read_properties(const char *path, struct kfd_node *n)
-{
-	char line[512];
-	FILE *f = fopen(path, "r");
-
-	n->simd_count = 0;
-	n->gfx_target_version = 0;
-	n->drm_render_minor = -1;
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *sp = strchr(line, ' ');
-		long v;
-
-		if (!sp)
-			continue;
-		*sp = '\0';
-		if (rm_parse_long(sp + 1, LONG_MIN, LONG_MAX, &v))
-			continue;
-		if (strcmp(line, "simd_count") == 0)
-			n->simd_count = v;
-		else if (strcmp(line, "gfx_target_version") == 0)
-			n->gfx_target_version = v;
-		else if (strcmp(line, "drm_render_minor") == 0)
-			n->drm_render_minor = v;
-	}
-	fclose(f);
-}
-
-static int cmp_node(const void *a, const void *b)
-{
-	const struct kfd_node *x = a, *y = b;
-
-	return (x->id > y->id) - (x->id < y->id);
-}
-
-/* AMD GPUs from the KFD topology: each node is a CPU (simd_count 0) or a GPU. */
-static void detect_kfd(rm_context *ctx, const char *sysfs_root)
-{
-	char *dir = rm_xasprintf("%s/class/kfd/kfd/topology/nodes", sysfs_root);
-	struct kfd_node *nodes = NULL;
-	size_t n = 0, n_gpus = 0, n_render = 0;
-	DIR *d = opendir(dir);
-	struct dirent *de;
-
-	while (d && (de = readdir(d))) {
-		long id;
-		char *props;
-
-		if (rm_parse_long(de->d_name, 0, LONG_MAX, &id))
-			continue;
-		nodes = rm_xrealloc(nodes, (n + 1) * sizeof(*nodes));
-		nodes[n].id = id;
-		props = rm_xasprintf("%s/%s/properties", dir, de->d_name);
-		read_properties(props, &nodes[n]);
-		free(props);
-		n++;
-	}
-	if (d)
-		closedir(d);
-	if (n)
-		qsort(nodes, n, sizeof(*nodes), cmp_node);
-
-	ctx->render_nodes = rm_xcalloc(n + 1, sizeof(*ctx->render_nodes));
-	for (size_t i = 0; i < n; i++) {
-		char *arch;
-
-		if (nodes[i].simd_count <= 0 || nodes[i].gfx_target_version <= 0)
-			continue;
-		arch = arch_from_target_version(nodes[i].gfx_target_version);
-		if (!ctx->gpu_arch) {
-			ctx->gpu_arch = arch;
-			arch = NULL;
-		} else if (strcmp(ctx->gpu_arch, arch) != 0) {
-			rm_warn("GPU node %ld is %s but GPU 0 is %s; using %s", nodes[i].id, arch,
-				ctx->gpu_arch, ctx->gpu_arch);
-		}
-		free(arch);
-		if (nodes[i].drm_render_minor >= 0)
-			ctx->render_nodes[n_render++] = nodes[i].drm_render_minor;
-		n_gpus++;
-	}
-	/* Render nodes are only useful when every GPU has one (they are used by position). */
-	ctx->n_render_nodes = n_render == n_gpus ? n_render : 0;
-	if (n_gpus) {
-		ctx->gpu_vendor = rm_xstrdup("AMD");
-		ctx->n_gpus = (long)n_gpus;
-	}
-	free(nodes);
-	free(dir);
-}
-
-/* rocminfo lists each GPU agent with a "Name: gfx942" line (CPU agents carry the CPU's
- * model name, ISAs start with "amdgcn-"). */
-static void detect_rocminfo(rm_context *ctx)
-{
-	char line[1024];
-	FILE *p;
-	long count = 0;
-
-	if (!rm_on_path("rocminfo"))
-		return;
-	p = popen("rocminfo 2>/dev/null", "r");
-	if (!p)
-		return;
-	while (fgets(line, sizeof(line), p)) {
-		char *s = rm_trim(line);
-
-		if (!rm_starts_with(s, "Name:"))
-			continue;
-		s = rm_trim(s + 5);
-		if (!rm_starts_with(s, "gfx"))
-			continue;
-		if (!ctx->gpu_arch)
-			ctx->gpu_arch = rm_xstrdup(s);
-		count++;
-	}
-	if (pclose(p) != 0 || count == 0) {
-		free(ctx->gpu_arch);
-		ctx->gpu_arch = NULL;
-		return;
-	}
-	ctx->gpu_vendor = rm_xstrdup("AMD");
-	ctx->n_gpus = count;
-}
-
-/* "NVIDIA H100 80GB HBM3, 9.0" per GPU; compute capability 9.0 is sm_90. */
-static void detect_nvidia_smi(rm_context *ctx)
-{
-	char line[1024];
-	FILE *p;
-	long count = 0;
-
-	if (!rm_on_path("nvidia-smi"))
-		return;
-	p = popen("nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader 2>/dev/null", "r");
-	if (!p)
-		return;
-	while (fgets(line, sizeof(line), p)) {
-		char *s = rm_trim(line), *comma = strrchr(s, ','), *dot;
-		long major, minor;
-
-		if (!*s || !comma)
-			continue;
-		count++;
-		if (ctx->gpu_arch)
-			continue;
-		s = rm_trim(comma + 1);
-		dot = strchr(s, '.');
-		if (!dot)
-			continue;
-		*dot = '\0';
-		if (rm_parse_long(s, 0, 1000, &major) == 0 &&
-		    rm_parse_long(dot + 1, 0, 1000, &minor) == 0)
-			ctx->gpu_arch = rm_xasprintf("sm_%ld%ld", major, minor);
-	}
-	if (pclose(p) != 0 || count == 0) {
-		free(ctx->gpu_arch);
-		ctx->gpu_arch = NULL;
-		return;
-	}
-	ctx->gpu_vendor = rm_xstrdup("NVIDIA");
-	ctx->n_gpus = count;
 }
 
 /* ---- obj and the rendered cache ---- */
@@ -622,4 +443,37 @@ void rm_context_release(rm_context *ctx)
 	json_decref(ctx->obj);
 	json_decref(ctx->rendered);
 	memset(ctx, 0, sizeof(*ctx));
+}
+
+int rm_context_apply_file(rm_context *ctx, const char *path, rm_error *err)
+{
+	json_t *j = NULL;
+	json_error_t je;
+	char *text = NULL, *what = NULL, *dumped = NULL;
+	size_t len = 0;
+	int ret = -1;
+	int r = rm_read_file(path, (size_t)16 << 20, &text, &len, err);
+
+	if (r != 0) {
+		if (r == 1)
+			rm_error_set(err, RM_ERR_INPUT, "cannot open '%s': no such file", path);
+		err->kind = RM_ERR_INPUT;
+		return rm_error_wrap(err, "--additional-context-file");
+	}
+	j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	if (!j && !(j = rm_yaml_to_json(text, len, path, err)))
+		goto out;
+	if (!json_is_object(j)) {
+		rm_error_set(err, RM_ERR_INPUT, "'%s' must hold a mapping of context keys", path);
+		goto out;
+	}
+	dumped = json_dumps(j, JSON_COMPACT);
+	what = rm_xasprintf("--additional-context-file '%s'", path);
+	ret = rm_context_apply(ctx, dumped, what, err);
+out:
+	free(text);
+	json_decref(j);
+	free(dumped);
+	free(what);
+	return ret;
 }

@@ -1,14 +1,23 @@
 /*
  * Dockerfile candidates of a model, their "# CONTEXT {...}" filters and base images, and
  * the image names built from them (see include/rm/context.h).
+ *
+ * A registry of thousands of models shares a few dozen Dockerfiles, and `list` selects the
+ * candidates of every model: the glob of each prefix and the scan of each file are cached
+ * for the life of the process, and checked against the file system (one stat of the
+ * folder, one of each candidate) when last checked more than RECHECK_S ago, so an edited or
+ * added Dockerfile is seen by the next model of a run.
+ * The program is single-threaded; the cache is not locked.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <glob.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -21,7 +30,9 @@ char *rm_context_render_scalar(const json_t *v);
 
 /* MAD reads the CONTEXT line from the head of the file only. */
 #define CONTEXT_LINES 5
-#define MAX_ARGS      64
+/* How long a cached glob or scan is trusted without a stat. */
+#define RECHECK_S 1.0
+#define MAX_ARGS  64
 
 static void dockerfile_release(rm_dockerfile *d)
 {
@@ -217,17 +228,42 @@ static const char *context_dict(char *line)
 	return skip_blanks(s);
 }
 
-/* Reads the CONTEXT filter and the base image of one candidate. */
-static int scan_dockerfile(rm_dockerfile *d, rm_error *err)
+/* What a candidate says, independent of the context: cached per file. */
+struct scan {
+	char *path;
+	struct stat st;		  /* when it was read */
+	double checked;		  /* rm_now() of the last stat */
+	json_t *context_req;	  /* or NULL */
+	struct arg_defaults args; /* ARGs seen before the first FROM */
+	char *from_raw;		  /* the first FROM's image, unexpanded, or NULL */
+	int declares_base;	  /* "ARG BASE_DOCKER" before the first FROM */
+	char *error;		  /* a malformed CONTEXT line: the message, re-reported each use */
+};
+
+static void scan_release(struct scan *sc)
 {
-	struct arg_defaults args = {{NULL}, {NULL}, 0};
-	char line[8192], *base_docker = NULL, *from = NULL;
-	int lineno = 0, ret = -1, truncated = 0;
-	FILE *f = fopen(d->path, "r");
+	if (!sc)
+		return;
+	free(sc->path);
+	json_decref(sc->context_req);
+	for (size_t i = 0; i < sc->args.n; i++) {
+		free(sc->args.name[i]);
+		free(sc->args.value[i]);
+	}
+	free(sc->from_raw);
+	free(sc->error);
+	free(sc);
+}
+
+/* Reads the CONTEXT filter, the ARG defaults and the first FROM of one candidate. */
+static int scan_file(const char *path, struct scan *sc, rm_error *err)
+{
+	char line[8192], *unused = NULL;
+	int lineno = 0, truncated = 0;
+	FILE *f = fopen(path, "r");
 
 	if (!f)
-		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", d->path,
-				    strerror(errno));
+		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
 	while (fgets(line, sizeof(line), f)) {
 		int was_truncated = truncated;
 		const char *dict;
@@ -239,61 +275,263 @@ static int scan_dockerfile(rm_dockerfile *d, rm_error *err)
 			continue;
 		lineno++;
 		chomp(line);
-		if (lineno <= CONTEXT_LINES && !d->context_req && (dict = context_dict(line))) {
+		if (lineno <= CONTEXT_LINES && !sc->context_req && !sc->error &&
+		    (dict = context_dict(line))) {
 			rm_error perr = RM_ERROR_INIT;
 			const char *k;
 			json_t *v;
 
-			d->context_req = rm_pydict_parse(dict, &perr);
-			if (!d->context_req) {
-				rm_error_set(
-				    err, RM_ERR_INPUT,
+			sc->context_req = rm_pydict_parse(dict, &perr);
+			if (!sc->context_req) {
+				sc->error = rm_xasprintf(
 				    "'%s' line %d: malformed CONTEXT line: %s; write it as "
 				    "# CONTEXT {'gpu_vendor': 'AMD', 'guest_os': 'UBUNTU'}",
-				    d->path, lineno, perr.msg);
-				goto out;
+				    path, lineno, perr.msg);
+				continue;
 			}
-			json_object_foreach (d->context_req, k, v) {
+			json_object_foreach (sc->context_req, k, v) {
 				if (json_is_object(v) || json_is_array(v)) {
-					rm_error_set(
-					    err, RM_ERR_INPUT,
+					sc->error = rm_xasprintf(
 					    "'%s' line %d: CONTEXT value of '%s' must be a "
 					    "string or a number",
-					    d->path, lineno, k);
-					goto out;
+					    path, lineno, k);
+					break;
 				}
 			}
 			continue;
 		}
+		if (sc->from_raw)
+			continue; /* only the first stage's FROM and the ARGs before it matter */
 		s = skip_blanks(line);
-		if ((rest = instruction(s, "ARG")))
-			record_arg(&args, rest, &base_docker);
-		else if (!from && (rest = instruction(s, "FROM"))) {
-			char *img = from_image(rest);
-			if (img) {
-				from = expand_args(img, &args);
-				free(img);
-			}
+		if ((rest = instruction(s, "ARG"))) {
+			record_arg(&sc->args, rest, &unused);
+			free(unused);
+			unused = NULL;
+		} else if ((rest = instruction(s, "FROM"))) {
+			sc->from_raw = from_image(rest);
+			if (!sc->from_raw)
+				sc->from_raw = rm_xstrdup("");
 		}
 	}
 	if (ferror(f)) {
-		rm_error_set(err, RM_ERR_IO, "cannot read '%s': %s", d->path, strerror(errno));
-		goto out;
-	}
-	d->base_image = base_docker ? base_docker : from;
-	if (base_docker)
-		free(from);
-	base_docker = from = NULL;
-	ret = 0;
-out:
-	free(base_docker);
-	free(from);
-	for (size_t i = 0; i < args.n; i++) {
-		free(args.name[i]);
-		free(args.value[i]);
+		fclose(f);
+		return rm_error_set(err, RM_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
 	}
 	fclose(f);
-	return ret;
+	for (size_t i = 0; i < sc->args.n; i++)
+		if (strcmp(sc->args.name[i], "BASE_DOCKER") == 0)
+			sc->declares_base = 1;
+	return 0;
+}
+
+/*
+ * The base image as the build will see it: ARG defaults before the first FROM, overridden
+ * by the context's docker_build_arg for the ARGs the file declares (Docker ignores build
+ * args a file does not declare). BASE_DOCKER, MAD's convention, wins when declared, as
+ * madengine records it; otherwise the expanded FROM.
+ */
+static char *effective_base(const struct scan *sc, const rm_context *ctx)
+{
+	struct arg_defaults a = {{NULL}, {NULL}, 0};
+	char *out = NULL;
+
+	for (size_t i = 0; i < sc->args.n; i++) {
+		const char *v = sc->args.value[i];
+
+		for (size_t k = 0; ctx && k < ctx->n_docker_build_arg; k++)
+			if (strcmp(ctx->docker_build_arg[k].key, sc->args.name[i]) == 0)
+				v = ctx->docker_build_arg[k].value;
+		a.name[a.n] = sc->args.name[i];
+		a.value[a.n++] = (char *)v;
+	}
+	if (sc->declares_base) {
+		const char *b = arg_lookup(&a, "BASE_DOCKER", strlen("BASE_DOCKER"));
+		if (b && *b)
+			out = rm_xstrdup(b);
+	}
+	if (!out && sc->from_raw && *sc->from_raw)
+		out = expand_args(sc->from_raw, &a);
+	return out; /* a's strings are borrowed */
+}
+
+/* --- the cache ------------------------------------------------------------------------ */
+
+struct entry {
+	char *key;
+	void *val;
+};
+
+struct map {
+	struct entry *slots;
+	size_t cap, n;
+};
+
+struct globbed {
+	char *dir; /* the folder whose mtime validates the list */
+	struct stat st;
+	int have_st;
+	double checked; /* rm_now() of the last stat */
+	char **paths;	/* NULL-terminated, with GLOB_MARK's '/' on folders */
+	size_t n;
+};
+
+static struct map glob_cache, scan_cache;
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static struct entry *map_slot(struct map *m, const char *key)
+{
+	size_t mask, i;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		struct entry *old = m->slots;
+		size_t old_cap = m->cap;
+
+		m->cap = old_cap ? old_cap * 2 : 64;
+		m->slots = rm_xcalloc(m->cap, sizeof(*m->slots));
+		for (size_t k = 0; k < old_cap; k++) {
+			if (!old[k].key)
+				continue;
+			mask = m->cap - 1;
+			for (i = (size_t)hash_str(old[k].key) & mask; m->slots[i].key;
+			     i = (i + 1) & mask)
+				;
+			m->slots[i] = old[k];
+		}
+		free(old);
+	}
+	mask = m->cap - 1;
+	for (i = (size_t)hash_str(key) & mask; m->slots[i].key; i = (i + 1) & mask)
+		if (strcmp(m->slots[i].key, key) == 0)
+			return &m->slots[i];
+	return &m->slots[i];
+}
+
+static int same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+static void globbed_release(struct globbed *g)
+{
+	if (!g)
+		return;
+	free(g->dir);
+	rm_strv_free(g->paths);
+	free(g);
+}
+
+/* The prefix comes from models.json; glob metacharacters in it are meant literally. The
+ * candidates are madengine's `ls <prefix>.*` (a literal dot), Dockerfiles only. */
+static char *glob_pattern(const char *prefix)
+{
+	rm_buf b = RM_BUF_INIT((size_t)1 << 16);
+
+	for (const char *p = prefix; *p; p++) {
+		if (*p == '*' || *p == '?' || *p == '[' || *p == '\\')
+			rm_buf_addch(&b, '\\');
+		rm_buf_addch(&b, *p);
+	}
+	rm_buf_addstr(&b, ".*Dockerfile");
+	return rm_buf_detach(&b);
+}
+
+/* The candidate paths of prefix, from the cache when the folder has not changed. */
+static const struct globbed *candidates(const char *prefix, rm_error *err)
+{
+	struct entry *slot = map_slot(&glob_cache, prefix);
+	struct globbed *g = slot->val;
+	struct stat st;
+	const char *slash;
+	char *dir, *pattern;
+	double now = rm_now();
+	int have_st, r;
+	glob_t gl;
+
+	if (g && g->have_st && now - g->checked < RECHECK_S)
+		return g;
+	slash = strrchr(prefix, '/');
+	dir = slash ? rm_xstrndup(prefix, (size_t)(slash - prefix) + (slash == prefix))
+		    : rm_xstrdup(".");
+	have_st = stat(dir, &st) == 0;
+	if (g && have_st && g->have_st && same_file(&st, &g->st)) {
+		g->checked = now;
+		free(dir);
+		return g;
+	}
+	if (!slot->key) {
+		slot->key = rm_xstrdup(prefix);
+		glob_cache.n++;
+	}
+	globbed_release(g);
+	g = slot->val = rm_xcalloc(1, sizeof(*g));
+	g->dir = dir;
+	g->st = st;
+	g->have_st = have_st;
+	g->checked = now;
+	g->paths = rm_xcalloc(1, sizeof(*g->paths));
+	memset(&gl, 0, sizeof(gl));
+	pattern = glob_pattern(prefix);
+	/* glob sorts its results, which gives the documented candidate order. */
+	r = glob(pattern, GLOB_MARK, NULL, &gl);
+	free(pattern);
+	if (r != 0 && r != GLOB_NOMATCH) {
+		g->have_st = 0; /* do not trust this next time */
+		rm_error_set(err, RM_ERR_IO, "cannot list '%s.*Dockerfile'", prefix);
+		return NULL;
+	}
+	for (size_t i = 0; r == 0 && i < gl.gl_pathc; i++)
+		g->paths = rm_strv_push(g->paths, &g->n, gl.gl_pathv[i]);
+	if (r == 0)
+		globfree(&gl);
+	return g;
+}
+
+/* The scan of one file, from the cache when the file has not changed. */
+static const struct scan *scanned(const char *path, rm_error *err)
+{
+	struct entry *slot = map_slot(&scan_cache, path);
+	struct scan *sc = slot->val;
+	double now = rm_now();
+	struct stat stb, *st = &stb;
+
+	if (sc && now - sc->checked < RECHECK_S)
+		return sc;
+	if (stat(path, st) != 0) {
+		rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	if (sc && same_file(st, &sc->st)) {
+		sc->checked = now;
+		return sc;
+	}
+	scan_release(sc);
+	slot->val = NULL;
+	sc = rm_xcalloc(1, sizeof(*sc));
+	sc->path = rm_xstrdup(path);
+	sc->st = *st;
+	sc->checked = now;
+	if (scan_file(path, sc, err) < 0) {
+		scan_release(sc);
+		return NULL;
+	}
+	if (!slot->key) {
+		slot->key = rm_xstrdup(path);
+		scan_cache.n++;
+	}
+	slot->val = sc;
+	return sc;
 }
 
 static char *stem_of(const char *path)
@@ -343,57 +581,50 @@ static void judge(rm_dockerfile *d, const rm_context *ctx)
 	rm_buf_release(&why);
 }
 
-/* The prefix comes from models.json; glob metacharacters in it are meant literally. */
-static char *glob_pattern(const char *prefix)
-{
-	rm_buf b = RM_BUF_INIT((size_t)1 << 16);
-
-	for (const char *p = prefix; *p; p++) {
-		if (*p == '*' || *p == '?' || *p == '[' || *p == '\\')
-			rm_buf_addch(&b, '\\');
-		rm_buf_addch(&b, *p);
-	}
-	rm_buf_addstr(&b, "*Dockerfile");
-	return rm_buf_detach(&b);
-}
-
 int rm_dockerfiles_select(const char *prefix, const rm_context *ctx, rm_dockerfile **out, size_t *n,
 			  rm_error *err)
 {
-	glob_t g;
-	char *pattern = glob_pattern(prefix);
+	const struct globbed *g = candidates(prefix, err);
 	rm_dockerfile *v = NULL;
 	size_t count = 0, kept = 0;
-	int r, ret = -1;
+	int ret = -1;
 	rm_buf msg = RM_BUF_INIT((size_t)1 << 16);
 
 	*out = NULL;
 	*n = 0;
-	memset(&g, 0, sizeof(g));
-	/* glob sorts its results, which gives the documented candidate order. */
-	r = glob(pattern, GLOB_MARK, NULL, &g);
-	if (r != 0 && r != GLOB_NOMATCH) {
-		rm_error_set(err, RM_ERR_IO, "cannot list '%s%s'", prefix, "*Dockerfile");
+	if (!g)
 		goto out;
-	}
-	v = rm_xcalloc(g.gl_pathc + 1, sizeof(*v));
-	for (size_t i = 0; r == 0 && i < g.gl_pathc; i++) {
-		const char *p = g.gl_pathv[i];
+	v = rm_xcalloc(g->n + 1, sizeof(*v));
+	for (size_t i = 0; i < g->n; i++) {
+		const char *p = g->paths[i];
+		const struct scan *sc;
 		rm_dockerfile *d = &v[count];
 
-		if (p[0] && p[strlen(p) - 1] == '/')
-			continue; /* a folder named like a Dockerfile */
+		if (p[0] && p[strlen(p) - 1] == '/') {
+			rm_error_set(err, RM_ERR_INPUT,
+				     "'%.*s' is a folder; the candidates of '%s' (model field "
+				     "'dockerfile') must be files: rename the folder",
+				     (int)strlen(p) - 1, p, prefix);
+			goto out;
+		}
+		if (!(sc = scanned(p, err)))
+			goto out;
+		if (sc->error) {
+			rm_error_set(err, RM_ERR_INPUT, "%s", sc->error);
+			goto out;
+		}
 		d->path = rm_xstrdup(p);
 		d->stem = stem_of(p);
+		d->context_req = sc->context_req ? json_deep_copy(sc->context_req) : NULL;
+		d->base_image = effective_base(sc, ctx);
 		count++;
-		if (scan_dockerfile(d, err))
-			goto out;
 		judge(d, ctx);
 		kept += d->kept;
 	}
 	if (count == 0) {
 		rm_error_set(err, RM_ERR_INPUT,
-			     "no Dockerfile matches '%s*Dockerfile' (model field 'dockerfile')",
+			     "no Dockerfile matches '%s.*Dockerfile' (model field 'dockerfile'); "
+			     "name the files <prefix>.<anything>.Dockerfile",
 			     prefix);
 		goto out;
 	}
@@ -405,7 +636,7 @@ int rm_dockerfiles_select(const char *prefix, const rm_context *ctx, rm_dockerfi
 			rm_buf_addf(&msg, "; '%s': %s", (*out)[i].path, (*out)[i].why_dropped);
 		rm_error_set(
 		    err, RM_ERR_INPUT,
-		    "no Dockerfile matching '%s*Dockerfile' fits the context%s; change the "
+		    "no Dockerfile matching '%s.*Dockerfile' fits the context%s; change the "
 		    "context with --additional-context (e.g. '{\"gpu_vendor\": \"AMD\"}')",
 		    prefix, rm_buf_str(&msg));
 		goto out;
@@ -413,11 +644,24 @@ int rm_dockerfiles_select(const char *prefix, const rm_context *ctx, rm_dockerfi
 	ret = 0;
 out:
 	rm_dockerfiles_free(v, count);
-	if (r == 0 || r == GLOB_NOMATCH)
-		globfree(&g);
-	free(pattern);
 	rm_buf_release(&msg);
 	return ret;
+}
+
+void rm_dockerfiles_cache_clear(void)
+{
+	for (size_t i = 0; i < glob_cache.cap; i++) {
+		free(glob_cache.slots[i].key);
+		globbed_release(glob_cache.slots[i].val);
+	}
+	for (size_t i = 0; i < scan_cache.cap; i++) {
+		free(scan_cache.slots[i].key);
+		scan_release(scan_cache.slots[i].val);
+	}
+	free(glob_cache.slots);
+	free(scan_cache.slots);
+	memset(&glob_cache, 0, sizeof(glob_cache));
+	memset(&scan_cache, 0, sizeof(scan_cache));
 }
 
 static int is_sep(char c)
@@ -457,6 +701,12 @@ static void add_component(rm_buf *out, const char *s, size_t n)
 char *rm_image_name(const char *model_name, const char *stem)
 {
 	char *raw = rm_xasprintf("ci-%s_%s", model_name ? model_name : "", stem ? stem : "");
+
+	/* madengine: name.replace("/", "_").lower() + "_" + stem; a per-folder model never
+	 * becomes a repository path. */
+	for (char *q = raw; *q; q++)
+		if (*q == '/')
+			*q = '_';
 	rm_buf out = RM_BUF_INIT((size_t)1 << 16);
 	char *p, *slash;
 

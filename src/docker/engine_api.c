@@ -13,62 +13,12 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "engine_internal.h"
 #include "rm/docker.h"
 #include "rm/log.h"
 #include "rm/util.h"
 
-#define DEFAULT_HOST	    "unix:///var/run/docker.sock"
-#define CONNECT_TIMEOUT	    10L
-#define SHORT_TIMEOUT	    60L
-#define LONG_TIMEOUT	    300L /* remove (volumes, big layers) and archive copies */
-#define MAX_JSON_RESPONSE   (16u * 1024 * 1024)
-#define MAX_ERROR_BODY	    (64u * 1024)
-#define MAX_BUILD_JSON_LINE (1024u * 1024)
-#define MAX_BUILD_TEXT_LINE (64u * 1024)
-
-struct rm_docker {
-	char *host;	 /* what we connected to, for messages */
-	char *unix_path; /* NULL for tcp */
-	char *base;	 /* "http://localhost", "http://host:port" or "https://host:port" */
-	char *tls_ca, *tls_cert, *tls_key;
-	char version[16];
-	int curl_ready;
-};
-
-/* One HTTP exchange. Callers fill the request part; do_request fills the rest. */
-struct req {
-	const char *method;
-	const char *path; /* with query, without the /v1.NN prefix */
-	int unversioned;  /* /_ping */
-	const char *content_type;
-	const char *body; /* in-memory body (POST), or NULL for an empty one */
-	size_t body_len;
-	int upload_fd; /* file body when >= 0 */
-	curl_off_t upload_size;
-	long timeout; /* seconds; 0 for long streams */
-	/* A 2xx body goes to on_data when set (return -1 and fill err to abort), else into
-	 * resp when set (bounded by its max), else nowhere. */
-	int (*on_data)(void *ud, const char *p, size_t n);
-	void *ud;
-	rm_buf *resp;
-	rm_docker_cancel_fn cancel;
-	void *cancel_ud;
-
-	/* Results. */
-	long status;
-	char engine_msg[1024]; /* message of a non-2xx answer */
-	char api_version[32];  /* Api-Version header, when sent */
-
-	/* Internal. */
-	CURL *curl;
-	struct curl_slist *hdrs;
-	char *url;
-	char errbuf[CURL_ERROR_SIZE];
-	rm_buf errbody;
-	int cancelled, too_big, handler_failed, read_errno;
-};
-
-static char *escape(const char *s)
+char *engine_escape(const char *s)
 {
 	/* The handle argument is ignored since curl 7.82. */
 	char *e = curl_easy_escape(NULL, s, 0);
@@ -79,7 +29,7 @@ static char *escape(const char *s)
 	return copy;
 }
 
-static int is_2xx(long status)
+int engine_is_2xx(long status)
 {
 	return status >= 200 && status < 300;
 }
@@ -95,7 +45,7 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
 		return 0;
 	}
 	curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &status);
-	if (!is_2xx(status)) {
+	if (!engine_is_2xx(status)) {
 		/* Error bodies are only for the message: keep the start, drop the rest. */
 		size_t room = r->errbody.max - r->errbody.len;
 		(void)rm_buf_add(&r->errbody, p, n < room ? n : room);
@@ -166,19 +116,22 @@ static int on_seek(void *ud, curl_off_t offset, int origin)
 							      : CURL_SEEKFUNC_OK;
 }
 
+int engine_should_stop(struct req *r)
+{
+	if ((r->cancel && r->cancel(r->cancel_ud)) ||
+	    (!r->after_interrupt && rm_interrupt_pending()))
+		r->cancelled = 1;
+	return r->cancelled;
+}
+
 static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
 		       curl_off_t ulnow)
 {
-	struct req *r = ud;
 	(void)dltotal;
 	(void)dlnow;
 	(void)ultotal;
 	(void)ulnow;
-	if (r->cancel && r->cancel(r->cancel_ud)) {
-		r->cancelled = 1;
-		return 1;
-	}
-	return 0;
+	return engine_should_stop(ud);
 }
 
 /* "No such image: x" -> "no such image: x", but "ID ..." stays as it is. */
@@ -242,12 +195,50 @@ static int unreachable(const rm_docker *d, const char *detail, rm_error *err)
 }
 
 /*
+ * The transfer, driven by a multi handle so that it can look at its cancel function and the
+ * interrupt every POLL_MS even while the engine sends nothing (curl's progress callback
+ * alone runs only about once a second when a transfer is idle).
+ */
+static CURLcode perform(struct req *r)
+{
+	CURLM *m = curl_multi_init();
+	CURLcode rc = CURLE_OK;
+	CURLMsg *msg;
+	int running = 1, left;
+
+	if (!m || curl_multi_add_handle(m, r->curl) != CURLM_OK) {
+		if (m)
+			curl_multi_cleanup(m);
+		return curl_easy_perform(r->curl);
+	}
+	while (running) {
+		if (curl_multi_perform(m, &running) != CURLM_OK) {
+			rc = CURLE_FAILED_INIT;
+			break;
+		}
+		while ((msg = curl_multi_info_read(m, &left)))
+			if (msg->msg == CURLMSG_DONE)
+				rc = msg->data.result;
+		if (!running)
+			break;
+		if (engine_should_stop(r)) {
+			rc = CURLE_ABORTED_BY_CALLBACK;
+			break;
+		}
+		curl_multi_poll(m, NULL, 0, POLL_MS, NULL);
+	}
+	curl_multi_remove_handle(m, r->curl);
+	curl_multi_cleanup(m);
+	return rc;
+}
+
+/*
  * Runs one request. Returns 0 for a 2xx answer; RM_DOCKER_CANCELLED when the cancel
  * function asked; -1 otherwise, with err naming the request. r->status holds the HTTP
  * status (0 when none came) and r->engine_msg the engine's message for a non-2xx answer,
  * so callers can turn some statuses into success.
  */
-static void req_cleanup(struct req *r)
+void engine_req_cleanup(struct req *r)
 {
 	curl_slist_free_all(r->hdrs);
 	r->hdrs = NULL;
@@ -259,67 +250,10 @@ static void req_cleanup(struct req *r)
 	r->url = NULL;
 }
 
-/* Sets up r->curl for the request; the transfer is run by the caller (easy or multi). */
-static int req_prepare(rm_docker *d, struct req *r, rm_error *err)
+/* The method, and the body to upload when there is one. */
+static void set_method(struct req *r)
 {
-	char ctype[128];
-	char *url;
-
-	r->errbuf[0] = '\0';
-	r->hdrs = NULL;
-	r->url = NULL;
-	r->status = 0;
-	r->engine_msg[0] = '\0';
-	r->api_version[0] = '\0';
-	rm_buf_init(&r->errbody, MAX_ERROR_BODY);
-	r->cancelled = r->too_big = r->handler_failed = r->read_errno = 0;
-
-	r->curl = curl_easy_init();
-	if (!r->curl)
-		return rm_error_set(err, RM_ERR_INTERNAL, "cannot create a curl handle");
-	if (r->unversioned)
-		url = rm_xasprintf("%s%s", d->base, r->path);
-	else
-		url = rm_xasprintf("%s/v%s%s", d->base, d->version, r->path);
-	r->url = url;
-
 	CURL *c = r->curl;
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	if (d->unix_path)
-		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, d->unix_path);
-	if (d->tls_ca) {
-		curl_easy_setopt(c, CURLOPT_CAINFO, d->tls_ca);
-		curl_easy_setopt(c, CURLOPT_SSLCERT, d->tls_cert);
-		curl_easy_setopt(c, CURLOPT_SSLKEY, d->tls_key);
-	}
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->errbuf);
-	/* Error bodies carry the engine's explanation: never let curl drop them. */
-	curl_easy_setopt(c, CURLOPT_FAILONERROR, 0L);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "run_models");
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT);
-	if (r->timeout > 0)
-		curl_easy_setopt(c, CURLOPT_TIMEOUT, r->timeout);
-	curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
-	if (r->cancel) {
-		curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-		curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-		curl_easy_setopt(c, CURLOPT_XFERINFODATA, r);
-	}
-
-	/* The engine rejects or misreads bodies without a Content-Type, and the 100-continue
-	 * round trip only adds latency. */
-	snprintf(ctype, sizeof(ctype), "Content-Type: %s",
-		 r->content_type ? r->content_type : "application/json");
-	r->hdrs = curl_slist_append(r->hdrs, ctype);
-	r->hdrs = curl_slist_append(r->hdrs, "Expect:");
-	if (!r->hdrs)
-		return rm_error_set(err, RM_ERR_INTERNAL, "out of memory");
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->hdrs);
 
 	if (strcmp(r->method, "GET") == 0) {
 		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
@@ -348,12 +282,88 @@ static int req_prepare(rm_docker *d, struct req *r, rm_error *err)
 		curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, on_seek);
 		curl_easy_setopt(c, CURLOPT_SEEKDATA, r);
 	}
+}
 
+/* Sets up r->curl for the request; the transfer is run by the caller (easy or multi). */
+int engine_req_prepare(rm_docker *d, struct req *r, rm_error *err)
+{
+	char ctype[128];
+	char *url;
+
+	r->errbuf[0] = '\0';
+	r->hdrs = NULL;
+	r->url = NULL;
+	r->status = 0;
+	r->engine_msg[0] = '\0';
+	r->api_version[0] = '\0';
+	rm_buf_init(&r->errbody, MAX_ERROR_BODY);
+	r->cancelled = r->too_big = r->handler_failed = r->read_errno = 0;
+	r->after_interrupt = rm_interrupt_pending();
+	if (r->after_interrupt) {
+		size_t plen = strcspn(r->path, "?");
+		if (d->hung)
+			return rm_error_set(err, RM_ERR_DOCKER,
+					    "%s %.*s: not sent: the docker engine at %s did not "
+					    "answer the previous call",
+					    r->method, (int)plen, r->path, d->host);
+		r->timeout_ms = CLEANUP_TIMEOUT_MS;
+	} else {
+		r->timeout_ms = r->timeout * 1000;
+	}
+
+	r->curl = curl_easy_init();
+	if (!r->curl)
+		return rm_error_set(err, RM_ERR_INTERNAL, "cannot create a curl handle");
+	if (r->unversioned)
+		url = rm_xasprintf("%s%s", d->base, r->path);
+	else
+		url = rm_xasprintf("%s/v%s%s", d->base, d->version, r->path);
+	r->url = url;
+
+	CURL *c = r->curl;
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	if (d->unix_path)
+		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, d->unix_path);
+	if (d->tls_ca) {
+		curl_easy_setopt(c, CURLOPT_CAINFO, d->tls_ca);
+		curl_easy_setopt(c, CURLOPT_SSLCERT, d->tls_cert);
+		curl_easy_setopt(c, CURLOPT_SSLKEY, d->tls_key);
+	}
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->errbuf);
+	/* Error bodies carry the engine's explanation: never let curl drop them. */
+	curl_easy_setopt(c, CURLOPT_FAILONERROR, 0L);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "run_models");
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT);
+	if (r->timeout_ms > 0)
+		curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, r->timeout_ms);
+	curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, r);
+
+	/* The engine rejects or misreads bodies without a Content-Type, and the 100-continue
+	 * round trip only adds latency. */
+	snprintf(ctype, sizeof(ctype), "Content-Type: %s",
+		 r->content_type ? r->content_type : "application/json");
+	r->hdrs = curl_slist_append(r->hdrs, ctype);
+	r->hdrs = curl_slist_append(r->hdrs, "Expect:");
+	for (const char *const *h = r->headers; h && *h && r->hdrs; h++)
+		r->hdrs = curl_slist_append(r->hdrs, *h);
+	if (!r->hdrs)
+		return rm_error_set(err, RM_ERR_INTERNAL, "out of memory");
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->hdrs);
+
+	set_method(r);
 	return 0;
 }
 
 /* Interprets the end of a transfer; see do_request for the return values. */
-static int req_complete(rm_docker *d, struct req *r, CURLcode rc, rm_error *err)
+int engine_req_complete(rm_docker *d, struct req *r, CURLcode rc, rm_error *err)
 {
 	int ret = -1;
 	const char *errbuf = r->errbuf;
@@ -386,14 +396,16 @@ static int req_complete(rm_docker *d, struct req *r, CURLcode rc, rm_error *err)
 			 (rc == CURLE_OPERATION_TIMEDOUT && sent == 0))
 			unreachable(d, detail, err);
 		else if (rc == CURLE_OPERATION_TIMEDOUT)
-			rm_error_set(err, RM_ERR_DOCKER, "%s %.*s: no answer within %ld s",
-				     r->method, (int)plen, r->path, r->timeout);
+			rm_error_set(err, RM_ERR_DOCKER, "%s %.*s: no answer within %g s",
+				     r->method, (int)plen, r->path, (double)r->timeout_ms / 1000);
 		else
 			rm_error_set(err, RM_ERR_DOCKER, "%s %.*s: %s", r->method, (int)plen,
 				     r->path, detail);
+		if (rc == CURLE_OPERATION_TIMEDOUT && r->after_interrupt)
+			d->hung = 1;
 		goto out;
 	}
-	if (!is_2xx(r->status)) {
+	if (!engine_is_2xx(r->status)) {
 		extract_engine_msg(r);
 		rm_error_set(err, RM_ERR_DOCKER, "%s %.*s: %ld %s", r->method, (int)plen, r->path,
 			     r->status, r->engine_msg[0] ? r->engine_msg : "(no message)");
@@ -408,16 +420,16 @@ out:
  * Runs one request. Returns 0 for a 2xx answer; RM_DOCKER_CANCELLED when the cancel
  * function asked; -1 otherwise, with err naming the request.
  */
-static int do_request(rm_docker *d, struct req *r, rm_error *err)
+int engine_do_request(rm_docker *d, struct req *r, rm_error *err)
 {
-	int ret = req_prepare(d, r, err);
+	int ret = engine_req_prepare(d, r, err);
 	if (ret == 0)
-		ret = req_complete(d, r, curl_easy_perform(r->curl), err);
-	req_cleanup(r);
+		ret = engine_req_complete(d, r, perform(r), err);
+	engine_req_cleanup(r);
 	return ret;
 }
 
-static void req_init(struct req *r, const char *method, const char *path, long timeout)
+void engine_req_init(struct req *r, const char *method, const char *path, long timeout)
 {
 	memset(r, 0, sizeof(*r));
 	r->method = method;
@@ -427,13 +439,13 @@ static void req_init(struct req *r, const char *method, const char *path, long t
 }
 
 /* A request whose 2xx answer is JSON; *out may be NULL to ignore the answer. */
-static int json_request(rm_docker *d, struct req *r, json_t **out, rm_error *err)
+int engine_json_request(rm_docker *d, struct req *r, json_t **out, rm_error *err)
 {
 	rm_buf resp = RM_BUF_INIT(MAX_JSON_RESPONSE);
 	int ret;
 
 	r->resp = &resp;
-	ret = do_request(d, r, err);
+	ret = engine_do_request(d, r, err);
 	if (ret == 0 && out) {
 		json_error_t je;
 		*out = json_loadb(rm_buf_str(&resp), resp.len, 0, &je);
@@ -532,10 +544,17 @@ int rm_docker_open(rm_docker **out, const char *host, rm_error *err)
 	}
 	d->curl_ready = 1;
 
-	req_init(&r, "GET", "/_ping", SHORT_TIMEOUT);
+	engine_req_init(&r, "GET", "/_ping", PING_TIMEOUT);
 	r.unversioned = 1;
-	if (do_request(d, &r, err) < 0)
+	if (engine_do_request(d, &r, err) < 0) {
+		if (r.status == 0 && strstr(err->msg, "no answer within"))
+			rm_error_set(err, RM_ERR_DOCKER,
+				     "the docker engine at %s accepted the connection but did not "
+				     "answer /_ping within %ld s: is dockerd hung? (see its log, "
+				     "e.g. journalctl -u docker)",
+				     d->host, (long)PING_TIMEOUT);
 		goto out;
+	}
 	/* Engines too old to send Api-Version speak 1.24, as the docker CLI assumes. */
 	const char *engine = r.api_version[0] ? r.api_version : "1.24";
 	if (parse_version(engine, &emaj, &emin) < 0) {
@@ -586,634 +605,6 @@ const char *rm_docker_host(const rm_docker *d)
 int rm_docker_version(rm_docker *d, json_t **out, rm_error *err)
 {
 	struct req r;
-	req_init(&r, "GET", "/version", SHORT_TIMEOUT);
-	return json_request(d, &r, out, err);
-}
-
-/* ---- build ---- */
-
-struct build_state {
-	const rm_build_opts *o;
-	rm_buf line;   /* one JSON object of the stream */
-	rm_lines text; /* "stream" texts assembled into lines */
-	char *image_id;
-	char *error;
-	rm_error *err;
-};
-
-static void build_text_line(void *ud, const char *line, size_t len)
-{
-	struct build_state *b = ud;
-	if (b->o->on_line)
-		b->o->on_line(b->o->ud, line, len);
-}
-
-static void build_object(struct build_state *b, const char *p, size_t n)
-{
-	while (n && (p[0] == ' ' || p[0] == '\r' || p[0] == '\t')) {
-		p++;
-		n--;
-	}
-	while (n && (p[n - 1] == ' ' || p[n - 1] == '\r' || p[n - 1] == '\t'))
-		n--;
-	if (!n)
-		return;
-	json_t *o = json_loadb(p, n, 0, NULL);
-	if (!o || !json_is_object(o)) {
-		/* Not what the engine sends; keep it for the build log rather than lose it. */
-		json_decref(o);
-		build_text_line(b, p, n);
-		return;
-	}
-	json_t *detail = json_object_get(o, "errorDetail");
-	const char *emsg = json_string_value(json_object_get(detail, "message"));
-	if (!emsg)
-		emsg = json_string_value(json_object_get(o, "error"));
-	if (detail && !emsg)
-		emsg = "the build failed (no message)";
-	if (emsg && !b->error)
-		b->error = rm_xstrdup(emsg);
-
-	const char *stream = json_string_value(json_object_get(o, "stream"));
-	if (stream)
-		rm_lines_feed(&b->text, stream, json_string_length(json_object_get(o, "stream")),
-			      build_text_line, b);
-
-	/* Pull progress of a FROM image: the status line, never the progress bar. */
-	const char *status = json_string_value(json_object_get(o, "status"));
-	if (status && !json_object_get(o, "progressDetail") && b->o->on_line) {
-		const char *id = json_string_value(json_object_get(o, "id"));
-		char *l = id ? rm_xasprintf("%s: %s", id, status) : rm_xstrdup(status);
-		b->o->on_line(b->o->ud, l, strlen(l));
-		free(l);
-	}
-
-	const char *aux_id = json_string_value(json_object_get(json_object_get(o, "aux"), "ID"));
-	if (aux_id) {
-		free(b->image_id);
-		b->image_id = rm_xstrdup(aux_id);
-	}
-	json_decref(o);
-}
-
-/* The stream is one JSON object per line ("\r\n"), cut into chunks at arbitrary places. */
-static int build_data(void *ud, const char *p, size_t n)
-{
-	struct build_state *b = ud;
-	while (n) {
-		const char *nl = memchr(p, '\n', n);
-		size_t seg = nl ? (size_t)(nl - p) : n;
-		if (rm_buf_add(&b->line, p, seg) < 0)
-			return rm_error_set(b->err, RM_ERR_DOCKER,
-					    "a build output line is longer than %u bytes",
-					    MAX_BUILD_JSON_LINE);
-		if (!nl)
-			break;
-		build_object(b, rm_buf_str(&b->line), b->line.len);
-		rm_buf_reset(&b->line);
-		p += seg + 1;
-		n -= seg + 1;
-	}
-	return 0;
-}
-
-/* Appends "&key=<value, URL-encoded>"; 1 when the buffer is full. */
-static int add_param(rm_buf *q, const char *key, const char *value)
-{
-	char *e = escape(value);
-	int r = rm_buf_addf(q, "&%s=%s", key, e);
-	free(e);
-	return r < 0;
-}
-
-/* A JSON object as one URL-encoded query parameter (buildargs, labels); NULL adds nothing.
- * Non-zero when it does not fit. */
-static int add_json_param(rm_buf *q, const char *key, json_t *value)
-{
-	char *js;
-	int bad;
-
-	if (!value)
-		return 0;
-	js = json_dumps(value, JSON_COMPACT);
-	bad = !js || add_param(q, key, js);
-	free(js);
-	return bad;
-}
-
-int rm_docker_build(rm_docker *d, const rm_build_opts *o, char **image_id, rm_error *err)
-{
-	int ret = -1, fd = -1;
-	struct build_state b = {0};
-	struct req r;
-	rm_buf q = RM_BUF_INIT(1024 * 1024);
-	struct stat st;
-
-	b.o = o;
-	b.err = err;
-	rm_buf_init(&b.line, MAX_BUILD_JSON_LINE);
-	rm_lines_init(&b.text, MAX_BUILD_TEXT_LINE);
-
-	fd = open(o->context_tar, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot open build context '%s': %s", o->context_tar,
-			     strerror(errno));
-		goto out;
-	}
-
-	int bad = rm_buf_addstr(&q, "/build?version=1&rm=1&forcerm=1") < 0;
-	if (o->tag)
-		bad |= add_param(&q, "t", o->tag);
-	if (o->dockerfile)
-		bad |= add_param(&q, "dockerfile", o->dockerfile);
-	bad |= add_json_param(&q, "buildargs", o->buildargs);
-	if (o->nocache)
-		bad |= rm_buf_addstr(&q, "&nocache=1") < 0;
-	if (o->networkmode)
-		bad |= add_param(&q, "networkmode", o->networkmode);
-	bad |= add_json_param(&q, "labels", o->labels);
-	if (bad) {
-		rm_error_set(err, RM_ERR_INPUT, "the build arguments are too long");
-		goto out;
-	}
-
-	/* No timeout: a build takes as long as it takes; cancel closes the connection, which
-	 * makes the engine stop the build. */
-	req_init(&r, "POST", rm_buf_str(&q), 0);
-	r.content_type = "application/x-tar";
-	r.upload_fd = fd;
-	r.upload_size = (curl_off_t)st.st_size;
-	r.on_data = build_data;
-	r.ud = &b;
-	r.cancel = o->cancel;
-	r.cancel_ud = o->cancel_ud;
-	ret = do_request(d, &r, err);
-	if (ret < 0)
-		goto out;
-	ret = -1;
-	build_object(&b, rm_buf_str(&b.line), b.line.len);
-	rm_lines_flush(&b.text, build_text_line, &b);
-	if (b.error) {
-		rm_error_set(err, RM_ERR_DOCKER, "POST /build: %s", b.error);
-		goto out;
-	}
-	if (!b.image_id) {
-		rm_error_set(
-		    err, RM_ERR_DOCKER,
-		    "POST /build: the engine reported no image id (is it using BuildKit?)");
-		goto out;
-	}
-	*image_id = b.image_id;
-	b.image_id = NULL;
-	ret = 0;
-out:
-	if (fd >= 0)
-		close(fd);
-	rm_buf_release(&q);
-	rm_buf_release(&b.line);
-	rm_lines_release(&b.text);
-	free(b.image_id);
-	free(b.error);
-	return ret;
-}
-
-/* ---- images and containers ---- */
-
-int rm_docker_image_inspect(rm_docker *d, const char *name, json_t **out, rm_error *err)
-{
-	struct req r;
-	char *path = rm_xasprintf("/images/%s/json", name);
-	req_init(&r, "GET", path, SHORT_TIMEOUT);
-	int ret = json_request(d, &r, out, err);
-	if (ret < 0 && r.status == 404)
-		rm_error_set(err, RM_ERR_INPUT, "no such image: %s", name);
-	free(path);
-	return ret;
-}
-
-int rm_docker_create(rm_docker *d, const char *name, json_t *body, char **id, rm_error *err)
-{
-	int ret = -1;
-	struct req r;
-	json_t *resp = NULL;
-	char *path = NULL, *esc = NULL;
-	char *js = json_dumps(body, JSON_COMPACT);
-
-	if (!js) {
-		rm_error_set(err, RM_ERR_INTERNAL, "cannot encode the container configuration");
-		goto out;
-	}
-	if (name) {
-		esc = escape(name);
-		path = rm_xasprintf("/containers/create?name=%s", esc);
-	} else {
-		path = rm_xstrdup("/containers/create");
-	}
-	req_init(&r, "POST", path, SHORT_TIMEOUT);
-	r.body = js;
-	r.body_len = strlen(js);
-	if (json_request(d, &r, &resp, err) < 0)
-		goto out;
-	const char *cid = json_string_value(json_object_get(resp, "Id"));
-	if (!cid || !*cid) {
-		rm_error_set(err, RM_ERR_DOCKER, "POST /containers/create: the answer has no Id");
-		goto out;
-	}
-	json_t *warnings = json_object_get(resp, "Warnings");
-	size_t i;
-	json_t *w;
-	json_array_foreach (warnings, i, w) {
-		if (json_string_value(w) && *json_string_value(w))
-			rm_warn("docker: %s", json_string_value(w));
-	}
-	*id = rm_xstrdup(cid);
-	ret = 0;
-out:
-	json_decref(resp);
-	free(js);
-	free(path);
-	free(esc);
-	return ret;
-}
-
-/* A request on /containers/{id}<suffix> with an empty body and no interesting answer. */
-static int container_call(rm_docker *d, const char *method, const char *id, const char *suffix,
-			  long timeout, struct req *r, rm_error *err)
-{
-	char *esc = escape(id);
-	char *path = rm_xasprintf("/containers/%s%s", esc, suffix);
-	req_init(r, method, path, timeout);
-	int ret = do_request(d, r, err);
-	r->path = NULL;
-	free(path);
-	free(esc);
-	return ret;
-}
-
-int rm_docker_start(rm_docker *d, const char *id, rm_error *err)
-{
-	struct req r;
-	int ret = container_call(d, "POST", id, "/start", 2 * SHORT_TIMEOUT, &r, err);
-	if (ret < 0 && r.status == 304) /* already started */
-		ret = 0;
-	return ret;
-}
-
-int rm_docker_kill(rm_docker *d, const char *id, const char *signal, rm_error *err)
-{
-	struct req r;
-	char *esc = escape(signal ? signal : "SIGKILL");
-	char *suffix = rm_xasprintf("/kill?signal=%s", esc);
-	int ret = container_call(d, "POST", id, suffix, SHORT_TIMEOUT, &r, err);
-	if (ret < 0 && r.status == 409 && strstr(r.engine_msg, "is not running")) {
-		rm_error_clear(err);
-		ret = 0;
-	}
-	free(suffix);
-	free(esc);
-	return ret;
-}
-
-int rm_docker_remove(rm_docker *d, const char *id, rm_error *err)
-{
-	struct req r;
-	int ret = container_call(d, "DELETE", id, "?force=1&v=1", LONG_TIMEOUT, &r, err);
-	/* Gone already, or another remover got there first (AutoRemove, a cleanup pass). */
-	if (ret < 0 &&
-	    (r.status == 404 || (r.status == 409 && strstr(r.engine_msg, "already in progress")))) {
-		rm_error_clear(err);
-		ret = 0;
-	}
-	return ret;
-}
-
-int rm_docker_inspect(rm_docker *d, const char *id, json_t **out, rm_error *err)
-{
-	struct req r;
-	char *esc = escape(id);
-	char *path = rm_xasprintf("/containers/%s/json", esc);
-	req_init(&r, "GET", path, SHORT_TIMEOUT);
-	int ret = json_request(d, &r, out, err);
-	free(path);
-	free(esc);
-	return ret;
-}
-
-int rm_docker_list_by_label(rm_docker *d, const char *label, char ***ids, size_t *n, rm_error *err)
-{
-	int ret = -1;
-	struct req r;
-	json_t *resp = NULL;
-	json_t *filters = json_pack("{s:[s]}", "label", label);
-	char *js = filters ? json_dumps(filters, JSON_COMPACT) : NULL;
-	char *esc = NULL, *path = NULL;
-	char **v = NULL;
-	size_t k = 0;
-
-	if (!js) {
-		rm_error_set(err, RM_ERR_INTERNAL, "cannot encode the label filter");
-		goto out;
-	}
-	esc = escape(js);
-	path = rm_xasprintf("/containers/json?all=1&filters=%s", esc);
-	req_init(&r, "GET", path, SHORT_TIMEOUT);
-	if (json_request(d, &r, &resp, err) < 0)
-		goto out;
-	if (!json_is_array(resp)) {
-		rm_error_set(err, RM_ERR_DOCKER, "GET /containers/json: the answer is not a list");
-		goto out;
-	}
-	size_t i;
-	json_t *c;
-	json_array_foreach (resp, i, c) {
-		const char *cid = json_string_value(json_object_get(c, "Id"));
-		if (cid)
-			v = rm_strv_push(v, &k, cid);
-	}
-	if (!v)
-		v = rm_xcalloc(1, sizeof(*v));
-	*ids = v;
-	v = NULL;
-	if (n)
-		*n = k;
-	ret = 0;
-out:
-	rm_strv_free(v);
-	json_decref(resp);
-	json_decref(filters);
-	free(js);
-	free(esc);
-	free(path);
-	return ret;
-}
-
-/* ---- archives ---- */
-
-int rm_docker_put_archive(rm_docker *d, const char *id, const char *path, const char *tar_path,
-			  rm_error *err)
-{
-	int ret = -1, fd;
-	struct stat st;
-	struct req r;
-	char *eid = NULL, *epath = NULL, *url = NULL;
-
-	fd = open(tar_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", tar_path, strerror(errno));
-		goto out;
-	}
-	eid = escape(id);
-	epath = escape(path);
-	url = rm_xasprintf("/containers/%s/archive?path=%s", eid, epath);
-	req_init(&r, "PUT", url, LONG_TIMEOUT);
-	r.content_type = "application/x-tar";
-	r.upload_fd = fd;
-	r.upload_size = (curl_off_t)st.st_size;
-	ret = do_request(d, &r, err);
-out:
-	if (fd >= 0)
-		close(fd);
-	free(eid);
-	free(epath);
-	free(url);
-	return ret;
-}
-
-struct archive_sink {
-	int fd;
-	size_t written, max;
-	const char *path;
-	rm_error *err;
-};
-
-static int archive_data(void *ud, const char *p, size_t n)
-{
-	struct archive_sink *s = ud;
-	if (n > s->max - s->written)
-		return rm_error_set(s->err, RM_ERR_INPUT,
-				    "'%s' in the container is larger than the limit of %zu bytes",
-				    s->path, s->max);
-	s->written += n;
-	while (n) {
-		ssize_t w = write(s->fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return rm_error_set(s->err, RM_ERR_IO, "cannot write the archive: %s",
-					    strerror(errno));
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-int rm_docker_get_archive(rm_docker *d, const char *id, const char *path, int out_fd,
-			  size_t max_bytes, rm_error *err)
-{
-	struct req r;
-	struct archive_sink sink = {out_fd, 0, max_bytes, path, err};
-	char *eid = escape(id), *epath = escape(path);
-	char *url = rm_xasprintf("/containers/%s/archive?path=%s", eid, epath);
-
-	req_init(&r, "GET", url, LONG_TIMEOUT);
-	r.on_data = archive_data;
-	r.ud = &sink;
-	int ret = do_request(d, &r, err);
-	if (ret < 0 && r.status == 404)
-		rm_error_set(err, RM_ERR_INPUT, "no such file: '%s' in container %.12s", path, id);
-	free(eid);
-	free(epath);
-	free(url);
-	return ret;
-}
-
-/* ---- logs and wait ---- */
-
-struct logs_state {
-	rm_frame_decoder dec;
-	rm_frame_cb cb;
-	void *ud;
-	rm_error *err;
-};
-
-static int logs_data(void *ud, const char *p, size_t n)
-{
-	struct logs_state *s = ud;
-	if (rm_frame_feed(&s->dec, p, n, s->cb, s->ud) < 0)
-		return rm_error_set(s->err, RM_ERR_DOCKER,
-				    "the log stream has a frame of unknown type %u (is the "
-				    "container a tty?)",
-				    (unsigned)s->dec.hdr[0]);
-	return 0;
-}
-
-/* A long request whose body is a container's output stream (logs, attach), decoded into cb. */
-static void stream_req_init(struct req *r, struct logs_state *s, const char *method,
-			    const char *url, int tty, rm_frame_cb cb, void *ud,
-			    rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err)
-{
-	rm_frame_init(&s->dec, tty);
-	s->cb = cb;
-	s->ud = ud;
-	s->err = err;
-	req_init(r, method, url, 0);
-	r->on_data = logs_data;
-	r->ud = s;
-	r->cancel = cancel;
-	r->cancel_ud = cancel_ud;
-}
-
-/* A stream that ended in the middle of a frame lost output: an error, not a clean end. */
-static int stream_check_end(int ret, const struct logs_state *s, const char *what, const char *id,
-			    rm_error *err)
-{
-	if (ret == 0 && rm_frame_incomplete(&s->dec))
-		return rm_error_set(err, RM_ERR_DOCKER,
-				    "%s /containers/%.12s: the stream ended inside a frame", what,
-				    id);
-	return ret;
-}
-
-int rm_docker_logs(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
-		   rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err)
-{
-	struct req r;
-	struct logs_state s;
-	char *eid = escape(id);
-	char *url = rm_xasprintf("/containers/%s/logs?follow=1&stdout=1&stderr=1", eid);
-
-	stream_req_init(&r, &s, "GET", url, tty, cb, ud, cancel, cancel_ud, err);
-	int ret = stream_check_end(do_request(d, &r, err), &s, "GET logs of", id, err);
-	free(eid);
-	free(url);
-	return ret;
-}
-
-/* The result of the transfer once curl reports it done (unchanged otherwise). */
-static void multi_done(CURLM *m, CURLcode *rc)
-{
-	CURLMsg *msg;
-	int left;
-	while ((msg = curl_multi_info_read(m, &left)))
-		if (msg->msg == CURLMSG_DONE)
-			*rc = msg->data.result;
-}
-
-/*
- * Attaches to a created container, starts it once the engine has answered the attach (the
- * engine writes the response headers only after the attach streams are set up, so no output
- * is lost), and streams until the container's output ends. Driven by a curl multi handle so
- * the start request can go out while the attach transfer is open. Cheaper for the engine
- * than logs?follow, which re-reads and decodes the container's json log file.
- */
-int rm_docker_attach_start(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
-			   rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err)
-{
-	struct req r;
-	struct logs_state s;
-	char *eid = escape(id);
-	char *url = rm_xasprintf("/containers/%s/attach?stream=1&stdout=1&stderr=1", eid);
-	CURLM *m = NULL;
-	CURLcode rc = CURLE_OK;
-	int ret = -1, started = 0, running = 1;
-
-	stream_req_init(&r, &s, "POST", url, tty, cb, ud, cancel, cancel_ud, err);
-	if (req_prepare(d, &r, err) < 0)
-		goto out;
-	m = curl_multi_init();
-	if (!m || curl_multi_add_handle(m, r.curl) != CURLM_OK) {
-		rm_error_set(err, RM_ERR_INTERNAL, "cannot create a curl multi handle");
-		goto out;
-	}
-	while (running) {
-		if (curl_multi_perform(m, &running) != CURLM_OK) {
-			rm_error_set(err, RM_ERR_INTERNAL, "curl multi transfer failed");
-			goto out;
-		}
-		multi_done(m, &rc);
-		if (!started) {
-			long status = 0;
-			curl_easy_getinfo(r.curl, CURLINFO_RESPONSE_CODE, &status);
-			if (status && is_2xx(status)) {
-				started = 1;
-				if (rm_docker_start(d, id, err) < 0)
-					goto out;
-			} else if (status || !running) {
-				break; /* an error answer: req_complete reports it */
-			}
-		}
-		if (running && curl_multi_poll(m, NULL, 0, 200, NULL) != CURLM_OK) {
-			rm_error_set(err, RM_ERR_INTERNAL, "curl multi poll failed");
-			goto out;
-		}
-		if (running && cancel && cancel(cancel_ud)) {
-			r.cancelled = 1;
-			break;
-		}
-	}
-	if (running && !r.cancelled) {
-		/* Stopped early on an error answer: let curl finish reading it. */
-		while (running && curl_multi_perform(m, &running) == CURLM_OK && running)
-			curl_multi_poll(m, NULL, 0, 200, NULL);
-		multi_done(m, &rc);
-	}
-	ret = req_complete(d, &r, rc, err);
-	if (ret == 0 && !started)
-		ret = rm_error_set(err, RM_ERR_DOCKER,
-				   "POST /containers/%.12s/attach: the engine closed the stream "
-				   "before the container started",
-				   id);
-	ret = stream_check_end(ret, &s, "POST attach to", id, err);
-out:
-	if (m && r.curl)
-		curl_multi_remove_handle(m, r.curl);
-	req_cleanup(&r);
-	if (m)
-		curl_multi_cleanup(m);
-	free(eid);
-	free(url);
-	return ret;
-}
-
-int rm_docker_wait(rm_docker *d, const char *id, const char *condition, long *status,
-		   rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err)
-{
-	int ret = -1;
-	struct req r;
-	json_t *resp = NULL;
-	char *eid = escape(id), *econd = NULL, *url;
-
-	if (condition) {
-		econd = escape(condition);
-		url = rm_xasprintf("/containers/%s/wait?condition=%s", eid, econd);
-	} else {
-		url = rm_xasprintf("/containers/%s/wait", eid);
-	}
-	req_init(&r, "POST", url, 0);
-	r.cancel = cancel;
-	r.cancel_ud = cancel_ud;
-	ret = json_request(d, &r, &resp, err);
-	if (ret < 0)
-		goto out;
-	ret = -1;
-	json_t *code = json_object_get(resp, "StatusCode");
-	if (!json_is_integer(code)) {
-		rm_error_set(err, RM_ERR_DOCKER, "POST /containers/%.12s/wait: no StatusCode", id);
-		goto out;
-	}
-	if (status)
-		*status = (long)json_integer_value(code);
-	const char *emsg =
-	    json_string_value(json_object_get(json_object_get(resp, "Error"), "Message"));
-	if (emsg && *emsg) {
-		rm_error_set(err, RM_ERR_DOCKER, "POST /containers/%.12s/wait: %s", id, emsg);
-		goto out;
-	}
-	ret = 0;
-out:
-	json_decref(resp);
-	free(eid);
-	free(econd);
-	free(url);
-	return ret;
+	engine_req_init(&r, "GET", "/version", SHORT_TIMEOUT);
+	return engine_json_request(d, &r, out, err);
 }

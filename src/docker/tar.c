@@ -20,12 +20,12 @@
 #include <archive_entry.h>
 
 #include "ignore_internal.h"
+#include "tar_internal.h"
 #include "rm/hash.h"
 #include "rm/tar.h"
 #include "rm/util.h"
 
 #define EXTERNAL_DOCKERFILE ".run_models.Dockerfile"
-#define COPY_BLOCK	    (64 * 1024)
 
 struct walker {
 	struct archive *a;
@@ -38,7 +38,7 @@ struct walker {
 	rm_hash *h; /* set: fingerprint the entries instead of writing them */
 };
 
-static int archive_fail(struct archive *a, rm_error *err, const char *what)
+int rm_tar_fail(struct archive *a, rm_error *err, const char *what)
 {
 	const char *msg = archive_error_string(a);
 	return rm_error_set(err, RM_ERR_IO, "%s: %s", what, msg ? msg : "unknown libarchive error");
@@ -53,7 +53,7 @@ static struct archive *tar_writer(int out_fd, rm_error *err)
 	}
 	if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
 	    archive_write_open_fd(a, out_fd) != ARCHIVE_OK) {
-		archive_fail(a, err, "cannot start the tar archive");
+		rm_tar_fail(a, err, "cannot start the tar archive");
 		archive_write_free(a);
 		return NULL;
 	}
@@ -67,9 +67,51 @@ static int tar_finish(struct archive *a, int ok, rm_error *err)
 		return ok ? 0 : -1;
 	int ret = ok ? 0 : -1;
 	if (archive_write_close(a) != ARCHIVE_OK && ok)
-		ret = archive_fail(a, err, "cannot finish the tar archive");
+		ret = rm_tar_fail(a, err, "cannot finish the tar archive");
 	archive_write_free(a);
 	return ret;
+}
+
+/* Fingerprint mode: what would change the archive, without reading the files. A false
+ * "changed" only costs a (cached) build, and content edits change size or mtime. */
+static int hash_path(struct walker *w, const char *full, const char *name, const struct stat *st)
+{
+	char meta[128], target[4096];
+	int n =
+	    snprintf(meta, sizeof(meta), "\n%o %lld %lld.%09ld ", (unsigned)st->st_mode,
+		     (long long)st->st_size, (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
+
+	rm_hash_update(w->h, name, strlen(name) + 1);
+	rm_hash_update(w->h, meta, (size_t)n);
+	if (S_ISLNK(st->st_mode)) {
+		ssize_t l = readlink(full, target, sizeof(target) - 1);
+		if (l > 0)
+			rm_hash_update(w->h, target, (size_t)l);
+	}
+	return 0;
+}
+
+/* At most the size announced in the header: a file growing while we read it must not
+ * corrupt the archive (libarchive pads one that shrinks). */
+static int copy_data(struct walker *w, int fd, const char *full, const char *name, off_t size)
+{
+	off_t left = size;
+
+	while (left > 0) {
+		size_t want = left < COPY_BLOCK ? (size_t)left : COPY_BLOCK;
+		ssize_t n = read(fd, w->copybuf, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return rm_error_set(w->err, RM_ERR_IO, "cannot read '%s': %s", full,
+					    strerror(errno));
+		if (n == 0)
+			break;
+		if (archive_write_data(w->a, w->copybuf, (size_t)n) < 0)
+			return rm_tar_fail(w->a, w->err, name);
+		left -= n;
+	}
+	return 0;
 }
 
 /* Adds one filesystem object as name; sockets, fifos and devices are skipped. */
@@ -81,22 +123,8 @@ static int add_path(struct walker *w, const char *full, const char *name, const 
 
 	if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode) && !S_ISLNK(st->st_mode))
 		return 0;
-	if (w->h) {
-		/* What would change the archive, without reading the files: a false "changed"
-		 * only costs a (cached) build, and content edits change size or mtime. */
-		char meta[128];
-		int n = snprintf(meta, sizeof(meta), "\n%o %lld %lld.%09ld ", (unsigned)st->st_mode,
-				 (long long)st->st_size, (long long)st->st_mtim.tv_sec,
-				 st->st_mtim.tv_nsec);
-		rm_hash_update(w->h, name, strlen(name) + 1);
-		rm_hash_update(w->h, meta, (size_t)n);
-		if (S_ISLNK(st->st_mode)) {
-			ssize_t l = readlink(full, target, sizeof(target) - 1);
-			if (l > 0)
-				rm_hash_update(w->h, target, (size_t)l);
-		}
-		return 0;
-	}
+	if (w->h)
+		return hash_path(w, full, name, st);
 	e = archive_entry_new();
 	archive_entry_copy_stat(e, st);
 	archive_entry_set_pathname(e, name);
@@ -128,34 +156,13 @@ static int add_path(struct walker *w, const char *full, const char *name, const 
 		}
 	}
 	if (archive_write_header(w->a, e) < ARCHIVE_WARN) {
-		archive_fail(w->a, w->err, name);
+		rm_tar_fail(w->a, w->err, name);
 		goto out;
 	}
-	if (fd >= 0) {
-		/* At most the size announced in the header: a file growing while we read it
-		 * must not corrupt the archive (libarchive pads one that shrinks). */
-		off_t left = st->st_size;
-		while (left > 0) {
-			size_t want = left < COPY_BLOCK ? (size_t)left : COPY_BLOCK;
-			ssize_t n = read(fd, w->copybuf, want);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0) {
-				rm_error_set(w->err, RM_ERR_IO, "cannot read '%s': %s", full,
-					     strerror(errno));
-				goto out;
-			}
-			if (n == 0)
-				break;
-			if (archive_write_data(w->a, w->copybuf, (size_t)n) < 0) {
-				archive_fail(w->a, w->err, name);
-				goto out;
-			}
-			left -= n;
-		}
-	}
+	if (fd >= 0 && copy_data(w, fd, full, name, st->st_size) < 0)
+		goto out;
 	if (archive_write_finish_entry(w->a) < ARCHIVE_WARN) {
-		archive_fail(w->a, w->err, name);
+		rm_tar_fail(w->a, w->err, name);
 		goto out;
 	}
 	ret = 0;
@@ -374,7 +381,7 @@ static int add_parents(struct archive *a, const char *path, int include_last, rm
 		int r = archive_write_header(a, e);
 		free(dir);
 		if (r < ARCHIVE_WARN) {
-			archive_fail(a, err, path);
+			rm_tar_fail(a, err, path);
 			goto out;
 		}
 	}
@@ -433,202 +440,5 @@ out:
 		rm_error_wrap(err, "packing '%s'", src);
 	free(w.copybuf);
 	free(pfx);
-	return ret;
-}
-
-static struct archive *tar_reader(int in_fd, rm_error *err)
-{
-	struct archive *a = archive_read_new();
-	if (!a) {
-		rm_error_set(err, RM_ERR_INTERNAL, "cannot create a tar reader");
-		return NULL;
-	}
-	archive_read_support_format_tar(a);
-	if (archive_read_open_fd(a, in_fd, COPY_BLOCK) != ARCHIVE_OK) {
-		archive_fail(a, err, "cannot read the tar archive");
-		archive_read_free(a);
-		return NULL;
-	}
-	return a;
-}
-
-int rm_tar_extract_one(int in_fd, int out_fd, size_t max_bytes, rm_error *err)
-{
-	int ret = -1, found = 0, r;
-	struct archive_entry *e;
-	char *buf = NULL;
-	struct archive *a = tar_reader(in_fd, err);
-
-	if (!a)
-		return -1;
-	buf = rm_xmalloc(COPY_BLOCK);
-	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
-		if (archive_entry_filetype(e) != AE_IFREG)
-			continue;
-		if (found) {
-			rm_error_set(err, RM_ERR_INPUT,
-				     "the archive holds more than one file (a folder was given?)");
-			goto out;
-		}
-		found = 1;
-		if (archive_entry_size_is_set(e) && archive_entry_size(e) >= 0 &&
-		    (uint64_t)archive_entry_size(e) > max_bytes) {
-			rm_error_set(err, RM_ERR_INPUT,
-				     "'%s' is larger than the limit of %zu bytes",
-				     archive_entry_pathname(e), max_bytes);
-			goto out;
-		}
-		size_t total = 0;
-		la_ssize_t n;
-		while ((n = archive_read_data(a, buf, COPY_BLOCK)) > 0) {
-			total += (size_t)n;
-			if (total > max_bytes) {
-				rm_error_set(err, RM_ERR_INPUT,
-					     "'%s' is larger than the limit of %zu bytes",
-					     archive_entry_pathname(e), max_bytes);
-				goto out;
-			}
-			if (rm_write_all(out_fd, buf, (size_t)n) < 0) {
-				rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s",
-					     archive_entry_pathname(e), strerror(errno));
-				goto out;
-			}
-		}
-		if (n < 0) {
-			archive_fail(a, err, "cannot read the tar archive");
-			goto out;
-		}
-	}
-	if (r != ARCHIVE_EOF) {
-		archive_fail(a, err, "cannot read the tar archive");
-		goto out;
-	}
-	if (!found) {
-		rm_error_set(err, RM_ERR_INPUT, "the archive holds no regular file");
-		goto out;
-	}
-	ret = 0;
-out:
-	free(buf);
-	archive_read_free(a);
-	return ret;
-}
-
-/* Drops the first strip components of a path; NULL when nothing is left. With strip 0 the
- * name is left alone, so libarchive's checks see absolute names as they are. */
-static const char *strip_path(const char *p, int strip)
-{
-	if (strip <= 0)
-		return *p ? p : NULL;
-	for (int i = 0; i < strip; i++) {
-		p += strspn(p, "/");
-		const char *slash = strchr(p, '/');
-		if (!slash)
-			return NULL;
-		p = slash + 1;
-	}
-	p += strspn(p, "/");
-	return *p ? p : NULL;
-}
-
-int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, rm_error *err)
-{
-	int ret = -1, cwd = -1, moved = 0, r;
-	struct archive *a = NULL, *out = NULL;
-	struct archive_entry *e;
-
-	/*
-	 * libarchive extracts relative to the working directory, and its SECURE_* checks
-	 * (no "..", no absolute names, no writing through symlinks) are only meaningful for
-	 * relative names: prefixing dest_dir to every name would make them absolute. So we
-	 * chdir into dest_dir for the extraction and come back; this makes the call unsafe
-	 * to run while another thread relies on the working directory.
-	 */
-	if (mkdir(dest_dir, 0755) != 0 && errno != EEXIST) {
-		rm_error_set(err, RM_ERR_IO, "cannot create '%s': %s", dest_dir, strerror(errno));
-		goto out;
-	}
-	cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (cwd < 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot open the working folder: %s", strerror(errno));
-		goto out;
-	}
-	a = tar_reader(in_fd, err);
-	if (!a)
-		goto out;
-	out = archive_write_disk_new();
-	archive_write_disk_set_options(out, ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-						ARCHIVE_EXTRACT_SECURE_SYMLINKS |
-						ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
-	if (chdir(dest_dir) != 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot enter '%s': %s", dest_dir, strerror(errno));
-		goto out;
-	}
-	moved = 1;
-	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
-		const char *name = strip_path(archive_entry_pathname(e), strip);
-		if (!name)
-			continue;
-		char *copy = rm_xstrdup(name);
-		archive_entry_set_pathname(e, copy);
-		free(copy);
-		const char *link = archive_entry_hardlink(e);
-		if (link) {
-			const char *l = strip_path(link, strip);
-			if (!l)
-				continue;
-			copy = rm_xstrdup(l);
-			archive_entry_set_hardlink(e, copy);
-			free(copy);
-		}
-		if (archive_write_header(out, e) < ARCHIVE_WARN) {
-			archive_fail(out, err, "cannot extract");
-			goto out;
-		}
-		if (archive_entry_size(e) > 0) {
-			const void *block;
-			size_t size;
-			la_int64_t off;
-			int rr;
-			while ((rr = archive_read_data_block(a, &block, &size, &off)) ==
-			       ARCHIVE_OK) {
-				if (archive_write_data_block(out, block, size, off) <
-				    ARCHIVE_WARN) {
-					archive_fail(out, err, "cannot extract");
-					goto out;
-				}
-			}
-			if (rr != ARCHIVE_EOF) {
-				archive_fail(a, err, "cannot read the tar archive");
-				goto out;
-			}
-		}
-		if (archive_write_finish_entry(out) < ARCHIVE_WARN) {
-			archive_fail(out, err, "cannot extract");
-			goto out;
-		}
-	}
-	if (r != ARCHIVE_EOF) {
-		archive_fail(a, err, "cannot read the tar archive");
-		goto out;
-	}
-	/* Folder times and modes are applied at close. */
-	if (archive_write_close(out) != ARCHIVE_OK) {
-		archive_fail(out, err, "cannot extract");
-		goto out;
-	}
-	ret = 0;
-out:
-	if (out)
-		archive_write_free(out);
-	if (a)
-		archive_read_free(a);
-	if (moved && fchdir(cwd) != 0 && ret == 0)
-		ret = rm_error_set(err, RM_ERR_IO, "cannot return to the working folder: %s",
-				   strerror(errno));
-	if (cwd >= 0)
-		close(cwd);
-	if (ret < 0)
-		rm_error_wrap(err, "extracting into '%s'", dest_dir);
 	return ret;
 }

@@ -1,15 +1,18 @@
 /*
  * auto: recognises which format a log is, without buffering it.
  *
- * Rule: every line of a sniffing window is scored by each parser's sniff() (0..100) and fed
- * to every candidate parser at once, so nothing needs replaying. The window closes after
- * AUTO_WINDOW lines, or as soon as one parser's total reaches AUTO_CONFIDENT (three certain
- * lines). The parser with the highest total then wins (ties go to the earlier entry of
- * rm_parsers[], except that generic loses every tie: its `performance:` line ends many
- * workload logs too) and the other candidates are freed. When no line scored, all candidates
- * keep running to the end and the first (workload parsers before generic) that found a
- * primary figure, else any metric, is chosen.
+ * Rule: while undecided, every line is scored by each parser's sniff() (0..100, judged on
+ * whole keys) and fed to every candidate at once, so nothing needs replaying. The decision is
+ * taken as soon as one parser's total reaches AUTO_CONFIDENT (three certain lines), or after
+ * AUTO_WINDOW lines when some parser scored, or later at the first certain line (100), or at
+ * the end of the log. The parser with the highest total wins; scores say how specific a
+ * format is (a workload parser's line scores 100, generic's `performance:` line 30, so a
+ * workload log that ends with MAD's `performance:` line is the workload's), and on equal
+ * totals a workload parser beats generic, then the earlier row of rm_parsers[] wins. The
+ * other candidates are freed. A log on which no parser scored is recognised by none: the
+ * result has no figure and says so (FAILURE with a reason, never an empty SUCCESS).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +21,8 @@
 
 #define AUTO_WINDOW    2000
 #define AUTO_CONFIDENT 300
-#define MAX_CAND       8
+#define AUTO_CERTAIN   100
+#define MAX_CAND       16
 
 struct autop {
 	rm_parser_config cfg;
@@ -26,8 +30,12 @@ struct autop {
 	const rm_parser_ops *ops[MAX_CAND];
 	void *state[MAX_CAND];
 	long score[MAX_CAND];
+	long scored_lines[MAX_CAND];
 	long lines;
-	int chosen; /* index into ops, or -1 */
+	long decided_at; /* line number of the decision, 0 = at the end */
+	const char *how; /* why the decision was taken then */
+	int chosen;	 /* index into ops, or -1 */
+	int finished;
 };
 
 static void *auto_init(const rm_parser_config *cfg)
@@ -47,41 +55,50 @@ static void *auto_init(const rm_parser_config *cfg)
 }
 
 /* Whether candidate i beats the current best b (see the tie rule above). */
-static int beats(struct autop *a, size_t i, long b)
+static int beats(const struct autop *a, size_t i, long b)
 {
+	int gi, gb;
+
 	if (b < 0)
 		return 1;
 	if (a->score[i] != a->score[b])
 		return a->score[i] > a->score[b];
-	return a->ops[b] == &rm_parser_generic && a->ops[i] != &rm_parser_generic;
+	gi = a->ops[i] == &rm_parser_generic;
+	gb = a->ops[b] == &rm_parser_generic;
+	return gb && !gi; /* otherwise the earlier row (b) stays */
 }
 
-static void choose(struct autop *a, size_t idx)
-{
-	for (size_t i = 0; i < a->ncand; i++) {
-		if (i != idx && a->state[i]) {
-			a->ops[i]->free(a->state[i]);
-			a->state[i] = NULL;
-		}
-	}
-	a->chosen = (int)idx;
-}
-
-static void decide(struct autop *a)
+static long best_candidate(const struct autop *a)
 {
 	long best = -1;
 
 	for (size_t i = 0; i < a->ncand; i++)
 		if (a->score[i] > 0 && beats(a, i, best))
 			best = (long)i;
-	if (best >= 0)
-		choose(a, (size_t)best);
+	return best;
+}
+
+static void decide(struct autop *a, const char *how)
+{
+	long best = best_candidate(a);
+
+	if (best < 0)
+		return;
+	for (size_t i = 0; i < a->ncand; i++) {
+		if ((long)i != best && a->state[i]) {
+			a->ops[i]->free(a->state[i]);
+			a->state[i] = NULL;
+		}
+	}
+	a->chosen = (int)best;
+	a->decided_at = a->lines;
+	a->how = how;
 }
 
 static void auto_feed(void *state, const char *line, size_t len)
 {
 	struct autop *a = state;
-	int confident = 0;
+	int confident = 0, certain = 0, any = 0;
 
 	if (a->chosen >= 0) {
 		a->ops[a->chosen]->feed_line(a->state[a->chosen], line, len);
@@ -89,65 +106,42 @@ static void auto_feed(void *state, const char *line, size_t len)
 	}
 	a->lines++;
 	for (size_t i = 0; i < a->ncand; i++) {
-		if (a->lines <= AUTO_WINDOW && a->ops[i]->sniff) {
-			a->score[i] += a->ops[i]->sniff(line, len);
-			if (a->score[i] >= AUTO_CONFIDENT)
-				confident = 1;
+		if (a->ops[i]->sniff) {
+			int s = a->ops[i]->sniff(line, len);
+			if (s > 0) {
+				a->score[i] += s;
+				a->scored_lines[i]++;
+				certain |= s >= AUTO_CERTAIN;
+			}
+			confident |= a->score[i] >= AUTO_CONFIDENT;
+			any |= a->score[i] > 0;
 		}
 		a->ops[i]->feed_line(a->state[i], line, len);
 	}
-	if (confident || a->lines == AUTO_WINDOW)
-		decide(a);
-}
-
-/* Rank of a finished candidate when nothing was sniffed: lower is better, -1 = unusable. */
-static int fallback_rank(const struct autop *a, size_t i, const rm_parse_result *r)
-{
-	int generic = a->ops[i] == &rm_parser_generic;
-
-	if (r->has_performance)
-		return generic;
-	if (r->n > 0)
-		return 2 + generic;
-	return -1;
+	if (confident)
+		decide(a, "reached 300, three certain lines");
+	else if (a->lines == AUTO_WINDOW && any)
+		decide(a, "highest score after the first 2000 lines");
+	else if (a->lines > AUTO_WINDOW && certain)
+		decide(a, "highest score at the first certain line after line 2000");
 }
 
 static void auto_finish(void *state, rm_parse_result *out)
 {
 	struct autop *a = state;
-	rm_parse_result res[MAX_CAND];
-	long best = -1;
-	int best_rank = 99;
 
+	a->finished = 1;
 	if (a->chosen < 0)
-		decide(a);
+		decide(a, "highest score at the end of the log");
 	if (a->chosen >= 0) {
+		a->decided_at = a->decided_at ? a->decided_at : a->lines;
 		a->ops[a->chosen]->finish(a->state[a->chosen], out);
 		return;
 	}
-	/* Nothing sniffed: ask every candidate what it found, workload parsers first. */
-	memset(res, 0, sizeof(res));
-	for (size_t i = 0; i < a->ncand; i++) {
-		int rank;
-		a->ops[i]->finish(a->state[i], &res[i]);
-		rank = fallback_rank(a, i, &res[i]);
-		if (rank >= 0 && rank < best_rank) {
-			best_rank = rank;
-			best = (long)i;
-		}
-	}
-	for (size_t i = 0; i < a->ncand; i++) {
-		if ((long)i == best)
-			*out = res[i];
-		else
-			rm_parse_result_release(&res[i]);
-	}
-	if (best < 0) /* nothing at all: report it as generic's (empty) finding */
-		for (size_t i = 0; i < a->ncand; i++)
-			if (a->ops[i] == &rm_parser_generic)
-				best = (long)i;
-	if (best >= 0)
-		choose(a, (size_t)best);
+	rm_result_set_problem(out,
+			      "no parser recognised this log (auto): none of %ld line(s) matched a "
+			      "known format (see 'run_models parse --explain')",
+			      a->lines);
 }
 
 static void auto_free(void *state)
@@ -183,9 +177,44 @@ const rm_parser_ops *pu_auto_choice(void *auto_state)
 	return a && a->chosen >= 0 ? a->ops[a->chosen] : NULL;
 }
 
+size_t pu_auto_explain(void *auto_state, rm_parser_candidate *out, size_t max)
+{
+	struct autop *a = auto_state;
+	long c = a->chosen;
+
+	for (size_t i = 0; i < a->ncand && i < max; i++) {
+		rm_parser_candidate *r = &out[i];
+		r->name = a->ops[i]->name;
+		r->score = a->score[i];
+		r->lines = a->scored_lines[i];
+		r->taken = (long)i == c;
+		if (r->taken)
+			snprintf(r->why, sizeof(r->why), "taken at line %ld: %s", a->decided_at,
+				 a->how ? a->how : "");
+		else if (!a->ops[i]->sniff)
+			snprintf(r->why, sizeof(r->why), "dropped: cannot recognise a format");
+		else if (a->score[i] == 0)
+			snprintf(r->why, sizeof(r->why), "dropped: no line matched its format");
+		else if (c >= 0 && a->score[i] < a->score[c])
+			snprintf(r->why, sizeof(r->why), "dropped: score %ld below %s's %ld",
+				 a->score[i], a->ops[c]->name, a->score[c]);
+		else if (c >= 0 && a->ops[i] == &rm_parser_generic)
+			snprintf(r->why, sizeof(r->why),
+				 "dropped: same score as %s, and generic loses ties",
+				 a->ops[c]->name);
+		else if (c >= 0)
+			snprintf(r->why, sizeof(r->why),
+				 "dropped: same score as %s, which comes first in the table",
+				 a->ops[c]->name);
+		else
+			snprintf(r->why, sizeof(r->why), "dropped: undecided");
+	}
+	return a->ncand;
+}
+
 const rm_parser_ops rm_parser_auto = {
     .name = "auto",
-    .description = "recognise the format (sniffs the first lines) and use that parser",
+    .description = "recognise the format (sniffs the lines on whole keys) and use that parser",
     .init = auto_init,
     .feed_line = auto_feed,
     .finish = auto_finish,

@@ -2,15 +2,18 @@
  * generic: the MAD convention `performance: <number> <metric>` (e.g. `performance: 1234.5
  * samples_per_sec`).
  *
- * Primary figure: the LAST such line with a finite number and a metric word. The peers take
- * the first match, which picks up the runner's or a wrapper's own messages printed earlier;
- * the model's script prints its figure at the end. A `performance: nan ...` line is skipped,
- * so the previous finite figure stands. The metric is the word after the number; the forms
+ * Primary figure: the LAST such line, as a "summary" (the script's own figure for the run).
+ * The peers take the first match, which picks up the runner's or a wrapper's own messages
+ * printed earlier; the model's script prints its figure at the end. The number may carry
+ * thousands separators (`1,234.5`). When that last line says `nan` or `inf`, the run has no
+ * valid figure: the result says "performance value 'nan' is not finite" (an earlier finite
+ * line does not stand in for it). The metric is the word after the number; the forms
  * MAD's "adding a model" guide also accepts, `performance: 14164/s, samples_per_second` and
  * `performance: 14164, /s samples_per_second`, give samples_per_second too (a "/unit" piece
  * between number and metric is skipped). Shell trace lines (`+ echo 'performance: ...'`, from
  * `set -x`) are the script's source, not its output: they never count.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +25,7 @@
 struct generic {
 	pu_cleaner clean;
 	int have;
-	double value;
+	double value; /* may be nan or inf: the last line decides */
 	char metric[METRIC_MAX];
 };
 
@@ -31,10 +34,10 @@ static int match(const char *s, size_t n, double *value, const char **metric, si
 {
 	const char *end = s + n, *p = s, *k;
 
-	while ((k = pu_find(p, (size_t)(end - p), "performance:"))) {
+	while ((k = pu_key(p, (size_t)(end - p), "performance:"))) {
 		const char *q, *w;
 		p = k + 12;
-		if (pu_number(p, end, 0, value, &q) < 0)
+		if (pu_number(p, end, 1, value, &q) == PU_NONE)
 			continue;
 		if (q >= end || (*q != ' ' && *q != '\t' && *q != ',' && *q != '/'))
 			continue;
@@ -92,10 +95,12 @@ static void generic_finish(void *state, rm_parse_result *out)
 {
 	struct generic *g = state;
 
-	if (!g->have)
+	if (!g->have) {
+		rm_result_set_problem(out, "no 'performance: <number> <metric>' line");
 		return;
-	rm_result_add(out, g->metric, g->value, "", -1, "last");
-	rm_result_set_performance(out, g->value, g->metric);
+	}
+	rm_result_add(out, g->metric, g->value, "", -1, "summary");
+	rm_result_set_performance_agg(out, g->value, g->metric, "summary");
 }
 
 static void generic_progress(void *state, rm_parse_progress *out)
@@ -104,8 +109,8 @@ static void generic_progress(void *state, rm_parse_progress *out)
 
 	out->step = -1;
 	out->total_steps = -1;
-	out->throughput = g->have ? g->value : -1;
-	out->throughput_metric = g->have ? g->metric : NULL;
+	out->throughput = g->have && isfinite(g->value) ? g->value : -1;
+	out->throughput_metric = out->throughput >= 0 ? g->metric : NULL;
 }
 
 static int generic_sniff(const char *line, size_t len)
@@ -114,7 +119,7 @@ static int generic_sniff(const char *line, size_t len)
 	const char *m;
 	size_t mlen;
 
-	if (len < 14 || !pu_find(line, len, "performance:"))
+	if (len < 14 || !pu_key(line, len, "performance:"))
 		return 0;
 	/* Common in every MAD log (the script's last word), so never decisive on its own. */
 	return match(line, len, &v, &m, &mlen) == 0 ? 30 : 0;

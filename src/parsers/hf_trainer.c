@@ -13,8 +13,9 @@
  * seconds. When both forms are present the dict's values win: they are printed unrounded.
  * Among several summaries (several trainings in one log) the last of each form wins.
  *
- * Primary figure: train_samples_per_second as metric "samples_per_second", the value
- * madengine itself falls back to for Trainer logs.
+ * Every figure is the Trainer's own summary of the run (aggregate "summary"). Primary figure:
+ * train_samples_per_second (whole job) as metric "samples_per_second", the value madengine
+ * itself falls back to for Trainer logs. A non-finite value (`'train_loss': nan`) is left out.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -148,18 +149,25 @@ static void hf_finish(void *state, rm_parse_result *out)
 
 	for (int i = 0; i < K_N; i++)
 		have_any |= h->have_dict[i] | h->have_table[i];
-	if (!have_any)
+	if (!have_any) {
+		rm_result_set_problem(out, "no Trainer train metrics ({'train_runtime': ...} or "
+					   "'***** train metrics *****')");
 		return;
+	}
 	for (int i = 0; i < K_N; i++) {
 		if (h->have_dict[i])
-			rm_result_add(out, keys[i].key, h->dict[i], keys[i].unit, -1, "last");
+			rm_result_add(out, keys[i].key, h->dict[i], keys[i].unit, -1, "summary");
 		else if (h->have_table[i])
-			rm_result_add(out, keys[i].key, h->table[i], keys[i].unit, -1, "last");
+			rm_result_add(out, keys[i].key, h->table[i], keys[i].unit, -1, "summary");
 	}
 	if (h->have_dict[K_SPS])
-		rm_result_set_performance(out, h->dict[K_SPS], "samples_per_second");
+		rm_result_set_performance_agg(out, h->dict[K_SPS], "samples_per_second", "summary");
 	else if (h->have_table[K_SPS])
-		rm_result_set_performance(out, h->table[K_SPS], "samples_per_second");
+		rm_result_set_performance_agg(out, h->table[K_SPS], "samples_per_second",
+					      "summary");
+	else
+		rm_result_set_problem(out,
+				      "the Trainer train metrics hold no train_samples_per_second");
 }
 
 static int hf_sniff(const char *line, size_t len)

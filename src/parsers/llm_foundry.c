@@ -10,11 +10,12 @@
  * print hundreds of per-layer keys); each key is a series whose step is the N of the last
  * `[batch=N/M]` header.
  *
- * Primary figure: `throughput/samples_per_sec`, LAST value, as metric "samples_per_sec". This
- * is what ROCm MAD's MPT-30B script reports (`grep ... | tail -1`), and Composer's value is
- * already a windowed average over recent batches, so the final one is the settled figure; the
- * steady-state mean is reported beside it. A log without throughput lines (Composer prints
- * none until its speed window fills) has no primary figure, never 0.
+ * Primary figure: `throughput/samples_per_sec` (whole job), LAST value, as metric
+ * "samples_per_sec", aggregate "last". This is what ROCm MAD's MPT-30B script reports
+ * (`grep ... | tail -1`), and Composer's value is already a windowed average over recent
+ * batches, so the final one is the settled figure; the steady-state mean (warm-up detected on
+ * that series) is reported beside it. The `device/` keys are per GPU. A log without throughput
+ * lines (Composer prints none until its speed window fills) has no primary figure, never 0.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -107,11 +108,21 @@ static void foundry_feed(void *state, const char *line, size_t len)
 static void foundry_finish(void *state, rm_parse_result *out)
 {
 	struct foundry *f = state;
+	pu_cut cut = pu_series_cut(&f->s[0], 1);
+	long dropped = 0;
 
+	pu_series_mean(&f->s[0], &cut, &dropped);
 	for (size_t i = 0; i < NKEYS; i++)
-		pu_series_emit(&f->s[i], out, keys[i].name, keys[i].unit);
-	if (pu_series_count(&f->s[0]))
-		rm_result_set_performance(out, pu_series_last(&f->s[0]), "samples_per_sec");
+		pu_series_emit(&f->s[i], out, keys[i].name, keys[i].unit, &cut);
+	if (!pu_series_count(&f->s[0])) {
+		rm_result_set_problem(
+		    out, f->batch >= 0 ? "no 'Train throughput/samples_per_sec' value (Composer "
+					 "prints none until its speed window fills)"
+				       : "no Composer '[batch=N/M]:' block");
+		return;
+	}
+	pu_report_warmup(out, dropped);
+	rm_result_set_performance_agg(out, pu_series_last(&f->s[0]), "samples_per_sec", "last");
 }
 
 static void foundry_progress(void *state, rm_parse_progress *out)

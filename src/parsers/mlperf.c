@@ -15,8 +15,9 @@
  *   train_samples          value
  *
  * Metrics: time_to_train in MINUTES (run_stop.time_ms - run_start.time_ms) / 60000, the unit
- * MLPerf results are published in; run_success 1/0 from run_stop's status; throughput (last
- * and steady mean); eval_accuracy; samples_count (run_stop's metadata.samples_count, else
+ * MLPerf results are published in (aggregate "summary", as run_success, overall_throughput and
+ * samples_count); run_success 1/0 from run_stop's status; throughput (last and steady mean);
+ * eval_accuracy (last); samples_count (run_stop's metadata.samples_count, else
  * the train_samples value, which some implementations log before run_start as the dataset
  * size rather than the samples trained).
  *
@@ -27,6 +28,7 @@
  */
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +38,7 @@
 struct mlperf {
 	pu_cleaner clean;
 	int have_start, have_stop, success;
+	char status[24];
 	double start_ms, stop_ms;
 	double samples_count;
 	int have_samples, have_train_samples;
@@ -170,6 +173,7 @@ static void mlperf_feed(void *state, const char *line, size_t len)
 			m->have_start = 1;
 			m->have_stop = 0; /* a new run begins */
 			m->success = 0;
+			m->status[0] = '\0';
 		}
 	} else if (key_is(k, kl, "run_stop")) {
 		const char *st = json_string_value(json_object_get(meta, "status"));
@@ -177,6 +181,7 @@ static void mlperf_feed(void *state, const char *line, size_t len)
 			m->stop_ms = v;
 			m->have_stop = 1;
 			m->success = st && !strcmp(st, "success");
+			snprintf(m->status, sizeof(m->status), "%s", st ? st : "");
 		}
 		if (num(json_object_get(meta, "samples_count"), &v) == 0) {
 			m->samples_count = v;
@@ -217,24 +222,38 @@ static void mlperf_finish(void *state, rm_parse_result *out)
 {
 	struct mlperf *m = state;
 	double ttt = NAN;
+	pu_cut cut = pu_series_cut(&m->tp, 1);
 
 	if (m->have_start && m->have_stop && m->stop_ms >= m->start_ms) {
 		ttt = (m->stop_ms - m->start_ms) / 60000.0;
-		rm_result_add(out, "time_to_train", ttt, "min", -1, "last");
+		rm_result_add(out, "time_to_train", ttt, "min", -1, "summary");
 	}
 	if (m->have_stop)
-		rm_result_add(out, "run_success", m->success ? 1 : 0, "", -1, "last");
-	pu_series_emit(&m->tp, out, "throughput", "samples/s");
+		rm_result_add(out, "run_success", m->success ? 1 : 0, "", -1, "summary");
+	pu_series_emit(&m->tp, out, "throughput", "samples/s", &cut);
 	if (m->have_overall)
-		rm_result_add(out, "overall_throughput", m->overall, "samples/s", -1, "last");
+		rm_result_add(out, "overall_throughput", m->overall, "samples/s", -1, "summary");
 	if (m->have_eval)
 		rm_result_add(out, "eval_accuracy", m->eval, "", m->eval_step, "last");
 	if (m->have_samples)
-		rm_result_add(out, "samples_count", m->samples_count, "samples", -1, "last");
+		rm_result_add(out, "samples_count", m->samples_count, "samples", -1, "summary");
 	else if (m->have_train_samples)
-		rm_result_add(out, "samples_count", m->train_samples, "samples", -1, "last");
+		rm_result_add(out, "samples_count", m->train_samples, "samples", -1, "summary");
 	if (m->success && isfinite(ttt))
-		rm_result_set_performance(out, ttt, "time_to_train_min");
+		rm_result_set_performance_agg(out, ttt, "time_to_train_min", "summary");
+	else if (!m->have_start)
+		rm_result_set_problem(out, "no MLLOG run_start");
+	else if (!m->have_stop)
+		rm_result_set_problem(out,
+				      "no MLLOG run_stop after the last run_start (the run did "
+				      "not finish)");
+	else if (!m->success)
+		rm_result_set_problem(out,
+				      "run_stop status is '%s', not 'success': an unsuccessful "
+				      "run has no valid time to train",
+				      m->status[0] ? m->status : "(none)");
+	else
+		rm_result_set_problem(out, "run_stop is earlier than run_start");
 }
 
 static void mlperf_progress(void *state, rm_parse_progress *out)

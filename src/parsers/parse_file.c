@@ -8,54 +8,39 @@
 #include <string.h>
 
 #include "parse_util.h"
+#include "rm/frame.h"
 #include "rm/parse_file.h"
 #include "rm/util.h"
 
-#define CHUNK (256 * 1024)
+#define CHUNK (64 * 1024)
 
-const rm_parser_ops *rm_parser_effective(const rm_parser *p)
+static void on_line(void *ud, const char *line, size_t len)
 {
-	if (!p || !p->ops)
-		return NULL;
-	if (p->ops == &rm_parser_auto)
-		return pu_auto_choice(p->state);
-	return p->ops;
+	rm_parser_feed(ud, line, len);
 }
 
-/*
- * Feeds a stream to the parser line by line. buf holds at most one partial line plus one
- * chunk; a line that outgrows RM_PARSE_LINE_MAX is handed over in pieces.
- */
+static void on_fragment(void *ud, const char *line, size_t len)
+{
+	rm_parser_feed_fragment(ud, line, len);
+}
+
+/* Splits the stream exactly as the runner does (rm_lines at RM_PARSER_LINE_MAX); the
+ * unterminated end goes through the fragment path. */
 static int feed_stream(FILE *f, rm_parser *p)
 {
-	size_t cap = RM_PARSE_LINE_MAX + CHUNK, have = 0;
-	char *buf = rm_xmalloc(cap);
+	char *buf = rm_xmalloc(CHUNK);
+	rm_lines lines;
+	size_t got;
 	int rc = 0;
 
-	for (;;) {
-		size_t got = fread(buf + have, 1, cap - have < CHUNK ? cap - have : CHUNK, f);
-		size_t start = 0;
-		char *nl;
-
-		if (got == 0) {
-			if (ferror(f))
-				rc = -1;
-			break;
-		}
-		have += got;
-		while ((nl = memchr(buf + start, '\n', have - start))) {
-			rm_parser_feed(p, buf + start, (size_t)(nl - (buf + start)));
-			start = (size_t)(nl - buf) + 1;
-		}
-		if (have - start >= RM_PARSE_LINE_MAX) {
-			rm_parser_feed(p, buf + start, have - start);
-			start = have;
-		}
-		memmove(buf, buf + start, have - start);
-		have -= start;
-	}
-	if (rc == 0 && have)
-		rm_parser_feed(p, buf, have);
+	rm_lines_init(&lines, RM_PARSER_LINE_MAX);
+	while ((got = fread(buf, 1, CHUNK, f)) > 0)
+		rm_lines_feed(&lines, buf, got, on_line, p);
+	if (ferror(f))
+		rc = -1;
+	else
+		rm_lines_flush(&lines, on_fragment, p);
+	rm_lines_release(&lines);
 	free(buf);
 	return rc;
 }
@@ -103,7 +88,9 @@ void rm_parse_result_write_csv(const rm_parse_result *r, FILE *out)
 		print_value(out, r->performance);
 		fputc(',', out);
 		csv_field(out, r->performance_metric ? r->performance_metric : "");
-		fputs(",,last\n", out);
+		fputs(",,", out);
+		csv_field(out, r->performance_aggregate ? r->performance_aggregate : "last");
+		fputc('\n', out);
 	}
 }
 
@@ -117,10 +104,15 @@ void rm_parse_result_write_json(const rm_parse_result *r, const char *parser, FI
 		json_object_set_new(p, "value", json_real(r->performance));
 		json_object_set_new(
 		    p, "metric", json_string(r->performance_metric ? r->performance_metric : ""));
+		json_object_set_new(
+		    p, "aggregate",
+		    json_string(r->performance_aggregate ? r->performance_aggregate : "last"));
 		json_object_set_new(root, "performance", p);
 	} else {
 		json_object_set_new(root, "performance", json_null());
 	}
+	json_object_set_new(root, "problem", r->problem ? json_string(r->problem) : json_null());
+	json_object_set_new(root, "warmup_steps_dropped", json_integer(r->warmup_dropped));
 	for (size_t i = 0; i < r->n; i++) {
 		const rm_metric *m = &r->metrics[i];
 		json_t *o = json_object();
@@ -137,40 +129,46 @@ void rm_parse_result_write_json(const rm_parse_result *r, const char *parser, FI
 	json_decref(root);
 }
 
+int rm_parse_path(const char *path, rm_parser *p, rm_parse_result *out, rm_error *err)
+{
+	FILE *f = fopen(path, "rb");
+	int rc;
+
+	if (!f)
+		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+	rc = feed_stream(f, p);
+	fclose(f);
+	if (rc < 0)
+		return rm_error_set(err, RM_ERR_IO, "cannot read '%s'", path);
+	rm_parser_finish(p, out);
+	return 0;
+}
+
 int rm_parse_file(const char *path, const char *name, const rm_parser_config *cfg, FILE *out,
 		  int format, const char **chosen, rm_error *err)
 {
 	rm_parser p;
 	rm_parse_result r = {0};
 	const rm_parser_ops *eff;
-	FILE *f;
 	int rc;
 
 	if (rm_parser_start(&p, name, cfg) < 0)
 		return rm_error_set(err, RM_ERR_USAGE,
 				    "unknown parser '%s' (see 'run_models parse --help')", name);
-	f = fopen(path, "rb");
-	if (!f) {
+	if (rm_parse_path(path, &p, &r, err) < 0) {
 		rm_parser_stop(&p);
-		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+		return -1;
 	}
-	rc = feed_stream(f, &p);
-	fclose(f);
-	if (rc < 0) {
-		rm_parser_stop(&p);
-		return rm_error_set(err, RM_ERR_IO, "cannot read '%s'", path);
-	}
-	rm_parser_finish(&p, &r);
 	eff = rm_parser_effective(&p);
 	if (chosen)
-		*chosen = eff ? eff->name : p.ops->name;
+		*chosen = eff ? eff->name : NULL;
 	if (out) {
 		if (format == RM_PARSE_JSON)
-			rm_parse_result_write_json(&r, eff ? eff->name : p.ops->name, out);
+			rm_parse_result_write_json(&r, eff ? eff->name : "", out);
 		else
 			rm_parse_result_write_csv(&r, out);
 	}
-	rc = (r.n > 0 || r.has_performance) ? 0 : 1;
+	rc = r.has_performance ? 0 : 1;
 	rm_parse_result_release(&r);
 	rm_parser_stop(&p);
 	return rc;

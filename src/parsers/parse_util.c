@@ -1,6 +1,7 @@
 /*
- * Helpers shared by the parsers: line cleaning, bounded number scanning, constant-memory
- * series. See parse_util.h for the rules.
+ * Helpers shared by the parsers: line cleaning, whole keys, bounded number scanning,
+ * constant-memory series, warm-up detection and rank slots. See parse_util.h and rm/parser.h
+ * for the rules.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -8,23 +9,6 @@
 
 #include "parse_util.h"
 #include "rm/util.h"
-
-const char *pu_find(const char *s, size_t n, const char *needle)
-{
-	/* Log lines are short and needles a few bytes: memchr on the first byte then memcmp
-	 * beats memmem's setup cost several times over (bench-parsers.sh). */
-	size_t nl = strlen(needle);
-	const char *end = s + n, *p = s;
-
-	if (nl == 0)
-		return s;
-	while (nl <= (size_t)(end - p) && (p = memchr(p, needle[0], (size_t)(end - p) - nl + 1))) {
-		if (!memcmp(p + 1, needle + 1, nl - 1))
-			return p;
-		p++;
-	}
-	return NULL;
-}
 
 const char *pu_skip_blank(const char *p, const char *end)
 {
@@ -84,6 +68,17 @@ void pu_clean(pu_cleaner *c, const char *line, size_t len, const char **out, siz
 		len -= (size_t)(cr + 1 - line);
 		line = cr + 1;
 	}
+	if (!len || !memchr(line, 0x1b, len)) {
+		*out = line;
+		*outlen = len;
+		return;
+	}
+	*outlen = strip_ansi(c->buf, sizeof(c->buf), line, len);
+	*out = c->buf;
+}
+
+void pu_strip(pu_cleaner *c, const char *line, size_t len, const char **out, size_t *outlen)
+{
 	if (!len || !memchr(line, 0x1b, len)) {
 		*out = line;
 		*outlen = len;
@@ -153,15 +148,50 @@ static int fast_decimal(const char *s, double *out)
 	return 0;
 }
 
+static int lower_eq(const char *p, const char *word, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((p[i] | 0x20) != word[i])
+			return 0;
+	return 1;
+}
+
+/* "nan", "inf", "infinity" (any case, optional sign) at p: returns the token length or 0. */
+static size_t nonfinite_token(const char *p, const char *end, double *out)
+{
+	const char *q = p;
+	int neg = 0;
+	size_t left;
+
+	if (q < end && (*q == '+' || *q == '-'))
+		neg = *q++ == '-';
+	left = (size_t)(end - q);
+	if (left >= 3 && lower_eq(q, "nan", 3)) {
+		*out = NAN;
+		return (size_t)(q + 3 - p);
+	}
+	if (left >= 3 && lower_eq(q, "inf", 3)) {
+		*out = neg ? -INFINITY : INFINITY;
+		return (size_t)(q + (left >= 8 && lower_eq(q, "infinity", 8) ? 8 : 3) - p);
+	}
+	return 0;
+}
+
 int pu_number(const char *p, const char *end, int commas, double *out, const char **next)
 {
 	char tmp[80];
-	size_t t = 0;
-	int digits = 0;
+	size_t t = 0, nf;
+	int digits = 0, frac_digits = 0;
 	char *e;
 	double v;
 
 	p = pu_skip_blank(p, end);
+	if ((nf = nonfinite_token(p, end, &v)) > 0) {
+		*out = v;
+		if (next)
+			*next = p + nf;
+		return PU_NONFINITE;
+	}
 	if (p < end && (*p == '+' || *p == '-'))
 		tmp[t++] = *p++;
 	while (p < end && t < sizeof(tmp) - 8) {
@@ -178,11 +208,14 @@ int pu_number(const char *p, const char *end, int commas, double *out, const cha
 		tmp[t++] = *p++;
 		while (p < end && is_digit(*p) && t < sizeof(tmp) - 8) {
 			tmp[t++] = *p++;
-			digits++;
+			frac_digits++;
 		}
+		if (!frac_digits)
+			return PU_NONE; /* "8." is a number cut mid-write */
+		digits += frac_digits;
 	}
 	if (!digits)
-		return -1;
+		return PU_NONE;
 	if (p < end && (*p == 'e' || *p == 'E')) {
 		const char *q = p + 1;
 		size_t t0 = t;
@@ -202,15 +235,21 @@ int pu_number(const char *p, const char *end, int commas, double *out, const cha
 		*out = v;
 		if (next)
 			*next = p;
-		return 0;
+		return PU_OK;
 	}
 	v = strtod(tmp, &e);
-	if (*e || !isfinite(v))
-		return -1;
+	if (*e)
+		return PU_NONE;
+	if (!isfinite(v)) { /* overflow: 1e999 */
+		*out = v;
+		if (next)
+			*next = p;
+		return PU_NONFINITE;
+	}
 	*out = v;
 	if (next)
 		*next = p;
-	return 0;
+	return PU_OK;
 }
 
 int pu_long(const char *p, const char *end, long *out, const char **next)
@@ -221,39 +260,56 @@ int pu_long(const char *p, const char *end, long *out, const char **next)
 	p = pu_skip_blank(p, end);
 	while (p < end && is_digit(*p)) {
 		if (v > (__LONG_MAX__ - 9) / 10)
-			return -1;
+			return PU_NONE;
 		v = v * 10 + (*p - '0');
 		p++;
 		digits++;
 	}
 	if (!digits)
-		return -1;
+		return PU_NONE;
 	*out = v;
 	if (next)
 		*next = p;
-	return 0;
+	return PU_OK;
 }
 
-int pu_field(const char *s, size_t n, const char *key, int commas, double *out, const char **after)
+long pu_rank_tag(const char *s, size_t n)
 {
-	const char *k = pu_find(s, n, key);
+	const char *end = s + n, *p = pu_skip_blank(s, end), *q, *k;
+	long r;
 
-	if (!k)
-		return -1;
-	return pu_number(k + strlen(key), s + n, commas, out, after);
+	/* [rank3]: and [default3]: (torchrun --tee / --role), at the start */
+	if (p < end && *p == '[') {
+		q = p + 1;
+		if ((size_t)(end - q) > 4 && !memcmp(q, "rank", 4) && is_digit(q[4]))
+			q += 4;
+		else if ((size_t)(end - q) > 7 && !memcmp(q, "default", 7) && is_digit(q[7]))
+			q += 7;
+		else
+			q = NULL;
+		if (q && pu_long(q, end, &r, &q) == 0 && q < end && *q == ']')
+			return r;
+	}
+	/* "3: " (srun --label) */
+	if (p < end && is_digit(*p) && pu_long(p, end, &r, &q) == 0 && q < end && *q == ':' &&
+	    (q + 1 == end || q[1] == ' ' || q[1] == '\t'))
+		return r;
+	/* [rank-3/8] (Primus), after a timestamp */
+	k = pu_find(s, n < 96 ? n : 96, "[rank-");
+	if (k && pu_long(k + 6, end, &r, &q) == 0 && q < end && *q == '/')
+		return r;
+	return -1;
 }
 
-long pu_warmup(const rm_parser_config *cfg)
+int pu_real_loss(double v)
 {
-	if (!cfg)
-		return RM_PARSER_WARMUP_DEFAULT;
-	return cfg->warmup < 0 ? 0 : cfg->warmup;
+	return isfinite(v) && v > 0;
 }
 
 void pu_series_init(pu_series *s, const rm_parser_config *cfg)
 {
 	memset(s, 0, sizeof(*s));
-	s->warmup = pu_warmup(cfg);
+	s->fixed = cfg && cfg->warmup >= 0 ? cfg->warmup : RM_PARSER_WARMUP_AUTO;
 	s->last_step = -1;
 }
 
@@ -267,9 +323,14 @@ static void series_commit(pu_series *s)
 	s->pending = 0;
 	if (!isfinite(v))
 		return;
+	if (s->n < RM_PARSER_WARMUP_WINDOW) {
+		s->win[s->n] = v;
+		s->win_step[s->n] = s->pend_step;
+	}
+	if (s->fixed >= 0 && s->n >= s->fixed)
+		s->sum_after_fixed += v;
 	s->n++;
-	if (s->n > s->warmup)
-		s->sum_steady += v;
+	s->sum += v;
 	s->last = v;
 	s->last_step = s->pend_step;
 }
@@ -302,21 +363,167 @@ double pu_series_last(pu_series *s)
 	return s->last;
 }
 
-double pu_series_mean(pu_series *s)
+/* Median of a[0..n), n <= RM_PARSER_WARMUP_WINDOW (insertion sort of a copy). */
+static double median(const double *a, long n)
 {
-	series_commit(s);
-	if (s->n == 0)
-		return NAN;
-	/* Drop min(warmup, n - 1) leading steps: with too few steps only the last remains. */
-	if (s->n > s->warmup)
-		return s->sum_steady / (double)(s->n - s->warmup);
-	return s->last;
+	double b[RM_PARSER_WARMUP_WINDOW];
+
+	for (long i = 0; i < n; i++) {
+		long j = i;
+		while (j > 0 && b[j - 1] > a[i]) {
+			b[j] = b[j - 1];
+			j--;
+		}
+		b[j] = a[i];
+	}
+	return n % 2 ? b[n / 2] : (b[n / 2 - 1] + b[n / 2]) / 2;
 }
 
-void pu_series_emit(pu_series *s, rm_parse_result *r, const char *name, const char *unit)
+pu_cut pu_series_cut(pu_series *s, int higher_better)
+{
+	pu_cut c = {0, -1, 0};
+	long k, w = 0;
+	double ref, slack = RM_PARSER_WARMUP_SLACK_PCT / 100.0;
+
+	series_commit(s);
+	if (s->n == 0)
+		return c;
+	if (s->fixed >= 0) {
+		c.count = s->fixed < s->n - 1 ? s->fixed : s->n - 1;
+		return c;
+	}
+	k = s->n < RM_PARSER_WARMUP_WINDOW ? s->n : RM_PARSER_WARMUP_WINDOW;
+	if (k < 2)
+		return c;
+	ref = median(s->win + k / 2, k - k / 2);
+	if (!(ref > 0))
+		return c;
+	while (w < k - 1 &&
+	       (higher_better ? s->win[w] < ref * (1 - slack) : s->win[w] > ref * (1 + slack)))
+		w++;
+	c.count = w;
+	if (w > 0 && s->win_step[w - 1] >= 0) {
+		c.by_step = 1;
+		c.step = s->win_step[w - 1];
+	}
+	return c;
+}
+
+double pu_series_mean(pu_series *s, const pu_cut *cut, long *dropped)
+{
+	long d = 0;
+	double sum;
+
+	series_commit(s);
+	if (dropped)
+		*dropped = 0;
+	if (s->n == 0)
+		return NAN;
+	if (cut && cut->by_step) {
+		while (d < s->n && d < RM_PARSER_WARMUP_WINDOW && s->win_step[d] >= 0 &&
+		       s->win_step[d] <= cut->step)
+			d++;
+	} else if (cut) {
+		d = cut->count;
+	}
+	if (d > s->n - 1)
+		d = s->n - 1;
+	if (dropped)
+		*dropped = d;
+	if (d == 0)
+		return s->sum / (double)s->n;
+	if (s->fixed >= 0 && d == s->fixed)
+		return s->sum_after_fixed / (double)(s->n - d);
+	if (d > RM_PARSER_WARMUP_WINDOW) /* a fixed warm-up cut short to n - 1: the last */
+		return s->last;
+	sum = 0;
+	if (s->n <= RM_PARSER_WARMUP_WINDOW) { /* all in the window: add up what is kept */
+		for (long i = d; i < s->n; i++)
+			sum += s->win[i];
+		return sum / (double)(s->n - d);
+	}
+	for (long i = 0; i < d; i++) /* else the total minus what is left out */
+		sum += s->win[i];
+	return (s->sum - sum) / (double)(s->n - d);
+}
+
+void pu_series_emit(pu_series *s, rm_parse_result *r, const char *name, const char *unit,
+		    const pu_cut *cut)
 {
 	if (pu_series_count(s) == 0)
 		return;
 	rm_result_add(r, name, s->last, unit, s->last_step, "last");
-	rm_result_add(r, name, pu_series_mean(s), unit, -1, "mean");
+	rm_result_add(r, name, pu_series_mean(s, cut, NULL), unit, -1, "mean");
+}
+
+void pu_slots_init(pu_slots *ps, size_t nser, const rm_parser_config *cfg)
+{
+	memset(ps, 0, sizeof(*ps));
+	ps->nser = nser;
+	ps->cfg.warmup = cfg ? cfg->warmup : RM_PARSER_WARMUP_DEFAULT;
+}
+
+static void slot_reset(pu_slots *ps, int i, long tag)
+{
+	if (!ps->ser[i])
+		ps->ser[i] = rm_xcalloc(ps->nser, sizeof(pu_series));
+	for (size_t k = 0; k < ps->nser; k++)
+		pu_series_init(&ps->ser[i][k], &ps->cfg);
+	ps->tag[i] = tag;
+	ps->loss_lines[i] = 0;
+	ps->lines[i] = 0;
+}
+
+pu_series *pu_slots_get(pu_slots *ps, long tag, int real_loss)
+{
+	int i;
+
+	for (i = 0; i < ps->used; i++)
+		if (ps->tag[i] == tag)
+			break;
+	if (i == ps->used) {
+		if (ps->used < RM_PARSER_MAX_RANKS) {
+			slot_reset(ps, ps->used++, tag);
+		} else {
+			/* Full: a rank with the loss may take the place of one without. */
+			if (!real_loss)
+				return NULL;
+			for (i = 0; i < ps->used && ps->loss_lines[i] > 0; i++)
+				;
+			if (i == ps->used)
+				return NULL;
+			slot_reset(ps, i, tag);
+		}
+	}
+	ps->lines[i]++;
+	if (real_loss)
+		ps->loss_lines[i]++;
+	return ps->ser[i];
+}
+
+pu_series *pu_slots_best(pu_slots *ps)
+{
+	int best = -1;
+
+	for (int i = 0; i < ps->used; i++) {
+		if (best < 0 || ps->loss_lines[i] > ps->loss_lines[best] ||
+		    (ps->loss_lines[i] == ps->loss_lines[best] && ps->loss_lines[i] == 0 &&
+		     ps->lines[i] > ps->lines[best]))
+			best = i;
+	}
+	return best >= 0 ? ps->ser[best] : NULL;
+}
+
+void pu_slots_release(pu_slots *ps)
+{
+	for (int i = 0; i < RM_PARSER_MAX_RANKS; i++)
+		free(ps->ser[i]);
+	memset(ps->ser, 0, sizeof(ps->ser));
+	ps->used = 0;
+}
+
+void pu_report_warmup(rm_parse_result *r, long dropped)
+{
+	r->warmup_dropped = dropped;
+	rm_result_add(r, "warmup_steps_dropped", (double)dropped, "steps", -1, "summary");
 }

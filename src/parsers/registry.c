@@ -1,8 +1,10 @@
 /*
- * The parser table and the result helpers every parser uses. Adding a workload format is one
- * new file and one line in rm_parsers[].
+ * The parser table, the feeding rules of rm/parser.h (pieces of over-long lines, the final
+ * fragment) and the result helpers every parser uses. Adding a workload format is one new
+ * file and one row (with its extern) here.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,9 +12,18 @@
 #include "rm/parser.h"
 #include "rm/util.h"
 
+extern const rm_parser_ops rm_parser_llm_foundry;
+extern const rm_parser_ops rm_parser_megatron;
+extern const rm_parser_ops rm_parser_nemo;
+extern const rm_parser_ops rm_parser_torchtitan;
+extern const rm_parser_ops rm_parser_mlperf;
+extern const rm_parser_ops rm_parser_hf_trainer;
+
+/* Order matters for "auto": on equal scores the earlier row wins (generic loses every tie). */
 const rm_parser_ops *const rm_parsers[] = {
-    &rm_parser_generic, &rm_parser_llm_foundry, &rm_parser_megatron, &rm_parser_torchtitan,
-    &rm_parser_mlperf,	&rm_parser_hf_trainer,	&rm_parser_auto,     NULL,
+    &rm_parser_generic,	   &rm_parser_llm_foundry, &rm_parser_megatron,
+    &rm_parser_nemo,	   &rm_parser_torchtitan,  &rm_parser_mlperf,
+    &rm_parser_hf_trainer, &rm_parser_auto,	   NULL,
 };
 
 const rm_parser_ops *rm_parser_find(const char *name)
@@ -32,6 +43,7 @@ int rm_parser_start(rm_parser *p, const char *name, const rm_parser_config *cfg)
 
 	p->ops = NULL;
 	p->state = NULL;
+	p->in_piece = 0;
 	if (!ops)
 		return -1;
 	p->ops = ops;
@@ -39,16 +51,61 @@ int rm_parser_start(rm_parser *p, const char *name, const rm_parser_config *cfg)
 	return 0;
 }
 
+/*
+ * Hands over the whole text of s[0..len): when head_cut, the text up to and including the
+ * first '\r' is the tail of an update whose start was in an earlier piece; when tail_cut,
+ * the text after the last '\r' is an update whose end is missing. Both are dropped.
+ */
+static void feed_whole(rm_parser *p, const char *s, size_t len, int head_cut, int tail_cut)
+{
+	if (head_cut) {
+		const char *cr = memchr(s, '\r', len);
+		if (!cr)
+			return;
+		len -= (size_t)(cr + 1 - s);
+		s = cr + 1;
+	}
+	if (tail_cut) {
+		while (len > 0 && s[len - 1] != '\r')
+			len--;
+		if (len == 0)
+			return;
+	}
+	if (len)
+		p->ops->feed_line(p->state, s, len);
+}
+
 void rm_parser_feed(rm_parser *p, const char *line, size_t len)
 {
-	if (p->ops && p->state)
+	int head_cut, tail_cut;
+
+	if (!p->ops || !p->state)
+		return;
+	head_cut = p->in_piece;
+	tail_cut = len >= RM_PARSER_LINE_MAX;
+	p->in_piece = tail_cut;
+	if (!head_cut && !tail_cut) {
 		p->ops->feed_line(p->state, line, len);
+		return;
+	}
+	feed_whole(p, line, len, head_cut, tail_cut);
+}
+
+void rm_parser_feed_fragment(rm_parser *p, const char *line, size_t len)
+{
+	if (!p->ops || !p->state || len == 0)
+		return;
+	feed_whole(p, line, len, p->in_piece, 1);
+	p->in_piece = 0;
 }
 
 void rm_parser_finish(rm_parser *p, rm_parse_result *out)
 {
-	if (p->ops && p->state)
-		p->ops->finish(p->state, out);
+	if (!p->ops || !p->state)
+		return;
+	p->ops->finish(p->state, out);
+	if (!out->has_performance && !out->problem)
+		rm_result_set_problem(out, "parser '%s' found no performance figure", p->ops->name);
 }
 
 void rm_parser_stop(rm_parser *p)
@@ -57,6 +114,23 @@ void rm_parser_stop(rm_parser *p)
 		p->ops->free(p->state);
 	p->state = NULL;
 	p->ops = NULL;
+	p->in_piece = 0;
+}
+
+const rm_parser_ops *rm_parser_effective(const rm_parser *p)
+{
+	if (!p || !p->ops)
+		return NULL;
+	if (p->ops == &rm_parser_auto)
+		return pu_auto_choice(p->state);
+	return p->ops;
+}
+
+size_t rm_parser_explain(const rm_parser *p, rm_parser_candidate *out, size_t max)
+{
+	if (!p || p->ops != &rm_parser_auto || !p->state)
+		return 0;
+	return pu_auto_explain(p->state, out, max);
 }
 
 void rm_result_add(rm_parse_result *r, const char *name, double value, const char *unit, long step,
@@ -75,14 +149,42 @@ void rm_result_add(rm_parse_result *r, const char *name, double value, const cha
 	m->aggregate = rm_xstrdup(aggregate ? aggregate : "last");
 }
 
-void rm_result_set_performance(rm_parse_result *r, double value, const char *metric)
+void rm_result_set_performance_agg(rm_parse_result *r, double value, const char *metric,
+				   const char *aggregate)
 {
-	if (!isfinite(value))
+	if (!isfinite(value)) {
+		r->has_performance = 0;
+		rm_result_set_problem(r, "performance value '%s' is not finite",
+				      isnan(value) ? "nan"
+				      : value > 0  ? "inf"
+						   : "-inf");
 		return;
+	}
 	free(r->performance_metric);
+	free(r->performance_aggregate);
+	free(r->problem);
+	r->problem = NULL;
 	r->performance_metric = rm_xstrdup(metric ? metric : "");
+	r->performance_aggregate = rm_xstrdup(aggregate ? aggregate : "last");
 	r->performance = value;
 	r->has_performance = 1;
+}
+
+void rm_result_set_performance(rm_parse_result *r, double value, const char *metric)
+{
+	rm_result_set_performance_agg(r, value, metric, "last");
+}
+
+void rm_result_set_problem(rm_parse_result *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->has_performance)
+		return;
+	free(r->problem);
+	va_start(ap, fmt);
+	r->problem = rm_xvasprintf(fmt, ap);
+	va_end(ap);
 }
 
 void rm_parse_result_release(rm_parse_result *r)
@@ -96,5 +198,7 @@ void rm_parse_result_release(rm_parse_result *r)
 	}
 	free(r->metrics);
 	free(r->performance_metric);
+	free(r->performance_aggregate);
+	free(r->problem);
 	memset(r, 0, sizeof(*r));
 }

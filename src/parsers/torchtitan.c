@@ -5,14 +5,22 @@
  *   memory: 49.59GiB(35.46%)  tps: 7,026  tflops: 407.35  mfu: 41.15%
  *
  * tps carries thousands separators; older builds print `wps:` for the same tokens-per-second
- * figure and no tflops. Every rank may print the same step: copies of one step are averaged
- * into one step value.
+ * figure and no tflops. Keys are compared whole (`global_step:` is not `step:`). Copies of one
+ * step from the same rank (two loggers, or untagged ranks) are averaged into one step value;
+ * lines of several tagged ranks ([rank0]:, [rank7]:) are kept apart and the figures come from
+ * the rank with the loss. With pipeline parallelism the stages without the loss print
+ * `loss: -1.0000` (train.py: torch.tensor([-1.0]) when not pp_has_last_stage): a loss of zero
+ * or below is a placeholder and never counts.
  *
- * Primary figure: the steady-state mean of `tflops` as metric "tflops" (TFLOP/s per GPU, the
- * figure AMD's training guide publishes per model), or of `tps` as metric "tps" (tokens/s
- * per GPU) for builds that print no tflops. The mean because the first steps include
- * compilation and allocator warm-up (tps 375 then 7,034 in the published examples).
+ * Units: tflops and tps are per GPU in torchtitan's metrics.py, so the metrics are
+ * "tflops_per_gpu" and "tokens_per_sec_per_gpu"; mfu in %, memory in GiB.
+ *
+ * Primary figure: the steady-state mean of tflops_per_gpu (the figure AMD's training guide
+ * publishes per model), or of tokens_per_sec_per_gpu for builds that print no tflops. The mean
+ * because the first steps include compilation and allocator warm-up (tps 375 then 7,034 in the
+ * published examples).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,15 +33,20 @@ static const struct {
 	const char *name;
 	const char *unit;
 } series_info[S_N] = {
-    {"tflops", "TFLOP/s/GPU"}, {"tps", "tokens/s/GPU"}, {"mfu", "%"}, {"loss", ""},
-    {"grad_norm", ""},	       {"memory", "GiB"},
+    {"tflops_per_gpu", "TFLOP/s/GPU"},
+    {"tokens_per_sec_per_gpu", "tokens/s/GPU"},
+    {"mfu", "%"},
+    {"loss", ""},
+    {"grad_norm", ""},
+    {"memory", "GiB"},
 };
 
 struct titan {
 	pu_cleaner clean;
 	long step;
 	double latest_tflops, latest_tps;
-	pu_series s[S_N];
+	long nonfinite_tflops;
+	pu_slots slots;
 };
 
 static void *titan_init(const rm_parser_config *cfg)
@@ -42,84 +55,146 @@ static void *titan_init(const rm_parser_config *cfg)
 
 	t->step = -1;
 	t->latest_tflops = t->latest_tps = -1;
-	for (int i = 0; i < S_N; i++)
-		pu_series_init(&t->s[i], cfg);
+	pu_slots_init(&t->slots, S_N, cfg);
 	return t;
 }
 
-/* Returns the step of a metrics line, or -1 when the line is not one. */
-static long step_of(const char *s, size_t n)
+static void titan_free(void *state)
 {
-	const char *k = pu_find(s, n, "step:");
-	long step;
+	struct titan *t = state;
 
-	if (!k || pu_long(k + 5, s + n, &step, NULL) < 0)
-		return -1;
-	if (!pu_find(s, n, "loss:"))
-		return -1;
-	return step;
+	if (!t)
+		return;
+	pu_slots_release(&t->slots);
+	free(t);
 }
 
-/* pu_field from *from to the end of the line, else over the whole line; advances *from. */
-static int field(const char *s, size_t n, const char **from, const char *key, int commas,
-		 double *out)
-{
-	const char *after;
-
-	if (pu_field(*from, (size_t)(s + n - *from), key, commas, out, &after) == 0 ||
-	    pu_field(s, n, key, commas, out, &after) == 0) {
-		*from = after;
-		return 0;
+/* The `key:` words of a step line; step is not a series. */
+enum { K_STEP = S_N };
+#define K(k, s, c)                                                                                 \
+	{                                                                                          \
+		k, sizeof(k) - 1, s, c                                                             \
 	}
-	return -1;
+static const struct key {
+	const char *key;
+	size_t len;
+	int series;
+	int commas;
+} keys[] = {
+    K("step", K_STEP, 0), K("loss", S_LOSS, 0), K("grad_norm", S_GRAD, 0), K("memory", S_MEM, 0),
+    K("tps", S_TPS, 1),	  K("wps", S_TPS, 1),	K("tflops", S_TFLOPS, 0),  K("mfu", S_MFU, 0),
+};
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+/*
+ * Reads the `key: value` pairs of a line in one pass: at every ':' the whole word before it
+ * is looked up (so `global_step:` is not `step:`). Returns the step, or -1 when the line is
+ * not a step line (no `step:` number or no `loss:`).
+ */
+static long read_pairs(struct titan *t, const char *s, size_t n, double *v, int *have)
+{
+	const char *end = s + n, *p = s, *c;
+	long step = -1;
+	int loss_seen = 0;
+
+	while (p < end && (c = memchr(p, ':', (size_t)(end - p)))) {
+		const char *w = c;
+		size_t kl;
+		p = c + 1;
+		while (w > s && pu_word_char(w[-1]))
+			w--;
+		kl = (size_t)(c - w);
+		if (kl < 3 || kl > 9)
+			continue;
+		for (size_t i = 0; i < NKEYS; i++) {
+			double x;
+			int rc;
+			if (keys[i].len != kl || memcmp(keys[i].key, w, kl))
+				continue;
+			if (keys[i].series == K_STEP) {
+				if (step < 0 && pu_long(c + 1, end, &step, NULL) < 0)
+					step = -1;
+				break;
+			}
+			if (keys[i].series == S_LOSS)
+				loss_seen = 1;
+			rc = pu_number(c + 1, end, keys[i].commas, &x, NULL);
+			if (rc == PU_NONFINITE && keys[i].series == S_TFLOPS)
+				t->nonfinite_tflops++;
+			if (rc == PU_OK && !have[keys[i].series]) {
+				v[keys[i].series] = x;
+				have[keys[i].series] = 1;
+			}
+			break;
+		}
+	}
+	return loss_seen ? step : -1;
 }
 
 static void titan_feed(void *state, const char *line, size_t len)
 {
 	struct titan *t = state;
-	const char *s, *from;
+	const char *s;
 	size_t n;
 	long step;
-	double v;
+	double v[S_N] = {0};
+	int have[S_N] = {0};
+	pu_series *ser;
 
 	if (len < 20 || !pu_find(line, len, "step:"))
 		return;
 	pu_clean(&t->clean, line, len, &s, &n);
-	step = step_of(s, n);
+	step = read_pairs(t, s, n, v, have);
 	if (step < 0)
 		return;
 	t->step = step;
-	/* Fields are searched in the order torchtitan prints them, each from where the previous
-	 * one ended (one pass over the line); a field found out of order still counts. */
-	from = s;
-	if (field(s, n, &from, "loss:", 0, &v) == 0)
-		pu_series_add(&t->s[S_LOSS], step, v);
-	if (field(s, n, &from, "grad_norm:", 0, &v) == 0)
-		pu_series_add(&t->s[S_GRAD], step, v);
-	if (field(s, n, &from, "memory:", 0, &v) == 0)
-		pu_series_add(&t->s[S_MEM], step, v);
-	if (field(s, n, &from, "tps:", 1, &v) == 0 || field(s, n, &from, "wps:", 1, &v) == 0) {
-		pu_series_add(&t->s[S_TPS], step, v);
-		t->latest_tps = v;
-	}
-	if (field(s, n, &from, "tflops:", 0, &v) == 0) {
-		pu_series_add(&t->s[S_TFLOPS], step, v);
-		t->latest_tflops = v;
-	}
-	if (field(s, n, &from, "mfu:", 0, &v) == 0)
-		pu_series_add(&t->s[S_MFU], step, v);
+	if (have[S_LOSS] && !pu_real_loss(v[S_LOSS]))
+		have[S_LOSS] = 0; /* placeholder of a pipeline stage without the loss */
+	ser = pu_slots_get(&t->slots, pu_rank_tag(s, n), have[S_LOSS]);
+	if (!ser)
+		return;
+	for (int i = 0; i < S_N; i++)
+		if (have[i])
+			pu_series_add(&ser[i], step, v[i]);
+	if (have[S_TPS])
+		t->latest_tps = v[S_TPS];
+	if (have[S_TFLOPS])
+		t->latest_tflops = v[S_TFLOPS];
 }
 
 static void titan_finish(void *state, rm_parse_result *out)
 {
 	struct titan *t = state;
+	pu_series *ser = pu_slots_best(&t->slots);
+	pu_cut cut = {0, -1, 0};
+	int primary = -1;
+	long dropped = 0;
+	double mean = NAN;
 
+	if (!ser) {
+		rm_result_set_problem(out, "no torchtitan 'step: N  loss: ...' line");
+		return;
+	}
+	if (pu_series_count(&ser[S_TFLOPS]))
+		primary = S_TFLOPS;
+	else if (pu_series_count(&ser[S_TPS]))
+		primary = S_TPS;
+	if (primary >= 0) {
+		cut = pu_series_cut(&ser[primary], 1);
+		mean = pu_series_mean(&ser[primary], &cut, &dropped);
+	}
 	for (int i = 0; i < S_N; i++)
-		pu_series_emit(&t->s[i], out, series_info[i].name, series_info[i].unit);
-	if (pu_series_count(&t->s[S_TFLOPS]))
-		rm_result_set_performance(out, pu_series_mean(&t->s[S_TFLOPS]), "tflops");
-	else if (pu_series_count(&t->s[S_TPS]))
-		rm_result_set_performance(out, pu_series_mean(&t->s[S_TPS]), "tps");
+		pu_series_emit(&ser[i], out, series_info[i].name, series_info[i].unit, &cut);
+	if (primary < 0) {
+		if (t->nonfinite_tflops)
+			rm_result_set_problem(out, "performance value 'nan' is not finite (every "
+						   "tflops of the step lines)");
+		else
+			rm_result_set_problem(out, "the step lines hold no tflops and no tps/wps");
+		return;
+	}
+	pu_report_warmup(out, dropped);
+	rm_result_set_performance_agg(out, mean, series_info[primary].name, "mean");
 }
 
 static void titan_progress(void *state, rm_parse_progress *out)
@@ -130,19 +205,32 @@ static void titan_progress(void *state, rm_parse_progress *out)
 	out->total_steps = -1;
 	if (t->latest_tflops >= 0) {
 		out->throughput = t->latest_tflops;
-		out->throughput_metric = "tflops";
+		out->throughput_metric = "tflops_per_gpu";
 	} else {
 		out->throughput = t->latest_tps;
-		out->throughput_metric = t->latest_tps >= 0 ? "tps" : NULL;
+		out->throughput_metric = t->latest_tps >= 0 ? "tokens_per_sec_per_gpu" : NULL;
 	}
+}
+
+/* Returns the step of a metrics line (whole keys `step:` and `loss:`), or -1. */
+static long step_of(const char *s, size_t n)
+{
+	const char *k = pu_key(s, n, "step:");
+	long step;
+
+	if (!k || pu_long(k + 5, s + n, &step, NULL) < 0)
+		return -1;
+	if (!pu_key(k, (size_t)(s + n - k), "loss:"))
+		return -1;
+	return step;
 }
 
 static int titan_sniff(const char *line, size_t len)
 {
 	if (len < 20 || step_of(line, len) < 0)
 		return 0;
-	if (pu_find(line, len, "tps:") || pu_find(line, len, "wps:"))
-		return pu_find(line, len, "memory:") ? 100 : 60;
+	if (pu_key(line, len, "tps:") || pu_key(line, len, "wps:"))
+		return pu_key(line, len, "memory:") ? 100 : 60;
 	return 0;
 }
 
@@ -152,7 +240,7 @@ const rm_parser_ops rm_parser_torchtitan = {
     .init = titan_init,
     .feed_line = titan_feed,
     .finish = titan_finish,
-    .free = free,
+    .free = titan_free,
     .progress = titan_progress,
     .sniff = titan_sniff,
 };

@@ -74,21 +74,43 @@ static int has_tag(const rm_model *m, const char *tag)
 	return 0;
 }
 
+/* madengine's rule: a tag with exactly one '/' and text on both sides is "scope/filter" and
+ * matches only models named "scope/..." (by filter "all", a tag, or the short name). */
+static int split_scope(const char *tag, size_t *scope_len)
+{
+	const char *slash = strchr(tag, '/');
+
+	if (!slash || slash == tag || !slash[1] || strchr(slash + 1, '/'))
+		return 0;
+	*scope_len = (size_t)(slash - tag);
+	return 1;
+}
+
 static int tag_matches(const rm_model *m, const char *tag)
 {
-	const char *slash;
+	size_t n;
 
-	if (strcmp(tag, "all") == 0 || strcmp(tag, m->name) == 0 || has_tag(m, tag))
-		return 1;
-	slash = strchr(tag, '/');
-	if (!slash)
-		return strcmp(tag, m->short_name) == 0;
-	/* "scope/tag": only models of scripts/<scope>/ ("scope/all" takes all of them). */
-	if (!m->scope || strlen(m->scope) != (size_t)(slash - tag) ||
-	    strncmp(m->scope, tag, (size_t)(slash - tag)) != 0)
-		return 0;
-	tag = slash + 1;
-	return strcmp(tag, "all") == 0 || strcmp(tag, m->short_name) == 0 || has_tag(m, tag);
+	if (split_scope(tag, &n)) {
+		const char *filter = tag + n + 1;
+
+		if (strncmp(m->name, tag, n + 1) != 0)
+			return 0;
+		return strcmp(filter, "all") == 0 || strcmp(filter, m->name + n + 1) == 0 ||
+		       has_tag(m, filter);
+	}
+	return strcmp(tag, "all") == 0 || strcmp(tag, m->name) == 0 ||
+	       strcmp(tag, m->short_name) == 0 || has_tag(m, tag);
+}
+
+/* Whether args (" --k v") already ends extra or stands in it as a whole piece. */
+static int has_args(const char *extra, const char *args)
+{
+	size_t n = strlen(args);
+
+	for (const char *p = extra; p && (p = strstr(p, args)); p++)
+		if (p[n] == '\0' || strncmp(p + n, " --", 3) == 0)
+			return 1;
+	return 0;
 }
 
 int rm_select(const rm_registry *reg, const char *const *tag_exprs, size_t n_exprs,
@@ -141,7 +163,7 @@ int rm_select(const rm_registry *reg, const char *const *tag_exprs, size_t n_exp
 				continue;
 			p->matched = 1;
 			picked[i] = 1;
-			if (p->args) {
+			if (p->args && !has_args(extra[i], p->args)) {
 				char *joined =
 				    rm_xasprintf("%s%s", extra[i] ? extra[i] : "", p->args);
 				free(extra[i]);
@@ -165,10 +187,18 @@ int rm_select(const rm_registry *reg, const char *const *tag_exprs, size_t n_exp
 		n_unmatched++;
 	}
 	if (n_unmatched) {
+		rm_buf dyn = RM_BUF_INIT((size_t)1 << 16);
+
+		for (size_t i = 0; i < reg->n_dynamic_skipped; i++)
+			rm_buf_addf(&dyn, "%s'%s'", i ? ", " : "", reg->dynamic_skipped[i]);
 		rm_error_set(err, RM_ERR_INPUT,
 			     "no model matches %s %s; run 'run_models list' to see the models and "
-			     "their tags",
-			     n_unmatched == 1 ? "tag" : "tags", rm_buf_str(&msg));
+			     "their tags%s%s%s",
+			     n_unmatched == 1 ? "tag" : "tags", rm_buf_str(&msg),
+			     dyn.len ? " (the dynamic registries " : "", rm_buf_str(&dyn),
+			     dyn.len ? " were not run: set RM_DYNAMIC_REGISTRY=run to run them)"
+				     : "");
+		rm_buf_release(&dyn);
 		goto out;
 	}
 

@@ -41,6 +41,8 @@ int rm_csv_record(rm_buf *out, const char *const *fields, size_t n)
 }
 
 /* Compares the file's first line with the header we would write. */
+#define CSV_LOCK_WAIT 60.0
+
 static int header_matches(int fd, const rm_buf *header, int *ends_with_newline, off_t size)
 {
 	char *buf = rm_xmalloc(header->len + 1);
@@ -53,6 +55,89 @@ static int header_matches(int fd, const rm_buf *header, int *ends_with_newline, 
 	*ends_with_newline = last == '\n';
 	free(buf);
 	return ok;
+}
+
+int rm_csv_check(const char *path, const char *const *header, size_t n_cols, rm_error *err)
+{
+	rm_buf hdr = RM_BUF_INIT(CSV_RECORD_MAX);
+	struct stat st;
+	int fd = -1, nl, ret = -1;
+
+	if (rm_csv_record(&hdr, header, n_cols)) {
+		rm_error_set(err, RM_ERR_INTERNAL, "csv header too long");
+		goto out;
+	}
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		/* No file yet: the first append creates it, if its folder lets us. */
+		char *dir = rm_xstrdup(path), *slash = strrchr(dir, '/');
+		const char *d = slash ? (slash == dir ? "/" : (*slash = '\0', dir)) : ".";
+		if (access(d, W_OK | X_OK) == 0)
+			ret = 0;
+		else
+			rm_error_set(err, RM_ERR_IO, "cannot create '%s': %s", path,
+				     strerror(errno));
+		free(dir);
+		goto out;
+	}
+	if (fd < 0) {
+		rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", path,
+			     errno == EISDIR ? "it is a folder" : strerror(errno));
+		goto out;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		rm_error_set(err, RM_ERR_IO, "'%s' is not a regular file", path);
+		goto out;
+	}
+	if (st.st_size > 0) {
+		int rfd = open(path, O_RDONLY | O_CLOEXEC);
+		int ok = rfd >= 0 && header_matches(rfd, &hdr, &nl, st.st_size);
+		if (rfd >= 0)
+			close(rfd);
+		if (!ok) {
+			rm_error_set(err, RM_ERR_IO,
+				     "'%s' exists with a different header (another tool's or an "
+				     "older format); move it aside or choose another file with -o",
+				     path);
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	rm_buf_release(&hdr);
+	return ret;
+}
+
+/*
+ * Another runner holds the lock for one write: milliseconds. A holder that hung must not
+ * hang us: wait at most CSV_LOCK_WAIT seconds, and after an interrupt (Ctrl-C) at most
+ * one more second, so the row of the interrupted run still gets its chance.
+ */
+static int lock(int fd, const char *path, rm_error *err)
+{
+	double start = rm_now(), until = start + CSV_LOCK_WAIT, interrupted = 0;
+
+	while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		double now = rm_now();
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return rm_error_set(err, RM_ERR_IO, "cannot lock '%s': %s", path,
+					    strerror(errno));
+		if (!interrupted && rm_interrupt_pending()) {
+			interrupted = now;
+			if (until > now + 1)
+				until = now + 1;
+		}
+		if (now >= until)
+			return rm_error_set(err, RM_ERR_IO,
+					    "'%s' stayed locked by another process for %.0f s "
+					    "(another run_models, or a process that hung while "
+					    "writing it: 'fuser %s' names it)",
+					    path, now - start, path);
+		usleep(20000);
+	}
+	return 0;
 }
 
 int rm_csv_append(const char *path, const char *const *header, size_t n_cols,
@@ -75,12 +160,8 @@ int rm_csv_append(const char *path, const char *const *header, size_t n_cols,
 	}
 	/* The lock covers the size check, the header and the rows: a second runner waits here
 	 * and then sees our header. */
-	while (flock(fd, LOCK_EX) != 0) {
-		if (errno != EINTR) {
-			rm_error_set(err, RM_ERR_IO, "cannot lock '%s': %s", path, strerror(errno));
-			goto out;
-		}
-	}
+	if (lock(fd, path, err) < 0)
+		goto out;
 	if (fstat(fd, &st) != 0) {
 		rm_error_set(err, RM_ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
 		goto out;

@@ -27,24 +27,6 @@ void rm_hash_update(rm_hash *h, const void *p, size_t n)
 	EVP_DigestUpdate(h->ctx, p, n);
 }
 
-int rm_hash_fd(rm_hash *h, int fd)
-{
-	char buf[1 << 16];
-	off_t off = 0;
-	for (;;) {
-		ssize_t n = pread(fd, buf, sizeof(buf), off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (n == 0)
-			return 0;
-		EVP_DigestUpdate(h->ctx, buf, (size_t)n);
-		off += n;
-	}
-}
-
 void rm_hash_final_hex(rm_hash *h, char out[65])
 {
 	unsigned char md[EVP_MAX_MD_SIZE];

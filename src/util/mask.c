@@ -18,22 +18,39 @@ static int by_length_desc(const void *a, const void *b)
 	return la < lb ? 1 : la > lb ? -1 : strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static void add_secret(rm_mask *m, const char *v, size_t len)
+{
+	if (!len)
+		return;
+	for (size_t k = 0; k < m->n; k++)
+		if (strlen(m->secrets[k]) == len && !memcmp(m->secrets[k], v, len))
+			return;
+	m->secrets = rm_xrealloc(m->secrets, (m->n + 2) * sizeof(*m->secrets));
+	m->secrets[m->n++] = rm_xstrndup(v, len);
+	m->secrets[m->n] = NULL;
+	if (len > m->maxlen)
+		m->maxlen = len;
+}
+
 void rm_mask_init(rm_mask *m, const char *const *values, size_t n)
 {
 	memset(m, 0, sizeof(*m));
-	m->secrets = rm_xcalloc(n + 1, sizeof(*m->secrets));
+	m->secrets = rm_xcalloc(1, sizeof(*m->secrets));
 	for (size_t i = 0; i < n; i++) {
 		const char *v = values[i];
-		int dup = 0;
 		if (!v || !*v)
 			continue;
-		for (size_t k = 0; k < m->n && !dup; k++)
-			dup = !strcmp(m->secrets[k], v);
-		if (dup)
+		add_secret(m, v, strlen(v));
+		/* A multi-line value (a key file) is also masked line by line: a program may
+		 * print its lines apart, or with other line ends. */
+		if (!strchr(v, '\n'))
 			continue;
-		m->secrets[m->n++] = rm_xstrdup(v);
-		if (strlen(v) > m->maxlen)
-			m->maxlen = strlen(v);
+		for (const char *p = v; *p;) {
+			size_t len = strcspn(p, "\n");
+			add_secret(m, p, len && p[len - 1] == '\r' ? len - 1 : len);
+			p += len;
+			p += *p == '\n';
+		}
 	}
 	qsort(m->secrets, m->n, sizeof(*m->secrets), by_length_desc);
 	if (m->n)

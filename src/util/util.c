@@ -89,13 +89,6 @@ char *rm_xasprintf(const char *fmt, ...)
 	return p;
 }
 
-void rm_freep(void *p)
-{
-	void **pp = p;
-	free(*pp);
-	*pp = NULL;
-}
-
 int rm_parse_long(const char *s, long min, long max, long *out)
 {
 	char *end;
@@ -151,11 +144,6 @@ int rm_ends_with(const char *s, const char *suffix)
 {
 	size_t ls = strlen(s), lx = strlen(suffix);
 	return ls >= lx && memcmp(s + ls - lx, suffix, lx) == 0;
-}
-
-int rm_strcaseeq(const char *a, const char *b)
-{
-	return a && b && strcasecmp(a, b) == 0;
 }
 
 double rm_now(void)

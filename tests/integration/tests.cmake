@@ -25,3 +25,16 @@ add_test(NAME integration.no_container_left
                  $<TARGET_FILE:run_models> ${CMAKE_SOURCE_DIR})
 set_tests_properties(integration.no_container_left PROPERTIES FIXTURES_CLEANUP docker_engine
                      LABELS integration)
+
+# Fault cases (docs/reliability.md): each injects its fault itself. hung_engine needs the
+# fake engine of tests/faults (HUNG_ENGINE below, when that helper is built).
+set(RM_FAULT_CASES kill9_watchdog kill9_reap sighup sigpipe engine_dies disk_full log_per_run
+                   outputs_first secrets hung_engine)
+foreach(c ${RM_FAULT_CASES})
+  add_test(NAME fault.${c}
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/faults.sh ${c}
+                   $<TARGET_FILE:run_models> ${CMAKE_SOURCE_DIR}
+                   $<$<TARGET_EXISTS:hung_engine>:$<TARGET_FILE:hung_engine>>)
+  set_tests_properties(fault.${c} PROPERTIES LABELS "integration;fault" TIMEOUT 300
+                       FIXTURES_REQUIRED docker_engine)
+endforeach()

@@ -3,7 +3,8 @@
 find_program(SHELLCHECK shellcheck)
 if(SHELLCHECK)
   file(GLOB RM_SHELL_SCRIPTS ${CMAKE_SOURCE_DIR}/tools/*.sh ${CMAKE_SOURCE_DIR}/tests/*.sh
-       ${CMAKE_SOURCE_DIR}/tests/integration/*.sh ${CMAKE_SOURCE_DIR}/tests/results/*.sh ${CMAKE_SOURCE_DIR}/scripts/smoke/*.sh
+       ${CMAKE_SOURCE_DIR}/tests/integration/*.sh ${CMAKE_SOURCE_DIR}/tests/lint/*.sh
+       ${CMAKE_SOURCE_DIR}/tests/results/*.sh ${CMAKE_SOURCE_DIR}/scripts/smoke/*.sh
        ${CMAKE_SOURCE_DIR}/.ci/run)
   add_test(NAME lint.shellcheck COMMAND ${SHELLCHECK} -x -S warning ${RM_SHELL_SCRIPTS}
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
@@ -16,3 +17,8 @@ if(CLANG_FORMAT)
   add_test(NAME lint.clang_format COMMAND ${CLANG_FORMAT} --dry-run -Werror ${RM_C_SOURCES})
   set_tests_properties(lint.clang_format PROPERTIES LABELS lint)
 endif()
+# The README's option table and --help come from the one option table (src/cmd/options.c).
+add_test(NAME lint.options_table
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lint/options-table.sh ${CMAKE_SOURCE_DIR}
+                 $<TARGET_FILE:run_models>)
+set_tests_properties(lint.options_table PROPERTIES LABELS lint)

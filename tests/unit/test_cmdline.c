@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "rm/cmdline.h"
+#include "rm/launcher.h"
 #include "rm/error.h"
 #include "rm/util.h"
 

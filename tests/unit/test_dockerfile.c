@@ -129,7 +129,7 @@ static void test_none_kept(void)
 	/* *out is still filled so the caller can show every candidate. */
 	CHECK(n == 2 && v != NULL);
 	expect = rm_xasprintf(
-	    "no Dockerfile matching '%s*Dockerfile' fits the context; "
+	    "no Dockerfile matching '%s.*Dockerfile' fits the context; "
 	    "'%s/docker/smoke.ubuntu.amd.Dockerfile': CONTEXT gpu_vendor is 'AMD', the context "
 	    "has 'INTEL'; '%s/docker/smoke.ubuntu.nvidia.Dockerfile': CONTEXT gpu_vendor is "
 	    "'NVIDIA', the context has 'INTEL'; change the context with --additional-context "
@@ -145,8 +145,9 @@ static void test_none_kept(void)
 	pre = prefix("docker/nothing");
 	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) < 0);
 	CHECK(v == NULL && n == 0);
-	expect =
-	    rm_xasprintf("no Dockerfile matches '%s*Dockerfile' (model field 'dockerfile')", pre);
+	expect = rm_xasprintf("no Dockerfile matches '%s.*Dockerfile' (model field 'dockerfile'); "
+			      "name the files <prefix>.<anything>.Dockerfile",
+			      pre);
 	CHECK_STR(err.msg, expect);
 	free(expect);
 	free(pre);
@@ -162,7 +163,7 @@ static void test_context_lines(void)
 
 	/* Numbers compare by their text; the CONTEXT line counts only in the first 5 lines. */
 	tfs_put(dir, "docker/num.Dockerfile", "# CONTEXT {'MAD_SYSTEM_NGPUS': 8}\nFROM a\n");
-	tfs_put(dir, "docker/num_late.Dockerfile",
+	tfs_put(dir, "docker/num.late.Dockerfile",
 		"\n\n\n\n\n# CONTEXT {'gpu_vendor': 'NVIDIA'}\nFROM b\n");
 	context_with(&ctx, "{\"gpu_vendor\": \"AMD\", \"MAD_SYSTEM_NGPUS\": 8}");
 	pre = prefix("docker/num");
@@ -202,13 +203,13 @@ static void test_context_lines(void)
 	free(pre);
 
 	/* Base images: ARG default wins, variables with defaults, unresolved ones kept. */
-	tfs_put(dir, "docker/base1.Dockerfile",
-		"FROM first:1\nARG BASE_DOCKER=\"quoted/img:2\"\nFROM $BASE_DOCKER\n");
-	tfs_put(dir, "docker/base2.Dockerfile",
+	tfs_put(dir, "docker/base.1.Dockerfile",
+		"ARG BASE_DOCKER=\"quoted/img:2\"\nFROM $BASE_DOCKER\nFROM first:1\n");
+	tfs_put(dir, "docker/base.2.Dockerfile",
 		"ARG BASE_DOCKER\nFROM ${BASE_DOCKER:-fallback:3}\n");
-	tfs_put(dir, "docker/base3.Dockerfile", "ARG BASE_DOCKER\nFROM ${BASE_DOCKER}\n");
-	tfs_put(dir, "docker/base4.Dockerfile", "RUN true\n");
-	tfs_put(dir, "docker/base5Dockerfile", "ARG R=reg.io\nFROM $R/img:${V:-7} AS x\n");
+	tfs_put(dir, "docker/base.3.Dockerfile", "ARG BASE_DOCKER\nFROM ${BASE_DOCKER}\n");
+	tfs_put(dir, "docker/base.4.Dockerfile", "RUN true\n");
+	tfs_put(dir, "docker/base.5Dockerfile", "ARG R=reg.io\nFROM $R/img:${V:-7} AS x\n");
 	pre = prefix("docker/base");
 	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) == 0);
 	CHECK(n == 5);
@@ -218,9 +219,92 @@ static void test_context_lines(void)
 		CHECK_STR(v[2].base_image, "${BASE_DOCKER}");
 		CHECK(v[3].base_image == NULL);
 		CHECK_STR(v[4].base_image, "reg.io/img:7");
-		CHECK_STR(v[4].stem, "base5");
+		CHECK_STR(v[4].stem, "base.5");
 	}
 	rm_dockerfiles_free(v, n);
+
+	/* docker_build_arg overrides the ARGs a file declares (madengine's BASE_DOCKER
+	 * override), and only those. */
+	context_with(&ctx, "{\"docker_build_arg\": {\"BASE_DOCKER\": \"rocm/tensorflow\", \"R\": "
+			   "\"other.io\", \"V\": \"9\"}}");
+	CHECK(rm_dockerfiles_select(pre, &ctx, &v, &n, &err) == 0);
+	CHECK(n == 5);
+	if (n == 5) {
+		CHECK_STR(v[0].base_image, "rocm/tensorflow");
+		CHECK_STR(v[1].base_image, "rocm/tensorflow");
+		CHECK_STR(v[2].base_image, "rocm/tensorflow");
+		CHECK(v[3].base_image == NULL);
+		CHECK_STR(v[4].base_image, "other.io/img:7"); /* V is not declared */
+	}
+	rm_dockerfiles_free(v, n);
+	rm_context_release(&ctx);
+	free(pre);
+}
+
+/* madengine's glob: `ls <prefix>.*`, a literal dot. */
+static void test_literal_dot(void)
+{
+	rm_dockerfile *v = NULL;
+	size_t n = 0;
+	rm_error err = RM_ERROR_INIT;
+	char *pre, *expect;
+	const char *files[] = {"dummy.Dockerfile",
+			       "dummy.ubuntu.amd.Dockerfile",
+			       "dummy.ubuntu.nvidia.Dockerfile",
+			       "dummy2.ubuntu.amd.Dockerfile",
+			       "dummy_sglang.ubuntu.amd.Dockerfile",
+			       "dummy_sglang_disagg.ubuntu.amd.Dockerfile",
+			       "dummyDockerfile",
+			       "dummy.md",
+			       "dummy.Dockerfile.bak"};
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char *rel = rm_xasprintf("dot/%s", files[i]);
+		tfs_put(dir, rel, "FROM scratch\n");
+		free(rel);
+	}
+	pre = prefix("dot/dummy");
+	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) == 0);
+	CHECK(n == 3);
+	if (n == 3) {
+		CHECK_STR(v[0].stem, "dummy");
+		CHECK_STR(v[1].stem, "dummy.ubuntu.amd");
+		CHECK_STR(v[2].stem, "dummy.ubuntu.nvidia");
+	}
+	rm_dockerfiles_free(v, n);
+	free(pre);
+	pre = prefix("dot/dummy_sglang");
+	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) == 0);
+	CHECK(n == 1 && strcmp(v[0].stem, "dummy_sglang.ubuntu.amd") == 0);
+	rm_dockerfiles_free(v, n);
+	free(pre);
+
+	/* The cache sees an added file and an edited one (once its second of trust is over). */
+	pre = prefix("dot/dummy2");
+	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) == 0);
+	CHECK(n == 1 && strcmp(v[0].base_image, "scratch") == 0);
+	rm_dockerfiles_free(v, n);
+	tfs_put(dir, "dot/dummy2.ubuntu.nvidia.Dockerfile", "FROM nv\n");
+	usleep(1100 * 1000);
+	tfs_put(dir, "dot/dummy2.ubuntu.amd.Dockerfile",
+		"# CONTEXT {'gpu_vendor': 'AMD'}\nFROM amd:2\n");
+	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) == 0);
+	CHECK(n == 2);
+	if (n == 2) {
+		CHECK_STR(v[0].base_image, "amd:2");
+		CHECK(v[0].context_req != NULL);
+		CHECK_STR(v[1].base_image, "nv");
+	}
+	rm_dockerfiles_free(v, n);
+	free(pre);
+
+	/* A folder among the candidates is an error naming it. */
+	expect = rm_xasprintf("%s/dot/dir.x.Dockerfile", dir);
+	tfs_mkdirs(expect);
+	pre = prefix("dot/dir");
+	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) < 0);
+	CHECK(strstr(err.msg, "is a folder") != NULL && strstr(err.msg, expect) != NULL);
+	free(expect);
 	free(pre);
 }
 
@@ -231,8 +315,10 @@ static void test_image_name(void)
 	} cases[] = {
 	    {"pyt_mpt30b_training", "pyt_mpt30b_training.ubuntu.amd",
 	     "ci-pyt_mpt30b_training_pyt_mpt30b_training.ubuntu.amd"},
-	    {"llm/Pyt_X", "a b", "ci-llm/pyt_x_a_b"},
-	    {"my.dir/pyt_a", "s", "ci-my_dir/pyt_a_s"},
+	    {"llm/Pyt_X", "a b", "ci-llm_pyt_x_a_b"},
+	    {"my.dir/pyt_a", "s", "ci-my.dir_pyt_a_s"},
+	    {"dummy2/model2", "dummy.ubuntu.amd", "ci-dummy2_model2_dummy.ubuntu.amd"},
+	    {"dummy", "dummy.ubuntu.amd", "ci-dummy_dummy.ubuntu.amd"},
 	    {"pyt_a", "..weird--", "ci-pyt_a_weird"},
 	    {"a___b", "x", "ci-a_b_x"},
 	    {"a__b", "x", "ci-a__b_x"},
@@ -246,7 +332,8 @@ static void test_image_name(void)
 		free(got);
 	}
 	char *got = rm_image_name("/x//y/", "");
-	CHECK_STR(got, "ci/x/y");
+	CHECK(strchr(got, '/') == NULL);
+	CHECK_STR(got, "ci_x__y");
 	free(got);
 
 	rm_buf long_name = RM_BUF_INIT(1 << 16);
@@ -265,7 +352,9 @@ int main(void)
 	test_select();
 	test_none_kept();
 	test_context_lines();
+	test_literal_dot();
 	test_image_name();
+	rm_dockerfiles_cache_clear();
 	tfs_rm_tree(dir);
 	free(dir);
 	return check_summary();

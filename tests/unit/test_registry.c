@@ -212,20 +212,39 @@ static void test_names(void)
 {
 	rm_registry reg = {0};
 	rm_error err = RM_ERROR_INIT;
-	const char *bad[] = {"Pyt_a",	"pyt",	  "pyt_",  "_pyt_a", "pyt a_b",
-			     "pyt_a/b", "pyt1_a", "pyt_A", ""};
+	/* Only what breaks selection or file names is refused. */
+	const char *bad[] = {"pyt a_b", "a,b", "a:b", "tab\\tx", "nl\\nx", "del\\u007fx"};
+	const char *why[] = {"holds a blank",
+			     "holds ','",
+			     "holds ':'",
+			     "holds a control character",
+			     "holds a control character",
+			     "holds a control character"};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *t = rm_xasprintf("[" ENTRY("pyt_ok", "") ", {\"name\": \"%s\"}]", bad[i]);
 		CHECK(load(&reg, t, "models.json", &err) < 0);
 		CHECK(rm_starts_with(err.msg, "'models.json': entry 2: name '"));
-		CHECK(strstr(err.msg, "does not match ^[a-z]+_[a-z0-9_.\\-]+$") != NULL);
+		CHECK(strstr(err.msg, why[i]) != NULL);
+		CHECK(strstr(err.msg, "model names may hold anything but ',', ':', blanks") !=
+		      NULL);
 		free(t);
 	}
 	CHECK(load(&reg, "[{\"tags\": []}]", "models.json", &err) < 0);
-	CHECK_STR(err.msg, "'models.json': entry 1: field 'name' must be a string");
+	CHECK_STR(err.msg, "'models.json': entry 1: field 'name' must be a non-empty string");
+	CHECK(load(&reg, "[{\"name\": \"\"}]", "models.json", &err) < 0);
+	CHECK_STR(err.msg, "'models.json': entry 1: field 'name' must be a non-empty string");
 
-	const char *good[] = {"pyt_a", "a_b", "pyt_vllm_llama-3.1-8b_fp8", "tf__x", "pyt_1"};
+	/* Names real MAD and madengine registries hold, and a few odd but harmless ones. */
+	const char *good[] = {"dummy",
+			      "dummy2",
+			      "pyt_huggingface_gpt2",
+			      "Pyt_A",
+			      "pyt_vllm_llama-3.1-8b_fp8",
+			      "_x",
+			      "1",
+			      "a/b",
+			      "ünï"};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		char *t = rm_xasprintf("[{\"name\": \"%s\", \"dockerfile\": \"d\", \"scripts\": "
 				       "\"s\", \"n_gpus\": \"0\", \"owner\": \"o\", \"tags\": [], "
@@ -234,7 +253,137 @@ static void test_names(void)
 		CHECK(load(&reg, t, "models.json", &err) == 0);
 		free(t);
 	}
-	CHECK(reg.n == 5);
+	CHECK(reg.n == sizeof(good) / sizeof(good[0]));
+	CHECK(rm_registry_find(&reg, "dummy2") == &reg.models[1]);
+	CHECK(rm_registry_find(&reg, "a/b") == &reg.models[7]);
+	rm_registry_release(&reg);
+}
+
+/* Paths that leave the folder and numbers out of range are refused naming the field. */
+static void test_hostile(void)
+{
+	rm_registry reg = {0};
+	rm_error err = RM_ERROR_INIT;
+	struct {
+		const char *extra, *field;
+	} cases[] = {
+	    {", \"dockercontext\": \"../../etc\"", "dockercontext"},
+	    {", \"dockercontext\": \"/etc\"", "dockercontext"},
+	    {", \"multiple_results\": \"/etc/passwd\"", "multiple_results"},
+	    {", \"multiple_results\": \"a/../../x.csv\"", "multiple_results"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *t = rm_xasprintf("[" ENTRY("pyt_a", "%s") "]", cases[i].extra);
+		char *want = rm_xasprintf("field '%s' (", cases[i].field);
+		CHECK(load(&reg, t, "models.json", &err) < 0);
+		CHECK(strstr(err.msg, want) != NULL);
+		CHECK(strstr(err.msg, "leaves the folder that holds models.json") != NULL);
+		free(want);
+		free(t);
+	}
+	const char *paths[][2] = {{"dockerfile", "../docker/x"},
+				  {"dockerfile", "/docker/x"},
+				  {"scripts", "../../etc/passwd"},
+				  {"scripts", "/bin/sh"},
+				  {"scripts", "scripts/../../x.sh"}};
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		char *t = rm_xasprintf(
+		    "[{\"name\": \"pyt_a\", \"dockerfile\": \"%s\", \"scripts\": \"%s\", "
+		    "\"n_gpus\": \"0\", \"owner\": \"o\", \"tags\": [], \"args\": \"\"}]",
+		    strcmp(paths[i][0], "dockerfile") ? "docker/x" : paths[i][1],
+		    strcmp(paths[i][0], "scripts") ? "s/run.sh" : paths[i][1]);
+		char *want = rm_xasprintf("model 'pyt_a' (entry 1): field '%s' ('%s') leaves",
+					  paths[i][0], paths[i][1]);
+		CHECK(load(&reg, t, "models.json", &err) < 0);
+		CHECK(strstr(err.msg, want) != NULL);
+		free(want);
+		free(t);
+	}
+	/* A per-folder registry may climb back to the root (madengine's dummy2 does). */
+	const char *up = "[{\"name\": \"m\", \"dockerfile\": \"../../docker/dummy\", \"scripts\": "
+			 "\"run.sh\", \"n_gpus\": \"1\", \"owner\": \"o\", \"tags\": [], "
+			 "\"args\": \"\"}]";
+	CHECK(rm_registry_load_buffer(&reg, up, strlen(up), "scripts/d2/models.json", "d2",
+				      "scripts/d2", &err) == 0);
+	CHECK(reg.n == 1 && strcmp(reg.models[0].dockerfile, "docker/dummy") == 0);
+	rm_registry_release(&reg);
+	const char *up3 = "[{\"name\": \"m\", \"dockerfile\": \"../../../docker/dummy\", "
+			  "\"scripts\": \"run.sh\", \"n_gpus\": \"1\", \"owner\": \"o\", \"tags\": "
+			  "[], \"args\": \"\"}]";
+	CHECK(rm_registry_load_buffer(&reg, up3, strlen(up3), "scripts/d2/models.json", "d2",
+				      "scripts/d2", &err) < 0);
+	CHECK(strstr(err.msg, "field 'dockerfile' ('../../../docker/dummy') leaves") != NULL);
+
+	/* Numbers. */
+	const char *bad_timeouts[] = {"-2", "-0.5", "31536001", "1e300"};
+	for (size_t i = 0; i < sizeof(bad_timeouts) / sizeof(bad_timeouts[0]); i++) {
+		char *t =
+		    rm_xasprintf("[" ENTRY("pyt_a", ", \"timeout\": %s") "]", bad_timeouts[i]);
+		CHECK(load(&reg, t, "models.json", &err) < 0);
+		CHECK(strstr(err.msg, "field 'timeout' must be a number of seconds from 0 to "
+				      "31536000") != NULL);
+		free(t);
+	}
+	CHECK(load(&reg,
+		   "[" ENTRY("pyt_a", ", \"timeout\": -1") "," ENTRY(
+		       "pyt_b", ", \"timeout\": 0") "," ENTRY("pyt_c", ", \"timeout\": 0.5") "]",
+		   "models.json", &err) == 0);
+	CHECK(reg.n == 3 && reg.models[0].timeout == 0 && reg.models[1].timeout == 0 &&
+	      reg.models[2].timeout == 0.5);
+	rm_registry_release(&reg);
+	CHECK(load(&reg,
+		   "[{\"name\": \"pyt_a\", \"dockerfile\": \"d\", \"scripts\": \"s\", \"n_gpus\": "
+		   "65537, \"owner\": \"o\", \"tags\": [], \"args\": \"\"}]",
+		   "models.json", &err) < 0);
+	CHECK(strstr(err.msg, "field 'n_gpus' must be") != NULL);
+	/* data names a data.json entry. */
+	const char *bad_data[] = {"/data/x", "../x", "a/b"};
+	for (size_t i = 0; i < sizeof(bad_data) / sizeof(bad_data[0]); i++) {
+		char *t = rm_xasprintf("[" ENTRY("pyt_a", ", \"data\": \"%s\"") "]", bad_data[i]);
+		CHECK(load(&reg, t, "models.json", &err) < 0);
+		CHECK(strstr(err.msg, "field 'data' must be the name of a data.json entry") !=
+		      NULL);
+		free(t);
+	}
+	CHECK(load(&reg, "[" ENTRY("pyt_a", ", \"data\": \"imagenet,coco\"") "]", "models.json",
+		   &err) == 0);
+	rm_registry_release(&reg);
+}
+
+/* The loader is linear: a large registry with a late duplicate, and the index after a
+ * rollback. */
+static void test_scale(void)
+{
+	rm_registry reg = {0};
+	rm_error err = RM_ERROR_INIT;
+	rm_buf b = RM_BUF_INIT((size_t)64 << 20);
+	size_t n = 20000;
+
+	rm_buf_addch(&b, '[');
+	for (size_t i = 0; i < n; i++)
+		rm_buf_addf(&b,
+			    "%s{\"name\": \"m%zu\", \"dockerfile\": \"docker/x\", \"scripts\": "
+			    "\"s/run.sh\", \"n_gpus\": \"1\", \"owner\": \"o\", \"tags\": [\"t\"], "
+			    "\"args\": \"\"}",
+			    i ? ",\n" : "", i);
+	rm_buf_addch(&b, ']');
+	double t0 = rm_now();
+	CHECK(load(&reg, rm_buf_str(&b), "models.json", &err) == 0);
+	CHECK(rm_now() - t0 < 5); /* quadratic took minutes at this size under sanitizers */
+	CHECK(reg.n == n);
+	CHECK(rm_registry_find(&reg, "m19999") == &reg.models[19999]);
+	CHECK(rm_registry_find(&reg, "m20000") == NULL);
+	/* a second file with a duplicate at its end rolls back and keeps the index right */
+	const char *more = "[" ENTRY("x1", "") "," ENTRY("m7", "") "]";
+	CHECK(load(&reg, more, "two.json", &err) < 0);
+	CHECK_STR(err.msg,
+		  "model 'm7' is defined in both 'models.json' and 'two.json'; rename one");
+	CHECK(reg.n == n);
+	CHECK(rm_registry_find(&reg, "x1") == NULL);
+	CHECK(rm_registry_find(&reg, "m7") == &reg.models[7]);
+	CHECK(load(&reg, "[" ENTRY("x1", "") "]", "three.json", &err) == 0);
+	CHECK(rm_registry_find(&reg, "x1") == &reg.models[n]);
+	rm_buf_release(&b);
 	rm_registry_release(&reg);
 }
 
@@ -309,7 +458,7 @@ static void test_per_folder(void)
 		"\"args\": \"\"},\n"
 		" {\"name\": \"pyt_llm_b\", \"dockerfile\": \"../../docker/shared\", \"scripts\": "
 		"\"./b/\", \"n_gpus\": \"1\", \"owner\": \"o\", \"tags\": [], \"args\": \"\", "
-		"\"dockercontext\": \"../../docker\"}]\n");
+		"\"dockercontext\": \"./docker/shared\"}]\n");
 	tfs_put(dir, "scripts/aaa/models.json", "[" ENTRY("pyt_aaa", "") "]");
 
 	/* Only per-folder registries: fine. */
@@ -335,12 +484,13 @@ static void test_per_folder(void)
 		free(expect);
 		CHECK_STR(m->dockerfile, "scripts/llm/docker/llm");
 		CHECK_STR(m->scripts, "scripts/llm/run.sh");
-		CHECK_STR(m->dockercontext, "scripts/llm/docker");
+		/* madengine: dockercontext is not rebased; default ./docker of the root */
+		CHECK_STR(m->dockercontext, "docker");
 		CHECK(m->n_gpus == 8);
 		m = &reg.models[3];
 		CHECK_STR(m->dockerfile, "docker/shared");
 		CHECK_STR(m->scripts, "scripts/llm/b/");
-		CHECK_STR(m->dockercontext, "docker");
+		CHECK_STR(m->dockercontext, "docker/shared");
 		CHECK(rm_registry_find(&reg, "llm/pyt_llm_b") == m);
 	}
 	rm_registry_release(&reg);
@@ -368,6 +518,170 @@ static void test_per_folder(void)
 	tfs_rm_tree(dir);
 }
 
+static void test_skip_gpu_arch(void)
+{
+	const char *list = "gfx908, gfx90a, gfx1100, gfx940, gfx941, gfx942, gfx950, A100, H100";
+
+	CHECK(rm_skip_gpu_arch_match(list, "gfx942"));
+	CHECK(rm_skip_gpu_arch_match(list, "gfx942:sramecc+:xnack-"));
+	CHECK(rm_skip_gpu_arch_match(list, "GFX90A"));
+	CHECK(!rm_skip_gpu_arch_match(list, "gfx1201"));
+	CHECK(!rm_skip_gpu_arch_match(list, "gfx94"));
+	/* what nvidia-smi -L prints (madengine's MAD_SYSTEM_GPU_ARCHITECTURE for NVIDIA) */
+	CHECK(rm_skip_gpu_arch_match(list, "NVIDIA A100-SXM4-80GB"));
+	CHECK(rm_skip_gpu_arch_match(list, "NVIDIA H100 80GB HBM3"));
+	CHECK(rm_skip_gpu_arch_match(list, "A100"));
+	CHECK(!rm_skip_gpu_arch_match(list, "NVIDIA L40S"));
+	CHECK(rm_skip_gpu_arch_match("L40S", "NVIDIA L40S"));
+	CHECK(rm_skip_gpu_arch_match("A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB"));
+	CHECK(rm_skip_gpu_arch_match("GeForce RTX 4090", "NVIDIA GeForce RTX 4090"));
+	CHECK(!rm_skip_gpu_arch_match("A100-PCIE-40GB", "NVIDIA A100-SXM4-80GB"));
+	CHECK(!rm_skip_gpu_arch_match(NULL, "gfx942"));
+	CHECK(!rm_skip_gpu_arch_match(list, NULL));
+	CHECK(!rm_skip_gpu_arch_match(list, " "));
+	CHECK(!rm_skip_gpu_arch_match(" , ,", "gfx942"));
+}
+
+/* Checks that need the file system: symlinks out of the folder, folders for files. */
+static void test_check_paths(void)
+{
+	char *d = tfs_tmpdir("paths");
+	rm_registry reg = {0};
+	rm_error err = RM_ERROR_INIT;
+	char *link;
+
+	tfs_put(d, "docker/x.ubuntu.amd.Dockerfile", "FROM scratch\n");
+	tfs_put(d, "scripts/x/run.sh", "echo\n");
+	tfs_put(
+	    d, "models.json",
+	    "[" ENTRY(
+		"ok",
+		"") ","
+		    "{\"name\": \"evil\", \"dockerfile\": \"docker/x\", \"scripts\": "
+		    "\"scripts/out/passwd\", \"n_gpus\": \"0\", \"owner\": \"o\", \"tags\": [], "
+		    "\"args\": \"\"},"
+		    "{\"name\": \"dir\", \"dockerfile\": \"docker/x\", \"scripts\": "
+		    "\"scripts/x\", \"n_gpus\": \"0\", \"owner\": \"o\", \"tags\": [], "
+		    "\"args\": \"\"},"
+		    "{\"name\": \"dirsh\", \"dockerfile\": \"docker/x\", \"scripts\": "
+		    "\"scripts/d.sh\", \"n_gpus\": \"0\", \"owner\": \"o\", \"tags\": [], "
+		    "\"args\": \"\"},"
+		    "{\"name\": \"ctx\", \"dockerfile\": \"docker/x\", \"scripts\": "
+		    "\"scripts/x/run.sh\", \"dockercontext\": \"scripts/x/run.sh\", \"n_gpus\": "
+		    "\"0\", "
+		    "\"owner\": \"o\", \"tags\": [], \"args\": \"\"},"
+		    "{\"name\": \"dfl\", \"dockerfile\": \"docker/y\", \"scripts\": "
+		    "\"scripts/x/run.sh\", \"n_gpus\": \"0\", \"owner\": \"o\", \"tags\": [], "
+		    "\"args\": \"\"}]");
+	link = rm_xasprintf("%s/scripts/out", d);
+	CHECK(symlink("/etc", link) == 0);
+	free(link);
+	link = rm_xasprintf("%s/docker/y.Dockerfile", d);
+	CHECK(symlink("/etc/hostname", link) == 0);
+	free(link);
+	link = rm_xasprintf("%s/scripts/d.sh", d);
+	tfs_mkdirs(link);
+	free(link);
+
+	tfs_put(d, "scripts/gone.sh", "");
+	CHECK(rm_registry_load(&reg, d, &err) == 0);
+	CHECK(reg.n == 6);
+	if (reg.n == 6) {
+		CHECK(rm_model_check_paths(&reg.models[0], d, &err) == 0);
+		CHECK(rm_model_check_paths(&reg.models[1], d, &err) < 0);
+		CHECK(strstr(err.msg, "field 'scripts': 'scripts/out/passwd' resolves to") != NULL);
+		CHECK(strstr(err.msg, "outside the folder") != NULL);
+		CHECK(rm_model_check_paths(&reg.models[2], d, &err) == 0); /* a folder: run.sh */
+		CHECK(rm_model_check_paths(&reg.models[3], d, &err) < 0);
+		CHECK(strstr(err.msg, "'scripts/d.sh' is a folder, and it must be a file") != NULL);
+		CHECK(rm_model_check_paths(&reg.models[4], d, &err) < 0);
+		CHECK(strstr(err.msg, "field 'dockercontext': 'scripts/x/run.sh' is a file") !=
+		      NULL);
+		CHECK(rm_model_check_paths(&reg.models[5], d, &err) < 0);
+		CHECK(strstr(err.msg, "field 'dockerfile': 'docker/y.Dockerfile' resolves to") !=
+		      NULL);
+	}
+	rm_registry_release(&reg);
+	tfs_rm_tree(d);
+	free(d);
+}
+
+/* madengine's dynamic registry, run with a stand-in CustomModel when opted in. */
+static void test_dynamic(void)
+{
+	char *d = tfs_tmpdir("dynamic");
+	rm_registry reg = {0};
+	rm_error err = RM_ERROR_INIT;
+	rm_registry_opts run = {1, 20};
+	unsigned warns = rm_warn_count();
+
+	tfs_put(d, "models.json", "[" ENTRY("top", "") "]");
+	tfs_put(d, "scripts/dyn/get_models_json.py",
+		"from madengine.utils.discover_models import CustomModel\n"
+		"class M(CustomModel):\n"
+		"    def update_model(self):\n"
+		"        self.dockerfile = 'docker/dummy'\n"
+		"        self.scripts = 'run.sh'\n"
+		"print('chatter on stdout does not break the listing')\n"
+		"def list_models():\n"
+		"    return [CustomModel(name='m3', dockerfile='../../docker/dummy', "
+		"scripts='run.sh', tags=['g3']), M(name='m4', tags=['g3'])]\n");
+	/* not run by default: recorded and warned about */
+	CHECK(rm_registry_load_opts(&reg, d, NULL, &err) == 0);
+	CHECK(reg.n == 1 && reg.n_dynamic_skipped == 1);
+	CHECK(reg.n_dynamic_skipped == 1 &&
+	      strcmp(reg.dynamic_skipped[0], "scripts/dyn/get_models_json.py") == 0);
+	CHECK(rm_warn_count() == warns + 1);
+	const char *tag[] = {"dyn/m4"};
+	rm_selection sel;
+	CHECK(rm_select(&reg, tag, 1, &sel, &err) < 0);
+	CHECK(strstr(err.msg, "'scripts/dyn/get_models_json.py' were not run") != NULL);
+	rm_registry_release(&reg);
+
+	if (!rm_on_path("python3")) {
+		fprintf(stderr, "test_dynamic: no python3, the rest skipped\n");
+		goto out;
+	}
+	CHECK(rm_registry_load_opts(&reg, d, &run, &err) == 0);
+	CHECK(reg.n == 3);
+	if (reg.n == 3) {
+		const rm_model *m = rm_registry_find(&reg, "dyn/m3");
+		CHECK(m != NULL);
+		if (m) {
+			CHECK_STR(m->dockerfile, "docker/dummy");
+			CHECK_STR(m->scripts, "scripts/dyn/run.sh");
+			CHECK(m->n_gpus == -1 && m->timeout == 7200 && m->dynamic);
+			CHECK_STR(m->dockercontext, "docker");
+			CHECK(m->n_tags == 1 && strcmp(m->tags[0], "g3") == 0);
+		}
+		m = rm_registry_find(&reg, "dyn/m4");
+		CHECK(m && strcmp(m->dockerfile, "scripts/dyn/docker/dummy") == 0);
+	}
+	rm_registry_release(&reg);
+
+	/* failures name the file */
+	tfs_put(d, "scripts/dyn/get_models_json.py", "raise SystemExit(3)\n");
+	CHECK(rm_registry_load_opts(&reg, d, &run, &err) < 0);
+	CHECK(strstr(err.msg, "get_models_json.py' failed (python3 exit code 3") != NULL);
+	CHECK(reg.n == 0);
+	tfs_put(d, "scripts/dyn/get_models_json.py", "def list_models():\n    return [1]\n");
+	CHECK(rm_registry_load_opts(&reg, d, &run, &err) < 0);
+	tfs_put(d, "scripts/dyn/get_models_json.py", "import time\ntime.sleep(30)\n");
+	rm_registry_opts quick = {1, 0.5};
+	double t0 = rm_now();
+	CHECK(rm_registry_load_opts(&reg, d, &quick, &err) < 0);
+	CHECK(rm_now() - t0 < 5);
+	CHECK(strstr(err.msg, "did not list its models within 0.5 s") != NULL);
+	/* both kinds in one folder: madengine refuses it too */
+	tfs_put(d, "scripts/dyn/models.json", "[]");
+	CHECK(rm_registry_load_opts(&reg, d, &run, &err) < 0);
+	CHECK(strstr(err.msg, "keep one") != NULL);
+	rm_registry_release(&reg);
+out:
+	tfs_rm_tree(d);
+	free(d);
+}
+
 int main(void)
 {
 	test_build_secrets();
@@ -375,8 +689,13 @@ int main(void)
 	test_syntax();
 	test_fields();
 	test_names();
+	test_hostile();
+	test_scale();
 	test_duplicates_and_rollback();
 	test_unknown_field();
 	test_per_folder();
+	test_skip_gpu_arch();
+	test_check_paths();
+	test_dynamic();
 	return check_summary();
 }

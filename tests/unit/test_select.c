@@ -83,6 +83,62 @@ static void test_matching(void)
 	rm_registry_release(&reg);
 }
 
+/* madengine's fixture: dummy, dummy2/model1, dummy2/model2, and "scope/tag" only inside its
+ * scope, even when a model elsewhere carries the same words as tags. */
+static void test_scopes(void)
+{
+	rm_registry reg = {0};
+	rm_error err = RM_ERROR_INIT;
+	const char *top_ = "[" ENTRY("dummy", "\"dummies\", \"dummy_test_group_1\"") "," ENTRY(
+	    "dummy2", "\"dummies\", \"dummy_group_1\", \"dummy2/model2\", \"model2\"") "]";
+	const char *d2 = "[" ENTRY("model1", "\"dummies\", \"dummy_test_group_2\"") "," ENTRY(
+	    "model2", "\"dummies\", \"dummy_test_group_2\"") "]";
+	const char *d22 = "[" ENTRY("model2", "\"dummies\"") "]";
+
+	CHECK(rm_registry_load_buffer(&reg, top_, strlen(top_), "models.json", NULL, ".", &err) ==
+	      0);
+	CHECK(rm_registry_load_buffer(&reg, d2, strlen(d2), "scripts/dummy2/models.json", "dummy2",
+				      "scripts/dummy2", &err) == 0);
+	CHECK(rm_registry_load_buffer(&reg, d22, strlen(d22), "scripts/dummy22/models.json",
+				      "dummy22", "scripts/dummy22", &err) == 0);
+	const char *scoped[] = {"dummy2/model2"};
+	CHECK_PICK(scoped, "dummy2/model2");
+	const char *scoped_tag[] = {"dummy2/dummies"};
+	CHECK_PICK(scoped_tag, "dummy2/model1 dummy2/model2");
+	const char *scoped_all[] = {"dummy22/all"};
+	CHECK_PICK(scoped_all, "dummy22/model2");
+	const char *groups[] = {"dummy_test_group_1", "dummy_test_group_2"};
+	CHECK_PICK(groups, "dummy dummy2/model1 dummy2/model2");
+	/* a name is a tag; a model selected by several tags and --tags runs once */
+	const char *twice[] = {"dummy,dummies", "dummy", "dummy_test_group_1"};
+	CHECK_PICK(twice, "dummy dummy2 dummy2/model1 dummy2/model2 dummy22/model2");
+	/* "dummy2/model2:batch-size=32": madengine matches the full name, as here */
+	rm_selection sel;
+	const char *args[] = {"dummy2/model2:batch-size=32", "dummy2/model2:batch-size=32",
+			      "dummy2/all"};
+	char *got = pick(&reg, args, 3, &err, &sel);
+	CHECK_STR(got, "dummy2/model1 dummy2/model2");
+	free(got);
+	if (sel.n == 2) {
+		CHECK(sel.items[0].extra_args == NULL);
+		CHECK_STR(sel.items[1].extra_args, " --batch-size 32"); /* once, not twice */
+	}
+	rm_selection_release(&sel);
+	const char *two_args[] = {"dummy:a=1", "dummy:a=1:b=2", "dummy:b=2"};
+	got = pick(&reg, two_args, 3, &err, &sel);
+	CHECK_STR(got, "dummy");
+	free(got);
+	if (sel.n == 1)
+		CHECK_STR(sel.items[0].extra_args, " --a 1 --a 1 --b 2"); /* whole pieces */
+	rm_selection_release(&sel);
+	/* more than one '/' is no scope: a plain name or tag */
+	const char *deep[] = {"dummy2/model2/x"};
+	got = pick(&reg, deep, 1, &err, NULL);
+	free(got);
+	CHECK(rm_starts_with(err.msg, "no model matches tag 'dummy2/model2/x'"));
+	rm_registry_release(&reg);
+}
+
 static void test_args(void)
 {
 	rm_registry reg = {0};
@@ -164,6 +220,7 @@ int main(void)
 {
 	test_matching();
 	test_args();
+	test_scopes();
 	test_errors();
 	return check_summary();
 }

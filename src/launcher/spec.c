@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/runner.h"
+#include "rm/launcher.h"
 #include "rm/util.h"
 
 char *rm_model_dir(const rm_model *m)
@@ -301,6 +301,68 @@ static void array_add_str(json_t *obj, const char *key, const char *s)
  * API, so the options MAD models use are translated; anything else is an error naming the
  * option, rather than a silently different container.
  */
+/* One docker run option that takes a value, into the create body. */
+static int set_run_option(json_t *config, json_t *hc, const char *name, char *val, rm_error *err)
+{
+	if (!strcmp(name, "--shm-size")) {
+		long long b;
+		if (rm_parse_size(val, &b))
+			return rm_error_set(err, RM_ERR_INPUT, "--shm-size '%s' is not a size",
+					    val);
+		json_object_set_new(hc, "ShmSize", json_integer(b));
+	} else if (!strcmp(name, "-e") || !strcmp(name, "--env")) {
+		env_set_kv(json_object_get(config, "Env"), val);
+	} else if (!strcmp(name, "-v") || !strcmp(name, "--volume")) {
+		array_add_str(hc, "Binds", val);
+	} else if (!strcmp(name, "--cap-add")) {
+		array_add_str(hc, "CapAdd", val);
+	} else if (!strcmp(name, "--group-add")) {
+		array_add_str(hc, "GroupAdd", val);
+	} else if (!strcmp(name, "--security-opt")) {
+		array_add_str(hc, "SecurityOpt", val);
+	} else if (!strcmp(name, "--device")) {
+		char *c = strchr(val, ':');
+		if (c)
+			*c = '\0';
+		json_t *d = device(val);
+		if (c)
+			json_object_set_new(d, "PathInContainer", json_string(c + 1));
+		json_array_append_new(json_object_get(hc, "Devices"), d);
+	} else if (!strcmp(name, "--ipc")) {
+		json_object_set_new(hc, "IpcMode", json_string(val));
+	} else if (!strcmp(name, "--network") || !strcmp(name, "--net")) {
+		json_object_set_new(hc, "NetworkMode", json_string(val));
+	} else if (!strcmp(name, "-u") || !strcmp(name, "--user")) {
+		json_object_set_new(config, "User", json_string(val));
+	} else if (!strcmp(name, "--ulimit")) {
+		/* name=soft[:hard] */
+		char *e = strchr(val, '='), *colon;
+		long long soft, hard;
+		if (!e)
+			return rm_error_set(err, RM_ERR_INPUT,
+					    "--ulimit '%s': expected name=soft[:hard]", val);
+		*e = '\0';
+		colon = strchr(e + 1, ':');
+		if (colon)
+			*colon = '\0';
+		soft = strtoll(e + 1, NULL, 10);
+		hard = colon ? strtoll(colon + 1, NULL, 10) : soft;
+		json_t *u = json_object_get(hc, "Ulimits");
+		if (!u)
+			json_object_set_new(hc, "Ulimits", u = json_array());
+		json_array_append_new(u, json_pack("{s:s, s:I, s:I}", "Name", val, "Soft",
+						   (json_int_t)soft, "Hard", (json_int_t)hard));
+	} else {
+		return rm_error_set(
+		    err, RM_ERR_INPUT,
+		    "docker run option '%s' is not supported (supported: "
+		    "--shm-size -e -v --cap-add --group-add --security-opt --device "
+		    "--ipc --network -u --ulimit --privileged --init)",
+		    name);
+	}
+	return 0;
+}
+
 static int apply_run_options(const rm_spec_in *in, json_t *config, json_t *hc, rm_error *err)
 {
 	const char *opts = in->model->additional_docker_run_options;
@@ -335,70 +397,8 @@ static int apply_run_options(const rm_spec_in *in, json_t *config, json_t *hc, r
 			}
 			val = w[++i];
 		}
-		if (!strcmp(name, "--shm-size")) {
-			long long b;
-			if (rm_parse_size(val, &b)) {
-				rm_error_set(err, RM_ERR_INPUT, "--shm-size '%s' is not a size",
-					     val);
-				goto fail;
-			}
-			json_object_set_new(hc, "ShmSize", json_integer(b));
-		} else if (!strcmp(name, "-e") || !strcmp(name, "--env")) {
-			env_set_kv(json_object_get(config, "Env"), val);
-		} else if (!strcmp(name, "-v") || !strcmp(name, "--volume")) {
-			array_add_str(hc, "Binds", val);
-		} else if (!strcmp(name, "--cap-add")) {
-			array_add_str(hc, "CapAdd", val);
-		} else if (!strcmp(name, "--group-add")) {
-			array_add_str(hc, "GroupAdd", val);
-		} else if (!strcmp(name, "--security-opt")) {
-			array_add_str(hc, "SecurityOpt", val);
-		} else if (!strcmp(name, "--device")) {
-			char *c = strchr(val, ':');
-			if (c)
-				*c = '\0';
-			json_t *d = device(val);
-			if (c)
-				json_object_set_new(d, "PathInContainer", json_string(c + 1));
-			json_array_append_new(json_object_get(hc, "Devices"), d);
-		} else if (!strcmp(name, "--ipc")) {
-			json_object_set_new(hc, "IpcMode", json_string(val));
-		} else if (!strcmp(name, "--network") || !strcmp(name, "--net")) {
-			json_object_set_new(hc, "NetworkMode", json_string(val));
-		} else if (!strcmp(name, "-u") || !strcmp(name, "--user")) {
-			json_object_set_new(config, "User", json_string(val));
-		} else if (!strcmp(name, "--ulimit")) {
-			/* name=soft[:hard] */
-			char *e = strchr(val, '='), *colon;
-			long long soft, hard;
-			if (!e)
-				goto bad_ulimit;
-			*e = '\0';
-			colon = strchr(e + 1, ':');
-			if (colon)
-				*colon = '\0';
-			soft = strtoll(e + 1, NULL, 10);
-			hard = colon ? strtoll(colon + 1, NULL, 10) : soft;
-			json_t *u = json_object_get(hc, "Ulimits");
-			if (!u)
-				json_object_set_new(hc, "Ulimits", u = json_array());
-			json_array_append_new(u, json_pack("{s:s, s:I, s:I}", "Name", val, "Soft",
-							   (json_int_t)soft, "Hard",
-							   (json_int_t)hard));
-			continue;
-		bad_ulimit:
-			rm_error_set(err, RM_ERR_INPUT, "--ulimit '%s': expected name=soft[:hard]",
-				     val);
+		if (set_run_option(config, hc, name, val, err) < 0)
 			goto fail;
-		} else {
-			rm_error_set(
-			    err, RM_ERR_INPUT,
-			    "docker run option '%s' is not supported (supported: "
-			    "--shm-size -e -v --cap-add --group-add --security-opt --device "
-			    "--ipc --network -u --ulimit --privileged --init)",
-			    name);
-			goto fail;
-		}
 	}
 	ret = 0;
 fail:
@@ -409,41 +409,13 @@ fail:
 	return ret;
 }
 
-int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
+/* MAD's variables, the context's and the model's, and the host's secrets. */
+static void spec_env(const rm_spec_in *in, json_t *env)
 {
 	const rm_model *m = in->model;
 	const rm_context *ctx = in->ctx;
-	json_t *body = json_object(), *hc = json_object(), *env = json_array();
-	json_t *cmd = json_array(), *labels = json_object(), *devices = json_array();
-	char **argv = NULL, *dir = NULL, *workdir = NULL, *tmp;
-	long *gpus = NULL;
-	size_t n_gpus = 0;
 	const char *vendor = ctx->gpu_vendor;
-	int ret = -1;
-
-	json_object_set_new(body, "Env", env);
-	json_object_set_new(body, "Cmd", cmd);
-	json_object_set_new(body, "Labels", labels);
-	json_object_set_new(body, "HostConfig", hc);
-	json_object_set_new(hc, "Devices", devices);
-
-	if (rm_spec_cmd(in, &argv, err) < 0)
-		goto out;
-	for (char **p = argv; *p; p++)
-		json_array_append_new(cmd, json_string(*p));
-	dir = rm_model_dir(m);
-	workdir =
-	    m->url && *m->url ? rm_xstrdup(RM_WORKSPACE) : rm_xasprintf("%s/%s", RM_WORKSPACE, dir);
-	json_object_set_new(body, "Image", json_string(in->image));
-	json_object_set_new(body, "WorkingDir", json_string(workdir));
-	json_object_set_new(body, "Tty", json_false());
-	json_object_set_new(body, "AttachStdout", json_true());
-	json_object_set_new(body, "AttachStderr", json_true());
-	json_object_set_new(body, "OpenStdin", json_false());
-
-	json_object_set_new(labels, "run_models", json_string("1"));
-	json_object_set_new(labels, "run_models.run", json_string(in->run_id));
-	json_object_set_new(labels, "run_models.model", json_string(m->name));
+	char *tmp;
 
 	env_set(env, "MAD_MODEL_NAME", m->name);
 	env_set(env, "MAD_GPU_VENDOR", vendor ? vendor : "NONE");
@@ -465,20 +437,23 @@ int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
 		if (eq && memmem(*e, (size_t)(eq - *e), "MAD_SECRETS", 11))
 			env_set_kv(env, *e);
 	}
+}
 
-	json_object_set_new(hc, "NetworkMode", json_string("host"));
-	json_object_set_new(hc, "AutoRemove", json_false());
-	for (size_t i = 0; i < ctx->n_docker_mounts; i++) {
-		char *b =
-		    rm_xasprintf("%s:%s", ctx->docker_mounts[i].value, ctx->docker_mounts[i].key);
-		array_add_str(hc, "Binds", b);
-		free(b);
-	}
+/* The GPUs: AMD's device nodes and capabilities, or NVIDIA's device request. */
+static int spec_gpus(const rm_spec_in *in, json_t *body, json_t *hc, rm_error *err)
+{
+	const rm_context *ctx = in->ctx;
+	const char *vendor = ctx->gpu_vendor;
+	json_t *devices = json_object_get(hc, "Devices");
+	long *gpus = NULL;
+	size_t n_gpus = 0;
+	char *tmp;
+	int ret = -1;
 
 	if (vendor && in->runtime_ngpus != 0) {
 		if (ctx->docker_gpus) {
 			if (gpu_list(ctx->docker_gpus, &gpus, &n_gpus, err) < 0)
-				goto out;
+				goto fail;
 		} else {
 			n_gpus = (size_t)in->runtime_ngpus;
 			gpus = rm_xcalloc(n_gpus, sizeof(*gpus));
@@ -502,7 +477,7 @@ int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
 					rm_error_set(err, RM_ERR_INPUT,
 						     "GPU %ld is not on this host (%zu GPUs)",
 						     gpus[i], ctx->n_render_nodes);
-					goto out;
+					goto fail;
 				}
 				tmp =
 				    rm_xasprintf("/dev/dri/renderD%ld", ctx->render_nodes[gpus[i]]);
@@ -528,6 +503,62 @@ int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
 		json_object_set_new(hc, "CapAdd", json_pack("[s, s]", "SYS_PTRACE", "SYS_ADMIN"));
 		json_object_set_new(hc, "SecurityOpt", json_pack("[s]", "seccomp=unconfined"));
 	}
+	ret = 0;
+fail:
+	free(gpus);
+	return ret;
+}
+
+int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
+{
+	const rm_model *m = in->model;
+	const rm_context *ctx = in->ctx;
+	json_t *body = json_object(), *hc = json_object(), *env = json_array();
+	json_t *cmd = json_array(), *labels = json_object(), *devices = json_array();
+	char **argv = NULL, *dir = NULL, *workdir = NULL;
+	int ret = -1;
+
+	json_object_set_new(body, "Env", env);
+	json_object_set_new(body, "Cmd", cmd);
+	json_object_set_new(body, "Labels", labels);
+	json_object_set_new(body, "HostConfig", hc);
+	json_object_set_new(hc, "Devices", devices);
+
+	if (rm_spec_cmd(in, &argv, err) < 0)
+		goto out;
+	for (char **p = argv; *p; p++)
+		json_array_append_new(cmd, json_string(*p));
+	dir = rm_model_dir(m);
+	workdir =
+	    m->url && *m->url ? rm_xstrdup(RM_WORKSPACE) : rm_xasprintf("%s/%s", RM_WORKSPACE, dir);
+	json_object_set_new(body, "Image", json_string(in->image));
+	json_object_set_new(body, "WorkingDir", json_string(workdir));
+	json_object_set_new(body, "Tty", json_false());
+	json_object_set_new(body, "AttachStdout", json_true());
+	json_object_set_new(body, "AttachStderr", json_true());
+	json_object_set_new(body, "OpenStdin", json_false());
+
+	/* The launcher adds the runner's labels (host, pid) when it creates the container. */
+	json_object_set_new(labels, "run_models", json_string("1"));
+	json_object_set_new(labels, "run_models.run", json_string(in->run_id));
+	json_object_set_new(labels, "run_models.model", json_string(m->name));
+	/* --keep-alive: the user keeps it on purpose; a later run must not reap it. */
+	if (in->keep_alive)
+		json_object_set_new(labels, "run_models.keep", json_string("1"));
+
+	spec_env(in, env);
+
+	json_object_set_new(hc, "NetworkMode", json_string("host"));
+	json_object_set_new(hc, "AutoRemove", json_false());
+	for (size_t i = 0; i < ctx->n_docker_mounts; i++) {
+		char *b =
+		    rm_xasprintf("%s:%s", ctx->docker_mounts[i].value, ctx->docker_mounts[i].key);
+		array_add_str(hc, "Binds", b);
+		free(b);
+	}
+
+	if (spec_gpus(in, body, hc, err) < 0)
+		goto out;
 	if (ctx->docker_cpus)
 		json_object_set_new(hc, "CpusetCpus", json_string(ctx->docker_cpus));
 	if (in->shm_size > 0)
@@ -556,6 +587,5 @@ out:
 	rm_strv_free(argv);
 	free(dir);
 	free(workdir);
-	free(gpus);
 	return ret;
 }

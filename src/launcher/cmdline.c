@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/cmdline.h"
+#include "rm/launcher.h"
 #include "rm/util.h"
 
 /* Bounded by the request body, which is already in memory; quoting at most quadruples it. */

@@ -1,0 +1,190 @@
+/*
+ * Launchers: where and how a workload runs. The runner knows only this interface; the
+ * Engine API (rm/docker.h) is called from src/docker/ and src/launcher/ and nowhere else.
+ * Each launcher is one file in src/launcher/ and one row in rm_launchers[] (launcher.c).
+ *
+ * The life of one workload, as the runner drives it:
+ *   prepare   build (or find) its image; build output goes line by line to req->on_line
+ *   start     create it: nothing runs yet (or it is queued)
+ *   stream    run it and hand its output to spec->on_output until it ends, or until
+ *             spec->poll returns non-zero (then RM_LAUNCH_STOPPED)
+ *   stop      kill it (a timeout, a signal, a broken stream)
+ *   wait      its exit status, within a deadline
+ *   fetch     copy a file or folder out of it as a tar (multiple_results, the model dir)
+ *   cleanup   remove it, or keep it (--keep-alive); frees the job in both cases
+ * Once per run, sweep removes whatever the run left behind (after a failed removal or a
+ * signal), and reap, at the start, what runs whose runner is gone left behind (kill -9, a
+ * crash, a reboot): every workload is labelled with its run and its runner's host, pid and
+ * the pid's start time. describe fills the perf row's deployment_type, launcher, nnodes and
+ * gpus_per_node. plan prints, for --dry-run, what prepare and start would do.
+ *
+ * Every wait on the back end obeys the process-wide interrupt (rm_interrupt_pending in
+ * rm/util.h): it gives up at once, and the clean-up that follows has a short deadline.
+ *
+ * Errors follow rm/error.h; a launcher never prints errors itself (it may print progress
+ * through rm_info). Secrets: whatever a launcher hands to on_line / on_output is raw; the
+ * runner masks it. A launcher never puts a secret into an argv, a file name or a label.
+ */
+#ifndef RM_LAUNCHER_H
+#define RM_LAUNCHER_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "rm/context.h"
+#include "rm/error.h"
+#include "rm/frame.h"
+#include "rm/registry.h"
+
+typedef struct json_t json_t;
+
+/* stream returned because spec->poll asked it to (the workload may still run). */
+#define RM_LAUNCH_STOPPED (-2)
+
+/* What runs: the workload's argv, environment and devices (built by spec.c). */
+typedef struct rm_spec_in {
+	const rm_model *model;
+	const rm_context *ctx;
+	const char *extra_args; /* from name:key=value tags, or NULL */
+	const char *image;
+	const char *run_id;
+	const char *const *host_env; /* environ-like; MAD_SECRETS* names are taken from it */
+	long runtime_ngpus;
+	/* "on", "off" or NULL (leave the model alone): sets PYTORCH_TUNABLEOP_* and the
+	 * script's --tunableop argument. */
+	const char *tunableop;
+	/* With tunableop "on": absolute host folder bind-mounted at RM_TUNABLEOP_DIR, where
+	 * PYTORCH_TUNABLEOP_FILENAME points, so tuned results survive the container. */
+	const char *tunableop_host_dir;
+	long long shm_size; /* bytes; 0 = the engine's default (a model's own option wins) */
+	/* Keep the container running after the script: the script's exit code is printed
+	 * on stderr as "<RM_EXIT_MARKER><run id>:<code>" and the container sleeps. */
+	int keep_alive;
+} rm_spec_in;
+
+#define RM_TUNABLEOP_DIR "/run_models/tunableop"
+#define RM_EXIT_MARKER	 "run_models-exit-"
+#define RM_WORKSPACE	 "/myworkspace"
+
+/* The effective TunableOp setting: the CLI's, else the model's "tunableop" field, else a
+ * "--tunableop on|off" in its args, else NULL. */
+const char *rm_tunableop_effective(const rm_model *m, const char *cli);
+/* Model dir: the last path part of url (without ".git"), else the model's short name. */
+char *rm_model_dir(const rm_model *m);
+/* The argv the container runs (NULL-terminated), with extra args and model_args applied. */
+int rm_spec_cmd(const rm_spec_in *in, char ***argv, rm_error *err);
+/* The effective args string recorded in perf.csv. */
+char *rm_spec_args(const rm_spec_in *in);
+/* The full POST /containers/create body. */
+int rm_spec_body(const rm_spec_in *in, json_t **body, rm_error *err);
+
+/* Given once, when the launcher is opened; everything here outlives the launcher. */
+typedef struct rm_launcher_config {
+	const char *docker_host; /* NULL: $DOCKER_HOST or the default socket */
+	const rm_context *ctx;
+	const char *run_id;
+	int dry_run; /* contact nothing: only plan is called */
+} rm_launcher_config;
+
+/* The image of one Dockerfile of a model. */
+typedef struct rm_image_req {
+	const rm_model *model;
+	const rm_dockerfile *df;
+	const char *image; /* the tag to build, e.g. "ci-smoke_busybox_smoke" */
+	json_t *buildargs; /* object of strings */
+	int nocache;	   /* --clean-docker-cache: build from scratch, never skip */
+	const char *log;   /* the build log's name, for messages */
+	void (*on_line)(void *ud, const char *line, size_t len); /* build output, raw */
+	int (*poll)(void *ud); /* non-zero: give up (a signal came) */
+	void *ud;
+} rm_image_req;
+
+/* One run of a workload. */
+typedef struct rm_job_spec {
+	const rm_spec_in *in;
+	const char *name;      /* unique per run and workload, e.g. the container name */
+	rm_frame_cb on_output; /* stdout and stderr pieces, raw */
+	/* Called about every 200 ms and on every piece while streaming; non-zero stops the
+	 * stream (stream returns RM_LAUNCH_STOPPED). */
+	int (*poll)(void *ud);
+	/* Non-zero when the run must end now (a signal): ends wait and any other call that
+	 * can block. May be NULL. */
+	int (*cancelled)(void *ud);
+	void *ud;
+} rm_job_spec;
+
+/* The perf row's view of where a workload ran. */
+typedef struct rm_launch_desc {
+	const char *deployment_type; /* "local", "slurm" */
+	const char *launcher;	     /* "docker", ... */
+	long nnodes;
+	long gpus_per_node;
+} rm_launch_desc;
+
+/* What `run_models doctor` reports about a launcher's back end. */
+typedef struct rm_probe {
+	const char *status; /* "OK", "WARN", "FAIL", or NULL when there is nothing to say */
+	char *detail;
+	char *action; /* NULL for OK */
+} rm_probe;
+
+typedef struct rm_job rm_job;
+
+typedef struct rm_launcher_ops {
+	const char *name;
+	/* Whether this launcher runs the workloads of ctx (e.g. it has a "slurm" key). The
+	 * first row that claims the context is used; the last row claims every context. */
+	int (*claims)(const rm_context *ctx);
+	int (*open)(void **state, const rm_launcher_config *cfg, rm_error *err);
+	void (*close)(void *state);
+	/* One line for the run's banner, e.g. "Docker API 1.41 at unix:///run/docker.sock". */
+	const char *(*where)(void *state);
+	/* *image_id receives the image's id; *cached is set when nothing had to be built. */
+	int (*prepare)(void *state, const rm_image_req *req, char **image_id, int *cached,
+		       rm_error *err);
+	int (*start)(void *state, const rm_job_spec *spec, rm_job **job, rm_error *err);
+	/* 0 when the output ended (the workload stopped), RM_LAUNCH_STOPPED, or -1. */
+	int (*stream)(void *state, rm_job *job, rm_error *err);
+	int (*stop)(void *state, rm_job *job, rm_error *err);
+	/* timeout in seconds (0 = none); a poll returning non-zero also ends the wait. */
+	int (*wait)(void *state, rm_job *job, double timeout, long *status, rm_error *err);
+	/* A tar of path (absolute inside the workload) written to fd, at most max bytes. A
+	 * missing path fails with err->kind RM_ERR_INPUT. */
+	int (*fetch)(void *state, rm_job *job, const char *path, int fd, size_t max, rm_error *err);
+	/* Removes the workload unless keep; frees job either way. */
+	int (*cleanup)(void *state, rm_job *job, int keep, rm_error *err);
+	int (*sweep)(void *state, rm_error *err);
+	/* Removes the workloads of runners on this host that are gone; *n counts them (each is
+	 * named with rm_info). */
+	int (*reap)(void *state, size_t *n, rm_error *err);
+	void (*describe)(void *state, const rm_spec_in *in, rm_launch_desc *out);
+	void (*plan)(void *state, const rm_image_req *req, const rm_job_spec *spec, FILE *out);
+	/* Optional (NULL): a doctor finding about the back end, without a run. */
+	void (*probe)(const char *docker_host, rm_probe *out);
+} rm_launcher_ops;
+
+/* NULL-terminated, in the order launchers are asked to claim a context. */
+extern const rm_launcher_ops *const rm_launchers[];
+
+/* An open launcher: its ops and its state. */
+typedef struct rm_launcher {
+	const rm_launcher_ops *ops;
+	void *state;
+} rm_launcher;
+
+/* Opens the launcher that claims cfg->ctx. */
+int rm_launcher_open(rm_launcher *l, const rm_launcher_config *cfg, rm_error *err);
+void rm_launcher_close(rm_launcher *l); /* safe on a zeroed or closed launcher */
+
+/* The docker CLI command lines equivalent to what the Docker launcher sends to the Engine
+ * API, for --dry-run: a user can read them, or paste them on a host with the docker CLI.
+ * Every word is shell-quoted when it needs it (single quotes, ' as '\''). */
+char *rm_shell_quote(const char *s);
+/* "docker build --network=host [--no-cache] -t TAG -f DOCKERFILE [--build-arg K=V ...]
+ * [--label K=V ...] CONTEXT". buildargs and labels are objects of strings or NULL. */
+char *rm_build_cmdline(const char *tag, const char *dockerfile, const char *context,
+		       json_t *buildargs, json_t *labels, int nocache);
+/* "docker run --rm --name NAME ..." from a POST /containers/create body. */
+char *rm_run_cmdline(json_t *create_body, const char *name);
+
+#endif

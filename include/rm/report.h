@@ -1,0 +1,117 @@
+/*
+ * What a run reports: the perf.csv row layout and relative_change, the per-metric rows of
+ * perf_<model>.csv, and the summaries of repeated runs in perf_summary.csv. Every file is
+ * appended with rm_csv_append (one write under an exclusive lock; a foreign header is
+ * refused). perf_<model>.csv and perf_summary.csv live beside perf.csv.
+ */
+#ifndef RM_REPORT_H
+#define RM_REPORT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "rm/error.h"
+#include "rm/parser.h"
+
+/* perf.csv: madengine's 29 columns in their order, then ours (always at the end, so that
+ * tools that read madengine's columns by position keep working). */
+enum rm_perf_col {
+	RM_COL_MODEL,
+	RM_COL_NGPUS,
+	RM_COL_NNODES,
+	RM_COL_GPUS_PER_NODE,
+	RM_COL_PRECISION,
+	RM_COL_PIPELINE,
+	RM_COL_ARGS,
+	RM_COL_TAGS,
+	RM_COL_DOCKERFILE,
+	RM_COL_BASE_DOCKER,
+	RM_COL_DOCKER_SHA,
+	RM_COL_IMAGE,
+	RM_COL_GIT_COMMIT,
+	RM_COL_MACHINE,
+	RM_COL_DEPLOYMENT,
+	RM_COL_LAUNCHER,
+	RM_COL_ARCH,
+	RM_COL_PERFORMANCE,
+	RM_COL_METRIC,
+	RM_COL_RELATIVE_CHANGE,
+	RM_COL_STATUS,
+	RM_COL_BUILD_DURATION,
+	RM_COL_TEST_DURATION,
+	RM_COL_DATANAME,
+	RM_COL_DATA_PROVIDER,
+	RM_COL_DATA_SIZE,
+	RM_COL_DATA_DOWNLOAD,
+	RM_COL_BUILD_NUMBER,
+	RM_COL_RUN_OPTIONS,
+	/* ours */
+	RM_COL_TIMESTAMP,
+	RM_COL_RUN_ID,
+	RM_COL_REPEAT,
+	RM_COL_REASON,
+	RM_COL_TUNABLEOP,
+	RM_COL_EXIT_CODE,
+	RM_COL_LOG_FILE,
+	RM_PERF_COLS
+};
+
+extern const char *const rm_perf_header[RM_PERF_COLS];
+
+/* One perf.csv row: a cell per column (NULL is written as empty); the strings are borrowed. */
+typedef struct rm_perf_row {
+	const char *cell[RM_PERF_COLS];
+} rm_perf_row;
+
+/*
+ * relative_change: the percent change of performance against the last SUCCESS row of the
+ * perf.csv at path with the same model, metric, Dockerfile, machine and GPU architecture
+ * (madengine leaves the column empty). One pass over the file for all rows; no earlier row,
+ * an unreadable file or a zero baseline leaves a row's change empty. rel[i] receives
+ * "+1.23" or NULL (caller frees) and rows[i] points its cell at it.
+ */
+void rm_perf_relative_changes(const char *path, rm_perf_row *rows, size_t n, char **rel);
+
+/* Whether perf rows can be appended to path (rm_csv_check), creating its folder. */
+int rm_perf_check(const char *path, rm_error *err);
+
+/* Appends rows to perf.csv at path. */
+int rm_perf_append(const char *path, const rm_perf_row *rows, size_t n, rm_error *err);
+
+/* "<folder of perf_path>/<name>": where perf_<model>.csv and perf_summary.csv go. */
+char *rm_perf_sibling(const char *perf_path, const char *name);
+
+/* A name usable in a file name: '/' and ' ' become '_'. Caller frees. */
+char *rm_file_safe(const char *name);
+
+/* perf_<model>.csv beside perf_path: one row per metric of pr
+ * (timestamp,run_id,model,metric,value,unit,step,aggregate). Nothing when pr has none. */
+int rm_metrics_append(const char *perf_path, const char *timestamp, const char *run_id,
+		      const char *model, const rm_parse_result *pr, rm_error *err);
+
+/* The values of each metric over the repeats of one model (--repeat N). */
+typedef struct rm_series {
+	char *name;
+	char *unit;
+	char *aggregate;
+	double *v;
+	size_t n;
+} rm_series;
+
+typedef struct rm_summary {
+	rm_series *s;
+	size_t n;
+} rm_summary;
+
+/* Adds a successful run's performance and metrics. */
+void rm_summary_collect(rm_summary *sm, const rm_parse_result *pr);
+/*
+ * Prints the statistics of every series to out and appends them to perf_summary.csv beside
+ * perf_path. score "mlperf" scores time to train by MLPerf's rule (drop the fastest and the
+ * slowest, mean of the rest); NULL for none.
+ */
+int rm_summary_write(const rm_summary *sm, const char *perf_path, const char *run_id,
+		     const char *model, long runs, const char *score, FILE *out, rm_error *err);
+void rm_summary_release(rm_summary *sm);
+
+#endif

@@ -1,0 +1,276 @@
+/*
+ * Containers, images and archives (see rm/docker.h): the short calls.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "engine_internal.h"
+#include "rm/docker.h"
+#include "rm/log.h"
+#include "rm/util.h"
+
+/* ---- images and containers ---- */
+
+int rm_docker_image_inspect(rm_docker *d, const char *name, json_t **out, rm_error *err)
+{
+	struct req r;
+	char *path = rm_xasprintf("/images/%s/json", name);
+	engine_req_init(&r, "GET", path, SHORT_TIMEOUT);
+	int ret = engine_json_request(d, &r, out, err);
+	if (ret < 0 && r.status == 404)
+		rm_error_set(err, RM_ERR_INPUT, "no such image: %s", name);
+	free(path);
+	return ret;
+}
+
+int rm_docker_create(rm_docker *d, const char *name, json_t *body, char **id, rm_error *err)
+{
+	int ret = -1;
+	struct req r;
+	json_t *resp = NULL;
+	char *path = NULL, *esc = NULL;
+	char *js = json_dumps(body, JSON_COMPACT);
+
+	if (!js) {
+		rm_error_set(err, RM_ERR_INTERNAL, "cannot encode the container configuration");
+		goto out;
+	}
+	if (name) {
+		esc = engine_escape(name);
+		path = rm_xasprintf("/containers/create?name=%s", esc);
+	} else {
+		path = rm_xstrdup("/containers/create");
+	}
+	engine_req_init(&r, "POST", path, SHORT_TIMEOUT);
+	r.body = js;
+	r.body_len = strlen(js);
+	if (engine_json_request(d, &r, &resp, err) < 0)
+		goto out;
+	const char *cid = json_string_value(json_object_get(resp, "Id"));
+	if (!cid || !*cid) {
+		rm_error_set(err, RM_ERR_DOCKER, "POST /containers/create: the answer has no Id");
+		goto out;
+	}
+	json_t *warnings = json_object_get(resp, "Warnings");
+	size_t i;
+	json_t *w;
+	json_array_foreach (warnings, i, w) {
+		if (json_string_value(w) && *json_string_value(w))
+			rm_warn("docker: %s", json_string_value(w));
+	}
+	*id = rm_xstrdup(cid);
+	ret = 0;
+out:
+	json_decref(resp);
+	free(js);
+	free(path);
+	free(esc);
+	return ret;
+}
+
+/* A request on /containers/{id}<suffix> with an empty body and no interesting answer. */
+static int container_call(rm_docker *d, const char *method, const char *id, const char *suffix,
+			  long timeout, struct req *r, rm_error *err)
+{
+	char *esc = engine_escape(id);
+	char *path = rm_xasprintf("/containers/%s%s", esc, suffix);
+	engine_req_init(r, method, path, timeout);
+	int ret = engine_do_request(d, r, err);
+	r->path = NULL;
+	free(path);
+	free(esc);
+	return ret;
+}
+
+int rm_docker_start(rm_docker *d, const char *id, rm_error *err)
+{
+	struct req r;
+	int ret = container_call(d, "POST", id, "/start", 2 * SHORT_TIMEOUT, &r, err);
+	if (ret < 0 && r.status == 304) /* already started */
+		ret = 0;
+	return ret;
+}
+
+int rm_docker_kill(rm_docker *d, const char *id, const char *signal, rm_error *err)
+{
+	struct req r;
+	char *esc = engine_escape(signal ? signal : "SIGKILL");
+	char *suffix = rm_xasprintf("/kill?signal=%s", esc);
+	int ret = container_call(d, "POST", id, suffix, SHORT_TIMEOUT, &r, err);
+	if (ret < 0 && r.status == 409 && strstr(r.engine_msg, "is not running")) {
+		rm_error_clear(err);
+		ret = 0;
+	}
+	free(suffix);
+	free(esc);
+	return ret;
+}
+
+int rm_docker_remove(rm_docker *d, const char *id, rm_error *err)
+{
+	struct req r;
+	int ret = container_call(d, "DELETE", id, "?force=1&v=1", LONG_TIMEOUT, &r, err);
+	/* Gone already, or another remover got there first (AutoRemove, a cleanup pass). */
+	if (ret < 0 &&
+	    (r.status == 404 || (r.status == 409 && strstr(r.engine_msg, "already in progress")))) {
+		rm_error_clear(err);
+		ret = 0;
+	}
+	return ret;
+}
+
+int rm_docker_inspect(rm_docker *d, const char *id, json_t **out, rm_error *err)
+{
+	struct req r;
+	char *esc = engine_escape(id);
+	char *path = rm_xasprintf("/containers/%s/json", esc);
+	engine_req_init(&r, "GET", path, SHORT_TIMEOUT);
+	int ret = engine_json_request(d, &r, out, err);
+	free(path);
+	free(esc);
+	return ret;
+}
+
+int rm_docker_list_containers(rm_docker *d, const char *label, json_t **out, rm_error *err)
+{
+	int ret = -1;
+	struct req r;
+	json_t *resp = NULL;
+	json_t *filters = json_pack("{s:[s]}", "label", label);
+	char *js = filters ? json_dumps(filters, JSON_COMPACT) : NULL;
+	char *esc = NULL, *path = NULL;
+
+	if (!js) {
+		rm_error_set(err, RM_ERR_INTERNAL, "cannot encode the label filter");
+		goto out;
+	}
+	esc = engine_escape(js);
+	path = rm_xasprintf("/containers/json?all=1&filters=%s", esc);
+	engine_req_init(&r, "GET", path, SHORT_TIMEOUT);
+	if (engine_json_request(d, &r, &resp, err) < 0)
+		goto out;
+	if (!json_is_array(resp)) {
+		rm_error_set(err, RM_ERR_DOCKER, "GET /containers/json: the answer is not a list");
+		goto out;
+	}
+	*out = resp;
+	resp = NULL;
+	ret = 0;
+out:
+	json_decref(resp);
+	json_decref(filters);
+	free(js);
+	free(esc);
+	free(path);
+	return ret;
+}
+
+int rm_docker_list_by_label(rm_docker *d, const char *label, char ***ids, size_t *n, rm_error *err)
+{
+	json_t *list = NULL, *c;
+	char **v = rm_xcalloc(1, sizeof(*v));
+	size_t i, k = 0;
+
+	if (rm_docker_list_containers(d, label, &list, err) < 0) {
+		free(v);
+		return -1;
+	}
+	json_array_foreach (list, i, c) {
+		const char *cid = json_string_value(json_object_get(c, "Id"));
+		if (cid)
+			v = rm_strv_push(v, &k, cid);
+	}
+	json_decref(list);
+	*ids = v;
+	if (n)
+		*n = k;
+	return 0;
+}
+
+/* ---- archives ---- */
+
+int rm_docker_put_archive(rm_docker *d, const char *id, const char *path, const char *tar_path,
+			  rm_error *err)
+{
+	int ret = -1, fd;
+	struct stat st;
+	struct req r;
+	char *eid = NULL, *epath = NULL, *url = NULL;
+
+	fd = open(tar_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", tar_path, strerror(errno));
+		goto out;
+	}
+	eid = engine_escape(id);
+	epath = engine_escape(path);
+	url = rm_xasprintf("/containers/%s/archive?path=%s", eid, epath);
+	engine_req_init(&r, "PUT", url, LONG_TIMEOUT);
+	r.content_type = "application/x-tar";
+	r.upload_fd = fd;
+	r.upload_size = (curl_off_t)st.st_size;
+	ret = engine_do_request(d, &r, err);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(eid);
+	free(epath);
+	free(url);
+	return ret;
+}
+
+struct archive_sink {
+	int fd;
+	size_t written, max;
+	const char *path;
+	rm_error *err;
+};
+
+static int archive_data(void *ud, const char *p, size_t n)
+{
+	struct archive_sink *s = ud;
+	if (n > s->max - s->written)
+		return rm_error_set(s->err, RM_ERR_INPUT,
+				    "'%s' in the container is larger than the limit of %zu bytes",
+				    s->path, s->max);
+	s->written += n;
+	while (n) {
+		ssize_t w = write(s->fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return rm_error_set(s->err, RM_ERR_IO, "cannot write the archive: %s",
+					    strerror(errno));
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int rm_docker_get_archive(rm_docker *d, const char *id, const char *path, int out_fd,
+			  size_t max_bytes, rm_error *err)
+{
+	struct req r;
+	struct archive_sink sink = {out_fd, 0, max_bytes, path, err};
+	char *eid = engine_escape(id), *epath = engine_escape(path);
+	char *url = rm_xasprintf("/containers/%s/archive?path=%s", eid, epath);
+
+	engine_req_init(&r, "GET", url, LONG_TIMEOUT);
+	r.on_data = archive_data;
+	r.ud = &sink;
+	int ret = engine_do_request(d, &r, err);
+	if (ret < 0 && r.status == 404)
+		rm_error_set(err, RM_ERR_INPUT, "no such file: '%s' in container %.12s", path, id);
+	free(eid);
+	free(epath);
+	free(url);
+	return ret;
+}

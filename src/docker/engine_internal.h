@@ -1,0 +1,98 @@
+/*
+ * Shared by the Engine API client's files: engine_api.c (connection, requests), engine_build.c,
+ * engine_containers.c (containers, images, archives), engine_streams.c (logs, attach, wait)
+ * and images.c (tag, push, pull, registry lookups).
+ */
+#ifndef RM_DOCKER_ENGINE_INTERNAL_H
+#define RM_DOCKER_ENGINE_INTERNAL_H
+
+#include <curl/curl.h>
+
+#include "rm/docker.h"
+#include "rm/util.h"
+
+#define DEFAULT_HOST	"unix:///var/run/docker.sock"
+#define CONNECT_TIMEOUT 10L
+#define SHORT_TIMEOUT	60L
+#define LONG_TIMEOUT	300L /* remove (volumes, big layers) and archive copies */
+#define PING_TIMEOUT	20L
+/* After an interrupt (Ctrl-C), each clean-up call gets at most this long. */
+#define CLEANUP_TIMEOUT_MS 1500L
+/* How often a waiting request looks at its cancel function and the interrupt (ms). */
+#define POLL_MS		    100
+#define MAX_JSON_RESPONSE   (16u * 1024 * 1024)
+#define MAX_ERROR_BODY	    (64u * 1024)
+#define MAX_BUILD_JSON_LINE (1024u * 1024)
+#define MAX_BUILD_TEXT_LINE (64u * 1024)
+
+struct rm_docker {
+	char *host;	 /* what we connected to, for messages */
+	char *unix_path; /* NULL for tcp */
+	char *base;	 /* "http://localhost", "http://host:port" or "https://host:port" */
+	char *tls_ca, *tls_cert, *tls_key;
+	char version[16];
+	int curl_ready;
+	/* A clean-up call after an interrupt got no answer: the engine is hung, and further
+	 * calls fail at once instead of each waiting for its deadline. */
+	int hung;
+};
+
+/* One HTTP exchange. Callers fill the request part; do_request fills the rest. */
+struct req {
+	const char *method;
+	const char *path; /* with query, without the /v1.NN prefix */
+	int unversioned;  /* /_ping */
+	const char *content_type;
+	const char *body; /* in-memory body (POST), or NULL for an empty one */
+	size_t body_len;
+	int upload_fd; /* file body when >= 0 */
+	curl_off_t upload_size;
+	long timeout; /* seconds; 0 for long streams */
+	/* Extra request headers ("Name: value"), NULL-terminated, or NULL. They never appear in
+	 * a message: credentials travel there (X-Registry-Auth). */
+	const char *const *headers;
+	/* A 2xx body goes to on_data when set (return -1 and fill err to abort), else into
+	 * resp when set (bounded by its max), else nowhere. */
+	int (*on_data)(void *ud, const char *p, size_t n);
+	void *ud;
+	rm_buf *resp;
+	rm_docker_cancel_fn cancel;
+	void *cancel_ud;
+	/* Made after the interrupt came (a clean-up call): a short deadline, not cancelled by
+	 * the interrupt. Set by engine_req_prepare. */
+	int after_interrupt;
+	long timeout_ms; /* what applies: timeout, or the clean-up deadline */
+
+	/* Results. */
+	long status;
+	char engine_msg[1024]; /* message of a non-2xx answer */
+	char api_version[32];  /* Api-Version header, when sent */
+
+	/* Internal. */
+	CURL *curl;
+	struct curl_slist *hdrs;
+	char *url;
+	char errbuf[CURL_ERROR_SIZE];
+	rm_buf errbody;
+	int cancelled, too_big, handler_failed, read_errno;
+};
+
+/* URL-escapes s (query values, path parts); caller frees. */
+char *engine_escape(const char *s);
+int engine_is_2xx(long status);
+void engine_req_init(struct req *r, const char *method, const char *path, long timeout);
+/* Sets up r->curl for the request; the transfer is run by the caller (easy or multi). */
+int engine_req_prepare(rm_docker *d, struct req *r, rm_error *err);
+/* Interprets the end of a transfer; see do_request for the return values. */
+int engine_req_complete(rm_docker *d, struct req *r, CURLcode rc, rm_error *err);
+void engine_req_cleanup(struct req *r);
+/* Runs one request. Returns 0 for a 2xx answer; RM_DOCKER_CANCELLED when the cancel
+ * function asked; -1 otherwise, with err naming the request. */
+int engine_do_request(rm_docker *d, struct req *r, rm_error *err);
+/* Whether r must stop now: its own cancel function, or the interrupt (for a request made
+ * before it came). Sets r->cancelled. */
+int engine_should_stop(struct req *r);
+/* A request whose 2xx answer is JSON; *out may be NULL to ignore the answer. */
+int engine_json_request(rm_docker *d, struct req *r, json_t **out, rm_error *err);
+
+#endif

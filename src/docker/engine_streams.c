@@ -1,0 +1,207 @@
+/*
+ * The long calls (see rm/docker.h): container output (logs, attach) and wait.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "engine_internal.h"
+#include "rm/docker.h"
+#include "rm/log.h"
+#include "rm/util.h"
+
+/* ---- logs and wait ---- */
+
+struct logs_state {
+	rm_frame_decoder dec;
+	rm_frame_cb cb;
+	void *ud;
+	rm_error *err;
+};
+
+static int logs_data(void *ud, const char *p, size_t n)
+{
+	struct logs_state *s = ud;
+	if (rm_frame_feed(&s->dec, p, n, s->cb, s->ud) < 0)
+		return rm_error_set(s->err, RM_ERR_DOCKER,
+				    "the log stream has a frame of unknown type %u (is the "
+				    "container a tty?)",
+				    (unsigned)s->dec.hdr[0]);
+	return 0;
+}
+
+/* A long request whose body is a container's output stream (logs, attach), decoded into cb. */
+static void stream_req_init(struct req *r, struct logs_state *s, const char *method,
+			    const char *url, int tty, rm_frame_cb cb, void *ud,
+			    rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err)
+{
+	rm_frame_init(&s->dec, tty);
+	s->cb = cb;
+	s->ud = ud;
+	s->err = err;
+	engine_req_init(r, method, url, 0);
+	r->on_data = logs_data;
+	r->ud = s;
+	r->cancel = cancel;
+	r->cancel_ud = cancel_ud;
+}
+
+/* A stream that ended in the middle of a frame lost output: an error, not a clean end. */
+static int stream_check_end(int ret, const struct logs_state *s, const char *what, const char *id,
+			    rm_error *err)
+{
+	if (ret == 0 && rm_frame_incomplete(&s->dec))
+		return rm_error_set(err, RM_ERR_DOCKER,
+				    "%s /containers/%.12s: the stream ended inside a frame", what,
+				    id);
+	return ret;
+}
+
+int rm_docker_logs(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
+		   rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err)
+{
+	struct req r;
+	struct logs_state s;
+	char *eid = engine_escape(id);
+	char *url = rm_xasprintf("/containers/%s/logs?follow=1&stdout=1&stderr=1", eid);
+
+	stream_req_init(&r, &s, "GET", url, tty, cb, ud, cancel, cancel_ud, err);
+	int ret = stream_check_end(engine_do_request(d, &r, err), &s, "GET logs of", id, err);
+	free(eid);
+	free(url);
+	return ret;
+}
+
+/* The result of the transfer once curl reports it done (unchanged otherwise). */
+static void multi_done(CURLM *m, CURLcode *rc)
+{
+	CURLMsg *msg;
+	int left;
+	while ((msg = curl_multi_info_read(m, &left)))
+		if (msg->msg == CURLMSG_DONE)
+			*rc = msg->data.result;
+}
+
+/*
+ * Attaches to a created container, starts it once the engine has answered the attach (the
+ * engine writes the response headers only after the attach streams are set up, so no output
+ * is lost), and streams until the container's output ends. Driven by a curl multi handle so
+ * the start request can go out while the attach transfer is open. Cheaper for the engine
+ * than logs?follow, which re-reads and decodes the container's json log file.
+ */
+int rm_docker_attach_start(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
+			   rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err)
+{
+	struct req r;
+	struct logs_state s;
+	char *eid = engine_escape(id);
+	char *url = rm_xasprintf("/containers/%s/attach?stream=1&stdout=1&stderr=1", eid);
+	CURLM *m = NULL;
+	CURLcode rc = CURLE_OK;
+	int ret = -1, started = 0, running = 1;
+
+	stream_req_init(&r, &s, "POST", url, tty, cb, ud, cancel, cancel_ud, err);
+	if (engine_req_prepare(d, &r, err) < 0)
+		goto out;
+	m = curl_multi_init();
+	if (!m || curl_multi_add_handle(m, r.curl) != CURLM_OK) {
+		rm_error_set(err, RM_ERR_INTERNAL, "cannot create a curl multi handle");
+		goto out;
+	}
+	while (running) {
+		if (curl_multi_perform(m, &running) != CURLM_OK) {
+			rm_error_set(err, RM_ERR_INTERNAL, "curl multi transfer failed");
+			goto out;
+		}
+		multi_done(m, &rc);
+		if (!started) {
+			long status = 0;
+			curl_easy_getinfo(r.curl, CURLINFO_RESPONSE_CODE, &status);
+			if (status && engine_is_2xx(status)) {
+				started = 1;
+				if (rm_docker_start(d, id, err) < 0)
+					goto out;
+			} else if (status || !running) {
+				break; /* an error answer: req_complete reports it */
+			}
+		}
+		if (running && curl_multi_poll(m, NULL, 0, POLL_MS, NULL) != CURLM_OK) {
+			rm_error_set(err, RM_ERR_INTERNAL, "curl multi poll failed");
+			goto out;
+		}
+		if (running && engine_should_stop(&r))
+			break;
+	}
+	if (running && !r.cancelled) {
+		/* Stopped early on an error answer: let curl finish reading it. */
+		while (running && curl_multi_perform(m, &running) == CURLM_OK && running)
+			curl_multi_poll(m, NULL, 0, POLL_MS, NULL);
+		multi_done(m, &rc);
+	}
+	ret = engine_req_complete(d, &r, rc, err);
+	if (ret == 0 && !started)
+		ret = rm_error_set(err, RM_ERR_DOCKER,
+				   "POST /containers/%.12s/attach: the engine closed the stream "
+				   "before the container started",
+				   id);
+	ret = stream_check_end(ret, &s, "POST attach to", id, err);
+out:
+	if (m && r.curl)
+		curl_multi_remove_handle(m, r.curl);
+	engine_req_cleanup(&r);
+	if (m)
+		curl_multi_cleanup(m);
+	free(eid);
+	free(url);
+	return ret;
+}
+
+int rm_docker_wait(rm_docker *d, const char *id, const char *condition, long *status,
+		   rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err)
+{
+	int ret = -1;
+	struct req r;
+	json_t *resp = NULL;
+	char *eid = engine_escape(id), *econd = NULL, *url;
+
+	if (condition) {
+		econd = engine_escape(condition);
+		url = rm_xasprintf("/containers/%s/wait?condition=%s", eid, econd);
+	} else {
+		url = rm_xasprintf("/containers/%s/wait", eid);
+	}
+	engine_req_init(&r, "POST", url, 0);
+	r.cancel = cancel;
+	r.cancel_ud = cancel_ud;
+	ret = engine_json_request(d, &r, &resp, err);
+	if (ret < 0)
+		goto out;
+	ret = -1;
+	json_t *code = json_object_get(resp, "StatusCode");
+	if (!json_is_integer(code)) {
+		rm_error_set(err, RM_ERR_DOCKER, "POST /containers/%.12s/wait: no StatusCode", id);
+		goto out;
+	}
+	if (status)
+		*status = (long)json_integer_value(code);
+	const char *emsg =
+	    json_string_value(json_object_get(json_object_get(resp, "Error"), "Message"));
+	if (emsg && *emsg) {
+		rm_error_set(err, RM_ERR_DOCKER, "POST /containers/%.12s/wait: %s", id, emsg);
+		goto out;
+	}
+	ret = 0;
+out:
+	json_decref(resp);
+	free(eid);
+	free(econd);
+	free(url);
+	return ret;
+}

@@ -1,0 +1,359 @@
+/*
+ * The local Docker launcher: one container per workload on this host's engine, through the
+ * Engine API (rm/docker.h). Images are built by docker_image.c.
+ *
+ *   start    POST /containers/create (Cmd as an argv array, Env in the body), then the
+ *            scripts folder copied in with PUT /archive: nothing runs yet
+ *   stream   attach, then start once the engine has answered: no output is lost
+ *   stop     SIGKILL (the container must not outlive its budget by more than one poll)
+ *   wait     POST /wait?condition=not-running
+ *   fetch    GET /archive
+ *   cleanup  DELETE ?force=1&v=1
+ *   sweep    every container labelled with this run's id
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "docker_internal.h"
+#include "rm/docker.h"
+#include "rm/launcher.h"
+#include "rm/log.h"
+#include "rm/tar.h"
+#include "rm/util.h"
+
+struct rm_job {
+	char *id;
+	char *name;
+	const rm_job_spec *spec;
+};
+
+static int docker_claims(const rm_context *ctx)
+{
+	(void)ctx;
+	return 1; /* the default: every context runs locally unless another launcher claims it */
+}
+
+static int docker_open(void **state, const rm_launcher_config *cfg, rm_error *err)
+{
+	struct docker_launcher *dl = rm_xcalloc(1, sizeof(*dl));
+
+	dl->cfg = *cfg;
+	if (gethostname(dl->host, sizeof(dl->host)) != 0)
+		dl->host[0] = '\0';
+	dl->host[sizeof(dl->host) - 1] = '\0';
+	snprintf(dl->pid, sizeof(dl->pid), "%ld", (long)getpid());
+	snprintf(dl->pid_start, sizeof(dl->pid_start), "%lld", rm_process_start((long)getpid()));
+	if (!cfg->dry_run && rm_docker_open(&dl->d, cfg->docker_host, err) < 0) {
+		free(dl);
+		return -1;
+	}
+	if (dl->d)
+		dl->where = rm_xasprintf("Docker API %s at %s", rm_docker_api_version(dl->d),
+					 rm_docker_host(dl->d));
+	*state = dl;
+	return 0;
+}
+
+static void docker_close(void *state)
+{
+	struct docker_launcher *dl = state;
+
+	if (!dl)
+		return;
+	rm_docker_close(dl->d);
+	free(dl->where);
+	free(dl);
+}
+
+static const char *docker_where(void *state)
+{
+	struct docker_launcher *dl = state;
+	return dl->where ? dl->where : "no engine (dry run)";
+}
+
+/* The scripts folder (or the folder of the script file) goes to /myworkspace/<model dir>
+ * (under .run_models/ when a url is cloned there first). */
+static int copy_scripts(struct docker_launcher *dl, const rm_model *m, const char *id,
+			rm_error *err)
+{
+	char *src = rm_xstrdup(m->scripts), *dir = rm_model_dir(m), *prefix, *tar_path = NULL;
+	struct stat st;
+	int fd = -1, ret = -1;
+
+	if (stat(src, &st) != 0) {
+		rm_error_set(err, RM_ERR_INPUT, "model '%s': field 'scripts': cannot read '%s': %s",
+			     m->name, src, strerror(errno));
+		goto out;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		char *slash = strrchr(src, '/');
+		if (slash)
+			*slash = '\0';
+		else
+			src[0] = '.', src[1] = '\0';
+	}
+	prefix = m->url && *m->url ? rm_xasprintf("%s/.run_models/%s", &RM_WORKSPACE[1], dir)
+				   : rm_xasprintf("%s/%s", &RM_WORKSPACE[1], dir);
+	fd = rm_make_temp(&tar_path, err);
+	if (fd >= 0 && rm_tar_tree(src, prefix, fd, err) == 0 &&
+	    rm_docker_put_archive(dl->d, id, "/", tar_path, err) == 0)
+		ret = 0;
+	free(prefix);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (tar_path)
+		unlink(tar_path);
+	free(tar_path);
+	free(src);
+	free(dir);
+	return ret;
+}
+
+void docker_label(const struct docker_launcher *dl, json_t *labels)
+{
+	json_object_set_new(labels, "run_models", json_string("1"));
+	json_object_set_new(labels, "run_models.run", json_string(dl->cfg.run_id));
+	json_object_set_new(labels, "run_models.host", json_string(dl->host));
+	json_object_set_new(labels, "run_models.pid", json_string(dl->pid));
+	json_object_set_new(labels, "run_models.pid_start", json_string(dl->pid_start));
+}
+
+static int docker_start(void *state, const rm_job_spec *spec, rm_job **out, rm_error *err)
+{
+	struct docker_launcher *dl = state;
+	rm_job *job = rm_xcalloc(1, sizeof(*job));
+	json_t *body = NULL;
+	int ret = -1;
+
+	job->spec = spec;
+	job->name = rm_xstrdup(spec->name);
+	if (rm_spec_body(spec->in, &body, err) < 0)
+		goto out;
+	docker_label(dl, json_object_get(body, "Labels"));
+	if (rm_docker_create(dl->d, spec->name, body, &job->id, err) < 0)
+		goto out;
+	/* From here on the job exists: the caller cleans it up whatever happens next. */
+	*out = job;
+	job = NULL;
+	ret = copy_scripts(dl, spec->in->model, (*out)->id, err);
+out:
+	if (job) {
+		free(job->name);
+		free(job);
+	}
+	json_decref(body);
+	return ret;
+}
+
+static int docker_stream(void *state, rm_job *job, rm_error *err)
+{
+	struct docker_launcher *dl = state;
+	const rm_job_spec *s = job->spec;
+	int rc =
+	    rm_docker_attach_start(dl->d, job->id, 0, s->on_output, s->ud, s->poll, s->ud, err);
+
+	return rc == RM_DOCKER_CANCELLED ? RM_LAUNCH_STOPPED : rc;
+}
+
+static int docker_stop(void *state, rm_job *job, rm_error *err)
+{
+	struct docker_launcher *dl = state;
+	return rm_docker_kill(dl->d, job->id, "SIGKILL", err);
+}
+
+struct wait_budget {
+	const rm_job_spec *spec;
+	double deadline;
+};
+
+static int wait_poll(void *ud)
+{
+	struct wait_budget *w = ud;
+	if (w->deadline > 0 && rm_now() > w->deadline)
+		return 1;
+	return w->spec->cancelled ? w->spec->cancelled(w->spec->ud) : 0;
+}
+
+static int docker_wait(void *state, rm_job *job, double timeout, long *status, rm_error *err)
+{
+	struct docker_launcher *dl = state;
+	struct wait_budget w = {job->spec, timeout > 0 ? rm_now() + timeout : 0};
+
+	return rm_docker_wait(dl->d, job->id, "not-running", status, wait_poll, &w, err);
+}
+
+static int docker_fetch(void *state, rm_job *job, const char *path, int fd, size_t max,
+			rm_error *err)
+{
+	struct docker_launcher *dl = state;
+	return rm_docker_get_archive(dl->d, job->id, path, fd, max, err);
+}
+
+static int docker_cleanup(void *state, rm_job *job, int keep, rm_error *err)
+{
+	struct docker_launcher *dl = state;
+	int ret = 0;
+
+	if (!job)
+		return 0;
+	if (!keep && job->id && rm_docker_remove(dl->d, job->id, err) < 0)
+		ret = rm_error_wrap(err, "could not remove container '%s'", job->name);
+	free(job->id);
+	free(job->name);
+	free(job);
+	return ret;
+}
+
+static int docker_sweep(void *state, rm_error *err)
+{
+	struct docker_launcher *dl = state;
+	char *label = rm_xasprintf("run_models.run=%s", dl->cfg.run_id);
+	char **ids = NULL;
+	size_t n = 0;
+	int ret = rm_docker_list_by_label(dl->d, label, &ids, &n, err);
+
+	for (size_t i = 0; i < n; i++) { /* n is 0 when the listing failed */
+		rm_error rerr = RM_ERROR_INIT;
+		if (rm_docker_remove(dl->d, ids[i], &rerr) < 0)
+			ret = rm_error_set(err, rerr.kind, "could not remove container %s: %s",
+					   ids[i], rerr.msg);
+	}
+	rm_strv_free(ids);
+	free(label);
+	return ret;
+}
+
+/* Whether a container's labels name a runner on this host that is gone. */
+static int runner_gone(const struct docker_launcher *dl, json_t *labels)
+{
+	const char *host = json_string_value(json_object_get(labels, "run_models.host"));
+	const char *pid = json_string_value(json_object_get(labels, "run_models.pid"));
+	const char *start = json_string_value(json_object_get(labels, "run_models.pid_start"));
+	long p;
+	long long st = start ? strtoll(start, NULL, 10) : -1;
+
+	/* Kept on purpose (--keep-alive), or another host's runner (a shared engine): its
+	 * processes are not ours to judge. */
+	if (json_object_get(labels, "run_models.keep") || !host || strcmp(host, dl->host) || !pid ||
+	    rm_parse_long(pid, 1, 1L << 30, &p) < 0)
+		return 0;
+	return p != (long)getpid() && rm_process_gone(p, st);
+}
+
+static int docker_reap(void *state, size_t *n, rm_error *err)
+{
+	struct docker_launcher *dl = state;
+	json_t *list = NULL, *c;
+	size_t i;
+	int ret = 0;
+
+	*n = 0;
+	if (rm_docker_list_containers(dl->d, "run_models=1", &list, err) < 0)
+		return -1;
+	json_array_foreach (list, i, c) {
+		json_t *labels = json_object_get(c, "Labels");
+		const char *id = json_string_value(json_object_get(c, "Id"));
+		const char *run = json_string_value(json_object_get(labels, "run_models.run"));
+		const char *name =
+		    json_string_value(json_array_get(json_object_get(c, "Names"), 0));
+		rm_error rerr = RM_ERROR_INIT;
+		if (!id || !runner_gone(dl, labels))
+			continue;
+		if (rm_docker_remove(dl->d, id, &rerr) < 0) {
+			ret = rm_error_set(err, rerr.kind,
+					   "could not remove leftover container %s: %s",
+					   name ? name : id, rerr.msg);
+			continue;
+		}
+		(*n)++;
+		rm_info("removed leftover container %s of run %s: its runner (pid %s) is gone",
+			name ? name + (name[0] == '/') : id, run ? run : "?",
+			json_string_value(json_object_get(labels, "run_models.pid")));
+	}
+	json_decref(list);
+	return ret;
+}
+
+static void docker_describe(void *state, const rm_spec_in *in, rm_launch_desc *out)
+{
+	(void)state;
+	out->deployment_type = "local";
+	out->launcher = "docker";
+	out->nnodes = 1;
+	out->gpus_per_node = in->runtime_ngpus;
+}
+
+static void docker_probe(const char *host, rm_probe *out)
+{
+	rm_error err = RM_ERROR_INIT;
+	rm_docker *d = NULL;
+	json_t *ver = NULL;
+
+	if (rm_docker_open(&d, host, &err) < 0) {
+		/* The client's message ends with the generic advice; the action says it once,
+		 * more concretely. */
+		char *advice = strstr(err.msg, ": start dockerd, or set DOCKER_HOST");
+
+		if (advice)
+			*advice = '\0';
+		out->status = "FAIL";
+		out->detail = rm_xstrdup(err.msg);
+		if (strstr(err.msg, "permission denied"))
+			out->action = rm_xstrdup("add your user to the docker group (sudo usermod "
+						 "-aG docker $USER, then log in again), or run as "
+						 "root");
+		else if (err.kind == RM_ERR_USAGE)
+			out->action = rm_xstrdup(
+			    "set DOCKER_HOST to unix:///path/to/docker.sock or tcp://host:port");
+		else
+			out->action =
+			    rm_xstrdup("start the engine (sudo systemctl start docker, or "
+				       "dockerd), or set DOCKER_HOST to the address of a "
+				       "running one");
+		return;
+	}
+	if (rm_docker_version(d, &ver, &err) < 0) {
+		out->status = "WARN";
+		out->detail =
+		    rm_xasprintf("the engine at %s answers /_ping (API %s) but not /version: %s",
+				 rm_docker_host(d), rm_docker_api_version(d), err.msg);
+		out->action = rm_xstrdup("check the engine's log (journalctl -u docker)");
+	} else {
+		const char *v = json_string_value(json_object_get(ver, "Version"));
+		const char *api = json_string_value(json_object_get(ver, "ApiVersion"));
+
+		out->status = "OK";
+		out->detail = rm_xasprintf("engine %s (API %s) at %s; run_models speaks API %s",
+					   v ? v : "unknown", api ? api : "unknown",
+					   rm_docker_host(d), rm_docker_api_version(d));
+	}
+	json_decref(ver);
+	rm_docker_close(d);
+}
+
+const rm_launcher_ops rm_launcher_docker = {
+    .name = "docker",
+    .claims = docker_claims,
+    .open = docker_open,
+    .close = docker_close,
+    .where = docker_where,
+    .prepare = rm_docker_launcher_prepare,
+    .start = docker_start,
+    .stream = docker_stream,
+    .stop = docker_stop,
+    .wait = docker_wait,
+    .fetch = docker_fetch,
+    .cleanup = docker_cleanup,
+    .sweep = docker_sweep,
+    .reap = docker_reap,
+    .describe = docker_describe,
+    .plan = rm_docker_launcher_plan,
+    .probe = docker_probe,
+};

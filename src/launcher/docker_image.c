@@ -1,0 +1,163 @@
+/*
+ * Images for the Docker launcher: POST /build with the context tarred by libarchive, skipped
+ * when the image's fingerprint label matches; and the dry run's docker CLI lines.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "docker_internal.h"
+#include "rm/hash.h"
+#include "rm/log.h"
+#include "rm/tar.h"
+#include "rm/util.h"
+
+#define FINGERPRINT_LABEL "run_models.fingerprint"
+
+/* SHA-256 over the build context's metadata (rm_tar_context_fingerprint), the Dockerfile
+ * name, the build args and the id of the base image as the engine has it now (a re-pulled
+ * base makes a new fingerprint). */
+static int fingerprint(struct docker_launcher *dl, const rm_image_req *req, char out[65],
+		       rm_error *err)
+{
+	rm_hash *h = rm_hash_new();
+	char *js = json_dumps(req->buildargs, JSON_COMPACT | JSON_SORT_KEYS), *df_name = NULL;
+	const char *base_image = req->df->base_image;
+	json_t *base = NULL;
+	rm_error ierr = RM_ERROR_INIT;
+	int ret =
+	    rm_tar_context_fingerprint(req->model->dockercontext, req->df->path, h, &df_name, err);
+
+	if (ret == 0) {
+		rm_hash_update(h, df_name, strlen(df_name) + 1);
+		if (js)
+			rm_hash_update(h, js, strlen(js) + 1);
+		if (base_image && strcmp(base_image, "scratch") &&
+		    rm_docker_image_inspect(dl->d, base_image, &base, &ierr) == 0) {
+			const char *id = json_string_value(json_object_get(base, "Id"));
+			if (id)
+				rm_hash_update(h, id, strlen(id));
+		}
+	}
+	json_decref(base);
+	free(js);
+	free(df_name);
+	rm_hash_final_hex(h, out);
+	return ret;
+}
+
+static int image_is_current(struct docker_launcher *dl, const char *image, const char *fp,
+			    char **image_id)
+{
+	json_t *img = NULL;
+	rm_error ierr = RM_ERROR_INIT;
+	int current = 0;
+
+	if (rm_docker_image_inspect(dl->d, image, &img, &ierr) == 0) {
+		json_t *labels = json_object_get(json_object_get(img, "Config"), "Labels");
+		const char *have = json_string_value(json_object_get(labels, FINGERPRINT_LABEL));
+		const char *id = json_string_value(json_object_get(img, "Id"));
+		if (have && id && !strcmp(have, fp)) {
+			*image_id = rm_xstrdup(id);
+			current = 1;
+		}
+	}
+	json_decref(img);
+	return current;
+}
+
+int rm_docker_launcher_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
+			       rm_error *err)
+{
+	struct docker_launcher *dl = state;
+	const char *ctx_dir = req->model->dockercontext;
+	char *tar_path = NULL, *df_name = NULL;
+	json_t *labels = json_object();
+	char fp[65];
+	int fd = -1, ret = -1;
+
+	*cached = 0;
+	/* The image is up to date when its fingerprint label matches the context, the build
+	 * args and the base image as they are now: skip the build (a fully cached build still
+	 * costs the engine a context upload and a cache lookup per step). */
+	if (fingerprint(dl, req, fp, err) < 0) {
+		rm_error_wrap(err, "build context '%s'", ctx_dir);
+		goto out;
+	}
+	json_object_set_new(labels, FINGERPRINT_LABEL, json_string(fp));
+	/* Which run and runner built it. Not the containers' labels: containers inherit their
+	 * image's labels, and one a user starts from the image must not look like ours. */
+	json_object_set_new(labels, "run_models.built_by_run", json_string(dl->cfg.run_id));
+	json_object_set_new(labels, "run_models.built_by",
+			    json_pack("s++", dl->host, "/", dl->pid));
+	if (!req->nocache && image_is_current(dl, req->image, fp, image_id)) {
+		char *msg = rm_xasprintf("run_models: image '%s' (%s) is up to date with '%s' and "
+					 "its context (fingerprint %s); build skipped, "
+					 "--clean-docker-cache rebuilds it",
+					 req->image, *image_id, req->df->path, fp);
+		req->on_line(req->ud, msg, strlen(msg));
+		free(msg);
+		rm_info("image '%s' is up to date; build skipped", req->image);
+		*cached = 1;
+		ret = 0;
+		goto out;
+	}
+	fd = rm_make_temp(&tar_path, err);
+	if (fd < 0)
+		goto out;
+	if (rm_tar_build_context(ctx_dir, req->df->path, fd, &df_name, err) < 0) {
+		rm_error_wrap(err, "build context '%s'", ctx_dir);
+		goto out;
+	}
+	rm_info("building '%s' from '%s' (log: %s)", req->image, req->df->path, req->log);
+	rm_build_opts bo = {
+	    .labels = labels,
+	    .context_tar = tar_path,
+	    .dockerfile = df_name,
+	    .tag = req->image,
+	    .buildargs = req->buildargs,
+	    .nocache = req->nocache,
+	    .networkmode = "host",
+	    .on_line = req->on_line,
+	    .ud = req->ud,
+	    .cancel = req->poll,
+	    .cancel_ud = req->ud,
+	};
+	ret = rm_docker_build(dl->d, &bo, image_id, err);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (tar_path)
+		unlink(tar_path);
+	free(tar_path);
+	free(df_name);
+	json_decref(labels);
+	return ret;
+}
+
+void rm_docker_launcher_plan(void *state, const rm_image_req *req, const rm_job_spec *spec,
+			     FILE *out)
+{
+	json_t *body = NULL;
+	rm_error err = RM_ERROR_INIT;
+	char *js = json_dumps(req->buildargs, JSON_COMPACT | JSON_SORT_KEYS);
+	char *build = rm_build_cmdline(req->image, req->df->path, req->model->dockercontext,
+				       req->buildargs, NULL, req->nocache);
+
+	(void)state;
+	fprintf(out, "  dockerfile: %s (base image %s)\n", req->df->path,
+		req->df->base_image ? req->df->base_image : "unknown");
+	fprintf(out, "  build args: %s\n", js ? js : "{}");
+	fprintf(out, "  %s\n", build);
+	if (rm_spec_body(spec->in, &body, &err) < 0) {
+		fprintf(out, "  would fail: %s\n", err.msg);
+	} else {
+		char *run = rm_run_cmdline(body, spec->name);
+		fprintf(out, "  %s\n", run);
+		free(run);
+	}
+	json_decref(body);
+	free(build);
+	free(js);
+}

@@ -1,0 +1,33 @@
+/*
+ * Shared by the Docker launcher's files (docker.c: containers; docker_image.c: images).
+ */
+#ifndef RM_LAUNCHER_DOCKER_INTERNAL_H
+#define RM_LAUNCHER_DOCKER_INTERNAL_H
+
+#include <stdio.h>
+
+#include "rm/docker.h"
+#include "rm/launcher.h"
+
+struct docker_launcher {
+	rm_launcher_config cfg;
+	rm_docker *d; /* NULL in a dry run */
+	char *where;
+	/* This runner, in the labels of everything it makes (run_models.host, .pid,
+	 * .pid_start), so that a later run can tell whether it is gone. */
+	char host[256];
+	char pid[32];
+	char pid_start[32];
+};
+
+/* Adds the run's and the runner's labels to a labels object. */
+void docker_label(const struct docker_launcher *dl, json_t *labels);
+
+int rm_docker_launcher_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
+			       rm_error *err);
+void rm_docker_launcher_plan(void *state, const rm_image_req *req, const rm_job_spec *spec,
+			     FILE *out);
+
+extern const rm_launcher_ops rm_launcher_docker;
+
+#endif

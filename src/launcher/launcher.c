@@ -1,0 +1,36 @@
+/*
+ * The launcher table. Adding a launcher is one new file and one row here, above "docker",
+ * which claims every context no other launcher claims.
+ */
+#include <string.h>
+
+#include "docker_internal.h"
+#include "rm/launcher.h"
+
+const rm_launcher_ops *const rm_launchers[] = {
+    &rm_launcher_docker,
+    NULL,
+};
+
+int rm_launcher_open(rm_launcher *l, const rm_launcher_config *cfg, rm_error *err)
+{
+	l->ops = NULL;
+	l->state = NULL;
+	for (size_t i = 0; rm_launchers[i]; i++) {
+		if (!rm_launchers[i]->claims(cfg->ctx))
+			continue;
+		if (rm_launchers[i]->open(&l->state, cfg, err) < 0)
+			return -1;
+		l->ops = rm_launchers[i];
+		return 0;
+	}
+	return rm_error_set(err, RM_ERR_INTERNAL, "no launcher claims this context");
+}
+
+void rm_launcher_close(rm_launcher *l)
+{
+	if (l->ops)
+		l->ops->close(l->state);
+	l->ops = NULL;
+	l->state = NULL;
+}

@@ -1,0 +1,156 @@
+/*
+ * The SLURM commands the launcher runs (see slurm.h): sbatch, squeue, sacct, scontrol and
+ * scancel, through rm_proc_run, with their output read by slurm_state.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "slurm.h"
+#include "rm/proc.h"
+#include "rm/util.h"
+
+#define MAX_CMD_OUTPUT (16u * 1024 * 1024)
+
+/* The command's own words for a message: its stderr's last line, else stdout's. */
+static const char *said(rm_proc_out *res)
+{
+	char *t = rm_trim(res->err_len ? res->err : res->out);
+	char *nl = strrchr(t, '\n');
+	return nl ? nl + 1 : (*t ? t : "(no message)");
+}
+
+/* Runs argv; 0 with res filled (any exit status); -1 when it could not run. */
+static int run(char *const argv[], rm_proc_out *res, rm_error *err)
+{
+	if (rm_proc_run(argv, NULL, RM_SLURM_CMD_TIMEOUT, MAX_CMD_OUTPUT, res, err) < 0) {
+		if (!rm_on_path(argv[0]))
+			rm_error_wrap(err, "is SLURM installed on this host");
+		return -1;
+	}
+	return 0;
+}
+
+int rm_slurm_submit(const char *script_path, long *job_id, rm_error *err)
+{
+	char *argv[] = {(char *)"sbatch", (char *)"--parsable", (char *)script_path, NULL};
+	rm_proc_out res;
+	int ret = -1;
+
+	if (run(argv, &res, err) < 0)
+		goto out;
+	if (res.status != 0) {
+		rm_error_set(err, RM_ERR_INPUT, "sbatch '%s' refused the job: %s", script_path,
+			     said(&res));
+		goto out;
+	}
+	ret = rm_slurm_parse_sbatch(res.out, job_id, err);
+out:
+	rm_proc_out_release(&res);
+	return ret;
+}
+
+int rm_slurm_queue(long job_id, rm_slurm_job_state **v, size_t *n, rm_error *err)
+{
+	char id[32];
+	char *argv[] = {(char *)"squeue",	(char *)"-h", (char *)"-j",	  id,
+			(char *)"--states=all", (char *)"-o", (char *)"%i|%T|%r", NULL};
+	rm_proc_out res;
+	int ret = -1;
+
+	*v = NULL;
+	*n = 0;
+	snprintf(id, sizeof(id), "%ld", job_id);
+	if (run(argv, &res, err) < 0)
+		goto out;
+	if (res.status != 0) {
+		/* A job slurmctld has forgotten (MinJobAge after its end) has left the queue. */
+		if (strstr(res.err, "Invalid job id")) {
+			ret = 0;
+			goto out;
+		}
+		rm_error_set(err, RM_ERR_IO, "squeue -j %ld failed: %s", job_id, said(&res));
+		goto out;
+	}
+	ret = rm_slurm_parse_squeue(res.out, v, n, err);
+	/* --states=all keeps finished jobs for MinJobAge: only the unfinished are queued. */
+	size_t k = 0;
+	for (size_t i = 0; ret == 0 && i < *n; i++)
+		if (!rm_slurm_state_final((*v)[i].state))
+			(*v)[k++] = (*v)[i];
+	*n = k;
+	if (!k) {
+		free(*v);
+		*v = NULL;
+	}
+out:
+	rm_proc_out_release(&res);
+	return ret;
+}
+
+int rm_slurm_final(long job_id, rm_slurm_job_state **v, size_t *n, const char **source,
+		   rm_error *err)
+{
+	char id[32];
+	char *sacct[] = {(char *)"sacct",
+			 (char *)"-j",
+			 id,
+			 (char *)"-X",
+			 (char *)"-n",
+			 (char *)"-P",
+			 (char *)"-o",
+			 (char *)"JobID,State,ExitCode",
+			 NULL};
+	char *scontrol[] = {(char *)"scontrol", (char *)"-o", (char *)"show",
+			    (char *)"job",	id,	      NULL};
+	rm_proc_out res;
+	int ret = -1;
+
+	*v = NULL;
+	*n = 0;
+	snprintf(id, sizeof(id), "%ld", job_id);
+	if (run(sacct, &res, err) < 0)
+		goto out;
+	if (res.status == 0) {
+		*source = "sacct";
+		ret = rm_slurm_parse_sacct(res.out, v, n, err);
+		goto out;
+	}
+	/* No accounting ("Slurm accounting storage is disabled"): ask the controller. */
+	rm_proc_out_release(&res);
+	if (run(scontrol, &res, err) < 0)
+		goto out;
+	*source = "scontrol";
+	if (res.status != 0) {
+		rm_error_set(err, RM_ERR_IO,
+			     "cannot learn how job %ld ended: sacct has no accounting and scontrol "
+			     "says: %s",
+			     job_id, said(&res));
+		goto out;
+	}
+	ret = rm_slurm_parse_scontrol(res.out, v, n, err);
+out:
+	rm_proc_out_release(&res);
+	return ret;
+}
+
+int rm_slurm_cancel(long job_id, rm_error *err)
+{
+	char id[32];
+	char *argv[] = {(char *)"scancel", id, NULL};
+	rm_proc_out res;
+	int ret = -1;
+
+	snprintf(id, sizeof(id), "%ld", job_id);
+	if (run(argv, &res, err) < 0)
+		goto out;
+	if (res.status != 0 && !strstr(res.err, "Invalid job id") &&
+	    !strstr(res.err, "already completing or completed")) {
+		rm_error_set(err, RM_ERR_IO, "scancel %ld failed: %s", job_id, said(&res));
+		goto out;
+	}
+	ret = 0;
+out:
+	rm_proc_out_release(&res);
+	return ret;
+}

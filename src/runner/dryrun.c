@@ -1,0 +1,54 @@
+/*
+ * --dry-run: what would be built and run, with no engine contacted. Secrets are masked in
+ * everything printed, the launcher's plan included.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "rm/util.h"
+
+static void print_masked(struct run *r, const char *text)
+{
+	char *m = rm_mask_string(&r->mask, text);
+	fputs(m, stdout);
+	free(m);
+}
+
+void dry_run_model(struct run *r, const rm_model *m, const rm_spec_in *in, const rm_dockerfile *dfs,
+		   size_t n_dfs)
+{
+	char *args = rm_spec_args(in);
+	char *head =
+	    rm_xasprintf("model '%s' (GPUs %ld, tunableop %s, parser %s)\n  args: %s\n", m->name,
+			 in->runtime_ngpus, in->tunableop ? in->tunableop : "as the model has it",
+			 r->o->parser ? r->o->parser : m->parser, args);
+
+	print_masked(r, head);
+	if (in->tunableop_host_dir)
+		printf("  tunableop results: %s (mounted at %s)\n", in->tunableop_host_dir,
+		       RM_TUNABLEOP_DIR);
+	for (size_t i = 0; i < n_dfs; i++)
+		if (!dfs[i].kept)
+			printf("  dropped: %s: %s\n", dfs[i].path, dfs[i].why_dropped);
+	free(head);
+	free(args);
+}
+
+void dry_run_dockerfile(struct run *r, const rm_image_req *req, const rm_job_spec *spec,
+			const char *gpu_vendor_wanted)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return;
+	r->launcher.ops->plan(r->launcher.state, req, spec, f);
+	fclose(f);
+	print_masked(r, text);
+	free(text);
+	if (gpu_vendor_wanted)
+		printf("  would fail: it is for %s GPUs and this context has none\n",
+		       gpu_vendor_wanted);
+}

@@ -1,0 +1,136 @@
+/*
+ * Shared by the runner's files, one concern each:
+ *   run.c       the run: set-up, the loop over models, signals, the final sweep
+ *   model.c     one model: its Dockerfiles, skips, the build, the repeats
+ *   execute.c   one run of a workload through the launcher, its results read back
+ *   stream.c    the workload's output: masking, the log file, the terminal, the parser
+ *   progress.c  the status line / progress lines
+ *   record.c    an outcome and its perf rows
+ *   dryrun.c    what --dry-run prints
+ *   logs.c      log file names and their safe creation
+ *   watchdog.c  the process that removes the run's containers when the runner is killed
+ */
+#ifndef RM_RUNNER_INTERNAL_H
+#define RM_RUNNER_INTERNAL_H
+
+#include <stddef.h>
+
+#include "rm/context.h"
+#include "rm/launcher.h"
+#include "rm/mask.h"
+#include "rm/parser.h"
+#include "rm/registry.h"
+#include "rm/runner.h"
+
+typedef struct json_t json_t;
+
+struct run {
+	const rm_run_opts *o;
+	rm_registry reg;
+	rm_selection sel;
+	rm_context ctx;
+	rm_launcher launcher;
+	char run_id[64];
+	char machine[256];
+	char *git_commit;
+	size_t n_failed;
+	char **secrets; /* values of the host's MAD_SECRETS* variables */
+	size_t n_secrets;
+	rm_mask mask;	   /* for whole strings: reasons, messages, build lines, dry runs */
+	int progress_mode; /* 0 none, 1 status line on a terminal, 2 plain periodic lines */
+	int unremoved;	   /* workloads this run made and could not remove */
+	int swept;	   /* nothing of the run is left (the final sweep succeeded or was moot) */
+	int watchdog_fd;   /* write end of the watchdog's pipe, or <= 0 */
+	int engine_lost;   /* a workload lost its engine mid-run */
+};
+
+/* What one run of a workload produced. */
+struct outcome {
+	const char *status; /* SUCCESS FAILURE SKIPPED, NULL while unknown */
+	char *reason;
+	double build_s;
+	double test_s;
+	long exit_code; /* -1 when none */
+	long repeat;	/* 1-based */
+	const char *tunableop;
+	char *dockerfile;
+	char *base_image;
+	char *image;
+	char *image_id;
+	char *log_file; /* this run's own file */
+	char *log_link; /* the stable name that points at the latest run's file */
+	rm_parse_result pr;
+	/* multiple_results rows: name, performance text, metric */
+	char **mr_names, **mr_perf, **mr_metric;
+	size_t mr_n;
+};
+
+/* run.c */
+const char *runner_signal_name(void);
+int runner_cancelled(void *ud); /* a signal came: for every wait */
+
+/* record.c: reasons reach perf.csv and the terminal, so fail() masks secrets with the mask
+ * given to outcome_set_mask. */
+void outcome_set_mask(const rm_mask *m);
+void fail(struct outcome *oc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void outcome_release(struct outcome *oc);
+/* Prints what became of the run and counts failures. */
+void outcome_report(struct run *r, const rm_model *m, const struct outcome *oc);
+/* Appends the perf rows of an outcome (one, or one per multiple_results row) and its
+ * metrics to perf_<model>.csv. */
+int record(struct run *r, const rm_selected *s, const rm_spec_in *in, struct outcome *oc,
+	   rm_error *err);
+
+/* model.c */
+int run_model(struct run *r, const rm_selected *s, rm_error *err);
+json_t *build_args(struct run *r, const rm_model *m);
+
+/* execute.c: runs a built image once; fills oc. Returns -1 only when interrupted. */
+int execute(struct run *r, const rm_spec_in *in, size_t k, struct outcome *oc);
+char *container_name(const struct run *r, const rm_model *m, size_t k);
+
+/* progress.c */
+void progress_line(struct run *r, const char *model, const char *what, double elapsed,
+		   double timeout, const rm_parse_progress *pp, int final);
+
+/* stream.c: the output of one workload run */
+struct stream;
+struct stream *stream_open(struct run *r, const rm_spec_in *in, double timeout, struct outcome *oc);
+void stream_begin(struct stream *st);			/* the clock starts */
+void stream_bind(struct stream *st, rm_job_spec *spec); /* on_output, poll, cancelled */
+/* Flushes the masks and the line splitter, finishes the parser into oc->pr. */
+void stream_end(struct stream *st, struct outcome *oc);
+void stream_close(struct stream *st);
+int stream_timed_out(const struct stream *st);
+/* keep-alive: whether the script's exit marker came, and its code. */
+int stream_script_done(const struct stream *st, long *rc);
+double stream_started(const struct stream *st);
+const char *stream_parser_name(const struct stream *st);
+
+/* stream.c: the build log of one image */
+struct build_log;
+struct build_log *build_log_open(struct run *r, const rm_model *m, const char *path,
+				 const char *link, rm_error *err);
+void build_log_bind(struct build_log *b, rm_image_req *req); /* on_line, poll */
+/* Writes the (masked) reason of a failed build into the log. */
+void build_log_failed(struct build_log *b, const char *masked_msg);
+double build_log_elapsed(const struct build_log *b);
+void build_log_close(struct build_log *b);
+
+/* logs.c: "<log dir>/<base>.<run id><suffix>" and "<log dir>/<base><suffix>" */
+char *log_path(const struct run *r, const char *base, const char *suffix);
+char *log_link(const struct run *r, const char *base, const char *suffix);
+/* Creates path (never through a symlink, never over a file) and points link at it. */
+FILE *log_create(const struct run *r, const char *path, const char *link, rm_error *err);
+
+/* watchdog.c: started once the launcher is open; done when the run has cleaned up. */
+int watchdog_start(struct run *r);
+void watchdog_done(struct run *r);
+
+/* dryrun.c */
+void dry_run_model(struct run *r, const rm_model *m, const rm_spec_in *in, const rm_dockerfile *dfs,
+		   size_t n_dfs);
+void dry_run_dockerfile(struct run *r, const rm_image_req *req, const rm_job_spec *spec,
+			const char *gpu_vendor_wanted);
+
+#endif

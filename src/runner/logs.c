@@ -1,0 +1,67 @@
+/*
+ * Log file names and their creation. Every run writes its own files, named with its run id,
+ * so that the next run or a concurrent run of the same model never overwrites or shares
+ * them; "<model>.live.log" and "<model>.build.log" stay as the stable names users expect,
+ * as symbolic links to the latest run's files. A file is never opened through a symlink
+ * (one planted in the log folder could point anywhere) and never over an existing file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "rm/log.h"
+#include "rm/util.h"
+
+char *log_path(const struct run *r, const char *base, const char *suffix)
+{
+	return rm_xasprintf("%s/%s.%s%s", r->o->log_dir, base, r->run_id, suffix);
+}
+
+char *log_link(const struct run *r, const char *base, const char *suffix)
+{
+	return rm_xasprintf("%s/%s%s", r->o->log_dir, base, suffix);
+}
+
+/* Points link at the file path (same folder): a temporary link renamed over it, so what
+ * stands at link (an older regular file, a planted symlink) is replaced, never followed. */
+static void point_link(const struct run *r, const char *path, const char *link)
+{
+	const char *target = strrchr(path, '/');
+	char *tmp = rm_xasprintf("%s.%s.tmp", link, r->run_id);
+
+	target = target ? target + 1 : path;
+	unlink(tmp);
+	if (symlink(target, tmp) != 0 || rename(tmp, link) != 0) {
+		rm_warn("cannot point '%s' at '%s': %s (the log is there all the same)", link,
+			target, strerror(errno));
+		unlink(tmp);
+	}
+	free(tmp);
+}
+
+FILE *log_create(const struct run *r, const char *path, const char *link, rm_error *err)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	FILE *f;
+
+	if (fd < 0) {
+		rm_error_set(err, RM_ERR_IO, "cannot create the log '%s': %s", path,
+			     errno == EEXIST ? "it exists already (is a symlink planted there?)"
+					     : strerror(errno));
+		return NULL;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+		close(fd);
+		unlink(path);
+		return NULL;
+	}
+	if (link)
+		point_link(r, path, link);
+	return f;
+}

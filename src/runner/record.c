@@ -1,0 +1,189 @@
+/*
+ * An outcome (what one run of a workload produced) and its perf rows: the row layout is
+ * rm/report.h's; this file fills it from the run, the model, the launcher and the outcome.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "rm/log.h"
+#include "rm/report.h"
+#include "rm/util.h"
+
+static const rm_mask *reason_mask;
+
+void outcome_set_mask(const rm_mask *m)
+{
+	reason_mask = m;
+}
+
+void fail(struct outcome *oc, const char *fmt, ...)
+{
+	va_list ap;
+	char *raw;
+
+	oc->status = "FAILURE";
+	free(oc->reason);
+	va_start(ap, fmt);
+	raw = rm_xvasprintf(fmt, ap);
+	va_end(ap);
+	oc->reason = reason_mask ? rm_mask_string(reason_mask, raw) : rm_xstrdup(raw);
+	free(raw);
+}
+
+void outcome_release(struct outcome *oc)
+{
+	free(oc->reason);
+	free(oc->dockerfile);
+	free(oc->base_image);
+	free(oc->image);
+	free(oc->image_id);
+	free(oc->log_file);
+	free(oc->log_link);
+	rm_parse_result_release(&oc->pr);
+	rm_strv_free(oc->mr_names);
+	rm_strv_free(oc->mr_perf);
+	rm_strv_free(oc->mr_metric);
+	memset(oc, 0, sizeof(*oc));
+}
+
+void outcome_report(struct run *r, const rm_model *m, const struct outcome *oc)
+{
+	if (!strcmp(oc->status, "FAILURE")) {
+		r->n_failed++;
+		rm_warn("model '%s' failed: %s", m->name, oc->reason);
+	} else if (!strcmp(oc->status, "SKIPPED")) {
+		rm_info("model '%s' skipped: %s", m->name, oc->reason);
+	} else if (oc->mr_n) {
+		rm_info("model '%s': SUCCESS, %zu results", m->name, oc->mr_n);
+	} else {
+		/* The figure and its unit together may spell a secret: mask the whole line. */
+		char *raw =
+		    rm_xasprintf("model '%s': SUCCESS, %.6g %s", m->name, oc->pr.performance,
+				 oc->pr.performance_metric ? oc->pr.performance_metric : "");
+		char *line = rm_mask_string(&r->mask, raw);
+		rm_info("%s", line);
+		free(line);
+		free(raw);
+	}
+}
+
+static char *join_tags(const rm_model *m)
+{
+	rm_buf b = RM_BUF_INIT((size_t)1 << 20);
+	for (size_t i = 0; i < m->n_tags; i++) {
+		if (i)
+			rm_buf_addch(&b, ',');
+		rm_buf_addstr(&b, m->tags[i]);
+	}
+	return rm_buf_detach(&b);
+}
+
+/* The cells every row of an outcome shares. */
+struct row_text {
+	char ts[32], ngpus[32], nnodes[32], gpn[32], build_s[32], test_s[32], exit_code[32],
+	    repeat[32];
+	char *tags, *args, *perf;
+};
+
+static void base_row(struct run *r, const rm_spec_in *in, const struct outcome *oc,
+		     struct row_text *t, rm_perf_row *row)
+{
+	const rm_model *m = in->model;
+	rm_launch_desc d = {NULL, NULL, 1, 0};
+	char *args = rm_spec_args(in);
+
+	r->launcher.ops->describe(r->launcher.state, in, &d);
+	rm_utc_timestamp(t->ts, sizeof(t->ts));
+	snprintf(t->ngpus, sizeof(t->ngpus), "%ld", in->runtime_ngpus);
+	snprintf(t->nnodes, sizeof(t->nnodes), "%ld", d.nnodes);
+	snprintf(t->gpn, sizeof(t->gpn), "%ld", d.gpus_per_node);
+	snprintf(t->build_s, sizeof(t->build_s), "%.3f", oc->build_s);
+	snprintf(t->test_s, sizeof(t->test_s), "%.3f", oc->test_s);
+	snprintf(t->repeat, sizeof(t->repeat), "%ld", oc->repeat > 0 ? oc->repeat : 1);
+	if (oc->exit_code >= 0)
+		snprintf(t->exit_code, sizeof(t->exit_code), "%ld", oc->exit_code);
+	else
+		t->exit_code[0] = '\0';
+	t->tags = join_tags(m);
+	t->args = rm_mask_string(&r->mask, args);
+	free(args);
+	t->perf = oc->pr.has_performance ? rm_xasprintf("%.10g", oc->pr.performance) : NULL;
+
+	memset(row, 0, sizeof(*row));
+	row->cell[RM_COL_MODEL] = m->name;
+	row->cell[RM_COL_NGPUS] = t->ngpus;
+	row->cell[RM_COL_NNODES] = t->nnodes;
+	row->cell[RM_COL_GPUS_PER_NODE] = t->gpn;
+	row->cell[RM_COL_PRECISION] = m->training_precision;
+	row->cell[RM_COL_ARGS] = t->args;
+	row->cell[RM_COL_TAGS] = t->tags;
+	row->cell[RM_COL_DOCKERFILE] = oc->dockerfile;
+	row->cell[RM_COL_BASE_DOCKER] = oc->base_image;
+	row->cell[RM_COL_DOCKER_SHA] = oc->image_id;
+	row->cell[RM_COL_IMAGE] = oc->image;
+	row->cell[RM_COL_GIT_COMMIT] = r->git_commit;
+	row->cell[RM_COL_MACHINE] = r->machine;
+	row->cell[RM_COL_DEPLOYMENT] = d.deployment_type;
+	row->cell[RM_COL_LAUNCHER] = d.launcher;
+	row->cell[RM_COL_ARCH] = r->ctx.gpu_arch;
+	row->cell[RM_COL_STATUS] = oc->status;
+	row->cell[RM_COL_BUILD_DURATION] = t->build_s;
+	row->cell[RM_COL_TEST_DURATION] = t->test_s;
+	row->cell[RM_COL_DATANAME] = m->data;
+	row->cell[RM_COL_BUILD_NUMBER] = getenv("BUILD_NUMBER");
+	row->cell[RM_COL_RUN_OPTIONS] = m->additional_docker_run_options;
+	row->cell[RM_COL_TIMESTAMP] = t->ts;
+	row->cell[RM_COL_RUN_ID] = r->run_id;
+	row->cell[RM_COL_REPEAT] = t->repeat;
+	row->cell[RM_COL_REASON] = oc->reason;
+	row->cell[RM_COL_TUNABLEOP] = oc->tunableop;
+	row->cell[RM_COL_EXIT_CODE] = t->exit_code;
+	row->cell[RM_COL_LOG_FILE] = oc->log_file;
+	if (!oc->mr_n && oc->pr.has_performance) {
+		row->cell[RM_COL_PERFORMANCE] = t->perf;
+		row->cell[RM_COL_METRIC] = oc->pr.performance_metric;
+	}
+}
+
+int record(struct run *r, const rm_selected *s, const rm_spec_in *in, struct outcome *oc,
+	   rm_error *err)
+{
+	const rm_model *m = s->model;
+	struct row_text t;
+	rm_perf_row base;
+	size_t n = oc->mr_n ? oc->mr_n : 1;
+	rm_perf_row *rows = rm_xcalloc(n, sizeof(*rows));
+	char **names = rm_xcalloc(n, sizeof(*names));
+	char **rel = rm_xcalloc(n, sizeof(*rel));
+	int ret;
+
+	base_row(r, in, oc, &t, &base);
+	for (size_t i = 0; i < n; i++) {
+		rows[i] = base;
+		if (oc->mr_n) {
+			names[i] = rm_xasprintf("%s_%s", m->name, oc->mr_names[i]);
+			rows[i].cell[RM_COL_MODEL] = names[i];
+			rows[i].cell[RM_COL_PERFORMANCE] = oc->mr_perf[i];
+			rows[i].cell[RM_COL_METRIC] = oc->mr_metric[i];
+		}
+	}
+	if (!strcmp(oc->status, "SUCCESS"))
+		rm_perf_relative_changes(r->o->output, rows, n, rel);
+	ret = rm_perf_append(r->o->output, rows, n, err);
+	if (ret == 0)
+		ret = rm_metrics_append(r->o->output, t.ts, r->run_id, m->name, &oc->pr, err);
+	for (size_t i = 0; i < n; i++) {
+		free(names[i]);
+		free(rel[i]);
+	}
+	free(names);
+	free(rel);
+	free(rows);
+	free(t.perf);
+	free(t.tags);
+	free(t.args);
+	return ret;
+}

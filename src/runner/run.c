@@ -1,0 +1,268 @@
+/*
+ * The run: load the registry, select, detect the context, open the launcher, run each
+ * selected model (model.c), and on the way out remove what a failure or a signal left.
+ * Every failure of a model becomes a FAILURE row with its reason; only a failure to start
+ * at all (no registry, no selection, unwritable perf.csv) ends the run early.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "rm/doctor.h"
+#include "rm/log.h"
+#include "rm/report.h"
+#include "rm/util.h"
+
+extern char **environ;
+
+/* Signals */
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	if (got_signal)
+		_exit(128 + sig); /* the second Ctrl-C: leave at once */
+	got_signal = sig;
+}
+
+void rm_runner_install_signal_handlers(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* A closed terminal or a lost SSH session: stop as for SIGTERM, and keep the rows. */
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+int rm_runner_signal(void)
+{
+	return got_signal;
+}
+
+const char *runner_signal_name(void)
+{
+	return got_signal == SIGTERM ? "SIGTERM" : got_signal == SIGHUP ? "SIGHUP" : "SIGINT";
+}
+
+int runner_cancelled(void *ud)
+{
+	(void)ud;
+	return got_signal != 0;
+}
+
+/* The run id names containers and rows: time, pid and randomness keep two runners on one
+ * host apart. */
+static void make_run_id(char *out, size_t size)
+{
+	unsigned rnd = 0;
+	char ts[32];
+	time_t t = time(NULL);
+	struct tm tm;
+	FILE *ur = fopen("/dev/urandom", "r");
+
+	if (!ur || fread(&rnd, sizeof(rnd), 1, ur) != 1)
+		rnd = (unsigned)getpid() ^ (unsigned)time(NULL);
+	if (ur)
+		fclose(ur);
+	gmtime_r(&t, &tm);
+	strftime(ts, sizeof(ts), "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(out, size, "%s-%ld-%04x", ts, (long)getpid(), rnd & 0xffff);
+}
+
+/* A secret of a few characters is masked wherever those characters appear in the output,
+ * numbers and words included: say so, since the logs will look mangled. */
+static void warn_short_secrets(void)
+{
+	for (char **e = environ; e && *e; e++) {
+		const char *eq = strchr(*e, '='), *p;
+		if (!eq || !memmem(*e, (size_t)(eq - *e), "MAD_SECRETS", 11))
+			continue;
+		for (p = eq + 1; *p;) {
+			size_t len = strcspn(p, "\n");
+			if (len && len < 6) {
+				rm_warn(
+				    "%.*s holds a value (or a line) of fewer than 6 characters: "
+				    "it is masked as *** wherever it appears in logs and CSVs, "
+				    "which may mangle them; use a longer secret",
+				    (int)(eq - *e), *e);
+				break;
+			}
+			p += len;
+			p += *p == '\n';
+		}
+	}
+}
+
+/* The context: detected, then --additional-context-file, then --additional-context. */
+static int load_context(struct run *r, rm_error *err)
+{
+	const rm_run_opts *o = r->o;
+
+	if (rm_context_detect(&r->ctx, o->sysfs_root ? o->sysfs_root : "/sys", 1, err) < 0)
+		return -1;
+	for (size_t i = 0; i < o->n_context_files; i++)
+		if (rm_context_apply_file(&r->ctx, o->context_files[i], err) < 0)
+			return -1;
+	for (size_t i = 0; i < o->n_contexts; i++)
+		if (rm_context_apply(&r->ctx, o->contexts[i], "--additional-context", err) < 0)
+			return -1;
+	return 0;
+}
+
+/* --sys-env-details: the doctor's findings beside the run's logs. */
+static void write_sys_env(struct run *r)
+{
+	rm_doctor_opts dopt = {"/proc",	      r->o->sysfs_root ? r->o->sysfs_root : "/sys",
+			       "/dev",	      r->o->docker_host,
+			       r->o->log_dir, 1};
+	char *path = rm_xasprintf("%s/%s.sys_env_details.txt", r->o->log_dir, r->run_id);
+	rm_error err = RM_ERROR_INIT;
+
+	if (rm_doctor_write(&dopt, path, &err) < 0)
+		rm_warn("%s", err.msg);
+	else
+		rm_info("system details in '%s'", path);
+	free(path);
+}
+
+static void dry_run(struct run *r, rm_error *err)
+{
+	printf("dry run %s: %zu model(s); context: vendor %s, %ld GPU(s), arch %s; no engine "
+	       "contacted\n",
+	       r->run_id, r->sel.n, r->ctx.gpu_vendor ? r->ctx.gpu_vendor : "none", r->ctx.n_gpus,
+	       r->ctx.gpu_arch ? r->ctx.gpu_arch : "none");
+	for (size_t i = 0; i < r->sel.n; i++)
+		run_model(r, &r->sel.items[i], err);
+}
+
+/* The label sweep costs a request: only when a removal failed or a signal came. Returns
+ * -1 when something of the run may be left (the message says what to do). */
+static int sweep(struct run *r)
+{
+	rm_error err = RM_ERROR_INIT;
+
+	if (!((!r->o->keep_alive && r->unremoved) || got_signal))
+		return 0;
+	if (r->launcher.ops->sweep(r->launcher.state, &err) == 0)
+		return 0;
+	rm_warn("%s; what this run left carries the label run_models.run=%s: remove it with "
+		"'docker rm -f $(docker ps -aq --filter label=run_models.run=%s)' once the engine "
+		"answers (the next run_models run removes it too)",
+		err.msg, r->run_id, r->run_id);
+	return -1;
+}
+
+/* What runs whose runner is gone (kill -9, a crash) left on this host. */
+static void reap(struct run *r)
+{
+	rm_error err = RM_ERROR_INIT;
+	size_t n = 0;
+
+	if (r->launcher.ops->reap(r->launcher.state, &n, &err) < 0)
+		rm_warn("%s", err.msg);
+	else if (n)
+		rm_info("removed %zu leftover container(s) of runs whose runner is gone", n);
+}
+
+/* Where the results go must be usable before anything runs: a benchmark's result must
+ * never be lost at the end for want of a folder or because of another tool's perf.csv. */
+static int check_outputs(struct run *r, rm_error *err)
+{
+	if (rm_mkdirs(r->o->log_dir, err) < 0)
+		return rm_error_wrap(err, "--log-dir");
+	if (access(r->o->log_dir, W_OK) != 0)
+		return rm_error_set(err, RM_ERR_IO, "--log-dir: cannot write in '%s': %s",
+				    r->o->log_dir, strerror(errno));
+	return rm_perf_check(r->o->output, err);
+}
+
+static int run_all(struct run *r, rm_error *err)
+{
+	const rm_run_opts *o = r->o;
+	rm_launcher_config lc = {o->docker_host, &r->ctx, r->run_id, o->dry_run};
+	int ret = 0;
+
+	if (!o->dry_run && check_outputs(r, err) < 0)
+		return -1;
+	if (rm_launcher_open(&r->launcher, &lc, err) < 0)
+		return -1;
+	if (o->dry_run) {
+		dry_run(r, err);
+		return 0;
+	}
+	r->git_commit = rm_git_commit(o->root);
+	rm_info("run %s: %zu model(s), %s", r->run_id, r->sel.n,
+		r->launcher.ops->where(r->launcher.state));
+	reap(r);
+	if (watchdog_start(r) < 0)
+		rm_warn("cannot start the watchdog (%s): if this runner is killed with SIGKILL, "
+			"the next run removes its containers",
+			strerror(errno));
+	if (o->sys_env_details)
+		write_sys_env(r);
+	for (size_t i = 0; i < r->sel.n && !got_signal; i++) {
+		if (run_model(r, &r->sel.items[i], err) < 0 && !got_signal) {
+			ret = -1; /* perf.csv could not be written */
+			break;
+		}
+	}
+	r->swept = sweep(r) == 0;
+	watchdog_done(r);
+	return ret;
+}
+
+int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
+{
+	struct run r;
+	int ret = -1;
+
+	memset(&r, 0, sizeof(r));
+	memset(res, 0, sizeof(*res));
+	r.o = o;
+	make_run_id(r.run_id, sizeof(r.run_id));
+	snprintf(res->run_id, sizeof(res->run_id), "%s", r.run_id);
+	if (gethostname(r.machine, sizeof(r.machine)) != 0)
+		r.machine[0] = '\0';
+	r.machine[sizeof(r.machine) - 1] = '\0';
+	r.secrets = rm_secrets_from_env(environ, &r.n_secrets);
+	warn_short_secrets();
+	rm_mask_init(&r.mask, (const char *const *)r.secrets, r.n_secrets);
+	outcome_set_mask(&r.mask);
+	rm_interrupt_set(runner_cancelled, NULL);
+	if (o->progress && !o->dry_run)
+		r.progress_mode = isatty(STDERR_FILENO) && !o->live_output ? 1 : 2;
+
+	if (rm_registry_load(&r.reg, o->root, err) < 0 ||
+	    rm_select(&r.reg, o->tags, o->n_tags, &r.sel, err) < 0 || load_context(&r, err) < 0)
+		goto out;
+	ret = run_all(&r, err);
+	if (got_signal) {
+		res->interrupted = got_signal;
+		ret = rm_error_set(err, RM_ERR_NONE, "interrupted by %s; %s", runner_signal_name(),
+				   r.swept ? "containers of this run removed"
+					   : "containers of this run may be left (see above)");
+	}
+	res->n_failed = r.n_failed;
+	res->engine_lost = r.engine_lost;
+out:
+	outcome_set_mask(NULL);
+	rm_interrupt_set(NULL, NULL);
+	rm_launcher_close(&r.launcher);
+	rm_mask_release(&r.mask);
+	rm_strv_free(r.secrets);
+	free(r.git_commit);
+	rm_context_release(&r.ctx);
+	rm_selection_release(&r.sel);
+	rm_registry_release(&r.reg);
+	return ret;
+}

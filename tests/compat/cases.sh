@@ -1,0 +1,431 @@
+#!/usr/bin/env bash
+# madengine compatibility cases: usage: cases.sh CASE RUN_MODELS SOURCE_DIR
+# Each case copies tests/compat/dummy (a folder in the shape of madengine's
+# tests/fixtures/dummy) to a temp dir, runs the real binary against the engine at
+# $DOCKER_HOST on a stand-in AMD host (two gfx942 GPUs: fake sysfs and device nodes), and
+# checks what madengine's own test of the same scenario checks: the verdict (status) and
+# the perf rows (model names, values, columns). docs/compat.md maps each case to
+# madengine's test; tests/compat/tests.cmake lists the cases that wait for runner changes.
+set -euo pipefail
+case_name=$1
+RM=$2
+SRC=$3
+DOCKER_HOST=$("$SRC/tools/ensure-docker.sh")
+export DOCKER_HOST
+SOCK=${DOCKER_HOST#unix://}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+fail() {
+	echo "FAIL [$case_name]: $*" >&2
+	exit 1
+}
+api() { # METHOD PATH [curl args]
+	local m=$1 p=$2
+	shift 2
+	curl -fsS --unix-socket "$SOCK" -X "$m" "http://localhost$p" "$@"
+}
+# The value of column NAME in row N (1 = first data row).
+csv_col() { # FILE N NAME
+	python3 - "$@" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+n = int(sys.argv[2])
+print(rows[n - 1].get(sys.argv[3], "") if len(rows) >= n else "")
+PY
+}
+rows() { # FILE: number of data rows
+	python3 -c 'import csv,sys; print(len(list(csv.DictReader(open(sys.argv[1], newline="")))))' "$1"
+}
+# model:status pairs of all rows, space separated
+verdicts() { # FILE
+	python3 -c 'import csv,sys; print(" ".join(r["model"]+":"+r["status"] for r in csv.DictReader(open(sys.argv[1], newline=""))))' "$1"
+}
+
+# The base image of the fixture's Dockerfiles: scratch + busybox, built once per engine.
+base_image() { # TAG [ENV_LINE]
+	api GET "/images/$1/json" >/dev/null 2>&1 && return 0
+	local ctx=$WORK/base-$RANDOM
+	mkdir -p "$ctx"
+	cp "$SRC/docker/smoke/busybox" "$ctx/busybox"
+	cat >"$ctx/Dockerfile" <<EOF
+FROM scratch
+COPY busybox /bin/busybox
+RUN ["/bin/busybox", "--install", "-s", "/bin"]
+RUN printf '#!/bin/sh\nexec /bin/sh "\$@"\n' > /bin/bash && chmod 755 /bin/bash && mkdir -p /tmp /myworkspace && echo "video:x:44:" > /etc/group && echo "root:x:0:0:root:/root:/bin/sh" > /etc/passwd
+${2:-}
+EOF
+	tar -C "$ctx" -cf "$ctx.tar" . &&
+		api POST "/build?t=$1&rm=1" -H 'Content-Type: application/x-tar' --data-binary "@$ctx.tar" >"$ctx.log" ||
+		fail "cannot build $1"
+	grep -q errorDetail "$ctx.log" && fail "building $1: $(cat "$ctx.log")"
+	return 0
+}
+
+[ -f "$SRC/docker/smoke/busybox" ] || fail "docker/smoke/busybox missing: run tools/setup.sh"
+base_image rm-compat-base:1
+cd "$WORK"
+cp -r "$SRC/tests/compat/dummy" folder
+cd folder
+# A stand-in AMD host: two gfx942 GPUs (fake sysfs, device nodes that are /dev/null).
+mkdir -p "$WORK/dev/dri"
+for i in 1 2; do
+	mkdir -p "$WORK/sys/class/kfd/kfd/topology/nodes/$i"
+	printf 'simd_count 304\ngfx_target_version 90402\ndrm_render_minor %d\n' $((127 + i)) \
+		>"$WORK/sys/class/kfd/kfd/topology/nodes/$i/properties"
+done
+mkdir -p "$WORK/sys/class/kfd/kfd/topology/nodes/0"
+printf 'cpu_cores_count 8\nsimd_count 0\ngfx_target_version 0\n' >"$WORK/sys/class/kfd/kfd/topology/nodes/0/properties"
+mknod "$WORK/dev/kfd" c 1 3 && mknod "$WORK/dev/dri/renderD128" c 1 3 && mknod "$WORK/dev/dri/renderD129" c 1 3 ||
+	fail "mknod"
+HOSTCTX="{\"docker_device_root\": \"$WORK/dev\"}"
+
+# run_models on the stand-in host; output in out.txt/err.txt, exit code in $rc
+rc=0
+rm_run() {
+	set +e
+	RM_SYSFS_ROOT=$WORK/sys "$RM" "$@" --additional-context "$HOSTCTX" >out.txt 2>err.txt
+	rc=$?
+	set -e
+}
+# the same with the host context given first (for cases passing their own context)
+rm_run_ctx() { # CTX ARGS...
+	local ctx=$1
+	shift
+	set +e
+	RM_SYSFS_ROOT=$WORK/sys "$RM" "$@" --additional-context "$HOSTCTX" --additional-context "$ctx" >out.txt 2>err.txt
+	rc=$?
+	set -e
+}
+want_rc() { [ "$rc" = "$1" ] || fail "exit code $rc, want $1: $(cat err.txt) $(cat perf.csv 2>/dev/null)"; }
+want_verdicts() { # EXPECTED [FILE]
+	local got
+	got=$(verdicts "${2:-perf.csv}")
+	[ "$got" = "$1" ] || fail "verdicts '$got', want '$1'; $(cat err.txt)"
+}
+
+case "$case_name" in
+
+# --- registry and selection (madengine tests/test_tags.py, tests/test_discover.py) -------
+tags_subset) # test_can_select_model_subset_with_commandline_tag_argument
+	rm_run --tags dummy_group_1 --live-output
+	want_rc 0
+	want_verdicts "dummy:SUCCESS dummy2:SUCCESS"
+	[ "$(csv_col perf.csv 1 docker_image)" = ci-dummy_dummy.ubuntu.amd ] || fail "image $(csv_col perf.csv 1 docker_image)"
+	[ "$(csv_col perf.csv 2 docker_image)" = ci-dummy2_dummy.ubuntu.amd ] || fail "image 2"
+	grep -q "ci-dummy_dummy" out.txt err.txt || fail "live output does not name the image"
+	;;
+tags_union) # test_all_models_matching_any_tag_selected_with_multiple_tags
+	rm_run --tags dummy_group_1,dummy_group_2
+	want_rc 0
+	# madengine runs dummy2 twice (both tags pick it); it runs once here, on purpose
+	want_verdicts "dummy:SUCCESS dummy2:SUCCESS dummy3:SUCCESS"
+	;;
+name_is_tag) # test_model_names_are_automatically_tags (exit 3 before: 'dummy' refused)
+	rm_run --tags dummy
+	want_rc 0
+	want_verdicts "dummy:SUCCESS"
+	[ "$(csv_col perf.csv 1 docker_file)" = docker/dummy.ubuntu.amd.Dockerfile ] || fail "docker_file"
+	;;
+dockerfile_glob) # docker/dummy.* takes dummy's files only, not dummy_sglang*'s (RUN false)
+	RM_SYSFS_ROOT=$WORK/sys "$RM" list --tags dummy --additional-context "$HOSTCTX" >list.txt
+	[ "$(cut -f2 list.txt)" = docker/dummy.ubuntu.amd.Dockerfile ] || fail "list: $(cat list.txt)"
+	rm_run --tags dummy_group_1
+	want_rc 0
+	[ "$(rows perf.csv)" = 2 ] || fail "rows"
+	;;
+discover_static) # test_discover.py::test_static
+	rm_run --tags dummy2/model2
+	want_rc 0
+	want_verdicts "dummy2/model2:SUCCESS"
+	[ "$(csv_col perf.csv 1 docker_image)" = ci-dummy2_model2_dummy.ubuntu.amd ] || fail "image"
+	[ -f dummy2_model2.live.log ] || [ -f dummy2_model2_dummy.ubuntu.amd.live.log ] || fail "log name: $(ls)"
+	;;
+discover_args) # test_discover.py::test_additional_args
+	rm_run --tags dummy2/model2:batch-size=32
+	want_rc 0
+	want_verdicts "dummy2/model2:SUCCESS"
+	csv_col perf.csv 1 args | grep -q -- "--batch-size 32" || fail "args: $(csv_col perf.csv 1 args)"
+	;;
+discover_dynamic) # test_discover.py::test_dynamic (opt-in: it runs the folder's Python)
+	rm_run --tags dummy3/model4
+	[ "$rc" = 3 ] || fail "not refused without the opt-in: $rc"
+	grep -q "scripts/dummy3/get_models_json.py" err.txt || fail "refusal does not name the file: $(cat err.txt)"
+	grep -q "RM_DYNAMIC_REGISTRY=run" err.txt || fail "refusal does not say what to do"
+	RM_DYNAMIC_REGISTRY=run rm_run --tags dummy3/model4
+	want_rc 0
+	want_verdicts "dummy3/model4:SUCCESS"
+	[ "$(csv_col perf.csv 1 docker_file)" = scripts/dummy3/docker/dummy.ubuntu.amd.Dockerfile ] || fail "docker_file"
+	[ "$(csv_col perf.csv 1 docker_image)" = ci-dummy3_model4_dummy.ubuntu.amd ] || fail "image"
+	;;
+discover_multiple) # test_discover.py::test_multiple (three --tags; madengine: --tags a b c)
+	RM_DYNAMIC_REGISTRY=run rm_run --tags dummy_test_group_1 --tags dummy_test_group_2 --tags dummy_test_group_3
+	want_rc 0
+	want_verdicts "dummy:SUCCESS dummy2/model1:SUCCESS dummy2/model2:SUCCESS dummy3/model3:SUCCESS dummy3/model4:SUCCESS"
+	;;
+cli_tags_nargs) # madengine/MAD spelling: --tags a b c (argparse nargs='+')
+	RM_DYNAMIC_REGISTRY=run rm_run --tags dummy_test_group_1 dummy_test_group_2 dummy_test_group_3
+	want_rc 0
+	want_verdicts "dummy:SUCCESS dummy2/model1:SUCCESS dummy2/model2:SUCCESS dummy3/model3:SUCCESS dummy3/model4:SUCCESS"
+	;;
+
+# --- contexts and Dockerfile choice (tests/e2e/test_run_workflows.py::TestContexts) -------
+ctx_default) # test_dockerfile_picked_on_detected_context[None-0]: no ctx_test file
+	rm_run --tags dummy_ctxtest
+	want_rc 0
+	want_verdicts "dummy_ctxtest:SUCCESS"
+	[ "$(csv_col perf.csv 1 performance)" = 0 ] || fail "performance $(csv_col perf.csv 1 performance)"
+	;;
+ctx_file_1) # test_dockerfile_picked_on_detected_context[1-1]: ctx_test file says 1
+	echo 1 >ctx_test
+	rm_run --tags dummy_ctxtest
+	want_rc 0
+	want_verdicts "dummy_ctxtest:SUCCESS"
+	[ "$(csv_col perf.csv 1 performance)" = 1 ] || fail "performance"
+	;;
+ctx_all_matching) # test_all_dockerfiles_matching_context_executed: ctx_test file says 2
+	echo 2 >ctx_test
+	rm_run --tags dummy_ctxtest
+	want_rc 0
+	want_verdicts "dummy_ctxtest:SUCCESS dummy_ctxtest:SUCCESS"
+	[ "$(csv_col perf.csv 1 docker_file) $(csv_col perf.csv 2 docker_file)" = \
+		"docker/dummy_ctxtest.ctx2a.ubuntu.amd.Dockerfile docker/dummy_ctxtest.ctx2b.ubuntu.amd.Dockerfile" ] ||
+		fail "docker_file columns"
+	[ "$(csv_col perf.csv 1 performance)$(csv_col perf.csv 2 performance)" = 22 ] || fail "performance"
+	;;
+ctx_override) # test_can_override_context_with_additionalContext_commandline
+	rm_run_ctx "{'ctx_test': '1'}" --tags dummy_ctxtest
+	want_rc 0
+	want_verdicts "dummy_ctxtest:SUCCESS"
+	[ "$(csv_col perf.csv 1 performance)" = 1 ] || fail "performance"
+	;;
+ctx_override_file) # test_can_override_context_with_additionalContextFile_commandline
+	echo '{ "ctx_test": "1" }' >ctx.json
+	set +e
+	RM_SYSFS_ROOT=$WORK/sys "$RM" --tags dummy_ctxtest --additional-context "$HOSTCTX" --additional-context-file ctx.json >out.txt 2>err.txt
+	rc=$?
+	set -e
+	want_rc 0
+	want_verdicts "dummy_ctxtest:SUCCESS"
+	[ "$(csv_col perf.csv 1 performance)" = 1 ] || fail "performance"
+	;;
+ctx_override_priority) # test_additionalContext_commandline_overrides_additionalContextFile
+	echo '{ "ctx_test": "2" }' >ctx.json
+	set +e
+	RM_SYSFS_ROOT=$WORK/sys "$RM" --tags dummy_ctxtest --additional-context-file ctx.json \
+		--additional-context "$HOSTCTX" --additional-context "{'ctx_test': '1'}" >out.txt 2>err.txt
+	rc=$?
+	set -e
+	want_rc 0
+	want_verdicts "dummy_ctxtest:SUCCESS"
+	[ "$(csv_col perf.csv 1 performance)" = 1 ] || fail "performance"
+	;;
+base_docker_override) # test_base_docker_override
+	base_image rm-compat-alt:1 'ENV BASE_MARK=alt'
+	rm_run_ctx "{'docker_build_arg': {'BASE_DOCKER': 'rm-compat-alt:1'}}" --tags dummy_ctxtest
+	want_rc 0
+	want_verdicts "dummy_ctxtest:SUCCESS"
+	[ "$(csv_col perf.csv 1 performance)" = 0 ] || fail "performance"
+	[ "$(csv_col perf.csv 1 base_docker)" = rm-compat-alt:1 ] || fail "base_docker $(csv_col perf.csv 1 base_docker)"
+	;;
+container_image_override) # test_docker_image_override: MAD_CONTAINER_IMAGE skips the build
+	rm_run_ctx "{'docker_env_vars': {'ctxtest': '1'}, 'MAD_CONTAINER_IMAGE': 'rm-compat-base:1'}" --tags dummy_ctxtest
+	want_rc 0
+	want_verdicts "dummy_ctxtest:SUCCESS"
+	[ "$(csv_col perf.csv 1 performance)" = 1 ] || fail "performance"
+	[ "$(csv_col perf.csv 1 docker_image)" = rm-compat-base:1 ] || fail "docker_image $(csv_col perf.csv 1 docker_image)"
+	[ ! -f dummy_ctxtest.build.log ] || fail "it built anyway"
+	;;
+docker_env_vars) # test_docker_env_vars_override
+	rm_run_ctx "{'docker_env_vars': {'ctxtest': '1'}}" --tags dummy_ctxtest
+	want_rc 0
+	want_verdicts "dummy_ctxtest:SUCCESS"
+	[ "$(csv_col perf.csv 1 performance)" = 1 ] || fail "performance"
+	;;
+docker_mounts) # test_docker_mounts_mount_host_paths_in_docker_container
+	rm_run_ctx "{'docker_env_vars': {'MAD_DATAHOME': '/data'}, 'docker_mounts': {'/data': '/tmp'}}" --tags dummy_mountpath
+	want_rc 0
+	want_verdicts "dummy_mountpath:SUCCESS"
+	;;
+
+# --- data providers (tests/e2e/test_data_workflows.py) --------------------------------------
+data_local) # test_local_data_provider_runs_successfully
+	rm_run --tags dummy_data_local
+	want_rc 0
+	want_verdicts "dummy_data_local:SUCCESS"
+	[ "$(csv_col perf.csv 1 dataname)" = dummy_data_local ] || fail "dataname"
+	[ "$(csv_col perf.csv 1 data_provider_type)" = local ] || fail "data_provider_type"
+	[ -n "$(csv_col perf.csv 1 data_size)" ] || fail "data_size empty"
+	[ "$(csv_col perf.csv 1 data_download_duration)" = 0 ] || fail "data_download_duration"
+	;;
+data_local_fail) # test_model_executes_even_if_data_provider_fails (FAILURE, before the run here)
+	rm_run_ctx "{'docker_env_vars': {'MAD_DATAHOME': '/data'}}" --tags dummy_data_local_fail
+	want_rc 1
+	want_verdicts "dummy_data_local_fail:FAILURE"
+	csv_col perf.csv 1 reason | grep -q "/tmp/nonexistent" || fail "reason: $(csv_col perf.csv 1 reason)"
+	;;
+data_mirrorlocal) # test_local_data_provider_mirrorlocal_does_not_mirror_data
+	mkdir dataLocal
+	rm_run --tags dummy_data_local --force-mirror-local "$PWD/dataLocal"
+	want_rc 0
+	want_verdicts "dummy_data_local:SUCCESS"
+	[ ! -e dataLocal/dummy_data_local ] || fail "local data was mirrored"
+	;;
+data_network) # dummy_data_aws: not in data.json (madengine: KeyError, FAILURE)
+	rm_run --tags dummy_data_aws
+	want_rc 1
+	want_verdicts "dummy_data_aws:FAILURE"
+	csv_col perf.csv 1 reason | grep -q "data 'dummy_data_aws' is not in" || fail "reason: $(csv_col perf.csv 1 reason)"
+	;;
+
+# --- timeouts (tests/test_custom_timeouts.py, scaled down: dummy_sleep has timeout 4) ------
+timeout_model) # test_timeout_in_model_timesout_correctly
+	start=$(date +%s)
+	rm_run --tags dummy_sleep
+	took=$(($(date +%s) - start))
+	want_rc 1
+	want_verdicts "dummy_sleep:FAILURE"
+	[ "$took" -lt 20 ] || fail "took $took s"
+	csv_col perf.csv 1 reason | grep -q '^timeout' || fail "reason: $(csv_col perf.csv 1 reason)"
+	;;
+timeout_cli) # test_timeout_in_commandline_timesout_correctly, CLI over the model's
+	start=$(date +%s)
+	rm_run --tags dummy_sleep --timeout 2
+	took=$(($(date +%s) - start))
+	want_rc 1
+	want_verdicts "dummy_sleep:FAILURE"
+	[ "$took" -lt 15 ] || fail "took $took s"
+	;;
+timeout_zero) # --timeout 0: none, over the model's 4 s
+	jq '(.[] | select(.name == "dummy_sleep") | .args) = "6"' models.json >m && mv m models.json
+	rm_run --tags dummy_sleep --timeout 0
+	want_rc 0
+	want_verdicts "dummy_sleep:SUCCESS"
+	;;
+timeout_logged) # test_default_model_timeout_2hrs / test_can_override_timeout_in_model
+	rm_run --tags dummy --live-output
+	grep -q "Setting timeout to 7200 seconds" dummy*.live.log || fail "default timeout not stated"
+	rm_run --tags dummy_timeout
+	grep -q "Setting timeout to 360 seconds" dummy_timeout*.live.log || fail "model timeout not stated"
+	rm_run --tags dummy_timeout --timeout 120
+	grep -q "Setting timeout to 120 seconds" dummy_timeout*.live.log || fail "CLI timeout not stated"
+	;;
+
+# --- tests/test_misc.py ---------------------------------------------------------------------
+output_option) # test_output_commandline_argument_writes_csv_correctly
+	rm_run --tags dummy -o perf_test.csv
+	want_rc 0
+	want_verdicts "dummy:SUCCESS" perf_test.csv
+	[ ! -f perf.csv ] || fail "perf.csv written too"
+	;;
+skip_gpu_arch) # test_commandline_argument_skip_gpu_arch (gfx942 host)
+	rm_run --tags dummy_skip_gpu_arch
+	want_rc 0
+	want_verdicts "dummy_skip_gpu_arch:SKIPPED"
+	;;
+skip_gpu_arch_nvidia) # the same list names A100: an NVIDIA A100 host skips it too
+	rm_run_ctx '{"gpu_vendor": "NVIDIA", "MAD_SYSTEM_GPU_ARCHITECTURE": "NVIDIA A100-SXM4-80GB", "MAD_SYSTEM_NGPUS": 1}' --tags dummy_skip_gpu_arch
+	want_rc 0
+	want_verdicts "dummy_skip_gpu_arch:SKIPPED"
+	;;
+disable_skip_gpu_arch) # test_commandline_argument_disable_skip_gpu_arch_fail
+	rm_run --tags dummy_skip_gpu_arch --disable-skip-gpu-arch
+	want_rc 0
+	want_verdicts "dummy_skip_gpu_arch:SUCCESS"
+	;;
+multi_results) # test_output_multi_results: one row per CSV row, named <model>_<row>
+	rm_run --tags dummy_multi
+	want_rc 0
+	want_verdicts "dummy_multi_1:SUCCESS dummy_multi_2:SUCCESS dummy_multi_3:SUCCESS dummy_multi_4:SUCCESS"
+	[ "$(csv_col perf.csv 4 metric)" = samples_per_sec ] || fail "metric"
+	csv_col perf.csv 1 performance | grep -qE '^[0-9]+$' || fail "performance"
+	;;
+multi_results_columns) # the same test: the CSV beside perf.csv, 4x4, its extra column kept
+	rm_run --tags dummy_multi
+	want_rc 0
+	python3 - <<'PY' || fail "perf_dummy.csv is not the model's 4 rows x 4 columns"
+import csv
+rows = list(csv.DictReader(open("perf_dummy.csv", newline="")))
+assert len(rows) == 4 and list(rows[0]) == ["model", "temperature", "performance", "metric"]
+PY
+	grep -q temperature perf_dummy_multi.csv || fail "temperature not kept in perf_dummy_multi.csv"
+	;;
+multi_results_bad_rows) # a row without a number is FAILURE with a reason; no CSV is FAILURE
+	printf '#!/bin/bash\nprintf "model,performance,metric\\na,1.5,x\\nb,,x\\nc,oops,x\\n" > perf_dummy.csv\n' >scripts/dummy/run_multi.sh
+	rm_run --tags dummy_multi
+	want_rc 1
+	want_verdicts "dummy_multi_a:SUCCESS dummy_multi_b:FAILURE dummy_multi_c:FAILURE"
+	[ -n "$(csv_col perf.csv 2 reason)" ] || fail "no reason"
+	printf '#!/bin/bash\necho no csv\n' >scripts/dummy/run_multi.sh
+	rm -f perf.csv
+	rm_run --tags dummy_multi
+	want_rc 1
+	want_verdicts "dummy_multi:FAILURE"
+	;;
+multi_results_workspace) # madengine looks in the run's folder first: ../ of the model dir
+	printf '#!/bin/bash\nprintf "model,performance,metric\\na,1.5,x\\n" > ../perf_dummy.csv\n' >scripts/dummy/run_multi.sh
+	rm_run --tags dummy_multi
+	want_rc 0
+	want_verdicts "dummy_multi_a:SUCCESS"
+	;;
+
+# --- output file, CLI spellings ---------------------------------------------------------------
+perf_csv_foreign) # refused before any build, saying what to do
+	echo "a,b,c" >perf.csv
+	start=$(date +%s)
+	rm_run --tags dummy
+	[ "$rc" = 5 ] || fail "exit $rc"
+	grep -q "perf.csv" err.txt || fail "message: $(cat err.txt)"
+	[ ! -f dummy.build.log ] && [ ! -f dummy_dummy.ubuntu.amd.build.log ] || fail "it built first"
+	[ "$(cat perf.csv)" = "a,b,c" ] || fail "perf.csv changed"
+	;;
+perf_csv_unwritable) # a perf.csv that cannot be written: refused before any build
+	mkdir perf.csv
+	rm_run --tags dummy
+	[ "$rc" = 5 ] || fail "exit $rc"
+	[ ! -f dummy.build.log ] && [ ! -f dummy_dummy.ubuntu.amd.build.log ] || fail "it built first"
+	;;
+cli_spellings) # madengine/MAD option spellings
+	rm_run --tags dummy --live_output -o perf_a.csv
+	want_rc 0
+	rm_run --model_name dummy -o perf_b.csv
+	want_rc 0
+	rm_run -t dummy -l -c "{'ctx_test': '1'}" -o perf_c.csv
+	want_rc 0
+	rm_run --tags dummy --skip-model-run -o perf_d.csv
+	want_rc 0
+	[ ! -f perf_d.csv ] || [ "$(rows perf_d.csv)" = 0 ] || fail "--skip-model-run ran the model"
+	;;
+
+# --- a hostile or careless folder (issue 14), refused before any build ------------------------
+hostile_paths)
+	jq '.[0].scripts = "../../etc/passwd"' models.json >m && mv m models.json
+	rm_run --tags dummy
+	[ "$rc" = 3 ] || fail "exit $rc"
+	grep -q "field 'scripts' ('../../etc/passwd') leaves the folder" err.txt || fail "message: $(cat err.txt)"
+	cp "$SRC/tests/compat/dummy/models.json" models.json
+	jq '.[0].timeout = -5' models.json >m && mv m models.json
+	rm_run --tags dummy
+	[ "$rc" = 3 ] || fail "negative timeout: exit $rc"
+	grep -q "field 'timeout'" err.txt || fail "message: $(cat err.txt)"
+	[ ! -f perf.csv ] || fail "something ran"
+	;;
+hostile_symlink) # a symlink out of the folder, and a folder where a script is expected
+	ln -s /etc scripts/evil
+	jq '.[0].scripts = "scripts/evil/passwd"' models.json >m && mv m models.json
+	rm_run --tags dummy
+	[ "$rc" = 3 ] || fail "exit $rc: $(cat err.txt)"
+	grep -q "outside the folder" err.txt || fail "message: $(cat err.txt)"
+	cp "$SRC/tests/compat/dummy/models.json" models.json
+	mkdir scripts/dummy/dir.sh
+	jq '.[0].scripts = "scripts/dummy/dir.sh"' models.json >m && mv m models.json
+	rm_run --tags dummy
+	[ "$rc" = 3 ] || fail "dir: exit $rc"
+	grep -q "is a folder, and it must be a file" err.txt || fail "message: $(cat err.txt)"
+	;;
+
+*)
+	fail "unknown case"
+	;;
+esac
+echo "ok [$case_name]"

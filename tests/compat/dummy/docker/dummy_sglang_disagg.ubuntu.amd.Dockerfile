@@ -1,0 +1,3 @@
+# CONTEXT {'gpu_vendor': 'AMD'}
+FROM rm-compat-base:1
+RUN false

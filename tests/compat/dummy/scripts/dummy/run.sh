@@ -1,0 +1,2 @@
+#!/bin/bash
+echo "performance: $RANDOM samples_per_second"

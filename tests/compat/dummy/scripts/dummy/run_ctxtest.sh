@@ -1,0 +1,2 @@
+#!/bin/bash
+echo "performance: ${ctxtest} context"

@@ -1,0 +1,311 @@
+#!/usr/bin/env bash
+# Fault cases (docs/reliability.md): usage: faults.sh CASE RUN_MODELS SOURCE_DIR [HUNG_ENGINE]
+# Each case injects its fault itself (kills a process it started, stops a private dockerd,
+# mounts a tmpfs, serves a fake socket) and checks what the runner promises: the time to
+# recover, no container left, no perf row lost or torn, a reason that names the fault.
+set -euo pipefail
+case_name=$1
+RM=$2
+SRC=$3
+HUNG=${4:-}
+DOCKER_HOST=$("$SRC/tools/ensure-docker.sh")
+export DOCKER_HOST
+SOCK=${DOCKER_HOST#unix://}
+WORK=$(mktemp -d)
+cleanup_fns=()
+cleanup() {
+	local f
+	for f in "${cleanup_fns[@]}"; do $f || true; done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+cd "$WORK"
+
+# shellcheck source=tests/integration/lib.sh
+. "$SRC/tests/integration/lib.sh"
+
+now() { date +%s.%N; }
+since() { echo "$(now) - $1" | bc -l; }
+# Waits up to $2 seconds (default 30) for the live log of model $1 to say "started".
+wait_started() {
+	for _ in $(seq 1 $((${2:-30} * 10))); do
+		grep -q started "$1.live.log" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	fail "the model never started: $(cat err.txt 2>/dev/null)"
+}
+sleeper() { # NAME: a model that says "started" and sleeps
+	script "$1" <<'S'
+echo started
+sleep 300
+S
+	entry "$1" "$1" "" | sed 's/^/[/; s/$/]/' | mkmad
+}
+# A private dockerd of the case's own (other cases never see its containers); sets
+# DOCKER_HOST, SOCK and PRIVATE_DIR. Its state goes when the case ends.
+private_engine() {
+	PRIVATE_DIR=/var/tmp/run_models-fault-$case_name-$$
+	DOCKER_HOST=$(RM_DOCKER_DIR=$PRIVATE_DIR DOCKER_HOST='' "$SRC/tools/ensure-docker.sh")
+	export DOCKER_HOST
+	SOCK=${DOCKER_HOST#unix://}
+	cleanup_fns+=(stop_private_engine)
+}
+stop_private_engine() {
+	local pid
+	pid=$(cat "$PRIVATE_DIR/dockerd.pid" 2>/dev/null) || return 0
+	kill "$pid" 2>/dev/null || true
+	for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	pkill -f "containerd.*$PRIVATE_DIR" 2>/dev/null || true
+	umount "$PRIVATE_DIR"/exec/netns/* 2>/dev/null || true
+	rm -rf "$PRIVATE_DIR"
+}
+# Rows of a CSV file that do not have the header's number of fields (a torn row).
+torn_rows() { # FILE
+	python3 -c 'import csv,sys
+r=list(csv.reader(open(sys.argv[1], newline="")))
+print(sum(1 for x in r[1:] if len(x)!=len(r[0])))' "$1"
+}
+
+case "$case_name" in
+kill9_watchdog)
+	# The runner is killed with SIGKILL: its watchdog removes the container at once.
+	sleeper it_k9w
+	"$RM" --tags it_k9w -o perf.csv 2>err.txt &
+	pid=$!
+	wait_started it_k9w
+	[ "$(containers_of it_k9w)" = 1 ] || fail "no container running"
+	t=$(now)
+	kill -9 $pid
+	for _ in $(seq 1 50); do [ "$(containers_of it_k9w)" = 0 ] && break; sleep 0.1; done
+	[ "$(containers_of it_k9w)" = 0 ] || fail "container left 5 s after kill -9"
+	echo "recovered in $(since "$t") s"
+	grep -q "watchdog of run .*the runner died" err.txt || fail "no word from the watchdog: $(cat err.txt)"
+	;;
+
+kill9_reap)
+	# Runner and watchdog both killed (the whole tree, as the OOM killer of a cgroup would):
+	# the next run of anything removes the leftover and says so. A private engine, so that
+	# no other case's run reaps it first.
+	private_engine
+	sleeper it_k9r
+	"$RM" --tags it_k9r -o perf.csv 2>err.txt &
+	wait_started it_k9r 60
+	pkill -9 -f -- '--tags it_k9r -o perf.csv' || fail "no runner to kill"
+	sleep 0.5
+	[ "$(containers_of it_k9r)" = 1 ] || fail "the container should be left: $(containers_of it_k9r)"
+	script quick <<'S'
+echo "performance: 1 x"
+S
+	printf '[%s, %s]\n' "$(entry it_k9r sleeper "")" "$(entry it_k9q quick "")" >models.json
+	jq '.[0].scripts = "scripts/it_k9r/run.sh"' models.json >m && mv m models.json
+	t=$(now)
+	"$RM" --tags it_k9q -o perf2.csv 2>err2.txt || fail "next run: $(cat err2.txt)"
+	[ "$(containers_of it_k9r)" = 0 ] || fail "the next run left the leftover"
+	grep -q "removed leftover container run_models-.*-it_k9r-0 of run .*its runner (pid [0-9]*) is gone" err2.txt ||
+		fail "the next run did not say so: $(cat err2.txt)"
+	echo "recovered by the next run in $(since "$t") s"
+	;;
+
+sighup)
+	# A closed terminal or lost SSH session: handled as SIGTERM (exit 129, row kept).
+	sleeper it_hup
+	"$RM" --tags it_hup -o perf.csv 2>err.txt &
+	pid=$!
+	wait_started it_hup
+	t=$(now)
+	kill -HUP $pid
+	set +e
+	wait $pid
+	rc=$?
+	set -e
+	echo "stopped in $(since "$t") s"
+	[ $rc = 129 ] || fail "exit $rc, want 129: $(cat err.txt)"
+	[ "$(csv_col perf.csv 1 status)" = FAILURE ] || fail "no FAILURE row: $(cat perf.csv 2>/dev/null)"
+	grep -q "interrupted by SIGHUP" perf.csv || fail "reason: $(cat perf.csv)"
+	[ "$(containers_of it_hup)" = 0 ] || fail "container left"
+	;;
+
+sigpipe)
+	# stdout closed under the runner (run_models | head -1): the row is still written.
+	script pipe <<'S'
+i=0
+while [ $i -lt 20000 ]; do echo "line $i"; i=$((i + 1)); done
+echo "performance: 7 x"
+S
+	entry it_pipe pipe "" | sed 's/^/[/; s/$/]/' | mkmad
+	set +e
+	"$RM" --tags it_pipe --live-output -o perf.csv 2>err.txt | head -1 >/dev/null
+	rc=${PIPESTATUS[0]}
+	set -e
+	[ "$rc" = 0 ] || fail "exit $rc: $(cat err.txt)"
+	[ "$(csv_col perf.csv 1 status)" = SUCCESS ] || fail "row lost: $(cat perf.csv 2>/dev/null)"
+	[ "$(csv_col perf.csv 1 performance)" = 7 ] || fail "performance"
+	;;
+
+hung_engine)
+	# An engine that accepts connections, answers /_ping and /version, and never answers
+	# anything else: one Ctrl-C ends the run within 2 s with a clear message.
+	[ -x "$HUNG" ] || fail "the hung_engine helper is not built"
+	"$HUNG" "$WORK/hung.sock" --answer-ping >hung.out 2>&1 &
+	hpid=$!
+	cleanup_fns+=("kill $hpid")
+	for _ in $(seq 1 50); do [ -S "$WORK/hung.sock" ] && break; sleep 0.1; done
+	sleeper it_hung
+	DOCKER_HOST=unix://$WORK/hung.sock "$RM" --tags it_hung -o perf.csv 2>err.txt &
+	pid=$!
+	sleep 2
+	kill -0 $pid || fail "the runner did not wait on the engine: $(cat err.txt)"
+	t=$(now)
+	kill -INT $pid
+	set +e
+	wait $pid
+	rc=$?
+	set -e
+	took=$(since "$t")
+	echo "stopped in $took s"
+	[ $rc = 130 ] || fail "exit $rc: $(cat err.txt)"
+	[ "$(echo "$took < 2.0" | bc)" = 1 ] || fail "took $took s after Ctrl-C"
+	grep -q "interrupted by SIGINT" err.txt || fail "no message: $(cat err.txt)"
+	grep -q "interrupted by SIGINT" perf.csv || fail "no row: $(cat perf.csv 2>/dev/null)"
+	;;
+
+engine_dies)
+	# The engine dies while the model runs: the reason names the lost engine, exit 4, the
+	# log is kept.
+	private_engine
+	sleeper it_die
+	"$RM" --tags it_die -o perf.csv 2>err.txt &
+	pid=$!
+	wait_started it_die 60
+	t=$(now)
+	kill -9 "$(cat "$PRIVATE_DIR/dockerd.pid")"
+	set +e
+	wait $pid
+	rc=$?
+	set -e
+	echo "recovered in $(since "$t") s"
+	[ $rc = 4 ] || fail "exit $rc, want 4: $(cat err.txt)"
+	[ "$(csv_col perf.csv 1 status)" = FAILURE ] || fail "status"
+	grep -q "lost the workload's engine" perf.csv || fail "reason: $(cat perf.csv)"
+	grep -q started it_die.live.log || fail "log not kept"
+	;;
+
+disk_full)
+	# The log folder fills up: the run is FAILURE with the reason; a perf.csv on a full disk
+	# keeps its earlier rows whole and gets no half row.
+	mkdir full
+	mount -t tmpfs -o size=256k tmpfs full || fail "cannot mount a tmpfs (needs root)"
+	cleanup_fns+=("umount $WORK/full")
+	script chatty <<'S'
+i=0
+while [ $i -lt 20000 ]; do echo "line $i of a chatty workload that fills a small disk"; i=$((i + 1)); done
+echo "performance: 5 x"
+S
+	script ok <<'S'
+echo "performance: 6 x"
+S
+	# rows of over 4 KiB: each needs a page of its own on the tmpfs
+	long=$(head -c 5000 /dev/zero | tr '\0' 'a')
+	printf '[%s, %s]\n' "$(entry it_full chatty "")" "$(entry it_fullok ok "--pad $long")" | mkmad
+	set +e
+	"$RM" --tags it_full --log-dir full -o perf.csv 2>err.txt
+	rc=$?
+	set -e
+	[ $rc = 1 ] || fail "exit $rc: $(cat err.txt)"
+	[ "$(csv_col perf.csv 1 status)" = FAILURE ] || fail "a full log disk was a $(csv_col perf.csv 1 status)"
+	grep -q "cannot write the log .*No space left on device" perf.csv || fail "reason: $(cat perf.csv)"
+	# now perf.csv on the full disk: rows written before stay intact, no half row
+	rm -f full/*
+	"$RM" --tags it_fullok --log-dir . -o full/perf.csv 2>err.txt || fail "first row: $(cat err.txt)"
+	head -c $((300 * 1024)) /dev/zero >full/filler 2>/dev/null || true
+	set +e
+	"$RM" --tags it_fullok --log-dir . -o full/perf.csv 2>err.txt
+	rc=$?
+	set -e
+	[ $rc = 5 ] || fail "exit $rc on a full perf.csv disk: $(cat err.txt)"
+	grep -q "No space left on device" err.txt || fail "message: $(cat err.txt)"
+	[ "$(wc -l <full/perf.csv)" = 2 ] || fail "perf.csv changed: $(cat full/perf.csv)"
+	[ "$(torn_rows full/perf.csv)" = 0 ] || fail "torn row"
+	;;
+
+log_per_run)
+	# Two runs of one model at once never share a log; <model>.live.log names the latest;
+	# a symlink planted under a log's name is replaced, never followed.
+	script twice <<'S'
+echo "run $MAD_RUN_ID"
+sleep 1
+echo "performance: 3 x"
+S
+	entry it_twice twice "" | sed 's/^/[/; s/$/]/' | mkmad
+	echo "precious" >victim
+	ln -s "$WORK/victim" it_twice.live.log
+	"$RM" --tags it_twice -o perf.csv 2>err1.txt &
+	p1=$!
+	"$RM" --tags it_twice -o perf.csv 2>err2.txt &
+	p2=$!
+	wait $p1 || fail "run 1: $(cat err1.txt)"
+	wait $p2 || fail "run 2: $(cat err2.txt)"
+	[ "$(cat victim)" = precious ] || fail "a planted symlink was followed"
+	[ "$(ls it_twice.*.live.log | wc -l)" = 2 ] || fail "want 2 logs: $(ls)"
+	for f in it_twice.*.live.log; do
+		[ "$(grep -c '^run ' "$f")" = 1 ] || fail "$f holds $(grep -c '^run ' "$f") runs"
+	done
+	[ -L it_twice.live.log ] && grep -q '^run ' it_twice.live.log || fail "no latest link"
+	[ "$(csv_col perf.csv 1 log_file)" != "$(csv_col perf.csv 2 log_file)" ] || fail "rows share a log"
+	;;
+
+outputs_first)
+	# A --log-dir that does not exist is created; an output that cannot be written is
+	# refused before any build.
+	script out <<'S'
+echo "performance: 4 x"
+S
+	entry it_out out "" | sed 's/^/[/; s/$/]/' | mkmad
+	"$RM" --tags it_out --log-dir logs/deep -o perf.csv 2>err.txt || fail "$(cat err.txt)"
+	[ -f logs/deep/it_out.live.log ] || fail "log dir not created"
+	mkdir ro && chmod 500 ro
+	set +e
+	"$RM" --tags it_out --log-dir logs2 -o ro/perf.csv 2>err.txt
+	rc=$?
+	set -e
+	chmod 700 ro
+	if [ "$(id -u)" != 0 ]; then
+		[ $rc = 5 ] || fail "exit $rc: $(cat err.txt)"
+		[ ! -e logs2/it_out.build.log ] || fail "built before refusing"
+	fi
+	echo '"other","header"' >foreign.csv
+	set +e
+	"$RM" --tags it_out --log-dir logs3 -o foreign.csv 2>err.txt
+	rc=$?
+	set -e
+	[ $rc = 5 ] || fail "exit $rc: $(cat err.txt)"
+	grep -q "different header" err.txt || fail "message: $(cat err.txt)"
+	[ ! -e logs3/it_out.build.log ] || fail "built before refusing a foreign perf.csv"
+	;;
+
+secrets)
+	# A multi-line secret is masked line by line, a short one is warned about, and a metric
+	# next to a secret is not lost to masking.
+	script sec <<'S'
+printf '%s\n' "$MAD_SECRETS_KEY" | while read -r l; do echo "key line: $l"; done
+echo "performance: 12.5 samples_per_sec"
+S
+	entry it_sec sec "" | sed 's/^/[/; s/$/]/' | mkmad
+	# MAD_SECRETS_TOKEN straddles the figure and its unit: masked first, the line would
+	# read "performance: 1***les_per_sec" and the metric would be lost.
+	MAD_SECRETS_KEY=$(printf 'first-secret-line\nsecond-secret-line') \
+		MAD_SECRETS_TOKEN='2.5 samp' MAD_SECRETS_SHORT=abc \
+		"$RM" --tags it_sec -o perf.csv 2>err.txt || fail "$(cat err.txt)"
+	if grep -rq 'secret-line\|2\.5 samp' perf.csv ./*.log err.txt; then fail "a secret leaked"; fi
+	[ "$(grep -c 'key line: \*\*\*' it_sec.live.log)" = 2 ] || fail "lines not masked: $(cat it_sec.live.log)"
+	grep -q 'performance: 1\*\*\*les_per_sec' it_sec.live.log || fail "token not masked in the log"
+	grep -q "MAD_SECRETS_SHORT holds a value .* fewer than 6 characters" err.txt || fail "no warning: $(cat err.txt)"
+	[ "$(csv_col perf.csv 1 performance)" = 12.5 ] || fail "metric lost: $(cat perf.csv)"
+	[ "$(csv_col perf.csv 1 metric)" = samples_per_sec ] || fail "metric name: $(cat perf.csv)"
+	;;
+
+*)
+	fail "unknown case"
+	;;
+esac
+echo "ok [$case_name]"
