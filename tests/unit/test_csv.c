@@ -1,5 +1,9 @@
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -118,6 +122,53 @@ static void test_concurrent(const char *dir)
 	free(path);
 }
 
+static int always(void *ud)
+{
+	(void)ud;
+	return 1;
+}
+
+/* A lock held by a process that hangs: the append gives up (at once-ish after an
+ * interrupt) with a message naming the file, and writes nothing. */
+static void test_lock_held(const char *dir)
+{
+	char *path = rm_xasprintf("%s/locked.csv", dir);
+	const char *hdr[] = {"a"}, *row[] = {"1"};
+	int fds[2];
+	char c;
+	pid_t pid;
+
+	CHECK(pipe(fds) == 0);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(path, O_WRONLY | O_CREAT, 0644);
+		close(fds[0]);
+		if (fd < 0 || flock(fd, LOCK_EX) != 0)
+			_exit(1);
+		if (write(fds[1], "x", 1) != 1)
+			_exit(1);
+		pause(); /* hung, holding the lock */
+		_exit(0);
+	}
+	close(fds[1]);
+	CHECK(read(fds[0], &c, 1) == 1);
+	rm_interrupt_set(always, NULL);
+	double t = rm_now();
+	rm_error err = RM_ERROR_INIT;
+	CHECK(rm_csv_append(path, hdr, 1, row, 1, &err) < 0);
+	CHECK(rm_now() - t < 3.0);
+	CHECK(strstr(err.msg, "stayed locked") != NULL);
+	CHECK(strstr(err.msg, path) != NULL);
+	rm_interrupt_set(NULL, NULL);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(fds[0]);
+	struct stat st;
+	CHECK(stat(path, &st) == 0 && st.st_size == 0);
+	unlink(path);
+	free(path);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/rm-test-csv-XXXXXX";
@@ -125,6 +176,7 @@ int main(void)
 	test_quote();
 	test_read_back(dir);
 	test_concurrent(dir);
+	test_lock_held(dir);
 	rmdir(dir);
 	return check_summary();
 }
