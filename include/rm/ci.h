@@ -1,8 +1,8 @@
 /*
  * What a CI job reads after a run: JUnit XML, a Markdown summary, the run.json manifest,
- * one tar.gz artefact, and the step that makes them all at the end of a run
- * (rm_nightly_finish). Everything works from the run's perf.csv, so it can also be run
- * later on files alone (run_models report ci).
+ * one tar.gz artefact (rm/suite.h's rm_nightly_finish makes them all at the end of a run).
+ * Everything works from the run's perf.csv, so it can also be run later on files alone
+ * (run_models report ci).
  *
  * Every writer writes to a temporary file beside the target and renames it into place: a
  * failed or interrupted write never leaves a half file for CI to pick up.
@@ -93,45 +93,5 @@ json_t *rm_manifest_read(const char *path, rm_error *err);
  */
 int rm_archive_write(const char *out_path, const char *top, const char *const *paths, size_t n,
 		     rm_error *err);
-
-/* The end of a run */
-
-typedef struct rm_nightly_opts {
-	const char *perf_csv;	 /* the run's perf.csv; perf_<model>.csv are read beside it */
-	const char *run_id;	 /* NULL: the last run in perf_csv */
-	const char *suite;	 /* suite name for JUnit and the summary; NULL: "run_models" */
-	const char *models_root; /* models.json folder for metric_direction; NULL: none */
-	/* Baseline: a perf.csv from an earlier run or a database URL. NULL: the earlier runs
-	 * in perf_csv itself. */
-	const char *baseline;
-	double fail_on_regression;	/* percent; < 0: gate off (the report still judges at 5) */
-	const rm_threshold *thresholds; /* per-model thresholds from suite entries */
-	size_t n_thresholds;
-	const char *junit;		/* paths, NULL when not wanted */
-	const char *summary_markdown;	/* also appended to $GITHUB_STEP_SUMMARY when set */
-	const char *html;		/* the HTML trend report over perf_csv's history */
-	const char *archive;		/* tar.gz of logs, CSVs, run.json, JUnit, summary, report */
-	const char *export_db;		/* database URL, exported after the gate */
-	const char *manifest;		/* run.json written at the start (archived, exported) */
-	const char *const *extra_files; /* more files or folders for the archive */
-	size_t n_extra_files;
-	int no_step_summary; /* do not touch $GITHUB_STEP_SUMMARY */
-} rm_nightly_opts;
-
-typedef struct rm_nightly_result {
-	size_t n_rows, n_failed, n_skipped; /* rows and (model, metric) groups failed/skipped */
-	size_t n_compared, n_regressions;
-	int gate_enforced;
-} rm_nightly_result;
-
-/*
- * Reads the run's rows, opens the baseline, judges them (rm_gate_eval), then writes, in this
- * order, JUnit, the Markdown summary (and $GITHUB_STEP_SUMMARY), the HTML report, the
- * database export and the archive (last, so it holds the others). Returns 0 with *res
- * filled; the caller turns it into the exit code (model failed, regression found). -1 when
- * something could not be read or written (err says which); outputs written before that
- * stay.
- */
-int rm_nightly_finish(const rm_nightly_opts *o, rm_nightly_result *res, rm_error *err);
 
 #endif

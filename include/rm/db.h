@@ -27,6 +27,7 @@
 #include <stddef.h>
 
 #include "rm/error.h"
+#include "rm/gate.h"
 #include "rm/results.h"
 
 typedef struct json_t json_t;
@@ -76,6 +77,20 @@ int rm_db_count(rm_db *db, const char *table, long long *n, rm_error *err);
  */
 int rm_db_baseline(rm_db *db, const char *exclude_run_id, const char *before, struct rm_baseline *b,
 		   rm_error *err);
+
+/* Baselines from either source */
+
+typedef struct rm_baseline_opts {
+	/* A perf.csv path, or a database URL (sqlite:PATH, postgresql://...). */
+	const char *source;
+	/* This run: its rows are never its own baseline. */
+	const char *exclude_run_id;
+	/* Databases: only runs that started before this ISO-8601 time (NULL: any). */
+	const char *before;
+} rm_baseline_opts;
+
+/* Opens a baseline: reads the CSV, or queries the database. */
+int rm_baseline_open(const rm_baseline_opts *o, rm_baseline **out, rm_error *err);
 
 /* The URL with any password replaced by "***", for messages; caller frees. */
 char *rm_db_redact(const char *url);

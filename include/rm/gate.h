@@ -77,18 +77,6 @@ typedef struct rm_baseline_entry {
 
 typedef struct rm_baseline rm_baseline;
 
-typedef struct rm_baseline_opts {
-	/* A perf.csv path, or a database URL (sqlite:PATH, postgresql://...). */
-	const char *source;
-	/* This run: its rows are never its own baseline. */
-	const char *exclude_run_id;
-	/* Databases: only runs that started before this ISO-8601 time (NULL: any). */
-	const char *before;
-} rm_baseline_opts;
-
-/* Opens a baseline: reads the CSV, or queries the database (rm/db.h). */
-int rm_baseline_open(const rm_baseline_opts *o, rm_baseline **out, rm_error *err);
-
 /* A baseline made from rows in memory (history), leaving out exclude_run_id. Rows later in
  * the array are newer. */
 rm_baseline *rm_baseline_from_results(const rm_results *rows, const char *exclude_run_id);

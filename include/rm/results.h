@@ -19,56 +19,15 @@
 #include <stddef.h>
 
 #include "rm/error.h"
+#include "rm/report.h"
 
-/* perf.csv columns: madengine's 29 in their order, then run_models' own. */
-enum rm_perf_col {
-	RM_COL_MODEL,
-	RM_COL_N_GPUS,
-	RM_COL_NNODES,
-	RM_COL_GPUS_PER_NODE,
-	RM_COL_TRAINING_PRECISION,
-	RM_COL_PIPELINE,
-	RM_COL_ARGS,
-	RM_COL_TAGS,
-	RM_COL_DOCKER_FILE,
-	RM_COL_BASE_DOCKER,
-	RM_COL_DOCKER_SHA,
-	RM_COL_DOCKER_IMAGE,
-	RM_COL_GIT_COMMIT,
-	RM_COL_MACHINE_NAME,
-	RM_COL_DEPLOYMENT_TYPE,
-	RM_COL_LAUNCHER,
-	RM_COL_GPU_ARCHITECTURE,
-	RM_COL_PERFORMANCE,
-	RM_COL_METRIC,
-	RM_COL_RELATIVE_CHANGE,
-	RM_COL_STATUS,
-	RM_COL_BUILD_DURATION,
-	RM_COL_TEST_DURATION,
-	RM_COL_DATANAME,
-	RM_COL_DATA_PROVIDER_TYPE,
-	RM_COL_DATA_SIZE,
-	RM_COL_DATA_DOWNLOAD_DURATION,
-	RM_COL_BUILD_NUMBER,
-	RM_COL_ADDITIONAL_DOCKER_RUN_OPTIONS,
-	RM_COL_TIMESTAMP,
-	RM_COL_RUN_ID,
-	RM_COL_REPEAT,
-	RM_COL_REASON,
-	RM_COL_TUNABLEOP,
-	RM_COL_EXIT_CODE,
-	RM_COL_LOG_FILE,
-	RM_PERF_NCOLS
-};
-
-/* The column names, indexed by enum rm_perf_col (the runner's perf.csv header). */
-extern const char *const rm_perf_header[RM_PERF_NCOLS];
+/* The perf.csv columns (enum rm_perf_col, rm_perf_header) are rm/report.h's. */
 
 /* perf_<model>.csv's header. */
 extern const char *const rm_metric_header[8];
 
 typedef struct rm_result {
-	const char *col[RM_PERF_NCOLS]; /* every column as text, "" when absent */
+	const char *col[RM_PERF_COLS]; /* every column as text, "" when absent */
 	double performance;		/* NAN when empty or not a number */
 	double test_s;			/* test_duration; NAN when not a number */
 	long repeat;			/* >= 1; 1 when absent */

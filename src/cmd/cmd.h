@@ -34,10 +34,14 @@ int cmd_report(int argc, char **argv, rm_error *err);
 int cmd_export(int argc, char **argv, rm_error *err);
 int cmd_suite(int argc, char **argv, rm_error *err);
 
-/* The exit code of a finished run: a failed model (1) outranks a regression (6). */
-int rm_exit_code_for(size_t n_failed, size_t n_regressions);
+/* The exit code of a finished run: an engine lost (4) outranks a failed model (1), which
+ * outranks a regression (6). */
+int rm_exit_code_for(size_t n_failed, size_t n_regressions, int engine_lost);
 
 struct cli;
+struct rm_nightly_opts;
+/* The CI outputs and the gate, as run and report ci share them (cmd_run.c). */
+void nightly_outputs(const struct cli *cli, struct rm_nightly_opts *o);
 /* The list command's output for an already parsed command line (run --list). */
 int list_selection(const struct cli *cli, rm_error *err);
 

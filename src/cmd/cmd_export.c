@@ -15,55 +15,37 @@
 #include "rm/gate.h"
 #include "rm/util.h"
 
-struct export_cli {
-	const char *db, *run_id, *manifest, *models_root;
-	int no_metrics;
-};
-
-#define F(field) offsetof(struct export_cli, field)
-static const struct opt export_options[] = {
-    {"db", 0, OPT_STRING, F(db), "URL",
-     "sqlite:PATH (default sqlite:run_models.db) or postgresql://..."},
-    {"run-id", 0, OPT_STRING, F(run_id), "ID", "export only this run"},
-    {"manifest", 0, OPT_STRING, F(manifest), "FILE",
-     "the run's run.json (default: run.json beside each perf.csv, when present)"},
-    {"models-root", 0, OPT_STRING, F(models_root), "DIR",
-     "read metric_direction overrides from DIR/models.json"},
-    {"no-metrics", 0, OPT_FLAG, F(no_metrics), NULL, "leave perf_<model>.csv files out"},
-    OPT_END,
-};
-#undef F
-
 int cmd_export(int argc, char **argv, rm_error *err)
 {
-	struct export_cli cli = {0};
+	struct cli cli;
 	struct opt_list pos = {0};
+	const char *url;
 	rm_direction_table *dirs = rm_direction_table_new();
 	rm_db *db = NULL;
 	char *red = NULL;
-	int rc, ret = -1;
+	int rc, md, ret = -1;
 	size_t total = 0;
 	double t0;
 
-	rc = opt_parse(export_options, &cli, argc, argv, &pos, err);
+	cli_init(&cli);
+	rc = opt_parse(CMD_EXPORT, &cli, argc, argv, &pos, &md, err);
 	if (rc != 0) {
 		if (rc == 1) {
-			opt_help(
-			    stdout,
-			    "usage: run_models export [--db URL] [PERF_CSV...]\n\n"
-			    "Exports perf.csv rows (default ./perf.csv), the perf_<model>.csv "
-			    "metrics beside them\nand run.json into the runs, results, metrics "
-			    "and environment tables.",
-			    export_options);
+			opt_help(stdout, CMD_EXPORT,
+				 "usage: run_models export [--db URL] [PERF_CSV...]\n\n"
+				 "Exports perf.csv rows (default ./perf.csv), the perf_<model>.csv "
+				 "metrics beside them\nand run.json into the runs, results, "
+				 "metrics and environment tables.",
+				 md);
 			ret = RM_EXIT_OK;
 		}
 		goto out;
 	}
-	if (!cli.db)
-		cli.db = "sqlite:run_models.db";
-	if (!rm_db_is_url(cli.db)) {
+	/* --db: the last one given wins, as for every option with one value. */
+	url = cli.db.n ? cli.db.v[cli.db.n - 1] : "sqlite:run_models.db";
+	if (!rm_db_is_url(url)) {
 		rm_error_set(err, RM_ERR_USAGE,
-			     "--db takes sqlite:PATH or postgresql://..., not '%s'", cli.db);
+			     "--db takes sqlite:PATH or postgresql://..., not '%s'", url);
 		goto out;
 	}
 	if (!pos.n) {
@@ -72,8 +54,8 @@ int cmd_export(int argc, char **argv, rm_error *err)
 	}
 	if (cli.models_root && rm_direction_table_load(dirs, cli.models_root, err) < 0)
 		goto out;
-	red = rm_db_redact(cli.db);
-	if (rm_db_open(cli.db, &db, err) < 0)
+	red = rm_db_redact(url);
+	if (rm_db_open(url, &db, err) < 0)
 		goto out;
 	t0 = rm_now();
 	/* One transaction per perf.csv: a file is either in or not. */
@@ -126,6 +108,7 @@ out:
 	rm_db_close(db);
 	free(red);
 	rm_direction_table_free(dirs);
+	cli_release(&cli);
 	opt_list_release(&pos);
 	return ret;
 }

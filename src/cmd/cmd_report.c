@@ -17,48 +17,29 @@
 #include "rm/db.h"
 #include "rm/html.h"
 #include "rm/log.h"
+#include "rm/suite.h"
 #include "rm/util.h"
-
-struct html_cli {
-	const char *output, *title, *models_root;
-	double threshold;
-	struct opt_list db;
-};
-
-#define F(field) offsetof(struct html_cli, field)
-static const struct opt html_options[] = {
-    {"output", 'o', OPT_STRING, F(output), "FILE", "the report to write (default report.html)"},
-    {"db", 0, OPT_LIST, F(db), "URL",
-     "read the history from a database (sqlite:PATH, "
-     "postgresql://...)"},
-    {"title", 0, OPT_STRING, F(title), "TEXT", "the page title"},
-    {"threshold", 0, OPT_NUMBER, F(threshold), "PCT",
-     "a change beyond PCT percent is coloured (default 5)"},
-    {"models-root", 0, OPT_STRING, F(models_root), "DIR",
-     "read metric_direction overrides from DIR/models.json"},
-    OPT_END,
-};
-#undef F
 
 static int report_html(int argc, char **argv, rm_error *err)
 {
-	struct html_cli cli = {NULL, NULL, NULL, -1, {0}};
+	struct cli cli;
 	struct opt_list pos = {0};
 	rm_results h = RM_RESULTS_INIT;
 	rm_direction_table *dirs = rm_direction_table_new();
 	rm_buf source = RM_BUF_INIT((size_t)1 << 16);
 	double t0 = rm_now();
-	int rc, ret = -1;
+	int rc, md, ret = -1;
 
-	rc = opt_parse(html_options, &cli, argc, argv, &pos, err);
+	cli_init(&cli);
+	rc = opt_parse(CMD_REPORT_HTML, &cli, argc, argv, &pos, &md, err);
 	if (rc != 0) {
 		if (rc == 1) {
-			opt_help(stdout,
+			opt_help(stdout, CMD_REPORT_HTML,
 				 "usage: run_models report html [PERF_CSV...|DB_URL] [-o FILE]\n\n"
 				 "One self-contained HTML file: a trend per model and metric over "
 				 "the history,\nthe latest value against its baseline, the latest "
 				 "run's failures.",
-				 html_options);
+				 md);
 			ret = RM_EXIT_OK;
 		}
 		goto out;
@@ -95,70 +76,40 @@ static int report_html(int argc, char **argv, rm_error *err)
 	if (cli.models_root && rm_direction_table_load(dirs, cli.models_root, err) < 0)
 		goto out;
 	rm_html_opts ho = {cli.title, rm_buf_str(&source), cli.threshold, dirs};
-	if (!cli.output)
-		cli.output = "report.html";
-	if (rm_html_report(cli.output, &h, &ho, err) < 0)
+	const char *out = cli.output ? cli.output : "report.html";
+	if (rm_html_report(out, &h, &ho, err) < 0)
 		goto out;
-	fprintf(stderr, "report: %s from %zu rows in %.2f s\n", cli.output, h.n, rm_now() - t0);
+	fprintf(stderr, "report: %s from %zu rows in %.2f s\n", out, h.n, rm_now() - t0);
 	ret = RM_EXIT_OK;
 out:
 	rm_buf_release(&source);
 	rm_direction_table_free(dirs);
 	rm_results_release(&h);
 	opt_list_release(&pos);
-	opt_list_release(&cli.db);
+	cli_release(&cli);
 	return ret;
 }
 
-struct ci_cli {
-	const char *run_id, *suite, *baseline, *junit, *summary, *html, *archive, *export_db;
-	const char *manifest, *models_root;
-	double fail_on_regression;
-	int no_step_summary;
-	struct opt_list files;
-};
-
-#define F(field) offsetof(struct ci_cli, field)
-static const struct opt ci_options[] = {
-    {"run-id", 0, OPT_STRING, F(run_id), "ID", "the run to report on (default: the last one)"},
-    {"suite", 0, OPT_STRING, F(suite), "NAME", "suite name in JUnit and the summary"},
-    {"baseline", 0, OPT_STRING, F(baseline), "FILE|URL",
-     "an earlier perf.csv or a database (default: earlier runs in PERF_CSV)"},
-    {"fail-on-regression", 0, OPT_NUMBER, F(fail_on_regression), "PCT",
-     "exit 6 when a metric got worse by more than PCT percent (and the noise)"},
-    {"junit", 0, OPT_STRING, F(junit), "FILE", "write JUnit XML"},
-    {"summary-markdown", 0, OPT_STRING, F(summary), "FILE",
-     "write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)"},
-    {"no-step-summary", 0, OPT_FLAG, F(no_step_summary), NULL, "leave $GITHUB_STEP_SUMMARY alone"},
-    {"html", 0, OPT_STRING, F(html), "FILE", "write the HTML trend report"},
-    {"archive", 0, OPT_STRING, F(archive), "FILE.tar.gz",
-     "logs, CSVs, run.json, JUnit, summary and report in one file"},
-    {"export", 0, OPT_STRING, F(export_db), "URL", "export the run to a database"},
-    {"manifest", 0, OPT_STRING, F(manifest), "FILE", "the run's run.json"},
-    {"models-root", 0, OPT_STRING, F(models_root), "DIR",
-     "read metric_direction overrides from DIR/models.json"},
-    {"add", 0, OPT_LIST, F(files), "PATH", "one more file or folder for the archive"},
-    OPT_END,
-};
-#undef F
-
 static int report_ci(int argc, char **argv, rm_error *err)
 {
-	struct ci_cli cli = {0};
+	struct cli cli;
 	struct opt_list pos = {0};
+	rm_nightly_opts o = {0};
 	rm_nightly_result res;
-	int rc, ret = -1;
+	char *dir = NULL, *beside = NULL;
+	int rc, md, ret = -1;
 
-	cli.fail_on_regression = -1;
-	rc = opt_parse(ci_options, &cli, argc, argv, &pos, err);
+	cli_init(&cli);
+	rc = opt_parse(CMD_REPORT_CI, &cli, argc, argv, &pos, &md, err);
 	if (rc != 0) {
 		if (rc == 1) {
-			opt_help(stdout,
+			opt_help(stdout, CMD_REPORT_CI,
 				 "usage: run_models report ci [PERF_CSV] [options]\n\n"
 				 "The end of a nightly run from its files: regression gate, JUnit, "
 				 "summary,\nreport, export, archive. Exit 0, 1 (a model failed) or "
-				 "6 (a regression).",
-				 ci_options);
+				 "6 (a regression).\nThe suite name, its thresholds and the gate "
+				 "come from the run's run.json\nwhere the options leave them out.",
+				 md);
 			ret = RM_EXIT_OK;
 		}
 		goto out;
@@ -168,45 +119,30 @@ static int report_ci(int argc, char **argv, rm_error *err)
 			     pos.v[0], pos.v[1]);
 		goto out;
 	}
-	rm_nightly_opts o = {0};
 	o.perf_csv = pos.n ? pos.v[0] : "perf.csv";
-	o.run_id = cli.run_id;
-	o.suite = cli.suite;
-	o.models_root = cli.models_root;
-	o.baseline = cli.baseline;
-	o.fail_on_regression = cli.fail_on_regression;
-	o.junit = cli.junit;
-	o.summary_markdown = cli.summary;
-	o.html = cli.html;
-	o.archive = cli.archive;
-	o.export_db = cli.export_db;
 	/* run.json beside perf.csv, where run writes it, unless told otherwise. */
-	char *dir = rm_dirname(o.perf_csv), *beside = rm_xasprintf("%s/run.json", dir);
+	dir = rm_dirname(o.perf_csv);
+	beside = rm_xasprintf("%s/run.json", dir);
 	o.manifest = cli.manifest ? cli.manifest : access(beside, R_OK) == 0 ? beside : NULL;
-	o.extra_files = cli.files.v;
-	o.n_extra_files = cli.files.n;
-	o.no_step_summary = cli.no_step_summary;
-	rc = rm_nightly_finish(&o, &res, err);
-	free(beside);
-	free(dir);
-	if (rc < 0)
+	nightly_outputs(&cli, &o);
+	o.run_id = cli.run_id;
+	o.suite = cli.title;
+	o.models_root = cli.models_root;
+	o.extra_files = cli.archive_add.v;
+	o.n_extra_files = cli.archive_add.n;
+	if (rm_nightly_finish(&o, &res, err) < 0)
 		goto out;
 	fprintf(stderr,
 		"report: %zu results, %zu failed, %zu skipped, %zu compared, %zu regression(s)%s\n",
 		res.n_rows, res.n_failed, res.n_skipped, res.n_compared, res.n_regressions,
 		res.gate_enforced ? "" : " (gate off)");
-	ret = rm_exit_code_for(res.n_failed, res.gate_enforced ? res.n_regressions : 0);
+	ret = rm_exit_code_for(res.n_failed, res.gate_enforced ? res.n_regressions : 0, 0);
 out:
+	free(beside);
+	free(dir);
+	cli_release(&cli);
 	opt_list_release(&pos);
-	opt_list_release(&cli.files);
 	return ret;
-}
-
-int rm_exit_code_for(size_t n_failed, size_t n_regressions)
-{
-	if (n_failed)
-		return RM_EXIT_MODEL_FAILED;
-	return n_regressions ? RM_EXIT_REGRESSION : RM_EXIT_OK;
 }
 
 int cmd_report(int argc, char **argv, rm_error *err)

@@ -11,23 +11,25 @@
 #include "rm/suite.h"
 #include "rm/util.h"
 
-static const struct opt suite_options[] = {OPT_END};
-
 int cmd_suite(int argc, char **argv, rm_error *err)
 {
+	struct cli cli;
 	struct opt_list pos = {0};
 	rm_suite s;
 	json_t *j;
 	char *text;
-	int rc = opt_parse(suite_options, NULL, argc, argv, &pos, err);
+	int md, rc;
 
+	cli_init(&cli);
+	rc = opt_parse(CMD_SUITE, &cli, argc, argv, &pos, &md, err);
+	cli_release(&cli);
 	if (rc != 0) {
 		if (rc == 1)
-			opt_help(stdout,
+			opt_help(stdout, CMD_SUITE,
 				 "usage: run_models suite FILE.yaml\n\nChecks a suite file and "
 				 "prints its resolved entries (defaults and includes applied) as "
 				 "JSON.",
-				 suite_options);
+				 md);
 		opt_list_release(&pos);
 		return rc == 1 ? RM_EXIT_OK : -1;
 	}

@@ -39,6 +39,13 @@ typedef struct db_backend {
 		     db_row_fn fn, void *ctx, rm_error *err);
 } db_backend;
 
+/* An open database (rm/db.h's rm_db). */
+struct rm_db {
+	const db_backend *be;
+	void *h;
+	char *url; /* redacted */
+};
+
 extern const db_backend rm_db_sqlite;
 extern const db_backend rm_db_postgres;
 

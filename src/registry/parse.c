@@ -77,8 +77,8 @@ static const char *const field_names[N_FIELDS] = {
  * MAD checkout loads without a wall of warnings. "cred" names a credential entry of MAD's
  * credential.json; the rest describe multi-node deployments or bookkeeping. */
 static const char *const ignored_fields[] = {
-    "cred",	"deprecated",	   "nnodes",	  "gpus_per_node", "distributed", "launcher",
-    "pipeline", "deployment_type", "description", "is_deprecated", NULL,
+    "cred",	"deprecated",	   "nnodes",	  "gpus_per_node", "distributed",      "launcher",
+    "pipeline", "deployment_type", "description", "is_deprecated", "metric_direction", NULL,
 };
 
 enum vtype { V_NONE, V_NULL, V_BOOL, V_INT, V_REAL, V_STR, V_ARR, V_OBJ };

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/db.h"
 #include "rm/gate.h"
 #include "rm/util.h"
 
@@ -121,40 +120,11 @@ rm_baseline *rm_baseline_from_results(const rm_results *rows, const char *exclud
 		if (exclude_run_id && !strcmp(r->col[RM_COL_RUN_ID], exclude_run_id))
 			continue;
 		rm_baseline_add(b, r->col[RM_COL_MODEL], r->col[RM_COL_METRIC],
-				r->col[RM_COL_DOCKER_FILE], r->col[RM_COL_GPU_ARCHITECTURE],
-				r->col[RM_COL_MACHINE_NAME], r->col[RM_COL_RUN_ID], r->performance);
+				r->col[RM_COL_DOCKERFILE], r->col[RM_COL_ARCH],
+				r->col[RM_COL_MACHINE], r->col[RM_COL_RUN_ID], r->performance);
 	}
 	rm_baseline_seal(b);
 	return b;
-}
-
-int rm_baseline_open(const rm_baseline_opts *o, rm_baseline **out, rm_error *err)
-{
-	*out = NULL;
-	if (rm_db_is_url(o->source)) {
-		rm_db *db = NULL;
-		rm_baseline *b;
-		if (rm_db_open(o->source, &db, err) < 0)
-			return rm_error_wrap(err, "baseline");
-		b = rm_baseline_new();
-		if (rm_db_baseline(db, o->exclude_run_id, o->before, b, err) < 0) {
-			rm_baseline_free(b);
-			rm_db_close(db);
-			return rm_error_wrap(err, "baseline");
-		}
-		rm_db_close(db);
-		rm_baseline_seal(b);
-		*out = b;
-		return 0;
-	}
-	rm_results rows = RM_RESULTS_INIT;
-	if (rm_results_read(&rows, o->source, NULL, err) < 0) {
-		rm_results_release(&rows);
-		return rm_error_wrap(err, "baseline");
-	}
-	*out = rm_baseline_from_results(&rows, o->exclude_run_id);
-	rm_results_release(&rows);
-	return 0;
 }
 
 const rm_baseline_entry *rm_baseline_find(const rm_baseline *b, const char *model,

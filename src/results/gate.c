@@ -51,8 +51,8 @@ static int same_key(const rm_result *r, const rm_change *c)
 {
 	return !strcmp(r->col[RM_COL_MODEL], c->model) &&
 	       !strcmp(r->col[RM_COL_METRIC], c->metric) &&
-	       !strcmp(r->col[RM_COL_DOCKER_FILE], c->docker_file) &&
-	       !strcmp(r->col[RM_COL_GPU_ARCHITECTURE], c->arch);
+	       !strcmp(r->col[RM_COL_DOCKERFILE], c->docker_file) &&
+	       !strcmp(r->col[RM_COL_ARCH], c->arch);
 }
 
 /* The verdict of one compared change, and its note. */
@@ -148,9 +148,9 @@ void rm_gate_eval(const rm_results *run, const rm_baseline *base, const rm_gate_
 		memset(c, 0, sizeof(*c));
 		c->model = r->col[RM_COL_MODEL];
 		c->metric = r->col[RM_COL_METRIC];
-		c->docker_file = r->col[RM_COL_DOCKER_FILE];
-		c->arch = r->col[RM_COL_GPU_ARCHITECTURE];
-		c->machine = r->col[RM_COL_MACHINE_NAME];
+		c->docker_file = r->col[RM_COL_DOCKERFILE];
+		c->arch = r->col[RM_COL_ARCH];
+		c->machine = r->col[RM_COL_MACHINE];
 		c->reason = "";
 		c->log_file = r->col[RM_COL_LOG_FILE];
 		c->change_pct = NAN;

@@ -9,49 +9,12 @@
 #include "rm/results.h"
 #include "rm/util.h"
 
-const char *const rm_perf_header[RM_PERF_NCOLS] = {"model",
-						   "n_gpus",
-						   "nnodes",
-						   "gpus_per_node",
-						   "training_precision",
-						   "pipeline",
-						   "args",
-						   "tags",
-						   "docker_file",
-						   "base_docker",
-						   "docker_sha",
-						   "docker_image",
-						   "git_commit",
-						   "machine_name",
-						   "deployment_type",
-						   "launcher",
-						   "gpu_architecture",
-						   "performance",
-						   "metric",
-						   "relative_change",
-						   "status",
-						   "build_duration",
-						   "test_duration",
-						   "dataname",
-						   "data_provider_type",
-						   "data_size",
-						   "data_download_duration",
-						   "build_number",
-						   "additional_docker_run_options",
-						   "timestamp",
-						   "run_id",
-						   "repeat",
-						   "reason",
-						   "tunableop",
-						   "exit_code",
-						   "log_file"};
-
 const char *const rm_metric_header[8] = {"timestamp", "run_id", "model", "metric",
 					 "value",     "unit",	"step",	 "aggregate"};
 
 int rm_perf_col_index(const char *name)
 {
-	for (int i = 0; i < RM_PERF_NCOLS; i++)
+	for (int i = 0; i < RM_PERF_COLS; i++)
 		if (!strcmp(rm_perf_header[i], name))
 			return i;
 	return -1;
@@ -113,7 +76,7 @@ void rm_results_add(rm_results *res, const char *const *names, const char *const
 	size_t nf = 0;
 
 	r->fields_ = rm_xcalloc(1, sizeof(char *));
-	for (int c = 0; c < RM_PERF_NCOLS; c++)
+	for (int c = 0; c < RM_PERF_COLS; c++)
 		r->col[c] = "";
 	for (size_t i = 0; i < n; i++) {
 		int c = rm_perf_col_index(names[i]);
@@ -134,7 +97,7 @@ int rm_results_read(rm_results *res, const char *path, const char *run_id, rm_er
 	FILE *f = fopen(path, "r");
 	char **rec = NULL;
 	size_t n = 0;
-	int map[RM_PERF_NCOLS], rc, ret = -1;
+	int map[RM_PERF_COLS], rc, ret = -1;
 	long line = 1;
 	const char *file;
 
@@ -148,7 +111,7 @@ int rm_results_read(rm_results *res, const char *path, const char *run_id, rm_er
 			rm_error_wrap(err, "reading '%s'", path);
 		goto out;
 	}
-	for (int c = 0; c < RM_PERF_NCOLS; c++) {
+	for (int c = 0; c < RM_PERF_COLS; c++) {
 		map[c] = -1;
 		for (size_t i = 0; i < n; i++)
 			if (!strcmp(rec[i], rm_perf_header[c]))
@@ -180,7 +143,7 @@ int rm_results_read(rm_results *res, const char *path, const char *run_id, rm_er
 			continue;
 		}
 		rm_result *r = new_row(res);
-		for (int c = 0; c < RM_PERF_NCOLS; c++)
+		for (int c = 0; c < RM_PERF_COLS; c++)
 			r->col[c] = map[c] >= 0 && (size_t)map[c] < n ? rec[map[c]] : "";
 		r->fields_ = rec;
 		rec = NULL;

@@ -367,6 +367,7 @@ static int entries(struct loader *L, struct yfile *f, yaml_node_t *n, json_t *v,
 		en->repeat = fl.has_repeat ? fl.repeat : 1;
 		en->timeout = fl.has_timeout ? fl.timeout : -1;
 		en->fail_on_regression = fl.has_fail ? fl.fail : -1;
+		en->fail_set = fl.has_fail;
 		if (!en->name) {
 			rm_buf b = RM_BUF_INIT((size_t)1 << 16);
 			for (size_t k = 0; k < en->n_tags; k++)
@@ -530,6 +531,7 @@ json_t *rm_suite_json(const rm_suite *s)
 				    e->timeout >= 0 ? json_real(e->timeout) : json_null());
 		json_object_set_new(je, "fail_on_regression",
 				    e->fail_on_regression >= 0 ? json_real(e->fail_on_regression)
+				    : e->fail_set	       ? json_string("off")
 							       : json_null());
 		json_object_set_new(je, "file", json_string(e->file));
 		json_object_set_new(je, "line", json_integer(e->line));

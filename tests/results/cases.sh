@@ -280,7 +280,7 @@ entries:
     regression: {fail_on_regression: off}
 Y
 	expect 0 "$RM" suite suites/nightly.yaml
-	jq -e '.suite == "nightly" and (.entries | length) == 2 and .entries[0].repeat == 3 and .entries[1].fail_on_regression == null and (.baseline | endswith("suites/../baseline.csv"))' cmd.out >/dev/null ||
+	jq -e '.suite == "nightly" and (.entries | length) == 2 and .entries[0].repeat == 3 and .entries[1].fail_on_regression == "off" and .entries[0].fail_on_regression == 5 and (.baseline | endswith("suites/../baseline.csv"))' cmd.out >/dev/null ||
 		fail "resolved suite: $(cat cmd.out)"
 	printf 'entries:\n  - tags: [a]\n    repeats: 2\n' >suites/bad.yaml
 	expect 3 "$RM" suite suites/bad.yaml

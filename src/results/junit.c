@@ -92,12 +92,12 @@ static char *case_name(const rm_results *run, size_t i)
 		const rm_result *q = &run->rows[k];
 		if (k == i || strcmp(q->col[RM_COL_MODEL], r->col[RM_COL_MODEL]))
 			continue;
-		if (strcmp(q->col[RM_COL_DOCKER_FILE], r->col[RM_COL_DOCKER_FILE]))
+		if (strcmp(q->col[RM_COL_DOCKERFILE], r->col[RM_COL_DOCKERFILE]))
 			other_df = 1;
 		else
 			same_df = 1;
 	}
-	const char *df = r->col[RM_COL_DOCKER_FILE], *slash = strrchr(df, '/');
+	const char *df = r->col[RM_COL_DOCKERFILE], *slash = strrchr(df, '/');
 	rm_buf b = RM_BUF_INIT((size_t)1 << 16);
 	rm_buf_addstr(&b, r->col[RM_COL_MODEL]);
 	if (other_df)
@@ -210,8 +210,8 @@ int rm_junit_write(const char *path, const rm_results *run, const rm_junit_opts 
 		if (r->col[RM_COL_TIMESTAMP][0] &&
 		    (!ts[0] || strcmp(r->col[RM_COL_TIMESTAMP], ts) < 0))
 			snprintf(ts, sizeof(ts), "%s", r->col[RM_COL_TIMESTAMP]);
-		if (!host[0] && r->col[RM_COL_MACHINE_NAME][0])
-			snprintf(host, sizeof(host), "%s", r->col[RM_COL_MACHINE_NAME]);
+		if (!host[0] && r->col[RM_COL_MACHINE][0])
+			snprintf(host, sizeof(host), "%s", r->col[RM_COL_MACHINE]);
 	}
 	for (size_t i = 0; o->gate && o->gate->enforce && i < o->gate->n; i++) {
 		const rm_change *c = &o->gate->v[i];
@@ -253,8 +253,8 @@ int rm_junit_write(const char *path, const rm_results *run, const rm_junit_opts 
 		const rm_result *r = &run->rows[0];
 		property(&j, "run_id", r->col[RM_COL_RUN_ID]);
 		property(&j, "git_commit", r->col[RM_COL_GIT_COMMIT]);
-		property(&j, "machine_name", r->col[RM_COL_MACHINE_NAME]);
-		property(&j, "gpu_architecture", r->col[RM_COL_GPU_ARCHITECTURE]);
+		property(&j, "machine_name", r->col[RM_COL_MACHINE]);
+		property(&j, "gpu_architecture", r->col[RM_COL_ARCH]);
 	}
 	if (o->gate) {
 		char v[64];

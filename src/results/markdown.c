@@ -93,11 +93,11 @@ int rm_summary_markdown(rm_buf *out, const char *title, const rm_results *run, c
 		rm_buf_addstr(out, "Run `");
 		rm_text_md_cell(out, r->col[RM_COL_RUN_ID]);
 		rm_buf_addstr(out, "` on `");
-		rm_text_md_cell(out, r->col[RM_COL_MACHINE_NAME]);
+		rm_text_md_cell(out, r->col[RM_COL_MACHINE]);
 		rm_buf_addstr(out, "`");
-		if (r->col[RM_COL_GPU_ARCHITECTURE][0]) {
+		if (r->col[RM_COL_ARCH][0]) {
 			rm_buf_addstr(out, " (");
-			rm_text_md_cell(out, r->col[RM_COL_GPU_ARCHITECTURE]);
+			rm_text_md_cell(out, r->col[RM_COL_ARCH]);
 			rm_buf_addstr(out, ")");
 		}
 		if (r->col[RM_COL_GIT_COMMIT][0])

@@ -48,8 +48,8 @@ static struct ctx *sort_ctx;
 
 static int key_cmp(const rm_result *a, const rm_result *b)
 {
-	static const int cols[] = {RM_COL_MODEL, RM_COL_METRIC, RM_COL_DOCKER_FILE,
-				   RM_COL_GPU_ARCHITECTURE, RM_COL_MACHINE_NAME};
+	static const int cols[] = {RM_COL_MODEL, RM_COL_METRIC, RM_COL_DOCKERFILE,
+				   RM_COL_ARCH, RM_COL_MACHINE};
 	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
 		int c = strcmp(a->col[cols[i]], b->col[cols[i]]);
 		if (c)
@@ -399,8 +399,8 @@ int rm_html_report(const char *path, const rm_results *h, const rm_html_opts *o,
 				s->failed_latest = 1;
 			if (!strcmp(ch->model, model) &&
 			    !strcmp(ch->metric, s->r0->col[RM_COL_METRIC]) &&
-			    !strcmp(ch->docker_file, s->r0->col[RM_COL_DOCKER_FILE]) &&
-			    !strcmp(ch->arch, s->r0->col[RM_COL_GPU_ARCHITECTURE]) && ch->n_success)
+			    !strcmp(ch->docker_file, s->r0->col[RM_COL_DOCKERFILE]) &&
+			    !strcmp(ch->arch, s->r0->col[RM_COL_ARCH]) && ch->n_success)
 				s->change = ch;
 		}
 		s->rank = rank_of(s);
@@ -515,11 +515,11 @@ int rm_html_report(const char *path, const rm_results *h, const rm_html_opts *o,
 		rm_text_html(&out, s->r0->col[RM_COL_MODEL]);
 		rm_buf_addstr(&out, "</td><td>");
 		rm_text_html(&out, s->r0->col[RM_COL_METRIC]);
-		if (s->r0->col[RM_COL_GPU_ARCHITECTURE][0]) {
+		if (s->r0->col[RM_COL_ARCH][0]) {
 			rm_buf_addstr(&out, "<br><small>");
-			rm_text_html(&out, s->r0->col[RM_COL_GPU_ARCHITECTURE]);
+			rm_text_html(&out, s->r0->col[RM_COL_ARCH]);
 			rm_buf_addstr(&out, " ");
-			rm_text_html(&out, s->r0->col[RM_COL_MACHINE_NAME]);
+			rm_text_html(&out, s->r0->col[RM_COL_MACHINE]);
 			rm_buf_addstr(&out, "</small>");
 		}
 		rm_buf_addstr(&out, "</td><td>");
