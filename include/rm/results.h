@@ -28,12 +28,12 @@ extern const char *const rm_metric_header[8];
 
 typedef struct rm_result {
 	const char *col[RM_PERF_COLS]; /* every column as text, "" when absent */
-	double performance;		/* NAN when empty or not a number */
-	double test_s;			/* test_duration; NAN when not a number */
-	long repeat;			/* >= 1; 1 when absent */
-	long line;			/* record number in its file (the header is 1) */
-	const char *file;		/* the file it came from (points into rm_results.files) */
-	char **fields_;			/* owned storage behind col[] */
+	double performance;	       /* NAN when empty or not a number */
+	double test_s;		       /* test_duration; NAN when not a number */
+	long repeat;		       /* >= 1; 1 when absent */
+	long line;		       /* record number in its file (the header is 1) */
+	const char *file;	       /* the file it came from (points into rm_results.files) */
+	char **fields_;		       /* owned storage behind col[] */
 } rm_result;
 
 typedef struct rm_results {

@@ -89,11 +89,12 @@ typedef struct rm_nightly_opts {
 	 * report still judges at 5). The manifest's suite entries add per-model thresholds
 	 * (rm_nightly_thresholds). */
 	double fail_on_regression;
-	const char *junit;		/* paths, NULL when not wanted */
-	const char *summary_markdown;	/* also appended to $GITHUB_STEP_SUMMARY when set */
-	const char *html;		/* the HTML trend report over perf_csv's history */
-	const char *archive;		/* tar.gz of logs, CSVs, run.json, JUnit, summary, report */
-	const char *export_db;		/* database URL, exported after the gate */
+	const char *junit;	       /* paths, NULL when not wanted */
+	const char *summary_markdown;  /* also appended to $GITHUB_STEP_SUMMARY when set */
+	const char *html;	       /* the HTML trend report over perf_csv's history */
+	const char *archive;	       /* tar.gz of logs, CSVs, run.json, JUnit, summary, report */
+	const char *const *export_dbs; /* database URLs, each gets the run after the gate */
+	size_t n_export_dbs;
 	const char *manifest;		/* run.json written at the start (archived, exported) */
 	const char *const *extra_files; /* more files or folders for the archive */
 	size_t n_extra_files;
@@ -133,10 +134,10 @@ typedef struct rm_suite_run_opts {
 
 typedef struct rm_suite_run_result {
 	char run_id[64];
-	size_t n_failed;       /* FAILURE rows over every entry */
-	int interrupted;       /* the signal that stopped the run, else 0 */
-	int engine_lost;       /* an entry lost its engine */
-	int finished;	       /* rm_nightly_finish ran: ci holds its counts */
+	size_t n_failed; /* FAILURE rows over every entry */
+	int interrupted; /* the signal that stopped the run, else 0 */
+	int engine_lost; /* an entry lost its engine */
+	int finished;	 /* rm_nightly_finish ran: ci holds its counts */
 	rm_nightly_result ci;
 } rm_suite_run_result;
 

@@ -83,7 +83,8 @@ void nightly_outputs(const struct cli *cli, rm_nightly_opts *o)
 	o->summary_markdown = cli->summary_markdown;
 	o->html = cli->html;
 	o->archive = cli->archive;
-	o->export_db = cli->export_db;
+	o->export_dbs = cli->export_dbs.v;
+	o->n_export_dbs = cli->export_dbs.n;
 	o->baseline = cli->baseline;
 	o->fail_on_regression = cli->fail_on_regression;
 	o->no_step_summary = cli->no_step_summary;
@@ -102,7 +103,7 @@ int rm_exit_code_for(size_t n_failed, size_t n_regressions, int engine_lost)
 static int wants_ci(const struct cli *c)
 {
 	return c->suite || c->junit || c->summary_markdown || c->html || c->archive ||
-	       c->export_db || c->baseline || c->fail_on_regression >= 0;
+	       c->export_dbs.n || c->baseline || c->fail_on_regression >= 0;
 }
 
 /* A suite, or --tags with CI outputs: one run id, run.json, the outputs at the end. */
@@ -127,8 +128,9 @@ static int run_ci(const struct cli *cli, const rm_run_opts *o, int repeat_given,
 		return RM_EXIT_OK;
 	report_failures(res.n_failed, res.engine_lost, o->output);
 	if (res.ci.gate_enforced && res.ci.n_regressions)
-		fprintf(stderr, "run_models: %zu regression(s) against the baseline; see the "
-				"summary or the JUnit regression testcases\n",
+		fprintf(stderr,
+			"run_models: %zu regression(s) against the baseline; see the "
+			"summary or the JUnit regression testcases\n",
 			res.ci.n_regressions);
 	return rm_exit_code_for(res.n_failed, res.ci.gate_enforced ? res.ci.n_regressions : 0,
 				res.engine_lost);

@@ -88,30 +88,28 @@ static const struct opt options[] = {
      "run the entries of a suite file (tags or models, context, repeat, timeout, regression "
      "threshold; `run_models suite FILE` shows them) under one run id, instead of `--tags`",
      CMD_RUN, NULL},
-    {"suite", 0, STR(suite), "FILE",
-     "the suite file the run ran: its name, per-entry thresholds and baseline", CMD_REPORT_CI,
-     NULL},
     {"title", 0, STR(title), "NAME",
-     "the suite name in JUnit, the summary and the report (default: the suite's, from "
-     "`run.json` or `--suite`, else `run_models`)",
+     "the suite name in JUnit, the summary and the report (default: the suite's in "
+     "`run.json`, else `run_models`)",
      CMD_REPORT_CI, NULL},
     {"junit", 0, STR(junit), "FILE",
      "write JUnit XML: a testcase per perf row (a failure holds the reason and the last 50 "
      "lines of its log), one per gated metric with `--fail-on-regression`",
      CI, NULL},
     {"summary-markdown", 0, STR(summary_markdown), "FILE",
-     "write a Markdown summary of the run (also appended to `$GITHUB_STEP_SUMMARY` when set)",
-     CI, NULL},
+     "write a Markdown summary of the run (also appended to `$GITHUB_STEP_SUMMARY` when set)", CI,
+     NULL},
     {"no-step-summary", 0, FLAG(no_step_summary), NULL, "leave `$GITHUB_STEP_SUMMARY` alone", CI,
      NULL},
     {"html", 0, STR(html), "FILE",
-     "write the HTML trend report (one self-contained file) over the history in the perf CSV",
-     CI, NULL},
+     "write the HTML trend report (one self-contained file) over the history in the perf CSV", CI,
+     NULL},
     {"archive", 0, STR(archive), "FILE",
      "write one `.tar.gz`: the perf CSVs, the run's logs, `run.json`, JUnit, summary and report",
      CI, NULL},
-    {"export", 0, STR(export_db), "URL",
-     "export the run to a results database: `sqlite:PATH` or `postgresql://...`", CI, NULL},
+    {"export", 0, LIST(export_dbs), "URL",
+     "export the run to a results database: `sqlite:PATH` or `postgresql://...`; repeatable", CI,
+     NULL},
     {"baseline", 0, STR(baseline), "FILE|URL",
      "compare with an earlier perf CSV or a results database (`relative_change`, the gate); "
      "default: the earlier rows of the perf CSV",
@@ -133,8 +131,8 @@ static const struct opt options[] = {
     {"title", 0, STR(title), "TEXT", "the page title", CMD_REPORT_HTML, NULL},
     {"threshold", 0, NUM(threshold), "PCT", "a change beyond PCT percent is coloured (default 5)",
      CMD_REPORT_HTML, NULL},
-    {"run-id", 0, STR(run_id), "ID", "the run to report on (default: the last one)",
-     CMD_REPORT_CI, NULL},
+    {"run-id", 0, STR(run_id), "ID", "the run to report on (default: the last one)", CMD_REPORT_CI,
+     NULL},
     {"run-id", 0, STR(run_id), "ID", "export only this run", CMD_EXPORT, NULL},
     {"manifest", 0, STR(manifest), "FILE",
      "the run's `run.json` (default: `run.json` beside the perf CSV, when there is one)",
@@ -201,6 +199,7 @@ void cli_release(struct cli *c)
 	opt_list_release(&c->contexts);
 	opt_list_release(&c->context_files);
 	opt_list_release(&c->archive_add);
+	opt_list_release(&c->export_dbs);
 	opt_list_release(&c->db);
 }
 
@@ -226,8 +225,9 @@ static int set_value(const struct opt *o, struct cli *c, const char *val, rm_err
 	case OPT_NUMBER: {
 		double d;
 		if (rm_parse_double(val, &d) < 0 || d < 0)
-			return rm_error_set(err, RM_ERR_USAGE, "--%s takes a number%s >= 0, not '%s'",
-					    o->name, !strcmp(o->arg, "S") ? " of seconds" : "", val);
+			return rm_error_set(err, RM_ERR_USAGE,
+					    "--%s takes a number%s >= 0, not '%s'", o->name,
+					    !strcmp(o->arg, "S") ? " of seconds" : "", val);
 		*(double *)field = d;
 		return 0;
 	}

@@ -70,7 +70,7 @@ struct cli {
 	const char *summary_markdown;
 	const char *html;
 	const char *archive;
-	const char *export_db;
+	struct opt_list export_dbs;
 	const char *baseline;
 	double fail_on_regression; /* percent; -1 when not given */
 	int no_step_summary;

@@ -48,8 +48,8 @@ static struct ctx *sort_ctx;
 
 static int key_cmp(const rm_result *a, const rm_result *b)
 {
-	static const int cols[] = {RM_COL_MODEL, RM_COL_METRIC, RM_COL_DOCKERFILE,
-				   RM_COL_ARCH, RM_COL_MACHINE};
+	static const int cols[] = {RM_COL_MODEL, RM_COL_METRIC, RM_COL_DOCKERFILE, RM_COL_ARCH,
+				   RM_COL_MACHINE};
 	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
 		int c = strcmp(a->col[cols[i]], b->col[cols[i]]);
 		if (c)

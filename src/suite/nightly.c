@@ -130,7 +130,8 @@ static int load(struct finish *f, rm_error *err)
 		return -1;
 	if (o->models_root && rm_direction_table_load(f->dirs, o->models_root, err) < 0)
 		return -1;
-	if (o->manifest && exists(o->manifest) && !(f->manifest = rm_manifest_read(o->manifest, err)))
+	if (o->manifest && exists(o->manifest) &&
+	    !(f->manifest = rm_manifest_read(o->manifest, err)))
 		return -1;
 	/* A run.json of another run (an older run reported on) says nothing about this one. */
 	if (f->manifest && manifest_str(f->manifest, "run_id") &&
@@ -236,18 +237,20 @@ static int summary(struct finish *f, rm_error *err)
 	return rc;
 }
 
-static int export(struct finish *f, rm_error *err)
+static int export(struct finish *f, const char *url, rm_error *err)
 {
 	rm_db *db = NULL;
 	rm_export_stats st;
-	int rc = rm_db_open(f->o->export_db, &db, err);
+	double t0 = rm_now();
+	int rc = rm_db_open(url, &db, err);
 
 	if (rc == 0)
 		rc = rm_db_export(db, &f->run, &f->metrics, f->manifest, f->dirs, &st, err);
-	rm_db_close(db);
 	if (rc == 0)
-		rm_info("exported run %s: %zu of %zu results new, %zu metrics", f->run_id,
-			st.results, st.results_seen, st.metrics);
+		rm_info("exported run %s to %s: %zu of %zu results new, %zu metrics, %.2f s",
+			f->run_id, rm_db_backend(db), st.results, st.results_seen, st.metrics,
+			rm_now() - t0);
+	rm_db_close(db);
 	return rc;
 }
 
@@ -268,8 +271,9 @@ static int outputs(struct finish *f, const rm_gate_opts *go, rm_error *err)
 		if (rm_html_report(o->html, &f->history, &ho, err) < 0)
 			return -1;
 	}
-	if (o->export_db && export(f, err) < 0)
-		return -1;
+	for (size_t i = 0; i < o->n_export_dbs; i++)
+		if (export(f, o->export_dbs[i], err) < 0)
+			return -1;
 	if (o->archive) {
 		size_t n = 0;
 		char *top = rm_xasprintf("run_models-%s", f->run_id);

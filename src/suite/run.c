@@ -95,10 +95,10 @@ static int check_model_name(const rm_registry *reg, const rm_suite_entry *e, con
 	rm_selection_release(&sel);
 	if (ok)
 		return 0;
-	return rm_error_set(err, RM_ERR_INPUT,
-			    "'%s' line %ld: entry '%s': models: '%s' is not a model name%s", e->file,
-			    e->line, e->name, name,
-			    n > 1 ? " (it selects several models as a tag: put it under tags)" : "");
+	return rm_error_set(
+	    err, RM_ERR_INPUT, "'%s' line %ld: entry '%s': models: '%s' is not a model name%s",
+	    e->file, e->line, e->name, name,
+	    n > 1 ? " (it selects several models as a tag: put it under tags)" : "");
 }
 
 /* Every entry's selection, before anything runs: a suite that names what is not there
@@ -186,20 +186,23 @@ static json_t *options_json(const struct srun *s)
 	json_object_set_new(o, "additional_contexts", json_integer((json_int_t)run->n_contexts));
 	json_object_set_new(o, "output", json_string(run->output));
 	json_object_set_new(o, "log_dir", json_string(run->log_dir));
-	json_object_set_new(o, "repeat", s->o->repeat_given ? json_integer(run->repeat)
-							    : json_null());
-	json_object_set_new(o, "timeout", run->timeout >= 0 ? json_real(run->timeout)
-							    : json_null());
+	json_object_set_new(o, "repeat",
+			    s->o->repeat_given ? json_integer(run->repeat) : json_null());
+	json_object_set_new(o, "timeout",
+			    run->timeout >= 0 ? json_real(run->timeout) : json_null());
 	json_object_set_new(o, "parser", str_or_null(run->parser));
-	json_object_set_new(o, "fail_on_regression", ci->fail_on_regression >= 0
-							 ? json_real(ci->fail_on_regression)
-							 : json_null());
+	json_object_set_new(o, "fail_on_regression",
+			    ci->fail_on_regression >= 0 ? json_real(ci->fail_on_regression)
+							: json_null());
 	json_object_set_new(o, "baseline", redacted(baseline));
 	json_object_set_new(o, "junit", str_or_null(ci->junit));
 	json_object_set_new(o, "summary_markdown", str_or_null(ci->summary_markdown));
 	json_object_set_new(o, "html", str_or_null(ci->html));
 	json_object_set_new(o, "archive", str_or_null(ci->archive));
-	json_object_set_new(o, "export", redacted(ci->export_db));
+	json_t *exports = json_array();
+	for (size_t i = 0; i < ci->n_export_dbs; i++)
+		json_array_append_new(exports, redacted(ci->export_dbs[i]));
+	json_object_set_new(o, "export", exports);
 	return o;
 }
 
@@ -236,8 +239,8 @@ static int write_manifest(struct srun *s, rm_error *err)
 {
 	const rm_run_opts *run = s->run;
 	rm_context ctx;
-	rm_doctor_opts dopt = {"/proc", run->sysfs_root ? run->sysfs_root : "/sys",
-			       "/dev",	run->docker_host,
+	rm_doctor_opts dopt = {"/proc",	     run->sysfs_root ? run->sysfs_root : "/sys",
+			       "/dev",	     run->docker_host,
 			       run->log_dir, 1};
 	rm_finding *findings = NULL;
 	size_t n_findings = 0;
@@ -322,7 +325,7 @@ static int finish(struct srun *s, rm_suite_run_result *res, int partial, rm_erro
 		ci.suite = s->suite.name;
 	if (partial) {
 		ci.html = NULL;
-		ci.export_db = NULL;
+		ci.n_export_dbs = 0;
 		ci.fail_on_regression = -1;
 	}
 	if (rm_nightly_finish(&ci, &res->ci, err) < 0)
