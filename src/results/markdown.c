@@ -55,6 +55,8 @@ static void row(rm_buf *out, const rm_change *c)
 	if (isfinite(c->change_pct))
 		rm_buf_addf(out, "%+.2f%%", c->change_pct);
 	rm_buf_addf(out, " | %s", mark(c->verdict));
+	if (c->verdict == RM_VERDICT_REGRESSION && c->threshold < 0)
+		rm_buf_addstr(out, " (not gated: its suite entry is off)");
 	if (c->verdict == RM_VERDICT_FAILED || c->verdict == RM_VERDICT_SKIPPED) {
 		if (c->reason[0]) {
 			rm_buf_addstr(out, ": ");

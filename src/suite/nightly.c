@@ -31,6 +31,23 @@ static char **add_unique(char **v, size_t *n, const char *p)
 	return rm_strv_push(v, n, p);
 }
 
+/* <model>.<run id>[.r<N>].live.log -> <model>.<run id>.build.log (NULL: not a live log). */
+static char *build_log(const char *log)
+{
+	size_t n = strlen(log);
+	const char *r;
+
+	if (!rm_ends_with(log, ".live.log"))
+		return NULL;
+	n -= 9;
+	/* a repeat's ".r<N>" */
+	for (r = log + n; r > log && r[-1] >= '0' && r[-1] <= '9'; r--)
+		;
+	if (r < log + n && r - log >= 2 && r[-1] == 'r' && r[-2] == '.')
+		n = (size_t)(r - log - 2);
+	return rm_xasprintf("%.*s.build.log", (int)n, log);
+}
+
 /* A row's log, its build log and its perf_<model>.csv, when they exist. */
 static char **add_row_files(char **v, size_t *n, const char *dir, const rm_result *r)
 {
@@ -48,13 +65,10 @@ static char **add_row_files(char **v, size_t *n, const char *dir, const rm_resul
 	free(safe);
 	if (exists(log)) {
 		v = add_unique(v, n, log);
-		/* <model>.<run id>.live.log -> <model>.<run id>.build.log */
-		if (rm_ends_with(log, ".live.log")) {
-			char *b = rm_xasprintf("%.*s.build.log", (int)(strlen(log) - 9), log);
-			if (exists(b))
-				v = add_unique(v, n, b);
-			free(b);
-		}
+		char *b = build_log(log);
+		if (b && exists(b))
+			v = add_unique(v, n, b);
+		free(b);
 	}
 	free(moved);
 	return v;

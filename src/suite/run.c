@@ -101,6 +101,27 @@ static int check_model_name(const rm_registry *reg, const rm_suite_entry *e, con
 	    n > 1 ? " (it selects several models as a tag: put it under tags)" : "");
 }
 
+/* A run holds each model once (its rows, logs and database keys are per run and model):
+ * a model two entries select is an error naming both. */
+static int selected_before(const struct srun *s, size_t entry, const char *name, rm_error *err)
+{
+	for (size_t i = 0; i < entry; i++) {
+		size_t k;
+		json_t *v;
+		json_array_foreach (s->p[i].selected, k, v)
+			if (!strcmp(json_string_value(v), name))
+				return rm_error_set(err, RM_ERR_INPUT,
+						    "suite '%s': model '%s' is selected by entry "
+						    "%zu (%s) and entry "
+						    "%zu (%s); a run holds each model once: give "
+						    "the second its own "
+						    "suite",
+						    s->suite.name, name, i + 1, s->p[i].name,
+						    entry + 1, s->p[entry].name);
+	}
+	return 0;
+}
+
 /* Every entry's selection, before anything runs: a suite that names what is not there
  * fails now, not hours into the night. */
 static int check_selection(struct srun *s, rm_error *err)
@@ -125,9 +146,16 @@ static int check_selection(struct srun *s, rm_error *err)
 			rm_selection_release(&sel);
 			goto out;
 		}
-		for (size_t k = 0; k < sel.n; k++)
-			json_array_append_new(p->selected, json_string(sel.items[k].model->name));
+		int twice = 0;
+		for (size_t k = 0; k < sel.n && !twice; k++) {
+			const char *name = sel.items[k].model->name;
+			twice = selected_before(s, i, name, err) < 0;
+			if (!twice)
+				json_array_append_new(p->selected, json_string(name));
+		}
 		rm_selection_release(&sel);
+		if (twice)
+			goto out;
 	}
 	ret = 0;
 out:

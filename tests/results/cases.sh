@@ -13,7 +13,7 @@ PG_STATE=$5
 OUT=${RM_TEST_OUTPUT:-$(dirname "$PG_STATE")/results-output}
 mkdir -p "$OUT"
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+trap '[ -n "${RM_KEEP_WORK:-}" ] || rm -rf "$WORK"' EXIT
 cd "$WORK"
 unset GITHUB_STEP_SUMMARY
 
@@ -322,6 +322,137 @@ S
 	# The database history as the baseline for the next run.
 	expect 0 "$RM" --tags it_res_gate -o perf.csv -q
 	expect 0 "$RM" report ci perf.csv --baseline "$(pg_url)" --fail-on-regression 5 --no-step-summary
+	;;
+
+suite_run)
+	# The issue's "done when": a suite file through `run --suite` on the real engine, one run
+	# id for its entries, run.json, JUnit validated by xmllint, the report in headless
+	# Chromium, the results read back from SQLite and PostgreSQL, and the gate tripped by a
+	# planted slower result; then the database as the next night's baseline.
+	need xmllint libxml2-utils
+	need sqlite3 sqlite3
+	need psql postgresql-client
+	need jq jq
+	chrome=$(chromium_bin)
+	DOCKER_HOST=$("$SRC/tools/ensure-docker.sh")
+	export DOCKER_HOST
+	pg=$(pg_url)
+	t="s$$" # model names of this test only: the PostgreSQL server is shared by the cases
+	mkdir -p docker/smoke scripts/s suites
+	cp "$SRC/docker/smoke.Dockerfile" "$SRC/docker/.dockerignore" docker/
+	cp "$SRC/docker/smoke/busybox" docker/smoke/busybox
+	cat >scripts/s/run.sh <<'S'
+echo "step 1"
+[ -n "${SUITE_CTX:-}" ] && echo "context $SUITE_CTX"
+echo "performance: $1 samples_per_second"
+S
+	models() { # A1 A2 B: the figures the three models print
+		local m='"dockerfile":"docker/smoke","scripts":"scripts/s/run.sh","n_gpus":"-1","owner":"ci"'
+		printf '[{"name":"%s_a1",%s,"tags":["%s_a"],"args":"%s"},' "$t" "$m" "$t" "$1"
+		printf '{"name":"%s_a2",%s,"tags":["%s_a"],"args":"%s","metric_direction":{"samples_per_second":"higher"}},' "$t" "$m" "$t" "$2"
+		printf '{"name":"%s_b",%s,"tags":["%s_b"],"args":"%s"}]' "$t" "$m" "$t" "$3"
+	}
+	cat >suites/common.yaml <<'Y'
+defaults:
+  timeout: 120
+  regression: {fail_on_regression: 5}
+Y
+	cat >suites/nightly.yaml <<Y
+suite: nightly
+include: common.yaml
+entries:
+  - tags: [${t}_a]
+    repeat: 2
+  - models: [${t}_b]
+    additional_context: {docker_env_vars: {SUITE_CTX: entry-b}}
+    regression: {fail_on_regression: off}
+Y
+	ci() {
+		"$RM" run --suite suites/nightly.yaml -o out/perf.csv --log-dir out/logs -q \
+			--junit out/junit.xml --summary-markdown out/summary.md --html out/report.html \
+			--archive out/run.tar.gz --export "sqlite:$WORK/r.db" --export "$pg" \
+			--no-step-summary "$@"
+	}
+	run_ids() { awk -F, 'NR>1{print $31}' out/perf.csv | uniq; }
+	rows_of() { # RUN_ID MODEL: relative_change of each row
+		awk -F, -v r="$1" -v m="$2" '$31==r && $1==m {print $20}' out/perf.csv
+	}
+
+	t0=$(now)
+	models 100 200 50 >models.json
+	expect 0 ci --additional-context '{"docker_env_vars": {"CLI_TOKEN": "hunter2-cli-only"}}'
+	echo "stage night 1 (3 models, 5 runs, every output): $(since "$t0") s"
+	[ "$(run_ids | wc -l)" = 1 ] || fail "a suite run has one run id: $(run_ids)"
+	rid1=$(run_ids)
+	[ "$(($(wc -l <out/perf.csv) - 1))" = 5 ] || fail "rows: $(cat out/perf.csv)"
+	jq -e --arg r "$rid1" --arg t "$t" '.run_id == $r and .suite == "nightly" and
+		(.entries | length) == 2 and .entries[0].selected == [$t + "_a1", $t + "_a2"] and
+		.entries[1].selected == [$t + "_b"] and .entries[1].fail_on_regression == "off" and
+		.entries[0].fail_on_regression == 5 and (.doctor | length) > 0 and
+		(.git_commit | type) == "string" and (.options.export | length) == 2' out/run.json >/dev/null ||
+		fail "run.json: $(cat out/run.json)"
+	! grep -q 'hunter2' out/run.json || fail "run.json holds the command line's context text"
+	grep -q 'context entry-b' out/logs/"${t}_b.$rid1.live.log" || fail "the entry's context did not reach the container"
+	xmllint --noout --schema "$SRC/tests/results/junit.xsd" out/junit.xml || fail "junit.xml invalid"
+	# 5 rows, and a testcase per gated metric (skipped: nothing to compare with yet)
+	grep -q 'tests="8" failures="0" errors="0" skipped="3"' out/junit.xml || fail "counts: $(grep '<testsuite ' out/junit.xml)"
+	tar tzf out/run.tar.gz >list.txt
+	for f in run.json junit.xml summary.md report.html perf.csv "${t}_a1.$rid1.r2.live.log" "${t}_a1.$rid1.build.log"; do
+		grep -q "/$f\$" list.txt || fail "archive lacks $f: $(cat list.txt)"
+	done
+	[ "$(sqlite3 r.db "select count(*) from results where run_id = '$rid1'")" = 5 ] || fail "SQLite rows"
+	[ "$(psql -qAt "$pg" -c "select suite || ' ' || count(*) from results join runs using (run_id) where run_id = '$rid1' group by suite")" = "nightly 5" ] ||
+		fail "PostgreSQL rows"
+
+	# Night 2: a1 planted 20 % slower (both repeats: no noise to hide in), b 50 % slower but
+	# its entry's gate is off. Exit 6; JUnit says which; report ci on the files agrees.
+	t0=$(now)
+	models 80 200 25 >models.json
+	expect 6 ci
+	echo "stage night 2 (planted regression): $(since "$t0") s"
+	rid2=$(run_ids | tail -n 1)
+	[ "$rid2" != "$rid1" ] || fail "the second night has the first night's run id"
+	[ "$(rows_of "$rid2" "${t}_a1" | head -n 1)" = "-20.00" ] || fail "relative_change: $(rows_of "$rid2" "${t}_a1")"
+	xmllint --noout --schema "$SRC/tests/results/junit.xsd" out/junit.xml || fail "junit.xml invalid"
+	[ "$(grep -c '<failure type="regression"' out/junit.xml)" = 1 ] || fail "regressions in JUnit: $(grep -c '<failure type="regression"' out/junit.xml)"
+	grep -A1 "<testcase name=\"${t}_a1 samples_per_second vs baseline\"" out/junit.xml |
+		grep -q '<failure type="regression" message="-20.00%' || fail "the regression testcase is not a1's"
+	grep -q "^| ${t}_a1 | samples_per_second | SUCCESS | .* regression |\$" out/summary.md || fail "summary: $(cat out/summary.md)"
+	grep -q "^| ${t}_b | .* regression (not gated: its suite entry is off) |\$" out/summary.md || fail "summary: $(cat out/summary.md)"
+	expect 6 "$RM" report ci out/perf.csv --junit again.xml --no-step-summary
+	grep -q '1 regression(s)$' cmd.err || fail "report ci on the files: $(cat cmd.err)"
+	t0=$(now)
+	"$chrome" "${CHROMIUM_FLAGS[@]}" --user-data-dir="$WORK/profile" --dump-dom \
+		"file://$WORK/out/report.html" >dom.html 2>console.txt || fail "chromium failed: $(tail -n 5 console.txt)"
+	echo "stage chromium: $(since "$t0") s"
+	if grep 'CONSOLE' console.txt; then fail "console messages while loading the report"; fi
+	[ "$(grep -o "<svg class=\"trend\" data-model=\"${t}_[ab][12]*\"" dom.html | sort -u | wc -l)" = 3 ] || fail "trend plots"
+	grep -q "<tr class=\"regression\" data-model=\"${t}_a1\">" dom.html || fail "the report does not flag a1"
+	for db in "sqlite3 r.db" "psql -qAt $pg -c"; do
+		[ "$($db "select count(distinct run_id) from results where model = '${t}_a1' and performance = 80")" = 1 ] ||
+			fail "$db lacks the slow night"
+	done
+
+	# Night 3: back to 100, compared with PostgreSQL's history (night 2, before this run).
+	t0=$(now)
+	models 100 200 50 >models.json
+	expect 0 ci --baseline "$pg"
+	echo "stage night 3 (database baseline): $(since "$t0") s"
+	rid3=$(run_ids | tail -n 1)
+	[ "$(rows_of "$rid3" "${t}_a1" | sort -u)" = "+25.00" ] || fail "relative_change against the database: $(rows_of "$rid3" "${t}_a1")"
+	[ "$(psql -qAt "$pg" -c "select count(distinct run_id) from results where model like '${t}_%'")" = 3 ] ||
+		fail "PostgreSQL runs"
+
+	# Mistakes in a suite fail before anything runs, naming the entry.
+	rows=$(wc -l <out/perf.csv)
+	printf 'entries:\n  - models: [%s_nosuch]\n' "$t" >suites/bad.yaml
+	expect 3 "$RM" run --suite suites/bad.yaml -o out/perf.csv --junit out/j.xml
+	grep -q "bad.yaml' line 2: entry '${t}_nosuch': models: '${t}_nosuch' is not a model name" cmd.err || fail "$(cat cmd.err)"
+	printf 'entries:\n  - tags: [%s_a]\n  - models: [%s_a1]\n' "$t" "$t" >suites/twice.yaml
+	expect 3 "$RM" run --suite suites/twice.yaml -o out/perf.csv
+	grep -q "model '${t}_a1' is selected by entry 1 (${t}_a) and entry 2" cmd.err || fail "$(cat cmd.err)"
+	expect 2 "$RM" run --suite suites/nightly.yaml --tags "${t}_a"
+	[ "$(wc -l <out/perf.csv)" = "$rows" ] || fail "a refused suite wrote rows"
 	;;
 
 *)
