@@ -26,6 +26,7 @@ need() {
 }
 now() { date +%s.%N; }
 since() { echo "$(now) - $1" | bc; }
+CASE_T0=$(now)
 pg_url() {
 	[ -f "$PG_STATE" ] || fail "no PostgreSQL server: the pg_start case did not run"
 	sed -n 2p "$PG_STATE"
@@ -459,4 +460,4 @@ Y
 	fail "unknown case"
 	;;
 esac
-echo "ok [$case_name]"
+echo "ok [$case_name] in $(since "$CASE_T0") s"
