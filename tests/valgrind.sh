@@ -23,6 +23,7 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work" "$dbdir"' EXIT
 cp -r "$src/models.json" "$src/docker" "$src/scripts" "$work/"
+printf 'suite: vg\nentries:\n  - tags: [smoke]\n    repeat: 2\n    additional_context: {docker_env_vars: {VG: "1"}}\n' >"$work/s.yaml"
 ctx='{"gpu_vendor":"AMD","guest_os":"UBUNTU","MAD_SYSTEM_GPU_ARCHITECTURE":"gfx942","MAD_SYSTEM_NGPUS":8}'
 while read -r label; do
 	read -r -a cmd
@@ -49,6 +50,14 @@ report html
 report html $work/perf.csv -o $work/r2.html
 export (again: nothing new)
 export --db sqlite:$work/r.db $work/perf.csv
+run --suite with every output, a CSV baseline and the gate
+run --suite $work/s.yaml -o $work/perf.csv --log-dir $work/logs -q --junit $work/j2.xml --summary-markdown $work/s2.md --html $work/r3.html --archive $work/a2.tar.gz --export sqlite:$work/r.db --baseline $work/perf.csv --fail-on-regression 90 --no-step-summary
+run --suite --list
+run --suite $work/s.yaml --list
+run --suite --dry-run
+run --suite $work/s.yaml --dry-run
+suite
+suite $work/s.yaml
 EOF
 if [ $status = 0 ]; then echo "valgrind: 1 passed, 0 failed"; else echo "valgrind: 0 passed, 1 failed"; fi
 exit $status
