@@ -182,14 +182,178 @@ static void row_properties(struct jw *j, const rm_results *run, const rm_junit_o
 	}
 }
 
+/* The testsuite's counts, time stamp and host. */
+struct totals {
+	char host[256], ts[32];
+	size_t failures, skipped, tests;
+	double time;
+};
+
+/* Whether a gate verdict gets a testcase of its own (a failed or skipped model has its
+ * row's). */
+static int gated_case(const rm_change *c)
+{
+	return c->verdict != RM_VERDICT_FAILED && c->verdict != RM_VERDICT_SKIPPED;
+}
+
+static void count(const rm_results *run, const rm_junit_opts *o, struct totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->tests = run->n;
+	for (size_t i = 0; i < run->n; i++) {
+		const rm_result *r = &run->rows[i];
+		t->failures += !strcmp(r->col[RM_COL_STATUS], "FAILURE");
+		t->skipped += !strcmp(r->col[RM_COL_STATUS], "SKIPPED");
+		t->time += secs(r->test_s);
+		if (r->col[RM_COL_TIMESTAMP][0] &&
+		    (!t->ts[0] || strcmp(r->col[RM_COL_TIMESTAMP], t->ts) < 0))
+			snprintf(t->ts, sizeof(t->ts), "%s", r->col[RM_COL_TIMESTAMP]);
+		if (!t->host[0] && r->col[RM_COL_MACHINE][0])
+			snprintf(t->host, sizeof(t->host), "%s", r->col[RM_COL_MACHINE]);
+	}
+	for (size_t i = 0; o->gate && o->gate->enforce && i < o->gate->n; i++) {
+		const rm_change *c = &o->gate->v[i];
+		if (!gated_case(c))
+			continue;
+		t->tests++;
+		t->failures += c->verdict == RM_VERDICT_REGRESSION && c->threshold >= 0;
+		t->skipped += c->verdict == RM_VERDICT_NONE || c->verdict == RM_VERDICT_UNKNOWN ||
+			      c->threshold < 0;
+	}
+	if (o->hostname)
+		snprintf(t->host, sizeof(t->host), "%s", o->hostname);
+	if (!t->host[0] && gethostname(t->host, sizeof(t->host) - 1) != 0)
+		t->host[0] = '\0';
+	if (!t->host[0])
+		snprintf(t->host, sizeof(t->host), "localhost");
+	if (!t->ts[0])
+		rm_utc_timestamp(t->ts, sizeof(t->ts));
+	/* Ant's schema wants a time without a zone (it is UTC). */
+	t->ts[strcspn(t->ts, "Z")] = '\0';
+}
+
+/* <testsuite ...> and its <properties>. */
+static void suite_head(struct jw *j, const rm_results *run, const rm_junit_opts *o,
+		       const char *suite, const struct totals *t)
+{
+	start(j, "testsuite");
+	attr(j, "name", suite);
+	attr(j, "package", suite);
+	attr(j, "id", "0");
+	attr(j, "timestamp", t->ts);
+	attr(j, "hostname", t->host);
+	attrf(j, "tests", "%zu", t->tests);
+	attrf(j, "failures", "%zu", t->failures);
+	attr(j, "errors", "0");
+	attrf(j, "skipped", "%zu", t->skipped);
+	attrf(j, "time", "%.3f", t->time);
+	start(j, "properties");
+	if (run->n) {
+		const rm_result *r = &run->rows[0];
+		property(j, "run_id", r->col[RM_COL_RUN_ID]);
+		property(j, "git_commit", r->col[RM_COL_GIT_COMMIT]);
+		property(j, "machine_name", r->col[RM_COL_MACHINE]);
+		property(j, "gpu_architecture", r->col[RM_COL_ARCH]);
+	}
+	if (o->gate) {
+		char v[64];
+		property(j, "regression_rule", o->gate->rule);
+		snprintf(v, sizeof(v), "%.2f", o->gate->threshold_pct);
+		property(j, "regression_threshold_pct", v);
+		property(j, "regression_gate", o->gate->enforce ? "on" : "off");
+	}
+	row_properties(j, run, o);
+	end(j);
+}
+
+/* One testcase per perf.csv row. */
+static void row_cases(struct jw *j, const rm_results *run, const rm_junit_opts *o,
+		      const char *suite)
+{
+	for (size_t i = 0; i < run->n; i++) {
+		const rm_result *r = &run->rows[i];
+		const char *st = r->col[RM_COL_STATUS];
+		char *name = case_name(run, i);
+		start(j, "testcase");
+		attr(j, "name", name);
+		attr(j, "classname", suite);
+		attrf(j, "time", "%.3f", secs(r->test_s));
+		if (!strcmp(st, "FAILURE")) {
+			start(j, "failure");
+			attr(j, "type", "FAILURE");
+			attr(j, "message",
+			     r->col[RM_COL_REASON][0] ? r->col[RM_COL_REASON] : "failed");
+			failure_body(j, r, o);
+			end(j);
+		} else if (!strcmp(st, "SKIPPED")) {
+			start(j, "skipped");
+			attr(j, "message", r->col[RM_COL_REASON]);
+			end(j);
+		}
+		end(j);
+		free(name);
+	}
+}
+
+/* With the gate on: one testcase per gated model and metric. */
+static void gate_cases(struct jw *j, const rm_gate *g, const char *suite)
+{
+	char *cls = rm_xasprintf("%s.regression", suite);
+
+	for (size_t i = 0; g && g->enforce && i < g->n; i++) {
+		const rm_change *c = &g->v[i];
+		char *name;
+		if (!gated_case(c))
+			continue;
+		name = rm_xasprintf("%s %s vs baseline", c->model, c->metric);
+		start(j, "testcase");
+		attr(j, "name", name);
+		attr(j, "classname", cls);
+		attr(j, "time", "0.000");
+		if (c->threshold < 0) {
+			start(j, "skipped");
+			attr(j, "message", "not gated by its suite entry");
+			end(j);
+		} else if (c->verdict == RM_VERDICT_REGRESSION) {
+			start(j, "failure");
+			attr(j, "type", "regression");
+			attr(j, "message", c->note);
+			text(j, c->note, strlen(c->note));
+			end(j);
+		} else if (c->verdict == RM_VERDICT_NONE || c->verdict == RM_VERDICT_UNKNOWN) {
+			start(j, "skipped");
+			attr(j, "message", c->note);
+			end(j);
+		}
+		end(j);
+		free(name);
+	}
+	free(cls);
+}
+
+static void suite_tail(struct jw *j, const rm_results *run, const rm_gate *g,
+		       const struct totals *t)
+{
+	rm_buf b = RM_BUF_INIT(TEXT_MAX);
+
+	start(j, "system-out");
+	rm_buf_addf(&b, "%zu results, %zu failed, %zu skipped", run->n, t->failures, t->skipped);
+	if (g)
+		rm_buf_addf(&b, "; %zu compared with a baseline, %zu regression(s)\n%s",
+			    g->n_compared, g->n_regressions, g->rule);
+	text(j, b.data ? b.data : "", b.len);
+	rm_buf_release(&b);
+	end(j);
+	start(j, "system-err");
+	end(j);
+}
+
 int rm_junit_write(const char *path, const rm_results *run, const rm_junit_opts *o, rm_error *err)
 {
 	const char *suite = o->suite ? o->suite : "run_models";
 	xmlBufferPtr buf = xmlBufferCreate();
 	struct jw j = {NULL, 0};
-	char host[256] = "", ts[32] = "";
-	size_t failures = 0, skipped = 0, tests = run->n;
-	double total = 0;
+	struct totals t;
 	int ret = -1;
 
 	if (!buf)
@@ -201,149 +365,24 @@ int rm_junit_write(const char *path, const rm_results *run, const rm_junit_opts 
 	}
 	xmlTextWriterSetIndent(j.w, 1);
 	xmlTextWriterSetIndentString(j.w, X("  "));
-
-	for (size_t i = 0; i < run->n; i++) {
-		const rm_result *r = &run->rows[i];
-		failures += !strcmp(r->col[RM_COL_STATUS], "FAILURE");
-		skipped += !strcmp(r->col[RM_COL_STATUS], "SKIPPED");
-		total += secs(r->test_s);
-		if (r->col[RM_COL_TIMESTAMP][0] &&
-		    (!ts[0] || strcmp(r->col[RM_COL_TIMESTAMP], ts) < 0))
-			snprintf(ts, sizeof(ts), "%s", r->col[RM_COL_TIMESTAMP]);
-		if (!host[0] && r->col[RM_COL_MACHINE][0])
-			snprintf(host, sizeof(host), "%s", r->col[RM_COL_MACHINE]);
-	}
-	for (size_t i = 0; o->gate && o->gate->enforce && i < o->gate->n; i++) {
-		const rm_change *c = &o->gate->v[i];
-		if (c->verdict == RM_VERDICT_FAILED || c->verdict == RM_VERDICT_SKIPPED)
-			continue;
-		tests++;
-		failures += c->verdict == RM_VERDICT_REGRESSION && c->threshold >= 0;
-		skipped += c->verdict == RM_VERDICT_NONE || c->verdict == RM_VERDICT_UNKNOWN ||
-			   c->threshold < 0;
-	}
-	if (o->hostname)
-		snprintf(host, sizeof(host), "%s", o->hostname);
-	if (!host[0] && gethostname(host, sizeof(host) - 1) != 0)
-		host[0] = '\0';
-	if (!host[0])
-		snprintf(host, sizeof(host), "localhost");
-	if (!ts[0])
-		rm_utc_timestamp(ts, sizeof(ts));
-	/* Ant's schema wants a time without a zone (it is UTC). */
-	ts[strcspn(ts, "Z")] = '\0';
-
+	count(run, o, &t);
 	if (xmlTextWriterStartDocument(j.w, NULL, "UTF-8", NULL) < 0)
 		j.failed = 1;
 	start(&j, "testsuites");
-	start(&j, "testsuite");
-	attr(&j, "name", suite);
-	attr(&j, "package", suite);
-	attr(&j, "id", "0");
-	attr(&j, "timestamp", ts);
-	attr(&j, "hostname", host);
-	attrf(&j, "tests", "%zu", tests);
-	attrf(&j, "failures", "%zu", failures);
-	attr(&j, "errors", "0");
-	attrf(&j, "skipped", "%zu", skipped);
-	attrf(&j, "time", "%.3f", total);
-
-	start(&j, "properties");
-	if (run->n) {
-		const rm_result *r = &run->rows[0];
-		property(&j, "run_id", r->col[RM_COL_RUN_ID]);
-		property(&j, "git_commit", r->col[RM_COL_GIT_COMMIT]);
-		property(&j, "machine_name", r->col[RM_COL_MACHINE]);
-		property(&j, "gpu_architecture", r->col[RM_COL_ARCH]);
-	}
-	if (o->gate) {
-		char v[64];
-		property(&j, "regression_rule", o->gate->rule);
-		snprintf(v, sizeof(v), "%.2f", o->gate->threshold_pct);
-		property(&j, "regression_threshold_pct", v);
-		property(&j, "regression_gate", o->gate->enforce ? "on" : "off");
-	}
-	row_properties(&j, run, o);
-	end(&j);
-
-	for (size_t i = 0; i < run->n; i++) {
-		const rm_result *r = &run->rows[i];
-		const char *st = r->col[RM_COL_STATUS];
-		char *name = case_name(run, i);
-		start(&j, "testcase");
-		attr(&j, "name", name);
-		attr(&j, "classname", suite);
-		attrf(&j, "time", "%.3f", secs(r->test_s));
-		if (!strcmp(st, "FAILURE")) {
-			start(&j, "failure");
-			attr(&j, "type", "FAILURE");
-			attr(&j, "message",
-			     r->col[RM_COL_REASON][0] ? r->col[RM_COL_REASON] : "failed");
-			failure_body(&j, r, o);
-			end(&j);
-		} else if (!strcmp(st, "SKIPPED")) {
-			start(&j, "skipped");
-			attr(&j, "message", r->col[RM_COL_REASON]);
-			end(&j);
-		}
-		end(&j);
-		free(name);
-	}
-	for (size_t i = 0; o->gate && o->gate->enforce && i < o->gate->n; i++) {
-		const rm_change *c = &o->gate->v[i];
-		char *name, *cls;
-		if (c->verdict == RM_VERDICT_FAILED || c->verdict == RM_VERDICT_SKIPPED)
-			continue;
-		name = rm_xasprintf("%s %s vs baseline", c->model, c->metric);
-		cls = rm_xasprintf("%s.regression", suite);
-		start(&j, "testcase");
-		attr(&j, "name", name);
-		attr(&j, "classname", cls);
-		attr(&j, "time", "0.000");
-		if (c->threshold < 0) {
-			start(&j, "skipped");
-			attr(&j, "message", "not gated by its suite entry");
-			end(&j);
-		} else if (c->verdict == RM_VERDICT_REGRESSION) {
-			start(&j, "failure");
-			attr(&j, "type", "regression");
-			attr(&j, "message", c->note);
-			text(&j, c->note, strlen(c->note));
-			end(&j);
-		} else if (c->verdict == RM_VERDICT_NONE || c->verdict == RM_VERDICT_UNKNOWN) {
-			start(&j, "skipped");
-			attr(&j, "message", c->note);
-			end(&j);
-		}
-		end(&j);
-		free(name);
-		free(cls);
-	}
-	start(&j, "system-out");
-	{
-		rm_buf b = RM_BUF_INIT(TEXT_MAX);
-		rm_buf_addf(&b, "%zu results, %zu failed, %zu skipped", run->n, failures, skipped);
-		if (o->gate)
-			rm_buf_addf(&b, "; %zu compared with a baseline, %zu regression(s)\n%s",
-				    o->gate->n_compared, o->gate->n_regressions, o->gate->rule);
-		text(&j, b.data ? b.data : "", b.len);
-		rm_buf_release(&b);
-	}
-	end(&j);
-	start(&j, "system-err");
-	end(&j);
+	suite_head(&j, run, o, suite, &t);
+	row_cases(&j, run, o, suite);
+	gate_cases(&j, o->gate, suite);
+	suite_tail(&j, run, o->gate, &t);
 	end(&j); /* testsuite */
 	end(&j); /* testsuites */
 	if (xmlTextWriterEndDocument(j.w) < 0)
 		j.failed = 1;
 	xmlFreeTextWriter(j.w); /* flushes into buf */
-	if (j.failed) {
+	if (j.failed)
 		rm_error_set(err, RM_ERR_INTERNAL, "cannot write JUnit XML for '%s'", path);
-		goto out;
-	}
-	ret = rm_write_text_file(path, (const char *)xmlBufferContent(buf),
-				 (size_t)xmlBufferLength(buf), 0, err);
-out:
+	else
+		ret = rm_write_text_file(path, (const char *)xmlBufferContent(buf),
+					 (size_t)xmlBufferLength(buf), 0, err);
 	xmlBufferFree(buf);
 	return ret;
 }
