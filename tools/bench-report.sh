@@ -93,7 +93,7 @@ for round in 1 2 3; do
 		"$rm_bin" run "${sel[@]}" -o out/perf.csv --log-dir out/logs --no-progress \
 			"${extra[@]}" >/dev/null 2>err.txt
 		wall=$(echo "$(date +%s.%N) - $start" | bc)
-		step=$(grep -o 'CI outputs of run [^ ]* in [0-9.]* s' err.txt | awk '{print $(NF-1)}')
+		step=$(grep -o 'CI outputs of run [^ ]* in [0-9.]* s' err.txt | awk '{print $(NF-1)}' || true)
 		echo "round $round, $mode: $wall s wall${step:+, of which the CI outputs step $step s}"
 	done
 done

@@ -15,6 +15,50 @@
 #include "rm/gate.h"
 #include "rm/util.h"
 
+/* Exports one perf.csv, its perf_<model>.csv and run.json; *total counts new results. */
+static int export_file(rm_db *db, const char *red, const char *path, const struct cli *cli,
+		       const rm_direction_table *dirs, size_t *total, rm_error *err)
+{
+	rm_results rows = RM_RESULTS_INIT;
+	rm_metrics metrics = RM_METRICS_INIT;
+	rm_export_stats st;
+	json_t *manifest = NULL;
+	char *dir = rm_dirname(path), *mpath = NULL;
+	double t1 = rm_now();
+	int rc = rm_results_read(&rows, path, cli->run_id, err);
+
+	if (rc == 0 && !cli->no_metrics)
+		rc = rm_metrics_read_dir(&metrics, dir, cli->run_id, err);
+	if (rc == 0) {
+		rm_error e = RM_ERROR_INIT;
+		mpath =
+		    cli->manifest ? rm_xstrdup(cli->manifest) : rm_xasprintf("%s/run.json", dir);
+		manifest = rm_manifest_read(mpath, &e);
+		if (!manifest && cli->manifest) {
+			*err = e;
+			rc = -1;
+		}
+	}
+	if (rc == 0)
+		rc = rm_db_export(db, &rows, &metrics, manifest, dirs, &st, err);
+	if (rc == 0) {
+		double dt = rm_now() - t1;
+		fprintf(stderr,
+			"export: %s: %zu results (%zu new), %zu metrics (%zu new), %zu runs new, "
+			"%zu environment rows in %.2f s (%.0f rows/s) into %s\n",
+			path, st.results_seen, st.results, st.metrics_seen, st.metrics, st.runs,
+			st.environment, dt,
+			dt > 0 ? (double)(st.results_seen + st.metrics_seen) / dt : 0.0, red);
+		*total += st.results;
+	}
+	json_decref(manifest);
+	free(mpath);
+	free(dir);
+	rm_metrics_release(&metrics);
+	rm_results_release(&rows);
+	return rc;
+}
+
 int cmd_export(int argc, char **argv, rm_error *err)
 {
 	struct cli cli;
@@ -59,48 +103,9 @@ int cmd_export(int argc, char **argv, rm_error *err)
 		goto out;
 	t0 = rm_now();
 	/* One transaction per perf.csv: a file is either in or not. */
-	for (size_t i = 0; i < pos.n; i++) {
-		rm_results rows = RM_RESULTS_INIT;
-		rm_metrics metrics = RM_METRICS_INIT;
-		rm_export_stats st;
-		json_t *manifest = NULL;
-		char *dir = rm_dirname(pos.v[i]), *mpath = NULL;
-		double t1 = rm_now();
-
-		rc = rm_results_read(&rows, pos.v[i], cli.run_id, err);
-		if (rc == 0 && !cli.no_metrics)
-			rc = rm_metrics_read_dir(&metrics, dir, cli.run_id, err);
-		if (rc == 0) {
-			mpath = cli.manifest ? rm_xstrdup(cli.manifest)
-					     : rm_xasprintf("%s/run.json", dir);
-			rm_error e = RM_ERROR_INIT;
-			manifest = rm_manifest_read(mpath, &e);
-			if (!manifest && cli.manifest) {
-				*err = e;
-				rc = -1;
-			}
-		}
-		if (rc == 0)
-			rc = rm_db_export(db, &rows, &metrics, manifest, dirs, &st, err);
-		if (rc == 0) {
-			double dt = rm_now() - t1;
-			fprintf(stderr,
-				"export: %s: %zu results (%zu new), %zu metrics (%zu new), %zu "
-				"runs new, %zu environment rows in %.2f s (%.0f rows/s) into %s\n",
-				pos.v[i], st.results_seen, st.results, st.metrics_seen, st.metrics,
-				st.runs, st.environment, dt,
-				dt > 0 ? (double)(st.results_seen + st.metrics_seen) / dt : 0.0,
-				red);
-			total += st.results;
-		}
-		json_decref(manifest);
-		free(mpath);
-		free(dir);
-		rm_metrics_release(&metrics);
-		rm_results_release(&rows);
-		if (rc < 0)
+	for (size_t i = 0; i < pos.n; i++)
+		if (export_file(db, red, pos.v[i], &cli, dirs, &total, err) < 0)
 			goto out;
-	}
 	if (pos.n > 1)
 		fprintf(stderr, "export: %zu new results in %.2f s\n", total, rm_now() - t0);
 	ret = RM_EXIT_OK;

@@ -228,44 +228,53 @@ static int export_environment(struct inserter *in, const json_t *m, const char *
 	return 0;
 }
 
-int rm_db_export(rm_db *db, const rm_results *rows, const rm_metrics *metrics,
-		 const json_t *manifest, const struct rm_direction_table *directions,
-		 rm_export_stats *st, rm_error *err)
+/* One export: its input, the run ids it holds, its counts. */
+struct export
 {
-	const db_backend *be = db->be;
-	struct inserter in = {0};
+	rm_db *db;
+	const rm_results *rows;
+	const rm_metrics *metrics;
+	const json_t *manifest;
+	const struct rm_direction_table *dirs;
 	char now[32];
-	char **runs = NULL;
-	size_t n_runs = 0;
-	const char *mrun = manifest_str(manifest, "run_id");
-	int ret = -1;
+	char **runs;
+	size_t n_runs;
+	rm_export_stats *st;
+};
 
-	memset(st, 0, sizeof(*st));
-	rm_utc_timestamp(now, sizeof(now));
-	for (size_t i = 0; i < rows->n; i++) {
-		const rm_result *r = &rows->rows[i];
-		if (!r->col[RM_COL_RUN_ID][0])
-			return rm_error_set(err, RM_ERR_INPUT,
-					    "'%s' record %ld has no run_id: only run_models' "
-					    "perf.csv files can be exported",
-					    r->file, r->line);
-	}
-	if (be->begin(db->h, err) < 0)
-		return -1;
+static int has_run(const struct export *x, const char *id)
+{
+	for (size_t k = 0; k < x->n_runs; k++)
+		if (!strcmp(x->runs[k], id))
+			return 1;
+	return 0;
+}
 
-	/* runs: one per run id, in order of appearance; start = run.json's, else the
-	 * earliest row timestamp. */
-	ins_init(&in, db, "runs", run_cols, 8);
+/* Sends the last batch; *added receives the rows the table gained. -1: in is released. */
+static int ins_done(struct inserter *in, size_t *added, rm_error *err)
+{
+	int rc = ins_flush(in, err);
+	if (rc == 0)
+		*added = in->added;
+	ins_release(in);
+	return rc;
+}
+
+/* runs: one per run id, in order of appearance; start = run.json's, else the earliest row
+ * timestamp. */
+static int export_runs(struct export *x, rm_error *err)
+{
+	const rm_results *rows = x->rows;
+	const char *mrun = manifest_str(x->manifest, "run_id");
+	struct inserter in = {0};
+
+	ins_init(&in, x->db, "runs", run_cols, 8);
 	for (size_t i = 0; i < rows->n; i++) {
 		const rm_result *r = &rows->rows[i];
 		const char *id = r->col[RM_COL_RUN_ID], *start = NULL, *suite = "";
-		size_t k;
-		for (k = 0; k < n_runs; k++)
-			if (!strcmp(runs[k], id))
-				break;
-		if (k < n_runs)
+		if (has_run(x, id))
 			continue;
-		runs = rm_strv_push(runs, &n_runs, id);
+		x->runs = rm_strv_push(x->runs, &x->n_runs, id);
 		for (size_t j = i; j < rows->n; j++) {
 			const char *ts = rows->rows[j].col[RM_COL_TIMESTAMP];
 			if (!strcmp(rows->rows[j].col[RM_COL_RUN_ID], id) && ts[0] &&
@@ -273,93 +282,100 @@ int rm_db_export(rm_db *db, const rm_results *rows, const rm_metrics *metrics,
 				start = ts;
 		}
 		if (mrun && !strcmp(mrun, id)) {
-			if (manifest_str(manifest, "started_at"))
-				start = manifest_str(manifest, "started_at");
-			if (manifest_str(manifest, "suite"))
-				suite = manifest_str(manifest, "suite");
+			if (manifest_str(x->manifest, "started_at"))
+				start = manifest_str(x->manifest, "started_at");
+			if (manifest_str(x->manifest, "suite"))
+				suite = manifest_str(x->manifest, "suite");
 		}
 		const char *row[8] = {id,
-				      start ? start : now,
+				      start ? start : x->now,
 				      r->col[RM_COL_MACHINE],
 				      r->col[RM_COL_ARCH],
 				      r->col[RM_COL_GIT_COMMIT],
 				      suite,
 				      r->col[RM_COL_BUILD_NUMBER],
-				      now};
-		if (ins_row(&in, row, err) < 0)
-			goto fail;
-	}
-	if (ins_flush(&in, err) < 0)
-		goto fail;
-	st->runs = in.added;
-	ins_release(&in);
-
-	ins_init(&in, db, "results", result_cols, N_RESULT_COLS);
-	for (size_t i = 0; i < rows->n; i++) {
-		const rm_result *r = &rows->rows[i];
-		const char *const *c = r->col;
-		char rep[24];
-		snprintf(rep, sizeof(rep), "%ld", r->repeat);
-		const char *row[N_RESULT_COLS] = {
-		    c[RM_COL_RUN_ID],
-		    c[RM_COL_TIMESTAMP][0] ? c[RM_COL_TIMESTAMP] : now,
-		    c[RM_COL_MODEL],
-		    c[RM_COL_METRIC],
-		    c[RM_COL_DOCKERFILE],
-		    keep(&in, rm_xstrdup(rep)),
-		    c[RM_COL_STATUS],
-		    num(&in, c[RM_COL_PERFORMANCE]),
-		    num(&in, c[RM_COL_RELATIVE_CHANGE]),
-		    rm_direction_name(
-			rm_direction_lookup(directions, c[RM_COL_MODEL], c[RM_COL_METRIC], NULL)),
-		    c[RM_COL_MACHINE],
-		    c[RM_COL_ARCH],
-		    c[RM_COL_NGPUS],
-		    c[RM_COL_NNODES],
-		    c[RM_COL_GPUS_PER_NODE],
-		    c[RM_COL_PRECISION],
-		    c[RM_COL_PIPELINE],
-		    c[RM_COL_ARGS],
-		    c[RM_COL_TAGS],
-		    c[RM_COL_BASE_DOCKER],
-		    c[RM_COL_DOCKER_SHA],
-		    c[RM_COL_IMAGE],
-		    c[RM_COL_GIT_COMMIT],
-		    c[RM_COL_DEPLOYMENT],
-		    c[RM_COL_LAUNCHER],
-		    num(&in, c[RM_COL_BUILD_DURATION]),
-		    num(&in, c[RM_COL_TEST_DURATION]),
-		    c[RM_COL_DATANAME],
-		    c[RM_COL_DATA_PROVIDER],
-		    c[RM_COL_DATA_SIZE],
-		    c[RM_COL_DATA_DOWNLOAD],
-		    c[RM_COL_BUILD_NUMBER],
-		    c[RM_COL_RUN_OPTIONS],
-		    c[RM_COL_REASON],
-		    c[RM_COL_TUNABLEOP],
-		    intnum(&in, c[RM_COL_EXIT_CODE]),
-		    c[RM_COL_LOG_FILE],
-		};
-		st->results_seen++;
+				      x->now};
 		if (ins_row(&in, row, err) < 0) {
-			rm_error_wrap(err, "'%s' near record %ld", r->file, r->line);
-			goto fail;
+			ins_release(&in);
+			return -1;
 		}
 	}
-	if (ins_flush(&in, err) < 0)
-		goto fail;
-	st->results = in.added;
-	ins_release(&in);
+	return ins_done(&in, &x->st->runs, err);
+}
 
-	ins_init(&in, db, "metrics", metric_cols, 9);
-	for (size_t i = 0; metrics && i < metrics->n; i++) {
-		const rm_metric_row *m = &metrics->rows[i];
-		size_t k;
-		for (k = 0; k < n_runs; k++)
-			if (!strcmp(runs[k], m->run_id))
-				break;
-		if (k == n_runs)
-			continue; /* a run whose perf.csv rows are not being exported */
+/* One results row: every perf.csv column, numbers as numbers, the metric's direction. */
+static int result_row(struct export *x, struct inserter *in, const rm_result *r, rm_error *err)
+{
+	const char *const *c = r->col;
+	const char *row[N_RESULT_COLS] = {
+	    c[RM_COL_RUN_ID],
+	    c[RM_COL_TIMESTAMP][0] ? c[RM_COL_TIMESTAMP] : x->now,
+	    c[RM_COL_MODEL],
+	    c[RM_COL_METRIC],
+	    c[RM_COL_DOCKERFILE],
+	    keep(in, rm_xasprintf("%ld", r->repeat)),
+	    c[RM_COL_STATUS],
+	    num(in, c[RM_COL_PERFORMANCE]),
+	    num(in, c[RM_COL_RELATIVE_CHANGE]),
+	    rm_direction_name(
+		rm_direction_lookup(x->dirs, c[RM_COL_MODEL], c[RM_COL_METRIC], NULL)),
+	    c[RM_COL_MACHINE],
+	    c[RM_COL_ARCH],
+	    c[RM_COL_NGPUS],
+	    c[RM_COL_NNODES],
+	    c[RM_COL_GPUS_PER_NODE],
+	    c[RM_COL_PRECISION],
+	    c[RM_COL_PIPELINE],
+	    c[RM_COL_ARGS],
+	    c[RM_COL_TAGS],
+	    c[RM_COL_BASE_DOCKER],
+	    c[RM_COL_DOCKER_SHA],
+	    c[RM_COL_IMAGE],
+	    c[RM_COL_GIT_COMMIT],
+	    c[RM_COL_DEPLOYMENT],
+	    c[RM_COL_LAUNCHER],
+	    num(in, c[RM_COL_BUILD_DURATION]),
+	    num(in, c[RM_COL_TEST_DURATION]),
+	    c[RM_COL_DATANAME],
+	    c[RM_COL_DATA_PROVIDER],
+	    c[RM_COL_DATA_SIZE],
+	    c[RM_COL_DATA_DOWNLOAD],
+	    c[RM_COL_BUILD_NUMBER],
+	    c[RM_COL_RUN_OPTIONS],
+	    c[RM_COL_REASON],
+	    c[RM_COL_TUNABLEOP],
+	    intnum(in, c[RM_COL_EXIT_CODE]),
+	    c[RM_COL_LOG_FILE],
+	};
+	x->st->results_seen++;
+	if (ins_row(in, row, err) < 0)
+		return rm_error_wrap(err, "'%s' near record %ld", r->file, r->line);
+	return 0;
+}
+
+static int export_results(struct export *x, rm_error *err)
+{
+	struct inserter in = {0};
+
+	ins_init(&in, x->db, "results", result_cols, N_RESULT_COLS);
+	for (size_t i = 0; i < x->rows->n; i++)
+		if (result_row(x, &in, &x->rows->rows[i], err) < 0) {
+			ins_release(&in);
+			return -1;
+		}
+	return ins_done(&in, &x->st->results, err);
+}
+
+/* metrics of the runs being exported (a run whose perf.csv rows are not is left out). */
+static int export_metrics(struct export *x, rm_error *err)
+{
+	struct inserter in = {0};
+
+	ins_init(&in, x->db, "metrics", metric_cols, 9);
+	for (size_t i = 0; x->metrics && i < x->metrics->n; i++) {
+		const rm_metric_row *m = &x->metrics->rows[i];
+		if (!has_run(x, m->run_id))
+			continue;
 		const char *row[9] = {
 		    m->run_id,
 		    m->timestamp[0] ? m->timestamp : NULL,
@@ -370,39 +386,59 @@ int rm_db_export(rm_db *db, const rm_results *rows, const rm_metrics *metrics,
 		    keep(&in, rm_xasprintf("%ld", m->repeat)),
 		    isfinite(m->value) ? keep(&in, rm_xasprintf("%.17g", m->value)) : NULL,
 		    m->unit};
-		st->metrics_seen++;
-		if (ins_row(&in, row, err) < 0)
-			goto fail;
-	}
-	if (ins_flush(&in, err) < 0)
-		goto fail;
-	st->metrics = in.added;
-	ins_release(&in);
-
-	if (mrun) {
-		size_t k;
-		for (k = 0; k < n_runs; k++)
-			if (!strcmp(runs[k], mrun))
-				break;
-		if (k < n_runs) {
-			ins_init(&in, db, "environment", env_cols, 3);
-			if (export_environment(&in, manifest, mrun, err) < 0 ||
-			    ins_flush(&in, err) < 0)
-				goto fail;
-			st->environment = in.added;
+		x->st->metrics_seen++;
+		if (ins_row(&in, row, err) < 0) {
 			ins_release(&in);
+			return -1;
 		}
 	}
-	if (be->commit(db->h, err) < 0)
-		goto fail;
-	ret = 0;
-	goto out;
-fail:
-	ins_release(&in);
-	be->rollback(db->h);
+	return ins_done(&in, &x->st->metrics, err);
+}
+
+/* environment rows of the run run.json names, when it is being exported. */
+static int export_env(struct export *x, rm_error *err)
+{
+	const char *mrun = manifest_str(x->manifest, "run_id");
+	struct inserter in = {0};
+
+	if (!mrun || !has_run(x, mrun))
+		return 0;
+	ins_init(&in, x->db, "environment", env_cols, 3);
+	if (export_environment(&in, x->manifest, mrun, err) < 0) {
+		ins_release(&in);
+		return -1;
+	}
+	return ins_done(&in, &x->st->environment, err);
+}
+
+int rm_db_export(rm_db *db, const rm_results *rows, const rm_metrics *metrics,
+		 const json_t *manifest, const struct rm_direction_table *directions,
+		 rm_export_stats *st, rm_error *err)
+{
+	struct export x = {db, rows, metrics, manifest, directions, "", NULL, 0, st};
+	int ret = -1;
+
 	memset(st, 0, sizeof(*st));
-	rm_error_wrap(err, "export to '%s' rolled back", db->url);
-out:
-	rm_strv_free(runs);
+	rm_utc_timestamp(x.now, sizeof(x.now));
+	for (size_t i = 0; i < rows->n; i++) {
+		const rm_result *r = &rows->rows[i];
+		if (!r->col[RM_COL_RUN_ID][0])
+			return rm_error_set(err, RM_ERR_INPUT,
+					    "'%s' record %ld has no run_id: only run_models' "
+					    "perf.csv files can be exported",
+					    r->file, r->line);
+	}
+	if (db->be->begin(db->h, err) < 0)
+		return -1;
+	if (export_runs(&x, err) == 0 && export_results(&x, err) == 0 &&
+	    export_metrics(&x, err) == 0 && export_env(&x, err) == 0 &&
+	    db->be->commit(db->h, err) == 0) {
+		ret = 0;
+	} else {
+		db->be->rollback(db->h);
+		memset(st, 0, sizeof(*st));
+		rm_error_wrap(err, "export to '%s' rolled back", db->url);
+	}
+	rm_strv_free(x.runs);
 	return ret;
 }

@@ -123,6 +123,99 @@ static void judge(rm_change *c, size_t nv, const rm_baseline_entry *be)
 			       band[0] ? "" : "; no repeats: threshold only");
 }
 
+/* A new change for r's key, its values not yet collected. */
+static rm_change *new_change(rm_gate *g, size_t *cap, const rm_result *r, const rm_gate_opts *o)
+{
+	rm_change *c;
+
+	if (g->n == *cap) {
+		*cap = *cap ? *cap * 2 : 32;
+		g->v = rm_xrealloc(g->v, *cap * sizeof(*g->v));
+	}
+	c = &g->v[g->n++];
+	memset(c, 0, sizeof(*c));
+	c->model = r->col[RM_COL_MODEL];
+	c->metric = r->col[RM_COL_METRIC];
+	c->docker_file = r->col[RM_COL_DOCKERFILE];
+	c->arch = r->col[RM_COL_ARCH];
+	c->machine = r->col[RM_COL_MACHINE];
+	c->reason = "";
+	c->log_file = r->col[RM_COL_LOG_FILE];
+	c->change_pct = NAN;
+	c->noise_pct = NAN;
+	c->mean = c->sd = c->min = c->max = NAN;
+	c->base_mean = c->base_sd = NAN;
+	c->base_run = "";
+	c->direction = rm_direction_lookup(o->directions, c->model, c->metric, &c->direction_why);
+	c->threshold = threshold_for(o, c->model);
+	return c;
+}
+
+/* The key's rows from row `from` on: counts, the first reason, the SUCCESS values into
+ * vals. Returns the number of values. */
+static size_t collect(const rm_results *run, size_t from, rm_change *c, double *vals)
+{
+	size_t nv = 0;
+
+	for (size_t j = from; j < run->n; j++) {
+		const rm_result *q = &run->rows[j];
+		const char *st = q->col[RM_COL_STATUS];
+		if (!same_key(q, c))
+			continue;
+		c->n_rows++;
+		if (!strcmp(st, "SUCCESS") && isfinite(q->performance)) {
+			c->n_success++;
+			vals[nv++] = q->performance;
+		} else if (!strcmp(st, "SKIPPED")) {
+			c->n_skipped++;
+		} else {
+			c->n_failed++; /* FAILURE, or SUCCESS without a number */
+		}
+		if (strcmp(st, "SUCCESS") && !c->reason[0]) {
+			c->reason = q->col[RM_COL_REASON];
+			c->log_file = q->col[RM_COL_LOG_FILE];
+		}
+	}
+	return nv;
+}
+
+/* The verdict of one key with nv values, and the gate's counts. */
+static void verdict(rm_gate *g, rm_change *c, const double *vals, size_t nv,
+		    const rm_baseline *base)
+{
+	const rm_baseline_entry *be;
+	rm_stats st;
+
+	if (c->n_failed)
+		g->n_failed++;
+	else if (c->n_skipped && !nv)
+		g->n_skipped++;
+	if (!nv) {
+		c->verdict = c->n_failed ? RM_VERDICT_FAILED : RM_VERDICT_SKIPPED;
+		c->note = rm_xstrdup(c->reason[0] ? c->reason : rm_verdict_name(c->verdict));
+		return;
+	}
+	rm_stats_compute(vals, nv, &st);
+	c->mean = st.mean;
+	c->sd = st.stddev;
+	c->min = st.min;
+	c->max = st.max;
+	be = base ? rm_baseline_find(base, c->model, c->metric, c->docker_file, c->arch, c->machine)
+		  : NULL;
+	if (!be) {
+		c->verdict = RM_VERDICT_NONE;
+		c->note = rm_xstrdup("no baseline");
+		return;
+	}
+	judge(c, nv, be);
+	if (isfinite(c->change_pct))
+		g->n_compared++;
+	if (c->verdict == RM_VERDICT_UNKNOWN)
+		g->n_unknown++;
+	if (c->verdict == RM_VERDICT_REGRESSION && c->threshold >= 0)
+		g->n_regressions++;
+}
+
 void rm_gate_eval(const rm_results *run, const rm_baseline *base, const rm_gate_opts *o, rm_gate *g)
 {
 	double *vals = rm_xcalloc(run->n ? run->n : 1, sizeof(*vals));
@@ -140,80 +233,8 @@ void rm_gate_eval(const rm_results *run, const rm_baseline *base, const rm_gate_
 				break;
 		if (k < g->n)
 			continue;
-		if (g->n == cap) {
-			cap = cap ? cap * 2 : 32;
-			g->v = rm_xrealloc(g->v, cap * sizeof(*g->v));
-		}
-		rm_change *c = &g->v[g->n++];
-		memset(c, 0, sizeof(*c));
-		c->model = r->col[RM_COL_MODEL];
-		c->metric = r->col[RM_COL_METRIC];
-		c->docker_file = r->col[RM_COL_DOCKERFILE];
-		c->arch = r->col[RM_COL_ARCH];
-		c->machine = r->col[RM_COL_MACHINE];
-		c->reason = "";
-		c->log_file = r->col[RM_COL_LOG_FILE];
-		c->change_pct = NAN;
-		c->noise_pct = NAN;
-		c->mean = c->sd = c->min = c->max = NAN;
-		c->base_mean = c->base_sd = NAN;
-		c->base_run = "";
-		c->direction =
-		    rm_direction_lookup(o->directions, c->model, c->metric, &c->direction_why);
-		c->threshold = threshold_for(o, c->model);
-
-		size_t nv = 0;
-		for (size_t j = i; j < run->n; j++) {
-			const rm_result *q = &run->rows[j];
-			const char *st = q->col[RM_COL_STATUS];
-			if (!same_key(q, c))
-				continue;
-			c->n_rows++;
-			if (!strcmp(st, "SUCCESS") && isfinite(q->performance)) {
-				c->n_success++;
-				vals[nv++] = q->performance;
-			} else if (!strcmp(st, "SKIPPED")) {
-				c->n_skipped++;
-			} else {
-				c->n_failed++; /* FAILURE, or SUCCESS without a number */
-			}
-			if (strcmp(st, "SUCCESS") && !c->reason[0]) {
-				c->reason = q->col[RM_COL_REASON];
-				c->log_file = q->col[RM_COL_LOG_FILE];
-			}
-		}
-		if (c->n_failed)
-			g->n_failed++;
-		else if (c->n_skipped && !nv)
-			g->n_skipped++;
-		if (!nv) {
-			c->verdict = c->n_failed ? RM_VERDICT_FAILED : RM_VERDICT_SKIPPED;
-			c->note =
-			    rm_xstrdup(c->reason[0] ? c->reason : rm_verdict_name(c->verdict));
-			continue;
-		}
-		rm_stats st;
-		rm_stats_compute(vals, nv, &st);
-		c->mean = st.mean;
-		c->sd = st.stddev;
-		c->min = st.min;
-		c->max = st.max;
-		const rm_baseline_entry *be =
-		    base ? rm_baseline_find(base, c->model, c->metric, c->docker_file, c->arch,
-					    c->machine)
-			 : NULL;
-		if (!be) {
-			c->verdict = RM_VERDICT_NONE;
-			c->note = rm_xstrdup("no baseline");
-			continue;
-		}
-		judge(c, nv, be);
-		if (isfinite(c->change_pct))
-			g->n_compared++;
-		if (c->verdict == RM_VERDICT_UNKNOWN)
-			g->n_unknown++;
-		if (c->verdict == RM_VERDICT_REGRESSION && c->threshold >= 0)
-			g->n_regressions++;
+		rm_change *c = new_change(g, &cap, r, o);
+		verdict(g, c, vals, collect(run, i, c, vals), base);
 	}
 	free(vals);
 	g->rule = rm_xasprintf(

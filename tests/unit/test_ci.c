@@ -1,4 +1,4 @@
-/* Suite files, JUnit, run.json and the archive. */
+/* Suite files, JUnit, run.json, the archive and the end-of-run step. */
 #include <archive.h>
 #include <archive_entry.h>
 #include <jansson.h>
@@ -234,12 +234,87 @@ static void test_manifest_archive(const char *dir)
 	free(out);
 }
 
+/* A perf.csv line: model, performance, run id; the rest as the runner writes them. */
+static void perf_line(rm_buf *b, const char *model, const char *perf, const char *run_id)
+{
+	const char *cell[RM_PERF_COLS] = {0};
+	cell[RM_COL_MODEL] = model;
+	cell[RM_COL_PERFORMANCE] = perf;
+	cell[RM_COL_METRIC] = "samples_per_second";
+	cell[RM_COL_STATUS] = "SUCCESS";
+	cell[RM_COL_MACHINE] = "host";
+	cell[RM_COL_TIMESTAMP] = "2024-05-01T02:03:04Z";
+	cell[RM_COL_RUN_ID] = run_id;
+	cell[RM_COL_REPEAT] = "1";
+	for (int c = 0; c < RM_PERF_COLS; c++)
+		rm_buf_addf(b, "%s%s", c ? "," : "", cell[c] ? cell[c] : "");
+	rm_buf_addch(b, '\n');
+}
+
+/* The finish takes what the caller leaves out from the run's run.json: the suite name, the
+ * entries' thresholds (a PCT gates, "off" does not), the gate; a run.json of another run is
+ * not used. */
+static void test_nightly_manifest(const char *dir)
+{
+	rm_buf csv = RM_BUF_INIT(1 << 20);
+	rm_error err = RM_ERROR_INIT;
+	rm_nightly_result res;
+	char *perf = rm_xasprintf("%s/perf.csv", dir), *man = rm_xasprintf("%s/run.json", dir);
+	char *md = rm_xasprintf("%s/summary.md", dir), *text = NULL;
+	const char *entries = "\"entries\": [{\"selected\": [\"m1\"], \"fail_on_regression\": 5},"
+			      "{\"selected\": [\"m2\"], \"fail_on_regression\": \"off\"}]";
+
+	for (int c = 0; c < RM_PERF_COLS; c++)
+		rm_buf_addf(&csv, "%s%s", c ? "," : "", rm_perf_header[c]);
+	rm_buf_addch(&csv, '\n');
+	perf_line(&csv, "m1", "100", "A");
+	perf_line(&csv, "m2", "100", "A");
+	perf_line(&csv, "m1", "80", "B");
+	perf_line(&csv, "m2", "80", "B");
+	tfs_put(dir, "perf.csv", rm_buf_str(&csv));
+	char *j = rm_xasprintf("{\"run_id\": \"B\", \"suite\": \"night\", %s}", entries);
+	tfs_put(dir, "run.json", j);
+	free(j);
+	rm_nightly_opts o = {0};
+	o.perf_csv = perf;
+	o.manifest = man;
+	o.fail_on_regression = -1;
+	o.summary_markdown = md;
+	o.no_step_summary = 1;
+	CHECK(rm_nightly_finish(&o, &res, &err) == 0);
+	CHECK(res.gate_enforced && res.n_regressions == 1 && res.n_compared == 2);
+	CHECK(rm_read_file(md, 1 << 20, &text, NULL, &err) == 0);
+	CHECK(text && strstr(text, "## night: 2 passed") && strstr(text, "| m2 |") &&
+	      strstr(text, "(not gated: its suite entry is off)"));
+	free(text);
+	/* The command line's threshold for entries that set none. */
+	tfs_put(dir, "run.json",
+		"{\"run_id\": \"B\", \"options\": {\"fail_on_regression\": 50}, \"entries\": "
+		"[{\"selected\": [\"m1\", \"m2\"], \"fail_on_regression\": null}]}");
+	CHECK(rm_nightly_finish(&o, &res, &err) == 0);
+	CHECK(res.gate_enforced && res.n_regressions == 0);
+	o.fail_on_regression = 10;
+	CHECK(rm_nightly_finish(&o, &res, &err) == 0 && res.n_regressions == 2);
+	/* run.json of another run: gate off, nothing taken from it. */
+	j = rm_xasprintf("{\"run_id\": \"A\", %s}", entries);
+	tfs_put(dir, "run.json", j);
+	free(j);
+	o.fail_on_regression = -1;
+	CHECK(rm_nightly_finish(&o, &res, &err) == 0);
+	CHECK(!res.gate_enforced && res.n_regressions == 2);
+	rm_buf_release(&csv);
+	free(perf);
+	free(man);
+	free(md);
+}
+
 int main(void)
 {
 	char *dir = tfs_tmpdir("ci");
 	test_suite(dir);
 	test_junit(dir);
 	test_manifest_archive(dir);
+	test_nightly_manifest(dir);
 	tfs_rm_tree(dir);
 	free(dir);
 	return check_summary();
