@@ -383,6 +383,7 @@ Y
 	models 100 200 50 >models.json
 	expect 0 ci --additional-context '{"docker_env_vars": {"CLI_TOKEN": "hunter2-cli-only"}}'
 	echo "stage night 1 (3 models, 5 runs, every output): $(since "$t0") s"
+	! grep -q "unknown field" cmd.err || fail "the registry warns about metric_direction: $(cat cmd.err)"
 	[ "$(run_ids | wc -l)" = 1 ] || fail "a suite run has one run id: $(run_ids)"
 	rid1=$(run_ids)
 	[ "$(($(wc -l <out/perf.csv) - 1))" = 5 ] || fail "rows: $(cat out/perf.csv)"
