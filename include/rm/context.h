@@ -57,6 +57,10 @@ int rm_context_detect(rm_context *ctx, const char *sysfs_root, int use_tools, rm
 /* Applies overrides from JSON text or "@path" (the file's text). `what` names the source in
  * messages ("--additional-context"). */
 int rm_context_apply(rm_context *ctx, const char *json_or_file, const char *what, rm_error *err);
+/* madengine's ctx_test key: the text of the file <root>/ctx_test, stripped, or "None" when
+ * there is no such file (a symlink or a non-file counts as none, with a warning). Applied
+ * after detection, before the context files and --additional-context, which may override it. */
+int rm_context_ctx_test(rm_context *ctx, const char *root, rm_error *err);
 /* Applies a JSON or YAML file of context keys (--additional-context-file). */
 int rm_context_apply_file(rm_context *ctx, const char *path, rm_error *err);
 

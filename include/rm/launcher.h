@@ -32,6 +32,7 @@
 #include <stdio.h>
 
 #include "rm/context.h"
+#include "rm/data.h"
 #include "rm/error.h"
 #include "rm/frame.h"
 #include "rm/registry.h"
@@ -60,11 +61,20 @@ typedef struct rm_spec_in {
 	/* Keep the container running after the script: the script's exit code is printed
 	 * on stderr as "<RM_EXIT_MARKER><run id>:<code>" and the container sleeps. */
 	int keep_alive;
+	/* The model's data (rm/data.h), or NULL: each source with a host_path is bind-mounted
+	 * at its home (read-only unless the plan says otherwise), MAD_DATAHOME and
+	 * MAD_DATANAME are set before docker_env_vars (which may override them), and the
+	 * script of each custom source runs in its home before the model (spec_data.c). */
+	const rm_data_plan *data;
 } rm_spec_in;
 
 #define RM_TUNABLEOP_DIR "/run_models/tunableop"
 #define RM_EXIT_MARKER	 "run_models-exit-"
 #define RM_WORKSPACE	 "/myworkspace"
+/* The folder of the script of custom data source i is copied to RM_DATA_SCRIPTS/<i>; the
+ * scripts' run writes "<seconds> <exit code>" to RM_DATA_STATUS before the model starts. */
+#define RM_DATA_SCRIPTS RM_WORKSPACE "/.run_models/data"
+#define RM_DATA_STATUS	RM_WORKSPACE "/.run_models/data.status"
 
 /* The effective TunableOp setting: the CLI's, else the model's "tunableop" field, else a
  * "--tunableop on|off" in its args, else NULL. */
@@ -77,6 +87,10 @@ int rm_spec_cmd(const rm_spec_in *in, char ***argv, rm_error *err);
 char *rm_spec_args(const rm_spec_in *in);
 /* The full POST /containers/create body. */
 int rm_spec_body(const rm_spec_in *in, json_t **body, rm_error *err);
+/* The custom data scripts: how many sources of in->data have one, and the k-th of them
+ * (relative to the registry root), whose folder a launcher copies to RM_DATA_SCRIPTS/<k>. */
+size_t rm_spec_data_scripts(const rm_spec_in *in);
+const char *rm_spec_data_script(const rm_spec_in *in, size_t k);
 
 /* Given once, when the launcher is opened; everything here outlives the launcher. */
 typedef struct rm_launcher_config {
@@ -86,9 +100,12 @@ typedef struct rm_launcher_config {
 	int dry_run; /* contact nothing: only plan is called */
 } rm_launcher_config;
 
-/* The image of one Dockerfile of a model. */
+/* The image of one Dockerfile of a model, or an image given as it is. */
 typedef struct rm_image_req {
 	const rm_model *model;
+	/* NULL: image is used as it is (the context's MAD_CONTAINER_IMAGE): nothing is built,
+	 * prepare finds its id, pulling it first when the back end lacks it (as `docker run`
+	 * would). */
 	const rm_dockerfile *df;
 	const char *image; /* the tag to build, e.g. "ci-smoke_busybox_smoke" */
 	json_t *buildargs; /* object of strings */

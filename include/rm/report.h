@@ -88,6 +88,12 @@ char *rm_file_safe(const char *name);
  * (timestamp,run_id,model,metric,value,unit,step,aggregate). Nothing when pr has none. */
 int rm_metrics_append(const char *perf_path, const char *timestamp, const char *run_id,
 		      const char *model, const rm_parse_result *pr, rm_error *err);
+/* The same, with the model column of each metric row given (row_models[i] for
+ * pr->metrics[i], e.g. the "<model>_<row>" of a multiple_results row); the file is still
+ * perf_<model>.csv. */
+int rm_metrics_append_rows(const char *perf_path, const char *timestamp, const char *run_id,
+			   const char *model, const char *const *row_models,
+			   const rm_parse_result *pr, rm_error *err);
 
 /* The values of each metric over the repeats of one model (--repeat N). */
 typedef struct rm_series {

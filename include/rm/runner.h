@@ -45,7 +45,12 @@ typedef struct rm_run_opts {
 	int sys_env_details;		  /* write the doctor's findings beside the logs */
 	const char *const *context_files; /* --additional-context-file, JSON or YAML */
 	size_t n_context_files;
-	long warmup; /* steps left out of steady-state means; RM_PARSER_WARMUP_AUTO: detected */
+	long warmup;	 /* steps left out of steady-state means; RM_PARSER_WARMUP_AUTO: detected */
+	int run_dynamic; /* run scripts/<dir>/get_models_json.py (rm_registry_opts) */
+	int skip_model_run;		/* build the images, run nothing */
+	int disable_skip_gpu_arch;	/* ignore the models' skip_gpu_arch */
+	const char *data_config;	/* data providers; NULL: <root>/data.json */
+	const char *force_mirror_local; /* --force-mirror-local DIR, or NULL */
 	const char *run_id; /* NULL: a new one (rm_run_id_new); a suite passes its own to every
 			       entry */
 	/* relative_change against this baseline (rm/gate.h; run --baseline); NULL: the last

@@ -39,6 +39,8 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 				    cli->score);
 	if (cli->progress_interval <= 0)
 		return rm_error_set(err, RM_ERR_USAGE, "--progress-interval takes seconds > 0");
+	if (cli_run_dynamic(cli, &o->run_dynamic, err) < 0)
+		return -1;
 	o->root = ".";
 	o->tags = cli->tags.v;
 	o->n_tags = cli->tags.n;
@@ -64,6 +66,10 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	o->sys_env_details = cli->sys_env_details;
 	o->context_files = cli->context_files.v;
 	o->n_context_files = cli->context_files.n;
+	o->skip_model_run = cli->skip_model_run;
+	o->disable_skip_gpu_arch = cli->disable_skip_gpu_arch;
+	o->data_config = cli->data_config;
+	o->force_mirror_local = cli->force_mirror_local;
 	return 0;
 }
 

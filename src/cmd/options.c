@@ -15,14 +15,16 @@
 #define FLAG(f)	      OPT_FLAG, CHECKED(f, int)
 #define STR(f)	      OPT_STRING, CHECKED(f, const char *)
 #define LIST(f)	      OPT_LIST, CHECKED(f, struct opt_list)
+#define WORDS(f)      OPT_WORDS, CHECKED(f, struct opt_list)
 #define NUM(f)	      OPT_NUMBER, CHECKED(f, double)
 #define INT(f)	      OPT_INT, CHECKED(f, long)
 #define SEL	      (CMD_RUN | CMD_LIST)
 #define CI	      (CMD_RUN | CMD_REPORT_CI)
 static const struct opt options[] = {
-    {"tags", 't', LIST(tags), "TAGS",
-     "names, tags, `all`, `scope/tag`, `name:key=value`; repeatable, comma lists", SEL,
-     "model_name model-name"},
+    {"tags", 't', WORDS(tags), "TAG [TAG ...]",
+     "names, tags, `all`, `scope/tag`, `name:key=value`; several after one `--tags` (as in "
+     "madengine), repeatable, comma lists",
+     SEL, "model_name model-name"},
     {"additional-context", 'c', LIST(contexts), "JSON|@FILE",
      "overrides detection: `gpu_vendor`, `guest_os`, `MAD_SYSTEM_GPU_ARCHITECTURE`, "
      "`MAD_SYSTEM_NGPUS`, `docker_env_vars`, `docker_build_arg`, `docker_mounts`, "
@@ -30,6 +32,10 @@ static const struct opt options[] = {
      SEL, "additional_context"},
     {"additional-context-file", 'f', LIST(context_files), "FILE",
      "the same as a JSON or YAML file (libyaml), applied first", SEL, "additional_context_file"},
+    {"dynamic-registry", 0, STR(dynamic_registry), "run|skip",
+     "whether `scripts/<dir>/get_models_json.py` files are run (the folder's Python, on this "
+     "host) to list their models; default `skip`, or `$RM_DYNAMIC_REGISTRY`",
+     SEL, "dynamic_registry"},
     {"output", 'o', STR(output), "FILE",
      "perf CSV (default `perf.csv`); `perf_<model>.csv` and `perf_summary.csv` go beside it",
      CMD_RUN, NULL},
@@ -39,6 +45,20 @@ static const struct opt options[] = {
      CMD_RUN, "live_output"},
     {"timeout", 0, NUM(timeout), "S",
      "seconds; default: the model's `timeout`, else 7200; `0` = none", CMD_RUN, NULL},
+    {"skip-model-run", 0, FLAG(skip_model_run), NULL,
+     "build the images and stop: nothing runs and no rows are written, but a failed build is "
+     "a FAILURE row",
+     CMD_RUN, "skip_model_run"},
+    {"disable-skip-gpu-arch", 0, FLAG(disable_skip_gpu_arch), NULL,
+     "run the models whose `skip_gpu_arch` names this host's GPU", CMD_RUN,
+     "disable_skip_gpu_arch"},
+    {"data-config", 0, STR(data_config), "FILE",
+     "data providers of the models' `data` field (default `data.json` in the folder)", CMD_RUN,
+     "data-config-file-name data_config_file_name"},
+    {"force-mirror-local", 0, STR(force_mirror_local), "DIR",
+     "keep the data of `custom` providers in `DIR/<dataname>` on this host for later runs "
+     "(`mirrorlocal` on every provider but `local`)",
+     CMD_RUN, "force_mirror_local"},
     {"tunableop", 0, STR(tunableop), "on|off",
      "PyTorch TunableOp: `on` tunes GEMMs and keeps the results in "
      "`<log dir>/tunableop/<model>/` for later runs, `off` disables it; default: the model's "
@@ -203,6 +223,22 @@ void cli_release(struct cli *c)
 	opt_list_release(&c->db);
 }
 
+int cli_run_dynamic(const struct cli *c, int *run, rm_error *err)
+{
+	const char *v = c->dynamic_registry;
+
+	if (!v) {
+		v = getenv("RM_DYNAMIC_REGISTRY");
+		*run = v && !strcmp(v, "run");
+		return 0;
+	}
+	if (strcmp(v, "run") && strcmp(v, "skip"))
+		return rm_error_set(err, RM_ERR_USAGE,
+				    "--dynamic-registry takes 'run' or 'skip', not '%s'", v);
+	*run = !strcmp(v, "run");
+	return 0;
+}
+
 static void list_add(struct opt_list *l, const char *s)
 {
 	l->v = rm_xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
@@ -220,6 +256,7 @@ static int set_value(const struct opt *o, struct cli *c, const char *val, rm_err
 		*(const char **)field = val;
 		return 0;
 	case OPT_LIST:
+	case OPT_WORDS:
 		list_add((struct opt_list *)field, val);
 		return 0;
 	case OPT_NUMBER: {
@@ -324,6 +361,9 @@ int opt_parse(unsigned accept, struct cli *c, int argc, char **argv, struct opt_
 		}
 		if (set_value(o, c, val, err) < 0)
 			return -1;
+		/* argparse's nargs='+': the words up to the next option belong to it too. */
+		while (o->type == OPT_WORDS && i + 1 < argc && argv[i + 1][0] != '-')
+			list_add((struct opt_list *)((char *)c + o->offset), argv[++i]);
 	}
 	return 0;
 }

@@ -29,6 +29,7 @@ enum opt_type {
 	OPT_FLAG,   /* int, set to 1 */
 	OPT_STRING, /* const char *, the last one wins */
 	OPT_LIST,   /* struct opt_list, every occurrence appended */
+	OPT_WORDS,  /* OPT_LIST, and the words after it up to the next option (nargs='+') */
 	OPT_NUMBER, /* double, >= 0 */
 	OPT_INT,    /* long, >= 0 */
 };
@@ -44,6 +45,7 @@ struct cli {
 	struct opt_list tags;
 	struct opt_list contexts;
 	struct opt_list context_files;
+	const char *dynamic_registry; /* "run", "skip" or NULL */
 	/* run */
 	const char *output;
 	const char *log_dir;
@@ -53,6 +55,10 @@ struct cli {
 	int keep_alive;
 	int keep_model_dir;
 	int clean_docker_cache;
+	int skip_model_run;
+	int disable_skip_gpu_arch;
+	const char *data_config;
+	const char *force_mirror_local;
 	int list;
 	int quiet;
 	const char *tunableop;
@@ -117,5 +123,7 @@ int opt_parse(unsigned accept, struct cli *c, int argc, char **argv, struct opt_
 /* The help of one command: usage line, then its options (rows whose cmds include cmd). */
 void opt_help(FILE *f, unsigned cmd, const char *usage, int markdown);
 void opt_list_release(struct opt_list *l);
+/* --dynamic-registry run|skip, else $RM_DYNAMIC_REGISTRY ("run" runs them): *run 0 or 1. */
+int cli_run_dynamic(const struct cli *c, int *run, rm_error *err);
 
 #endif

@@ -67,6 +67,67 @@ static int image_is_current(struct docker_launcher *dl, const char *image, const
 	return current;
 }
 
+/* Pulls an image the engine lacks, as `docker run` would: ":latest" when ref names no tag,
+ * credentials as for pushes (rm_registry_auth). */
+static int pull_given(struct docker_launcher *dl, const rm_image_req *req, rm_error *err)
+{
+	char *repo = NULL, *tag = NULL, *ref = NULL, *reg = NULL, *auth = NULL;
+	rm_image_xfer_opts o = {NULL, req->on_line, req->ud, req->poll, req->ud};
+	int ret = -1;
+
+	if (rm_image_ref_split(req->image, &repo, &tag) < 0) {
+		rm_error_set(err, RM_ERR_INPUT, "'%s' is not an image reference", req->image);
+		goto out;
+	}
+	ref = tag ? rm_xstrdup(req->image) : rm_xasprintf("%s:latest", req->image);
+	reg = rm_image_ref_registry(ref);
+	if (rm_registry_auth(reg, &auth, NULL, err) < 0)
+		goto out;
+	o.auth = auth;
+	rm_info("pulling '%s' (MAD_CONTAINER_IMAGE) from %s", ref, reg);
+	ret = rm_docker_image_pull(dl->d, ref, &o, NULL, err);
+out:
+	if (ret < 0)
+		rm_error_wrap(err,
+			      "image '%s' (MAD_CONTAINER_IMAGE) is not on the engine at %s and "
+			      "pulling it failed; check the name, or pull it yourself",
+			      req->image, rm_docker_host(dl->d));
+	rm_registry_auth_free(auth);
+	free(reg);
+	free(ref);
+	free(tag);
+	free(repo);
+	return ret;
+}
+
+/* An image given as it is (MAD_CONTAINER_IMAGE): its id, pulled when the engine lacks it;
+ * nothing built. */
+static int given_image(struct docker_launcher *dl, const rm_image_req *req, char **image_id,
+		       rm_error *err)
+{
+	json_t *img = NULL;
+	const char *id;
+	int ret = -1;
+
+	if (rm_docker_image_inspect(dl->d, req->image, &img, err) < 0) {
+		if (err->kind != RM_ERR_INPUT || pull_given(dl, req, err) < 0 ||
+		    rm_docker_image_inspect(dl->d, req->image, &img, err) < 0)
+			return -1;
+	}
+	id = json_string_value(json_object_get(img, "Id"));
+	if (id) {
+		*image_id = rm_xstrdup(id);
+		rm_info("image '%s' (%s) given by MAD_CONTAINER_IMAGE; nothing built", req->image,
+			id);
+		ret = 0;
+	} else {
+		rm_error_set(err, RM_ERR_DOCKER, "the engine gave no id for image '%s'",
+			     req->image);
+	}
+	json_decref(img);
+	return ret;
+}
+
 int rm_docker_launcher_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
 			       rm_error *err)
 {
@@ -78,6 +139,11 @@ int rm_docker_launcher_prepare(void *state, const rm_image_req *req, char **imag
 	int fd = -1, ret = -1;
 
 	*cached = 0;
+	if (!req->df) {
+		*cached = 1;
+		json_decref(labels);
+		return given_image(dl, req, image_id, err);
+	}
 	/* The image is up to date when its fingerprint label matches the context, the build
 	 * args and the base image as they are now: skip the build (a fully cached build still
 	 * costs the engine a context upload and a cache lookup per step). */
@@ -141,15 +207,21 @@ void rm_docker_launcher_plan(void *state, const rm_image_req *req, const rm_job_
 {
 	json_t *body = NULL;
 	rm_error err = RM_ERROR_INIT;
-	char *js = json_dumps(req->buildargs, JSON_COMPACT | JSON_SORT_KEYS);
-	char *build = rm_build_cmdline(req->image, req->df->path, req->model->dockercontext,
-				       req->buildargs, NULL, req->nocache);
 
 	(void)state;
-	fprintf(out, "  dockerfile: %s (base image %s)\n", req->df->path,
-		req->df->base_image ? req->df->base_image : "unknown");
-	fprintf(out, "  build args: %s\n", js ? js : "{}");
-	fprintf(out, "  %s\n", build);
+	if (req->df) {
+		char *js = json_dumps(req->buildargs, JSON_COMPACT | JSON_SORT_KEYS);
+		char *build = rm_build_cmdline(req->image, req->df->path, req->model->dockercontext,
+					       req->buildargs, NULL, req->nocache);
+		fprintf(out, "  dockerfile: %s (base image %s)\n", req->df->path,
+			req->df->base_image ? req->df->base_image : "unknown");
+		fprintf(out, "  build args: %s\n", js ? js : "{}");
+		fprintf(out, "  %s\n", build);
+		free(build);
+		free(js);
+	} else {
+		fprintf(out, "  image: %s (MAD_CONTAINER_IMAGE: nothing built)\n", req->image);
+	}
 	if (rm_spec_body(spec->in, &body, &err) < 0) {
 		fprintf(out, "  would fail: %s\n", err.msg);
 	} else {
@@ -158,6 +230,4 @@ void rm_docker_launcher_plan(void *state, const rm_image_req *req, const rm_job_
 		free(run);
 	}
 	json_decref(body);
-	free(build);
-	free(js);
 }

@@ -1,7 +1,9 @@
 /*
  * One selected model: its Dockerfiles for this context, the reasons it cannot run here
- * (skip_gpu_arch, too few GPUs, a GPU-vendor Dockerfile on a host without GPUs), and for
- * each kept Dockerfile one build and --repeat runs.
+ * (skip_gpu_arch, paths out of the folder, data no provider serves, too few GPUs, a
+ * GPU-vendor Dockerfile on a host without GPUs), all before anything is built, and for each
+ * kept Dockerfile one build and --repeat runs; or, with the context's MAD_CONTAINER_IMAGE,
+ * --repeat runs of that image and no build.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -17,23 +19,6 @@
 #include "rm/util.h"
 
 extern char **environ;
-
-static int arch_skipped(const rm_model *m, const char *arch)
-{
-	if (!m->skip_gpu_arch || !arch)
-		return 0;
-	const char *p = m->skip_gpu_arch;
-	size_t al = strlen(arch);
-	while (*p) {
-		while (*p == ' ' || *p == ',')
-			p++;
-		size_t len = strcspn(p, ", ");
-		if (len == al && !strncmp(p, arch, al))
-			return 1;
-		p += len;
-	}
-	return 0;
-}
 
 /* MAD_SYSTEM_GPU_ARCHITECTURE and the context's docker_build_arg. Secrets are never build
  * args (image history keeps them), unless the user put one there explicitly: warned. */
@@ -154,7 +139,10 @@ static int cannot_run(struct run *r, const rm_selected *s, const rm_spec_in *in,
 	oc.tunableop = in->tunableop;
 	if (skip) {
 		oc.status = "SKIPPED";
-		oc.reason = rm_xasprintf("skip_gpu_arch lists '%s'", r->ctx.gpu_arch);
+		oc.reason = rm_xasprintf("skip_gpu_arch ('%s') names this host's GPU '%s' "
+					 "(--disable-skip-gpu-arch runs it)",
+					 r->ctx.gpu_arch ? s->model->skip_gpu_arch : "",
+					 r->ctx.gpu_arch ? r->ctx.gpu_arch : "");
 	} else {
 		fail(&oc, "%s", why);
 	}
@@ -269,6 +257,9 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_spec_in *in,
 			else
 				fail(&b, "build failed: %s", berr.msg);
 			ret = build_failed(r, s, in, &b, err);
+		} else if (r->o->skip_model_run) {
+			rm_info("model '%s': image '%s' ready; not run (--skip-model-run)", m->name,
+				b.image);
 		} else {
 			ret = run_repeats(r, s, in, log_base, &b, k, err);
 		}
@@ -278,12 +269,104 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_spec_in *in,
 	return ret;
 }
 
+/* The context's MAD_CONTAINER_IMAGE: run that image, build nothing. NULL when not set. */
+static const char *given_image(const struct run *r)
+{
+	const char *v = rm_context_get(&r->ctx, "MAD_CONTAINER_IMAGE");
+	return v && *v ? v : NULL;
+}
+
+/* An image reference as the engine takes it: name[:tag][@digest], nothing else. */
+static int image_ref_ok(const char *v)
+{
+	if (*v == '-' || *v == '/' || *v == '.' || strstr(v, ".."))
+		return 0;
+	return strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/:@-") ==
+	       strlen(v);
+}
+
+/* What must hold before anything is built: the model's paths stay in the folder, its data
+ * is served, MAD_CONTAINER_IMAGE is an image reference. */
+static int precheck(struct run *r, const rm_model *m, rm_data_plan *plan, rm_error *err)
+{
+	const char *given = given_image(r);
+
+	if (given && !image_ref_ok(given))
+		return rm_error_set(err, RM_ERR_INPUT,
+				    "MAD_CONTAINER_IMAGE '%s' is not an image reference "
+				    "(name[:tag][@digest])",
+				    given);
+	if (rm_model_check_paths(m, r->o->root, err) < 0)
+		return -1;
+	return data_prepare(r, m, plan, err);
+}
+
+static void no_build_output(void *ud, const char *line, size_t len)
+{
+	(void)ud;
+	(void)line;
+	(void)len;
+}
+
+/* MAD_CONTAINER_IMAGE: --repeat runs of the given image; the launcher builds nothing. */
+static int run_given(struct run *r, const rm_selected *s, rm_spec_in *in, const char *image,
+		     size_t *k, rm_error *err)
+{
+	const rm_model *m = s->model;
+	struct outcome b = {0};
+	char *log_base = rm_file_safe(m->name);
+	rm_image_req req = {
+	    .model = m, .image = image, .on_line = no_build_output, .poll = runner_cancelled};
+	rm_error perr = RM_ERROR_INIT;
+	int cached = 0, ret = 0;
+
+	b.exit_code = -1;
+	b.tunableop = in->tunableop;
+	b.image = rm_xstrdup(image);
+	b.log_file = log_path(r, log_base, ".live.log");
+	b.log_link = log_link(r, log_base, ".live.log");
+	in->image = b.image;
+	if (r->o->dry_run) {
+		char *name = container_name(r, m, 0);
+		rm_job_spec spec = {.in = in, .name = name};
+		dry_run_dockerfile(r, &req, &spec, NULL);
+		free(name);
+	} else if (r->launcher.ops->prepare(r->launcher.state, &req, &b.image_id, &cached, &perr) <
+		   0) {
+		fail(&b, "%s", perr.msg);
+		ret = build_failed(r, s, in, &b, err);
+	} else if (!r->o->skip_model_run) {
+		ret = run_repeats(r, s, in, log_base, &b, k, err);
+	}
+	free(log_base);
+	outcome_release(&b);
+	return ret;
+}
+
+/* The runs of a model that can run here: one per kept Dockerfile, or the given image. */
+static int run_images(struct run *r, const rm_selected *s, rm_spec_in *in, const rm_dockerfile *dfs,
+		      size_t n_dfs, rm_error *err)
+{
+	size_t kept = 0, k = 0;
+	int ret = 0;
+
+	if (given_image(r))
+		return run_given(r, s, in, given_image(r), &k, err);
+	for (size_t i = 0; i < n_dfs; i++)
+		kept += dfs[i].kept != 0;
+	for (size_t i = 0; i < n_dfs && ret == 0 && !rm_runner_signal(); i++)
+		if (dfs[i].kept)
+			ret = run_dockerfile(r, s, in, &dfs[i], kept, &k, err);
+	return ret;
+}
+
 int run_model(struct run *r, const rm_selected *s, rm_error *err)
 {
 	const rm_model *m = s->model;
 	rm_dockerfile *dfs = NULL;
-	size_t n_dfs = 0, kept = 0, k = 0;
-	rm_error derr = RM_ERROR_INIT;
+	size_t n_dfs = 0;
+	rm_error derr = RM_ERROR_INIT, perr = RM_ERROR_INIT;
+	rm_data_plan plan = {0};
 	long runtime_ngpus = m->n_gpus < 0 ? r->ctx.n_gpus : m->n_gpus;
 	const char *tunableop = rm_tunableop_effective(m, r->o->tunableop);
 	int tuning = tunableop && !strcmp(tunableop, "on");
@@ -298,18 +381,23 @@ int run_model(struct run *r, const rm_selected *s, rm_error *err)
 			 tunableop,
 			 tdir,
 			 r->o->shm_size,
-			 r->o->keep_alive};
-	int ret = 0, sel_rc = rm_dockerfiles_select(m->dockerfile, &r->ctx, &dfs, &n_dfs, &derr);
+			 r->o->keep_alive,
+			 &plan};
+	/* A given image needs no Dockerfile. */
+	int ret = 0, sel_rc = given_image(r) ? 0
+					     : rm_dockerfiles_select(m->dockerfile, &r->ctx, &dfs,
+								     &n_dfs, &derr);
 
-	for (size_t i = 0; i < n_dfs; i++)
-		kept += dfs[i].kept != 0;
 	if (r->o->dry_run)
 		dry_run_model(r, m, &in, dfs, n_dfs);
 	else
 		rm_info("model '%s'", m->name);
 
-	if (arch_skipped(m, r->ctx.gpu_arch)) {
+	if (!r->o->disable_skip_gpu_arch &&
+	    rm_skip_gpu_arch_match(m->skip_gpu_arch, r->ctx.gpu_arch)) {
 		ret = cannot_run(r, s, &in, "skip_gpu_arch", NULL, err);
+	} else if (precheck(r, m, &plan, &perr) < 0) {
+		ret = cannot_run(r, s, &in, NULL, perr.msg, err);
 	} else if (sel_rc < 0) {
 		ret = cannot_run(r, s, &in, NULL, derr.msg, err);
 	} else if (m->n_gpus > 0 && m->n_gpus > r->ctx.n_gpus) {
@@ -318,10 +406,9 @@ int run_model(struct run *r, const rm_selected *s, rm_error *err)
 		ret = cannot_run(r, s, &in, NULL, why, err);
 		free(why);
 	} else {
-		for (size_t i = 0; i < n_dfs && ret == 0 && !rm_runner_signal(); i++)
-			if (dfs[i].kept)
-				ret = run_dockerfile(r, s, &in, &dfs[i], kept, &k, err);
+		ret = run_images(r, s, &in, dfs, n_dfs, err);
 	}
+	rm_data_plan_release(&plan);
 	rm_dockerfiles_free(dfs, n_dfs);
 	free(tdir);
 	return ret;

@@ -47,6 +47,9 @@ void outcome_release(struct outcome *oc)
 	rm_strv_free(oc->mr_names);
 	rm_strv_free(oc->mr_perf);
 	rm_strv_free(oc->mr_metric);
+	rm_strv_free(oc->mr_reason);
+	rm_parse_result_release(&oc->mr_extra);
+	rm_strv_free(oc->mr_extra_model);
 	memset(oc, 0, sizeof(*oc));
 }
 
@@ -58,7 +61,18 @@ void outcome_report(struct run *r, const rm_model *m, const struct outcome *oc)
 	} else if (!strcmp(oc->status, "SKIPPED")) {
 		rm_info("model '%s' skipped: %s", m->name, oc->reason);
 	} else if (oc->mr_n) {
-		rm_info("model '%s': SUCCESS, %zu results", m->name, oc->mr_n);
+		size_t bad = 0;
+		for (size_t i = 0; i < oc->mr_n; i++) {
+			if (!*oc->mr_reason[i])
+				continue;
+			bad++;
+			r->n_failed++;
+			rm_warn("model '%s_%s' failed: %s", m->name, oc->mr_names[i],
+				oc->mr_reason[i]);
+		}
+		if (bad < oc->mr_n)
+			rm_info("model '%s': SUCCESS, %zu results%s", m->name, oc->mr_n - bad,
+				bad ? " (and FAILURE rows, see above)" : "");
 	} else {
 		/* The figure and its unit together may spell a secret: mask the whole line. */
 		char *raw =
@@ -85,7 +99,7 @@ static char *join_tags(const rm_model *m)
 /* The cells every row of an outcome shares. */
 struct row_text {
 	char ts[32], ngpus[32], nnodes[32], gpn[32], build_s[32], test_s[32], exit_code[32],
-	    repeat[32];
+	    repeat[32], data_s[32];
 	char *tags, *args, *perf;
 };
 
@@ -134,6 +148,12 @@ static void base_row(struct run *r, const rm_spec_in *in, const struct outcome *
 	row->cell[RM_COL_BUILD_DURATION] = t->build_s;
 	row->cell[RM_COL_TEST_DURATION] = t->test_s;
 	row->cell[RM_COL_DATANAME] = m->data;
+	if (in->data && in->data->n) {
+		row->cell[RM_COL_DATA_PROVIDER] = in->data->provider_type;
+		row->cell[RM_COL_DATA_SIZE] = oc->data_size;
+		snprintf(t->data_s, sizeof(t->data_s), "%.15g", oc->data_s);
+		row->cell[RM_COL_DATA_DOWNLOAD] = oc->data_ran ? t->data_s : NULL;
+	}
 	row->cell[RM_COL_BUILD_NUMBER] = getenv("BUILD_NUMBER");
 	row->cell[RM_COL_RUN_OPTIONS] = m->additional_docker_run_options;
 	row->cell[RM_COL_TIMESTAMP] = t->ts;
@@ -191,6 +211,10 @@ int record(struct run *r, const rm_selected *s, const rm_spec_in *in, struct out
 			rows[i].cell[RM_COL_MODEL] = names[i];
 			rows[i].cell[RM_COL_PERFORMANCE] = oc->mr_perf[i];
 			rows[i].cell[RM_COL_METRIC] = oc->mr_metric[i];
+			if (*oc->mr_reason[i]) {
+				rows[i].cell[RM_COL_STATUS] = "FAILURE";
+				rows[i].cell[RM_COL_REASON] = oc->mr_reason[i];
+			}
 		}
 	}
 	if (!strcmp(oc->status, "SUCCESS"))
@@ -198,6 +222,10 @@ int record(struct run *r, const rm_selected *s, const rm_spec_in *in, struct out
 	ret = rm_perf_append(r->o->output, rows, n, err);
 	if (ret == 0)
 		ret = rm_metrics_append(r->o->output, t.ts, r->run_id, m->name, &oc->pr, err);
+	if (ret == 0 && oc->mr_extra.n)
+		ret = rm_metrics_append_rows(r->o->output, t.ts, r->run_id, m->name,
+					     (const char *const *)oc->mr_extra_model, &oc->mr_extra,
+					     err);
 	for (size_t i = 0; i < n; i++) {
 		free(names[i]);
 		free(rel[i]);

@@ -103,12 +103,14 @@ static void warn_short_secrets(void)
 	}
 }
 
-/* The context: detected, then --additional-context-file, then --additional-context. */
+/* The context: detected (with the folder's ctx_test), then --additional-context-file, then
+ * --additional-context. */
 static int load_context(struct run *r, rm_error *err)
 {
 	const rm_run_opts *o = r->o;
 
-	if (rm_context_detect(&r->ctx, o->sysfs_root ? o->sysfs_root : "/sys", 1, err) < 0)
+	if (rm_context_detect(&r->ctx, o->sysfs_root ? o->sysfs_root : "/sys", 1, err) < 0 ||
+	    rm_context_ctx_test(&r->ctx, o->root, err) < 0)
 		return -1;
 	for (size_t i = 0; i < o->n_context_files; i++)
 		if (rm_context_apply_file(&r->ctx, o->context_files[i], err) < 0)
@@ -224,6 +226,7 @@ static int run_all(struct run *r, rm_error *err)
 int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 {
 	struct run r;
+	rm_registry_opts ropts = {o->run_dynamic, 0};
 	int ret = -1;
 
 	memset(&r, 0, sizeof(r));
@@ -245,8 +248,9 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 	if (o->progress && !o->dry_run)
 		r.progress_mode = isatty(STDERR_FILENO) && !o->live_output ? 1 : 2;
 
-	if (rm_registry_load(&r.reg, o->root, err) < 0 ||
-	    rm_select(&r.reg, o->tags, o->n_tags, &r.sel, err) < 0 || load_context(&r, err) < 0)
+	if (rm_registry_load_opts(&r.reg, o->root, &ropts, err) < 0 ||
+	    rm_select(&r.reg, o->tags, o->n_tags, &r.sel, err) < 0 || load_context(&r, err) < 0 ||
+	    data_load(&r, err) < 0)
 		goto out;
 	ret = run_all(&r, err);
 	if (got_signal) {
@@ -264,6 +268,7 @@ out:
 	rm_mask_release(&r.mask);
 	rm_strv_free(r.secrets);
 	free(r.git_commit);
+	rm_data_config_release(&r.data);
 	rm_context_release(&r.ctx);
 	rm_selection_release(&r.sel);
 	rm_registry_release(&r.reg);
