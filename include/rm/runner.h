@@ -17,6 +17,7 @@
 #include "rm/registry.h"
 
 typedef struct json_t json_t;
+struct rm_baseline;
 
 typedef struct rm_run_opts {
 	const char *root;	 /* registry root (default ".") */
@@ -50,6 +51,11 @@ typedef struct rm_run_opts {
 	int disable_skip_gpu_arch;	/* ignore the models' skip_gpu_arch */
 	const char *data_config;	/* data providers; NULL: <root>/data.json */
 	const char *force_mirror_local; /* --force-mirror-local DIR, or NULL */
+	const char *run_id; /* NULL: a new one (rm_run_id_new); a suite passes its own to every
+			       entry */
+	/* relative_change against this baseline (rm/gate.h; run --baseline); NULL: the last
+	 * SUCCESS row of the same model, metric, Dockerfile, machine and arch in output. */
+	const struct rm_baseline *baseline;
 } rm_run_opts;
 
 /* Default timeout when neither the CLI nor the model gives one. */
@@ -62,6 +68,9 @@ typedef struct rm_run_result {
 	int interrupted; /* the signal that stopped the run, else 0 */
 	int engine_lost; /* a workload lost its engine (the back end died or hung) */
 } rm_run_result;
+
+/* A new run id: UTC time, pid and randomness ("20240105T010203Z-4242-1a2b"). */
+void rm_run_id_new(char *out, size_t size);
 
 /* Runs the selection. Returns 0 when every model ran (res->n_failed counts FAILURE rows,
  * the caller turns it into the exit code), or -1 when the run could not start or was

@@ -19,6 +19,10 @@ enum {
 	CMD_LIST = 1 << 1,
 	CMD_PARSE = 1 << 2,
 	CMD_DOCTOR = 1 << 3,
+	CMD_REPORT_HTML = 1 << 4,
+	CMD_REPORT_CI = 1 << 5,
+	CMD_EXPORT = 1 << 6,
+	CMD_SUITE = 1 << 7,
 };
 
 enum opt_type {
@@ -66,6 +70,25 @@ struct cli {
 	double progress_interval;
 	int sys_env_details;
 	const char *warmup; /* "auto" or N; also parse */
+	/* run, report ci: the CI outputs and the regression gate (docs/nightly.md) */
+	const char *suite;
+	const char *junit;
+	const char *summary_markdown;
+	const char *html;
+	const char *archive;
+	struct opt_list export_dbs;
+	const char *baseline;
+	double fail_on_regression; /* percent; -1 when not given */
+	int no_step_summary;
+	/* report ci, report html, export */
+	const char *run_id;
+	const char *manifest;
+	const char *models_root;
+	const char *title;
+	struct opt_list archive_add;
+	struct opt_list db;
+	double threshold; /* -1 when not given */
+	int no_metrics;
 	/* parse, doctor */
 	const char *format;
 	int explain;

@@ -47,8 +47,8 @@ const char *const field_names[N_FIELDS] = {
  * MAD checkout loads without a wall of warnings. "cred" names a credential entry of MAD's
  * credential.json; the rest describe multi-node deployments or bookkeeping. */
 const char *const ignored_fields[] = {
-    "cred",	"deprecated",	   "nnodes",	  "gpus_per_node", "distributed", "launcher",
-    "pipeline", "deployment_type", "description", "is_deprecated", NULL,
+    "cred",	"deprecated",	   "nnodes",	  "gpus_per_node", "distributed",      "launcher",
+    "pipeline", "deployment_type", "description", "is_deprecated", "metric_direction", NULL,
 };
 
 void raw_release(struct raw *r)

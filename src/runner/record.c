@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "rm/gate.h"
 #include "rm/log.h"
 #include "rm/report.h"
 #include "rm/util.h"
@@ -168,6 +169,28 @@ static void base_row(struct run *r, const rm_spec_in *in, const struct outcome *
 	}
 }
 
+/* relative_change of each row: against the run's baseline (--baseline: the mean of the
+ * latest earlier run of the key there), else against the last SUCCESS row in perf.csv. */
+static void relative_changes(struct run *r, rm_perf_row *rows, size_t n, char **rel)
+{
+	if (!r->o->baseline) {
+		rm_perf_relative_changes(r->o->output, rows, n, rel);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char **c = rows[i].cell;
+		char buf[32];
+		double v;
+		rel[i] = NULL;
+		if (c[RM_COL_PERFORMANCE] && rm_parse_double(c[RM_COL_PERFORMANCE], &v) == 0 &&
+		    rm_baseline_change(r->o->baseline, c[RM_COL_MODEL], c[RM_COL_METRIC],
+				       c[RM_COL_DOCKERFILE], c[RM_COL_ARCH], c[RM_COL_MACHINE], v,
+				       buf, sizeof(buf)) == 0)
+			rel[i] = rm_xstrdup(buf);
+		rows[i].cell[RM_COL_RELATIVE_CHANGE] = rel[i];
+	}
+}
+
 int record(struct run *r, const rm_selected *s, const rm_spec_in *in, struct outcome *oc,
 	   rm_error *err)
 {
@@ -195,7 +218,7 @@ int record(struct run *r, const rm_selected *s, const rm_spec_in *in, struct out
 		}
 	}
 	if (!strcmp(oc->status, "SUCCESS"))
-		rm_perf_relative_changes(r->o->output, rows, n, rel);
+		relative_changes(r, rows, n, rel);
 	ret = rm_perf_append(r->o->output, rows, n, err);
 	if (ret == 0)
 		ret = rm_metrics_append(r->o->output, t.ts, r->run_id, m->name, &oc->pr, err);

@@ -62,7 +62,7 @@ int runner_cancelled(void *ud)
 
 /* The run id names containers and rows: time, pid and randomness keep two runners on one
  * host apart. */
-static void make_run_id(char *out, size_t size)
+void rm_run_id_new(char *out, size_t size)
 {
 	unsigned rnd = 0;
 	char ts[32];
@@ -232,7 +232,10 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 	memset(&r, 0, sizeof(r));
 	memset(res, 0, sizeof(*res));
 	r.o = o;
-	make_run_id(r.run_id, sizeof(r.run_id));
+	if (o->run_id)
+		snprintf(r.run_id, sizeof(r.run_id), "%s", o->run_id);
+	else
+		rm_run_id_new(r.run_id, sizeof(r.run_id));
 	snprintf(res->run_id, sizeof(res->run_id), "%s", r.run_id);
 	if (gethostname(r.machine, sizeof(r.machine)) != 0)
 		r.machine[0] = '\0';
