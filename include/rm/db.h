@@ -26,8 +26,7 @@
 
 #include <stddef.h>
 
-#include "rm/error.h"
-#include "rm/gate.h"
+#include "rm/util.h"
 #include "rm/results.h"
 
 typedef struct json_t json_t;

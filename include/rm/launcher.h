@@ -33,8 +33,7 @@
 
 #include "rm/context.h"
 #include "rm/data.h"
-#include "rm/error.h"
-#include "rm/frame.h"
+#include "rm/util.h"
 #include "rm/registry.h"
 
 typedef struct json_t json_t;
@@ -119,8 +118,8 @@ typedef struct rm_image_req {
 /* One run of a workload. */
 typedef struct rm_job_spec {
 	const rm_spec_in *in;
-	const char *name;      /* unique per run and workload, e.g. the container name */
-	rm_frame_cb on_output; /* stdout and stderr pieces, raw */
+	const char *name;	/* unique per run and workload, e.g. the container name */
+	rm_output_cb on_output; /* stdout and stderr pieces, raw */
 	/* Called about every 200 ms and on every piece while streaming; non-zero stops the
 	 * stream (stream returns RM_LAUNCH_STOPPED). */
 	int (*poll)(void *ud);

@@ -31,7 +31,7 @@
 
 #include <stddef.h>
 
-#include "rm/error.h"
+#include "rm/util.h"
 
 typedef struct rm_model {
 	char *name;	  /* unique; "<dir>/<name>" for per-folder registries */

@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "rm/context.h"
-#include "rm/error.h"
+#include "rm/util.h"
 #include "rm/registry.h"
 
 typedef struct json_t json_t;

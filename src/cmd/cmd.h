@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "rm/error.h"
+#include "rm/util.h"
 
 /* Exit codes (docs/exit-codes.md). */
 enum {

@@ -10,9 +10,8 @@
 
 #include "cmd.h"
 #include "options.h"
-#include "rm/ci.h"
+#include "rm/results.h"
 #include "rm/db.h"
-#include "rm/gate.h"
 #include "rm/util.h"
 
 /* Exports one perf.csv, its perf_<model>.csv and run.json; *total counts new results. */

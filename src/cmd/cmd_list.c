@@ -11,9 +11,8 @@
 #include "cmd.h"
 #include "options.h"
 #include "rm/context.h"
-#include "rm/log.h"
-#include "rm/registry.h"
 #include "rm/util.h"
+#include "rm/registry.h"
 
 /* One line per kept Dockerfile, or one "-" line and a warning when none is kept. */
 static void list_model(const rm_model *m, const rm_context *ctx)

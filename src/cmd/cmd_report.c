@@ -13,12 +13,10 @@
 
 #include "cmd.h"
 #include "options.h"
-#include "rm/ci.h"
+#include "rm/results.h"
 #include "rm/db.h"
-#include "rm/html.h"
-#include "rm/log.h"
-#include "rm/suite.h"
 #include "rm/util.h"
+#include "rm/suite.h"
 
 static int report_html(int argc, char **argv, rm_error *err)
 {

@@ -11,10 +11,9 @@
 
 #include "cmd.h"
 #include "options.h"
-#include "rm/log.h"
+#include "rm/util.h"
 #include "rm/runner.h"
 #include "rm/suite.h"
-#include "rm/util.h"
 
 /* Checks the values the table cannot check and fills the runner's options. */
 static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)

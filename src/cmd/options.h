@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "rm/error.h"
+#include "rm/util.h"
 
 /* The commands an option belongs to. */
 enum {

@@ -15,9 +15,7 @@
 
 #include "context_internal.h"
 #include "rm/context.h"
-#include "rm/log.h"
 #include "rm/util.h"
-#include "rm/yaml.h"
 
 /* Context files are a few lines; the ceiling keeps "@/dev/zero" from eating memory. */
 #define RM_CONTEXT_MAX_BYTES ((size_t)1 << 20)

@@ -17,7 +17,6 @@
 
 #include "context_internal.h"
 #include "rm/context.h"
-#include "rm/log.h"
 #include "rm/util.h"
 
 /* ---- detection ---- */

@@ -16,7 +16,6 @@
 #include <jansson.h>
 
 #include "rm/data.h"
-#include "rm/log.h"
 #include "rm/util.h"
 
 #define DATA_JSON_MAX_BYTES ((size_t)16 << 20)

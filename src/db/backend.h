@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "rm/error.h"
+#include "rm/util.h"
 
 typedef struct db_stmt db_stmt;
 

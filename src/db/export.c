@@ -10,7 +10,7 @@
 
 #include "backend.h"
 #include "rm/db.h"
-#include "rm/gate.h"
+#include "rm/results.h"
 #include "rm/util.h"
 
 /* Export */

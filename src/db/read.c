@@ -9,7 +9,7 @@
 
 #include "backend.h"
 #include "rm/db.h"
-#include "rm/gate.h"
+#include "rm/results.h"
 #include "rm/util.h"
 
 /* Reading back */

@@ -16,7 +16,6 @@
 
 #include "engine_internal.h"
 #include "rm/docker.h"
-#include "rm/proc.h"
 #include "rm/util.h"
 
 #define MAX_XFER_JSON_LINE (1024u * 1024)

@@ -24,8 +24,6 @@
 #include "docker_internal.h"
 #include "rm/docker.h"
 #include "rm/launcher.h"
-#include "rm/log.h"
-#include "rm/tar.h"
 #include "rm/util.h"
 
 struct rm_job {

@@ -8,10 +8,8 @@
 #include <unistd.h>
 
 #include "docker_internal.h"
-#include "rm/hash.h"
-#include "rm/log.h"
-#include "rm/tar.h"
 #include "rm/util.h"
+#include "rm/docker.h"
 
 #define FINGERPRINT_LABEL "run_models.fingerprint"
 

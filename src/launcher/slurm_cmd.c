@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "slurm.h"
-#include "rm/proc.h"
 #include "rm/util.h"
 
 #define MAX_CMD_OUTPUT (16u * 1024 * 1024)

@@ -10,9 +10,8 @@
 #include "internal.h"
 #include "names.h"
 #include "parse_internal.h"
-#include "rm/log.h"
-#include "rm/registry.h"
 #include "rm/util.h"
+#include "rm/registry.h"
 
 /* --- validation of one entry --------------------------------------------------------------- */
 

@@ -17,9 +17,8 @@
 #include "internal.h"
 #include "parse_internal.h"
 #include "names.h"
-#include "rm/log.h"
-#include "rm/registry.h"
 #include "rm/util.h"
+#include "rm/registry.h"
 
 const char *const field_names[N_FIELDS] = {
     "name",

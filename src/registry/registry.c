@@ -14,9 +14,8 @@
 #include "dynamic.h"
 #include "internal.h"
 #include "names.h"
-#include "rm/log.h"
-#include "rm/registry.h"
 #include "rm/util.h"
+#include "rm/registry.h"
 
 /* Only regular files are read, sized first; the ceiling is far above the largest real
  * registry (130,000 entries are about 50 MiB) and keeps a wrong file from exhausting memory. */

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/csv.h"
 #include "rm/report.h"
 #include "rm/util.h"
 

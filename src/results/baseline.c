@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/gate.h"
+#include "rm/results.h"
 #include "rm/util.h"
 
 enum { K_MODEL, K_METRIC, K_DOCKERFILE, K_ARCH, K_MACHINE, K_RUN, K_N };

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/gate.h"
-#include "rm/stats.h"
+#include "rm/results.h"
+#include "rm/report.h"
 #include "rm/util.h"
 
 #define DEFAULT_THRESHOLD 5.0

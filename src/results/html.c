@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "html_internal.h"
-#include "rm/ci.h"
+#include "rm/results.h"
 
 static struct ctx *sort_ctx;
 

@@ -7,8 +7,6 @@
 
 #include <stddef.h>
 
-#include "rm/gate.h"
-#include "rm/html.h"
 #include "rm/results.h"
 #include "rm/util.h"
 

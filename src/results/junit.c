@@ -10,8 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rm/ci.h"
-#include "rm/text.h"
+#include "rm/results.h"
 #include "rm/util.h"
 
 #define TEXT_MAX ((size_t)4 << 20)

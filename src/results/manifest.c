@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rm/ci.h"
+#include "rm/results.h"
 #include "rm/util.h"
 
 #ifndef RM_VERSION

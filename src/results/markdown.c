@@ -2,8 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rm/ci.h"
-#include "rm/text.h"
+#include "rm/results.h"
 #include "rm/util.h"
 
 static const char *mark(rm_verdict v)

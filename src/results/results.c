@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/csv.h"
+#include "rm/report.h"
 #include "rm/results.h"
 #include "rm/util.h"
 

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rm/error.h"
-#include "rm/text.h"
+#include "rm/util.h"
+#include "rm/results.h"
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. *cp gets the code
  * point. */

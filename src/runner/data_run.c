@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "rm/log.h"
 #include "rm/util.h"
 
 /* data_size gives up beyond this: a size must never stall a run. */

@@ -8,9 +8,8 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "rm/log.h"
-#include "rm/tar.h"
 #include "rm/util.h"
+#include "rm/docker.h"
 
 char *container_name(const struct run *r, const rm_model *m, size_t k)
 {

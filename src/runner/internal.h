@@ -21,7 +21,7 @@
 #include "rm/context.h"
 #include "rm/data.h"
 #include "rm/launcher.h"
-#include "rm/mask.h"
+#include "rm/util.h"
 #include "rm/parser.h"
 #include "rm/registry.h"
 #include "rm/runner.h"

@@ -8,10 +8,9 @@
 #include <string.h>
 
 #include "internal.h"
-#include "rm/gate.h"
-#include "rm/log.h"
-#include "rm/report.h"
+#include "rm/results.h"
 #include "rm/util.h"
+#include "rm/report.h"
 
 static const rm_mask *reason_mask;
 

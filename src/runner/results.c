@@ -16,11 +16,9 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "rm/csv.h"
-#include "rm/log.h"
 #include "rm/report.h"
-#include "rm/tar.h"
 #include "rm/util.h"
+#include "rm/docker.h"
 
 #define RESULTS_MAX_BYTES ((size_t)16 << 20)
 

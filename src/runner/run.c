@@ -14,9 +14,8 @@
 
 #include "internal.h"
 #include "rm/doctor.h"
-#include "rm/log.h"
-#include "rm/report.h"
 #include "rm/util.h"
+#include "rm/report.h"
 
 extern char **environ;
 

@@ -10,8 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "rm/frame.h"
-#include "rm/log.h"
+#include "rm/docker.h"
 #include "rm/util.h"
 
 /* Seconds of quiet output after the keep-alive exit marker before the stream ends. */

@@ -10,12 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rm/ci.h"
+#include "rm/results.h"
 #include "rm/db.h"
-#include "rm/html.h"
-#include "rm/log.h"
-#include "rm/suite.h"
 #include "rm/util.h"
+#include "rm/suite.h"
 
 static int exists(const char *p)
 {

@@ -8,15 +8,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rm/ci.h"
+#include "rm/results.h"
 #include "rm/context.h"
 #include "rm/db.h"
 #include "rm/doctor.h"
-#include "rm/log.h"
+#include "rm/util.h"
 #include "rm/registry.h"
 #include "rm/runner.h"
 #include "rm/suite.h"
-#include "rm/util.h"
 
 /* One entry as the runner takes it. */
 struct plan {

@@ -16,7 +16,7 @@
 #include "rm/results.h"
 #include "rm/suite.h"
 #include "rm/util.h"
-#include "rm/yaml.h"
+#include "rm/context.h"
 
 #define MAX_INCLUDE_DEPTH 8
 #define SUITE_MAX_BYTES	  ((size_t)4 << 20)

@@ -14,7 +14,6 @@
 
 #include "check.h"
 #include "rm/db.h"
-#include "rm/gate.h"
 #include "rm/results.h"
 #include "rm/util.h"
 

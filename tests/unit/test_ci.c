@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "rm/ci.h"
+#include "rm/results.h"
 #include "rm/suite.h"
 #include "rm/util.h"
 #include "testfs.h"

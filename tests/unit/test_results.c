@@ -5,10 +5,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "rm/ci.h"
-#include "rm/gate.h"
 #include "rm/results.h"
-#include "rm/text.h"
 #include "rm/util.h"
 #include "testfs.h"
 
