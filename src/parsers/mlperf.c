@@ -27,6 +27,7 @@
  * last run_start/run_stop pair.
  */
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,13 @@ static int num(json_t *j, double *out)
 	return isfinite(*out) ? 0 : -1;
 }
 
+/* A step or sample count as a long; -1 when it is not a whole number a long holds (a cast
+ * of an out-of-range double is undefined). */
+static long step_of(double v)
+{
+	return v >= 0 && v <= (double)LONG_MAX / 2 ? (long)v : -1;
+}
+
 static int key_is(const char *k, size_t kl, const char *want)
 {
 	return kl == strlen(want) && !memcmp(k, want, kl);
@@ -113,8 +121,8 @@ static int fast_point(struct mlperf *m, const char *k, size_t kl, const char *ke
 	if (tracked) {
 		if (pu_field(meta, (size_t)(end - meta), "\"step\":", 0, &step, NULL) < 0)
 			step = -1;
-		m->step = (long)step;
-		pu_series_add(&m->tp, (long)step, v);
+		m->step = step_of(step);
+		pu_series_add(&m->tp, step_of(step), v);
 		m->latest_tp = v;
 	} else {
 		if (pu_field(meta, (size_t)(end - meta), "\"samples_count\":", 0, &step, NULL) <
@@ -122,7 +130,7 @@ static int fast_point(struct mlperf *m, const char *k, size_t kl, const char *ke
 		    pu_field(meta, (size_t)(end - meta), "\"epoch_num\":", 0, &step, NULL) < 0)
 			step = -1;
 		m->eval = v;
-		m->eval_step = (long)step;
+		m->eval_step = step_of(step);
 		m->have_eval = 1;
 	}
 	return 0;
@@ -159,8 +167,8 @@ static void record(struct mlperf *m, const char *k, size_t kl, json_t *root)
 		if (num(json_object_get(val, "throughput"), &v) == 0) {
 			if (num(json_object_get(meta, "step"), &step) < 0)
 				step = -1;
-			m->step = (long)step;
-			pu_series_add(&m->tp, (long)step, v);
+			m->step = step_of(step);
+			pu_series_add(&m->tp, step_of(step), v);
 			m->latest_tp = v;
 		}
 	} else if (key_is(k, kl, "eval_accuracy")) {
@@ -170,7 +178,7 @@ static void record(struct mlperf *m, const char *k, size_t kl, json_t *root)
 			    num(json_object_get(meta, "epoch_num"), &step) < 0)
 				step = -1;
 			m->eval = v;
-			m->eval_step = (long)step;
+			m->eval_step = step_of(step);
 			m->have_eval = 1;
 		}
 	} else if (key_is(k, kl, "train_samples")) {
