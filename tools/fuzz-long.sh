@@ -53,11 +53,13 @@ command -v clang >/dev/null || { echo "fuzz-long: clang is not installed (apt-ge
 echo "== building the harnesses in $build (clang, libFuzzer, ASan+UBSan on librm too)" >&2
 targets=()
 for h in "${harnesses[@]}"; do targets+=("fuzz_$h"); done
+mkdir -p "$build"
+blog=$build/fuzz-long-build.log
 if ! { CC=clang cmake -S . -B "$build" -DRM_FUZZ=ON -DRM_SANITIZE=ON \
-	-DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build.cmake.log" 2>&1 &&
-	cmake --build "$build" -j2 --target "${targets[@]}" >>"$build.cmake.log" 2>&1; }; then
-	tail -n 30 "$build.cmake.log" >&2
-	echo "fuzz-long: build failed; see $build.cmake.log" >&2
+	-DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$blog" 2>&1 &&
+	cmake --build "$build" -j2 --target "${targets[@]}" >>"$blog" 2>&1; }; then
+	tail -n 30 "$blog" >&2
+	echo "fuzz-long: build failed; see $blog" >&2
 	exit 2
 fi
 
