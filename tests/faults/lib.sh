@@ -69,6 +69,8 @@ faults_dockerd_start() {
 		--pidfile "$dir/dockerd.pid" --bridge=none --iptables=false --ip-masq=false \
 		>>"$dir/dockerd.log" 2>&1 </dev/null &
 	FAULTS_DOCKERD_PID=$!
+	# not a job of the caller's shell: no "Killed" line when a test kills it
+	disown "$FAULTS_DOCKERD_PID" 2>/dev/null || true
 	for i in $(seq 1 300); do
 		if faults_ping "$sock"; then
 			FAULTS_DOCKERD_START_S=$(faults_since "$t0")
