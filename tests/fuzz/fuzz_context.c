@@ -5,6 +5,7 @@
  * include/rm/context.h:
  *
  *   - a rejected override fills err and leaves the context exactly as it was;
+ *   - an accepted one brings every string value in whole (nothing cut at a NUL);
  *   - after any call the typed fields and obj (what rm_context_get and CONTEXT filters see)
  *     agree, and the validated fields hold only values the validation allows;
  *   - applying the same override twice gives the same context as applying it once;
@@ -167,6 +168,39 @@ static void check_consistent(const rm_context *ctx)
 		abort();
 }
 
+static int same_bytes(const char *field, const json_t *v)
+{
+	return field && strlen(field) == json_string_length(v) &&
+	       memcmp(field, json_string_value(v), json_string_length(v)) == 0;
+}
+
+/* After a successful apply of root: every string value given arrived whole (a string is
+ * never cut short or changed on its way into the context). */
+static void check_arrived(const rm_context *ctx, json_t *root)
+{
+	static const char *const scalars[] = {
+	    "gpu_vendor",  "guest_os",	  "MAD_SYSTEM_GPU_ARCHITECTURE",
+	    "docker_gpus", "docker_cpus", "model_args"};
+	static const char *const kvs[] = {"docker_env_vars", "docker_build_arg", "docker_mounts"};
+	const char *k;
+	json_t *v;
+
+	for (size_t i = 0; i < sizeof(scalars) / sizeof(scalars[0]); i++) {
+		v = json_object_get(root, scalars[i]);
+		if (json_is_string(v) && !same_bytes(rm_context_get(ctx, scalars[i]), v))
+			abort();
+	}
+	for (size_t i = 0; i < sizeof(kvs) / sizeof(kvs[0]); i++) {
+		json_t *given = json_object_get(root, kvs[i]);
+		json_t *now = json_object_get(ctx->obj, kvs[i]);
+		json_object_foreach (given, k, v) {
+			json_t *got = json_object_get(now, k);
+			if (json_is_string(v) && !same_bytes(json_string_value(got), v))
+				abort();
+		}
+	}
+}
+
 /* A fresh detected-like context: no GPU found (the sysfs root does not exist, no tools),
  * then the base overrides. */
 static void fresh(rm_context *ctx)
@@ -223,6 +257,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		arg = rm_xasprintf("@%s", tmp_path);
 	}
 	ra = apply_checked(&a, arg);
+	if (ra == 0 && arg == text) {
+		/* What rm_context_apply parsed: JSON first, else a Python dict. */
+		j = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+		if (!j)
+			j = rm_pydict_parse(text, &err);
+		if (!j)
+			abort(); /* applied, yet neither parser takes it */
+		check_arrived(&a, j);
+		json_decref(j);
+		rm_error_clear(&err);
+	}
 	if (ra == 0) {
 		json_t *once = json_deep_copy(a.obj);
 		if (apply_checked(&a, arg) != 0 || !json_equal(once, a.obj))
