@@ -251,39 +251,44 @@ fault_hostile_paths() {
 
 # ---- the table ----
 
-if [ "${1:-}" = --list ]; then
-	printf '%s\n' "${CASES[@]}"
-	exit 0
-fi
-selected=("$@")
-[ ${#selected[@]} != 0 ] || selected=("${CASES[@]}")
-for c in "${selected[@]}"; do
-	declare -F "fault_$c" >/dev/null || { echo "faults: no case '$c' (tools/faults.sh --list)" >&2; exit 2; }
-done
-[ -x "$RM" ] || { echo "faults: $RM not built (tools/setup.sh)" >&2; exit 2; }
-[ -f docker/smoke/busybox ] || { echo "faults: docker/smoke/busybox missing (tools/setup.sh)" >&2; exit 2; }
-DOCKER_HOST=$(tools/ensure-docker.sh)
-export DOCKER_HOST
-SOCK=${DOCKER_HOST#unix://}
+# One function, read whole before it runs: editing this file during a run cannot break it.
+main() {
 
-TOP=$(mktemp -d)
-trap 'rm -rf "$TOP"' EXIT
-status=0
-printf '%-22s %8s %10s %9s %-6s %s\n' fault recover_s containers rows_lost result note >"$TOP/table"
-for c in "${selected[@]}"; do
-	echo "faults: $c ..." >&2
-	mkdir -p "$TOP/$c"
-	ROW_FILE=$TOP/$c.row
-	printf '%s\t%s\t%s\t%s\t%s\n' - - - FAIL "the case wrote no row" >"$ROW_FILE"
-	# Each case in a subshell in its own folder: a failure or an exit stays in the case.
-	(cd "$TOP/$c" && "fault_$c") || true
-	IFS=$'\t' read -r secs left lost res what <"$ROW_FILE"
-	printf '%-22s %8s %10s %9s %-6s %s\n' "$c" "$secs" "$left" "$lost" "$res" "$what" >>"$TOP/table"
-	[ "$res" != FAIL ] || status=1
-	# Whatever a case left on the engine goes, once counted.
-	for m in $(jq -r '.[].name' "$TOP/$c/models.json" 2>/dev/null || true); do
-		faults_remove_containers "$SOCK" "$m" || true
+	if [ "${1:-}" = --list ]; then
+		printf '%s\n' "${CASES[@]}"
+		exit 0
+	fi
+	selected=("$@")
+	[ ${#selected[@]} != 0 ] || selected=("${CASES[@]}")
+	for c in "${selected[@]}"; do
+		declare -F "fault_$c" >/dev/null || { echo "faults: no case '$c' (tools/faults.sh --list)" >&2; exit 2; }
 	done
-done
-cat "$TOP/table"
-exit $status
+	[ -x "$RM" ] || { echo "faults: $RM not built (tools/setup.sh)" >&2; exit 2; }
+	[ -f docker/smoke/busybox ] || { echo "faults: docker/smoke/busybox missing (tools/setup.sh)" >&2; exit 2; }
+	DOCKER_HOST=$(tools/ensure-docker.sh)
+	export DOCKER_HOST
+	SOCK=${DOCKER_HOST#unix://}
+
+	TOP=$(mktemp -d)
+	trap 'rm -rf "$TOP"' EXIT
+	status=0
+	printf '%-22s %8s %10s %9s %-6s %s\n' fault recover_s containers rows_lost result note >"$TOP/table"
+	for c in "${selected[@]}"; do
+		echo "faults: $c ..." >&2
+		mkdir -p "$TOP/$c"
+		ROW_FILE=$TOP/$c.row
+		printf '%s\t%s\t%s\t%s\t%s\n' - - - FAIL "the case wrote no row" >"$ROW_FILE"
+		# Each case in a subshell in its own folder: a failure or an exit stays in the case.
+		(cd "$TOP/$c" && "fault_$c") || true
+		IFS=$'\t' read -r secs left lost res what <"$ROW_FILE"
+		printf '%-22s %8s %10s %9s %-6s %s\n' "$c" "$secs" "$left" "$lost" "$res" "$what" >>"$TOP/table"
+		[ "$res" != FAIL ] || status=1
+		# Whatever a case left on the engine goes, once counted.
+		for m in $(jq -r '.[].name' "$TOP/$c/models.json" 2>/dev/null || true); do
+			faults_remove_containers "$SOCK" "$m" || true
+		done
+	done
+	cat "$TOP/table"
+	exit $status
+}
+main "$@"
