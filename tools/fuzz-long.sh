@@ -5,13 +5,14 @@
 #   tools/fuzz-long.sh [EXECUTIONS]
 #
 #   RM_FUZZ_HARNESSES  which harnesses (default: every tests/fuzz/fuzz_*.c), e.g. "context yaml"
-#   RM_FUZZ_JOBS       harnesses run at once, one process each (default 2: one per core here)
+#   RM_FUZZ_JOBS       harnesses run at once (default 2: one per core here)
+#   RM_FUZZ_SPLIT      processes per harness, sharing its executions and its corpus (default
+#                      1); RM_FUZZ_JOBS=1 RM_FUZZ_SPLIT=2 puts both cores on one slow harness
 #   RM_FUZZ_OUT        where logs, grown corpora and crashes go (default build-fuzz-long/run-<time>)
 #   RM_FUZZ_MAX_LEN    longest input in bytes (default 4096, as tools/test.sh)
 #   RM_FUZZ_BUILD_DIR  build folder (default build-fuzz-long)
 #
-# Each harness is one process with -runs=EXECUTIONS, so every harness gets exactly that many
-# executions. fuzz_parsers feeds each input to every parser of rm_parsers[] ("auto"
+# Each harness gets exactly EXECUTIONS executions (-runs, split between its processes). fuzz_parsers feeds each input to every parser of rm_parsers[] ("auto"
 # included), so its count is also the count of every parser. The processes run under
 # nice -n 19. The build is clang with libFuzzer, ASan and UBSan (-fno-sanitize-recover) on
 # the whole library, not only on the harness: without -fsanitize=fuzzer-no-link on librm
@@ -37,6 +38,8 @@ main() {
 	esac
 	[ "$runs" -gt 0 ] || { echo "fuzz-long: EXECUTIONS must be positive" >&2; exit 2; }
 	jobs=${RM_FUZZ_JOBS:-2}
+	split=${RM_FUZZ_SPLIT:-1}
+	case "$split" in '' | *[!0-9]* | 0) echo "fuzz-long: RM_FUZZ_SPLIT must be a positive number" >&2; exit 2 ;; esac
 	max_len=${RM_FUZZ_MAX_LEN:-4096}
 	build=${RM_FUZZ_BUILD_DIR:-build-fuzz-long}
 	out=${RM_FUZZ_OUT:-$build/run-$(date +%Y%m%dT%H%M%S)}
@@ -76,29 +79,42 @@ main() {
 	fi
 	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-	# Runs one harness; its figures go to $out/<name>/result as
-	# "executions seconds crashes new_entries exit_code".
+	# Runs one harness as $split processes sharing one corpus folder (each picks up the
+	# others' new inputs), each with its share of the executions; the figures go to
+	# $out/<name>/result as "executions seconds crashes new_entries exit_code".
 	fuzz_one() {
-		local h=$1 dir=$out/$1 start end rc=0 before after execs crashes
+		local h=$1 dir=$out/$1 start end rc=0 before after execs=0 crashes i n r e ps=()
 		mkdir -p "$dir/corpus" "$dir/crashes"
 		cp -r "tests/fuzz/corpus/$h/." "$dir/corpus/"
 		before=$(find "$dir/corpus" -type f | wc -l)
 		start=$(date +%s.%N)
-		# -close_fd_mask=2: the code under test may warn on stderr (context overrides do);
-		# libFuzzer and the sanitizers keep writing their reports to a copy of it.
-		nice -n 19 "$build/fuzz_$h" -runs="$runs" -max_len="$max_len" -timeout=10 \
-			-rss_limit_mb=2048 -close_fd_mask=2 -print_final_stats=1 \
-			-artifact_prefix="$dir/crashes/" "$dir/corpus" >"$dir/log" 2>&1 || rc=$?
+		for i in $(seq 1 "$split"); do
+			n=$((runs / split + (i <= runs % split ? 1 : 0)))
+			# -close_fd_mask=2: the code under test may warn on stderr (context
+			# overrides do); libFuzzer and the sanitizers keep writing their reports
+			# to a copy of it.
+			nice -n 19 "$build/fuzz_$h" -runs="$n" -max_len="$max_len" -timeout=10 \
+				-rss_limit_mb=2048 -close_fd_mask=2 -print_final_stats=1 -reload=1 \
+				-artifact_prefix="$dir/crashes/" "$dir/corpus" >"$dir/log.$i" 2>&1 &
+			ps+=($!)
+		done
+		for i in "${!ps[@]}"; do
+			r=0
+			wait "${ps[$i]}" || r=$?
+			[ "$r" = 0 ] || rc=$r
+			e=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log.$((i + 1))" | tail -n 1)
+			# After a crash libFuzzer may not print its final stats: take the last
+			# "#N" status line.
+			[ -n "$e" ] || e=$(grep -o '^#[0-9]*' "$dir/log.$((i + 1))" | tail -n 1 | tr -d '#')
+			execs=$((execs + ${e:-0}))
+		done
 		end=$(date +%s.%N)
 		after=$(find "$dir/corpus" -type f | wc -l)
-		execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -n 1)
-		# After a crash libFuzzer may not print its final stats: take the last "#N" status line.
-		[ -n "$execs" ] || execs=$(grep -o '^#[0-9]*' "$dir/log" | tail -n 1 | tr -d '#')
 		crashes=$(find "$dir/crashes" -type f | wc -l)
-		echo "${execs:-0} $(echo "$end - $start" | bc) $crashes $((after - before)) $rc" >"$dir/result"
+		echo "$execs $(echo "$end - $start" | bc) $crashes $((after - before)) $rc" >"$dir/result"
 	}
 
-	echo "== $runs executions per harness, $jobs at a time: ${harnesses[*]}; output in $out" >&2
+	echo "== $runs executions per harness, $jobs at a time, $split process(es) each: ${harnesses[*]}; output in $out" >&2
 	pids=()
 	for h in "${harnesses[@]}"; do
 		while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
@@ -126,7 +142,7 @@ main() {
 		read -r execs _ crashes _ rc <"$out/$h/result"
 		if [ "$crashes" != 0 ] || [ "$rc" != 0 ] || [ "$execs" -lt "$runs" ]; then
 			echo "== fuzz_$h: exit $rc after $execs executions; kept: $(find "$out/$h/crashes" -type f | tr '\n' ' ')" >&2
-			tail -n 40 "$out/$h/log" >&2
+			tail -n 40 "$out/$h"/log.* >&2
 			echo "   reproduce: $build/fuzz_$h <input>; replay build: build/replay_$h <input>" >&2
 		fi
 	done
