@@ -34,11 +34,15 @@ CASES=(
 	concurrent_10
 	malformed_inputs
 	kill9_runner
+	kill9_all
 	sighup
+	sigpipe
 	hung_engine_ctrl_c
 	engine_dies
 	full_disk
 	same_model_shared_log
+	outputs_first
+	secrets
 	hostile_paths
 )
 
@@ -204,49 +208,42 @@ S
 	row - "$left" - "$(result)" "$(note "$n inputs: each a message and a documented exit code")"
 }
 
-# ---- cases for the issue 14 work: stubs until the runner's behaviour is settled ----
-# Each says what to inject and with which helper; fill in the expectations with the fix.
+# ---- the issue 14 faults: the integration cases of tests/integration/faults.sh ----
+# Each case there injects its fault, checks that no container is left and no row is lost or
+# torn (it fails otherwise), and prints how long recovery took; the row takes those.
 
-fault_kill9_runner() {
-	# Start a sleeping model as in signal_case, kill -9 the runner once 'started' is in the
-	# log, then run any model: want the leftover removed (and said so), containers left 0
-	# after the second run, and time to recover = from the kill to the end of that sweep.
-	row - - - todo "kill -9 of the runner, then the next run sweeps"
+integration_case() { # CASE NOTE: runs tests/integration/faults.sh CASE, one table row
+	local out rc=0 secs
+	out=$(bash "$SRC/tests/integration/faults.sh" "$1" "$RM" "$SRC" "$HUNG" 2>&1) || rc=$?
+	secs=$(echo "$out" | grep -oE '(recovered|stopped)[a-z ]* in [0-9.]+ s' | grep -oE '[0-9.]+' |
+		sort -n | tail -n 1)
+	secs=${secs:--}
+	[ "$secs" = - ] || secs=$(printf '%.2f' "$secs")
+	if [ "$rc" = 0 ]; then
+		row "$secs" 0 0 ok "$2"
+	else
+		row "$secs" - - FAIL "$(echo "$out" | grep -m1 'FAIL' || echo "exit $rc")"
+	fi
 }
-fault_sighup() {
-	# signal_case HUP 129 flt_sighup once SIGHUP is handled like SIGTERM; also close the
-	# runner's stdout early (| head -c 1) and check the row is still written (SIGPIPE).
-	row - - - todo "SIGHUP as SIGTERM; SIGPIPE keeps the row"
-}
-fault_hung_engine_ctrl_c() {
-	# faults_hung_engine_start "$HUNG" "$PWD/e.sock" --ping, run with
-	# DOCKER_HOST=unix://$PWD/e.sock, SIGINT after 2 s: want exit within 2 s and a message
-	# naming the engine. Mid-run: --proxy "$SOCK", SIGUSR1 once 'started', then SIGINT.
-	row - - - todo "hung engine (hung_engine --ping / --proxy + SIGUSR1), then Ctrl-C"
-}
-fault_engine_dies() {
-	# faults_dockerd_start "$(mktemp -d /var/tmp/rmf.XXXXXX)/e", run there, once 'started'
-	# faults_dockerd_kill; want a reason naming the lost engine, the documented exit code,
-	# the log kept; faults_dockerd_cleanup at the end.
-	row - - - todo "private dockerd killed mid-run (faults_dockerd_kill)"
-}
-fault_full_disk() {
-	# faults_tmpfs_mount "$PWD/disk" 2m, copy in a perf.csv with rows, faults_fill
-	# "$PWD/disk" 16, run with --log-dir disk -o disk/perf.csv: want no SUCCESS row, an
-	# error naming the file, the earlier rows intact. Without root: faults_failing_file.
-	row - - - todo "2 MB tmpfs filled (faults_fill) / /dev/full (faults_failing_file)"
-}
-fault_same_model_shared_log() {
-	# Two runs of the same model at once in one log dir: want two logs named by run id,
-	# two rows, neither log holding the other's lines.
-	row - - - todo "two runs of one model at once, one log dir"
-}
+fault_kill9_runner() { integration_case kill9_watchdog "kill -9 of the runner: its watchdog removes the container"; }
+fault_kill9_all() { integration_case kill9_reap "kill -9 of runner and watchdog: the next run removes the leftover and says so"; }
+fault_sighup() { integration_case sighup "SIGHUP as SIGTERM: exit 129, FAILURE row"; }
+fault_sigpipe() { integration_case sigpipe "stdout closed (| head -1): the row is written"; }
+fault_hung_engine_ctrl_c() { integration_case hung_engine "hung engine at start, and frozen mid-run: one Ctrl-C ends the run in under 2 s (the longer of the two)"; }
+fault_engine_dies() { integration_case engine_dies "private dockerd killed mid-run: reason names the lost engine, exit 4, log kept"; }
+fault_full_disk() { integration_case disk_full "full tmpfs: the live log fails the run; a full perf.csv disk keeps its rows whole, exit 5"; }
+fault_same_model_shared_log() { integration_case log_per_run "two runs of one model at once: a log each, the latest linked, a planted symlink not followed"; }
+fault_outputs_first() { integration_case outputs_first "missing --log-dir created; foreign or unwritable perf.csv refused before any build"; }
+fault_secrets() { integration_case secrets "multi-line secret masked line by line, short one warned about, metric not lost"; }
 fault_hostile_paths() {
-	# scripts/dockerfile/dockercontext/data/multiple_results as ../../etc, /etc, a symlink
-	# out; a symlink planted as <log dir>/<model>.live.log; negative timeout; a directory
-	# where a file is expected; a missing --log-dir: want each refused before any build
-	# with the field named.
-	row - - - todo "paths out of the folder, planted symlinks, bad numbers"
+	local out rc=0
+	out=$(bash "$SRC/tests/compat/cases.sh" hostile_paths "$RM" "$SRC" 2>&1) || rc=$?
+	[ "$rc" = 0 ] && out=$(bash "$SRC/tests/compat/cases.sh" hostile_symlink "$RM" "$SRC" 2>&1) || rc=$?
+	if [ "$rc" = 0 ]; then
+		row - 0 0 ok "paths out of the folder, symlinks out, bad numbers: refused before any build, field named"
+	else
+		row - - - FAIL "$(echo "$out" | grep -m1 'FAIL' || echo "exit $rc")"
+	fi
 }
 
 # ---- the table ----
