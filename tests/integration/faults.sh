@@ -89,8 +89,12 @@ kill9_reap)
 	private_engine
 	sleeper it_k9r
 	"$RM" --tags it_k9r -o perf.csv 2>err.txt &
+	pid=$!
 	wait_started it_k9r 60
-	pkill -9 -f -- '--tags it_k9r -o perf.csv' || fail "no runner to kill"
+	# the watchdog first (the same command line, another pid): killed after the runner, it
+	# could still see the runner die and clean up
+	for p in $(pgrep -f -- '--tags it_k9r -o perf.csv'); do [ "$p" = $pid ] || kill -9 "$p"; done
+	kill -9 $pid
 	sleep 0.5
 	[ "$(containers_of it_k9r)" = 1 ] || fail "the container should be left: $(containers_of it_k9r)"
 	script quick <<'S'
