@@ -27,6 +27,8 @@ int cmd_run(int argc, char **argv, rm_error *err);
 int cmd_list(int argc, char **argv, rm_error *err);
 int cmd_parse(int argc, char **argv, rm_error *err);
 int cmd_doctor(int argc, char **argv, rm_error *err);
+int cmd_build(int argc, char **argv, rm_error *err);
+int cmd_node_run(int argc, char **argv, rm_error *err);
 
 struct cli;
 /* The list command's output for an already parsed command line (run --list). */

@@ -15,7 +15,7 @@
 /* Checks the values the table cannot check and fills the runner's options. */
 static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 {
-	if (!cli->tags.n)
+	if (!cli->tags.n && !cli->manifest)
 		return rm_error_set(
 		    err, RM_ERR_USAGE,
 		    "no models selected: give --tags (a model name, a tag, or 'all')");
@@ -57,6 +57,7 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	o->sys_env_details = cli->sys_env_details;
 	o->context_files = cli->context_files.v;
 	o->n_context_files = cli->context_files.n;
+	o->manifest = cli->manifest;
 	return 0;
 }
 

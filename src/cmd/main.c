@@ -11,7 +11,7 @@
 struct cmd_entry {
 	const char *name;
 	int (*fn)(int argc, char **argv, rm_error *err);
-	const char *summary;
+	const char *summary; /* NULL: hidden from the usage */
 };
 
 static const struct cmd_entry commands[] = {
@@ -20,6 +20,8 @@ static const struct cmd_entry commands[] = {
     {"discover", cmd_list, "same as list"},
     {"parse", cmd_parse, "re-parse an existing log with a workload parser"},
     {"doctor", cmd_doctor, "check this host before benchmarking"},
+    {"build", cmd_build, "build (and push) the selected models' images, write a build manifest"},
+    {"node-run", cmd_node_run, NULL},
 };
 
 static void usage(FILE *f)
@@ -28,7 +30,8 @@ static void usage(FILE *f)
 	      "       run_models <command> [options]\n\ncommands:\n",
 	      f);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+		if (commands[i].summary)
+			fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fputs("\n'run_models <command> --help' lists each command's options.\n", f);
 }
 

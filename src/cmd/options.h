@@ -19,6 +19,8 @@ enum {
 	CMD_LIST = 1 << 1,
 	CMD_PARSE = 1 << 2,
 	CMD_DOCTOR = 1 << 3,
+	CMD_BUILD = 1 << 4,
+	CMD_NODE_RUN = 1 << 5, /* hidden: what each SLURM task runs */
 };
 
 enum opt_type {
@@ -60,6 +62,13 @@ struct cli {
 	double progress_interval;
 	int sys_env_details;
 	const char *warmup; /* "auto" or N; also parse */
+	/* run, build */
+	const char *manifest;
+	/* build */
+	const char *registry;
+	/* node-run */
+	const char *job;
+	const char *workload;
 	/* parse, doctor */
 	const char *format;
 	int explain;

@@ -1,6 +1,7 @@
 /*
  * Images for the Docker launcher: POST /build with the context tarred by libarchive, skipped
- * when the image's fingerprint label matches; and the dry run's docker CLI lines.
+ * when the image's fingerprint label matches; an image given by reference, pulled when the
+ * engine lacks it; and the dry run's docker CLI lines.
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -18,7 +19,7 @@
 /* SHA-256 over the build context's metadata (rm_tar_context_fingerprint), the Dockerfile
  * name, the build args and the id of the base image as the engine has it now (a re-pulled
  * base makes a new fingerprint). */
-static int fingerprint(struct docker_launcher *dl, const rm_image_req *req, char out[65],
+int docker_fingerprint(struct docker_launcher *dl, const rm_image_req *req, char out[65],
 		       rm_error *err)
 {
 	rm_hash *h = rm_hash_new();
@@ -67,6 +68,75 @@ static int image_is_current(struct docker_launcher *dl, const char *image, const
 	return current;
 }
 
+static void say(const rm_image_req *req, const char *msg)
+{
+	if (req->on_line)
+		req->on_line(req->ud, msg, strlen(msg));
+}
+
+/* The id of an image the engine has, or NULL. */
+static char *local_id(struct docker_launcher *dl, const char *ref)
+{
+	json_t *img = NULL;
+	rm_error ierr = RM_ERROR_INIT;
+	char *id = NULL;
+
+	if (rm_docker_image_inspect(dl->d, ref, &img, &ierr) == 0)
+		id = rm_xstrdup(json_string_value(json_object_get(img, "Id")));
+	json_decref(img);
+	return id;
+}
+
+/* An image by reference: the engine's own copy, else pulled (a digest pins exactly what
+ * runs; a tag without a registry host comes from Docker Hub, as with docker pull). */
+static int prepare_ref(struct docker_launcher *dl, const rm_image_req *req, char **image_id,
+		       int *cached, rm_error *err)
+{
+	const char *ref = req->image_ref;
+	char *repo = NULL, *tag = NULL, *pull_ref = NULL, *registry = NULL, *auth = NULL, *msg;
+	const char *src = NULL;
+	int ret = -1;
+
+	*cached = 1;
+	if ((*image_id = local_id(dl, ref))) {
+		msg = rm_xasprintf("run_models: image '%s' is on this engine (%s); nothing to pull",
+				   ref, *image_id);
+		say(req, msg);
+		free(msg);
+		return 0;
+	}
+	if (rm_image_ref_split(ref, &repo, &tag) < 0 || rm_starts_with(ref, "sha256:")) {
+		rm_error_set(err, RM_ERR_INPUT,
+			     "image '%s' is not on this engine and cannot be pulled by that name",
+			     ref);
+		goto out;
+	}
+	pull_ref = tag ? rm_xstrdup(ref) : rm_xasprintf("%s:latest", ref);
+	registry = rm_image_ref_registry(pull_ref);
+	if (rm_registry_auth(registry, &auth, &src, err) < 0)
+		goto out;
+	rm_info("pulling '%s' (credentials: %s)", pull_ref, src);
+	rm_image_xfer_opts o = {auth, req->on_line, req->ud, req->poll, req->ud};
+	if (rm_docker_image_pull(dl->d, pull_ref, &o, NULL, err) < 0) {
+		rm_error_wrap(err, "cannot pull '%s'", pull_ref);
+		goto out;
+	}
+	if (!(*image_id = local_id(dl, pull_ref))) {
+		rm_error_set(err, RM_ERR_DOCKER, "pulled '%s' but the engine does not list it",
+			     pull_ref);
+		goto out;
+	}
+	*cached = 0;
+	ret = 0;
+out:
+	rm_registry_auth_free(auth);
+	free(registry);
+	free(pull_ref);
+	free(repo);
+	free(tag);
+	return ret;
+}
+
 int rm_docker_launcher_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
 			       rm_error *err)
 {
@@ -81,7 +151,9 @@ int rm_docker_launcher_prepare(void *state, const rm_image_req *req, char **imag
 	/* The image is up to date when its fingerprint label matches the context, the build
 	 * args and the base image as they are now: skip the build (a fully cached build still
 	 * costs the engine a context upload and a cache lookup per step). */
-	if (fingerprint(dl, req, fp, err) < 0) {
+	if (req->image_ref)
+		return prepare_ref(dl, req, image_id, cached, err);
+	if (docker_fingerprint(dl, req, fp, err) < 0) {
 		rm_error_wrap(err, "build context '%s'", ctx_dir);
 		goto out;
 	}
@@ -142,14 +214,24 @@ void rm_docker_launcher_plan(void *state, const rm_image_req *req, const rm_job_
 	json_t *body = NULL;
 	rm_error err = RM_ERROR_INIT;
 	char *js = json_dumps(req->buildargs, JSON_COMPACT | JSON_SORT_KEYS);
-	char *build = rm_build_cmdline(req->image, req->df->path, req->model->dockercontext,
-				       req->buildargs, NULL, req->nocache);
+	char *build = req->df ? rm_build_cmdline(req->image, req->df->path,
+						 req->model->dockercontext, req->buildargs, NULL,
+						 req->nocache)
+			      : NULL;
 
 	(void)state;
-	fprintf(out, "  dockerfile: %s (base image %s)\n", req->df->path,
-		req->df->base_image ? req->df->base_image : "unknown");
-	fprintf(out, "  build args: %s\n", js ? js : "{}");
-	fprintf(out, "  %s\n", build);
+	if (req->image_ref) {
+		char *q = rm_shell_quote(req->image_ref);
+		fprintf(out, "  image: %s (no build; pulled when the engine lacks it)\n",
+			req->image_ref);
+		fprintf(out, "  docker pull %s\n", q);
+		free(q);
+	} else {
+		fprintf(out, "  dockerfile: %s (base image %s)\n", req->df->path,
+			req->df->base_image ? req->df->base_image : "unknown");
+		fprintf(out, "  build args: %s\n", js ? js : "{}");
+		fprintf(out, "  %s\n", build);
+	}
 	if (rm_spec_body(spec->in, &body, &err) < 0) {
 		fprintf(out, "  would fail: %s\n", err.msg);
 	} else {

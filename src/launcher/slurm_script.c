@@ -454,7 +454,7 @@ static int check_job(const rm_slurm_job *j, rm_error *err)
 		return rm_error_set(err, RM_ERR_INTERNAL,
 				    "slurm script: log and work folders must be absolute");
 	if (!sbatch_word_ok(j->workdir) || !sbatch_word_ok(j->batch_log) ||
-	    !sbatch_word_ok(j->job_name))
+	    !sbatch_word_ok(j->job_name) || (j->comment && !sbatch_word_ok(j->comment)))
 		return rm_error_set(err, RM_ERR_USAGE,
 				    "'%s' or '%s' has a blank or a quote, which a #SBATCH line "
 				    "cannot carry: run from (and log to) folders without them",
@@ -506,6 +506,8 @@ static void add_directives(rm_buf *b, const rm_slurm_job *j)
 	for (size_t i = 0; i < sizeof(opt) / sizeof(opt[0]); i++)
 		if (opt[i].val)
 			rm_buf_addf(b, "#SBATCH --%s=%s\n", opt[i].opt, opt[i].val);
+	if (j->comment)
+		rm_buf_addf(b, "#SBATCH --comment=%s\n", j->comment);
 	if (j->n_tasks > 1) {
 		rm_buf_addf(b, "#SBATCH --array=0-%zu", j->n_tasks - 1);
 		if (j->max_parallel > 0)

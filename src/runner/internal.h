@@ -9,6 +9,11 @@
  *   dryrun.c    what --dry-run prints
  *   logs.c      log file names and their safe creation
  *   watchdog.c  the process that removes the run's containers when the runner is killed
+ *   prebuilt.c  the images of a build manifest (run --manifest): no build
+ *   queue.c     batching: every workload prepared first, then the launcher's submit_all
+ *   build.c     run_models build: build, push, write the manifest
+ *   node.c      run_models node-run: one SLURM task's container on its node
+ *   manifest.c  the build manifest file (rm/manifest.h)
  */
 #ifndef RM_RUNNER_INTERNAL_H
 #define RM_RUNNER_INTERNAL_H
@@ -17,6 +22,7 @@
 
 #include "rm/context.h"
 #include "rm/launcher.h"
+#include "rm/manifest.h"
 #include "rm/mask.h"
 #include "rm/parser.h"
 #include "rm/registry.h"
@@ -42,6 +48,12 @@ struct run {
 	int swept;	   /* nothing of the run is left (the final sweep succeeded or was moot) */
 	int watchdog_fd;   /* write end of the watchdog's pipe, or <= 0 */
 	int engine_lost;   /* a workload lost its engine mid-run */
+	rm_manifest man;   /* run --manifest: its images (man.path NULL without) */
+	/* Batching (the launcher has submit_all): workloads wait here, prepared, until every
+	 * model has been through its build; then they are submitted at once and run. */
+	int batching;
+	struct queued *queue;
+	size_t n_queue;
 };
 
 /* What one run of a workload produced. */
@@ -67,6 +79,9 @@ struct outcome {
 
 /* run.c */
 const char *runner_signal_name(void);
+void make_run_id(char *out, size_t size);
+int load_context(struct run *r, rm_error *err); /* detected, then files, then texts */
+void warn_short_secrets(void);
 int runner_cancelled(void *ud); /* a signal came: for every wait */
 
 /* record.c: reasons reach perf.csv and the terminal, so fail() masks secrets with the mask
@@ -84,6 +99,37 @@ int record(struct run *r, const rm_selected *s, const rm_spec_in *in, struct out
 /* model.c */
 int run_model(struct run *r, const rm_selected *s, rm_error *err);
 json_t *build_args(struct run *r, const rm_model *m);
+/* A row for a model that cannot run here at all: SKIPPED (skip given) or FAILURE (why). */
+int cannot_run(struct run *r, const rm_selected *s, const rm_spec_in *in, const char *skip,
+	       const char *why, rm_error *err);
+/* Where a workload's image comes from: a kept Dockerfile, or a reference (manifest). */
+struct image_src {
+	const rm_dockerfile *df; /* or NULL: */
+	const char *image_ref;	 /* what to run, "HOST:PORT/name@sha256:..." */
+	const char *dockerfile;	 /* for the row, or NULL */
+	const char *base_image;	 /* for the row, or NULL */
+	const char *stem;	 /* names the logs when a model has several images */
+};
+int run_image(struct run *r, const rm_selected *s, rm_spec_in *in, const struct image_src *src,
+	      size_t n_kept, size_t *k, rm_error *err);
+/* The --repeat runs of one prepared image (runs numbered from *k on). */
+int run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in, const char *log_base,
+		const struct outcome *b, size_t *k, rm_error *err);
+/* The live log of repeat rep and its stable name. */
+void repeat_logs(const struct run *r, const char *log_base, const struct outcome *b, long rep,
+		 char **file, char **link);
+
+/* prebuilt.c: the images the manifest holds for s (a FAILURE row when none). */
+int run_from_manifest(struct run *r, const rm_selected *s, rm_spec_in *in, size_t *k,
+		      rm_error *err);
+/* Without tags: every model the manifest names, in its order. */
+int select_from_manifest(struct run *r, rm_error *err);
+
+/* queue.c: batching. queue_workload takes b over (b is left empty) and numbers the
+ * workload's runs from *k on; run_queue submits everything and runs each in turn. */
+void queue_workload(struct run *r, const rm_selected *s, const rm_spec_in *in,
+		    const char *log_base, struct outcome *b, size_t *k);
+int run_queue(struct run *r, rm_error *err);
 
 /* execute.c: runs a built image once; fills oc. Returns -1 only when interrupted. */
 int execute(struct run *r, const rm_spec_in *in, size_t k, struct outcome *oc);

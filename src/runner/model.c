@@ -91,7 +91,8 @@ static char *tunableop_dir(struct run *r, const rm_model *m, int create)
 	return dir;
 }
 
-/* The image of one Dockerfile, built (or found up to date) by the launcher. */
+/* The image of one Dockerfile, built (or found up to date) by the launcher; without df, the
+ * image oc->image names, made present (pulled) by the launcher. */
 static int build(struct run *r, const rm_model *m, const rm_dockerfile *df, const char *log_base,
 		 struct outcome *oc, rm_error *err)
 {
@@ -101,6 +102,7 @@ static int build(struct run *r, const rm_model *m, const rm_dockerfile *df, cons
 	rm_image_req req = {.model = m,
 			    .df = df,
 			    .image = oc->image,
+			    .image_ref = df ? NULL : oc->image,
 			    .buildargs = args,
 			    .nocache = r->o->clean_docker_cache,
 			    .log = path};
@@ -115,8 +117,12 @@ static int build(struct run *r, const rm_model *m, const rm_dockerfile *df, cons
 		if (ret < 0) {
 			char *msg = rm_mask_string(&r->mask, err->msg);
 			build_log_failed(bl, msg);
-			rm_error_set(err, err->kind, "building '%s' from '%s' (see %s): %s",
-				     oc->image, df->path, path, msg);
+			if (df)
+				rm_error_set(err, err->kind, "building '%s' from '%s' (see %s): %s",
+					     oc->image, df->path, path, msg);
+			else
+				rm_error_set(err, err->kind, "getting image '%s' (see %s): %s",
+					     oc->image, path, msg);
 			free(msg);
 		}
 	}
@@ -142,8 +148,7 @@ static void outcome_from_build(struct outcome *oc, const struct outcome *b, int 
 	oc->build_s = first ? b->build_s : 0;
 }
 
-/* A row for a model that cannot run here at all. */
-static int cannot_run(struct run *r, const rm_selected *s, const rm_spec_in *in, const char *skip,
+int cannot_run(struct run *r, const rm_selected *s, const rm_spec_in *in, const char *skip,
 		      const char *why, rm_error *err)
 {
 	const rm_model *m = s->model;
@@ -176,9 +181,22 @@ static int build_failed(struct run *r, const rm_selected *s, const rm_spec_in *i
 	return record(r, s, in, b, err);
 }
 
-/* The --repeat runs of one built image. */
-static int run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in, const char *log_base,
-		       const struct outcome *b, size_t *k, rm_error *err)
+void repeat_logs(const struct run *r, const char *log_base, const struct outcome *b, long rep,
+		 char **file, char **link)
+{
+	if (r->o->repeat > 1) {
+		char *suffix = rm_xasprintf(".r%ld.live.log", rep);
+		*file = log_path(r, log_base, suffix);
+		*link = log_link(r, log_base, suffix);
+		free(suffix);
+	} else {
+		*file = rm_xstrdup(b->log_file);
+		*link = rm_xstrdup(b->log_link);
+	}
+}
+
+int run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in, const char *log_base,
+		const struct outcome *b, size_t *k, rm_error *err)
 {
 	const rm_model *m = s->model;
 	rm_summary sm = {0};
@@ -188,15 +206,7 @@ static int run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in, cons
 		struct outcome oc = {0};
 		outcome_from_build(&oc, b, rep == 1);
 		oc.repeat = rep;
-		if (r->o->repeat > 1) {
-			char *suffix = rm_xasprintf(".r%ld.live.log", rep);
-			oc.log_file = log_path(r, log_base, suffix);
-			oc.log_link = log_link(r, log_base, suffix);
-			free(suffix);
-		} else {
-			oc.log_file = rm_xstrdup(b->log_file);
-			oc.log_link = rm_xstrdup(b->log_link);
-		}
+		repeat_logs(r, log_base, b, rep, &oc.log_file, &oc.log_link);
 		if (execute(r, in, (*k)++, &oc) < 0)
 			ret = -1;
 		if (!oc.status)
@@ -218,25 +228,39 @@ static int run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in, cons
 	return ret;
 }
 
-/* One kept Dockerfile: build once, run --repeat times. */
-static int run_dockerfile(struct run *r, const rm_selected *s, rm_spec_in *in,
-			  const rm_dockerfile *df, size_t n_kept, size_t *k, rm_error *err)
+/* Whether the workloads run on this host (the Docker launcher), where this host's GPUs
+ * count; elsewhere (SLURM) the node that runs them checks its own. */
+static int runs_here(struct run *r, const rm_spec_in *in)
+{
+	rm_launch_desc d = {NULL, NULL, 1, 0};
+	r->launcher.ops->describe(r->launcher.state, in, &d);
+	return !d.deployment_type || !strcmp(d.deployment_type, "local");
+}
+
+/* One workload: a kept Dockerfile (df), or an image given by reference (image_ref, from a
+ * build manifest): build (or get) it once, run it --repeat times. */
+int run_image(struct run *r, const rm_selected *s, rm_spec_in *in, const struct image_src *src,
+	      size_t n_kept, size_t *k, rm_error *err)
 {
 	const rm_model *m = s->model;
+	const rm_dockerfile *df = src->df;
 	struct outcome b = {0};
 	char *safe = rm_file_safe(m->name), *log_base;
 	/* A Dockerfile made for a GPU vendor cannot run on a host without GPUs: say so before
 	 * pulling a base image of tens of GB. */
-	const char *want = json_string_value(json_object_get(df->context_req, "gpu_vendor"));
+	const char *want =
+	    df ? json_string_value(json_object_get(df->context_req, "gpu_vendor")) : NULL;
 	int ret = 0;
 
-	log_base = n_kept > 1 ? rm_xasprintf("%s_%s", safe, df->stem) : rm_xstrdup(safe);
+	if (!runs_here(r, in))
+		want = NULL;
+	log_base = n_kept > 1 ? rm_xasprintf("%s_%s", safe, src->stem) : rm_xstrdup(safe);
 	free(safe);
 	b.exit_code = -1;
 	b.tunableop = in->tunableop;
-	b.dockerfile = rm_xstrdup(df->path);
-	b.base_image = rm_xstrdup(df->base_image);
-	b.image = rm_image_name(m->name, df->stem);
+	b.dockerfile = rm_xstrdup(df ? df->path : src->dockerfile);
+	b.base_image = rm_xstrdup(df ? df->base_image : src->base_image);
+	b.image = df ? rm_image_name(m->name, df->stem) : rm_xstrdup(src->image_ref);
 	b.log_file = log_path(r, log_base, ".live.log");
 	b.log_link = log_link(r, log_base, ".live.log");
 	in->image = b.image;
@@ -246,6 +270,7 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_spec_in *in,
 		rm_image_req req = {.model = m,
 				    .df = df,
 				    .image = b.image,
+				    .image_ref = df ? NULL : b.image,
 				    .buildargs = args,
 				    .nocache = r->o->clean_docker_cache};
 		char *name = container_name(r, m, 0);
@@ -270,7 +295,13 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_spec_in *in,
 				fail(&b, "build failed: %s", berr.msg);
 			ret = build_failed(r, s, in, &b, err);
 		} else {
-			ret = run_repeats(r, s, in, log_base, &b, k, err);
+			/* An image by reference runs as what the launcher named (a local id). */
+			if (!df)
+				in->image = b.image_id;
+			if (r->batching)
+				queue_workload(r, s, in, log_base, &b, k);
+			else
+				ret = run_repeats(r, s, in, log_base, &b, k, err);
 		}
 	}
 	free(log_base);
@@ -299,7 +330,10 @@ int run_model(struct run *r, const rm_selected *s, rm_error *err)
 			 tdir,
 			 r->o->shm_size,
 			 r->o->keep_alive};
-	int ret = 0, sel_rc = rm_dockerfiles_select(m->dockerfile, &r->ctx, &dfs, &n_dfs, &derr);
+	/* With a manifest, its entries are the images: no Dockerfile is read. */
+	int ret = 0, sel_rc = r->man.path ? 0
+					  : rm_dockerfiles_select(m->dockerfile, &r->ctx, &dfs,
+								  &n_dfs, &derr);
 
 	for (size_t i = 0; i < n_dfs; i++)
 		kept += dfs[i].kept != 0;
@@ -312,15 +346,19 @@ int run_model(struct run *r, const rm_selected *s, rm_error *err)
 		ret = cannot_run(r, s, &in, "skip_gpu_arch", NULL, err);
 	} else if (sel_rc < 0) {
 		ret = cannot_run(r, s, &in, NULL, derr.msg, err);
-	} else if (m->n_gpus > 0 && m->n_gpus > r->ctx.n_gpus) {
+	} else if (m->n_gpus > 0 && m->n_gpus > r->ctx.n_gpus && runs_here(r, &in)) {
 		char *why = rm_xasprintf("the model needs %ld GPUs and the context has %ld",
 					 m->n_gpus, r->ctx.n_gpus);
 		ret = cannot_run(r, s, &in, NULL, why, err);
 		free(why);
+	} else if (r->man.path) {
+		ret = run_from_manifest(r, s, &in, &k, err);
 	} else {
-		for (size_t i = 0; i < n_dfs && ret == 0 && !rm_runner_signal(); i++)
+		for (size_t i = 0; i < n_dfs && ret == 0 && !rm_runner_signal(); i++) {
+			struct image_src src = {.df = &dfs[i], .stem = dfs[i].stem};
 			if (dfs[i].kept)
-				ret = run_dockerfile(r, s, &in, &dfs[i], kept, &k, err);
+				ret = run_image(r, s, &in, &src, kept, &k, err);
+		}
 	}
 	rm_dockerfiles_free(dfs, n_dfs);
 	free(tdir);

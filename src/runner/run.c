@@ -62,7 +62,7 @@ int runner_cancelled(void *ud)
 
 /* The run id names containers and rows: time, pid and randomness keep two runners on one
  * host apart. */
-static void make_run_id(char *out, size_t size)
+void make_run_id(char *out, size_t size)
 {
 	unsigned rnd = 0;
 	char ts[32];
@@ -81,7 +81,7 @@ static void make_run_id(char *out, size_t size)
 
 /* A secret of a few characters is masked wherever those characters appear in the output,
  * numbers and words included: say so, since the logs will look mangled. */
-static void warn_short_secrets(void)
+void warn_short_secrets(void)
 {
 	for (char **e = environ; e && *e; e++) {
 		const char *eq = strchr(*e, '='), *p;
@@ -104,7 +104,7 @@ static void warn_short_secrets(void)
 }
 
 /* The context: detected, then --additional-context-file, then --additional-context. */
-static int load_context(struct run *r, rm_error *err)
+int load_context(struct run *r, rm_error *err)
 {
 	const rm_run_opts *o = r->o;
 
@@ -189,13 +189,25 @@ static int check_outputs(struct run *r, rm_error *err)
 static int run_all(struct run *r, rm_error *err)
 {
 	const rm_run_opts *o = r->o;
-	rm_launcher_config lc = {o->docker_host, &r->ctx, r->run_id, o->dry_run};
+	rm_launcher_config lc = {.docker_host = o->docker_host,
+				 .ctx = &r->ctx,
+				 .run_id = r->run_id,
+				 .dry_run = o->dry_run,
+				 .context_files = o->context_files,
+				 .n_context_files = o->n_context_files,
+				 .contexts = o->contexts,
+				 .n_contexts = o->n_contexts,
+				 .root = o->root,
+				 .log_dir = o->log_dir,
+				 .tunableop = o->tunableop,
+				 .shm_size = o->shm_size};
 	int ret = 0;
 
 	if (!o->dry_run && check_outputs(r, err) < 0)
 		return -1;
 	if (rm_launcher_open(&r->launcher, &lc, err) < 0)
 		return -1;
+	r->batching = r->launcher.ops->submit_all && !o->dry_run;
 	if (o->dry_run) {
 		dry_run(r, err);
 		return 0;
@@ -216,6 +228,8 @@ static int run_all(struct run *r, rm_error *err)
 			break;
 		}
 	}
+	if (r->batching && ret == 0 && run_queue(r, err) < 0 && !got_signal)
+		ret = -1;
 	r->swept = sweep(r) == 0;
 	watchdog_done(r);
 	return ret;
@@ -243,7 +257,12 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 		r.progress_mode = isatty(STDERR_FILENO) && !o->live_output ? 1 : 2;
 
 	if (rm_registry_load(&r.reg, o->root, err) < 0 ||
-	    rm_select(&r.reg, o->tags, o->n_tags, &r.sel, err) < 0 || load_context(&r, err) < 0)
+	    (o->manifest && rm_manifest_load(&r.man, o->manifest, err) < 0))
+		goto out;
+	if (o->manifest && !o->n_tags ? select_from_manifest(&r, err) < 0
+				      : rm_select(&r.reg, o->tags, o->n_tags, &r.sel, err) < 0)
+		goto out;
+	if (load_context(&r, err) < 0)
 		goto out;
 	ret = run_all(&r, err);
 	if (got_signal) {
@@ -258,6 +277,7 @@ out:
 	outcome_set_mask(NULL);
 	rm_interrupt_set(NULL, NULL);
 	rm_launcher_close(&r.launcher);
+	rm_manifest_release(&r.man);
 	rm_mask_release(&r.mask);
 	rm_strv_free(r.secrets);
 	free(r.git_commit);
