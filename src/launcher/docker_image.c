@@ -118,7 +118,8 @@ static int prepare_ref(struct docker_launcher *dl, const rm_image_req *req, char
 	rm_info("pulling '%s' (credentials: %s)", pull_ref, src);
 	rm_image_xfer_opts o = {auth, req->on_line, req->ud, req->poll, req->ud};
 	if (rm_docker_image_pull(dl->d, pull_ref, &o, NULL, err) < 0) {
-		rm_error_wrap(err, "cannot pull '%s'", pull_ref);
+		if (!rm_starts_with(err->msg, "cannot pull"))
+			rm_error_wrap(err, "cannot pull '%s'", pull_ref);
 		goto out;
 	}
 	if (!(*image_id = local_id(dl, pull_ref))) {

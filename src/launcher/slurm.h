@@ -212,6 +212,10 @@ int rm_slurm_final(long job_id, rm_slurm_job_state **v, size_t *n, const char **
 /* scancel JOB (every array task), or JOB_TASK when task >= 0; a job already gone is not an
  * error. */
 int rm_slurm_cancel(long job_id, long task, rm_error *err);
+/* Inside allocation job_id: sends signal (e.g. "TERM") to the tasks of its step called
+ * step_name (scancel -s SIG JOB.STEP, which lets the tasks clean up: signalling srun itself
+ * makes it kill them at once). 1 when no such step runs (yet, or any more). */
+int rm_slurm_signal_step(long job_id, const char *step_name, const char *signal, rm_error *err);
 /* The unfinished jobs of this user whose comment starts with prefix: array job ids (one
  * per array), with their comments; *n = 0 when none. */
 int rm_slurm_mine(const char *prefix, long **ids, char ***comments, size_t *n, rm_error *err);

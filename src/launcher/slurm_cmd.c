@@ -162,6 +162,55 @@ out:
 	return ret;
 }
 
+/* The id ("12.0") of the step of job_id called name, or NULL. */
+static char *step_id(long job_id, const char *name, rm_error *err)
+{
+	char id[32];
+	char *argv[] = {(char *)"squeue", (char *)"-h", (char *)"-s", (char *)"-j", id,
+			(char *)"-o", (char *)"%i|%j", NULL};
+	rm_proc_out res;
+	char *found = NULL;
+
+	snprintf(id, sizeof(id), "%ld", job_id);
+	if (run(argv, &res, err) == 0 && res.status == 0) {
+		for (char *line = res.out, *nl; line && *line && !found; line = nl) {
+			char *bar;
+			nl = strchr(line, '\n');
+			if (nl)
+				*nl++ = '\0';
+			bar = strchr(line, '|');
+			if (bar && !strcmp(rm_trim(bar + 1), name)) {
+				*bar = '\0';
+				found = rm_xstrdup(rm_trim(line));
+			}
+		}
+	}
+	rm_proc_out_release(&res);
+	return found;
+}
+
+int rm_slurm_signal_step(long job_id, const char *step_name, const char *signal, rm_error *err)
+{
+	char *step = step_id(job_id, step_name, err);
+	char *argv[] = {(char *)"scancel", (char *)"-s", (char *)signal, step, NULL};
+	rm_proc_out res;
+	int ret = 1;
+
+	if (!step)
+		return 1;
+	if (run(argv, &res, err) == 0) {
+		ret = 0;
+		if (res.status != 0)
+			ret = rm_error_set(err, RM_ERR_IO, "scancel -s %s %s failed: %s", signal, step,
+					   said(&res));
+	} else {
+		ret = -1;
+	}
+	rm_proc_out_release(&res);
+	free(step);
+	return ret;
+}
+
 /* One "ID|COMMENT" line of squeue -o '%F|%k'. */
 static void mine_line(char *line, const char *prefix, long **ids, char ***comments, size_t *n)
 {

@@ -31,8 +31,7 @@
 void slurm_nap(double s)
 {
 	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-	if (!rm_interrupt_pending())
-		nanosleep(&ts, NULL); /* a signal ends it early */
+	nanosleep(&ts, NULL); /* a signal ends it early */
 }
 
 static void id_text(const rm_job *job, char *buf, size_t size)

@@ -93,7 +93,7 @@ int slurm_fetch(void *state, rm_job *job, const char *path, int fd, size_t max, 
 /* Asks the queue (or the shell, inside an allocation) whether the job still runs: 0, or -1
  * when it cannot be known or the job can never start (err). */
 int slurm_check(rm_job *job, rm_error *err);
-/* Sleeps up to s seconds (less when a signal comes). */
+/* Sleeps s seconds (less when a signal comes). */
 void slurm_nap(double s);
 
 #endif

@@ -562,9 +562,11 @@ static void add_env(rm_buf *b, const rm_slurm_job *j, long nproc, const char *ru
 static void add_srun(rm_buf *b, const rm_slurm_job *j, const char *runner)
 {
 	rm_buf_addstr(b, "\n# One task per node; NODE_RANK and MAD_MULTI_NODE_RUNNER are each "
-			 "task's own.\n");
+			 "task's own.\n# The step is named after the logs: inside an allocation "
+			 "run_models stops it by name.\n");
 	rm_buf_addf(b,
-		    "exec srun --nodes=%ld --ntasks-per-node=1 --kill-on-bad-exit=1 \\\n"
+		    "exec srun --nodes=%ld --ntasks-per-node=1 --kill-on-bad-exit=1 "
+		    "--job-name=\"$RM_LOG_BASE\" \\\n"
 		    "\t--output=\"$RM_LOG_DIR/$RM_LOG_BASE.node%%n.log\" "
 		    "--error=\"$RM_LOG_DIR/$RM_LOG_BASE.node%%n.err\" \\\n"
 		    "\t/bin/sh -c 'NODE_RANK=$SLURM_NODEID\nexport NODE_RANK\n",

@@ -391,11 +391,18 @@ int slurm_stop(void *state, rm_job *job, rm_error *err)
 {
 	(void)state;
 	job->stopped = 1;
-	if (job->pid > 0 && !job->reaped)
+	if (job->pid > 0 && !job->reaped) {
+		/* The tasks get SIGTERM and remove their containers; srun then ends. Before the
+		 * step exists, SIGTERM to the script (srun kills a step it is starting). */
+		int r = rm_slurm_signal_step(job->sl->alloc, base_name(job->sub.log_base), "TERM",
+					     err);
+		if (r <= 0)
+			return r;
 		return kill(-job->pid, SIGTERM) == 0 || errno == ESRCH
 			   ? 0
 			   : rm_error_set(err, RM_ERR_IO, "cannot stop 'bash %s': %s",
 					  job->sub.script, strerror(errno));
+	}
 	if (!job->sub.job_id)
 		return 0;
 	return rm_slurm_cancel(job->sub.job_id, job->sub.task, err);
