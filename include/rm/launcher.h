@@ -103,10 +103,10 @@ typedef struct rm_launcher_config {
 	size_t n_context_files;
 	const char *const *contexts;
 	size_t n_contexts;
-	const char *root;    /* the registry folder (models.json), NULL for "." */
-	const char *log_dir; /* where the run's logs go, NULL for "." */
-	const char *tunableop;	/* the CLI's --tunableop, or NULL */
-	long long shm_size;	/* the CLI's --shm-size in bytes, or 0 */
+	const char *root;      /* the registry folder (models.json), NULL for "." */
+	const char *log_dir;   /* where the run's logs go, NULL for "." */
+	const char *tunableop; /* the CLI's --tunableop, or NULL */
+	long long shm_size;    /* the CLI's --shm-size in bytes, or 0 */
 } rm_launcher_config;
 
 /* The image of one Dockerfile of a model, or an image given by reference. */

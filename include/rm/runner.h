@@ -91,8 +91,8 @@ int rm_runner_build(const rm_run_opts *o, rm_build_result *res, rm_error *err);
  * Returns the process exit code: the script's; 1 when the workload could not run (err says
  * why; it is also in the node's result file); 128 + N after signal N. */
 typedef struct rm_node_opts {
-	const char *job_file; /* written by the SLURM launcher: "<log dir>/<run id>.job.json" */
-	const char *workload; /* its key in the job file */
+	const char *job_file;	/* written by the SLURM launcher: "<log dir>/<run id>.job.json" */
+	const char *workload;	/* its key in the job file */
 	const char *sysfs_root; /* NULL: "/sys" */
 } rm_node_opts;
 int rm_node_run(const rm_node_opts *o, rm_error *err);

@@ -18,8 +18,9 @@
 static int build_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 {
 	if (!cli->tags.n)
-		return rm_error_set(err, RM_ERR_USAGE,
-				    "no models selected: give --tags (a model name, a tag, or 'all')");
+		return rm_error_set(
+		    err, RM_ERR_USAGE,
+		    "no models selected: give --tags (a model name, a tag, or 'all')");
 	if (cli->registry && (!*cli->registry || strstr(cli->registry, "://") ||
 			      rm_ends_with(cli->registry, "/") || strpbrk(cli->registry, " \t@")))
 		return rm_error_set(err, RM_ERR_USAGE,
@@ -59,10 +60,11 @@ int cmd_build(int argc, char **argv, rm_error *err)
 	rc = opt_parse(CMD_BUILD, &cli, argc, argv, &pos, &md, err);
 	if (rc != 0) {
 		if (rc == 1) {
-			opt_help(stdout, CMD_BUILD,
-				 "usage: run_models build --tags TAG[,TAG...] [--registry HOST:PORT] "
-				 "[--manifest FILE] [options]",
-				 md);
+			opt_help(
+			    stdout, CMD_BUILD,
+			    "usage: run_models build --tags TAG[,TAG...] [--registry HOST:PORT] "
+			    "[--manifest FILE] [options]",
+			    md);
 			ret = RM_EXIT_OK;
 		}
 		goto out;

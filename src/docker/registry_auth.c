@@ -303,4 +303,3 @@ int rm_registry_auth(const char *registry, char **value, const char **source, rm
 		*source = src;
 	return 0;
 }
-

@@ -215,10 +215,10 @@ void rm_docker_launcher_plan(void *state, const rm_image_req *req, const rm_job_
 	json_t *body = NULL;
 	rm_error err = RM_ERROR_INIT;
 	char *js = json_dumps(req->buildargs, JSON_COMPACT | JSON_SORT_KEYS);
-	char *build = req->df ? rm_build_cmdline(req->image, req->df->path,
-						 req->model->dockercontext, req->buildargs, NULL,
-						 req->nocache)
-			      : NULL;
+	char *build = req->df
+			  ? rm_build_cmdline(req->image, req->df->path, req->model->dockercontext,
+					     req->buildargs, NULL, req->nocache)
+			  : NULL;
 
 	(void)state;
 	if (req->image_ref) {

@@ -59,7 +59,8 @@ int rm_launcher_publish(rm_launcher *l, const rm_image_req *req, const char *reg
 
 	memset(out, 0, sizeof(*out));
 	if (l->ops != &rm_launcher_docker || !dl->d)
-		return rm_error_set(err, RM_ERR_INTERNAL, "images are pushed by the Docker launcher");
+		return rm_error_set(err, RM_ERR_INTERNAL,
+				    "images are pushed by the Docker launcher");
 	if (docker_fingerprint(dl, req, fp, err) < 0)
 		return rm_error_wrap(err, "build context '%s'", req->model->dockercontext);
 	out->fingerprint = rm_xstrdup(fp);
@@ -68,7 +69,8 @@ int rm_launcher_publish(rm_launcher *l, const rm_image_req *req, const char *reg
 	if (rm_registry_auth(host, &auth, &src, err) < 0)
 		goto out;
 	/* --clean-docker-cache rebuilds and pushes whatever the registry has. */
-	r = req->nocache ? 1 : rm_docker_distribution_digest(dl->d, out->ref, auth, &out->digest, err);
+	r = req->nocache ? 1
+			 : rm_docker_distribution_digest(dl->d, out->ref, auth, &out->digest, err);
 	if (r < 0) {
 		rm_error_wrap(err, "cannot ask registry '%s' for '%s' (credentials: %s)", registry,
 			      out->ref, src);

@@ -47,9 +47,10 @@ static void set_where(struct slurm_launcher *sl)
 		sl->where = rm_xasprintf("SLURM allocation %ld (srun, %ld node(s) a workload)",
 					 sl->alloc, sl->sc.nodes);
 	else
-		sl->where = rm_xasprintf("SLURM (sbatch, %ld node(s) a job, partition %s%s%s)",
-					 sl->sc.nodes, sl->sc.partition ? sl->sc.partition : "default",
-					 conf ? ", " : "", conf ? conf : "");
+		sl->where =
+		    rm_xasprintf("SLURM (sbatch, %ld node(s) a job, partition %s%s%s)",
+				 sl->sc.nodes, sl->sc.partition ? sl->sc.partition : "default",
+				 conf ? ", " : "", conf ? conf : "");
 }
 
 static int check_conf(struct slurm_launcher *sl, rm_error *err)
@@ -63,9 +64,10 @@ static int check_conf(struct slurm_launcher *sl, rm_error *err)
 	for (char **n = sl->sc.notes; n && *n; n++)
 		rm_warn("%s", *n);
 	if (!sl->cfg.dry_run && !sl->alloc && !rm_on_path("sbatch"))
-		return rm_error_set(err, RM_ERR_USAGE,
-				    "the context has a \"slurm\" key but sbatch is not on PATH: run "
-				    "from a SLURM submit host, or drop the key to run here");
+		return rm_error_set(
+		    err, RM_ERR_USAGE,
+		    "the context has a \"slurm\" key but sbatch is not on PATH: run "
+		    "from a SLURM submit host, or drop the key to run here");
 	return 0;
 }
 
@@ -145,9 +147,8 @@ static int slurm_prepare(void *state, const rm_image_req *req, char **image_id, 
 			 rm_error *err)
 {
 	struct slurm_launcher *sl = state;
-	rm_launcher_config dc = {.docker_host = sl->cfg.docker_host,
-				 .ctx = sl->cfg.ctx,
-				 .run_id = sl->cfg.run_id};
+	rm_launcher_config dc = {
+	    .docker_host = sl->cfg.docker_host, .ctx = sl->cfg.ctx, .run_id = sl->cfg.run_id};
 	size_t n1, n2;
 
 	if (req->image_ref) {
@@ -161,9 +162,10 @@ static int slurm_prepare(void *state, const rm_image_req *req, char **image_id, 
 		return 0;
 	}
 	if (!sl->docker.ops && rm_launcher_open_named(&sl->docker, "docker", &dc, err) < 0)
-		return rm_error_wrap(err, "building '%s' on this host for the SLURM nodes (or "
-					  "build and push it first: run_models build --registry, "
-					  "then run --manifest)",
+		return rm_error_wrap(err,
+				     "building '%s' on this host for the SLURM nodes (or "
+				     "build and push it first: run_models build --registry, "
+				     "then run --manifest)",
 				     req->image);
 	if (sl->docker.ops->prepare(sl->docker.state, req, image_id, cached, err) < 0)
 		return -1;

@@ -166,8 +166,8 @@ out:
 static char *step_id(long job_id, const char *name, rm_error *err)
 {
 	char id[32];
-	char *argv[] = {(char *)"squeue", (char *)"-h", (char *)"-s", (char *)"-j", id,
-			(char *)"-o", (char *)"%i|%j", NULL};
+	char *argv[] = {(char *)"squeue", (char *)"-h",	   (char *)"-s", (char *)"-j", id,
+			(char *)"-o",	  (char *)"%i|%j", NULL};
 	rm_proc_out res;
 	char *found = NULL;
 
@@ -201,8 +201,8 @@ int rm_slurm_signal_step(long job_id, const char *step_name, const char *signal,
 	if (run(argv, &res, err) == 0) {
 		ret = 0;
 		if (res.status != 0)
-			ret = rm_error_set(err, RM_ERR_IO, "scancel -s %s %s failed: %s", signal, step,
-					   said(&res));
+			ret = rm_error_set(err, RM_ERR_IO, "scancel -s %s %s failed: %s", signal,
+					   step, said(&res));
 	} else {
 		ret = -1;
 	}
@@ -236,8 +236,8 @@ int rm_slurm_mine(const char *prefix, long **ids, char ***comments, size_t *n, r
 {
 	struct passwd *pw = getpwuid(getuid());
 	char uid[32];
-	char *argv[] = {(char *)"squeue", (char *)"-h", (char *)"-u", uid,
-			(char *)"-o", (char *)"%F|%k", NULL};
+	char *argv[] = {(char *)"squeue", (char *)"-h",	   (char *)"-u", uid,
+			(char *)"-o",	  (char *)"%F|%k", NULL};
 	rm_proc_out res;
 	int ret = -1;
 

@@ -149,9 +149,9 @@ int slurm_stream(void *state, rm_job *job, rm_error *err)
 		if (now >= job->next_check) {
 			if (slurm_check(job, err) < 0)
 				return -1;
-			job->next_check = now + (now - job->started < QUICK_CHECKS_FOR
-						     ? QUICK_CHECK_EVERY
-						     : CHECK_EVERY);
+			job->next_check =
+			    now + (now - job->started < QUICK_CHECKS_FOR ? QUICK_CHECK_EVERY
+									 : CHECK_EVERY);
 			if (!job->queued) {
 				while (drain(job) > 0)
 					;

@@ -44,7 +44,7 @@ struct slurm_launcher {
 	json_t *job_doc; /* what the job file holds */
 	char *comment;	 /* sbatch --comment: run id, host, pid (sweep, reap) */
 	char *where;
-	rm_launcher docker; /* opened to build images on this host, when needed */
+	rm_launcher docker;	     /* opened to build images on this host, when needed */
 	char **img_names, **img_ids; /* images built here: name -> id */
 	size_t n_imgs;
 	struct slurm_sub *subs; /* submitted by submit_all, waiting for start */

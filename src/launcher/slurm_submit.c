@@ -132,8 +132,9 @@ int slurm_script_for(struct slurm_launcher *sl, const rm_job_spec *const *specs,
 		     rm_error *err)
 {
 	rm_slurm_task *tasks = rm_xcalloc(n, sizeof(*tasks));
-	char *argv[] = {sl->self,	  (char *)"node-run",	    (char *)"--job", sl->job_file,
-			(char *)"--workload", (char *)RM_SLURM_MODEL_WORD, NULL};
+	char *argv[] = {sl->self,     (char *)"node-run",   (char *)"--job",
+			sl->job_file, (char *)"--workload", (char *)RM_SLURM_MODEL_WORD,
+			NULL};
 	char *name = n > 1 ? rm_xasprintf("rm-array-%zu", n)
 			   : rm_xasprintf("rm-%s", base_name(subs[0].log_base));
 	int ret;
@@ -333,8 +334,7 @@ static int spawn_script(struct slurm_launcher *sl, rm_job *job, rm_error *err)
 }
 
 /* A workload submit_all did not submit: submitted (or, in an allocation, run) now. */
-static int start_now(struct slurm_launcher *sl, const rm_job_spec *spec, rm_job *job,
-		     rm_error *err)
+static int start_now(struct slurm_launcher *sl, const rm_job_spec *spec, rm_job *job, rm_error *err)
 {
 	struct slurm_sub *s = &job->sub;
 	char *text = NULL;
@@ -394,8 +394,8 @@ int slurm_stop(void *state, rm_job *job, rm_error *err)
 	if (job->pid > 0 && !job->reaped) {
 		/* The tasks get SIGTERM and remove their containers; srun then ends. Before the
 		 * step exists, SIGTERM to the script (srun kills a step it is starting). */
-		int r = rm_slurm_signal_step(job->sl->alloc, base_name(job->sub.log_base), "TERM",
-					     err);
+		int r =
+		    rm_slurm_signal_step(job->sl->alloc, base_name(job->sub.log_base), "TERM", err);
 		if (r <= 0)
 			return r;
 		return kill(-job->pid, SIGTERM) == 0 || errno == ESRCH

@@ -146,7 +146,9 @@ static int add_image(struct run *r, json_t *doc, const rm_model *m, struct built
 	mi->image_id = rm_xstrdup(b->pub.image_id);
 	mi->failed = failed;
 	rm_manifest_add(doc, mi, model_json(m), b->pub.fingerprint,
-			b->pub.reused ? 0 : b->pub.build_s ? b->pub.build_s : b->build_s,
+			b->pub.reused	 ? 0
+			: b->pub.build_s ? b->pub.build_s
+					 : b->build_s,
 			b->pub.push_s, reused);
 	if (failed) {
 		res->n_failed++;
@@ -157,10 +159,11 @@ static int add_image(struct run *r, json_t *doc, const rm_model *m, struct built
 		else
 			res->n_built++;
 		rm_info("image '%s' of model '%s': %s%s", mi->key, m->name,
-			b->pub.reused	? "in the registry already as "
-			: b->pub.ref	? (b->pub.cached ? "up to date, pushed as " : "built, pushed as ")
-			: b->cached	? "up to date"
-					: "built",
+			b->pub.reused ? "in the registry already as "
+			: b->pub.ref
+			    ? (b->pub.cached ? "up to date, pushed as " : "built, pushed as ")
+			: b->cached ? "up to date"
+				    : "built",
 			b->pub.ref ? b->pub.ref : "");
 	}
 	return failed;
@@ -218,14 +221,16 @@ static void build_model(struct run *r, const rm_model *m, json_t *doc, rm_build_
 static int build_all(struct run *r, rm_build_result *res, rm_error *err)
 {
 	const rm_run_opts *o = r->o;
-	rm_launcher_config lc = {.docker_host = o->docker_host, .ctx = &r->ctx, .run_id = r->run_id};
+	rm_launcher_config lc = {
+	    .docker_host = o->docker_host, .ctx = &r->ctx, .run_id = r->run_id};
 	json_t *ctx = build_context(r), *dep = deployment(r), *doc;
 	int ret = 0;
 
 	doc = rm_manifest_new(o->registry, ctx, dep);
 	json_decref(ctx);
 	json_decref(dep);
-	if (rm_mkdirs(o->log_dir, err) < 0 || rm_launcher_open_named(&r->launcher, "docker", &lc, err) < 0) {
+	if (rm_mkdirs(o->log_dir, err) < 0 ||
+	    rm_launcher_open_named(&r->launcher, "docker", &lc, err) < 0) {
 		json_decref(doc);
 		return -1;
 	}
@@ -262,13 +267,14 @@ int rm_runner_build(const rm_run_opts *o, rm_build_result *res, rm_error *err)
 	ret = build_all(&r, res, err);
 	if (ret == 0 && rm_runner_signal()) {
 		res->interrupted = rm_runner_signal();
-		ret = rm_error_set(err, RM_ERR_NONE, "interrupted by %s; the manifest '%s' lists "
-						     "what was built",
+		ret = rm_error_set(err, RM_ERR_NONE,
+				   "interrupted by %s; the manifest '%s' lists "
+				   "what was built",
 				   runner_signal_name(), o->manifest);
 	}
 	if (ret == 0)
-		rm_info("manifest '%s': %zu image(s) built, %zu up to date, %zu failed", o->manifest,
-			res->n_built, res->n_reused, res->n_failed);
+		rm_info("manifest '%s': %zu image(s) built, %zu up to date, %zu failed",
+			o->manifest, res->n_built, res->n_reused, res->n_failed);
 out:
 	outcome_set_mask(NULL);
 	rm_interrupt_set(NULL, NULL);

@@ -127,8 +127,8 @@ int select_from_manifest(struct run *r, rm_error *err);
 
 /* queue.c: batching. queue_workload takes b over (b is left empty) and numbers the
  * workload's runs from *k on; run_queue submits everything and runs each in turn. */
-void queue_workload(struct run *r, const rm_selected *s, const rm_spec_in *in,
-		    const char *log_base, struct outcome *b, size_t *k);
+void queue_workload(struct run *r, const rm_selected *s, const rm_spec_in *in, const char *log_base,
+		    struct outcome *b, size_t *k);
 int run_queue(struct run *r, rm_error *err);
 
 /* execute.c: runs a built image once; fills oc. Returns -1 only when interrupted. */

@@ -84,8 +84,8 @@ int rm_manifest_load(rm_manifest *m, const char *path, rm_error *err)
 	r = rm_read_file(path, MANIFEST_MAX_BYTES, &text, &len, err);
 	if (r != 0) {
 		if (r == 1)
-			rm_error_set(err, RM_ERR_INPUT, "cannot open the manifest '%s': no such file",
-				     path);
+			rm_error_set(err, RM_ERR_INPUT,
+				     "cannot open the manifest '%s': no such file", path);
 		err->kind = RM_ERR_INPUT;
 		goto out;
 	}

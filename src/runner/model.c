@@ -149,7 +149,7 @@ static void outcome_from_build(struct outcome *oc, const struct outcome *b, int 
 }
 
 int cannot_run(struct run *r, const rm_selected *s, const rm_spec_in *in, const char *skip,
-		      const char *why, rm_error *err)
+	       const char *why, rm_error *err)
 {
 	const rm_model *m = s->model;
 	struct outcome oc = {0};

@@ -56,20 +56,23 @@ static int load_job(struct node *n, rm_error *err)
 	int r = rm_read_file(n->o->job_file, JOB_FILE_MAX, &text, NULL, err);
 
 	if (r == 1)
-		rm_error_set(err, RM_ERR_INPUT, "no job file '%s' (is the log folder shared with "
-						"this node?)",
+		rm_error_set(err, RM_ERR_INPUT,
+			     "no job file '%s' (is the log folder shared with "
+			     "this node?)",
 			     n->o->job_file);
 	if (r != 0)
 		return -1;
 	n->doc = json_loads(text, 0, &je);
 	free(text);
 	if (!n->doc)
-		return rm_error_set(err, RM_ERR_INPUT, "job file '%s': %s", n->o->job_file, je.text);
+		return rm_error_set(err, RM_ERR_INPUT, "job file '%s': %s", n->o->job_file,
+				    je.text);
 	n->w = json_object_get(json_object_get(n->doc, "workloads"), n->o->workload);
 	if (!jstr(n->w, "model") || !jstr(n->w, "image") || !jstr(n->w, "log_base") ||
 	    !jstr(n->doc, "root") || !jstr(n->doc, "run_id"))
-		return rm_error_set(err, RM_ERR_INPUT, "job file '%s' has no complete workload '%s'",
-				    n->o->job_file, n->o->workload);
+		return rm_error_set(err, RM_ERR_INPUT,
+				    "job file '%s' has no complete workload '%s'", n->o->job_file,
+				    n->o->workload);
 	return 0;
 }
 
@@ -91,7 +94,8 @@ static int node_context(struct node *n, rm_error *err)
 			goto out;
 	texts = json_object_get(n->doc, "contexts");
 	json_array_foreach (texts, i, v)
-		if (rm_context_apply(&n->ctx, json_string_value(v), "--additional-context", err) < 0)
+		if (rm_context_apply(&n->ctx, json_string_value(v), "--additional-context", err) <
+		    0)
 			goto out;
 	for (char *w = copy, *end; *w; w = end) {
 		end = w + strcspn(w, " ");
@@ -159,9 +163,14 @@ static void keep_results(struct node *n, rm_job *job)
 static int run_container(struct node *n, rm_spec_in *in, rm_error *err)
 {
 	const char *jid = getenv("SLURM_JOB_ID");
-	char *name = rm_xasprintf("run_models-%s-%s-n%ld", jid ? jid : "0", n->o->workload, n->rank);
-	rm_job_spec spec = {.in = in, .name = name, .on_output = on_output, .poll = node_poll,
-			    .cancelled = node_poll, .ud = n};
+	char *name =
+	    rm_xasprintf("run_models-%s-%s-n%ld", jid ? jid : "0", n->o->workload, n->rank);
+	rm_job_spec spec = {.in = in,
+			    .name = name,
+			    .on_output = on_output,
+			    .poll = node_poll,
+			    .cancelled = node_poll,
+			    .ud = n};
 	rm_job *job = NULL;
 	rm_error cerr = RM_ERROR_INIT;
 	long status = -1;
@@ -184,7 +193,8 @@ static int run_container(struct node *n, rm_spec_in *in, rm_error *err)
 	ret = 0;
 out:
 	for (int i = 0; i < 2; i++)
-		rm_mask_flush(&n->masks[i], to_fd, i ? &(int){STDERR_FILENO} : &(int){STDOUT_FILENO});
+		rm_mask_flush(&n->masks[i], to_fd,
+			      i ? &(int){STDERR_FILENO} : &(int){STDOUT_FILENO});
 	if (job && n->l.ops->cleanup(n->l.state, job, 0, &cerr) < 0)
 		rm_warn("%s", cerr.msg);
 	free(name);
@@ -227,10 +237,10 @@ static int node_main(struct node *n, rm_error *err)
 		rm_warn("%s", err->msg);
 	rm_error_clear(err);
 	if (n->m->n_gpus > 0 && n->m->n_gpus > n->ctx.n_gpus)
-		return rm_error_set(err, RM_ERR_INPUT,
-				    "model '%s' needs %ld GPUs and node %s has %ld", n->m->name,
-				    n->m->n_gpus, getenv("SLURMD_NODENAME") ? getenv("SLURMD_NODENAME") : "?",
-				    n->ctx.n_gpus);
+		return rm_error_set(
+		    err, RM_ERR_INPUT, "model '%s' needs %ld GPUs and node %s has %ld", n->m->name,
+		    n->m->n_gpus, getenv("SLURMD_NODENAME") ? getenv("SLURMD_NODENAME") : "?",
+		    n->ctx.n_gpus);
 	if (prepare_image(n, err) < 0)
 		return -1;
 	tunableop = rm_tunableop_effective(n->m, cli_tunableop);

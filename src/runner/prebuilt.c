@@ -24,8 +24,7 @@ static char *stem_of(const rm_manifest_image *mi)
 	return s;
 }
 
-int run_from_manifest(struct run *r, const rm_selected *s, rm_spec_in *in, size_t *k,
-		      rm_error *err)
+int run_from_manifest(struct run *r, const rm_selected *s, rm_spec_in *in, size_t *k, rm_error *err)
 {
 	const rm_model *m = s->model;
 	size_t n = 0, ok = 0;
@@ -37,9 +36,10 @@ int run_from_manifest(struct run *r, const rm_selected *s, rm_spec_in *in, size_
 			ok += !r->man.images[i].failed;
 		}
 	if (!n) {
-		char *why = rm_xasprintf("the build manifest '%s' has no image of this model (build "
-					 "it with: run_models build --tags %s --manifest %s)",
-					 r->man.path, m->name, r->man.path);
+		char *why =
+		    rm_xasprintf("the build manifest '%s' has no image of this model (build "
+				 "it with: run_models build --tags %s --manifest %s)",
+				 r->man.path, m->name, r->man.path);
 		ret = cannot_run(r, s, in, NULL, why, err);
 		free(why);
 		return ret;
@@ -49,9 +49,9 @@ int run_from_manifest(struct run *r, const rm_selected *s, rm_spec_in *in, size_
 		if (strcmp(mi->model, m->name) != 0)
 			continue;
 		if (mi->failed) {
-			char *why = rm_xasprintf("the build of image '%s' failed (manifest '%s'): %s",
-						 mi->key, r->man.path,
-						 mi->reason ? mi->reason : "no reason given");
+			char *why = rm_xasprintf(
+			    "the build of image '%s' failed (manifest '%s'): %s", mi->key,
+			    r->man.path, mi->reason ? mi->reason : "no reason given");
 			ret = cannot_run(r, s, in, NULL, why, err);
 			free(why);
 			continue;
@@ -77,10 +77,11 @@ int select_from_manifest(struct run *r, rm_error *err)
 		if (seen)
 			continue;
 		if (!m)
-			return rm_error_set(err, RM_ERR_INPUT,
-					    "the manifest '%s' names model '%s', which the registry "
-					    "(models.json) does not have",
-					    r->man.path, name);
+			return rm_error_set(
+			    err, RM_ERR_INPUT,
+			    "the manifest '%s' names model '%s', which the registry "
+			    "(models.json) does not have",
+			    r->man.path, name);
 		r->sel.items = rm_xrealloc(r->sel.items, (r->sel.n + 1) * sizeof(*r->sel.items));
 		r->sel.items[r->sel.n++] = (rm_selected){m, NULL};
 	}

@@ -15,14 +15,14 @@ struct queued {
 	rm_spec_in in; /* its image points into b */
 	char *tdir;    /* in.tunableop_host_dir */
 	char *log_base;
-	struct outcome b; /* the build's outcome */
-	size_t k;	  /* the number of its first run */
+	struct outcome b;		  /* the build's outcome */
+	size_t k;			  /* the number of its first run */
 	char *name, *log_file, *log_link; /* its first run's, for submit_all */
 	rm_job_spec spec;
 };
 
-void queue_workload(struct run *r, const rm_selected *s, const rm_spec_in *in,
-		    const char *log_base, struct outcome *b, size_t *k)
+void queue_workload(struct run *r, const rm_selected *s, const rm_spec_in *in, const char *log_base,
+		    struct outcome *b, size_t *k)
 {
 	struct queued *q;
 
@@ -75,7 +75,8 @@ int run_queue(struct run *r, rm_error *err)
 		specs[i] = &q->spec;
 	}
 	if (r->n_queue && !rm_runner_signal())
-		failed = r->launcher.ops->submit_all(r->launcher.state, specs, r->n_queue, &serr) < 0;
+		failed =
+		    r->launcher.ops->submit_all(r->launcher.state, specs, r->n_queue, &serr) < 0;
 	for (size_t i = 0; i < r->n_queue && ret == 0 && !rm_runner_signal(); i++) {
 		struct queued *q = &r->queue[i];
 		size_t k = q->k;

@@ -41,7 +41,7 @@ struct stream {
 	int timed_out;
 	double last_flush;
 	double last_progress;
-	double last_data; /* when the last piece of output came */
+	double last_data;  /* when the last piece of output came */
 	int write_errno;   /* the first failed write to the log (a full disk), or 0 */
 	char *exit_marker; /* keep-alive: "<marker><run id>:" */
 	int script_done;   /* keep-alive: the marker came */

@@ -10,7 +10,8 @@ set_tests_properties(scaleout.registry_live PROPERTIES LABELS "integration;scale
 
 find_program(SHELLCHECK_SCALEOUT shellcheck)
 if(SHELLCHECK_SCALEOUT)
-  file(GLOB RM_SCALEOUT_SCRIPTS ${CMAKE_SOURCE_DIR}/tests/scaleout/*.sh)
+  file(GLOB RM_SCALEOUT_SCRIPTS ${CMAKE_SOURCE_DIR}/tests/scaleout/*.sh
+       ${CMAKE_SOURCE_DIR}/tests/scaleout/mad/scripts/*/*.sh)
   add_test(NAME lint.shellcheck_scaleout
            COMMAND ${SHELLCHECK_SCALEOUT} -x -S warning ${RM_SCALEOUT_SCRIPTS}
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
