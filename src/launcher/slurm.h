@@ -80,6 +80,10 @@ long rm_slurm_time_seconds(const char *s);
 
 /* ---- the batch script ---- */
 
+/* Whether s can stand as a #SBATCH value: not empty, no blanks, quotes, backslashes or
+ * control characters (sbatch splits those lines into words). */
+int rm_slurm_word_ok(const char *s);
+
 /* The word of a task command replaced by the model's name (in an array, the array task's). */
 #define RM_SLURM_MODEL_WORD "{model}"
 
