@@ -144,16 +144,17 @@ int rm_docker_launcher_prepare(void *state, const rm_image_req *req, char **imag
 	struct docker_launcher *dl = state;
 	const char *ctx_dir = req->model->dockercontext;
 	char *tar_path = NULL, *df_name = NULL;
-	json_t *labels = json_object();
+	json_t *labels;
 	char fp[65];
 	int fd = -1, ret = -1;
 
 	*cached = 0;
+	if (req->image_ref)
+		return prepare_ref(dl, req, image_id, cached, err);
+	labels = json_object();
 	/* The image is up to date when its fingerprint label matches the context, the build
 	 * args and the base image as they are now: skip the build (a fully cached build still
 	 * costs the engine a context upload and a cache lookup per step). */
-	if (req->image_ref)
-		return prepare_ref(dl, req, image_id, cached, err);
 	if (docker_fingerprint(dl, req, fp, err) < 0) {
 		rm_error_wrap(err, "build context '%s'", ctx_dir);
 		goto out;
