@@ -112,6 +112,7 @@ static void slurm_close(void *state)
 	if (!sl)
 		return;
 	rm_launcher_close(&sl->docker);
+	free(sl->finals);
 	for (size_t i = 0; i < sl->n_subs; i++)
 		slurm_sub_release(&sl->subs[i]);
 	free(sl->subs);

@@ -226,25 +226,42 @@ static void failure_reason(const rm_job *job, const rm_slurm_job_state *js, rm_e
 	free(nerr);
 }
 
-/* The final state of our job or task (sacct lags the queue for arrays: polled). */
+/* Our entry of the launcher's last final states, when it is final there. */
+static const rm_slurm_job_state *cached_final(const rm_job *job)
+{
+	const struct slurm_launcher *sl = job->sl;
+	const rm_slurm_job_state *js;
+
+	if (sl->final_job != job->sub.job_id)
+		return NULL;
+	js = ours(job, sl->finals, sl->n_finals);
+	return js && rm_slurm_state_final(js->state) ? js : NULL;
+}
+
+/* The final state of our job or task (sacct lags the queue for arrays: polled). One call
+ * lists every task of an array: kept for the tasks followed next. */
 static int final_state(rm_job *job, double timeout, rm_slurm_job_state *out, rm_error *err)
 {
+	struct slurm_launcher *sl = job->sl;
 	double deadline = rm_now() + (timeout > 0 ? timeout : FINAL_WAIT);
 	const char *source = "sacct";
 
 	for (;;) {
-		rm_slurm_job_state *v = NULL;
-		size_t n = 0;
-		const rm_slurm_job_state *js;
-		if (rm_slurm_final(job->sub.job_id, &v, &n, &source, err) < 0)
-			return -1;
-		js = ours(job, v, n);
-		if (js && rm_slurm_state_final(js->state)) {
+		const rm_slurm_job_state *js = cached_final(job);
+		if (js) {
 			*out = *js;
-			free(v);
 			return 0;
 		}
-		free(v);
+		free(sl->finals);
+		sl->finals = NULL;
+		sl->n_finals = 0;
+		sl->final_job = job->sub.job_id;
+		if (rm_slurm_final(job->sub.job_id, &sl->finals, &sl->n_finals, &source, err) < 0)
+			return -1;
+		if ((js = cached_final(job))) {
+			*out = *js;
+			return 0;
+		}
 		if (rm_now() > deadline || rm_interrupt_pending()) {
 			char id[64];
 			id_text(job, id, sizeof(id));

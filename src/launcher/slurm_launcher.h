@@ -50,6 +50,11 @@ struct slurm_launcher {
 	struct slurm_sub *subs; /* submitted by submit_all, waiting for start */
 	size_t n_subs;
 	size_t n_arrays;
+	/* The last final states read (sacct or scontrol) and of which job: one call serves
+	 * every task of an array that had ended by then. */
+	long final_job;
+	rm_slurm_job_state *finals;
+	size_t n_finals;
 };
 
 struct rm_job {

@@ -13,6 +13,8 @@ while [ $# -gt 0 ]; do
 	*) echo "slurm_env: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
+# when the workload started, in the kernel's uptime (the host's clock too): for tools/bench-slurm.sh
+echo "started=$(cut -d' ' -f1 /proc/uptime)"
 echo "model=$MAD_MODEL_NAME rank=$NODE_RANK master=$MASTER_ADDR:$MASTER_PORT nnodes=$NNODES world=$WORLD_SIZE gpus=$GPUS_PER_NODE"
 echo "runner=$MAD_MULTI_NODE_RUNNER"
 i=1
