@@ -146,6 +146,10 @@ typedef struct rm_job_spec {
 	/* Non-zero when the run must end now (a signal): ends wait and any other call that
 	 * can block. May be NULL. */
 	int (*cancelled)(void *ud);
+	/* For launchers whose workloads wait in a queue (SLURM): called with 1 while the
+	 * workload is queued, 0 once it runs. The runner's clock (--timeout, the row's
+	 * test_duration) stands still while it is queued. May be NULL. */
+	void (*queued)(void *ud, int queued);
 	void *ud;
 } rm_job_spec;
 

@@ -138,17 +138,36 @@ static size_t drain(rm_job *job)
 	return total;
 }
 
+/* The runner's clock runs from when the job leaves PENDING (or shows output). */
+static void tell_running(rm_job *job, size_t got)
+{
+	const rm_job_spec *s = job->spec;
+	int runs = got || !job->queued || job->pid > 0 ||
+		   (job->state != RM_SLURM_UNKNOWN && job->state != RM_SLURM_PENDING &&
+		    job->state != RM_SLURM_CONFIGURING && job->state != RM_SLURM_REQUEUED);
+
+	if (runs && !job->running) {
+		job->running = 1;
+		if (s->queued)
+			s->queued(s->ud, 0);
+	}
+}
+
 int slurm_stream(void *state, rm_job *job, rm_error *err)
 {
 	const rm_job_spec *s = job->spec;
 
 	(void)state;
+	if (!job->running && s->queued)
+		s->queued(s->ud, 1);
 	for (;;) {
 		size_t got = drain(job);
 		double now = rm_now();
+		tell_running(job, got);
 		if (now >= job->next_check) {
 			if (slurm_check(job, err) < 0)
 				return -1;
+			tell_running(job, 0);
 			job->next_check =
 			    now + (now - job->started < QUICK_CHECKS_FOR ? QUICK_CHECK_EVERY
 									 : CHECK_EVERY);

@@ -68,6 +68,7 @@ struct rm_job {
 	int queued;  /* still in the queue when last asked */
 	int stopped; /* scancel (or SIGTERM) was sent */
 	int queue_errors;
+	int running; /* told spec->queued(0): it runs (or ran) */
 	rm_slurm_state state; /* as squeue last said */
 	char reason[64];
 	double next_check;

@@ -11,6 +11,7 @@
 #              --manifest on SLURM: the nodes pull (the registry's access log shows it); a
 #              model the manifest lacks and an image the registry lacks give FAILURE rows
 #   alloc      inside `salloc -N 2`: srun directly; SIGINT there leaves no container
+#   queued     a job waiting behind another: --timeout and test_duration count from RUNNING
 #   errors     a request the partition can never meet, an unknown partition, --dry-run
 #   kill9      the submitter killed with SIGKILL: its watchdog cancels the job
 #   timeout    (manual: 60-90 s) slurm.time reached: FAILURE TIMEOUT
@@ -222,6 +223,17 @@ alloc)
 	[ "$rc" = 130 ] || fail "exit $rc after SIGINT, want 130"
 	no_containers "$rid"
 	grep -q 'Exited with exit code 143' logs2/slurm_env.*.batch.log || fail "tasks not stopped with SIGTERM"
+	;;
+queued)
+	# Both nodes taken by a job of 4 s: ours waits in the queue, longer than its --timeout
+	# of 3 s, which counts from when it runs (as test_duration does).
+	blocker=$(sbatch --parsable -N 2 --exclusive --time=5 -o /dev/null --wrap 'sleep 4')
+	"$rm_bin" --tags slurm_env --timeout 3 -c "$two" --log-dir logs -o perf.csv >"$work/out" 2>&1 || fail "exit $?"
+	run_ids+=("$(run_id_of "$work/out")")
+	echo "queued: behind job $blocker, done in $(since "$t0") s, test_duration $(csv_col perf.csv 1 test_duration) s"
+	grep -q 'PENDING (' "$work/out" || fail "it never waited in the queue"
+	[ "$(csv_col perf.csv 1 status)" = SUCCESS ] || fail "$(csv_col perf.csv 1 reason)"
+	awk -v d="$(csv_col perf.csv 1 test_duration)" 'BEGIN{exit !(d < 3)}' || fail "test_duration counts the queue"
 	;;
 errors)
 	rc=0
