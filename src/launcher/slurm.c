@@ -296,9 +296,14 @@ static void slurm_probe(const char *docker_host, rm_probe *out)
 	if (rm_proc_run(argv, NULL, 10, 64 * 1024, &res, &err) < 0 || res.status != 0 ||
 	    !strstr(res.out, "UP")) {
 		out->status = "WARN";
+		char *why = err.msg[0]		? err.msg
+			    : *rm_trim(res.err) ? rm_trim(res.err)
+						: rm_trim(res.out);
+		if (strrchr(why, '\n'))
+			why = strrchr(why, '\n') + 1; /* its last word on the matter */
 		out->detail = rm_xasprintf("sbatch is here but 'scontrol ping' does not find "
 					   "slurmctld up: %s",
-					   err.msg[0] ? err.msg : rm_trim(res.out));
+					   *why ? why : "no answer");
 		out->action = rm_xstrdup("check SLURM_CONF and slurmctld; runs with a \"slurm\" "
 					 "context submit through it");
 	} else {
