@@ -109,6 +109,9 @@ typedef struct rm_slurm_job {
 	/* --comment, or NULL: the submitter's marks ("run_models.run=ID,host=H,pid=P,..."),
 	 * by which squeue finds the jobs of a run (sweep) or of a runner that is gone (reap). */
 	const char *comment;
+	/* The header comment's subject, e.g. "model 'x'"; NULL: the one task's model name, or
+	 * the number of tasks. */
+	const char *what;
 } rm_slurm_job;
 
 /* The batch script exports the job-wide variables (MASTER_ADDR, MASTER_PORT, NNODES,

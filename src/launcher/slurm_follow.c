@@ -21,11 +21,11 @@
 #include "rm/util.h"
 
 #define READ_CHUNK	  65536
-#define QUICK_CHECKS_FOR  3.0  /* seconds after start with frequent queue checks */
-#define QUICK_CHECK_EVERY 0.25 /* seconds */
-#define CHECK_EVERY	  1.0  /* seconds */
-#define MAX_QUEUE_ERRORS  30   /* consecutive failed squeue calls (about 30 s) */
-#define FINAL_WAIT	  30.0 /* seconds for sacct to list a job that has left the queue */
+#define QUICK_CHECKS_FOR  3.0	/* seconds after start with frequent queue checks */
+#define QUICK_CHECK_EVERY 0.25	/* seconds */
+#define CHECK_EVERY	  1.0	/* seconds */
+#define QUEUE_LOST_AFTER  120.0 /* seconds of failing squeue calls before giving up */
+#define FINAL_WAIT	  30.0	/* seconds for sacct to list a job that has left the queue */
 #define RESULT_MAX	  ((size_t)1 << 20)
 
 void slurm_nap(double s)
@@ -81,6 +81,33 @@ static int queue_state(rm_job *job, const rm_slurm_job_state *js, rm_error *err)
 	return 0;
 }
 
+/* rank R's result file (node-run), or NULL. */
+static json_t *result(const rm_job *job, long rank)
+{
+	char *p = rm_xasprintf("%s.node%ld.result.json", job->sub.log_base, rank), *text = NULL;
+	rm_error err = RM_ERROR_INIT;
+	json_t *doc = NULL;
+
+	if (rm_read_file(p, RESULT_MAX, &text, NULL, &err) == 0)
+		doc = json_loads(text, 0, NULL);
+	free(text);
+	free(p);
+	return doc;
+}
+
+/* Whether every rank's runner has written its result file (they write it last). */
+static int all_results(const rm_job *job)
+{
+	for (long r = 0; r < job->sl->sc.nodes; r++) {
+		char *p = rm_xasprintf("%s.node%ld.result.json", job->sub.log_base, r);
+		int there = access(p, F_OK) == 0;
+		free(p);
+		if (!there)
+			return 0;
+	}
+	return 1;
+}
+
 int slurm_check(rm_job *job, rm_error *err)
 {
 	rm_slurm_job_state *v = NULL;
@@ -99,10 +126,18 @@ int slurm_check(rm_job *job, rm_error *err)
 		return 0;
 	}
 	if (rm_slurm_queue(job->sub.job_id, &v, &n, err) < 0) {
-		/* slurmctld may be restarting: a few misses are tolerated. */
-		return ++job->queue_errors >= MAX_QUEUE_ERRORS ? -1 : 0;
+		/* slurmctld may be restarting (a failing squeue takes ~10 s): meanwhile every
+		 * rank's result file says the job has ended. */
+		if (!job->queue_lost)
+			job->queue_lost = rm_now();
+		if (all_results(job)) {
+			job->queued = 0;
+			job->no_controller = 1;
+			return 0;
+		}
+		return rm_now() - job->queue_lost > QUEUE_LOST_AFTER ? -1 : 0;
 	}
-	job->queue_errors = 0;
+	job->queue_lost = 0;
 	js = ours(job, v, n);
 	job->queued = js != NULL;
 	if (js)
@@ -182,20 +217,6 @@ int slurm_stream(void *state, rm_job *job, rm_error *err)
 		if (!got)
 			slurm_nap(0.1);
 	}
-}
-
-/* rank R's result file (node-run), or NULL. */
-static json_t *result(const rm_job *job, long rank)
-{
-	char *p = rm_xasprintf("%s.node%ld.result.json", job->sub.log_base, rank), *text = NULL;
-	rm_error err = RM_ERROR_INIT;
-	json_t *doc = NULL;
-
-	if (rm_read_file(p, RESULT_MAX, &text, NULL, &err) == 0)
-		doc = json_loads(text, 0, NULL);
-	free(text);
-	free(p);
-	return doc;
 }
 
 /* The first error a node's runner wrote (the image could not be pulled, ...), or NULL. */
@@ -292,6 +313,43 @@ static int final_state(rm_job *job, double timeout, rm_slurm_job_state *out, rm_
 	}
 }
 
+/* Without SLURM's word (the controller does not answer): the ranks' own result files. */
+static int by_results(rm_job *job, long *status, rm_error *err)
+{
+	char id[64], *why = NULL;
+	long bad = -1;
+	json_int_t code = 0;
+
+	id_text(job, id, sizeof(id));
+	rm_warn("%s: no final state from SLURM (%s); judged by its ranks' result files", id,
+		err->msg);
+	for (long r = 0; r < job->sl->sc.nodes && bad < 0; r++) {
+		json_t *res = result(job, r);
+		json_t *c = json_object_get(res, "exit_code");
+		if (!json_is_integer(c) || json_integer_value(c) != 0) {
+			bad = r;
+			code = json_is_integer(c) ? json_integer_value(c) : -1;
+			why = rm_xstrdup(json_string_value(json_object_get(res, "error")));
+		}
+		if (r == 0)
+			*status = json_is_integer(c) ? (long)json_integer_value(c) : -1;
+		json_decref(res);
+	}
+	if (bad < 0)
+		return 0;
+	if (why)
+		rm_error_set(err, RM_ERR_INPUT,
+			     "%s: rank %ld could not run: %s (SLURM's controller did not answer)",
+			     id, bad, why);
+	else
+		rm_error_set(
+		    err, RM_ERR_INPUT,
+		    "%s: rank %ld exited with code %lld (SLURM's controller did not answer)", id,
+		    bad, (long long)code);
+	free(why);
+	return RM_LAUNCH_FAILED;
+}
+
 int slurm_wait(void *state, rm_job *job, double timeout, long *status, rm_error *err)
 {
 	rm_slurm_job_state js;
@@ -312,7 +370,7 @@ int slurm_wait(void *state, rm_job *job, double timeout, long *status, rm_error 
 	if (job->pid > 0)
 		completed = WIFEXITED(job->wstatus) && WEXITSTATUS(job->wstatus) == 0;
 	else if (final_state(job, timeout, &js, err) < 0)
-		return -1;
+		return job->no_controller ? by_results(job, status, err) : -1;
 	else
 		completed = js.state == RM_SLURM_COMPLETED;
 	r0 = result(job, 0);

@@ -64,11 +64,12 @@ struct rm_job {
 	pid_t pid;   /* inside an allocation: the shell running the script, else 0 */
 	int wstatus; /* its status once reaped */
 	int reaped;
-	int fd[2];   /* rank 0's .log and .err, once they exist; -1 before */
-	int queued;  /* still in the queue when last asked */
-	int stopped; /* scancel (or SIGTERM) was sent */
-	int queue_errors;
-	int running; /* told spec->queued(0): it runs (or ran) */
+	int fd[2];	      /* rank 0's .log and .err, once they exist; -1 before */
+	int queued;	      /* still in the queue when last asked */
+	int stopped;	      /* scancel (or SIGTERM) was sent */
+	double queue_lost;    /* since when squeue has failed, or 0 */
+	int no_controller;    /* it ended by its result files while squeue failed */
+	int running;	      /* told spec->queued(0): it runs (or ran) */
 	rm_slurm_state state; /* as squeue last said */
 	char reason[64];
 	double next_check;

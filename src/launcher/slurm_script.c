@@ -214,7 +214,9 @@ int rm_slurm_script(const rm_slurm_job *j, char **script, rm_error *err)
 	if (check_job(j, err) < 0 || rm_slurm_runner(j->dc, nproc, &runner, err) < 0)
 		return -1;
 	rm_buf_addstr(&b, "#!/bin/bash\n");
-	if (j->n_tasks == 1)
+	if (j->what)
+		rm_buf_addf(&b, "# Written by run_models for %s: ", j->what);
+	else if (j->n_tasks == 1)
 		rm_buf_addf(&b, "# Written by run_models for model '%s': ", j->tasks[0].model);
 	else
 		rm_buf_addf(&b, "# Written by run_models for %zu models, one array task each: ",

@@ -137,6 +137,9 @@ int slurm_script_for(struct slurm_launcher *sl, const rm_job_spec *const *specs,
 			NULL};
 	char *name = n > 1 ? rm_xasprintf("rm-array-%zu", n)
 			   : rm_xasprintf("rm-%s", base_name(subs[0].log_base));
+	char *what = n > 1 ? rm_xasprintf("%zu workloads, one array task each", n)
+			   : rm_xasprintf("model '%s' (workload %s)", specs[0]->in->model->name,
+					  subs[0].key);
 	int ret;
 
 	/* The job name without the run id: what squeue shows. */
@@ -154,10 +157,12 @@ int slurm_script_for(struct slurm_launcher *sl, const rm_job_spec *const *specs,
 			    .tasks = tasks,
 			    .n_tasks = n,
 			    .task_argv = argv,
-			    .comment = sl->comment};
+			    .comment = sl->comment,
+			    .what = what};
 	ret = rm_slurm_script(&job, text, err);
 	free(tasks);
 	free(name);
+	free(what);
 	return ret;
 }
 
