@@ -100,6 +100,9 @@ int rm_node_run(const rm_node_opts *o, rm_error *err);
 /* Signals: the command layer's SIGINT/SIGTERM handler calls rm_runner_on_signal; a second
  * signal exits at once. */
 void rm_runner_install_signal_handlers(void);
+/* The same, except that signals after the first are ignored (node-run: SLURM repeats SIGTERM
+ * while a task cleans up, and sends SIGKILL after KillWait anyway). */
+void rm_runner_install_patient_signal_handlers(void);
 int rm_runner_signal(void);
 
 #endif

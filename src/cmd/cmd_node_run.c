@@ -36,7 +36,7 @@ int cmd_node_run(int argc, char **argv, rm_error *err)
 	o.job_file = cli.job;
 	o.workload = cli.workload;
 	o.sysfs_root = getenv("RM_SYSFS_ROOT");
-	rm_runner_install_signal_handlers();
+	rm_runner_install_patient_signal_handlers();
 	ret = rm_node_run(&o, err);
 	if (err->msg[0])
 		fprintf(stderr, "run_models: node-run: %s\n", err->msg);

@@ -162,9 +162,11 @@ static void keep_results(struct node *n, rm_job *job)
 /* The container: start, stream, wait; stopped and removed on a signal. */
 static int run_container(struct node *n, rm_spec_in *in, rm_error *err)
 {
+	/* Unique on an engine that several clusters (or "nodes") share: job ids repeat
+	 * across clusters, run ids do not. */
 	const char *jid = getenv("SLURM_JOB_ID");
-	char *name =
-	    rm_xasprintf("run_models-%s-%s-n%ld", jid ? jid : "0", n->o->workload, n->rank);
+	char *name = rm_xasprintf("run_models-%s-%s-%s-n%ld", jstr(n->doc, "run_id"),
+				  jid ? jid : "0", n->o->workload, n->rank);
 	rm_job_spec spec = {.in = in,
 			    .name = name,
 			    .on_output = on_output,

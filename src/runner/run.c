@@ -44,6 +44,26 @@ void rm_runner_install_signal_handlers(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* node-run: SLURM repeats SIGTERM (scancel, then --kill-on-bad-exit when a rank exits) and
+ * its SIGKILL after KillWait is the hard stop, so later signals must not cut the clean-up. */
+static void on_signal_patient(int sig)
+{
+	if (!got_signal)
+		got_signal = sig;
+}
+
+void rm_runner_install_patient_signal_handlers(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal_patient;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
 int rm_runner_signal(void)
 {
 	return got_signal;

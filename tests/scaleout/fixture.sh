@@ -43,12 +43,19 @@ start)
 	t0=$(date +%s.%N)
 	# shellcheck source=tests/slurm-cluster.sh
 	. "$src/tests/slurm-cluster.sh"
-	slurm_start || { echo "fixture: the test cluster did not start" >&2; exit 1; }
+	# On a loaded machine a daemon can miss its start-up window: once more from scratch,
+	# and never leave half a cluster behind.
+	if ! slurm_start; then
+		echo "fixture: the test cluster did not start; once more" >&2
+		tail -n 3 "$SLURM_TEST_DIR"/log/*.log >&2 2>/dev/null || true
+		slurm_stop >/dev/null 2>&1 || true
+		slurm_start || { slurm_stop >/dev/null 2>&1; rm -rf "$dir"; echo "fixture: the test cluster did not start" >&2; exit 1; }
+	fi
 	t1=$(date +%s.%N)
 	# shellcheck source=tests/registry.sh
 	. "$src/tests/registry.sh"
 	port=$(free_port)
-	registry_start "$dir/registry" "$port" || { slurm_stop; exit 1; }
+	registry_start "$dir/registry" "$port" || { slurm_stop; rm -rf "$dir"; exit 1; }
 	cat >"$env_file" <<EOF
 export RM_FIXTURE_DIR=$dir
 export SLURM_TEST_DIR=$SLURM_TEST_DIR SLURM_TEST_PORT=$SLURM_TEST_PORT SLURM_CONF=$SLURM_CONF
