@@ -11,6 +11,7 @@
 #              --manifest on SLURM: the nodes pull (the registry's access log shows it); a
 #              model the manifest lacks and an image the registry lacks give FAILURE rows
 #   alloc      inside `salloc -N 2`: srun directly; SIGINT there leaves no container
+#   results    multiple_results copied off rank 0's container, with --repeat 2
 #   queued     a job waiting behind another: --timeout and test_duration count from RUNNING
 #   errors     a request the partition can never meet, an unknown partition, --dry-run
 #   kill9      the submitter killed with SIGKILL: its watchdog cancels the job
@@ -223,6 +224,22 @@ alloc)
 	[ "$rc" = 130 ] || fail "exit $rc after SIGINT, want 130"
 	no_containers "$rid"
 	grep -q 'Exited with exit code 143' logs2/slurm_env.*.batch.log || fail "tasks not stopped with SIGTERM"
+	;;
+results)
+	# multiple_results from rank 0 (rank 1 writes other figures), twice (--repeat 2: the
+	# first run in the submission, the second submitted on its own)
+	"$rm_bin" --tags multi --repeat 2 -c "$two" --log-dir logs -o perf.csv >"$work/out" 2>&1 || fail "exit $?"
+	run_ids+=("$(run_id_of "$work/out")")
+	echo "results: 2 runs of 2 results in $(since "$t0") s"
+	[ "$(grep -c 'submitted slurm job' "$work/out")" = 2 ] || fail "not 2 submissions"
+	[ "$(rows perf.csv)" = 4 ] || fail "$(rows perf.csv) rows"
+	for i in 1 3; do
+		[ "$(csv_col perf.csv $i model)" = multi_alpha ] && [ "$(csv_col perf.csv $i performance)" = 100 ] ||
+			fail "row $i: $(csv_col perf.csv $i model) $(csv_col perf.csv $i performance) $(csv_col perf.csv $i reason)"
+		[ "$(csv_col perf.csv $((i + 1)) model)" = multi_beta ] && [ "$(csv_col perf.csv $((i + 1)) metric)" = ms ] ||
+			fail "row $((i + 1))"
+		[ "$(csv_col perf.csv $i repeat)" = $(((i + 1) / 2)) ] || fail "row $i repeat"
+	done
 	;;
 queued)
 	# Both nodes taken by a job of 4 s: ours waits in the queue, longer than its --timeout
