@@ -8,9 +8,12 @@ vg=(valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kin
 	--child-silent-after-fork=yes
 	--show-leak-kinds=definite)
 status=0
-for t in "$build"/test_*; do
+dbdir=$(mktemp -d)
+for t in "$build"/test_* "$build"/results_db_body; do
 	[ -x "$t" ] || continue
-	if RM_SOURCE_DIR=$src "${vg[@]}" "$t" >/dev/null; then
+	args=()
+	[ "$(basename "$t")" = results_db_body ] && args=("sqlite:$dbdir/body.db")
+	if RM_SOURCE_DIR=$src "${vg[@]}" "$t" "${args[@]}" >/dev/null; then
 		echo "valgrind: $(basename "$t") clean"
 	else
 		echo "valgrind: $(basename "$t") FAILED"
@@ -18,8 +21,9 @@ for t in "$build"/test_*; do
 	fi
 done
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work" "$dbdir"' EXIT
 cp -r "$src/models.json" "$src/docker" "$src/scripts" "$work/"
+printf 'suite: vg\nentries:\n  - tags: [smoke]\n    repeat: 2\n    additional_context: {docker_env_vars: {VG: "1"}}\n' >"$work/s.yaml"
 ctx='{"gpu_vendor":"AMD","guest_os":"UBUNTU","MAD_SYSTEM_GPU_ARCHITECTURE":"gfx942","MAD_SYSTEM_NGPUS":8}'
 # What a SLURM task runs, without a cluster: node-run from a job file written here.
 cat >"$work/job.json" <<JOB
@@ -54,6 +58,20 @@ node-run (one SLURM task's container)
 node-run --job $work/job.json --workload smoke-0
 parse
 parse --parser auto $src/tests/parsers/mlperf/amd_mi300x_llama2_70b_lora_result_0.log
+report ci over the smoke runs (gate, JUnit, summary, HTML, archive, SQLite export)
+report ci $work/perf.csv --junit $work/j.xml --summary-markdown $work/s.md --html $work/r.html --archive $work/a.tar.gz --export sqlite:$work/r.db --fail-on-regression 5 --no-step-summary
+report html
+report html $work/perf.csv -o $work/r2.html
+export (again: nothing new)
+export --db sqlite:$work/r.db $work/perf.csv
+run --suite with every output, a CSV baseline and the gate
+run --suite $work/s.yaml -o $work/perf.csv --log-dir $work/logs -q --junit $work/j2.xml --summary-markdown $work/s2.md --html $work/r3.html --archive $work/a2.tar.gz --export sqlite:$work/r.db --baseline $work/perf.csv --fail-on-regression 90 --no-step-summary
+run --suite --list
+run --suite $work/s.yaml --list
+run --suite --dry-run
+run --suite $work/s.yaml --dry-run
+suite
+suite $work/s.yaml
 EOF
 if [ $status = 0 ]; then echo "valgrind: 1 passed, 0 failed"; else echo "valgrind: 0 passed, 1 failed"; fi
 exit $status

@@ -11,6 +11,8 @@ cd "$(dirname "$0")/.."
 . tools/lib.sh
 ensure_packages build-essential cmake pkg-config libcurl4-openssl-dev libjansson-dev \
 	libarchive-dev libyaml-dev libssl-dev libyajl-dev docker.io busybox-static curl jq python3
+# Results tests: the SQLite and PostgreSQL backends, JUnit validation, the report in Chromium.
+ensure_packages libsqlite3-dev libpq-dev libxml2-dev libxml2-utils sqlite3 postgresql chromium
 # Scale-out tests: a private image registry, and a two-node SLURM cluster on this host
 # (tests/registry.sh, tests/slurm-cluster.sh; slurmdbd on MariaDB so that sacct works).
 ensure_packages docker-registry slurm-wlm munge slurmdbd mariadb-server

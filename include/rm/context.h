@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 
-#include "rm/error.h"
+#include "rm/util.h"
 
 typedef struct json_t json_t;
 
@@ -57,6 +57,10 @@ int rm_context_detect(rm_context *ctx, const char *sysfs_root, int use_tools, rm
 /* Applies overrides from JSON text or "@path" (the file's text). `what` names the source in
  * messages ("--additional-context"). */
 int rm_context_apply(rm_context *ctx, const char *json_or_file, const char *what, rm_error *err);
+/* madengine's ctx_test key: the text of the file <root>/ctx_test, stripped, or "None" when
+ * there is no such file (a symlink or a non-file counts as none, with a warning). Applied
+ * after detection, before the context files and --additional-context, which may override it. */
+int rm_context_ctx_test(rm_context *ctx, const char *root, rm_error *err);
 /* Applies a JSON or YAML file of context keys (--additional-context-file). */
 int rm_context_apply_file(rm_context *ctx, const char *path, rm_error *err);
 
@@ -112,5 +116,18 @@ json_t *rm_pydict_parse(const char *text, rm_error *err);
  * "ci-dummy2_model2_dummy.ubuntu.amd"), sanitised into a valid Docker reference (lowercase;
  * characters outside [a-z0-9._-] become '_'). Caller frees. */
 char *rm_image_name(const char *model_name, const char *stem);
+
+/*
+ * YAML to JSON through libyaml, for --additional-context-file (MAD users keep contexts as
+ * JSON or YAML). Mappings become objects, sequences arrays; plain scalars that read as
+ * integers, floats, true/false (YAML 1.2 core schema) or null/~ become those JSON types,
+ * quoted scalars stay strings. Anchors and aliases are refused (a context has no use for
+ * them and they allow "billion laughs" inputs); so are non-string mapping keys, duplicate
+ * keys, and more than one document.
+ */
+typedef struct json_t json_t;
+
+/* Returns a new JSON value, or NULL with err naming `source`, the line and the column. */
+json_t *rm_yaml_to_json(const char *text, size_t len, const char *source, rm_error *err);
 
 #endif

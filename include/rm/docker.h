@@ -18,9 +18,41 @@
 #define RM_DOCKER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-#include "rm/error.h"
-#include "rm/frame.h"
+#include "rm/util.h"
+
+/*
+ * Incremental decoder for the Docker attach/logs stream.
+ *
+ * With Tty false the engine multiplexes stdout and stderr: each frame is an 8-byte header
+ * {type, 0, 0, 0, size as big-endian uint32} followed by `size` bytes; type 1 stdout,
+ * 2 stderr, 3 daemon error text (0 = stdin, treated as stdout). Headers and payloads arrive
+ * split at arbitrary points; the decoder keeps at most 8 bytes of state and hands payload
+ * pieces to the callback as they come (a frame's payload may arrive in several calls). With
+ * raw = 1 (Tty true) every byte is stdout.
+ *
+ * The decoder has no side effects besides calling cb; it allocates nothing.
+ */
+/* Type 3: the daemon's own error text, beside RM_STREAM_STDOUT and RM_STREAM_STDERR. */
+enum { RM_STREAM_SYSERR = 3 };
+
+typedef rm_output_cb rm_frame_cb;
+
+typedef struct rm_frame_decoder {
+	unsigned char hdr[8];
+	size_t hdr_len;
+	uint32_t remaining;
+	int stream;
+	int raw;
+	int broken; /* set after a header with an unknown type; everything else is dropped */
+} rm_frame_decoder;
+
+void rm_frame_init(rm_frame_decoder *d, int raw);
+/* Returns 0, or -1 once the stream is broken (unknown frame type). */
+int rm_frame_feed(rm_frame_decoder *d, const char *data, size_t len, rm_frame_cb cb, void *ud);
+/* Non-zero when the stream ended in the middle of a frame header or payload. */
+int rm_frame_incomplete(const rm_frame_decoder *d);
 
 typedef struct json_t json_t;
 typedef struct rm_docker rm_docker;
@@ -170,5 +202,61 @@ int rm_docker_distribution_digest(rm_docker *d, const char *ref, const char *aut
 /* DELETE /images/{name}: removes a tag (and the image when it was its last name; force
  * removes it even when containers use it). An image already gone is not an error. */
 int rm_docker_image_remove(rm_docker *d, const char *name, int force, rm_error *err);
+
+/*
+ * Tar archives through libarchive: the build context for POST /build, the scripts folder for
+ * PUT /containers/{id}/archive, and reading files out of GET /containers/{id}/archive.
+ *
+ * All writers write an uncompressed ustar/pax stream to a file descriptor (the caller
+ * streams that file to the engine), so memory use does not depend on the context size.
+ */
+/*
+ * Writes the build context: every file under context_dir not excluded by its
+ * .dockerignore (Docker's rules: Go filepath.Match patterns, "**", "!" exceptions, leading
+ * "/" and "./" ignored, last match wins), with paths relative to context_dir. The Dockerfile
+ * is always included: when it lies inside the context its relative path is used (even if
+ * .dockerignore excludes it), otherwise it is added as ".run_models.Dockerfile".
+ * *dockerfile_name receives the name to pass as ?dockerfile= (caller frees).
+ * Symlinks are stored as symlinks; sockets and devices are skipped.
+ */
+int rm_tar_build_context(const char *context_dir, const char *dockerfile, int out_fd,
+			 char **dockerfile_name, rm_error *err);
+
+/*
+ * Feeds h with what rm_tar_build_context would pack, by metadata only (each entry's name,
+ * mode, size, mtime in ns and link target; same .dockerignore rules), without reading or
+ * writing file contents: a cheap "has the context changed?" for skipping builds.
+ */
+struct rm_hash;
+int rm_tar_context_fingerprint(const char *context_dir, const char *dockerfile, struct rm_hash *h,
+			       char **dockerfile_name, rm_error *err);
+
+/*
+ * Writes the tree at src (a folder, or a single file) under the name prefix (e.g.
+ * "myworkspace/smoke"; intermediate folders are added), for PUT /archive at path "/".
+ * Files keep their mode; owner set to root.
+ */
+int rm_tar_tree(const char *src, const char *prefix, int out_fd, rm_error *err);
+
+/*
+ * Reads a tar stream from in_fd and extracts the single regular file it holds (the GET
+ * /archive of a file) to out_fd, refusing more than max_bytes.
+ */
+int rm_tar_extract_one(int in_fd, int out_fd, size_t max_bytes, rm_error *err);
+
+/*
+ * Extracts a tar stream from in_fd below dest_dir, securely (no "..", no absolute paths, no
+ * writing through symlinks: libarchive's ARCHIVE_EXTRACT_SECURE_* flags). strip removes the
+ * given number of leading path components.
+ */
+int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, rm_error *err);
+
+/* .dockerignore matching, exposed for unit tests. Patterns are the file's lines. */
+typedef struct rm_ignore rm_ignore;
+int rm_ignore_load(rm_ignore **out, const char *dockerignore_path,
+		   rm_error *err); /* missing file = empty */
+rm_ignore *rm_ignore_from_lines(const char *const *lines, size_t n);
+int rm_ignore_match(const rm_ignore *ig, const char *relpath); /* 1 = excluded */
+void rm_ignore_free(rm_ignore *ig);
 
 #endif

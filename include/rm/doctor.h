@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "rm/error.h"
+#include "rm/util.h"
 
 typedef struct rm_finding {
 	const char *status; /* "OK", "WARN", "FAIL" (static strings) */

@@ -39,8 +39,8 @@
 #include <stdio.h>
 
 #include "rm/context.h"
-#include "rm/error.h"
-#include "rm/frame.h"
+#include "rm/data.h"
+#include "rm/util.h"
 #include "rm/registry.h"
 
 typedef struct json_t json_t;
@@ -71,11 +71,20 @@ typedef struct rm_spec_in {
 	/* Keep the container running after the script: the script's exit code is printed
 	 * on stderr as "<RM_EXIT_MARKER><run id>:<code>" and the container sleeps. */
 	int keep_alive;
+	/* The model's data (rm/data.h), or NULL: each source with a host_path is bind-mounted
+	 * at its home (read-only unless the plan says otherwise), MAD_DATAHOME and
+	 * MAD_DATANAME are set before docker_env_vars (which may override them), and the
+	 * script of each custom source runs in its home before the model (spec_data.c). */
+	const rm_data_plan *data;
 } rm_spec_in;
 
 #define RM_TUNABLEOP_DIR "/run_models/tunableop"
 #define RM_EXIT_MARKER	 "run_models-exit-"
 #define RM_WORKSPACE	 "/myworkspace"
+/* The folder of the script of custom data source i is copied to RM_DATA_SCRIPTS/<i>; the
+ * scripts' run writes "<seconds> <exit code>" to RM_DATA_STATUS before the model starts. */
+#define RM_DATA_SCRIPTS RM_WORKSPACE "/.run_models/data"
+#define RM_DATA_STATUS	RM_WORKSPACE "/.run_models/data.status"
 
 /* The effective TunableOp setting: the CLI's, else the model's "tunableop" field, else a
  * "--tunableop on|off" in its args, else NULL. */
@@ -88,6 +97,10 @@ int rm_spec_cmd(const rm_spec_in *in, char ***argv, rm_error *err);
 char *rm_spec_args(const rm_spec_in *in);
 /* The full POST /containers/create body. */
 int rm_spec_body(const rm_spec_in *in, json_t **body, rm_error *err);
+/* The custom data scripts: how many sources of in->data have one, and the k-th of them
+ * (relative to the registry root), whose folder a launcher copies to RM_DATA_SCRIPTS/<k>. */
+size_t rm_spec_data_scripts(const rm_spec_in *in);
+const char *rm_spec_data_script(const rm_spec_in *in, size_t k);
 
 /* Given once, when the launcher is opened; everything here outlives the launcher. */
 typedef struct rm_launcher_config {
@@ -109,18 +122,16 @@ typedef struct rm_launcher_config {
 	long long shm_size;    /* the CLI's --shm-size in bytes, or 0 */
 } rm_launcher_config;
 
-/* The image of one Dockerfile of a model, or an image given by reference. */
+/* The image of one Dockerfile of a model, or an image given as it is. */
 typedef struct rm_image_req {
 	const rm_model *model;
-	const rm_dockerfile *df; /* NULL with image_ref */
-	const char *image;	 /* the tag to build, e.g. "ci-smoke_busybox_smoke" */
-	/* Run this image instead of building one: "HOST:PORT/name@sha256:..." (a build
-	 * manifest's entry), "name:tag" or an image id (madengine's MAD_CONTAINER_IMAGE).
-	 * prepare then builds nothing: it makes sure the back end has the image (pulling it
-	 * when missing) and returns in *image_id what the workload's spec must name to run it
-	 * (the Docker launcher: the local image id; SLURM: the reference, which each node
-	 * pulls). NULL: build from df. */
-	const char *image_ref;
+	/* NULL: image is used as it is, nothing is built: the context's MAD_CONTAINER_IMAGE,
+	 * or a build manifest's entry ("HOST:PORT/name@sha256:...", run --manifest). prepare
+	 * then makes sure the back end has it, pulling it when missing (as `docker run` would),
+	 * and returns in *image_id its id (the Docker launcher; SLURM returns the reference,
+	 * which each node pulls). */
+	const rm_dockerfile *df;
+	const char *image; /* the tag to build, e.g. "ci-smoke_busybox_smoke" */
 	json_t *buildargs; /* object of strings */
 	int nocache;	   /* --clean-docker-cache: build from scratch, never skip */
 	const char *log;   /* the build log's name, for messages */
@@ -139,7 +150,7 @@ typedef struct rm_job_spec {
 	 * "<dir>/<model>.<run id>.node<R>.log", linked from "<dir>/<model>.node<R>.log"). */
 	const char *log_file;
 	const char *log_link;
-	rm_frame_cb on_output; /* stdout and stderr pieces, raw */
+	rm_output_cb on_output; /* stdout and stderr pieces, raw */
 	/* Called about every 200 ms and on every piece while streaming; non-zero stops the
 	 * stream (stream returns RM_LAUNCH_STOPPED). */
 	int (*poll)(void *ud);

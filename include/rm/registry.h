@@ -31,7 +31,7 @@
 
 #include <stddef.h>
 
-#include "rm/error.h"
+#include "rm/util.h"
 
 typedef struct rm_model {
 	char *name;	  /* unique; "<dir>/<name>" for per-folder registries */
@@ -100,7 +100,7 @@ typedef struct rm_registry_opts {
 int rm_registry_load_opts(rm_registry *reg, const char *root, const rm_registry_opts *opts,
 			  rm_error *err);
 /* rm_registry_load_opts with run_dynamic taken from the environment: RM_DYNAMIC_REGISTRY=run
- * runs dynamic registries (until the command line has an option for it). */
+ * runs dynamic registries (the commands use --dynamic-registry, which defaults to it). */
 int rm_registry_load(rm_registry *reg, const char *root, rm_error *err);
 
 /*

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "rm/error.h"
+#include "rm/util.h"
 #include "rm/parser.h"
 
 /* perf.csv: madengine's 29 columns in their order, then ours (always at the end, so that
@@ -88,6 +88,12 @@ char *rm_file_safe(const char *name);
  * (timestamp,run_id,model,metric,value,unit,step,aggregate). Nothing when pr has none. */
 int rm_metrics_append(const char *perf_path, const char *timestamp, const char *run_id,
 		      const char *model, const rm_parse_result *pr, rm_error *err);
+/* The same, with the model column of each metric row given (row_models[i] for
+ * pr->metrics[i], e.g. the "<model>_<row>" of a multiple_results row); the file is still
+ * perf_<model>.csv. */
+int rm_metrics_append_rows(const char *perf_path, const char *timestamp, const char *run_id,
+			   const char *model, const char *const *row_models,
+			   const rm_parse_result *pr, rm_error *err);
 
 /* The values of each metric over the repeats of one model (--repeat N). */
 typedef struct rm_series {
@@ -113,5 +119,63 @@ void rm_summary_collect(rm_summary *sm, const rm_parse_result *pr);
 int rm_summary_write(const rm_summary *sm, const char *perf_path, const char *run_id,
 		     const char *model, long runs, const char *score, FILE *out, rm_error *err);
 void rm_summary_release(rm_summary *sm);
+
+/*
+ * Appending rows to CSV files that other processes read and write too (perf.csv,
+ * perf_<model>.csv): RFC 4180 quoting, a fixed header, one write() per batch of rows under an
+ * exclusive flock(2), so concurrent runners and a crash mid-run never leave a torn row.
+ *
+ * A new or empty file gets the header first. An existing file must start with the same
+ * header; otherwise nothing is written and the error names the file and what to do (another
+ * tool's perf.csv must not silently get rows with other columns). A file whose last byte is
+ * not a newline (a foreign writer died mid-row) gets one before our rows.
+ */
+/* Appends field to out, quoted when it holds a comma, quote, CR or LF (quotes doubled). A
+ * NULL field is written as empty. */
+int rm_csv_quote(rm_buf *out, const char *field);
+
+/* Appends one record: fields joined with commas, ended with "\n". */
+int rm_csv_record(rm_buf *out, const char *const *fields, size_t n);
+
+/* Appends n_rows rows of n_cols fields each (rows[r * n_cols + c]) to path with the rules
+ * above. */
+int rm_csv_append(const char *path, const char *const *header, size_t n_cols,
+		  const char *const *rows, size_t n_rows, rm_error *err);
+
+/* Whether rows can be appended to path: it can be opened for appending, or created in its
+ * folder when there is none, and starts with header when it is not empty. Run before the
+ * work whose rows would go there, so that a long benchmark's result is never lost at the end. */
+int rm_csv_check(const char *path, const char *const *header, size_t n_cols, rm_error *err);
+
+/*
+ * Streaming reader for one CSV record at a time (RFC 4180: quoted fields may hold commas,
+ * quotes and newlines). Used to read multiple_results files and earlier perf.csv rows.
+ * Returns 1 and fills *fields (NULL-terminated, free with rm_strv_free) and *n, 0 at end of
+ * file, -1 on a record longer than the reader's ceiling (1 MiB) or a read error.
+ */
+int rm_csv_read_record(FILE *f, char ***fields, size_t *n, rm_error *err);
+
+/*
+ * Summary statistics over repeated runs (--repeat N), and the MLPerf Training score rule.
+ */
+typedef struct rm_stats {
+	size_t n;
+	double mean;
+	double median; /* mean of the two middle values for even n */
+	double stddev; /* sample standard deviation (n - 1); 0 when n == 1 */
+	double min;
+	double max;
+} rm_stats;
+
+/* Non-finite values are skipped (n counts the finite ones). Returns -1 when none is left. */
+int rm_stats_compute(const double *v, size_t n, rm_stats *out);
+
+/*
+ * MLPerf Training's rule for a score from several runs of time to train: drop the fastest
+ * and the slowest, average the rest. MLPerf asks for 10 runs (some benchmarks 5+); this
+ * needs at least 3 finite values and fills err otherwise. *used receives how many values
+ * were averaged.
+ */
+int rm_score_mlperf(const double *v, size_t n, double *score, size_t *used, rm_error *err);
 
 #endif

@@ -13,10 +13,11 @@
 #include <stddef.h>
 
 #include "rm/context.h"
-#include "rm/error.h"
+#include "rm/util.h"
 #include "rm/registry.h"
 
 typedef struct json_t json_t;
+struct rm_baseline;
 
 typedef struct rm_run_opts {
 	const char *root;	 /* registry root (default ".") */
@@ -44,8 +45,18 @@ typedef struct rm_run_opts {
 	int sys_env_details;		  /* write the doctor's findings beside the logs */
 	const char *const *context_files; /* --additional-context-file, JSON or YAML */
 	size_t n_context_files;
-	long warmup; /* steps left out of steady-state means; RM_PARSER_WARMUP_AUTO: detected */
-	/* run: run the images of this build manifest (rm/manifest.h), build nothing; without
+	long warmup;	 /* steps left out of steady-state means; RM_PARSER_WARMUP_AUTO: detected */
+	int run_dynamic; /* run scripts/<dir>/get_models_json.py (rm_registry_opts) */
+	int skip_model_run;		/* build the images, run nothing */
+	int disable_skip_gpu_arch;	/* ignore the models' skip_gpu_arch */
+	const char *data_config;	/* data providers; NULL: <root>/data.json */
+	const char *force_mirror_local; /* --force-mirror-local DIR, or NULL */
+	const char *run_id; /* NULL: a new one (rm_run_id_new); a suite passes its own to every
+			       entry */
+	/* relative_change against this baseline (rm/gate.h; run --baseline); NULL: the last
+	 * SUCCESS row of the same model, metric, Dockerfile, machine and arch in output. */
+	const struct rm_baseline *baseline;
+	/* run: run the images of this build manifest (rm/runner.h), build nothing; without
 	 * tags, every model it names. build: the manifest to write. */
 	const char *manifest;
 	const char *registry; /* build: push to this HOST:PORT, or NULL (build only) */
@@ -62,10 +73,77 @@ typedef struct rm_run_result {
 	int engine_lost; /* a workload lost its engine (the back end died or hung) */
 } rm_run_result;
 
+/* A new run id: UTC time, pid and randomness ("20240105T010203Z-4242-1a2b"). */
+void rm_run_id_new(char *out, size_t size);
+
 /* Runs the selection. Returns 0 when every model ran (res->n_failed counts FAILURE rows,
  * the caller turns it into the exit code), or -1 when the run could not start or was
  * interrupted (err says why; res->interrupted holds the signal number). */
 int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err);
+
+/*
+ * ---- the build manifest (src/runner/build_manifest.c) ----
+ *
+ * What `run_models build` built (and pushed), read by `run_models run
+ * --manifest`, which then builds nothing. The layout is madengine's build_manifest.json, so
+ * tools reading one read the other:
+ *
+ *   {"built_images": {"<image>": {"docker_image", "registry_image", "digest", "dockerfile",
+ *                                 "base_docker", "docker_sha", "fingerprint",
+ *                                 "build_duration", "push_duration", "reused", "status",
+ *                                 "reason"}},
+ *    "built_models": {"<image>": {"name": "<model>", ...the models.json entry}},
+ *    "context": {...}, "deployment_config": {...}, "registry": "HOST:PORT",
+ *    "run_models_version": "..."}
+ *
+ * where <image> is the local image name (rm_image_name: "ci-<model>_<stem>"). Entries
+ * madengine wrote have no "status" and count as built. Credentials are never written.
+ *
+ * Ownership: the manifest owns its strings; rm_build_manifest_release frees them.
+ */
+
+typedef struct rm_built_image {
+	char *key;	      /* the local image name, "ci-smoke_busybox_smoke" */
+	char *model;	      /* the model's name (built_models[key].name) */
+	char *dockerfile;     /* or NULL */
+	char *base_image;     /* base_docker, or NULL */
+	char *registry_image; /* "HOST:PORT/ci-...:<fingerprint>", or NULL when not pushed */
+	char *digest;	      /* "sha256:...", or NULL */
+	char *image_id;	      /* docker_sha: the id on the build host, or NULL */
+	int failed;	      /* status FAILURE: its build or push failed */
+	char *reason;	      /* why, or NULL */
+} rm_built_image;
+
+typedef struct rm_build_manifest {
+	char *path;
+	rm_built_image *images; /* in the file's order */
+	size_t n;
+} rm_build_manifest;
+
+/* Reads path; a file that is not a manifest (no built_images object, an entry without
+ * its model) is an error naming the file and the entry. */
+int rm_build_manifest_load(rm_build_manifest *m, const char *path, rm_error *err);
+void rm_build_manifest_release(rm_build_manifest *m);
+
+/* What to run for an entry (caller frees): "<registry repo>@<digest>" when it was pushed
+ * (a digest pins what runs even if the tag moves), else its registry_image, else the local
+ * image name. */
+char *rm_built_image_ref(const rm_built_image *mi);
+
+/* Whether the manifest names model (any entry, built or failed). */
+int rm_build_manifest_has_model(const rm_build_manifest *m, const char *model);
+
+/* ---- writing (run_models build) ---- */
+
+/* A new manifest document; registry may be NULL. context and deployment are copied (NULL:
+ * empty objects). */
+json_t *rm_build_manifest_new(const char *registry, json_t *context, json_t *deployment);
+/* Adds (or replaces) the entry of mi->key: image facts from mi, the model entry from
+ * model_json (an object, taken), the figures given. */
+void rm_build_manifest_add(json_t *doc, const rm_built_image *mi, json_t *model_json,
+			   const char *fingerprint, double build_s, double push_s, int reused);
+/* Writes doc to path atomically (a temporary file renamed over it). */
+int rm_build_manifest_write(json_t *doc, const char *path, rm_error *err);
 
 /* What a build came to. */
 typedef struct rm_build_result {

@@ -1,6 +1,8 @@
 /*
- * Small helpers shared by every module: allocation that cannot return NULL, bounded number
- * parsing, string helpers, and the growable buffer with a size ceiling.
+ * The util module, shared by every other: allocation that cannot return NULL, bounded number
+ * parsing, string and file helpers, the growable buffer with a size ceiling, line assembly,
+ * and (in the sections below) the error convention, the runner's messages, SHA-256, secret
+ * masking, running helper programs, and the calls banned at compile time (last).
  *
  * Allocation failure aborts the program (as git's xmalloc does): there is no useful recovery
  * for a runner that cannot allocate a few bytes, and it keeps every caller simple.
@@ -127,6 +129,186 @@ void rm_strv_free(char **v);
 /* Appends a copy of s to a NULL-terminated vector of n entries; returns the new vector. */
 char **rm_strv_push(char **v, size_t *n, const char *s);
 
-#include "rm/banned.h"
+/* A workload's output: pieces of stdout or stderr as they come. */
+enum { RM_STREAM_STDOUT = 1, RM_STREAM_STDERR = 2 };
+typedef void (*rm_output_cb)(void *ud, int stream, const char *data, size_t len);
+
+/*
+ * Line assembly for one stream: bytes in, whole lines out (without the '\n'; a trailing
+ * '\r' is kept for the parser to decide). Lines longer than max_line are delivered in
+ * max_line pieces, so memory stays bounded whatever the container prints. Each line handed
+ * to the callback is also NUL-terminated (line[len] == '\0').
+ */
+typedef void (*rm_line_cb)(void *ud, const char *line, size_t len);
+
+typedef struct rm_lines {
+	char *buf;
+	size_t len;
+	size_t max_line;
+} rm_lines;
+
+void rm_lines_init(rm_lines *l, size_t max_line);
+void rm_lines_feed(rm_lines *l, const char *data, size_t len, rm_line_cb cb, void *ud);
+/* Delivers a last unterminated line, if any. */
+void rm_lines_flush(rm_lines *l, rm_line_cb cb, void *ud);
+void rm_lines_release(rm_lines *l);
+
+/*
+ * One error convention for the whole program.
+ *
+ * Every fallible function returns 0 on success or a negative value on failure, and on
+ * failure fills the caller's rm_error. Callers that add context wrap the message on the way
+ * up ("running 'smoke': POST /containers/create: 404 no such image ..."). The message is
+ * printed once, by main(). Only main() exits.
+ *
+ * The message buffer is fixed-size: setting or wrapping never allocates and never fails;
+ * an over-long message is truncated.
+ */
+/* Categories; main() maps them to exit codes (see docs/exit-codes.md). */
+enum rm_err_kind {
+	RM_ERR_NONE = 0,
+	RM_ERR_USAGE,	 /* bad command line */
+	RM_ERR_INPUT,	 /* bad models.json, context, Dockerfile, tag matching nothing */
+	RM_ERR_DOCKER,	 /* engine unreachable or refused a request */
+	RM_ERR_IO,	 /* local file or system failure */
+	RM_ERR_INTERNAL, /* out of memory, bug */
+};
+
+typedef struct rm_error {
+	int kind;
+	char msg[2048];
+} rm_error;
+
+#define RM_ERROR_INIT                                                                              \
+	{                                                                                          \
+		RM_ERR_NONE,                                                                       \
+		{                                                                                  \
+			0                                                                          \
+		}                                                                                  \
+	}
+
+/* Sets the message (lowercase, no final period) and kind; returns -1. err may be NULL. */
+int rm_error_set(rm_error *err, int kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Prefixes "<context>: " to the current message; keeps the kind; returns -1. */
+int rm_error_wrap(rm_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Clears the error. */
+void rm_error_clear(rm_error *err);
+
+/*
+ * The runner's own messages to the user: stderr, prefixed, never mixed into model logs or
+ * perf files. Warnings ("warning: ...") do not stop anything; errors are printed by main().
+ */
+void rm_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void rm_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* 0 = quiet (warnings only), 1 = normal, 2 = verbose. */
+void rm_log_set_level(int level);
+/* Number of warnings printed so far (tests use it). */
+unsigned rm_warn_count(void);
+
+/*
+ * SHA-256 through OpenSSL's libcrypto, for build-context fingerprints (an image whose
+ * fingerprint label matches is up to date and needs no build).
+ */
+typedef struct rm_hash rm_hash;
+
+rm_hash *rm_hash_new(void); /* aborts on allocation failure */
+void rm_hash_update(rm_hash *h, const void *p, size_t n);
+/* Writes 64 hex digits and a NUL into out, and frees h. */
+void rm_hash_final_hex(rm_hash *h, char out[65]);
+
+/*
+ * Secret masking: every occurrence of a secret's value becomes "***" in what the runner
+ * writes (live stream, log files, CSVs, messages, dry-run output).
+ *
+ * Streams are masked as they flow: a secret can be split across chunks, so the masker holds
+ * back at most (longest secret - 1) bytes until more data or a flush shows they are not
+ * the start of a secret. With no secrets the feed is a plain pass-through (no copy).
+ * One rm_mask per stream (stdout and stderr frames interleave).
+ */
+typedef void (*rm_mask_out)(void *ud, const char *p, size_t n);
+
+typedef struct rm_mask {
+	char **secrets; /* NULL-terminated copies, longest first; empty values are dropped */
+	size_t n;
+	size_t maxlen;
+	char *hold; /* held-back bytes (capacity maxlen) */
+	size_t hold_len;
+} rm_mask;
+
+/* Copies the values; duplicates and empty strings are ignored. A value of several lines is
+ * masked whole and line by line. */
+void rm_mask_init(rm_mask *m, const char *const *values, size_t n);
+int rm_mask_active(const rm_mask *m);
+void rm_mask_feed(rm_mask *m, const char *data, size_t len, rm_mask_out out, void *ud);
+/* Emits whatever is held back. */
+void rm_mask_flush(rm_mask *m, rm_mask_out out, void *ud);
+void rm_mask_release(rm_mask *m);
+/* A new string (caller frees) with every secret replaced; NULL in, NULL out. */
+char *rm_mask_string(const rm_mask *m, const char *s);
+
+/* The values of the environment variables whose NAME contains "MAD_SECRETS", as a
+ * NULL-terminated vector (free with rm_strv_free); *n receives the count. */
+char **rm_secrets_from_env(char *const *envp, size_t *n);
+
+/*
+ * Running a helper program and capturing what it prints: SLURM's commands (sbatch, squeue,
+ * sacct, scontrol, scancel) and Docker credential helpers (docker-credential-<name> get).
+ *
+ * No shell is involved: argv goes to posix_spawnp as it is (argv[0] is searched on PATH). The
+ * child gets `input` on stdin (or an empty stdin), default signal dispositions, an empty
+ * signal mask, and a process group of its own, so a Ctrl-C meant for run_models does not
+ * also kill the scancel it runs in answer. stdout and stderr are captured separately, each
+ * up to max_out bytes (the rest is read and dropped, `truncated` says so). A program that
+ * outlives `timeout` seconds is killed (its whole process group, SIGKILL).
+ *
+ * Ownership: rm_proc_out_release frees the captured texts.
+ */
+typedef struct rm_proc_out {
+	char *out; /* stdout, NUL-terminated ("" when nothing) */
+	size_t out_len;
+	char *err; /* stderr, NUL-terminated */
+	size_t err_len;
+	int status;    /* exit code; 128 + N when killed by signal N */
+	int timed_out; /* killed after `timeout` seconds */
+	int truncated; /* some output beyond max_out was dropped */
+} rm_proc_out;
+
+/*
+ * Runs argv and waits for it (at most timeout seconds; 0 = no limit). Returns 0 when the
+ * program ran to its end, whatever its exit status (read res->status); -1 when it could not
+ * be started (err: "cannot run 'sbatch': no such program on PATH") or when it timed out
+ * (err: "'squeue' did not finish within 30 s"; res->timed_out set). res is filled in both
+ * cases and must be released.
+ */
+int rm_proc_run(char *const argv[], const char *input, double timeout, size_t max_out,
+		rm_proc_out *res, rm_error *err);
+void rm_proc_out_release(rm_proc_out *res);
+
+/*
+ * Unsafe calls banned at compile time (git's banned.h). Include last, after system headers.
+ */
+#define RM_BANNED(func) sorry_##func##_is_a_banned_function
+
+#undef strcpy
+#define strcpy(x, y) RM_BANNED(strcpy)
+#undef strcat
+#define strcat(x, y) RM_BANNED(strcat)
+#undef strncpy
+#define strncpy(x, y, n) RM_BANNED(strncpy)
+#undef sprintf
+#define sprintf(...) RM_BANNED(sprintf)
+#undef vsprintf
+#define vsprintf(...) RM_BANNED(vsprintf)
+#undef strtok
+#define strtok(x, y) RM_BANNED(strtok)
+#undef atoi
+#define atoi(x) RM_BANNED(atoi)
+#undef atol
+#define atol(x) RM_BANNED(atol)
+#undef gets
+#define gets(x) RM_BANNED(gets)
 
 #endif

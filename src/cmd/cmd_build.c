@@ -9,7 +9,6 @@
 
 #include "cmd.h"
 #include "options.h"
-#include "rm/log.h"
 #include "rm/runner.h"
 #include "rm/util.h"
 

@@ -11,9 +11,8 @@
 #include "cmd.h"
 #include "options.h"
 #include "rm/context.h"
-#include "rm/log.h"
-#include "rm/registry.h"
 #include "rm/util.h"
+#include "rm/registry.h"
 
 /* One line per kept Dockerfile, or one "-" line and a warning when none is kept. */
 static void list_model(const rm_model *m, const rm_context *ctx)
@@ -53,13 +52,16 @@ int list_selection(const struct cli *cli, rm_error *err)
 	rm_context ctx = {0};
 	static const char *const all[] = {"all"};
 	const char *sysfs = getenv("RM_SYSFS_ROOT");
+	rm_registry_opts ro = {0, 0};
 	int ret = -1;
 
-	if (rm_registry_load(&reg, ".", err) < 0 ||
+	if (cli_run_dynamic(cli, &ro.run_dynamic, err) < 0 ||
+	    rm_registry_load_opts(&reg, ".", &ro, err) < 0 ||
 	    rm_select(&reg, cli->tags.n ? cli->tags.v : all, cli->tags.n ? cli->tags.n : 1, &sel,
 		      err) < 0)
 		goto out;
-	if (rm_context_detect(&ctx, sysfs ? sysfs : "/sys", 1, err) < 0)
+	if (rm_context_detect(&ctx, sysfs ? sysfs : "/sys", 1, err) < 0 ||
+	    rm_context_ctx_test(&ctx, ".", err) < 0)
 		goto out;
 	for (size_t i = 0; i < cli->context_files.n; i++)
 		if (rm_context_apply_file(&ctx, cli->context_files.v[i], err) < 0)

@@ -11,7 +11,6 @@
 
 #include "cmd.h"
 #include "options.h"
-#include "rm/parse_file.h"
 #include "rm/parser.h"
 #include "rm/util.h"
 

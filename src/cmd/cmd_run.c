@@ -1,6 +1,9 @@
 /*
  * run_models [run] --tags TAG ...: build, run and record the selected models.
+ * run_models run --suite FILE [--junit F ...]: a suite, or a run with CI outputs, through
+ * rm_suite_run (one run id, run.json, JUnit, summary, report, export, archive, the gate).
  */
+#include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,17 +11,20 @@
 
 #include "cmd.h"
 #include "options.h"
-#include "rm/log.h"
-#include "rm/runner.h"
 #include "rm/util.h"
+#include "rm/runner.h"
+#include "rm/suite.h"
 
 /* Checks the values the table cannot check and fills the runner's options. */
 static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 {
-	if (!cli->tags.n && !cli->manifest)
+	if (!cli->tags.n && !cli->suite && !cli->manifest)
 		return rm_error_set(
 		    err, RM_ERR_USAGE,
-		    "no models selected: give --tags (a model name, a tag, or 'all')");
+		    "no models selected: give --tags (a model name, a tag, or 'all') or --suite");
+	if (cli->tags.n && cli->suite)
+		return rm_error_set(err, RM_ERR_USAGE,
+				    "--suite selects the models: give --tags or --suite, not both");
 	if (cli->tunableop && strcmp(cli->tunableop, "on") && strcmp(cli->tunableop, "off"))
 		return rm_error_set(err, RM_ERR_USAGE, "--tunableop takes 'on' or 'off', not '%s'",
 				    cli->tunableop);
@@ -32,6 +38,8 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 				    cli->score);
 	if (cli->progress_interval <= 0)
 		return rm_error_set(err, RM_ERR_USAGE, "--progress-interval takes seconds > 0");
+	if (cli_run_dynamic(cli, &o->run_dynamic, err) < 0)
+		return -1;
 	o->root = ".";
 	o->tags = cli->tags.v;
 	o->n_tags = cli->tags.n;
@@ -57,8 +65,120 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	o->sys_env_details = cli->sys_env_details;
 	o->context_files = cli->context_files.v;
 	o->n_context_files = cli->context_files.n;
+	o->skip_model_run = cli->skip_model_run;
+	o->disable_skip_gpu_arch = cli->disable_skip_gpu_arch;
+	o->data_config = cli->data_config;
+	o->force_mirror_local = cli->force_mirror_local;
 	o->manifest = cli->manifest;
 	return 0;
+}
+
+static void report_failures(size_t n_failed, int engine_lost, const char *output)
+{
+	if (n_failed)
+		fprintf(stderr, "run_models: %zu run(s) failed; see the reason column of '%s'\n",
+			n_failed, output);
+	if (engine_lost)
+		fprintf(stderr, "run_models: the Docker engine was lost during the run; check it "
+				"(run_models doctor) and run again\n");
+}
+
+void nightly_outputs(const struct cli *cli, rm_nightly_opts *o)
+{
+	o->junit = cli->junit;
+	o->summary_markdown = cli->summary_markdown;
+	o->html = cli->html;
+	o->archive = cli->archive;
+	o->export_dbs = cli->export_dbs.v;
+	o->n_export_dbs = cli->export_dbs.n;
+	o->baseline = cli->baseline;
+	o->fail_on_regression = cli->fail_on_regression;
+	o->no_step_summary = cli->no_step_summary;
+}
+
+int rm_exit_code_for(size_t n_failed, size_t n_regressions, int engine_lost)
+{
+	if (engine_lost)
+		return RM_EXIT_DOCKER;
+	if (n_failed)
+		return RM_EXIT_MODEL_FAILED;
+	return n_regressions ? RM_EXIT_REGRESSION : RM_EXIT_OK;
+}
+
+/* Whether the run is a suite or has CI outputs: then it goes through rm_suite_run. */
+static int wants_ci(const struct cli *c)
+{
+	return c->suite || c->junit || c->summary_markdown || c->html || c->archive ||
+	       c->export_dbs.n || c->baseline || c->fail_on_regression >= 0;
+}
+
+/* A suite, or --tags with CI outputs: one run id, run.json, the outputs at the end. */
+static int run_ci(const struct cli *cli, const rm_run_opts *o, int repeat_given, rm_error *err)
+{
+	rm_suite_run_opts so = {0};
+	rm_suite_run_result res;
+
+	so.run = o;
+	so.suite_file = cli->suite;
+	so.repeat_given = repeat_given;
+	nightly_outputs(cli, &so.ci);
+	so.context_files = cli->context_files.v;
+	so.n_context_files = cli->context_files.n;
+	if (rm_suite_run(&so, &res, err) < 0) {
+		if (!res.interrupted)
+			return -1;
+		fprintf(stderr, "run_models: %s\n", err->msg);
+		return 128 + res.interrupted; /* 129 SIGHUP, 130 SIGINT, 143 SIGTERM */
+	}
+	if (o->dry_run)
+		return RM_EXIT_OK;
+	report_failures(res.n_failed, res.engine_lost, o->output);
+	if (res.ci.gate_enforced && res.ci.n_regressions)
+		fprintf(stderr,
+			"run_models: %zu regression(s) against the baseline; see the "
+			"summary or the JUnit regression testcases\n",
+			res.ci.n_regressions);
+	return rm_exit_code_for(res.n_failed, res.ci.gate_enforced ? res.ci.n_regressions : 0,
+				res.engine_lost);
+}
+
+static void push(struct opt_list *l, const char *s)
+{
+	l->v = rm_xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
+	l->v[l->n++] = s;
+}
+
+/* run --suite FILE --list: each entry's selection, as the list command prints it. */
+static int list_suite(struct cli *cli, rm_error *err)
+{
+	rm_suite s;
+	int ret = RM_EXIT_OK;
+
+	if (rm_suite_load(cli->suite, &s, err) < 0)
+		return -1;
+	for (size_t i = 0; i < s.n && ret == RM_EXIT_OK; i++) {
+		const rm_suite_entry *e = &s.entries[i];
+		struct opt_list tags = {0}, ctx = {0}, saved = cli->tags, saved_ctx = cli->contexts;
+		char *json = json_dumps(e->context, JSON_COMPACT);
+		for (size_t k = 0; k < e->n_tags + e->n_models; k++)
+			push(&tags, k < e->n_tags ? e->tags[k] : e->models[k - e->n_tags]);
+		/* The entry's context, then the command line's (as the run applies them). */
+		push(&ctx, json);
+		for (size_t k = 0; k < saved_ctx.n; k++)
+			push(&ctx, saved_ctx.v[k]);
+		printf("# suite %s, entry %zu of %zu: %s\n", s.name, i + 1, s.n, e->name);
+		fflush(stdout);
+		cli->tags = tags;
+		cli->contexts = ctx;
+		ret = list_selection(cli, err);
+		cli->tags = saved;
+		cli->contexts = saved_ctx;
+		opt_list_release(&tags);
+		opt_list_release(&ctx);
+		free(json);
+	}
+	rm_suite_release(&s);
+	return ret;
 }
 
 int cmd_run(int argc, char **argv, rm_error *err)
@@ -67,10 +187,14 @@ int cmd_run(int argc, char **argv, rm_error *err)
 	struct opt_list pos = {0};
 	rm_run_opts o = {0};
 	rm_run_result res;
-	int rc, md, ret = -1;
+	int rc, md, repeat_given, ret = -1;
 
 	cli_init(&cli);
+	cli.repeat = -1; /* to tell a given --repeat from the default (a suite's entries) */
 	rc = opt_parse(CMD_RUN, &cli, argc, argv, &pos, &md, err);
+	repeat_given = cli.repeat >= 0;
+	if (!repeat_given)
+		cli.repeat = 1;
 	if (rc != 0) {
 		if (rc == 1) {
 			opt_help(stdout, CMD_RUN,
@@ -86,7 +210,7 @@ int cmd_run(int argc, char **argv, rm_error *err)
 	}
 	if (cli.list) {
 		/* Same selection, printed by the list command. */
-		ret = list_selection(&cli, err);
+		ret = cli.suite ? list_suite(&cli, err) : list_selection(&cli, err);
 		goto out;
 	}
 	if (run_opts(&cli, &o, err) < 0)
@@ -94,6 +218,10 @@ int cmd_run(int argc, char **argv, rm_error *err)
 	if (cli.quiet)
 		rm_log_set_level(0);
 	rm_runner_install_signal_handlers();
+	if (wants_ci(&cli)) {
+		ret = run_ci(&cli, &o, repeat_given, err);
+		goto out;
+	}
 	if (rm_runner_run(&o, &res, err) < 0) {
 		if (res.interrupted) {
 			fprintf(stderr, "run_models: %s\n", err->msg);
@@ -101,13 +229,8 @@ int cmd_run(int argc, char **argv, rm_error *err)
 		}
 		goto out;
 	}
-	if (res.n_failed)
-		fprintf(stderr, "run_models: %zu run(s) failed; see the reason column of '%s'\n",
-			res.n_failed, o.output);
-	if (res.engine_lost)
-		fprintf(stderr, "run_models: the Docker engine was lost during the run; check it "
-				"(run_models doctor) and run again\n");
-	ret = res.engine_lost ? RM_EXIT_DOCKER : res.n_failed ? RM_EXIT_MODEL_FAILED : RM_EXIT_OK;
+	report_failures(res.n_failed, res.engine_lost, o.output);
+	ret = rm_exit_code_for(res.n_failed, 0, res.engine_lost);
 out:
 	cli_release(&cli);
 	opt_list_release(&pos);

@@ -15,14 +15,17 @@
 #define FLAG(f)	      OPT_FLAG, CHECKED(f, int)
 #define STR(f)	      OPT_STRING, CHECKED(f, const char *)
 #define LIST(f)	      OPT_LIST, CHECKED(f, struct opt_list)
+#define WORDS(f)      OPT_WORDS, CHECKED(f, struct opt_list)
 #define NUM(f)	      OPT_NUMBER, CHECKED(f, double)
 #define INT(f)	      OPT_INT, CHECKED(f, long)
 #define SEL	      (CMD_RUN | CMD_LIST)
+#define CI	      (CMD_RUN | CMD_REPORT_CI)
 #define RB	      (CMD_RUN | CMD_BUILD)
 static const struct opt options[] = {
-    {"tags", 't', LIST(tags), "TAGS",
-     "names, tags, `all`, `scope/tag`, `name:key=value`; repeatable, comma lists", SEL | CMD_BUILD,
-     "model_name model-name"},
+    {"tags", 't', WORDS(tags), "TAG [TAG ...]",
+     "names, tags, `all`, `scope/tag`, `name:key=value`; several after one `--tags` (as in "
+     "madengine), repeatable, comma lists",
+     SEL | CMD_BUILD, "model_name model-name"},
     {"additional-context", 'c', LIST(contexts), "JSON|@FILE",
      "overrides detection: `gpu_vendor`, `guest_os`, `MAD_SYSTEM_GPU_ARCHITECTURE`, "
      "`MAD_SYSTEM_NGPUS`, `docker_env_vars`, `docker_build_arg`, `docker_mounts`, "
@@ -32,6 +35,10 @@ static const struct opt options[] = {
     {"additional-context-file", 'f', LIST(context_files), "FILE",
      "the same as a JSON or YAML file (libyaml), applied first", SEL | CMD_BUILD,
      "additional_context_file"},
+    {"dynamic-registry", 0, STR(dynamic_registry), "run|skip",
+     "whether `scripts/<dir>/get_models_json.py` files are run (the folder's Python, on this "
+     "host) to list their models; default `skip`, or `$RM_DYNAMIC_REGISTRY`",
+     SEL | CMD_BUILD, "dynamic_registry"},
     {"output", 'o', STR(output), "FILE",
      "perf CSV (default `perf.csv`); `perf_<model>.csv` and `perf_summary.csv` go beside it",
      CMD_RUN, NULL},
@@ -41,6 +48,20 @@ static const struct opt options[] = {
      "live_output"},
     {"timeout", 0, NUM(timeout), "S",
      "seconds; default: the model's `timeout`, else 7200; `0` = none", CMD_RUN, NULL},
+    {"skip-model-run", 0, FLAG(skip_model_run), NULL,
+     "build the images and stop: nothing runs and no rows are written, but a failed build is "
+     "a FAILURE row",
+     CMD_RUN, "skip_model_run"},
+    {"disable-skip-gpu-arch", 0, FLAG(disable_skip_gpu_arch), NULL,
+     "run the models whose `skip_gpu_arch` names this host's GPU", CMD_RUN,
+     "disable_skip_gpu_arch"},
+    {"data-config", 0, STR(data_config), "FILE",
+     "data providers of the models' `data` field (default `data.json` in the folder)", CMD_RUN,
+     "data-config-file-name data_config_file_name"},
+    {"force-mirror-local", 0, STR(force_mirror_local), "DIR",
+     "keep the data of `custom` providers in `DIR/<dataname>` on this host for later runs "
+     "(`mirrorlocal` on every provider but `local`)",
+     CMD_RUN, "force_mirror_local"},
     {"tunableop", 0, STR(tunableop), "on|off",
      "PyTorch TunableOp: `on` tunes GEMMs and keeps the results in "
      "`<log dir>/tunableop/<model>/` for later runs, `off` disables it; default: the model's "
@@ -100,6 +121,67 @@ static const struct opt options[] = {
      NULL},
     {"workload", 0, STR(workload), "KEY", "the workload of the job file to run", CMD_NODE_RUN,
      NULL},
+    /* run, report ci: CI outputs and the regression gate (docs/nightly.md) */
+    {"suite", 0, STR(suite), "FILE",
+     "run the entries of a suite file (tags or models, context, repeat, timeout, regression "
+     "threshold; `run_models suite FILE` shows them) under one run id, instead of `--tags`",
+     CMD_RUN, NULL},
+    {"title", 0, STR(title), "NAME",
+     "the suite name in JUnit, the summary and the report (default: the suite's in "
+     "`run.json`, else `run_models`)",
+     CMD_REPORT_CI, NULL},
+    {"junit", 0, STR(junit), "FILE",
+     "write JUnit XML: a testcase per perf row (a failure holds the reason and the last 50 "
+     "lines of its log), one per gated metric with `--fail-on-regression`",
+     CI, NULL},
+    {"summary-markdown", 0, STR(summary_markdown), "FILE",
+     "write a Markdown summary of the run (also appended to `$GITHUB_STEP_SUMMARY` when set)", CI,
+     NULL},
+    {"no-step-summary", 0, FLAG(no_step_summary), NULL, "leave `$GITHUB_STEP_SUMMARY` alone", CI,
+     NULL},
+    {"html", 0, STR(html), "FILE",
+     "write the HTML trend report (one self-contained file) over the history in the perf CSV", CI,
+     NULL},
+    {"archive", 0, STR(archive), "FILE",
+     "write one `.tar.gz`: the perf CSVs, the run's logs, `run.json`, JUnit, summary and report",
+     CI, NULL},
+    {"export", 0, LIST(export_dbs), "URL",
+     "export the run to a results database: `sqlite:PATH` or `postgresql://...`; repeatable", CI,
+     NULL},
+    {"baseline", 0, STR(baseline), "FILE|URL",
+     "compare with an earlier perf CSV or a results database (`relative_change`, the gate); "
+     "default: the earlier rows of the perf CSV",
+     CI, NULL},
+    {"fail-on-regression", 0, NUM(fail_on_regression), "PCT",
+     "exit 6 when every model ran but a metric got worse by more than PCT percent and outside "
+     "the noise of the repeats",
+     CI, NULL},
+    /* report ci, report html, export */
+    {"output", 'o', STR(output), "FILE", "the report to write (default `report.html`)",
+     CMD_REPORT_HTML, NULL},
+    {"db", 0, LIST(db), "URL",
+     "read the history from a results database (`sqlite:PATH`, `postgresql://...`); "
+     "repeatable",
+     CMD_REPORT_HTML, NULL},
+    {"db", 0, LIST(db), "URL",
+     "the database: `sqlite:PATH` (default `sqlite:run_models.db`) or `postgresql://...`",
+     CMD_EXPORT, NULL},
+    {"title", 0, STR(title), "TEXT", "the page title", CMD_REPORT_HTML, NULL},
+    {"threshold", 0, NUM(threshold), "PCT", "a change beyond PCT percent is coloured (default 5)",
+     CMD_REPORT_HTML, NULL},
+    {"run-id", 0, STR(run_id), "ID", "the run to report on (default: the last one)", CMD_REPORT_CI,
+     NULL},
+    {"run-id", 0, STR(run_id), "ID", "export only this run", CMD_EXPORT, NULL},
+    {"manifest", 0, STR(manifest), "FILE",
+     "the run's `run.json` (default: `run.json` beside the perf CSV, when there is one)",
+     CMD_REPORT_CI | CMD_EXPORT, NULL},
+    {"models-root", 0, STR(models_root), "DIR",
+     "read `metric_direction` overrides from DIR/models.json",
+     CMD_REPORT_HTML | CMD_REPORT_CI | CMD_EXPORT, NULL},
+    {"add", 0, LIST(archive_add), "PATH", "one more file or folder for the archive; repeatable",
+     CMD_REPORT_CI, NULL},
+    {"no-metrics", 0, FLAG(no_metrics), NULL, "leave the perf_<model>.csv files out", CMD_EXPORT,
+     NULL},
     /* parse */
     {"parser", 0, STR(parser), "NAME", "parser to use (default `auto`: recognise the format)",
      CMD_PARSE, NULL},
@@ -117,6 +199,7 @@ static const struct opt options[] = {
     {NULL, 0, OPT_FLAG, 0, NULL, NULL, 0, NULL},
 };
 #undef SEL
+#undef CI
 #undef RB
 
 void cli_init(struct cli *c)
@@ -125,6 +208,8 @@ void cli_init(struct cli *c)
 	c->timeout = -1;
 	c->repeat = 1;
 	c->progress_interval = 30;
+	c->fail_on_regression = -1;
+	c->threshold = -1;
 }
 
 int cli_warmup(const struct cli *c, long *warmup, rm_error *err)
@@ -152,6 +237,25 @@ void cli_release(struct cli *c)
 	opt_list_release(&c->tags);
 	opt_list_release(&c->contexts);
 	opt_list_release(&c->context_files);
+	opt_list_release(&c->archive_add);
+	opt_list_release(&c->export_dbs);
+	opt_list_release(&c->db);
+}
+
+int cli_run_dynamic(const struct cli *c, int *run, rm_error *err)
+{
+	const char *v = c->dynamic_registry;
+
+	if (!v) {
+		v = getenv("RM_DYNAMIC_REGISTRY");
+		*run = v && !strcmp(v, "run");
+		return 0;
+	}
+	if (strcmp(v, "run") && strcmp(v, "skip"))
+		return rm_error_set(err, RM_ERR_USAGE,
+				    "--dynamic-registry takes 'run' or 'skip', not '%s'", v);
+	*run = !strcmp(v, "run");
+	return 0;
 }
 
 static void list_add(struct opt_list *l, const char *s)
@@ -171,14 +275,15 @@ static int set_value(const struct opt *o, struct cli *c, const char *val, rm_err
 		*(const char **)field = val;
 		return 0;
 	case OPT_LIST:
+	case OPT_WORDS:
 		list_add((struct opt_list *)field, val);
 		return 0;
 	case OPT_NUMBER: {
 		double d;
 		if (rm_parse_double(val, &d) < 0 || d < 0)
 			return rm_error_set(err, RM_ERR_USAGE,
-					    "--%s takes a number of seconds >= 0, not '%s'",
-					    o->name, val);
+					    "--%s takes a number%s >= 0, not '%s'", o->name,
+					    !strcmp(o->arg, "S") ? " of seconds" : "", val);
 		*(double *)field = d;
 		return 0;
 	}
@@ -275,6 +380,9 @@ int opt_parse(unsigned accept, struct cli *c, int argc, char **argv, struct opt_
 		}
 		if (set_value(o, c, val, err) < 0)
 			return -1;
+		/* argparse's nargs='+': the words up to the next option belong to it too. */
+		while (o->type == OPT_WORDS && i + 1 < argc && argv[i + 1][0] != '-')
+			list_add((struct opt_list *)((char *)c + o->offset), argv[++i]);
 	}
 	return 0;
 }

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "rm/error.h"
+#include "rm/util.h"
 
 /* The commands an option belongs to. */
 enum {
@@ -19,14 +19,19 @@ enum {
 	CMD_LIST = 1 << 1,
 	CMD_PARSE = 1 << 2,
 	CMD_DOCTOR = 1 << 3,
-	CMD_BUILD = 1 << 4,
-	CMD_NODE_RUN = 1 << 5, /* hidden: what each SLURM task runs */
+	CMD_REPORT_HTML = 1 << 4,
+	CMD_REPORT_CI = 1 << 5,
+	CMD_EXPORT = 1 << 6,
+	CMD_SUITE = 1 << 7,
+	CMD_BUILD = 1 << 8,
+	CMD_NODE_RUN = 1 << 9, /* hidden: what each SLURM task runs */
 };
 
 enum opt_type {
 	OPT_FLAG,   /* int, set to 1 */
 	OPT_STRING, /* const char *, the last one wins */
 	OPT_LIST,   /* struct opt_list, every occurrence appended */
+	OPT_WORDS,  /* OPT_LIST, and the words after it up to the next option (nargs='+') */
 	OPT_NUMBER, /* double, >= 0 */
 	OPT_INT,    /* long, >= 0 */
 };
@@ -42,6 +47,7 @@ struct cli {
 	struct opt_list tags;
 	struct opt_list contexts;
 	struct opt_list context_files;
+	const char *dynamic_registry; /* "run", "skip" or NULL */
 	/* run */
 	const char *output;
 	const char *log_dir;
@@ -51,6 +57,10 @@ struct cli {
 	int keep_alive;
 	int keep_model_dir;
 	int clean_docker_cache;
+	int skip_model_run;
+	int disable_skip_gpu_arch;
+	const char *data_config;
+	const char *force_mirror_local;
 	int list;
 	int quiet;
 	const char *tunableop;
@@ -62,9 +72,26 @@ struct cli {
 	double progress_interval;
 	int sys_env_details;
 	const char *warmup; /* "auto" or N; also parse */
-	/* run, build */
+	/* run, report ci: the CI outputs and the regression gate (docs/nightly.md) */
+	const char *suite;
+	const char *junit;
+	const char *summary_markdown;
+	const char *html;
+	const char *archive;
+	struct opt_list export_dbs;
+	const char *baseline;
+	double fail_on_regression; /* percent; -1 when not given */
+	int no_step_summary;
+	/* report ci, report html, export */
+	const char *run_id;
 	const char *manifest;
-	/* build */
+	const char *models_root;
+	const char *title;
+	struct opt_list archive_add;
+	struct opt_list db;
+	double threshold; /* -1 when not given */
+	int no_metrics;
+	/* build (manifest: also run, and the manifest build writes) */
 	const char *registry;
 	/* node-run */
 	const char *job;
@@ -103,5 +130,7 @@ int opt_parse(unsigned accept, struct cli *c, int argc, char **argv, struct opt_
 /* The help of one command: usage line, then its options (rows whose cmds include cmd). */
 void opt_help(FILE *f, unsigned cmd, const char *usage, int markdown);
 void opt_list_release(struct opt_list *l);
+/* --dynamic-registry run|skip, else $RM_DYNAMIC_REGISTRY ("run" runs them): *run 0 or 1. */
+int cli_run_dynamic(const struct cli *c, int *run, rm_error *err);
 
 #endif

@@ -15,9 +15,7 @@
 
 #include "context_internal.h"
 #include "rm/context.h"
-#include "rm/log.h"
 #include "rm/util.h"
-#include "rm/yaml.h"
 
 /* Context files are a few lines; the ceiling keeps "@/dev/zero" from eating memory. */
 #define RM_CONTEXT_MAX_BYTES ((size_t)1 << 20)
@@ -229,9 +227,33 @@ static int check_kv_object(const char *what, const char *key, const json_t *v, i
 	return 0;
 }
 
+/* Whether a string anywhere in v holds a NUL (YAML and Python-dict text can spell one):
+ * the context is C strings, which would end there. */
+static int has_nul(const json_t *v)
+{
+	const char *k;
+	json_t *x;
+	size_t i;
+
+	if (json_is_string(v))
+		return memchr(json_string_value(v), '\0', json_string_length(v)) != NULL;
+	if (json_is_object(v)) {
+		json_object_foreach ((json_t *)v, k, x)
+			if (has_nul(x))
+				return 1;
+	} else if (json_is_array(v)) {
+		json_array_foreach (v, i, x)
+			if (has_nul(x))
+				return 1;
+	}
+	return 0;
+}
+
 /* Validates one key without changing anything, so a bad override leaves ctx untouched. */
 static int check_key(const char *what, const char *key, const json_t *v, rm_error *err)
 {
+	if (has_nul(v))
+		return rm_error_set(err, RM_ERR_INPUT, "%s: '%s' holds a NUL character", what, key);
 	if (strcmp(key, "gpu_vendor") == 0 || strcmp(key, "guest_os") == 0 ||
 	    strcmp(key, "MAD_SYSTEM_GPU_ARCHITECTURE") == 0) {
 		if (!json_is_string(v) || json_string_length(v) == 0)

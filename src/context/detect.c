@@ -4,18 +4,19 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "context_internal.h"
 #include "rm/context.h"
-#include "rm/log.h"
 #include "rm/util.h"
 
 /* ---- detection ---- */
@@ -197,4 +198,39 @@ void detect_nvidia_smi(rm_context *ctx)
 	}
 	ctx->gpu_vendor = rm_xstrdup("NVIDIA");
 	ctx->n_gpus = count;
+}
+
+/* ---- the folder's ctx_test ---- */
+
+int rm_context_ctx_test(rm_context *ctx, const char *root, rm_error *err)
+{
+	char *path = rm_xasprintf("%s/ctx_test", root && *root ? root : ".");
+	char buf[256];
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	ssize_t n = -1;
+	json_t *obj;
+	char *text;
+	int ret;
+
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		n = read(fd, buf, sizeof(buf) - 1);
+	else if (fd >= 0 || errno != ENOENT)
+		rm_warn("'%s' is not a readable file: ctx_test is None", path);
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	/* madengine's get_ctx_test: the file's text stripped, or None without the file. */
+	obj = json_pack("{s:s}", "ctx_test", n >= 0 ? rm_trim(buf) : "None");
+	if (!obj || !json_string_value(json_object_get(obj, "ctx_test"))) {
+		/* not UTF-8 */
+		json_decref(obj);
+		obj = json_pack("{s:s}", "ctx_test", "None");
+	}
+	text = json_dumps(obj, JSON_COMPACT);
+	ret = rm_context_apply(ctx, text, path, err);
+	free(text);
+	json_decref(obj);
+	free(path);
+	return ret;
 }

@@ -12,9 +12,8 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "rm/error.h"
-#include "rm/yaml.h"
 #include "rm/util.h"
+#include "rm/context.h"
 
 /* Deep enough for any context; shallow enough that recursion cannot exhaust the stack. */
 #define MAX_DEPTH 64

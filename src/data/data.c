@@ -16,7 +16,6 @@
 #include <jansson.h>
 
 #include "rm/data.h"
-#include "rm/log.h"
 #include "rm/util.h"
 
 #define DATA_JSON_MAX_BYTES ((size_t)16 << 20)
@@ -245,14 +244,112 @@ static int inside_folder(const char *rel)
 	return 1;
 }
 
+/* Whether the resolved path abs lies inside the resolved root (symlinks followed). */
+static int under_root(const char *root, const char *abs)
+{
+	char real[PATH_MAX];
+	size_t n;
+
+	if (!realpath(root && *root ? root : ".", real))
+		return 0;
+	n = strlen(real);
+	if (n == 1) /* the root is "/" */
+		return 1;
+	return !strncmp(abs, real, n) && (abs[n] == '/' || !abs[n]);
+}
+
+/* The local provider: 1 when its path exists (src filled), 0 when not (why appended). */
+static int try_local(const char *dataname, const json_t *c, const char *root, rm_data_source *src,
+		     rm_buf *why, rm_error *err)
+{
+	const char *path = cfg_str(c, "path"), *rw = cfg_str(c, "readwrite");
+	char *abs;
+
+	if (cfg_str(c, "mirrorlocal"))
+		return rm_error_set(err, RM_ERR_INPUT,
+				    "data '%s': 'mirrorlocal' cannot be given for provider "
+				    "'local' (its data is already local); remove it",
+				    dataname);
+	if (!path) {
+		rm_buf_addf(why, "; local: no 'path'");
+		return 0;
+	}
+	abs = host_abs(root, path);
+	if (!exists(abs)) {
+		rm_buf_addf(why, "; local: '%s' does not exist", path);
+		free(abs);
+		return 0;
+	}
+	src->host_path = abs;
+	src->read_only = !(rw && !strcmp(rw, "true"));
+	return 1;
+}
+
+/* The custom provider's script, which must resolve inside the folder: 1 when it exists. */
+static int custom_script(const char *dataname, const char *path, const char *root, rm_buf *why,
+			 rm_error *err)
+{
+	char *abs;
+	int ret = 1;
+
+	if (!inside_folder(path))
+		return rm_error_set(err, RM_ERR_INPUT,
+				    "data '%s': provider 'custom': 'path' ('%s') leaves the "
+				    "folder; the script must be inside it",
+				    dataname, path);
+	abs = host_abs(root, path);
+	if (!exists(abs)) {
+		rm_buf_addf(why, "; custom: script '%s' does not exist", path);
+		ret = 0;
+	} else if (!under_root(root, abs)) {
+		ret = rm_error_set(err, RM_ERR_INPUT,
+				   "data '%s': provider 'custom': 'path' ('%s') resolves to '%s', "
+				   "outside the folder (a symlink); the script must be inside it",
+				   dataname, path, abs);
+	}
+	free(abs);
+	return ret;
+}
+
+/* The custom provider: 1 when its script exists (src filled), 0 when not (why appended). */
+static int try_custom(const char *dataname, const json_t *c, const char *root, rm_data_source *src,
+		      rm_buf *why, rm_error *err)
+{
+	const char *path = cfg_str(c, "path"), *mirror = cfg_str(c, "mirrorlocal");
+	int r;
+
+	if (!path) {
+		rm_buf_addf(why, "; custom: no 'path' (the script that fetches the data)");
+		return 0;
+	}
+	if ((r = custom_script(dataname, path, root, why, err)) <= 0)
+		return r;
+	if (mirror) {
+		char *m = host_abs(root, mirror);
+		if (!is_dir(m)) {
+			free(m);
+			return rm_error_set(err, RM_ERR_INPUT,
+					    "data '%s': provider 'custom': mirrorlocal '%s' "
+					    "is not an existing folder; create it",
+					    dataname, mirror);
+		}
+		src->host_path = rm_xasprintf("%s/%s", m, dataname);
+		src->create_host_path = 1;
+		src->read_only = 0;
+		free(m);
+	}
+	src->script = rm_xstrdup(path);
+	src->script_args = rm_xstrdup(cfg_str(c, "args") ? cfg_str(c, "args") : "");
+	return 1;
+}
+
 /* Tries one provider: 1 when it serves the data (src filled), 0 when unavailable (why
  * appended to `why`), -1 on a configuration error. */
 static int try_provider(const char *dataname, const char *prov, const json_t *c, size_t index,
 			const char *root, rm_data_source *src, rm_buf *why, rm_error *err)
 {
-	const char *path = cfg_str(c, "path"), *home = cfg_str(c, "home"),
-		   *mirror = cfg_str(c, "mirrorlocal");
-	char *abs = NULL;
+	const char *home = cfg_str(c, "home");
+	int r;
 
 	if (home && bad_home(home))
 		return rm_error_set(err, RM_ERR_INPUT,
@@ -260,60 +357,9 @@ static int try_provider(const char *dataname, const char *prov, const json_t *c,
 				    "container path without '..', ',' or ':'",
 				    dataname, prov, home);
 	if (strcmp(prov, "local") == 0) {
-		if (mirror)
-			return rm_error_set(err, RM_ERR_INPUT,
-					    "data '%s': 'mirrorlocal' cannot be given for provider "
-					    "'local' (its data is already local); remove it",
-					    dataname);
-		if (!path) {
-			rm_buf_addf(why, "; local: no 'path'");
-			return 0;
-		}
-		abs = host_abs(root, path);
-		if (!exists(abs)) {
-			rm_buf_addf(why, "; local: '%s' does not exist", path);
-			free(abs);
-			return 0;
-		}
-		src->host_path = abs;
-		src->read_only =
-		    !(cfg_str(c, "readwrite") && !strcmp(cfg_str(c, "readwrite"), "true"));
+		r = try_local(dataname, c, root, src, why, err);
 	} else if (strcmp(prov, "custom") == 0) {
-		if (!path) {
-			rm_buf_addf(why, "; custom: no 'path' (the script that fetches the data)");
-			return 0;
-		}
-		if (!inside_folder(path))
-			return rm_error_set(
-			    err, RM_ERR_INPUT,
-			    "data '%s': provider 'custom': 'path' ('%s') leaves the "
-			    "folder; the script must be inside it",
-			    dataname, path);
-		abs = host_abs(root, path);
-		if (!exists(abs)) {
-			rm_buf_addf(why, "; custom: script '%s' does not exist", path);
-			free(abs);
-			return 0;
-		}
-		free(abs);
-		abs = NULL;
-		if (mirror) {
-			char *m = host_abs(root, mirror);
-			if (!is_dir(m)) {
-				free(m);
-				return rm_error_set(
-				    err, RM_ERR_INPUT,
-				    "data '%s': provider 'custom': mirrorlocal '%s' "
-				    "is not an existing folder; create it",
-				    dataname, mirror);
-			}
-			src->host_path = rm_xasprintf("%s/%s", m, dataname);
-			src->create_host_path = 1;
-			src->read_only = 0;
-			free(m);
-		}
-		src->script = rm_xstrdup(path);
-		src->script_args = rm_xstrdup(cfg_str(c, "args") ? cfg_str(c, "args") : "");
+		r = try_custom(dataname, c, root, src, why, err);
 	} else {
 		rm_buf_addf(why,
 			    "; %s: needs the network (%s), which run_models does not fetch from "
@@ -321,10 +367,49 @@ static int try_provider(const char *dataname, const char *prov, const json_t *c,
 			    prov, network_what(prov));
 		return 0;
 	}
+	if (r <= 0)
+		return r;
 	src->dataname = rm_xstrdup(dataname);
 	src->provider = rm_xstrdup(prov);
 	src->home = home ? rm_xstrdup(home) : rm_xasprintf("/data_dlm_%zu", index);
 	return 1;
+}
+
+/* One name of a model's data field into src: the first provider of madengine's order that
+ * serves it. */
+static int resolve_one(const rm_data_config *cfg, const char *name, size_t index, const char *root,
+		       rm_data_source *src, rm_error *err)
+{
+	json_t *entry = cfg && cfg->obj ? json_object_get(cfg->obj, name) : NULL;
+	rm_buf why = RM_BUF_INIT((size_t)1 << 16);
+	int served = 0;
+
+	if (!entry && (!cfg || !cfg->source))
+		return rm_error_set(err, RM_ERR_INPUT,
+				    "data '%s': there is no data.json in the folder; add one with "
+				    "{\"%s\": {\"local\": {\"path\": \"/path/to/data\"}}}",
+				    name, name);
+	if (!entry)
+		return rm_error_set(err, RM_ERR_INPUT,
+				    "data '%s' is not in '%s'; add it (e.g. {\"%s\": {\"local\": "
+				    "{\"path\": \"/path/to/data\"}}})",
+				    name, cfg->source, name);
+	for (size_t k = 0; provider_order[k] && served == 0; k++) {
+		const json_t *c = json_object_get(entry, provider_order[k]);
+		if (c)
+			served =
+			    try_provider(name, provider_order[k], c, index, root, src, &why, err);
+	}
+	if (served < 0) {
+		source_release(src);
+		memset(src, 0, sizeof(*src));
+	} else if (!served) {
+		served =
+		    rm_error_set(err, RM_ERR_INPUT, "data '%s': no provider can serve it%s%s", name,
+				 why.len ? "" : " (it lists no known provider)", rm_buf_str(&why));
+	}
+	rm_buf_release(&why);
+	return served < 0 ? -1 : 0;
 }
 
 int rm_data_resolve(const rm_data_config *cfg, const char *data_field, const char *root,
@@ -332,7 +417,6 @@ int rm_data_resolve(const rm_data_config *cfg, const char *data_field, const cha
 {
 	rm_buf home = RM_BUF_INIT((size_t)1 << 20), types = RM_BUF_INIT((size_t)1 << 20);
 	const char *p = data_field;
-	size_t index = 0;
 	int ret = -1;
 
 	memset(plan, 0, sizeof(*plan));
@@ -344,62 +428,18 @@ int rm_data_resolve(const rm_data_config *cfg, const char *data_field, const cha
 		size_t len = strcspn(p, ",");
 		char *name = rm_xstrndup(p, len);
 		char *trimmed = rm_trim(name);
-		json_t *entry = cfg && cfg->obj ? json_object_get(cfg->obj, trimmed) : NULL;
-		rm_buf why = RM_BUF_INIT((size_t)1 << 16);
-		int served = 0;
+		rm_data_source *src = &plan->sources[plan->n];
 
-		p += len;
-		if (*p == ',')
-			p++;
-		if (!*trimmed) {
-			free(name);
-			continue;
-		}
-		if (!entry) {
-			if (!cfg || !cfg->source)
-				rm_error_set(err, RM_ERR_INPUT,
-					     "data '%s': there is no data.json in the folder; add "
-					     "one with {\"%s\": {\"local\": {\"path\": "
-					     "\"/path/to/data\"}}}",
-					     trimmed, trimmed);
-			else
-				rm_error_set(err, RM_ERR_INPUT,
-					     "data '%s' is not in '%s'; add it (e.g. {\"%s\": "
-					     "{\"local\": {\"path\": \"/path/to/data\"}}})",
-					     trimmed, cfg->source, trimmed);
+		p += len + (p[len] == ',');
+		if (*trimmed && resolve_one(cfg, trimmed, plan->n, root, src, err) < 0) {
 			free(name);
 			goto out;
 		}
-		for (size_t k = 0; provider_order[k] && !served; k++) {
-			const json_t *c = json_object_get(entry, provider_order[k]);
-			int r;
-
-			if (!c)
-				continue;
-			r = try_provider(trimmed, provider_order[k], c, index, root,
-					 &plan->sources[plan->n], &why, err);
-			if (r < 0) {
-				source_release(&plan->sources[plan->n]);
-				memset(&plan->sources[plan->n], 0, sizeof(plan->sources[0]));
-				rm_buf_release(&why);
-				free(name);
-				goto out;
-			}
-			served = r;
+		if (*trimmed) {
+			rm_buf_addf(&home, "%s%s", plan->n ? "," : "", src->home);
+			rm_buf_addf(&types, "%s%s", plan->n ? "," : "", src->provider);
+			plan->n++;
 		}
-		if (!served) {
-			rm_error_set(err, RM_ERR_INPUT, "data '%s': no provider can serve it%s%s",
-				     trimmed, why.len ? "" : " (it lists no known provider)",
-				     rm_buf_str(&why));
-			rm_buf_release(&why);
-			free(name);
-			goto out;
-		}
-		rm_buf_release(&why);
-		rm_buf_addf(&home, "%s%s", plan->n ? "," : "", plan->sources[plan->n].home);
-		rm_buf_addf(&types, "%s%s", plan->n ? "," : "", plan->sources[plan->n].provider);
-		plan->n++;
-		index++;
 		free(name);
 	}
 	plan->datahome = rm_buf_detach(&home);

@@ -15,7 +15,6 @@
 
 #include "engine_internal.h"
 #include "rm/docker.h"
-#include "rm/log.h"
 #include "rm/util.h"
 
 char *engine_escape(const char *s)

@@ -14,7 +14,6 @@
 
 #include "engine_internal.h"
 #include "rm/docker.h"
-#include "rm/log.h"
 #include "rm/util.h"
 
 /* ---- images and containers ---- */

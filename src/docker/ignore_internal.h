@@ -1,10 +1,10 @@
 /*
- * What tar.c needs from ignore.c beyond the public rm_ignore functions in rm/tar.h.
+ * What tar.c needs from ignore.c beyond the public rm_ignore functions in rm/docker.h.
  */
 #ifndef RM_DOCKER_IGNORE_INTERNAL_H
 #define RM_DOCKER_IGNORE_INTERNAL_H
 
-#include "rm/tar.h"
+#include "rm/docker.h"
 
 /* Appends one .dockerignore line (same processing as the file's lines: comments, blanks,
  * "!", cleaning). Returns 0, or -1 for the illegal lone "!". */

@@ -12,7 +12,6 @@
 #include <openssl/evp.h>
 
 #include "rm/docker.h"
-#include "rm/proc.h"
 #include "rm/util.h"
 
 #define MAX_CONFIG_FILE	  (4u * 1024 * 1024)

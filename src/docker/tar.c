@@ -1,5 +1,5 @@
 /*
- * Tar archives through libarchive (see rm/tar.h).
+ * Tar archives through libarchive (see rm/docker.h).
  *
  * The folder walk is done by hand with lstat/opendir rather than archive_read_disk because
  * .dockerignore decides per path whether to descend, and Docker's rule "walk into an
@@ -21,9 +21,8 @@
 
 #include "ignore_internal.h"
 #include "tar_internal.h"
-#include "rm/hash.h"
-#include "rm/tar.h"
 #include "rm/util.h"
+#include "rm/docker.h"
 
 #define EXTERNAL_DOCKERFILE ".run_models.Dockerfile"
 

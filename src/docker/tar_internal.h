@@ -6,7 +6,7 @@
 
 #include <archive.h>
 
-#include "rm/error.h"
+#include "rm/util.h"
 
 #define COPY_BLOCK (64 * 1024)
 

@@ -3,7 +3,8 @@
  * Engine API (rm/docker.h). Images are built by docker_image.c.
  *
  *   start    POST /containers/create (Cmd as an argv array, Env in the body), then the
- *            scripts folder copied in with PUT /archive: nothing runs yet
+ *            scripts folder (and the custom data scripts' folders) copied in with PUT
+ *            /archive: nothing runs yet
  *   stream   attach, then start once the engine has answered: no output is lost
  *   stop     SIGKILL (the container must not outlive its budget by more than one poll)
  *   wait     POST /wait?condition=not-running
@@ -23,8 +24,6 @@
 #include "docker_internal.h"
 #include "rm/docker.h"
 #include "rm/launcher.h"
-#include "rm/log.h"
-#include "rm/tar.h"
 #include "rm/util.h"
 
 struct rm_job {
@@ -116,6 +115,35 @@ out:
 	return ret;
 }
 
+/* The folder of each custom data script goes to RM_DATA_SCRIPTS/<k> (spec_data.c runs it
+ * from there). */
+static int copy_data_scripts(struct docker_launcher *dl, const rm_spec_in *in, const char *id,
+			     rm_error *err)
+{
+	int ret = 0;
+
+	for (size_t k = 0; ret == 0 && k < rm_spec_data_scripts(in); k++) {
+		const char *script = rm_spec_data_script(in, k);
+		const char *slash = strrchr(script, '/');
+		char *src = slash ? rm_xstrndup(script, (size_t)(slash - script)) : rm_xstrdup(".");
+		char *prefix = rm_xasprintf("%s/%zu", &RM_DATA_SCRIPTS[1], k), *tar_path = NULL;
+		int fd = rm_make_temp(&tar_path, err);
+
+		ret = fd >= 0 && rm_tar_tree(src, prefix, fd, err) == 0 &&
+			      rm_docker_put_archive(dl->d, id, "/", tar_path, err) == 0
+			  ? 0
+			  : rm_error_wrap(err, "data script '%s'", script);
+		if (fd >= 0)
+			close(fd);
+		if (tar_path)
+			unlink(tar_path);
+		free(tar_path);
+		free(prefix);
+		free(src);
+	}
+	return ret;
+}
+
 void docker_label(const struct docker_launcher *dl, json_t *labels)
 {
 	json_object_set_new(labels, "run_models", json_string("1"));
@@ -143,6 +171,8 @@ static int docker_start(void *state, const rm_job_spec *spec, rm_job **out, rm_e
 	*out = job;
 	job = NULL;
 	ret = copy_scripts(dl, spec->in->model, (*out)->id, err);
+	if (ret == 0)
+		ret = copy_data_scripts(dl, spec->in, (*out)->id, err);
 out:
 	if (job) {
 		free(job->name);

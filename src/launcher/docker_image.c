@@ -9,10 +9,8 @@
 #include <unistd.h>
 
 #include "docker_internal.h"
-#include "rm/hash.h"
-#include "rm/log.h"
-#include "rm/tar.h"
 #include "rm/util.h"
+#include "rm/docker.h"
 
 #define FINGERPRINT_LABEL "run_models.fingerprint"
 
@@ -87,55 +85,66 @@ static char *local_id(struct docker_launcher *dl, const char *ref)
 	return id;
 }
 
-/* An image by reference: the engine's own copy, else pulled (a digest pins exactly what
- * runs; a tag without a registry host comes from Docker Hub, as with docker pull). */
-static int prepare_ref(struct docker_launcher *dl, const rm_image_req *req, char **image_id,
-		       int *cached, rm_error *err)
+/* Pulls an image the engine lacks, as `docker run` would: ":latest" when ref names no tag
+ * (a digest pins exactly what runs), credentials as for pushes (rm_registry_auth). */
+static int pull_given(struct docker_launcher *dl, const rm_image_req *req, char **image_id,
+		      rm_error *err)
 {
-	const char *ref = req->image_ref;
-	char *repo = NULL, *tag = NULL, *pull_ref = NULL, *registry = NULL, *auth = NULL, *msg;
+	char *repo = NULL, *tag = NULL, *ref = NULL, *reg = NULL, *auth = NULL;
 	const char *src = NULL;
+	rm_image_xfer_opts o = {NULL, req->on_line, req->ud, req->poll, req->ud};
 	int ret = -1;
 
-	*cached = 1;
-	if ((*image_id = local_id(dl, ref))) {
-		msg = rm_xasprintf("run_models: image '%s' is on this engine (%s); nothing to pull",
-				   ref, *image_id);
-		say(req, msg);
-		free(msg);
-		return 0;
+	if (rm_image_ref_split(req->image, &repo, &tag) < 0 ||
+	    rm_starts_with(req->image, "sha256:")) {
+		rm_error_set(err, RM_ERR_INPUT, "'%s' cannot be pulled by that name", req->image);
+		goto out;
 	}
-	if (rm_image_ref_split(ref, &repo, &tag) < 0 || rm_starts_with(ref, "sha256:")) {
-		rm_error_set(err, RM_ERR_INPUT,
-			     "image '%s' is not on this engine and cannot be pulled by that name",
+	ref = tag ? rm_xstrdup(req->image) : rm_xasprintf("%s:latest", req->image);
+	reg = rm_image_ref_registry(ref);
+	if (rm_registry_auth(reg, &auth, &src, err) < 0)
+		goto out;
+	o.auth = auth;
+	rm_info("pulling '%s' from %s (credentials: %s)", ref, reg, src);
+	if (rm_docker_image_pull(dl->d, ref, &o, NULL, err) < 0)
+		goto out;
+	if (!(*image_id = local_id(dl, ref))) {
+		rm_error_set(err, RM_ERR_DOCKER, "pulled '%s' but the engine does not list it",
 			     ref);
 		goto out;
 	}
-	pull_ref = tag ? rm_xstrdup(ref) : rm_xasprintf("%s:latest", ref);
-	registry = rm_image_ref_registry(pull_ref);
-	if (rm_registry_auth(registry, &auth, &src, err) < 0)
-		goto out;
-	rm_info("pulling '%s' (credentials: %s)", pull_ref, src);
-	rm_image_xfer_opts o = {auth, req->on_line, req->ud, req->poll, req->ud};
-	if (rm_docker_image_pull(dl->d, pull_ref, &o, NULL, err) < 0) {
-		if (!rm_starts_with(err->msg, "cannot pull"))
-			rm_error_wrap(err, "cannot pull '%s'", pull_ref);
-		goto out;
-	}
-	if (!(*image_id = local_id(dl, pull_ref))) {
-		rm_error_set(err, RM_ERR_DOCKER, "pulled '%s' but the engine does not list it",
-			     pull_ref);
-		goto out;
-	}
-	*cached = 0;
 	ret = 0;
 out:
+	if (ret < 0)
+		rm_error_wrap(err,
+			      "image '%s' is not on the engine at %s and pulling it failed (check "
+			      "the name, the registry and its credentials)",
+			      req->image, rm_docker_host(dl->d));
 	rm_registry_auth_free(auth);
-	free(registry);
-	free(pull_ref);
-	free(repo);
+	free(reg);
+	free(ref);
 	free(tag);
+	free(repo);
 	return ret;
+}
+
+/* An image given as it is (MAD_CONTAINER_IMAGE, a build manifest's entry): its id, pulled
+ * when the engine lacks it; nothing built. *cached: it was there. */
+static int given_image(struct docker_launcher *dl, const rm_image_req *req, char **image_id,
+		       int *cached, rm_error *err)
+{
+	char *msg;
+
+	*image_id = local_id(dl, req->image);
+	*cached = *image_id != NULL;
+	if (!*cached && pull_given(dl, req, image_id, err) < 0)
+		return -1;
+	msg = rm_xasprintf("run_models: image '%s' (%s)%s; nothing built", req->image, *image_id,
+			   *cached ? " is on this engine" : " pulled");
+	say(req, msg);
+	rm_info("image '%s' (%s) given as it is; nothing built", req->image, *image_id);
+	free(msg);
+	return 0;
 }
 
 int rm_docker_launcher_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
@@ -149,8 +158,8 @@ int rm_docker_launcher_prepare(void *state, const rm_image_req *req, char **imag
 	int fd = -1, ret = -1;
 
 	*cached = 0;
-	if (req->image_ref)
-		return prepare_ref(dl, req, image_id, cached, err);
+	if (!req->df)
+		return given_image(dl, req, image_id, cached, err);
 	labels = json_object();
 	/* The image is up to date when its fingerprint label matches the context, the build
 	 * args and the base image as they are now: skip the build (a fully cached build still
@@ -215,24 +224,23 @@ void rm_docker_launcher_plan(void *state, const rm_image_req *req, const rm_job_
 {
 	json_t *body = NULL;
 	rm_error err = RM_ERROR_INIT;
-	char *js = json_dumps(req->buildargs, JSON_COMPACT | JSON_SORT_KEYS);
-	char *build = req->df
-			  ? rm_build_cmdline(req->image, req->df->path, req->model->dockercontext,
-					     req->buildargs, NULL, req->nocache)
-			  : NULL;
 
 	(void)state;
-	if (req->image_ref) {
-		char *q = rm_shell_quote(req->image_ref);
-		fprintf(out, "  image: %s (no build; pulled when the engine lacks it)\n",
-			req->image_ref);
-		fprintf(out, "  docker pull %s\n", q);
-		free(q);
-	} else {
+	if (req->df) {
+		char *js = json_dumps(req->buildargs, JSON_COMPACT | JSON_SORT_KEYS);
+		char *build = rm_build_cmdline(req->image, req->df->path, req->model->dockercontext,
+					       req->buildargs, NULL, req->nocache);
 		fprintf(out, "  dockerfile: %s (base image %s)\n", req->df->path,
 			req->df->base_image ? req->df->base_image : "unknown");
 		fprintf(out, "  build args: %s\n", js ? js : "{}");
 		fprintf(out, "  %s\n", build);
+		free(build);
+		free(js);
+	} else {
+		fprintf(out,
+			"  image: %s (given as it is: nothing built; pulled when the engine lacks "
+			"it)\n",
+			req->image);
 	}
 	if (rm_spec_body(spec->in, &body, &err) < 0) {
 		fprintf(out, "  would fail: %s\n", err.msg);
@@ -242,6 +250,4 @@ void rm_docker_launcher_plan(void *state, const rm_image_req *req, const rm_job_
 		free(run);
 	}
 	json_decref(body);
-	free(build);
-	free(js);
 }

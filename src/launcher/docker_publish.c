@@ -10,7 +10,6 @@
 #include "docker_internal.h"
 #include "rm/docker.h"
 #include "rm/launcher.h"
-#include "rm/log.h"
 #include "rm/util.h"
 
 void rm_published_release(rm_published *p)

@@ -17,8 +17,6 @@
 
 #include "docker_internal.h"
 #include "slurm_launcher.h"
-#include "rm/proc.h"
-#include "rm/log.h"
 #include "rm/util.h"
 
 static int slurm_claims(const rm_context *ctx)
@@ -152,13 +150,13 @@ static int slurm_prepare(void *state, const rm_image_req *req, char **image_id, 
 	    .docker_host = sl->cfg.docker_host, .ctx = sl->cfg.ctx, .run_id = sl->cfg.run_id};
 	size_t n1, n2;
 
-	if (req->image_ref) {
+	if (!req->df) {
 		char *msg = rm_xasprintf("run_models: image '%s': each SLURM node pulls it when "
 					 "its engine lacks it",
-					 req->image_ref);
+					 req->image);
 		say(req, msg);
 		free(msg);
-		*image_id = rm_xstrdup(req->image_ref);
+		*image_id = rm_xstrdup(req->image);
 		*cached = 1;
 		return 0;
 	}

@@ -12,7 +12,7 @@
  * <log_dir>/<log_base>.node<R>.log and .err. A job array runs several one-node models, one
  * array task each, the model picked by SLURM_ARRAY_TASK_ID.
  *
- * Errors follow rm/error.h; messages name the context key or the command whose output did
+ * Errors follow rm/util.h; messages name the context key or the command whose output did
  * not parse. Ownership: *_release frees what a struct owns; returned strings are the
  * caller's.
  */
@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 
-#include "rm/error.h"
+#include "rm/util.h"
 
 typedef struct json_t json_t;
 

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "slurm.h"
-#include "rm/proc.h"
 #include "rm/util.h"
 
 #define MAX_CMD_OUTPUT (16u * 1024 * 1024)

@@ -16,8 +16,6 @@
 #include <jansson.h>
 
 #include "slurm_launcher.h"
-#include "rm/frame.h"
-#include "rm/log.h"
 #include "rm/util.h"
 
 #define READ_CHUNK	  65536

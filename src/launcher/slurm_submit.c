@@ -17,7 +17,6 @@
 #include <jansson.h>
 
 #include "slurm_launcher.h"
-#include "rm/log.h"
 #include "rm/report.h"
 #include "rm/util.h"
 

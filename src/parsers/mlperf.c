@@ -27,6 +27,7 @@
  * last run_start/run_stop pair.
  */
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,13 @@ static int num(json_t *j, double *out)
 	return isfinite(*out) ? 0 : -1;
 }
 
+/* A step or sample count as a long; -1 when it is not a whole number a long holds (a cast
+ * of an out-of-range double is undefined). */
+static long step_of(double v)
+{
+	return v >= 0 && v <= (double)LONG_MAX / 2 ? (long)v : -1;
+}
+
 static int key_is(const char *k, size_t kl, const char *want)
 {
 	return kl == strlen(want) && !memcmp(k, want, kl);
@@ -113,8 +121,8 @@ static int fast_point(struct mlperf *m, const char *k, size_t kl, const char *ke
 	if (tracked) {
 		if (pu_field(meta, (size_t)(end - meta), "\"step\":", 0, &step, NULL) < 0)
 			step = -1;
-		m->step = (long)step;
-		pu_series_add(&m->tp, (long)step, v);
+		m->step = step_of(step);
+		pu_series_add(&m->tp, step_of(step), v);
 		m->latest_tp = v;
 	} else {
 		if (pu_field(meta, (size_t)(end - meta), "\"samples_count\":", 0, &step, NULL) <
@@ -122,10 +130,66 @@ static int fast_point(struct mlperf *m, const char *k, size_t kl, const char *ke
 		    pu_field(meta, (size_t)(end - meta), "\"epoch_num\":", 0, &step, NULL) < 0)
 			step = -1;
 		m->eval = v;
-		m->eval_step = (long)step;
+		m->eval_step = step_of(step);
 		m->have_eval = 1;
 	}
 	return 0;
+}
+
+/* One MLLOG record whose key (k, kl) we read, parsed as root. */
+static void record(struct mlperf *m, const char *k, size_t kl, json_t *root)
+{
+	json_t *meta = json_object_get(root, "metadata"), *val = json_object_get(root, "value");
+	double v;
+
+	if (key_is(k, kl, "run_start")) {
+		if (num(json_object_get(root, "time_ms"), &v) == 0) {
+			m->start_ms = v;
+			m->have_start = 1;
+			m->have_stop = 0; /* a new run begins */
+			m->success = 0;
+			m->status[0] = '\0';
+		}
+	} else if (key_is(k, kl, "run_stop")) {
+		const char *st = json_string_value(json_object_get(meta, "status"));
+		if (num(json_object_get(root, "time_ms"), &v) == 0) {
+			m->stop_ms = v;
+			m->have_stop = 1;
+			m->success = st && !strcmp(st, "success");
+			snprintf(m->status, sizeof(m->status), "%s", st ? st : "");
+		}
+		if (num(json_object_get(meta, "samples_count"), &v) == 0) {
+			m->samples_count = v;
+			m->have_samples = 1;
+		}
+	} else if (key_is(k, kl, "tracked_stats")) {
+		double step = -1;
+		if (num(json_object_get(val, "throughput"), &v) == 0) {
+			if (num(json_object_get(meta, "step"), &step) < 0)
+				step = -1;
+			m->step = step_of(step);
+			pu_series_add(&m->tp, step_of(step), v);
+			m->latest_tp = v;
+		}
+	} else if (key_is(k, kl, "eval_accuracy")) {
+		double step = -1;
+		if (num(val, &v) == 0) {
+			if (num(json_object_get(meta, "samples_count"), &step) < 0 &&
+			    num(json_object_get(meta, "epoch_num"), &step) < 0)
+				step = -1;
+			m->eval = v;
+			m->eval_step = step_of(step);
+			m->have_eval = 1;
+		}
+	} else if (key_is(k, kl, "train_samples")) {
+		if (num(val, &v) == 0) {
+			m->train_samples = v;
+			m->have_train_samples = 1;
+		}
+	} else if (num(val, &v) == 0) { /* throughput, overall_throughput */
+		m->overall = v;
+		m->have_overall = 1;
+	}
 }
 
 static void mlperf_feed(void *state, const char *line, size_t len)
@@ -133,9 +197,8 @@ static void mlperf_feed(void *state, const char *line, size_t len)
 	struct mlperf *m = state;
 	const char *s, *j, *k, *kend, *end;
 	size_t n, kl;
-	json_t *root, *meta, *val;
+	json_t *root;
 	json_error_t jerr;
-	double v;
 
 	if (len < 20 || !(j = pu_find(line, len, ":::MLLOG")))
 		return;
@@ -165,56 +228,7 @@ static void mlperf_feed(void *state, const char *line, size_t len)
 		json_decref(root);
 		return;
 	}
-	meta = json_object_get(root, "metadata");
-	val = json_object_get(root, "value");
-	if (key_is(k, kl, "run_start")) {
-		if (num(json_object_get(root, "time_ms"), &v) == 0) {
-			m->start_ms = v;
-			m->have_start = 1;
-			m->have_stop = 0; /* a new run begins */
-			m->success = 0;
-			m->status[0] = '\0';
-		}
-	} else if (key_is(k, kl, "run_stop")) {
-		const char *st = json_string_value(json_object_get(meta, "status"));
-		if (num(json_object_get(root, "time_ms"), &v) == 0) {
-			m->stop_ms = v;
-			m->have_stop = 1;
-			m->success = st && !strcmp(st, "success");
-			snprintf(m->status, sizeof(m->status), "%s", st ? st : "");
-		}
-		if (num(json_object_get(meta, "samples_count"), &v) == 0) {
-			m->samples_count = v;
-			m->have_samples = 1;
-		}
-	} else if (key_is(k, kl, "tracked_stats")) {
-		double step = -1;
-		if (num(json_object_get(val, "throughput"), &v) == 0) {
-			if (num(json_object_get(meta, "step"), &step) < 0)
-				step = -1;
-			m->step = (long)step;
-			pu_series_add(&m->tp, (long)step, v);
-			m->latest_tp = v;
-		}
-	} else if (key_is(k, kl, "eval_accuracy")) {
-		double step = -1;
-		if (num(val, &v) == 0) {
-			if (num(json_object_get(meta, "samples_count"), &step) < 0 &&
-			    num(json_object_get(meta, "epoch_num"), &step) < 0)
-				step = -1;
-			m->eval = v;
-			m->eval_step = (long)step;
-			m->have_eval = 1;
-		}
-	} else if (key_is(k, kl, "train_samples")) {
-		if (num(val, &v) == 0) {
-			m->train_samples = v;
-			m->have_train_samples = 1;
-		}
-	} else if (num(val, &v) == 0) { /* throughput, overall_throughput */
-		m->overall = v;
-		m->have_overall = 1;
-	}
+	record(m, k, kl, root);
 	json_decref(root);
 }
 

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "parse_util.h"
-#include "rm/frame.h"
-#include "rm/parse_file.h"
+#include "rm/docker.h"
+#include "rm/parser.h"
 #include "rm/util.h"
 
 #define CHUNK (64 * 1024)

@@ -94,6 +94,40 @@ static void run_child(const char *root, const char *script, int wfd)
 	_exit(127);
 }
 
+/* The child's stdout into out until it closes it or the deadline passes (*timed_out).
+ * Output over the limit kills the child (its process group) and is an error. */
+static int read_child(int fd, pid_t pid, double deadline, rm_buf *out, const char *path,
+		      int *timed_out, rm_error *err)
+{
+	for (;;) {
+		char chunk[65536];
+		struct pollfd pfd = {fd, POLLIN, 0};
+		double left = deadline - rm_now();
+		int r, status;
+		ssize_t n;
+
+		if (left <= 0) {
+			*timed_out = 1;
+			return 0;
+		}
+		r = poll(&pfd, 1, (int)(left * 1000) + 1);
+		if (r <= 0)
+			continue; /* EINTR, or the deadline check ends the loop */
+		n = read(fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return 0;
+		if (rm_buf_add(out, chunk, (size_t)n)) {
+			rm_error_set(err, RM_ERR_INPUT, "'%s' listed more than %zu MiB of models",
+				     path, DYNAMIC_MAX_BYTES >> 20);
+			kill(-pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return -1;
+		}
+	}
+}
+
 int rm_dynamic_load(rm_registry *reg, const char *root, const char *path, const char *dir,
 		    const char *base, double timeout, rm_error *err)
 {
@@ -127,35 +161,8 @@ int rm_dynamic_load(rm_registry *reg, const char *root, const char *path, const 
 	}
 	close(fds[1]);
 	fds[1] = -1;
-	for (;;) {
-		char chunk[65536];
-		struct pollfd pfd = {fds[0], POLLIN, 0};
-		double left = deadline - rm_now();
-		int r;
-		ssize_t n;
-
-		if (left <= 0) {
-			timed_out = 1;
-			break;
-		}
-		r = poll(&pfd, 1, (int)(left * 1000) + 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			continue; /* the deadline check ends the loop */
-		n = read(fds[0], chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (rm_buf_add(&out, chunk, (size_t)n)) {
-			rm_error_set(err, RM_ERR_INPUT, "'%s' listed more than %zu MiB of models",
-				     path, DYNAMIC_MAX_BYTES >> 20);
-			kill(-pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			goto out;
-		}
-	}
+	if (read_child(fds[0], pid, deadline, &out, path, &timed_out, err) < 0)
+		goto out;
 	if (timed_out)
 		kill(-pid, SIGKILL);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

@@ -5,7 +5,7 @@
 #ifndef RM_REGISTRY_DYNAMIC_H
 #define RM_REGISTRY_DYNAMIC_H
 
-#include "rm/error.h"
+#include "rm/util.h"
 #include "rm/registry.h"
 
 /*

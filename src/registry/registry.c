@@ -14,9 +14,8 @@
 #include "dynamic.h"
 #include "internal.h"
 #include "names.h"
-#include "rm/log.h"
-#include "rm/registry.h"
 #include "rm/util.h"
+#include "rm/registry.h"
 
 /* Only regular files are read, sized first; the ceiling is far above the largest real
  * registry (130,000 entries are about 50 MiB) and keeps a wrong file from exhausting memory. */
@@ -152,77 +151,84 @@ static int file_exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+/* The sorted names of the folders under root/scripts (none when it does not exist). */
+static int scripts_dirs(const char *scripts, char ***dirs, size_t *n, rm_error *err)
+{
+	DIR *d = opendir(scripts);
+	struct dirent *de;
+
+	*n = 0;
+	*dirs = rm_xcalloc(1, sizeof(**dirs));
+	if (!d && errno != ENOENT && errno != ENOTDIR)
+		return rm_error_set(err, RM_ERR_IO, "cannot list '%s': %s", scripts,
+				    strerror(errno));
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			*dirs = rm_strv_push(*dirs, n, de->d_name);
+	if (d)
+		closedir(d);
+	if (*n)
+		qsort(*dirs, *n, sizeof(**dirs), cmp_str);
+	return 0;
+}
+
+/* scripts/<name>/: its models.json, or its get_models_json.py (run or recorded as skipped);
+ * *found is set when it held a registry. */
+static int load_scope(rm_registry *reg, const char *root, const char *name,
+		      const rm_registry_opts *opts, int *found, rm_error *err)
+{
+	char *dir = rm_xasprintf("scripts/%s", name), *rel = rm_xasprintf("%s/models.json", dir);
+	char *dyn_rel = rm_xasprintf("%s/get_models_json.py", dir);
+	char *dyn = under_root(root, dyn_rel), *path = under_root(root, rel);
+	int r = load_file(reg, path, name, dir, found, err);
+
+	if (r == 0 && file_exists(dyn)) {
+		if (*found) {
+			r = rm_error_set(err, RM_ERR_INPUT,
+					 "both '%s' and '%s' exist (madengine refuses this too); "
+					 "keep one",
+					 path, dyn);
+		} else if (opts && opts->run_dynamic) {
+			*found = 1;
+			r = rm_dynamic_load(reg, root, dyn, name, dir, opts->dynamic_timeout, err);
+		} else {
+			reg->dynamic_skipped =
+			    rm_strv_push(reg->dynamic_skipped ? reg->dynamic_skipped
+							      : rm_xcalloc(1, sizeof(char *)),
+					 &reg->n_dynamic_skipped, dyn_rel);
+			rm_warn(
+			    "'%s' lists models by running Python on this host; it was not run, "
+			    "so models of scope '%s' cannot be selected (give --dynamic-registry "
+			    "run, or set RM_DYNAMIC_REGISTRY=run, to run it, or write its models "
+			    "to '%s')",
+			    dyn, name, path);
+		}
+	}
+	free(path);
+	free(dyn);
+	free(dyn_rel);
+	free(rel);
+	free(dir);
+	return r;
+}
+
 int rm_registry_load_opts(rm_registry *reg, const char *root, const rm_registry_opts *opts,
 			  rm_error *err)
 {
-	char *path = NULL, *scripts = NULL;
+	char *path = under_root(root, "models.json"), *scripts = under_root(root, "scripts");
 	char **dirs = NULL;
 	size_t n_dirs = 0, keep = reg->n;
 	int found = 0, ret = -1;
-	DIR *d = NULL;
-	struct dirent *de;
 
-	path = under_root(root, "models.json");
-	if (load_file(reg, path, NULL, ".", &found, err))
+	if (load_file(reg, path, NULL, ".", &found, err) ||
+	    scripts_dirs(scripts, &dirs, &n_dirs, err) < 0)
 		goto out;
-
-	scripts = under_root(root, "scripts");
-	d = opendir(scripts);
-	if (!d && errno != ENOENT && errno != ENOTDIR) {
-		rm_error_set(err, RM_ERR_IO, "cannot list '%s': %s", scripts, strerror(errno));
-		goto out;
-	}
-	dirs = rm_xcalloc(1, sizeof(*dirs));
-	while (d && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		dirs = rm_strv_push(dirs, &n_dirs, de->d_name);
-	}
-	if (n_dirs)
-		qsort(dirs, n_dirs, sizeof(*dirs), cmp_str);
-
 	for (size_t i = 0; i < n_dirs; i++) {
-		char *dir = rm_xasprintf("scripts/%s", dirs[i]);
-		char *rel = rm_xasprintf("%s/models.json", dir);
-		char *dyn_rel = rm_xasprintf("%s/get_models_json.py", dir);
-		char *dyn = under_root(root, dyn_rel);
-		int r = 0, had = found;
-
-		free(path);
-		path = under_root(root, rel);
-		found = 0;
-		r = load_file(reg, path, dirs[i], dir, &found, err);
-		if (r == 0 && file_exists(dyn)) {
-			if (found) {
-				r = rm_error_set(err, RM_ERR_INPUT,
-						 "both '%s' and '%s' exist (madengine refuses this "
-						 "too); keep one",
-						 path, dyn);
-			} else if (opts && opts->run_dynamic) {
-				found = 1;
-				r = rm_dynamic_load(reg, root, dyn, dirs[i], dir,
-						    opts->dynamic_timeout, err);
-			} else {
-				reg->dynamic_skipped = rm_strv_push(
-				    reg->dynamic_skipped ? reg->dynamic_skipped
-							 : rm_xcalloc(1, sizeof(char *)),
-				    &reg->n_dynamic_skipped, dyn_rel);
-				rm_warn("'%s' lists models by running Python on this host; it was "
-					"not run, so models of scope '%s' cannot be selected (set "
-					"RM_DYNAMIC_REGISTRY=run to run it, or write its models to "
-					"'%s')",
-					dyn, dirs[i], path);
-			}
-		}
-		found = found || had;
-		free(dyn);
-		free(dyn_rel);
-		free(rel);
-		free(dir);
-		if (r)
+		int in_scope = 0;
+		if (load_scope(reg, root, dirs[i], opts, &in_scope, err))
 			goto out;
+		found = found || in_scope;
 	}
-
 	if (!found && !reg->n_dynamic_skipped) {
 		rm_error_set(
 		    err, RM_ERR_INPUT,
@@ -235,8 +241,6 @@ int rm_registry_load_opts(rm_registry *reg, const char *root, const rm_registry_
 out:
 	if (ret)
 		rm_registry_truncate(reg, keep);
-	if (d)
-		closedir(d);
 	rm_strv_free(dirs);
 	free(scripts);
 	free(path);

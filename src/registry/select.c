@@ -113,19 +113,12 @@ static int has_args(const char *extra, const char *args)
 	return 0;
 }
 
-int rm_select(const rm_registry *reg, const char *const *tag_exprs, size_t n_exprs,
-	      rm_selection *sel, rm_error *err)
+/* The comma-separated pieces of every --tags value, blanks trimmed, empty ones dropped. */
+static struct tag_piece *split_exprs(const char *const *tag_exprs, size_t n_exprs, size_t *n)
 {
 	struct tag_piece *pieces = NULL;
-	size_t n_pieces = 0, n_unmatched = 0;
-	char **extra = NULL;
-	unsigned char *picked = NULL;
-	rm_buf msg = RM_BUF_INIT((size_t)1 << 16);
-	int ret = -1;
 
-	sel->items = NULL;
-	sel->n = 0;
-
+	*n = 0;
 	for (size_t i = 0; i < n_exprs; i++) {
 		const char *s = tag_exprs[i];
 
@@ -138,20 +131,18 @@ int rm_select(const rm_registry *reg, const char *const *tag_exprs, size_t n_exp
 				free(text);
 				continue;
 			}
-			pieces = rm_xrealloc(pieces, (n_pieces + 1) * sizeof(*pieces));
-			memset(&pieces[n_pieces], 0, sizeof(*pieces));
-			split_piece(text, &pieces[n_pieces++]);
+			pieces = rm_xrealloc(pieces, (*n + 1) * sizeof(*pieces));
+			memset(&pieces[*n], 0, sizeof(*pieces));
+			split_piece(text, &pieces[(*n)++]);
 		}
 	}
-	if (n_pieces == 0) {
-		rm_error_set(err, RM_ERR_USAGE,
-			     "no tags given; pass --tags <tag> (run 'run_models list' to see the "
-			     "models and their tags)");
-		goto out;
-	}
+	return pieces;
+}
 
-	picked = rm_xcalloc(reg->n + 1, 1);
-	extra = rm_xcalloc(reg->n + 1, sizeof(*extra));
+/* Marks the models each piece picks, and appends its extra args to theirs once. */
+static void match_pieces(const rm_registry *reg, struct tag_piece *pieces, size_t n_pieces,
+			 unsigned char *picked, char **extra)
+{
 	for (size_t k = 0; k < n_pieces; k++) {
 		struct tag_piece *p = &pieces[k];
 
@@ -171,37 +162,66 @@ int rm_select(const rm_registry *reg, const char *const *tag_exprs, size_t n_exp
 			}
 		}
 	}
+}
+
+/* An error naming every tag that matched nothing (each once), and the dynamic registries
+ * that were not run; 0 when every tag matched. */
+static int unmatched(const rm_registry *reg, const struct tag_piece *pieces, size_t n_pieces,
+		     rm_error *err)
+{
+	rm_buf msg = RM_BUF_INIT((size_t)1 << 16), dyn = RM_BUF_INIT((size_t)1 << 16);
+	size_t n = 0;
+	int ret = 0;
 
 	for (size_t k = 0; k < n_pieces; k++) {
 		int seen = 0;
 
-		if (pieces[k].matched)
+		for (size_t j = 0; j < k && !pieces[k].matched; j++)
+			seen |= !pieces[j].matched && strcmp(pieces[j].text, pieces[k].text) == 0;
+		if (pieces[k].matched || seen)
 			continue;
-		/* Name each failing tag once, even if it was given twice. */
-		for (size_t j = 0; j < k; j++)
-			if (!pieces[j].matched && strcmp(pieces[j].text, pieces[k].text) == 0)
-				seen = 1;
-		if (seen)
-			continue;
-		rm_buf_addf(&msg, "%s'%s'", n_unmatched ? ", " : "", pieces[k].text);
-		n_unmatched++;
+		rm_buf_addf(&msg, "%s'%s'", n ? ", " : "", pieces[k].text);
+		n++;
 	}
-	if (n_unmatched) {
-		rm_buf dyn = RM_BUF_INIT((size_t)1 << 16);
+	for (size_t i = 0; n && i < reg->n_dynamic_skipped; i++)
+		rm_buf_addf(&dyn, "%s'%s'", i ? ", " : "", reg->dynamic_skipped[i]);
+	if (n)
+		ret =
+		    rm_error_set(err, RM_ERR_INPUT,
+				 "no model matches %s %s; run 'run_models list' to see the models "
+				 "and their tags%s%s%s",
+				 n == 1 ? "tag" : "tags", rm_buf_str(&msg),
+				 dyn.len ? " (the dynamic registries " : "", rm_buf_str(&dyn),
+				 dyn.len ? " were not run: give --dynamic-registry run, or set "
+					   "RM_DYNAMIC_REGISTRY=run, to run them)"
+					 : "");
+	rm_buf_release(&dyn);
+	rm_buf_release(&msg);
+	return ret;
+}
 
-		for (size_t i = 0; i < reg->n_dynamic_skipped; i++)
-			rm_buf_addf(&dyn, "%s'%s'", i ? ", " : "", reg->dynamic_skipped[i]);
-		rm_error_set(err, RM_ERR_INPUT,
-			     "no model matches %s %s; run 'run_models list' to see the models and "
-			     "their tags%s%s%s",
-			     n_unmatched == 1 ? "tag" : "tags", rm_buf_str(&msg),
-			     dyn.len ? " (the dynamic registries " : "", rm_buf_str(&dyn),
-			     dyn.len ? " were not run: set RM_DYNAMIC_REGISTRY=run to run them)"
-				     : "");
-		rm_buf_release(&dyn);
+int rm_select(const rm_registry *reg, const char *const *tag_exprs, size_t n_exprs,
+	      rm_selection *sel, rm_error *err)
+{
+	size_t n_pieces = 0;
+	struct tag_piece *pieces = split_exprs(tag_exprs, n_exprs, &n_pieces);
+	char **extra = NULL;
+	unsigned char *picked = NULL;
+	int ret = -1;
+
+	sel->items = NULL;
+	sel->n = 0;
+	if (n_pieces == 0) {
+		rm_error_set(err, RM_ERR_USAGE,
+			     "no tags given; pass --tags <tag> (run 'run_models list' to see the "
+			     "models and their tags)");
 		goto out;
 	}
-
+	picked = rm_xcalloc(reg->n + 1, 1);
+	extra = rm_xcalloc(reg->n + 1, sizeof(*extra));
+	match_pieces(reg, pieces, n_pieces, picked, extra);
+	if (unmatched(reg, pieces, n_pieces, err) < 0)
+		goto out;
 	sel->items = rm_xcalloc(reg->n + 1, sizeof(*sel->items));
 	for (size_t i = 0; i < reg->n; i++) {
 		if (!picked[i])
@@ -224,7 +244,6 @@ out:
 			free(extra[i]);
 	free(extra);
 	free(picked);
-	rm_buf_release(&msg);
 	return ret;
 }
 

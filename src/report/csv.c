@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rm/csv.h"
+#include "rm/report.h"
 #include "rm/util.h"
 
 #define CSV_RECORD_MAX ((size_t)1 << 20)

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/csv.h"
 #include "rm/report.h"
 #include "rm/util.h"
 
@@ -123,6 +122,13 @@ static char *fmt_num(double v)
 int rm_metrics_append(const char *perf_path, const char *timestamp, const char *run_id,
 		      const char *model, const rm_parse_result *pr, rm_error *err)
 {
+	return rm_metrics_append_rows(perf_path, timestamp, run_id, model, NULL, pr, err);
+}
+
+int rm_metrics_append_rows(const char *perf_path, const char *timestamp, const char *run_id,
+			   const char *model, const char *const *row_models,
+			   const rm_parse_result *pr, rm_error *err)
+{
 	enum { COLS = sizeof(metric_header) / sizeof(metric_header[0]) };
 	char *safe, *name, *path;
 	const char **rows;
@@ -143,7 +149,7 @@ int rm_metrics_append(const char *perf_path, const char *timestamp, const char *
 		vals[2 * i + 1] = mt->step >= 0 ? rm_xasprintf("%ld", mt->step) : NULL;
 		row[0] = timestamp;
 		row[1] = run_id;
-		row[2] = model;
+		row[2] = row_models ? row_models[i] : model;
 		row[3] = mt->name;
 		row[4] = vals[2 * i];
 		row[5] = mt->unit;

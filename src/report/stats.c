@@ -2,9 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/error.h"
-#include "rm/stats.h"
 #include "rm/util.h"
+#include "rm/report.h"
 
 static int cmp_double(const void *a, const void *b)
 {

@@ -6,10 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/csv.h"
-#include "rm/log.h"
 #include "rm/report.h"
-#include "rm/stats.h"
 #include "rm/util.h"
 
 static const char *const summary_header[] = {"timestamp", "run_id", "model", "metric",	  "unit",

@@ -1,7 +1,7 @@
 /*
  * run_models build: the images of the selection built once through the Docker launcher's
  * prepare (the same fingerprint and skip-build check as a run), pushed to the registry under
- * their fingerprint when one is given, and listed in the build manifest (rm/manifest.h) for
+ * their fingerprint when one is given, and listed in the build manifest (rm/runner.h) for
  * `run --manifest`. The manifest is rewritten after every image, so an interrupted build
  * keeps what was done; one image's failure is recorded in it and the others go on.
  */
@@ -13,7 +13,6 @@
 #include <jansson.h>
 
 #include "internal.h"
-#include "rm/log.h"
 #include "rm/report.h"
 #include "rm/util.h"
 
@@ -85,7 +84,7 @@ static json_t *deployment(struct run *r)
 }
 
 struct built {
-	rm_manifest_image mi;
+	rm_built_image mi;
 	rm_published pub;
 	double build_s;
 	int cached;
@@ -137,7 +136,7 @@ static int build_one(struct run *r, const rm_model *m, const rm_dockerfile *df, 
 static int add_image(struct run *r, json_t *doc, const rm_model *m, struct built *b, int failed,
 		     rm_build_result *res)
 {
-	rm_manifest_image *mi = &b->mi;
+	rm_built_image *mi = &b->mi;
 	int reused = b->pub.reused || (!r->o->registry && b->cached);
 
 	mi->model = rm_xstrdup(m->name);
@@ -145,11 +144,11 @@ static int add_image(struct run *r, json_t *doc, const rm_model *m, struct built
 	mi->digest = rm_xstrdup(b->pub.digest);
 	mi->image_id = rm_xstrdup(b->pub.image_id);
 	mi->failed = failed;
-	rm_manifest_add(doc, mi, model_json(m), b->pub.fingerprint,
-			b->pub.reused	 ? 0
-			: b->pub.build_s ? b->pub.build_s
-					 : b->build_s,
-			b->pub.push_s, reused);
+	rm_build_manifest_add(doc, mi, model_json(m), b->pub.fingerprint,
+			      b->pub.reused    ? 0
+			      : b->pub.build_s ? b->pub.build_s
+					       : b->build_s,
+			      b->pub.push_s, reused);
 	if (failed) {
 		res->n_failed++;
 		rm_warn("image '%s' of model '%s' failed: %s", mi->key, m->name, mi->reason);
@@ -226,7 +225,7 @@ static int build_all(struct run *r, rm_build_result *res, rm_error *err)
 	json_t *ctx = build_context(r), *dep = deployment(r), *doc;
 	int ret = 0;
 
-	doc = rm_manifest_new(o->registry, ctx, dep);
+	doc = rm_build_manifest_new(o->registry, ctx, dep);
 	json_decref(ctx);
 	json_decref(dep);
 	if (rm_mkdirs(o->log_dir, err) < 0 ||
@@ -239,7 +238,7 @@ static int build_all(struct run *r, rm_build_result *res, rm_error *err)
 		o->registry ? o->registry : "");
 	for (size_t i = 0; i < r->sel.n && !rm_runner_signal() && ret == 0; i++) {
 		build_model(r, r->sel.items[i].model, doc, res);
-		ret = rm_manifest_write(doc, o->manifest, err);
+		ret = rm_build_manifest_write(doc, o->manifest, err);
 	}
 	json_decref(doc);
 	return ret;
@@ -253,7 +252,7 @@ int rm_runner_build(const rm_run_opts *o, rm_build_result *res, rm_error *err)
 	memset(&r, 0, sizeof(r));
 	memset(res, 0, sizeof(*res));
 	r.o = o;
-	make_run_id(r.run_id, sizeof(r.run_id));
+	rm_run_id_new(r.run_id, sizeof(r.run_id));
 	r.secrets = rm_secrets_from_env(environ, &r.n_secrets);
 	warn_short_secrets();
 	rm_mask_init(&r.mask, (const char *const *)r.secrets, r.n_secrets);

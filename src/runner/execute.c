@@ -8,12 +8,8 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "rm/csv.h"
-#include "rm/log.h"
-#include "rm/tar.h"
 #include "rm/util.h"
-
-#define RESULTS_MAX_BYTES ((size_t)16 << 20)
+#include "rm/docker.h"
 
 char *container_name(const struct run *r, const rm_model *m, size_t k)
 {
@@ -23,118 +19,6 @@ char *container_name(const struct run *r, const rm_model *m, size_t k)
 		      (*p >= '0' && *p <= '9') || *p == '_' || *p == '.' || *p == '-'))
 			*p = '_';
 	return s;
-}
-
-/* A file out of the workload (a tar from the launcher), extracted to a temporary file. */
-static FILE *fetch_file(struct run *r, rm_job *job, const char *path, rm_error *err)
-{
-	char *tar_path = NULL, *csv_path = NULL;
-	int tfd = rm_make_temp(&tar_path, err), cfd = -1;
-	FILE *f = NULL;
-
-	if (tfd < 0)
-		goto out;
-	if (r->launcher.ops->fetch(r->launcher.state, job, path, tfd, RESULTS_MAX_BYTES * 2, err) <
-	    0)
-		goto out;
-	cfd = rm_make_temp(&csv_path, err);
-	if (cfd < 0 || lseek(tfd, 0, SEEK_SET) < 0 ||
-	    rm_tar_extract_one(tfd, cfd, RESULTS_MAX_BYTES, err) < 0)
-		goto out;
-	f = fopen(csv_path, "r");
-	if (!f)
-		rm_error_set(err, RM_ERR_IO, "cannot read '%s'", csv_path);
-out:
-	if (tfd >= 0)
-		close(tfd);
-	if (cfd >= 0)
-		close(cfd);
-	if (tar_path)
-		unlink(tar_path); /* f stays readable: unlinked, not closed */
-	if (csv_path)
-		unlink(csv_path);
-	free(tar_path);
-	free(csv_path);
-	return f;
-}
-
-/* The header's model, performance and metric columns. */
-static int results_columns(FILE *f, long col[3], rm_error *err)
-{
-	static const char *const want[3] = {"model", "performance", "metric"};
-	char **rec = NULL;
-	size_t n;
-
-	if (rm_csv_read_record(f, &rec, &n, err) != 1)
-		return rm_error_set(err, RM_ERR_INPUT, "it is empty");
-	col[0] = col[1] = col[2] = -1;
-	for (size_t i = 0; i < n; i++)
-		for (int k = 0; k < 3; k++)
-			if (!strcmp(rec[i], want[k]))
-				col[k] = (long)i;
-	rm_strv_free(rec);
-	if (col[0] < 0 || col[1] < 0 || col[2] < 0)
-		return rm_error_set(
-		    err, RM_ERR_INPUT,
-		    "its header must name the columns model, performance and metric");
-	return 0;
-}
-
-/* Reads the multiple_results CSV out of the workload: one result per row. */
-static int read_multiple_results(struct run *r, const rm_model *m, rm_job *job, struct outcome *oc,
-				 rm_error *err)
-{
-	char *dir = rm_model_dir(m), *path;
-	FILE *f = NULL;
-	char **rec = NULL;
-	size_t n, nm = 0, np = 0, nme = 0;
-	long col[3] = {-1, -1, -1};
-	int got, ret = -1;
-
-	path = m->multiple_results[0] == '/'
-		   ? rm_xstrdup(m->multiple_results)
-		   : rm_xasprintf("%s/%s/%s", RM_WORKSPACE, dir, m->multiple_results);
-	if (!(f = fetch_file(r, job, path, err)) || results_columns(f, col, err) < 0)
-		goto out;
-	oc->mr_names = rm_xcalloc(1, sizeof(char *));
-	oc->mr_perf = rm_xcalloc(1, sizeof(char *));
-	oc->mr_metric = rm_xcalloc(1, sizeof(char *));
-	while ((got = rm_csv_read_record(f, &rec, &n, err)) == 1) {
-		double v;
-		if (n == 1 && !rec[0][0]) { /* blank line */
-			rm_strv_free(rec);
-			continue;
-		}
-		if ((size_t)col[0] >= n || (size_t)col[1] >= n || (size_t)col[2] >= n ||
-		    !rec[col[0]][0]) {
-			rm_error_set(err, RM_ERR_INPUT, "row %zu has missing columns", nm + 2);
-			goto out;
-		}
-		oc->mr_names = rm_strv_push(oc->mr_names, &nm, rec[col[0]]);
-		/* A row without a finite number keeps an empty performance. */
-		oc->mr_perf = rm_strv_push(
-		    oc->mr_perf, &np, rm_parse_double(rec[col[1]], &v) == 0 ? rec[col[1]] : "");
-		oc->mr_metric = rm_strv_push(oc->mr_metric, &nme, rec[col[2]]);
-		rm_strv_free(rec);
-		rec = NULL;
-	}
-	if (got < 0)
-		goto out;
-	oc->mr_n = nm;
-	if (!nm) {
-		rm_error_set(err, RM_ERR_INPUT, "it has no rows");
-		goto out;
-	}
-	ret = 0;
-out:
-	if (ret < 0)
-		rm_error_wrap(err, "multiple_results '%s'", path);
-	rm_strv_free(rec);
-	if (f)
-		fclose(f);
-	free(path);
-	free(dir);
-	return ret;
 }
 
 static int keep_model_dir(struct run *r, const rm_model *m, rm_job *job, rm_error *err)
@@ -202,7 +86,7 @@ static int stopped(struct run *r, rm_job *job, struct stream *st, double timeout
 		return -1;
 	}
 	if (stream_timed_out(st)) {
-		fail(oc, "timed out after %g s (the container was killed)", timeout);
+		fail(oc, "timeout: timed out after %g s (the container was killed)", timeout);
 	} else if (rc < 0 && stop_failed) {
 		/* The stream broke and the workload cannot be stopped: the engine went away. */
 		r->engine_lost = 1;
@@ -279,6 +163,9 @@ int execute(struct run *r, const rm_spec_in *in, size_t k, struct outcome *oc)
 
 	if (!st)
 		goto out;
+	/* madengine's line, where its timeout tests look for it. */
+	stream_note(st, "Setting timeout to %.15g seconds.", timeout);
+	data_log(st, in);
 	stream_bind(st, &spec);
 	if (L->ops->start(L->state, &spec, &job, &err) < 0) {
 		fail(oc, "%s", err.msg);
@@ -294,6 +181,7 @@ int execute(struct run *r, const rm_spec_in *in, size_t k, struct outcome *oc)
 		waited(r, job, &status, oc);
 	oc->test_s = rm_now() - stream_started(st);
 	stream_end(st, oc);
+	data_after_run(r, in, job, oc);
 	judge(r, m, job, st, status, oc);
 out:
 	if (job)

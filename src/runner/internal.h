@@ -3,6 +3,8 @@
  *   run.c       the run: set-up, the loop over models, signals, the final sweep
  *   model.c     one model: its Dockerfiles, skips, the build, the repeats
  *   execute.c   one run of a workload through the launcher, its results read back
+ *   results.c   multiple_results: the CSV read back, copied out, its rows
+ *   data_run.c  the model's data: resolved before the build, its figures after the run
  *   stream.c    the workload's output: masking, the log file, the terminal, the parser
  *   progress.c  the status line / progress lines
  *   record.c    an outcome and its perf rows
@@ -13,17 +15,18 @@
  *   queue.c     batching: every workload prepared first, then the launcher's submit_all
  *   build.c     run_models build: build, push, write the manifest
  *   node.c      run_models node-run: one SLURM task's container on its node
- *   manifest.c  the build manifest file (rm/manifest.h)
+ *   build_manifest.c  the build manifest file (rm/runner.h)
  */
 #ifndef RM_RUNNER_INTERNAL_H
 #define RM_RUNNER_INTERNAL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "rm/context.h"
+#include "rm/data.h"
 #include "rm/launcher.h"
-#include "rm/manifest.h"
-#include "rm/mask.h"
+#include "rm/util.h"
 #include "rm/parser.h"
 #include "rm/registry.h"
 #include "rm/runner.h"
@@ -48,7 +51,9 @@ struct run {
 	int swept;	   /* nothing of the run is left (the final sweep succeeded or was moot) */
 	int watchdog_fd;   /* write end of the watchdog's pipe, or <= 0 */
 	int engine_lost;   /* a workload lost its engine mid-run */
-	rm_manifest man;   /* run --manifest: its images (man.path NULL without) */
+	rm_data_config data; /* data.json (or --data-config) with the context's "data" */
+	int data_loaded;
+	rm_build_manifest man; /* run --manifest: its images (man.path NULL without) */
 	/* Batching (the launcher has submit_all): workloads wait here, prepared, until every
 	 * model has been through its build; then they are submitted at once and run. */
 	int batching;
@@ -72,14 +77,22 @@ struct outcome {
 	char *log_file; /* this run's own file */
 	char *log_link; /* the stable name that points at the latest run's file */
 	rm_parse_result pr;
-	/* multiple_results rows: name, performance text, metric */
-	char **mr_names, **mr_perf, **mr_metric;
+	/* multiple_results rows: name, performance text, metric, and why the row is not a
+	 * result ("" when it is one) */
+	char **mr_names, **mr_perf, **mr_metric, **mr_reason;
 	size_t mr_n;
+	/* the rows' numbers for perf_<model>.csv, and the row model ("<model>_<row>") of each */
+	rm_parse_result mr_extra;
+	char **mr_extra_model;
+	size_t mr_extra_n;
+	/* data: data_size column ("" when unknown), seconds the custom scripts took */
+	char data_size[32];
+	double data_s;
+	int data_ran; /* the run reached the data step: data_s holds */
 };
 
 /* run.c */
 const char *runner_signal_name(void);
-void make_run_id(char *out, size_t size);
 int load_context(struct run *r, rm_error *err); /* detected, then files, then texts */
 void warn_short_secrets(void);
 int runner_cancelled(void *ud); /* a signal came: for every wait */
@@ -102,16 +115,16 @@ json_t *build_args(struct run *r, const rm_model *m);
 /* A row for a model that cannot run here at all: SKIPPED (skip given) or FAILURE (why). */
 int cannot_run(struct run *r, const rm_selected *s, const rm_spec_in *in, const char *skip,
 	       const char *why, rm_error *err);
-/* Where a workload's image comes from: a kept Dockerfile, or a reference (manifest). */
+/* An image given as it is (MAD_CONTAINER_IMAGE, a build manifest's entry), with the row's
+ * facts about it. */
 struct image_src {
-	const rm_dockerfile *df; /* or NULL: */
-	const char *image_ref;	 /* what to run, "HOST:PORT/name@sha256:..." */
-	const char *dockerfile;	 /* for the row, or NULL */
-	const char *base_image;	 /* for the row, or NULL */
-	const char *stem;	 /* names the logs when a model has several images */
+	const char *image;	/* the reference to run, "HOST:PORT/name@sha256:..." */
+	const char *dockerfile; /* for the row, or NULL */
+	const char *base_image; /* for the row, or NULL */
+	const char *stem;	/* names the logs when a model has several images */
 };
-int run_image(struct run *r, const rm_selected *s, rm_spec_in *in, const struct image_src *src,
-	      size_t n_kept, size_t *k, rm_error *err);
+int run_given(struct run *r, const rm_selected *s, rm_spec_in *in, const struct image_src *src,
+	      size_t n_images, size_t *k, rm_error *err);
 /* The --repeat runs of one prepared image (runs numbered from *k on). */
 int run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in, const char *log_base,
 		const struct outcome *b, size_t *k, rm_error *err);
@@ -131,6 +144,25 @@ void queue_workload(struct run *r, const rm_selected *s, const rm_spec_in *in, c
 		    struct outcome *b, size_t *k);
 int run_queue(struct run *r, rm_error *err);
 
+/* results.c: a file out of the workload (the launcher's fetch), as an unlinked temporary
+ * file; a missing path fails with RM_ERR_INPUT. */
+FILE *fetch_file(struct run *r, rm_job *job, const char *path, rm_error *err);
+/* The model's multiple_results into oc->mr_*. */
+int read_multiple_results(struct run *r, const rm_model *m, rm_job *job, struct outcome *oc,
+			  rm_error *err);
+
+struct stream;
+/* data_run.c: data.json loaded once per run (when a selected model has data). */
+int data_load(struct run *r, rm_error *err);
+/* The model's data plan (empty without data), its mirror folders created; an error is the
+ * model's FAILURE before anything is built. */
+int data_prepare(struct run *r, const rm_model *m, rm_data_plan *plan, rm_error *err);
+/* What the run's data is, in its log. */
+void data_log(struct stream *st, const rm_spec_in *in);
+/* After a run: data_size, and the custom scripts' seconds and exit code (a failed script
+ * fails the run). */
+void data_after_run(struct run *r, const rm_spec_in *in, rm_job *job, struct outcome *oc);
+
 /* execute.c: runs a built image once; fills oc. Returns -1 only when interrupted. */
 int execute(struct run *r, const rm_spec_in *in, size_t k, struct outcome *oc);
 char *container_name(const struct run *r, const rm_model *m, size_t k);
@@ -147,6 +179,8 @@ void stream_bind(struct stream *st, rm_job_spec *spec); /* on_output, poll, canc
 /* Flushes the masks and the line splitter, finishes the parser into oc->pr. */
 void stream_end(struct stream *st, struct outcome *oc);
 void stream_close(struct stream *st);
+/* A line of the runner's own in the log (and on the terminal with --live-output). */
+void stream_note(struct stream *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int stream_timed_out(const struct stream *st);
 /* keep-alive: whether the script's exit marker came, and its code. */
 int stream_script_done(const struct stream *st, long *rc);

@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "rm/log.h"
 #include "rm/util.h"
 
 char *log_path(const struct run *r, const char *base, const char *suffix)

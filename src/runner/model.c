@@ -1,7 +1,10 @@
 /*
  * One selected model: its Dockerfiles for this context, the reasons it cannot run here
- * (skip_gpu_arch, too few GPUs, a GPU-vendor Dockerfile on a host without GPUs), and for
- * each kept Dockerfile one build and --repeat runs.
+ * (skip_gpu_arch, paths out of the folder, data no provider serves, too few GPUs, a
+ * GPU-vendor Dockerfile on a host without GPUs), all before anything is built, and for each
+ * kept Dockerfile one build and --repeat runs; or, with the context's MAD_CONTAINER_IMAGE
+ * or a build manifest (prebuilt.c), --repeat runs of the given image and no build. With a
+ * batching launcher (SLURM) the runs wait in a queue (queue.c) until every model is ready.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -12,28 +15,10 @@
 #include <sys/stat.h>
 
 #include "internal.h"
-#include "rm/log.h"
-#include "rm/report.h"
 #include "rm/util.h"
+#include "rm/report.h"
 
 extern char **environ;
-
-static int arch_skipped(const rm_model *m, const char *arch)
-{
-	if (!m->skip_gpu_arch || !arch)
-		return 0;
-	const char *p = m->skip_gpu_arch;
-	size_t al = strlen(arch);
-	while (*p) {
-		while (*p == ' ' || *p == ',')
-			p++;
-		size_t len = strcspn(p, ", ");
-		if (len == al && !strncmp(p, arch, al))
-			return 1;
-		p += len;
-	}
-	return 0;
-}
 
 /* MAD_SYSTEM_GPU_ARCHITECTURE and the context's docker_build_arg. Secrets are never build
  * args (image history keeps them), unless the user put one there explicitly: warned. */
@@ -91,8 +76,7 @@ static char *tunableop_dir(struct run *r, const rm_model *m, int create)
 	return dir;
 }
 
-/* The image of one Dockerfile, built (or found up to date) by the launcher; without df, the
- * image oc->image names, made present (pulled) by the launcher. */
+/* The image of one Dockerfile, built (or found up to date) by the launcher. */
 static int build(struct run *r, const rm_model *m, const rm_dockerfile *df, const char *log_base,
 		 struct outcome *oc, rm_error *err)
 {
@@ -102,7 +86,6 @@ static int build(struct run *r, const rm_model *m, const rm_dockerfile *df, cons
 	rm_image_req req = {.model = m,
 			    .df = df,
 			    .image = oc->image,
-			    .image_ref = df ? NULL : oc->image,
 			    .buildargs = args,
 			    .nocache = r->o->clean_docker_cache,
 			    .log = path};
@@ -117,12 +100,8 @@ static int build(struct run *r, const rm_model *m, const rm_dockerfile *df, cons
 		if (ret < 0) {
 			char *msg = rm_mask_string(&r->mask, err->msg);
 			build_log_failed(bl, msg);
-			if (df)
-				rm_error_set(err, err->kind, "building '%s' from '%s' (see %s): %s",
-					     oc->image, df->path, path, msg);
-			else
-				rm_error_set(err, err->kind, "getting image '%s' (see %s): %s",
-					     oc->image, path, msg);
+			rm_error_set(err, err->kind, "building '%s' from '%s' (see %s): %s",
+				     oc->image, df->path, path, msg);
 			free(msg);
 		}
 	}
@@ -159,7 +138,10 @@ int cannot_run(struct run *r, const rm_selected *s, const rm_spec_in *in, const 
 	oc.tunableop = in->tunableop;
 	if (skip) {
 		oc.status = "SKIPPED";
-		oc.reason = rm_xasprintf("skip_gpu_arch lists '%s'", r->ctx.gpu_arch);
+		oc.reason = rm_xasprintf("skip_gpu_arch ('%s') names this host's GPU '%s' "
+					 "(--disable-skip-gpu-arch runs it)",
+					 r->ctx.gpu_arch ? s->model->skip_gpu_arch : "",
+					 r->ctx.gpu_arch ? r->ctx.gpu_arch : "");
 	} else {
 		fail(&oc, "%s", why);
 	}
@@ -237,30 +219,43 @@ static int runs_here(struct run *r, const rm_spec_in *in)
 	return !d.deployment_type || !strcmp(d.deployment_type, "local");
 }
 
-/* One workload: a kept Dockerfile (df), or an image given by reference (image_ref, from a
- * build manifest): build (or get) it once, run it --repeat times. */
-int run_image(struct run *r, const rm_selected *s, rm_spec_in *in, const struct image_src *src,
-	      size_t n_kept, size_t *k, rm_error *err)
+/* A prepared image: its --repeat runs now, or (batching) once every model is prepared. */
+static int ready(struct run *r, const rm_selected *s, rm_spec_in *in, const char *log_base,
+		 struct outcome *b, size_t *k, rm_error *err)
+{
+	if (r->o->skip_model_run) {
+		rm_info("model '%s': image '%s' ready; not run (--skip-model-run)", s->model->name,
+			b->image);
+		return 0;
+	}
+	if (r->batching) {
+		queue_workload(r, s, in, log_base, b, k);
+		return 0;
+	}
+	return run_repeats(r, s, in, log_base, b, k, err);
+}
+
+/* One kept Dockerfile: build once, run --repeat times. */
+static int run_dockerfile(struct run *r, const rm_selected *s, rm_spec_in *in,
+			  const rm_dockerfile *df, size_t n_kept, size_t *k, rm_error *err)
 {
 	const rm_model *m = s->model;
-	const rm_dockerfile *df = src->df;
 	struct outcome b = {0};
 	char *safe = rm_file_safe(m->name), *log_base;
 	/* A Dockerfile made for a GPU vendor cannot run on a host without GPUs: say so before
 	 * pulling a base image of tens of GB. */
-	const char *want =
-	    df ? json_string_value(json_object_get(df->context_req, "gpu_vendor")) : NULL;
+	const char *want = runs_here(r, in)
+			       ? json_string_value(json_object_get(df->context_req, "gpu_vendor"))
+			       : NULL;
 	int ret = 0;
 
-	if (!runs_here(r, in))
-		want = NULL;
-	log_base = n_kept > 1 ? rm_xasprintf("%s_%s", safe, src->stem) : rm_xstrdup(safe);
+	log_base = n_kept > 1 ? rm_xasprintf("%s_%s", safe, df->stem) : rm_xstrdup(safe);
 	free(safe);
 	b.exit_code = -1;
 	b.tunableop = in->tunableop;
-	b.dockerfile = rm_xstrdup(df ? df->path : src->dockerfile);
-	b.base_image = rm_xstrdup(df ? df->base_image : src->base_image);
-	b.image = df ? rm_image_name(m->name, df->stem) : rm_xstrdup(src->image_ref);
+	b.dockerfile = rm_xstrdup(df->path);
+	b.base_image = rm_xstrdup(df->base_image);
+	b.image = rm_image_name(m->name, df->stem);
 	b.log_file = log_path(r, log_base, ".live.log");
 	b.log_link = log_link(r, log_base, ".live.log");
 	in->image = b.image;
@@ -270,7 +265,6 @@ int run_image(struct run *r, const rm_selected *s, rm_spec_in *in, const struct 
 		rm_image_req req = {.model = m,
 				    .df = df,
 				    .image = b.image,
-				    .image_ref = df ? NULL : b.image,
 				    .buildargs = args,
 				    .nocache = r->o->clean_docker_cache};
 		char *name = container_name(r, m, 0);
@@ -295,13 +289,7 @@ int run_image(struct run *r, const rm_selected *s, rm_spec_in *in, const struct 
 				fail(&b, "build failed: %s", berr.msg);
 			ret = build_failed(r, s, in, &b, err);
 		} else {
-			/* An image by reference runs as what the launcher named (a local id). */
-			if (!df)
-				in->image = b.image_id;
-			if (r->batching)
-				queue_workload(r, s, in, log_base, &b, k);
-			else
-				ret = run_repeats(r, s, in, log_base, &b, k, err);
+			ret = ready(r, s, in, log_base, &b, k, err);
 		}
 	}
 	free(log_base);
@@ -309,12 +297,113 @@ int run_image(struct run *r, const rm_selected *s, rm_spec_in *in, const struct 
 	return ret;
 }
 
+/* The context's MAD_CONTAINER_IMAGE: run that image, build nothing. NULL when not set. */
+static const char *given_image(const struct run *r)
+{
+	const char *v = rm_context_get(&r->ctx, "MAD_CONTAINER_IMAGE");
+	return v && *v ? v : NULL;
+}
+
+/* An image reference as the engine takes it: name[:tag][@digest], nothing else. */
+static int image_ref_ok(const char *v)
+{
+	if (*v == '-' || *v == '/' || *v == '.' || strstr(v, ".."))
+		return 0;
+	return strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/:@-") ==
+	       strlen(v);
+}
+
+/* What must hold before anything is built: the model's paths stay in the folder, its data
+ * is served, MAD_CONTAINER_IMAGE is an image reference. */
+static int precheck(struct run *r, const rm_model *m, rm_data_plan *plan, rm_error *err)
+{
+	const char *given = given_image(r);
+
+	if (given && !image_ref_ok(given))
+		return rm_error_set(err, RM_ERR_INPUT,
+				    "MAD_CONTAINER_IMAGE '%s' is not an image reference "
+				    "(name[:tag][@digest])",
+				    given);
+	if (rm_model_check_paths(m, r->o->root, err) < 0)
+		return -1;
+	return data_prepare(r, m, plan, err);
+}
+
+static void no_build_output(void *ud, const char *line, size_t len)
+{
+	(void)ud;
+	(void)line;
+	(void)len;
+}
+
+/* An image given as it is (MAD_CONTAINER_IMAGE, a build manifest's entry): --repeat runs of
+ * it; the launcher builds nothing (it pulls what the engine lacks). */
+int run_given(struct run *r, const rm_selected *s, rm_spec_in *in, const struct image_src *src,
+	      size_t n_images, size_t *k, rm_error *err)
+{
+	const rm_model *m = s->model;
+	struct outcome b = {0};
+	char *safe = rm_file_safe(m->name);
+	char *log_base = n_images > 1 ? rm_xasprintf("%s_%s", safe, src->stem) : rm_xstrdup(safe);
+	rm_image_req req = {
+	    .model = m, .image = src->image, .on_line = no_build_output, .poll = runner_cancelled};
+	rm_error perr = RM_ERROR_INIT;
+	int cached = 0, ret = 0;
+
+	b.exit_code = -1;
+	b.tunableop = in->tunableop;
+	b.image = rm_xstrdup(src->image);
+	b.dockerfile = rm_xstrdup(src->dockerfile);
+	b.base_image = rm_xstrdup(src->base_image);
+	b.log_file = log_path(r, log_base, ".live.log");
+	b.log_link = log_link(r, log_base, ".live.log");
+	in->image = b.image;
+	if (r->o->dry_run) {
+		char *name = container_name(r, m, 0);
+		rm_job_spec spec = {.in = in, .name = name};
+		dry_run_dockerfile(r, &req, &spec, NULL);
+		free(name);
+	} else if (r->launcher.ops->prepare(r->launcher.state, &req, &b.image_id, &cached, &perr) <
+		   0) {
+		fail(&b, "%s", perr.msg);
+		ret = build_failed(r, s, in, &b, err);
+	} else {
+		ret = ready(r, s, in, log_base, &b, k, err);
+	}
+	free(safe);
+	free(log_base);
+	outcome_release(&b);
+	return ret;
+}
+
+/* The runs of a model that can run here: one per kept Dockerfile, or the given image. */
+static int run_images(struct run *r, const rm_selected *s, rm_spec_in *in, const rm_dockerfile *dfs,
+		      size_t n_dfs, rm_error *err)
+{
+	size_t kept = 0, k = 0;
+	int ret = 0;
+
+	if (r->man.path)
+		return run_from_manifest(r, s, in, &k, err);
+	if (given_image(r)) {
+		struct image_src src = {.image = given_image(r), .stem = "given"};
+		return run_given(r, s, in, &src, 1, &k, err);
+	}
+	for (size_t i = 0; i < n_dfs; i++)
+		kept += dfs[i].kept != 0;
+	for (size_t i = 0; i < n_dfs && ret == 0 && !rm_runner_signal(); i++)
+		if (dfs[i].kept)
+			ret = run_dockerfile(r, s, in, &dfs[i], kept, &k, err);
+	return ret;
+}
+
 int run_model(struct run *r, const rm_selected *s, rm_error *err)
 {
 	const rm_model *m = s->model;
 	rm_dockerfile *dfs = NULL;
-	size_t n_dfs = 0, kept = 0, k = 0;
-	rm_error derr = RM_ERROR_INIT;
+	size_t n_dfs = 0;
+	rm_error derr = RM_ERROR_INIT, perr = RM_ERROR_INIT;
+	rm_data_plan plan = {0};
 	long runtime_ngpus = m->n_gpus < 0 ? r->ctx.n_gpus : m->n_gpus;
 	const char *tunableop = rm_tunableop_effective(m, r->o->tunableop);
 	int tuning = tunableop && !strcmp(tunableop, "on");
@@ -329,21 +418,24 @@ int run_model(struct run *r, const rm_selected *s, rm_error *err)
 			 tunableop,
 			 tdir,
 			 r->o->shm_size,
-			 r->o->keep_alive};
-	/* With a manifest, its entries are the images: no Dockerfile is read. */
-	int ret = 0, sel_rc = r->man.path ? 0
-					  : rm_dockerfiles_select(m->dockerfile, &r->ctx, &dfs,
-								  &n_dfs, &derr);
+			 r->o->keep_alive,
+			 &plan};
+	/* A given image (or a manifest's) needs no Dockerfile. */
+	int ret = 0,
+	    sel_rc = given_image(r) || r->man.path
+			 ? 0
+			 : rm_dockerfiles_select(m->dockerfile, &r->ctx, &dfs, &n_dfs, &derr);
 
-	for (size_t i = 0; i < n_dfs; i++)
-		kept += dfs[i].kept != 0;
 	if (r->o->dry_run)
 		dry_run_model(r, m, &in, dfs, n_dfs);
 	else
 		rm_info("model '%s'", m->name);
 
-	if (arch_skipped(m, r->ctx.gpu_arch)) {
+	if (!r->o->disable_skip_gpu_arch &&
+	    rm_skip_gpu_arch_match(m->skip_gpu_arch, r->ctx.gpu_arch)) {
 		ret = cannot_run(r, s, &in, "skip_gpu_arch", NULL, err);
+	} else if (precheck(r, m, &plan, &perr) < 0) {
+		ret = cannot_run(r, s, &in, NULL, perr.msg, err);
 	} else if (sel_rc < 0) {
 		ret = cannot_run(r, s, &in, NULL, derr.msg, err);
 	} else if (m->n_gpus > 0 && m->n_gpus > r->ctx.n_gpus && runs_here(r, &in)) {
@@ -351,15 +443,10 @@ int run_model(struct run *r, const rm_selected *s, rm_error *err)
 					 m->n_gpus, r->ctx.n_gpus);
 		ret = cannot_run(r, s, &in, NULL, why, err);
 		free(why);
-	} else if (r->man.path) {
-		ret = run_from_manifest(r, s, &in, &k, err);
 	} else {
-		for (size_t i = 0; i < n_dfs && ret == 0 && !rm_runner_signal(); i++) {
-			struct image_src src = {.df = &dfs[i], .stem = dfs[i].stem};
-			if (dfs[i].kept)
-				ret = run_image(r, s, &in, &src, kept, &k, err);
-		}
+		ret = run_images(r, s, &in, dfs, n_dfs, err);
 	}
+	rm_data_plan_release(&plan);
 	rm_dockerfiles_free(dfs, n_dfs);
 	free(tdir);
 	return ret;

@@ -17,7 +17,6 @@
 #include <jansson.h>
 
 #include "internal.h"
-#include "rm/log.h"
 #include "rm/report.h"
 #include "rm/util.h"
 
@@ -206,7 +205,7 @@ out:
 static int prepare_image(struct node *n, rm_error *err)
 {
 	const char *image = jstr(n->w, "image");
-	rm_image_req req = {.model = n->m, .image = image, .image_ref = image};
+	rm_image_req req = {.model = n->m, .image = image}; /* df NULL: run it as it is */
 	int cached = 0;
 
 	if (n->l.ops->prepare(n->l.state, &req, &n->image_id, &cached, err) < 0) {
@@ -263,7 +262,12 @@ static int node_main(struct node *n, rm_error *err)
 			 tunableop,
 			 tdir,
 			 (long long)json_integer_value(json_object_get(n->doc, "shm_size")),
-			 0};
+			 0,
+			 NULL};
+	if (n->m->data && *n->m->data)
+		rm_warn("model '%s' names data '%s': data providers are not set up on SLURM nodes "
+			"yet; the container gets none",
+			n->m->name, n->m->data);
 	ret = run_container(n, &in, err);
 out:
 	free(tdir);

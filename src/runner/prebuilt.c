@@ -11,7 +11,7 @@
 #include "rm/util.h"
 
 /* "docker/smoke.ubuntu.amd.Dockerfile" -> "smoke.ubuntu.amd"; else the image name. */
-static char *stem_of(const rm_manifest_image *mi)
+static char *stem_of(const rm_built_image *mi)
 {
 	const char *base = mi->dockerfile ? strrchr(mi->dockerfile, '/') : NULL;
 	char *s;
@@ -45,7 +45,7 @@ int run_from_manifest(struct run *r, const rm_selected *s, rm_spec_in *in, size_
 		return ret;
 	}
 	for (size_t i = 0; i < r->man.n && ret == 0 && !rm_runner_signal(); i++) {
-		const rm_manifest_image *mi = &r->man.images[i];
+		const rm_built_image *mi = &r->man.images[i];
 		if (strcmp(mi->model, m->name) != 0)
 			continue;
 		if (mi->failed) {
@@ -56,9 +56,9 @@ int run_from_manifest(struct run *r, const rm_selected *s, rm_spec_in *in, size_
 			free(why);
 			continue;
 		}
-		char *ref = rm_manifest_image_ref(mi), *stem = stem_of(mi);
-		struct image_src src = {NULL, ref, mi->dockerfile, mi->base_image, stem};
-		ret = run_image(r, s, in, &src, ok, k, err);
+		char *ref = rm_built_image_ref(mi), *stem = stem_of(mi);
+		struct image_src src = {ref, mi->dockerfile, mi->base_image, stem};
+		ret = run_given(r, s, in, &src, ok, k, err);
 		free(stem);
 		free(ref);
 	}

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "internal.h"
-#include "rm/log.h"
-#include "rm/report.h"
+#include "rm/results.h"
 #include "rm/util.h"
+#include "rm/report.h"
 
 static const rm_mask *reason_mask;
 
@@ -46,6 +46,9 @@ void outcome_release(struct outcome *oc)
 	rm_strv_free(oc->mr_names);
 	rm_strv_free(oc->mr_perf);
 	rm_strv_free(oc->mr_metric);
+	rm_strv_free(oc->mr_reason);
+	rm_parse_result_release(&oc->mr_extra);
+	rm_strv_free(oc->mr_extra_model);
 	memset(oc, 0, sizeof(*oc));
 }
 
@@ -57,7 +60,18 @@ void outcome_report(struct run *r, const rm_model *m, const struct outcome *oc)
 	} else if (!strcmp(oc->status, "SKIPPED")) {
 		rm_info("model '%s' skipped: %s", m->name, oc->reason);
 	} else if (oc->mr_n) {
-		rm_info("model '%s': SUCCESS, %zu results", m->name, oc->mr_n);
+		size_t bad = 0;
+		for (size_t i = 0; i < oc->mr_n; i++) {
+			if (!*oc->mr_reason[i])
+				continue;
+			bad++;
+			r->n_failed++;
+			rm_warn("model '%s_%s' failed: %s", m->name, oc->mr_names[i],
+				oc->mr_reason[i]);
+		}
+		if (bad < oc->mr_n)
+			rm_info("model '%s': SUCCESS, %zu results%s", m->name, oc->mr_n - bad,
+				bad ? " (and FAILURE rows, see above)" : "");
 	} else {
 		/* The figure and its unit together may spell a secret: mask the whole line. */
 		char *raw =
@@ -84,7 +98,7 @@ static char *join_tags(const rm_model *m)
 /* The cells every row of an outcome shares. */
 struct row_text {
 	char ts[32], ngpus[32], nnodes[32], gpn[32], build_s[32], test_s[32], exit_code[32],
-	    repeat[32];
+	    repeat[32], data_s[32];
 	char *tags, *args, *perf;
 };
 
@@ -133,6 +147,12 @@ static void base_row(struct run *r, const rm_spec_in *in, const struct outcome *
 	row->cell[RM_COL_BUILD_DURATION] = t->build_s;
 	row->cell[RM_COL_TEST_DURATION] = t->test_s;
 	row->cell[RM_COL_DATANAME] = m->data;
+	if (in->data && in->data->n) {
+		row->cell[RM_COL_DATA_PROVIDER] = in->data->provider_type;
+		row->cell[RM_COL_DATA_SIZE] = oc->data_size;
+		snprintf(t->data_s, sizeof(t->data_s), "%.15g", oc->data_s);
+		row->cell[RM_COL_DATA_DOWNLOAD] = oc->data_ran ? t->data_s : NULL;
+	}
 	row->cell[RM_COL_BUILD_NUMBER] = getenv("BUILD_NUMBER");
 	row->cell[RM_COL_RUN_OPTIONS] = m->additional_docker_run_options;
 	row->cell[RM_COL_TIMESTAMP] = t->ts;
@@ -145,6 +165,28 @@ static void base_row(struct run *r, const rm_spec_in *in, const struct outcome *
 	if (!oc->mr_n && oc->pr.has_performance) {
 		row->cell[RM_COL_PERFORMANCE] = t->perf;
 		row->cell[RM_COL_METRIC] = oc->pr.performance_metric;
+	}
+}
+
+/* relative_change of each row: against the run's baseline (--baseline: the mean of the
+ * latest earlier run of the key there), else against the last SUCCESS row in perf.csv. */
+static void relative_changes(struct run *r, rm_perf_row *rows, size_t n, char **rel)
+{
+	if (!r->o->baseline) {
+		rm_perf_relative_changes(r->o->output, rows, n, rel);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char **c = rows[i].cell;
+		char buf[32];
+		double v;
+		rel[i] = NULL;
+		if (c[RM_COL_PERFORMANCE] && rm_parse_double(c[RM_COL_PERFORMANCE], &v) == 0 &&
+		    rm_baseline_change(r->o->baseline, c[RM_COL_MODEL], c[RM_COL_METRIC],
+				       c[RM_COL_DOCKERFILE], c[RM_COL_ARCH], c[RM_COL_MACHINE], v,
+				       buf, sizeof(buf)) == 0)
+			rel[i] = rm_xstrdup(buf);
+		rows[i].cell[RM_COL_RELATIVE_CHANGE] = rel[i];
 	}
 }
 
@@ -168,13 +210,21 @@ int record(struct run *r, const rm_selected *s, const rm_spec_in *in, struct out
 			rows[i].cell[RM_COL_MODEL] = names[i];
 			rows[i].cell[RM_COL_PERFORMANCE] = oc->mr_perf[i];
 			rows[i].cell[RM_COL_METRIC] = oc->mr_metric[i];
+			if (*oc->mr_reason[i]) {
+				rows[i].cell[RM_COL_STATUS] = "FAILURE";
+				rows[i].cell[RM_COL_REASON] = oc->mr_reason[i];
+			}
 		}
 	}
 	if (!strcmp(oc->status, "SUCCESS"))
-		rm_perf_relative_changes(r->o->output, rows, n, rel);
+		relative_changes(r, rows, n, rel);
 	ret = rm_perf_append(r->o->output, rows, n, err);
 	if (ret == 0)
 		ret = rm_metrics_append(r->o->output, t.ts, r->run_id, m->name, &oc->pr, err);
+	if (ret == 0 && oc->mr_extra.n)
+		ret = rm_metrics_append_rows(r->o->output, t.ts, r->run_id, m->name,
+					     (const char *const *)oc->mr_extra_model, &oc->mr_extra,
+					     err);
 	for (size_t i = 0; i < n; i++) {
 		free(names[i]);
 		free(rel[i]);

@@ -14,9 +14,8 @@
 
 #include "internal.h"
 #include "rm/doctor.h"
-#include "rm/log.h"
-#include "rm/report.h"
 #include "rm/util.h"
+#include "rm/report.h"
 
 extern char **environ;
 
@@ -82,7 +81,7 @@ int runner_cancelled(void *ud)
 
 /* The run id names containers and rows: time, pid and randomness keep two runners on one
  * host apart. */
-void make_run_id(char *out, size_t size)
+void rm_run_id_new(char *out, size_t size)
 {
 	unsigned rnd = 0;
 	char ts[32];
@@ -123,12 +122,14 @@ void warn_short_secrets(void)
 	}
 }
 
-/* The context: detected, then --additional-context-file, then --additional-context. */
+/* The context: detected (with the folder's ctx_test), then --additional-context-file, then
+ * --additional-context. */
 int load_context(struct run *r, rm_error *err)
 {
 	const rm_run_opts *o = r->o;
 
-	if (rm_context_detect(&r->ctx, o->sysfs_root ? o->sysfs_root : "/sys", 1, err) < 0)
+	if (rm_context_detect(&r->ctx, o->sysfs_root ? o->sysfs_root : "/sys", 1, err) < 0 ||
+	    rm_context_ctx_test(&r->ctx, o->root, err) < 0)
 		return -1;
 	for (size_t i = 0; i < o->n_context_files; i++)
 		if (rm_context_apply_file(&r->ctx, o->context_files[i], err) < 0)
@@ -258,12 +259,16 @@ static int run_all(struct run *r, rm_error *err)
 int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 {
 	struct run r;
+	rm_registry_opts ropts = {o->run_dynamic, 0};
 	int ret = -1;
 
 	memset(&r, 0, sizeof(r));
 	memset(res, 0, sizeof(*res));
 	r.o = o;
-	make_run_id(r.run_id, sizeof(r.run_id));
+	if (o->run_id)
+		snprintf(r.run_id, sizeof(r.run_id), "%s", o->run_id);
+	else
+		rm_run_id_new(r.run_id, sizeof(r.run_id));
 	snprintf(res->run_id, sizeof(res->run_id), "%s", r.run_id);
 	if (gethostname(r.machine, sizeof(r.machine)) != 0)
 		r.machine[0] = '\0';
@@ -276,13 +281,13 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 	if (o->progress && !o->dry_run)
 		r.progress_mode = isatty(STDERR_FILENO) && !o->live_output ? 1 : 2;
 
-	if (rm_registry_load(&r.reg, o->root, err) < 0 ||
-	    (o->manifest && rm_manifest_load(&r.man, o->manifest, err) < 0))
+	if (rm_registry_load_opts(&r.reg, o->root, &ropts, err) < 0 ||
+	    (o->manifest && rm_build_manifest_load(&r.man, o->manifest, err) < 0))
 		goto out;
 	if (o->manifest && !o->n_tags ? select_from_manifest(&r, err) < 0
 				      : rm_select(&r.reg, o->tags, o->n_tags, &r.sel, err) < 0)
 		goto out;
-	if (load_context(&r, err) < 0)
+	if (load_context(&r, err) < 0 || data_load(&r, err) < 0)
 		goto out;
 	ret = run_all(&r, err);
 	if (got_signal) {
@@ -297,10 +302,11 @@ out:
 	outcome_set_mask(NULL);
 	rm_interrupt_set(NULL, NULL);
 	rm_launcher_close(&r.launcher);
-	rm_manifest_release(&r.man);
+	rm_build_manifest_release(&r.man);
 	rm_mask_release(&r.mask);
 	rm_strv_free(r.secrets);
 	free(r.git_commit);
+	rm_data_config_release(&r.data);
 	rm_context_release(&r.ctx);
 	rm_selection_release(&r.sel);
 	rm_registry_release(&r.reg);

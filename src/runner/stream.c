@@ -4,13 +4,13 @@
  * stderr never counts as a result.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
-#include "rm/frame.h"
-#include "rm/log.h"
+#include "rm/docker.h"
 #include "rm/util.h"
 
 /* Seconds of quiet output after the keep-alive exit marker before the stream ends. */
@@ -274,6 +274,23 @@ void stream_close(struct stream *st)
 		rm_mask_release(&st->masks[i]);
 	free(st->exit_marker);
 	free(st);
+}
+
+void stream_note(struct stream *st, const char *fmt, ...)
+{
+	va_list ap;
+	char *raw, *line;
+
+	va_start(ap, fmt);
+	raw = rm_xvasprintf(fmt, ap);
+	va_end(ap);
+	line = rm_mask_string(&st->r->mask, raw); /* it may quote the folder's values */
+	free(raw);
+	if (fprintf(st->log, "%s\n", line) < 0 && !st->write_errno)
+		st->write_errno = errno ? errno : EIO;
+	if (st->live)
+		printf("%s\n", line);
+	free(line);
 }
 
 int stream_timed_out(const struct stream *st)

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "rm/log.h"
+#include "rm/util.h"
 
 static void watch(struct run *r, int fd)
 {

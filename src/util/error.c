@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rm/error.h"
 #include "rm/util.h"
 
 int rm_error_set(rm_error *err, int kind, const char *fmt, ...)

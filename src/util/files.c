@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rm/error.h"
 #include "rm/util.h"
 
 int rm_make_temp(char **path, rm_error *err)

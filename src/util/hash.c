@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "rm/hash.h"
 #include "rm/util.h"
 
 struct rm_hash {

@@ -1,7 +1,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "rm/log.h"
 #include "rm/util.h"
 
 static int log_level = 1;

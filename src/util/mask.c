@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/mask.h"
 #include "rm/util.h"
 
 #define MASK "***"

@@ -1,5 +1,5 @@
 /*
- * Helper programs run with posix_spawnp and captured through pipes (see rm/proc.h).
+ * Helper programs run with posix_spawnp and captured through pipes (see rm/util.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "rm/proc.h"
 #include "rm/util.h"
 
 extern char **environ;

@@ -9,7 +9,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rm/error.h"
 #include "rm/util.h"
 
 static void oom(size_t n)

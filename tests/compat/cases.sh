@@ -14,7 +14,7 @@ DOCKER_HOST=$("$SRC/tools/ensure-docker.sh")
 export DOCKER_HOST
 SOCK=${DOCKER_HOST#unix://}
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"' EXIT
 
 fail() {
 	echo "FAIL [$case_name]: $*" >&2
@@ -235,6 +235,39 @@ container_image_override) # test_docker_image_override: MAD_CONTAINER_IMAGE skip
 	[ "$(csv_col perf.csv 1 performance)" = 1 ] || fail "performance"
 	[ "$(csv_col perf.csv 1 docker_image)" = rm-compat-base:1 ] || fail "docker_image $(csv_col perf.csv 1 docker_image)"
 	[ ! -f dummy_ctxtest.build.log ] || fail "it built anyway"
+	[ -z "$(csv_col perf.csv 1 docker_file)" ] || fail "docker_file $(csv_col perf.csv 1 docker_file)"
+	# an image the engine lacks: the model's FAILURE, saying what to do
+	rm -f perf.csv
+	rm_run_ctx "{'MAD_CONTAINER_IMAGE': 'rm-compat-absent:1'}" --tags dummy
+	want_rc 1
+	want_verdicts "dummy:FAILURE"
+	csv_col perf.csv 1 reason | grep -q "pulling it failed" || fail "reason: $(csv_col perf.csv 1 reason)"
+	;;
+container_image_pull) # an image the engine lacks is pulled first, as docker run does (here from
+	# a private registry on 127.0.0.1)
+	# shellcheck source=tests/registry.sh
+	. "$SRC/tests/registry.sh"
+	port=
+	for p in $(shuf -i 15000-15999 -n 50); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || {
+			port=$p
+			break
+		}
+	done
+	[ -n "$port" ] || fail "no free port for the registry"
+	trap 'registry_stop "$WORK/registry" >/dev/null 2>&1; rm -rf "$WORK"' EXIT
+	registry_start "$WORK/registry" "$port" >/dev/null || fail "cannot start the registry"
+	ref=127.0.0.1:$port/rm-compat-pull
+	api POST "/images/rm-compat-base:1/tag?repo=$ref&tag=1" >/dev/null
+	api POST "/images/$ref/push?tag=1" -H 'X-Registry-Auth: e30=' >push.log
+	! grep -q errorDetail push.log || fail "push: $(cat push.log)"
+	api DELETE "/images/$ref:1" >/dev/null
+	rm_run_ctx "{'docker_env_vars': {'ctxtest': '1'}, 'MAD_CONTAINER_IMAGE': '$ref:1'}" --tags dummy_ctxtest
+	api DELETE "/images/$ref:1" >/dev/null 2>&1 || true
+	want_rc 0
+	want_verdicts "dummy_ctxtest:SUCCESS"
+	[ "$(csv_col perf.csv 1 docker_image)" = "$ref:1" ] || fail "docker_image $(csv_col perf.csv 1 docker_image)"
+	grep -q "/v2/rm-compat-pull/manifests/.*UpstreamClient(run_models)" "$WORK/registry/registry.log" || fail "not pulled: $(cat "$WORK/registry/registry.log")"
 	;;
 docker_env_vars) # test_docker_env_vars_override
 	rm_run_ctx "{'docker_env_vars': {'ctxtest': '1'}}" --tags dummy_ctxtest
@@ -278,6 +311,43 @@ data_network) # dummy_data_aws: not in data.json (madengine: KeyError, FAILURE)
 	csv_col perf.csv 1 reason | grep -q "data 'dummy_data_aws' is not in" || fail "reason: $(csv_col perf.csv 1 reason)"
 	;;
 
+data_custom) # a custom provider: its script runs in the container, in its home, before the model
+	mkdir -p scripts/common/data
+	printf '#!/bin/bash\necho "fetched $*" > fetched.txt\nsleep 1\n' >scripts/common/data/get.sh
+	printf '#!/bin/bash\ngrep -q "fetched --to x" "$MAD_DATAHOME/fetched.txt" || exit 1\necho "performance: 7 samples_per_second"\n' \
+		>scripts/dummy/run_data_custom.sh
+	jq '. + {"dummy_data_custom": {"custom": {"path": "scripts/common/data/get.sh", "args": "--to x"}}}' \
+		data.json >d && mv d data.json
+	jq '. + [(.[] | select(.name == "dummy_data_local") | .name = "dummy_data_custom" |
+		.scripts = "scripts/dummy/run_data_custom.sh" | .data = "dummy_data_custom")]' models.json >m && mv m models.json
+	rm_run --tags dummy_data_custom
+	want_rc 0
+	want_verdicts "dummy_data_custom:SUCCESS"
+	[ "$(csv_col perf.csv 1 data_provider_type)" = custom ] || fail "data_provider_type"
+	[ "$(csv_col perf.csv 1 data_download_duration)" -ge 1 ] || fail "duration $(csv_col perf.csv 1 data_download_duration)"
+	# --force-mirror-local: the data stays on the host, in DIR/<dataname>
+	mkdir mirror
+	rm -f perf.csv
+	rm_run --tags dummy_data_custom --force-mirror-local "$PWD/mirror"
+	want_rc 0
+	want_verdicts "dummy_data_custom:SUCCESS"
+	grep -q "fetched --to x" mirror/dummy_data_custom/fetched.txt || fail "not mirrored: $(ls -R mirror)"
+	[ -n "$(csv_col perf.csv 1 data_size)" ] || fail "data_size empty"
+	;;
+data_custom_fail) # the custom script fails: FAILURE saying so, the model does not run
+	mkdir -p scripts/common/data
+	printf '#!/bin/bash\necho "no data today"\nexit 3\n' >scripts/common/data/get.sh
+	jq '. + {"dummy_data_custom": {"custom": {"path": "scripts/common/data/get.sh"}}}' data.json >d && mv d data.json
+	jq '(.[] | select(.name == "dummy") | .data) = "dummy_data_custom"' models.json >m && mv m models.json
+	rm_run --tags dummy
+	want_rc 1
+	want_verdicts "dummy:FAILURE"
+	csv_col perf.csv 1 reason | grep -q "data 'dummy_data_custom': a custom provider's script exited with code 3" ||
+		fail "reason: $(csv_col perf.csv 1 reason)"
+	grep -q "no data today" dummy.live.log || fail "the script's output is not in the log"
+	! grep -q "performance:" dummy.live.log || fail "the model ran"
+	;;
+
 # --- timeouts (tests/test_custom_timeouts.py, scaled down: dummy_sleep has timeout 4) ------
 timeout_model) # test_timeout_in_model_timesout_correctly
 	start=$(date +%s)
@@ -287,6 +357,9 @@ timeout_model) # test_timeout_in_model_timesout_correctly
 	want_verdicts "dummy_sleep:FAILURE"
 	[ "$took" -lt 20 ] || fail "took $took s"
 	csv_col perf.csv 1 reason | grep -q '^timeout' || fail "reason: $(csv_col perf.csv 1 reason)"
+	# stopped within 2 s of the model's 4 s
+	awk -v d="$(csv_col perf.csv 1 test_duration)" 'BEGIN { exit !(d >= 4 && d < 6) }' ||
+		fail "test_duration $(csv_col perf.csv 1 test_duration)"
 	;;
 timeout_cli) # test_timeout_in_commandline_timesout_correctly, CLI over the model's
 	start=$(date +%s)
@@ -410,18 +483,25 @@ hostile_paths)
 	grep -q "field 'timeout'" err.txt || fail "message: $(cat err.txt)"
 	[ ! -f perf.csv ] || fail "something ran"
 	;;
-hostile_symlink) # a symlink out of the folder, and a folder where a script is expected
+hostile_symlink) # a symlink out of the folder, a folder where a script is expected: the
+	# model's FAILURE row, before its build (other selected models still run)
 	ln -s /etc scripts/evil
 	jq '.[0].scripts = "scripts/evil/passwd"' models.json >m && mv m models.json
-	rm_run --tags dummy
-	[ "$rc" = 3 ] || fail "exit $rc: $(cat err.txt)"
+	rm_run --tags dummy,dummy2
+	want_rc 1
+	want_verdicts "dummy:FAILURE dummy2:SUCCESS"
+	csv_col perf.csv 1 reason | grep -q "outside the folder" || fail "reason: $(csv_col perf.csv 1 reason)"
 	grep -q "outside the folder" err.txt || fail "message: $(cat err.txt)"
+	[ -z "$(ls dummy.*build.log dummy_dummy*.build.log 2>/dev/null)" ] || fail "it built first: $(ls)"
+	[ "$(csv_col perf.csv 1 docker_sha)" = "" ] || fail "an image was made"
 	cp "$SRC/tests/compat/dummy/models.json" models.json
+	rm -f perf.csv
 	mkdir scripts/dummy/dir.sh
 	jq '.[0].scripts = "scripts/dummy/dir.sh"' models.json >m && mv m models.json
 	rm_run --tags dummy
-	[ "$rc" = 3 ] || fail "dir: exit $rc"
-	grep -q "is a folder, and it must be a file" err.txt || fail "message: $(cat err.txt)"
+	want_rc 1
+	want_verdicts "dummy:FAILURE"
+	csv_col perf.csv 1 reason | grep -q "is a folder, and it must be a file" || fail "reason: $(csv_col perf.csv 1 reason)"
 	;;
 
 *)

@@ -6,25 +6,18 @@ set(RM_COMPAT_CASES
     tags_subset tags_union name_is_tag dockerfile_glob discover_static discover_args
     discover_dynamic discover_multiple cli_tags_nargs
     ctx_default ctx_file_1 ctx_all_matching ctx_override ctx_override_file ctx_override_priority
-    base_docker_override container_image_override docker_env_vars docker_mounts
-    data_local data_local_fail data_mirrorlocal data_network
+    base_docker_override container_image_override container_image_pull
+    docker_env_vars docker_mounts
+    data_local data_local_fail data_mirrorlocal data_network data_custom data_custom_fail
     timeout_model timeout_cli timeout_zero timeout_logged
     output_option skip_gpu_arch skip_gpu_arch_nvidia disable_skip_gpu_arch
     multi_results multi_results_columns multi_results_bad_rows multi_results_workspace
     perf_csv_foreign perf_csv_unwritable cli_spellings
     hostile_paths hostile_symlink)
 
-# Cases that need the runner-side work of issue 10's phase 2 (docs/compat.md, "Runner
-# requirements"): expected to fail until it lands; each prints why it fails. Remove a case
-# from this list when it passes (ctest then reports the list as out of date by failing it).
-set(RM_COMPAT_PENDING
-    cli_tags_nargs ctx_default ctx_file_1 ctx_all_matching base_docker_override
-    container_image_override docker_env_vars
-    data_local data_local_fail data_mirrorlocal data_network
-    timeout_model timeout_logged
-    skip_gpu_arch_nvidia disable_skip_gpu_arch
-    multi_results_columns multi_results_bad_rows multi_results_workspace
-    cli_spellings hostile_symlink)
+# Cases expected to fail (none now: issue 10's phase 2 made every case pass). A case listed
+# here runs with WILL_FAIL, so ctest flags the list as out of date when the case passes.
+set(RM_COMPAT_PENDING)
 
 foreach(c ${RM_COMPAT_CASES})
   add_test(NAME compat.${c}

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/mask.h"
 #include "rm/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

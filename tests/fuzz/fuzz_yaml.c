@@ -7,9 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/error.h"
-#include "rm/yaml.h"
 #include "rm/util.h"
+#include "rm/context.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

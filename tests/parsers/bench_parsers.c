@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rm/parse_file.h"
+#include "rm/parser.h"
 #include "rm/util.h"
 
 /* CPU time of this process (user + system): the cost on one core, not disturbed by other

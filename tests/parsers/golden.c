@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "rm/parse_file.h"
+#include "rm/parser.h"
 #include "rm/util.h"
 
 #define NONE_DIR "none"

@@ -14,8 +14,7 @@
 
 #include "check.h"
 #include "parse_util.h"
-#include "rm/frame.h"
-#include "rm/parse_file.h"
+#include "rm/docker.h"
 #include "rm/parser.h"
 #include "rm/util.h"
 

@@ -18,7 +18,6 @@
 
 #include "check.h"
 #include "rm/docker.h"
-#include "rm/tar.h"
 #include "rm/util.h"
 #include "testfs.h"
 

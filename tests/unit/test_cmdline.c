@@ -4,7 +4,6 @@
 
 #include "check.h"
 #include "rm/launcher.h"
-#include "rm/error.h"
 #include "rm/util.h"
 
 static void check_quote(const char *in, const char *want)

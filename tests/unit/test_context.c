@@ -379,6 +379,45 @@ static void test_pydict(void)
 	CHECK(rm_pydict_parse(NULL, &err) == NULL);
 }
 
+/* madengine's get_ctx_test: the folder's ctx_test file, stripped, else None. */
+static void test_ctx_test(void)
+{
+	char *root = make_tmp(), *file = rm_xasprintf("%s/ctx_test", root);
+	rm_context ctx;
+	rm_error err = RM_ERROR_INIT;
+	FILE *f;
+
+	fresh(&ctx);
+	CHECK(rm_context_ctx_test(&ctx, root, &err) == 0);
+	CHECK_STR(rm_context_get(&ctx, "ctx_test"), "None");
+	rm_context_release(&ctx);
+
+	f = fopen(file, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs("  2\n", f);
+		fclose(f);
+	}
+	fresh(&ctx);
+	CHECK(rm_context_ctx_test(&ctx, root, &err) == 0);
+	CHECK_STR(rm_context_get(&ctx, "ctx_test"), "2");
+	/* --additional-context comes later and wins */
+	CHECK(rm_context_apply(&ctx, "{'ctx_test': '1'}", "test", &err) == 0);
+	CHECK_STR(rm_context_get(&ctx, "ctx_test"), "1");
+	rm_context_release(&ctx);
+
+	/* a symlink is not followed (it could point anywhere): None */
+	unlink(file);
+	CHECK(symlink("/etc/hostname", file) == 0);
+	fresh(&ctx);
+	CHECK(rm_context_ctx_test(&ctx, root, &err) == 0);
+	CHECK_STR(rm_context_get(&ctx, "ctx_test"), "None");
+	rm_context_release(&ctx);
+	tfs_rm_tree(root);
+	free(file);
+	free(root);
+}
+
 int main(void)
 {
 	test_detect_kfd();
@@ -387,5 +426,6 @@ int main(void)
 	test_apply_file_and_pydict();
 	test_apply_errors();
 	test_pydict();
+	test_ctx_test();
 	return check_summary();
 }

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "rm/csv.h"
+#include "rm/report.h"
 #include "rm/util.h"
 
 static void test_quote(void)

@@ -97,6 +97,7 @@ static void test_providers(void)
 	     " \"cust\": {\"local\": {\"path\": \"/tmp\"}, \"custom\": {\"path\": "
 	     "\"scripts/common/data/get.sh\", \"args\": \"--x 1\"}},\n"
 	     " \"out\": {\"custom\": {\"path\": \"../evil.sh\"}},\n"
+	     " \"link\": {\"custom\": {\"path\": \"scripts/evil/sh\"}},\n"
 	     " \"mirr\": {\"local\": {\"path\": \"/tmp\", \"mirrorlocal\": \"/tmp\"}},\n"
 	     " \"badhome\": {\"local\": {\"path\": \"/tmp\", \"home\": \"rel/x\"}}}\n");
 	/* network providers are named, with what to do */
@@ -140,6 +141,14 @@ static void test_providers(void)
 
 	CHECK(rm_data_resolve(&cfg, "out", dir, &plan, &err) < 0);
 	CHECK(strstr(err.msg, "'path' ('../evil.sh') leaves the folder") != NULL);
+	/* a script reached through a symlink out of the folder (it would be copied into the
+	 * container with its folder) */
+	char *evil = rm_xasprintf("%s/scripts/evil", dir);
+	CHECK(symlink("/bin", evil) == 0);
+	CHECK(rm_data_resolve(&cfg, "link", dir, &plan, &err) < 0);
+	CHECK(strstr(err.msg, "outside the folder (a symlink)") != NULL);
+	unlink(evil);
+	free(evil);
 	CHECK(rm_data_resolve(&cfg, "mirr", dir, &plan, &err) < 0);
 	CHECK(strstr(err.msg, "'mirrorlocal' cannot be given for provider 'local'") != NULL);
 	CHECK(rm_data_resolve(&cfg, "badhome", dir, &plan, &err) < 0);

@@ -22,7 +22,6 @@
 
 #include "check.h"
 #include "rm/docker.h"
-#include "rm/tar.h"
 #include "rm/util.h"
 
 static char tmp[64];

@@ -14,7 +14,7 @@
 #include "testfs.h"
 #include "rm/context.h"
 #include "rm/doctor.h"
-#include "rm/error.h"
+#include "rm/util.h"
 
 /* The command layer is not part of the rm library the unit tests link: compile the real
  * command (and the option parser it uses) into this test, so its static doctor_main can be

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "rm/tar.h"
+#include "rm/docker.h"
 #include "rm/util.h"
 
 #include "../../src/docker/ignore_internal.h"

@@ -4,7 +4,6 @@
 #include <time.h>
 
 #include "check.h"
-#include "rm/mask.h"
 #include "rm/util.h"
 
 /* Collects what the masker emits; counts calls and remembers the first pointer seen. */

@@ -1,6 +1,6 @@
 /*
  * Images built elsewhere: the build manifest (written, read back, madengine's entries,
- * refusals) and the Docker launcher's prepare with an image_ref (found, pulled, refused)
+ * refusals) and the Docker launcher's prepare of an image given as it is (found, pulled, refused)
  * against the scripted fake engine.
  */
 #include <stdio.h>
@@ -13,7 +13,7 @@
 #include "check.h"
 #include "fake_engine.h"
 #include "rm/launcher.h"
-#include "rm/manifest.h"
+#include "rm/runner.h"
 #include "rm/util.h"
 
 static char tmp[] = "/tmp/rm-test-prebuilt-XXXXXX";
@@ -31,43 +31,43 @@ static void test_manifest_roundtrip(void)
 {
 	rm_error err = RM_ERROR_INIT;
 	json_t *ctx = json_pack("{s:s}", "gpu_vendor", "AMD");
-	json_t *doc = rm_manifest_new("127.0.0.1:5000", ctx, NULL);
-	rm_manifest_image ok = {.key = "ci-a_smoke",
-				.dockerfile = "docker/smoke.Dockerfile",
-				.base_image = "scratch",
-				.registry_image = "127.0.0.1:5000/ci-a_smoke:0123456789abcdef",
-				.digest = "sha256:d1",
-				.image_id = "sha256:i1"};
-	rm_manifest_image bad = {.key = "ci-b_smoke", .failed = 1, .reason = "build failed: x"};
-	rm_manifest_image local = {.key = "ci-c_smoke", .image_id = "sha256:i3"};
+	json_t *doc = rm_build_manifest_new("127.0.0.1:5000", ctx, NULL);
+	rm_built_image ok = {.key = "ci-a_smoke",
+			     .dockerfile = "docker/smoke.Dockerfile",
+			     .base_image = "scratch",
+			     .registry_image = "127.0.0.1:5000/ci-a_smoke:0123456789abcdef",
+			     .digest = "sha256:d1",
+			     .image_id = "sha256:i1"};
+	rm_built_image bad = {.key = "ci-b_smoke", .failed = 1, .reason = "build failed: x"};
+	rm_built_image local = {.key = "ci-c_smoke", .image_id = "sha256:i3"};
 	char *path = rm_xasprintf("%s/man.json", tmp), *ref;
-	rm_manifest m;
+	rm_build_manifest m;
 
-	rm_manifest_add(doc, &ok, json_pack("{s:s}", "name", "a"), "0123456789abcdef00", 1.5, 0.25,
-			0);
-	rm_manifest_add(doc, &bad, json_pack("{s:s}", "name", "b"), NULL, 0, 0, 0);
-	rm_manifest_add(doc, &local, json_pack("{s:s}", "name", "c/d"), NULL, 0.5, 0, 1);
-	CHECK(rm_manifest_write(doc, path, &err) == 0);
+	rm_build_manifest_add(doc, &ok, json_pack("{s:s}", "name", "a"), "0123456789abcdef00", 1.5,
+			      0.25, 0);
+	rm_build_manifest_add(doc, &bad, json_pack("{s:s}", "name", "b"), NULL, 0, 0, 0);
+	rm_build_manifest_add(doc, &local, json_pack("{s:s}", "name", "c/d"), NULL, 0.5, 0, 1);
+	CHECK(rm_build_manifest_write(doc, path, &err) == 0);
 	CHECK(access(path, F_OK) == 0);
-	CHECK(rm_manifest_load(&m, path, &err) == 0);
+	CHECK(rm_build_manifest_load(&m, path, &err) == 0);
 	CHECK(m.n == 3);
 	if (m.n == 3) {
 		/* the file's order: keys sorted */
 		CHECK_STR(m.images[0].model, "a");
 		CHECK_STR(m.images[0].digest, "sha256:d1");
 		CHECK(!m.images[0].failed);
-		ref = rm_manifest_image_ref(&m.images[0]);
+		ref = rm_built_image_ref(&m.images[0]);
 		CHECK_STR(ref, "127.0.0.1:5000/ci-a_smoke@sha256:d1"); /* pinned by digest */
 		free(ref);
 		CHECK(m.images[1].failed);
 		CHECK_STR(m.images[1].reason, "build failed: x");
-		ref = rm_manifest_image_ref(&m.images[2]);
+		ref = rm_built_image_ref(&m.images[2]);
 		CHECK_STR(ref, "ci-c_smoke"); /* built without a registry: the local name */
 		free(ref);
-		CHECK(rm_manifest_has_model(&m, "c/d"));
-		CHECK(!rm_manifest_has_model(&m, "e"));
+		CHECK(rm_build_manifest_has_model(&m, "c/d"));
+		CHECK(!rm_build_manifest_has_model(&m, "e"));
 	}
-	rm_manifest_release(&m);
+	rm_build_manifest_release(&m);
 	/* what tools read: madengine's keys */
 	json_t *back = json_load_file(path, 0, NULL);
 	json_t *e = json_object_get(json_object_get(back, "built_images"), "ci-a_smoke");
@@ -87,33 +87,33 @@ static void test_manifest_roundtrip(void)
 static void test_manifest_refusals(void)
 {
 	rm_error err = RM_ERROR_INIT;
-	rm_manifest m;
+	rm_build_manifest m;
 	char *p;
 
 	/* madengine's entries: no status (built), registry_image without a digest */
 	p = put("mad.json", "{\"built_images\": {\"ci-x\": {\"docker_image\": \"ci-x\", "
 			    "\"registry_image\": \"reg:5000/ci-x:latest\"}}, \"built_models\": "
 			    "{\"ci-x\": {\"name\": \"x\", \"n_gpus\": \"1\"}}}");
-	CHECK(rm_manifest_load(&m, p, &err) == 0);
+	CHECK(rm_build_manifest_load(&m, p, &err) == 0);
 	if (m.n == 1) {
-		char *ref = rm_manifest_image_ref(&m.images[0]);
+		char *ref = rm_built_image_ref(&m.images[0]);
 		CHECK(!m.images[0].failed);
 		CHECK_STR(ref, "reg:5000/ci-x:latest");
 		free(ref);
 	}
-	rm_manifest_release(&m);
+	rm_build_manifest_release(&m);
 	free(p);
 	p = put("no.json", "{\"models\": []}");
-	CHECK(rm_manifest_load(&m, p, &err) < 0 && strstr(err.msg, "not a build manifest"));
+	CHECK(rm_build_manifest_load(&m, p, &err) < 0 && strstr(err.msg, "not a build manifest"));
 	free(p);
 	p = put("nomodel.json", "{\"built_images\": {\"ci-x\": {}}, \"built_models\": {}}");
-	CHECK(rm_manifest_load(&m, p, &err) < 0 && strstr(err.msg, "built_models.ci-x.name"));
+	CHECK(rm_build_manifest_load(&m, p, &err) < 0 && strstr(err.msg, "built_models.ci-x.name"));
 	free(p);
 	p = put("broken.json", "{\"built_images\": {\n,}");
-	CHECK(rm_manifest_load(&m, p, &err) < 0 && strstr(err.msg, "line 2"));
+	CHECK(rm_build_manifest_load(&m, p, &err) < 0 && strstr(err.msg, "line 2"));
 	free(p);
-	CHECK(rm_manifest_load(&m, "/nonexistent/man.json", &err) < 0 && err.kind == RM_ERR_INPUT &&
-	      strstr(err.msg, "no such file"));
+	CHECK(rm_build_manifest_load(&m, "/nonexistent/man.json", &err) < 0 &&
+	      err.kind == RM_ERR_INPUT && strstr(err.msg, "no such file"));
 }
 
 static const fake_route routes[] = {
@@ -141,8 +141,7 @@ static int prepare(rm_launcher *l, const char *ref, char **id, int *cached, rm_b
 		   rm_error *err)
 {
 	rm_model m = {.name = "x"};
-	rm_image_req req = {
-	    .model = &m, .image = ref, .image_ref = ref, .on_line = line, .ud = said};
+	rm_image_req req = {.model = &m, .image = ref, .on_line = line, .ud = said};
 	*id = NULL;
 	rm_buf_reset(said);
 	return l->ops->prepare(l->state, &req, id, cached, err);
@@ -173,10 +172,12 @@ static void test_prepare_ref(void)
 	CHECK(prepare(&l, "127.0.0.1:5000/ci-x@sha256:d2", &id, &cached, &said, &err) < 0);
 	CHECK(strstr(err.msg, "cannot pull '127.0.0.1:5000/ci-x@sha256:d2': the registry does not "
 			      "have it") != NULL);
-	CHECK(strncmp(err.msg, "cannot pull", 11) == 0 && !strstr(err.msg + 11, "cannot pull"));
+	CHECK(strstr(err.msg, "pulling it failed") != NULL); /* what the user can do */
+	CHECK(strstr(err.msg, "cannot pull") &&
+	      !strstr(strstr(err.msg, "cannot pull") + 1, "cannot pull")); /* said once */
 	/* an id that is not here cannot be pulled */
 	CHECK(prepare(&l, "sha256:gone", &id, &cached, &said, &err) < 0);
-	CHECK(strstr(err.msg, "not on this engine and cannot be pulled") != NULL);
+	CHECK(strstr(err.msg, "'sha256:gone' cannot be pulled by that name") != NULL);
 	/* no tag: pulled as :latest (the engine would pull every tag otherwise); it then
 	 * does not list it here, which is said */
 	CHECK(prepare(&l, "127.0.0.1:5000/untagged", &id, &cached, &said, &err) < 0);

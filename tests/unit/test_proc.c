@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "rm/proc.h"
 #include "rm/util.h"
 
 static int run(const char *script, const char *input, double timeout, size_t max, rm_proc_out *res,

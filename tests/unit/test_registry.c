@@ -10,9 +10,8 @@
 
 #include "check.h"
 #include "testfs.h"
-#include "rm/log.h"
-#include "rm/registry.h"
 #include "rm/util.h"
+#include "rm/registry.h"
 
 /* A complete entry; tests splice in their own fields. */
 #define ENTRY(name, extra)                                                                         \

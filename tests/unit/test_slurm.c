@@ -17,7 +17,6 @@
 #include "../../src/launcher/slurm.h"
 #include "check.h"
 #include "rm/launcher.h"
-#include "rm/proc.h"
 #include "rm/util.h"
 #include "testfs.h"
 

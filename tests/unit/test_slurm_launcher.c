@@ -15,7 +15,6 @@
 #include <jansson.h>
 
 #include "check.h"
-#include "rm/frame.h"
 #include "rm/launcher.h"
 #include "rm/util.h"
 

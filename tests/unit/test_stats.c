@@ -2,9 +2,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "rm/error.h"
-#include "rm/stats.h"
 #include "rm/util.h"
+#include "rm/report.h"
 
 static int near(double a, double b)
 {

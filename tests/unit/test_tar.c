@@ -17,9 +17,8 @@
 
 #include "check.h"
 #include "testfs.h"
-#include "rm/hash.h"
-#include "rm/tar.h"
 #include "rm/util.h"
+#include "rm/docker.h"
 
 static char root[64];
 

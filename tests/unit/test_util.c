@@ -2,7 +2,6 @@
 #include <string.h>
 
 #include "check.h"
-#include "rm/error.h"
 #include "rm/util.h"
 
 static void test_buf(void)

@@ -3,9 +3,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "rm/error.h"
-#include "rm/yaml.h"
 #include "rm/util.h"
+#include "rm/context.h"
 
 static json_t *parse(const char *text, rm_error *err)
 {

@@ -1,5 +1,5 @@
 /*
- * The build manifest (rm/manifest.h): read for `run --manifest`, written by `build`.
+ * The build manifest (rm/runner.h): read for `run --manifest`, written by `build`.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include <jansson.h>
 
 #include "rm/docker.h"
-#include "rm/manifest.h"
+#include "rm/runner.h"
 #include "rm/util.h"
 
 #define MANIFEST_MAX_BYTES ((size_t)64 << 20)
@@ -20,7 +20,7 @@ static char *str_or_null(json_t *obj, const char *key)
 	return s && *s ? rm_xstrdup(s) : NULL;
 }
 
-static void image_release(rm_manifest_image *mi)
+static void image_release(rm_built_image *mi)
 {
 	free(mi->key);
 	free(mi->model);
@@ -32,7 +32,7 @@ static void image_release(rm_manifest_image *mi)
 	free(mi->reason);
 }
 
-void rm_manifest_release(rm_manifest *m)
+void rm_build_manifest_release(rm_build_manifest *m)
 {
 	if (!m)
 		return;
@@ -43,9 +43,10 @@ void rm_manifest_release(rm_manifest *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static int read_entry(rm_manifest *m, const char *key, json_t *img, json_t *models, rm_error *err)
+static int read_entry(rm_build_manifest *m, const char *key, json_t *img, json_t *models,
+		      rm_error *err)
 {
-	rm_manifest_image mi = {0};
+	rm_built_image mi = {0};
 	json_t *model = json_object_get(models, key);
 	const char *status = json_string_value(json_object_get(img, "status"));
 
@@ -70,7 +71,7 @@ static int read_entry(rm_manifest *m, const char *key, json_t *img, json_t *mode
 	return 0;
 }
 
-int rm_manifest_load(rm_manifest *m, const char *path, rm_error *err)
+int rm_build_manifest_load(rm_build_manifest *m, const char *path, rm_error *err)
 {
 	char *text = NULL;
 	json_error_t je;
@@ -109,13 +110,13 @@ int rm_manifest_load(rm_manifest *m, const char *path, rm_error *err)
 	ret = 0;
 out:
 	if (ret < 0)
-		rm_manifest_release(m);
+		rm_build_manifest_release(m);
 	json_decref(doc);
 	free(text);
 	return ret;
 }
 
-char *rm_manifest_image_ref(const rm_manifest_image *mi)
+char *rm_built_image_ref(const rm_built_image *mi)
 {
 	char *repo = NULL, *tag = NULL, *ref;
 
@@ -129,7 +130,7 @@ char *rm_manifest_image_ref(const rm_manifest_image *mi)
 	return rm_xstrdup(mi->registry_image ? mi->registry_image : mi->key);
 }
 
-int rm_manifest_has_model(const rm_manifest *m, const char *model)
+int rm_build_manifest_has_model(const rm_build_manifest *m, const char *model)
 {
 	for (size_t i = 0; i < m->n; i++)
 		if (!strcmp(m->images[i].model, model))
@@ -137,7 +138,7 @@ int rm_manifest_has_model(const rm_manifest *m, const char *model)
 	return 0;
 }
 
-json_t *rm_manifest_new(const char *registry, json_t *context, json_t *deployment)
+json_t *rm_build_manifest_new(const char *registry, json_t *context, json_t *deployment)
 {
 	json_t *doc = json_object();
 
@@ -156,8 +157,8 @@ static void set_str(json_t *o, const char *key, const char *v)
 	json_object_set_new(o, key, v ? json_string(v) : json_null());
 }
 
-void rm_manifest_add(json_t *doc, const rm_manifest_image *mi, json_t *model_json,
-		     const char *fingerprint, double build_s, double push_s, int reused)
+void rm_build_manifest_add(json_t *doc, const rm_built_image *mi, json_t *model_json,
+			   const char *fingerprint, double build_s, double push_s, int reused)
 {
 	json_t *e = json_object();
 
@@ -178,7 +179,7 @@ void rm_manifest_add(json_t *doc, const rm_manifest_image *mi, json_t *model_jso
 	json_object_set_new(json_object_get(doc, "built_models"), mi->key, model_json);
 }
 
-int rm_manifest_write(json_t *doc, const char *path, rm_error *err)
+int rm_build_manifest_write(json_t *doc, const char *path, rm_error *err)
 {
 	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
 	int ret;

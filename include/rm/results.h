@@ -1,0 +1,420 @@
+/*
+ * Reading what runs wrote, for everything that comes after a run (the regression gate,
+ * JUnit, the Markdown summary, the HTML report, database export): perf.csv rows and
+ * perf_<model>.csv metrics as structs. Works from the files alone; knows nothing of the
+ * runner.
+ *
+ * perf.csv columns are found by name, so run_models' files (madengine's 29 columns, then
+ * ours) and madengine's own perf.csv both read. A header without the columns model,
+ * performance, metric and status is refused, the error naming the file and the missing
+ * column (another tool's CSV must not be read as results). Rows keep file order, which in an
+ * append-only perf.csv is time order.
+ *
+ * Ownership: an rm_results owns all its strings; rm_results_release frees them. The col[]
+ * pointers of a row are never NULL (a column the file lacks reads as "").
+ */
+#ifndef RM_RESULTS_H
+#define RM_RESULTS_H
+
+#include <stddef.h>
+
+#include "rm/doctor.h"
+#include "rm/util.h"
+#include "rm/report.h"
+
+/* The perf.csv columns (enum rm_perf_col, rm_perf_header) are rm/report.h's. */
+
+/* perf_<model>.csv's header. */
+extern const char *const rm_metric_header[8];
+
+typedef struct rm_result {
+	const char *col[RM_PERF_COLS]; /* every column as text, "" when absent */
+	double performance;	       /* NAN when empty or not a number */
+	double test_s;		       /* test_duration; NAN when not a number */
+	long repeat;		       /* >= 1; 1 when absent */
+	long line;		       /* record number in its file (the header is 1) */
+	const char *file;	       /* the file it came from (points into rm_results.files) */
+	char **fields_;		       /* owned storage behind col[] */
+} rm_result;
+
+typedef struct rm_results {
+	rm_result *rows;
+	size_t n;
+	size_t cap_;
+	char **files; /* NULL-terminated, every file read */
+	size_t n_files;
+} rm_results;
+
+#define RM_RESULTS_INIT                                                                            \
+	{                                                                                          \
+		NULL, 0, 0, NULL, 0                                                                \
+	}
+
+/*
+ * Appends the rows of the perf.csv at path whose run_id equals run_id (every row when
+ * run_id is NULL). Returns 0, or -1 with err naming the file (missing file: RM_ERR_IO;
+ * foreign header or a record over 1 MiB: RM_ERR_INPUT, with the record number).
+ */
+int rm_results_read(rm_results *res, const char *path, const char *run_id, rm_error *err);
+
+/*
+ * Appends a row made of n (column, value) pairs (columns not named read as ""), e.g. rows
+ * read back from a database. The strings are copied. file/line describe where it came from.
+ */
+void rm_results_add(rm_results *res, const char *const *names, const char *const *values, size_t n,
+		    const char *file, long line);
+
+void rm_results_release(rm_results *res);
+
+/* The run_id of the last row that has one (the newest run of an append-only file), or
+ * NULL. */
+const char *rm_results_last_run(const rm_results *res);
+
+/* The column index of a perf.csv column name, or -1. */
+int rm_perf_col_index(const char *name);
+
+/* One perf_<model>.csv row: a metric the parser saw. */
+typedef struct rm_metric_row {
+	const char *timestamp, *run_id, *model, *metric, *unit, *aggregate;
+	double value; /* NAN when not a number */
+	long step;    /* -1 when none */
+	long repeat;  /* occurrence of this (run, model, metric, aggregate, step): 1, 2, ... */
+	char **fields_;
+} rm_metric_row;
+
+typedef struct rm_metrics {
+	rm_metric_row *rows;
+	size_t n;
+	size_t cap_;
+} rm_metrics;
+
+#define RM_METRICS_INIT                                                                            \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
+
+/* Appends the rows of one perf_<model>.csv (run_id as for rm_results_read). */
+int rm_metrics_read(rm_metrics *m, const char *path, const char *run_id, rm_error *err);
+
+/*
+ * Appends the rows of every perf_*.csv in dir whose header is perf_<model>.csv's
+ * (perf_summary.csv and files of other shapes are passed over). A missing dir adds nothing.
+ */
+int rm_metrics_read_dir(rm_metrics *m, const char *dir, const char *run_id, rm_error *err);
+
+void rm_metrics_release(rm_metrics *m);
+
+/* The folder of a file path ("." when it has none); caller frees. */
+char *rm_dirname(const char *path);
+
+/*
+ * The regression gate: which way each metric should go, the baseline a run is compared
+ * with, and the verdict per model and metric.
+ *
+ * Sign convention (docs/nightly.md): relative_change is the plain percent change of the value,
+ * (new - baseline) / |baseline| * 100, as madengine defines the column: +5 means the number
+ * went up 5 %, whatever the metric. Whether that is better or worse comes from the metric's
+ * direction: for a higher-is-better metric (throughput) a change below -PCT is a
+ * regression, for a lower-is-better one (time, latency, loss) a change above +PCT is.
+ *
+ * Noise: when either side has repeats (several SUCCESS rows of the same run), a change is a
+ * regression only if it is also outside the noise band t * se, where se is the standard
+ * error of the difference of the two means (Welch) and t Student's two-sided 95 % value for
+ * Welch-Satterthwaite's degrees of freedom. A side with one value counts as exact. With no
+ * repeats on either side the threshold alone decides, and the verdict says so.
+ */
+typedef struct json_t json_t;
+
+/* Direction */
+
+typedef enum rm_direction {
+	RM_DIR_UNKNOWN = 0,
+	RM_DIR_HIGHER, /* higher is better: throughput, samples/s, tokens/s, TFLOP/s, FPS */
+	RM_DIR_LOWER,  /* lower is better: time, latency, loss, ms, s */
+} rm_direction;
+
+const char *rm_direction_name(rm_direction d); /* "higher", "lower", "unknown" */
+
+/*
+ * The direction of a metric from its name and unit (either may be NULL) by the metric table
+ * (docs/nightly.md): a rate (X/s, X per second, throughput, FPS, TFLOP/s) is higher-better;
+ * a time (s, ms, seconds/step, latency, duration, time to train), a loss or a perplexity is
+ * lower-better; anything else is unknown (the gate says so and does not judge it).
+ */
+rm_direction rm_direction_guess(const char *metric, const char *unit);
+
+/* Per-model overrides: the models.json field "metric_direction", an object mapping a metric
+ * name to "higher" or "lower", e.g. {"metric_direction": {"time_to_train": "lower"}}. */
+typedef struct rm_direction_table rm_direction_table;
+
+rm_direction_table *rm_direction_table_new(void);
+void rm_direction_table_free(rm_direction_table *t);
+
+/* Takes model's "metric_direction" field (absent: nothing to do). A bad value is an error
+ * naming source, the model and the metric. */
+int rm_direction_table_add_model(rm_direction_table *t, const char *model, const json_t *entry,
+				 const char *source, rm_error *err);
+
+/* Reads root/models.json and root/scripts/<dir>/models.json (models named "<dir>/<name>" as
+ * the registry names them). Missing files are skipped. */
+int rm_direction_table_load(rm_direction_table *t, const char *root, rm_error *err);
+
+/*
+ * The direction for a perf.csv row's model and metric: the model's override (a
+ * multiple_results row "<model>_<name>" uses <model>'s), else the metric table. *why, when
+ * not NULL, receives "models.json" or "metric table". t may be NULL.
+ */
+rm_direction rm_direction_lookup(const rm_direction_table *t, const char *model, const char *metric,
+				 const char **why);
+
+/* Baseline */
+
+/* The values a key had in its latest earlier run (several when that run had repeats). */
+typedef struct rm_baseline_entry {
+	const char *model, *metric, *docker_file, *arch, *machine, *run_id;
+	double *values;
+	size_t n;
+} rm_baseline_entry;
+
+typedef struct rm_baseline rm_baseline;
+
+/* A baseline made from rows in memory (history), leaving out exclude_run_id. Rows later in
+ * the array are newer. */
+rm_baseline *rm_baseline_from_results(const rm_results *rows, const char *exclude_run_id);
+
+/* For sources that feed values one at a time, oldest first (the database reader). */
+rm_baseline *rm_baseline_new(void);
+void rm_baseline_add(rm_baseline *b, const char *model, const char *metric, const char *docker_file,
+		     const char *arch, const char *machine, const char *run_id, double value);
+/* Builds the lookup index; call once after the last rm_baseline_add. */
+void rm_baseline_seal(rm_baseline *b);
+
+/*
+ * The baseline of a key: the latest earlier run that has SUCCESS values for the same model,
+ * metric, Dockerfile and GPU architecture, from the same machine when the baseline has one,
+ * else from any machine. NULL when there is none.
+ */
+const rm_baseline_entry *rm_baseline_find(const rm_baseline *b, const char *model,
+					  const char *metric, const char *docker_file,
+					  const char *arch, const char *machine);
+
+/* Number of keys held. */
+size_t rm_baseline_size(const rm_baseline *b);
+
+/*
+ * relative_change for one perf.csv row (as the runner writes it): "%+.2f" of the row's value
+ * against the mean of its baseline, into buf. Returns 0, or 1 leaving buf "" when the row
+ * has no value or no baseline (or the baseline mean is 0).
+ */
+int rm_baseline_change(const rm_baseline *b, const char *model, const char *metric,
+		       const char *docker_file, const char *arch, const char *machine, double value,
+		       char *buf, size_t size);
+
+void rm_baseline_free(rm_baseline *b);
+
+/* The gate */
+
+typedef enum rm_verdict {
+	RM_VERDICT_NONE = 0,   /* no baseline to compare with */
+	RM_VERDICT_FAILED,     /* no SUCCESS value in this run (FAILURE rows) */
+	RM_VERDICT_SKIPPED,    /* only SKIPPED rows */
+	RM_VERDICT_UNKNOWN,    /* compared, but the metric's direction is unknown: not judged */
+	RM_VERDICT_SAME,       /* within the threshold */
+	RM_VERDICT_BETTER,     /* better by more than the threshold */
+	RM_VERDICT_NOISE,      /* worse by more than the threshold, but inside the noise band */
+	RM_VERDICT_REGRESSION, /* worse by more than the threshold and outside the noise */
+} rm_verdict;
+
+const char *rm_verdict_name(rm_verdict v); /* "none", "failed", ..., "regression" */
+
+/* A suite entry's own threshold for the models it selected. */
+typedef struct rm_threshold {
+	const char *model;
+	double pct; /* < 0: this model is not gated */
+} rm_threshold;
+
+typedef struct rm_gate_opts {
+	double threshold_pct; /* percent; < 0: the default, 5 */
+	int enforce;	      /* --fail-on-regression given: regressions decide the exit code */
+	const rm_threshold *thresholds; /* per model, overriding threshold_pct */
+	size_t n_thresholds;
+	const rm_direction_table *directions; /* NULL: the metric table only */
+} rm_gate_opts;
+
+/* One model, metric, Dockerfile and GPU architecture of the run. */
+typedef struct rm_change {
+	const char *model, *metric, *docker_file, *arch, *machine; /* point into the results */
+	const char *reason; /* of the first FAILURE/SKIPPED row, "" when none */
+	const char *log_file;
+	size_t n_rows, n_success, n_failed, n_skipped;
+	rm_direction direction;
+	const char *direction_why;
+	/* This run's SUCCESS values */
+	double mean, sd, min, max;
+	/* The baseline's */
+	const char *base_run;
+	size_t base_n;
+	double base_mean, base_sd;
+	double change_pct; /* NAN when not compared */
+	double threshold;  /* percent used for this model; < 0 when not gated */
+	double noise_pct;  /* the noise band as percent of the baseline; NAN without repeats */
+	double t_crit;	   /* Student's t used (0 without repeats) */
+	rm_verdict verdict;
+	char *note; /* one line for reports, e.g. "-7.10% (worse), outside the noise ..." */
+} rm_change;
+
+typedef struct rm_gate {
+	rm_change *v; /* in the run's row order of first appearance */
+	size_t n;
+	size_t n_regressions, n_compared, n_failed, n_skipped, n_unknown;
+	int enforce;
+	double threshold_pct;
+	int have_baseline;
+	char *rule; /* how the verdicts were reached, one paragraph for reports */
+} rm_gate;
+
+/* Judges run (one run's rows) against base (NULL: no baseline). */
+void rm_gate_eval(const rm_results *run, const rm_baseline *base, const rm_gate_opts *o,
+		  rm_gate *out);
+void rm_gate_release(rm_gate *g);
+
+/* Student's t two-sided 95 % critical value for dof degrees of freedom (>= 1). */
+double rm_t95(double dof);
+
+/*
+ * What a CI job reads after a run: JUnit XML, a Markdown summary, the run.json manifest,
+ * one tar.gz artefact (rm/suite.h's rm_nightly_finish makes them all at the end of a run).
+ * Everything works from the run's perf.csv, so it can also be run later on files alone
+ * (run_models report ci).
+ *
+ * Every writer writes to a temporary file beside the target and renames it into place: a
+ * failed or interrupted write never leaves a half file for CI to pick up.
+ */
+typedef struct json_t json_t;
+
+/* JUnit */
+
+typedef struct rm_junit_opts {
+	const char *suite;	   /* testsuite name and testcase classname; NULL: "run_models" */
+	const char *hostname;	   /* NULL: this host's name */
+	const char *base_dir;	   /* relative log_file paths not found from the current folder are
+				      looked up here (the perf.csv's folder); NULL: none */
+	size_t log_lines;	   /* lines of the log in a failure; 0: 50 */
+	const rm_gate *gate;	   /* changes as properties; with gate->enforce, a testcase per
+				      gated metric that fails on a regression. NULL: none */
+	const rm_metrics *metrics; /* perf_<model>.csv rows as properties; NULL: none */
+} rm_junit_opts;
+
+/*
+ * Writes JUnit XML (libxml2's xmlTextWriter) in the form both of the widely used schemas
+ * accept (Apache Ant's, as published by windyroad, and Jenkins' junit-10.xsd): <testsuites>
+ * holding one <testsuite> (package, id, name, timestamp, hostname, tests, failures, errors,
+ * skipped, time) with <properties> first, then one <testcase> per perf.csv row (classname =
+ * suite, name = model, time = test_duration) holding at most one <failure> (the reason and
+ * the last log lines) or <skipped>, then <system-out> and <system-err>. Neither schema allows
+ * properties inside a testcase, so a row's metrics are suite properties named
+ * "<testcase name>.<metric>" (see docs/nightly.md).
+ */
+int rm_junit_write(const char *path, const rm_results *run, const rm_junit_opts *o, rm_error *err);
+
+/* Markdown summary */
+
+/*
+ * A GitHub-flavoured Markdown summary: a headline with the counts, then a table of models,
+ * status, value, baseline, change and verdict (one line per model and metric; failures with
+ * their reason), then the regression rule. Appended to rm_buf out.
+ */
+int rm_summary_markdown(rm_buf *out, const char *title, const rm_results *run, const rm_gate *gate);
+
+/* Writes text to path, replacing it (append = 0) or appending (append = 1, for
+ * $GITHUB_STEP_SUMMARY). */
+int rm_write_text_file(const char *path, const char *text, size_t len, int append, rm_error *err);
+
+/* run.json */
+
+typedef struct rm_manifest {
+	const char *run_id;
+	const char *started_at; /* "YYYY-MM-DDTHH:MM:SSZ"; NULL: now */
+	const char *git_commit; /* of the models folder */
+	const char *models_root;
+	const char *host; /* NULL: this host's name */
+	const char *suite;
+	const char *suite_file;
+	const json_t *suite_entries; /* rm_suite_json()'s "entries", or NULL */
+	const json_t *options;	     /* the run's options as an object, or NULL */
+	const char *gpu_vendor, *gpu_arch;
+	long n_gpus;
+	const rm_finding *findings; /* the doctor's (GPU, driver, ROCm, CUDA, OS, docker) */
+	size_t n_findings;
+} rm_manifest;
+
+/* The manifest as JSON: run_id, started_at, git_commit, host, gpu {vendor, arch, count},
+ * versions {os, rocm, cuda, gpus, docker} taken from the doctor's findings, doctor (all
+ * findings), suite, suite_file, entries, options, run_models version. */
+json_t *rm_manifest_json(const rm_manifest *m);
+int rm_manifest_write(const char *path, const rm_manifest *m, rm_error *err);
+/* Reads a run.json back (NULL with err when missing or not JSON). */
+json_t *rm_manifest_read(const char *path, rm_error *err);
+
+/* Archive */
+
+/*
+ * Writes a gzip-compressed tar (libarchive) of the given files and folders (folders with
+ * everything under them), each stored under top/ by its path when that is relative and has
+ * no "..", else by its base name. A path that does not exist is an error naming it.
+ */
+int rm_archive_write(const char *out_path, const char *top, const char *const *paths, size_t n,
+		     rm_error *err);
+
+/*
+ * The HTML trend report (run_models report html): ONE self-contained file, no scripts, no
+ * fonts, no network (a Content-Security-Policy of default-src 'none' makes the browser
+ * refuse anything else, and log it). Per model and metric: an inline SVG trend over the
+ * history (one point per run: the mean of its repeats; failed runs as red ticks), the latest
+ * value, its baseline (the latest earlier run) and the change coloured by the metric's
+ * direction; then the latest run's failures with their reasons. Rows are ordered
+ * regressions first, then failures, then by model, so the top of the page is what needs a
+ * look. Sized for 500 models x 90 nights (docs/nightly.md has the measurements).
+ */
+typedef struct rm_html_opts {
+	const char *title;    /* NULL: "run_models results" */
+	const char *source;   /* shown under the title: the files or database read */
+	double threshold_pct; /* change colouring and verdicts; < 0: 5 */
+	const rm_direction_table *directions; /* NULL: the metric table only */
+} rm_html_opts;
+
+/* Writes the report of history (rows of any number of runs; the newest run is the one
+ * judged) to path. */
+int rm_html_report(const char *path, const rm_results *history, const rm_html_opts *o,
+		   rm_error *err);
+
+/*
+ * Making untrusted text (container logs, failure reasons, model names) safe for the formats
+ * reports are written in. All functions append to an rm_buf and return 0, or -1 when the
+ * buffer's ceiling is reached (the buffer keeps what fit).
+ */
+/*
+ * Text that is valid UTF-8 and allowed in XML 1.0: ANSI escape sequences (colours, cursor
+ * moves) are dropped, other control characters except tab and newline become "\xNN" (a CR
+ * before a newline is dropped, a lone CR becomes a newline: progress bars), invalid UTF-8
+ * bytes and the non-characters U+FFFE/U+FFFF become U+FFFD.
+ */
+int rm_text_clean(rm_buf *out, const char *s, size_t n);
+
+/* rm_text_clean, then &, <, >, " and ' as entities: for HTML text and attributes. */
+int rm_text_html(rm_buf *out, const char *s);
+
+/* rm_text_clean, then a Markdown table cell: '|' escaped, newlines as spaces, backticks and
+ * the characters that start inline markup left alone but '<' as &lt; (GitHub renders
+ * HTML). */
+int rm_text_md_cell(rm_buf *out, const char *s);
+
+/*
+ * The last n_lines lines of a file, at most max_bytes (read backwards from the end, never
+ * the whole file), into out as cleaned text. Returns 0, or -1 with err naming the file.
+ */
+struct rm_error;
+int rm_tail_lines(const char *path, size_t n_lines, size_t max_bytes, rm_buf *out,
+		  struct rm_error *err);
+
+#endif

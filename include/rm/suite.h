@@ -1,0 +1,158 @@
+/*
+ * Suite files (run_models run --suite FILE.yaml): a named list of entries, each selecting
+ * models by tags or by name, with its own additional context, repeat count, timeout and
+ * regression threshold. Shared settings live in a defaults file that several suites
+ * include. YAML through libyaml (JSON is YAML too). Format in docs/nightly.md:
+ *
+ *   suite: nightly                    # default: the file name without .yaml/.yml/.json
+ *   include: common.yaml              # or a list; paths relative to this file
+ *   defaults:                         # for every entry; an entry's own fields win
+ *     repeat: 3
+ *     timeout: 3600                   # seconds per model run; 0 = none
+ *     additional_context: {gpu_vendor: AMD}
+ *     regression: {fail_on_regression: 5, baseline: nightly-baseline.csv}
+ *   entries:
+ *     - tags: [llm, training]
+ *       repeat: 5
+ *       regression: {fail_on_regression: 3}
+ *     - models: [pyt_mpt30b_training]
+ *       additional_context: {MAD_SYSTEM_NGPUS: 8}
+ *
+ * An included file holds `defaults:` (and may include others); its defaults apply first,
+ * then the including file's, then each entry's. additional_context objects merge key by
+ * key; the others replace. `baseline` is one per suite (under defaults.regression): a
+ * relative path is resolved against the file that names it; a database URL is kept.
+ *
+ * Errors name the file, the line and column, and the field ("'nightly.yaml' line 12
+ * column 14: entries[1].repeat: must be a whole number >= 1, not 'three'"). Unknown fields
+ * are errors: a misspelt key in a CI job must not pass silently.
+ *
+ * Ownership: rm_suite owns everything in it; rm_suite_release frees it.
+ */
+#ifndef RM_SUITE_H
+#define RM_SUITE_H
+
+#include <stddef.h>
+
+#include "rm/util.h"
+#include "rm/results.h"
+
+typedef struct json_t json_t;
+
+typedef struct rm_suite_entry {
+	char *name;  /* the entry's "name", else its tags/models joined */
+	char **tags; /* NULL-terminated tag expressions, as for --tags */
+	size_t n_tags;
+	char **models; /* NULL-terminated exact model names */
+	size_t n_models;
+	json_t *context;	   /* merged additional_context (an object, maybe empty) */
+	long repeat;		   /* >= 1 */
+	double timeout;		   /* seconds; < 0 when not set; 0 = none */
+	double fail_on_regression; /* percent; < 0 when off or not set */
+	int fail_set;		   /* regression.fail_on_regression given: a PCT or off */
+	char *file;		   /* where the entry is */
+	long line;
+} rm_suite_entry;
+
+typedef struct rm_suite {
+	char *name;
+	char *description; /* NULL when none */
+	char *file;
+	char *baseline; /* resolved path or database URL; NULL when none */
+	rm_suite_entry *entries;
+	size_t n;
+	char **files; /* the suite file and every file it included, NULL-terminated */
+	size_t n_files;
+} rm_suite;
+
+/* Loads path and its includes. Errors are RM_ERR_INPUT (RM_ERR_IO for unreadable files). */
+int rm_suite_load(const char *path, rm_suite *s, rm_error *err);
+void rm_suite_release(rm_suite *s);
+
+/* {"suite", "file", "description", "baseline", "files", "entries": [{name, tags, models,
+ * additional_context, repeat, timeout, fail_on_regression (PCT, "off" or null), file, line}]}
+ * for run.json. */
+json_t *rm_suite_json(const rm_suite *s);
+
+/* The end of a run */
+
+typedef struct rm_nightly_opts {
+	const char *perf_csv;	 /* the run's perf.csv; perf_<model>.csv are read beside it */
+	const char *run_id;	 /* NULL: the last run in perf_csv */
+	const char *suite;	 /* suite name for JUnit and the summary; NULL: "run_models" */
+	const char *models_root; /* models.json folder for metric_direction; NULL: none */
+	/* Baseline: a perf.csv from an earlier run or a database URL. NULL: the manifest's
+	 * ("regression.baseline"), else the earlier runs in perf_csv itself. */
+	const char *baseline;
+	const rm_baseline *baseline_open; /* already open (run): used instead of opening one */
+	/* Percent; < 0: the manifest's "regression.fail_on_regression", else gate off (the
+	 * report still judges at 5). The manifest's suite entries add per-model thresholds
+	 * (rm_nightly_thresholds). */
+	double fail_on_regression;
+	const char *junit;	       /* paths, NULL when not wanted */
+	const char *summary_markdown;  /* also appended to $GITHUB_STEP_SUMMARY when set */
+	const char *html;	       /* the HTML trend report over perf_csv's history */
+	const char *archive;	       /* tar.gz of logs, CSVs, run.json, JUnit, summary, report */
+	const char *const *export_dbs; /* database URLs, each gets the run after the gate */
+	size_t n_export_dbs;
+	const char *manifest;		/* run.json written at the start (archived, exported) */
+	const char *const *extra_files; /* more files or folders for the archive */
+	size_t n_extra_files;
+	int no_step_summary; /* do not touch $GITHUB_STEP_SUMMARY */
+} rm_nightly_opts;
+
+typedef struct rm_nightly_result {
+	size_t n_rows, n_failed, n_skipped; /* rows and (model, metric) groups failed/skipped */
+	size_t n_compared, n_regressions;
+	int gate_enforced;
+} rm_nightly_result;
+
+/*
+ * Reads the run's rows, opens the baseline, judges them (rm_gate_eval), then writes, in this
+ * order, JUnit, the Markdown summary (and $GITHUB_STEP_SUMMARY), the HTML report, the
+ * database export and the archive (last, so it holds the others). Returns 0 with *res
+ * filled; the caller turns it into the exit code (model failed, regression found). -1 when
+ * something could not be read or written (err says which); outputs written before that
+ * stay.
+ */
+int rm_nightly_finish(const rm_nightly_opts *o, rm_nightly_result *res, rm_error *err);
+
+/* The run of a suite (run --suite FILE), or of --tags with CI outputs */
+
+struct rm_run_opts;
+
+typedef struct rm_suite_run_opts {
+	const struct rm_run_opts *run; /* the command line's; its tags when there is no suite */
+	const char *suite_file;	       /* NULL: one entry, run->tags */
+	int repeat_given;	       /* run->repeat was given: it wins over the entries' */
+	/* Outputs and gate (ci.perf_csv, run_id, manifest, suite, models_root and
+	 * baseline_open are filled in here); ci.baseline NULL: the suite's baseline. */
+	rm_nightly_opts ci;
+	const char *const *context_files; /* for run.json: the context files' names */
+	size_t n_context_files;
+} rm_suite_run_opts;
+
+typedef struct rm_suite_run_result {
+	char run_id[64];
+	size_t n_failed; /* FAILURE rows over every entry */
+	int interrupted; /* the signal that stopped the run, else 0 */
+	int engine_lost; /* an entry lost its engine */
+	int finished;	 /* rm_nightly_finish ran: ci holds its counts */
+	rm_nightly_result ci;
+} rm_suite_run_result;
+
+/*
+ * One run id for the whole suite: loads the suite, checks every entry's selection against
+ * the registry (a tag that matches nothing, or a `models` name that is no model's, fails
+ * before anything runs), opens the baseline once, writes run.json beside perf.csv (run id,
+ * start time, models commit, host, GPU, doctor's findings, the entries with the models each
+ * selected, the options), runs each entry through rm_runner_run with its tags and models,
+ * context (the command line's applied after the entry's), repeat and timeout (the command
+ * line's win when given), then rm_nightly_finish. An interrupted or failed entry ends the
+ * run: JUnit, the summary and the archive are still written (not the report, the export or
+ * the gate), and rm_suite_run returns -1 with err. With run->dry_run, only the entries'
+ * plans are printed.
+ */
+int rm_suite_run(const rm_suite_run_opts *o, rm_suite_run_result *res, rm_error *err);
+
+#endif

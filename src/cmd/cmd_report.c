@@ -1,0 +1,164 @@
+/*
+ * run_models report html [CSV... | DB-URL] -o report.html
+ *   The self-contained HTML trend report over the history in perf.csv files or a database.
+ * run_models report ci [PERF_CSV] [--junit F] [--summary-markdown F] [--archive F] ...
+ *   What a run's end does for CI (rm_nightly_finish), from files alone: the same outputs and
+ *   exit codes as `run --junit ...` (docs/nightly.md).
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "options.h"
+#include "rm/results.h"
+#include "rm/db.h"
+#include "rm/util.h"
+#include "rm/suite.h"
+
+static int report_html(int argc, char **argv, rm_error *err)
+{
+	struct cli cli;
+	struct opt_list pos = {0};
+	rm_results h = RM_RESULTS_INIT;
+	rm_direction_table *dirs = rm_direction_table_new();
+	rm_buf source = RM_BUF_INIT((size_t)1 << 16);
+	double t0 = rm_now();
+	int rc, md, ret = -1;
+
+	cli_init(&cli);
+	rc = opt_parse(CMD_REPORT_HTML, &cli, argc, argv, &pos, &md, err);
+	if (rc != 0) {
+		if (rc == 1) {
+			opt_help(stdout, CMD_REPORT_HTML,
+				 "usage: run_models report html [PERF_CSV...|DB_URL] [-o FILE]\n\n"
+				 "One self-contained HTML file: a trend per model and metric over "
+				 "the history,\nthe latest value against its baseline, the latest "
+				 "run's failures.",
+				 md);
+			ret = RM_EXIT_OK;
+		}
+		goto out;
+	}
+	/* Positional words: perf.csv files, or database URLs. */
+	for (size_t i = 0; i < pos.n; i++)
+		if (rm_db_is_url(pos.v[i])) {
+			cli.db.v = rm_xrealloc(cli.db.v, (cli.db.n + 1) * sizeof(*cli.db.v));
+			cli.db.v[cli.db.n++] = pos.v[i];
+		}
+	if (!pos.n && !cli.db.n) {
+		pos.v = rm_xrealloc(pos.v, sizeof(*pos.v));
+		pos.v[pos.n++] = "perf.csv";
+	}
+	for (size_t i = 0; i < pos.n; i++) {
+		if (rm_db_is_url(pos.v[i]))
+			continue;
+		if (rm_results_read(&h, pos.v[i], NULL, err) < 0)
+			goto out;
+		rm_buf_addf(&source, "%s%s", source.len ? ", " : "", pos.v[i]);
+	}
+	for (size_t i = 0; i < cli.db.n; i++) {
+		rm_db *db = NULL;
+		char *red = rm_db_redact(cli.db.v[i]);
+		rc = rm_db_open(cli.db.v[i], &db, err);
+		if (rc == 0)
+			rc = rm_db_read_results(db, NULL, &h, err);
+		rm_db_close(db);
+		rm_buf_addf(&source, "%s%s", source.len ? ", " : "", red);
+		free(red);
+		if (rc < 0)
+			goto out;
+	}
+	if (cli.models_root && rm_direction_table_load(dirs, cli.models_root, err) < 0)
+		goto out;
+	rm_html_opts ho = {cli.title, rm_buf_str(&source), cli.threshold, dirs};
+	const char *out = cli.output ? cli.output : "report.html";
+	if (rm_html_report(out, &h, &ho, err) < 0)
+		goto out;
+	fprintf(stderr, "report: %s from %zu rows in %.2f s\n", out, h.n, rm_now() - t0);
+	ret = RM_EXIT_OK;
+out:
+	rm_buf_release(&source);
+	rm_direction_table_free(dirs);
+	rm_results_release(&h);
+	opt_list_release(&pos);
+	cli_release(&cli);
+	return ret;
+}
+
+static int report_ci(int argc, char **argv, rm_error *err)
+{
+	struct cli cli;
+	struct opt_list pos = {0};
+	rm_nightly_opts o = {0};
+	rm_nightly_result res;
+	char *dir = NULL, *beside = NULL;
+	int rc, md, ret = -1;
+
+	cli_init(&cli);
+	rc = opt_parse(CMD_REPORT_CI, &cli, argc, argv, &pos, &md, err);
+	if (rc != 0) {
+		if (rc == 1) {
+			opt_help(stdout, CMD_REPORT_CI,
+				 "usage: run_models report ci [PERF_CSV] [options]\n\n"
+				 "The end of a nightly run from its files: regression gate, JUnit, "
+				 "summary,\nreport, export, archive. Exit 0, 1 (a model failed) or "
+				 "6 (a regression).\nThe suite name, its thresholds and the gate "
+				 "come from the run's run.json\nwhere the options leave them out.",
+				 md);
+			ret = RM_EXIT_OK;
+		}
+		goto out;
+	}
+	if (pos.n > 1) {
+		rm_error_set(err, RM_ERR_USAGE, "report ci takes one PERF_CSV ('%s' and '%s')",
+			     pos.v[0], pos.v[1]);
+		goto out;
+	}
+	o.perf_csv = pos.n ? pos.v[0] : "perf.csv";
+	/* run.json beside perf.csv, where run writes it, unless told otherwise. */
+	dir = rm_dirname(o.perf_csv);
+	beside = rm_xasprintf("%s/run.json", dir);
+	o.manifest = cli.manifest ? cli.manifest : access(beside, R_OK) == 0 ? beside : NULL;
+	nightly_outputs(&cli, &o);
+	o.run_id = cli.run_id;
+	o.suite = cli.title;
+	o.models_root = cli.models_root;
+	o.extra_files = cli.archive_add.v;
+	o.n_extra_files = cli.archive_add.n;
+	if (rm_nightly_finish(&o, &res, err) < 0)
+		goto out;
+	fprintf(stderr,
+		"report: %zu results, %zu failed, %zu skipped, %zu compared, %zu regression(s)%s\n",
+		res.n_rows, res.n_failed, res.n_skipped, res.n_compared, res.n_regressions,
+		res.gate_enforced ? "" : " (gate off)");
+	ret = rm_exit_code_for(res.n_failed, res.gate_enforced ? res.n_regressions : 0, 0);
+out:
+	free(beside);
+	free(dir);
+	cli_release(&cli);
+	opt_list_release(&pos);
+	return ret;
+}
+
+int cmd_report(int argc, char **argv, rm_error *err)
+{
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		FILE *f = argc < 2 ? stderr : stdout;
+		fputs("usage: run_models report html [PERF_CSV...|DB_URL] [-o FILE]\n"
+		      "       run_models report ci [PERF_CSV] [--junit F] [--summary-markdown F] "
+		      "[--html F]\n"
+		      "                 [--archive F] [--export URL] [--baseline FILE|URL] "
+		      "[--fail-on-regression PCT]\n"
+		      "'run_models report <kind> --help' lists each kind's options.\n",
+		      f);
+		return argc < 2 ? RM_EXIT_USAGE : RM_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "html"))
+		return report_html(argc - 1, argv + 1, err);
+	if (!strcmp(argv[1], "ci"))
+		return report_ci(argc - 1, argv + 1, err);
+	return rm_error_set(err, RM_ERR_USAGE, "unknown report '%s' (html or ci)", argv[1]);
+}

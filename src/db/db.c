@@ -1,0 +1,273 @@
+/*
+ * The results database: URLs, opening, schema and migrations (export.c writes, read.c reads
+ * back). One SQL text for both backends; backend.h has what differs.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "rm/db.h"
+#include "rm/results.h"
+#include "rm/util.h"
+
+int rm_db_is_url(const char *s)
+{
+	return s && (rm_starts_with(s, "sqlite:") || rm_starts_with(s, "postgresql://") ||
+		     rm_starts_with(s, "postgres://"));
+}
+
+char *rm_db_redact(const char *url)
+{
+	/* scheme://user:password@host/db?password=...: hide both kinds of password. */
+	rm_buf b = RM_BUF_INIT((size_t)1 << 16);
+	const char *p = url, *auth = strstr(url, "://");
+
+	if (auth) {
+		const char *a = auth + 3, *end = a + strcspn(a, "/?"), *at = NULL, *colon;
+		for (const char *q = a; q < end; q++)
+			if (*q == '@')
+				at = q;
+		if (at && (colon = memchr(a, ':', (size_t)(at - a)))) {
+			rm_buf_add(&b, url, (size_t)(colon - url + 1));
+			rm_buf_addstr(&b, "***");
+			p = at;
+		}
+	}
+	while (*p) {
+		if (rm_starts_with(p, "password=")) {
+			rm_buf_addstr(&b, "password=***");
+			p += 9;
+			p += strcspn(p, "&");
+			continue;
+		}
+		rm_buf_addch(&b, *p++);
+	}
+	return rm_buf_detach(&b);
+}
+
+const char *rm_db_backend(const rm_db *db)
+{
+	return db->be->name;
+}
+
+/* Replaces {TS} {REAL} {ID} with the backend's types. */
+static char *ddl(const db_backend *be, const char *tmpl)
+{
+	rm_buf b = RM_BUF_INIT((size_t)1 << 20);
+	for (const char *p = tmpl; *p; p++) {
+		if (rm_starts_with(p, "{TS}")) {
+			rm_buf_addstr(&b, be->type_ts);
+			p += 3;
+		} else if (rm_starts_with(p, "{REAL}")) {
+			rm_buf_addstr(&b, be->type_real);
+			p += 5;
+		} else if (rm_starts_with(p, "{ID}")) {
+			rm_buf_addstr(&b, be->type_id);
+			p += 3;
+		} else {
+			rm_buf_addch(&b, *p);
+		}
+	}
+	return rm_buf_detach(&b);
+}
+
+/* Migrations: append only; never edit one that has shipped. */
+static const struct migration {
+	int version;
+	const char *description;
+	const char *sql;
+} migrations[] = {
+    {1, "runs, results, metrics, environment",
+     "CREATE TABLE runs ("
+     " run_id TEXT PRIMARY KEY,"
+     " started_at {TS} NOT NULL,"
+     " machine_name TEXT NOT NULL DEFAULT '',"
+     " gpu_architecture TEXT NOT NULL DEFAULT '',"
+     " git_commit TEXT NOT NULL DEFAULT '',"
+     " suite TEXT NOT NULL DEFAULT '',"
+     " build_number TEXT NOT NULL DEFAULT '',"
+     " exported_at {TS} NOT NULL);"
+     "CREATE TABLE results ("
+     " id {ID},"
+     " run_id TEXT NOT NULL REFERENCES runs (run_id),"
+     " ts {TS} NOT NULL,"
+     " model TEXT NOT NULL,"
+     " metric TEXT NOT NULL DEFAULT '',"
+     " docker_file TEXT NOT NULL DEFAULT '',"
+     " repeat INTEGER NOT NULL DEFAULT 1 CHECK (repeat >= 1),"
+     " status TEXT NOT NULL CHECK (status IN ('SUCCESS', 'FAILURE', 'SKIPPED')),"
+     " performance {REAL},"
+     " relative_change {REAL},"
+     " direction TEXT NOT NULL DEFAULT 'unknown'"
+     "  CHECK (direction IN ('higher', 'lower', 'unknown')),"
+     " machine_name TEXT NOT NULL DEFAULT '',"
+     " gpu_architecture TEXT NOT NULL DEFAULT '',"
+     " n_gpus TEXT, nnodes TEXT, gpus_per_node TEXT, training_precision TEXT,"
+     " pipeline TEXT, args TEXT, tags TEXT, base_docker TEXT, docker_sha TEXT,"
+     " docker_image TEXT, git_commit TEXT, deployment_type TEXT, launcher TEXT,"
+     " build_duration {REAL}, test_duration {REAL}, dataname TEXT,"
+     " data_provider_type TEXT, data_size TEXT, data_download_duration TEXT,"
+     " build_number TEXT, additional_docker_run_options TEXT, reason TEXT,"
+     " tunableop TEXT, exit_code INTEGER, log_file TEXT,"
+     " UNIQUE (run_id, model, docker_file, metric, repeat));"
+     "CREATE INDEX results_series ON results (model, metric, gpu_architecture, machine_name);"
+     "CREATE INDEX results_ts ON results (ts);"
+     "CREATE TABLE metrics ("
+     " id {ID},"
+     " run_id TEXT NOT NULL REFERENCES runs (run_id),"
+     " ts {TS},"
+     " model TEXT NOT NULL,"
+     " metric TEXT NOT NULL,"
+     " aggregate TEXT NOT NULL DEFAULT '',"
+     " step INTEGER NOT NULL DEFAULT -1,"
+     " repeat INTEGER NOT NULL DEFAULT 1,"
+     " value {REAL},"
+     " unit TEXT NOT NULL DEFAULT '',"
+     " UNIQUE (run_id, model, metric, aggregate, step, repeat));"
+     "CREATE TABLE environment ("
+     " run_id TEXT NOT NULL REFERENCES runs (run_id),"
+     " name TEXT NOT NULL,"
+     " value TEXT NOT NULL,"
+     " PRIMARY KEY (run_id, name));"},
+};
+#define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
+
+static int max_version_row(void *ctx, const char *const *cols, size_t n)
+{
+	long v;
+	if (n && cols[0] && rm_parse_long(cols[0], 0, 1000000, &v) == 0)
+		*(int *)ctx = (int)v;
+	return 0;
+}
+
+static int migrate(rm_db *db, rm_error *err)
+{
+	const db_backend *be = db->be;
+	int version = 0;
+	char now[32];
+
+	rm_utc_timestamp(now, sizeof(now));
+	if (be->begin(db->h, err) < 0)
+		return -1;
+	if (be->exec(db->h,
+		     "CREATE TABLE IF NOT EXISTS rm_schema (version INTEGER PRIMARY KEY,"
+		     " description TEXT NOT NULL, applied_at TEXT NOT NULL)",
+		     err) < 0 ||
+	    be->query(db->h, "SELECT MAX(version) FROM rm_schema", NULL, 0, max_version_row,
+		      &version, err) < 0)
+		goto fail;
+	if (version > RM_DB_SCHEMA_VERSION) {
+		rm_error_set(err, RM_ERR_INPUT,
+			     "database schema version %d is newer than this run_models writes "
+			     "(%d): upgrade run_models",
+			     version, RM_DB_SCHEMA_VERSION);
+		goto fail;
+	}
+	for (size_t i = 0; i < N_MIGRATIONS; i++) {
+		const struct migration *m = &migrations[i];
+		char v[16];
+		const char *params[] = {v, m->description, now};
+		db_stmt *st = NULL;
+		char *sql;
+		int rc;
+
+		if (m->version <= version)
+			continue;
+		sql = ddl(be, m->sql);
+		rc = be->exec(db->h, sql, err);
+		free(sql);
+		if (rc < 0) {
+			rm_error_wrap(err, "migration %d", m->version);
+			goto fail;
+		}
+		snprintf(v, sizeof(v), "%d", m->version);
+		if (be->prepare(db->h,
+				"INSERT INTO rm_schema (version, description, applied_at)"
+				" VALUES ($1, $2, $3)",
+				3, &st, err) < 0)
+			goto fail;
+		rc = be->run(st, params, NULL, err);
+		be->finalize(st);
+		if (rc < 0)
+			goto fail;
+	}
+	return be->commit(db->h, err);
+fail:
+	be->rollback(db->h);
+	return -1;
+}
+
+int rm_db_open(const char *url, rm_db **out, rm_error *err)
+{
+	rm_db *db;
+	const db_backend *be = NULL;
+
+	*out = NULL;
+	if (rm_starts_with(url, "sqlite:"))
+		be = &rm_db_sqlite;
+	else if (rm_starts_with(url, "postgresql://") || rm_starts_with(url, "postgres://"))
+		be = &rm_db_postgres;
+	if (!be)
+		return rm_error_set(err, RM_ERR_INPUT,
+				    "'%s' is not a database URL: use sqlite:PATH or "
+				    "postgresql://[user@]host/db",
+				    url);
+	db = rm_xcalloc(1, sizeof(*db));
+	db->be = be;
+	db->url = rm_db_redact(url);
+	if (be->open(url, &db->h, err) < 0) {
+		rm_error_wrap(err, "'%s'", db->url);
+		free(db->url);
+		free(db);
+		return -1;
+	}
+	if (migrate(db, err) < 0) {
+		rm_error_wrap(err, "'%s'", db->url);
+		rm_db_close(db);
+		return -1;
+	}
+	*out = db;
+	return 0;
+}
+
+void rm_db_close(rm_db *db)
+{
+	if (!db)
+		return;
+	db->be->close(db->h);
+	free(db->url);
+	free(db);
+}
+
+int rm_db_schema_version(rm_db *db, int *version, rm_error *err)
+{
+	*version = 0;
+	return db->be->query(db->h, "SELECT MAX(version) FROM rm_schema", NULL, 0, max_version_row,
+			     version, err);
+}
+
+static int count_row(void *ctx, const char *const *cols, size_t n)
+{
+	*(long long *)ctx = n && cols[0] ? strtoll(cols[0], NULL, 10) : 0;
+	return 0;
+}
+
+int rm_db_count(rm_db *db, const char *table, long long *n, rm_error *err)
+{
+	static const char *const tables[] = {"runs", "results", "metrics", "environment",
+					     "rm_schema"};
+	char sql[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+		if (!strcmp(table, tables[i]))
+			break;
+	if (i == sizeof(tables) / sizeof(tables[0]))
+		return rm_error_set(err, RM_ERR_USAGE, "no table '%s'", table);
+	snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM %s", tables[i]);
+	*n = 0;
+	return db->be->query(db->h, sql, NULL, 0, count_row, n, err);
+}

@@ -1,0 +1,104 @@
+/* run.json: what a run was, written once at its start. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rm/results.h"
+#include "rm/util.h"
+
+#ifndef RM_VERSION
+#define RM_VERSION "0.1.0"
+#endif
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+json_t *rm_manifest_json(const rm_manifest *m)
+{
+	json_t *o = json_object(), *gpu = json_object(), *versions = json_object();
+	json_t *doctor = json_array();
+	char host[256] = "", now[32];
+
+	if (!m->host && gethostname(host, sizeof(host) - 1) != 0)
+		host[0] = '\0';
+	rm_utc_timestamp(now, sizeof(now));
+	json_object_set_new(o, "schema", json_integer(1));
+	json_object_set_new(o, "run_models_version", json_string(RM_VERSION));
+	json_object_set_new(o, "run_id", str_or_null(m->run_id));
+	json_object_set_new(o, "started_at", json_string(m->started_at ? m->started_at : now));
+	json_object_set_new(o, "host", json_string(m->host ? m->host : host));
+	json_object_set_new(o, "git_commit", str_or_null(m->git_commit));
+	json_object_set_new(o, "models_root", str_or_null(m->models_root));
+	json_object_set_new(o, "suite", str_or_null(m->suite));
+	json_object_set_new(o, "suite_file", str_or_null(m->suite_file));
+	json_object_set_new(gpu, "vendor", str_or_null(m->gpu_vendor));
+	json_object_set_new(gpu, "architecture", str_or_null(m->gpu_arch));
+	json_object_set_new(gpu, "count", json_integer(m->n_gpus));
+	json_object_set_new(o, "gpu", gpu);
+	/* The doctor's findings that name versions: driver, ROCm, CUDA, OS, engine. */
+	for (size_t i = 0; i < m->n_findings; i++) {
+		const rm_finding *f = &m->findings[i];
+		json_t *jf = json_object();
+		static const char *const keep[] = {"os", "rocm", "cuda", "gpus", "docker"};
+		for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++)
+			if (!strcmp(f->check, keep[k]) && f->detail &&
+			    !json_object_get(versions, f->check))
+				json_object_set_new(versions, f->check, json_string(f->detail));
+		json_object_set_new(jf, "status", json_string(f->status));
+		json_object_set_new(jf, "check", json_string(f->check));
+		json_object_set_new(jf, "detail", str_or_null(f->detail));
+		json_object_set_new(jf, "action", str_or_null(f->action));
+		json_array_append_new(doctor, jf);
+	}
+	json_object_set_new(o, "versions", versions);
+	json_object_set_new(o, "doctor", doctor);
+	json_object_set_new(o, "entries",
+			    m->suite_entries ? json_deep_copy(m->suite_entries) : json_array());
+	json_object_set_new(o, "options", m->options ? json_deep_copy(m->options) : json_object());
+	return o;
+}
+
+int rm_manifest_write(const char *path, const rm_manifest *m, rm_error *err)
+{
+	json_t *o = rm_manifest_json(m);
+	char *text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	int ret;
+
+	json_decref(o);
+	if (!text)
+		return rm_error_set(err, RM_ERR_INTERNAL, "cannot encode '%s'", path);
+	rm_buf b = RM_BUF_INIT((size_t)64 << 20);
+	rm_buf_addstr(&b, text);
+	rm_buf_addch(&b, '\n');
+	ret = rm_write_text_file(path, b.data, b.len, 0, err);
+	rm_buf_release(&b);
+	free(text);
+	return ret;
+}
+
+json_t *rm_manifest_read(const char *path, rm_error *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	json_error_t je;
+	json_t *o;
+	int rc = rm_read_file(path, (size_t)64 << 20, &text, &len, err);
+
+	if (rc != 0) {
+		if (rc > 0)
+			rm_error_set(err, RM_ERR_IO, "'%s' does not exist", path);
+		return NULL;
+	}
+	o = json_loadb(text, len, 0, &je);
+	free(text);
+	if (!o || !json_is_object(o)) {
+		json_decref(o);
+		rm_error_set(err, RM_ERR_INPUT, "'%s' line %d: not a run.json: %s", path, je.line,
+			     o ? "not an object" : je.text);
+		return NULL;
+	}
+	return o;
+}

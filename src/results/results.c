@@ -1,0 +1,334 @@
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rm/report.h"
+#include "rm/results.h"
+#include "rm/util.h"
+
+const char *const rm_metric_header[8] = {"timestamp", "run_id", "model", "metric",
+					 "value",     "unit",	"step",	 "aggregate"};
+
+int rm_perf_col_index(const char *name)
+{
+	for (int i = 0; i < RM_PERF_COLS; i++)
+		if (!strcmp(rm_perf_header[i], name))
+			return i;
+	return -1;
+}
+
+char *rm_dirname(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return rm_xstrdup(".");
+	if (slash == path)
+		return rm_xstrdup("/");
+	return rm_xstrndup(path, (size_t)(slash - path));
+}
+
+static double num_or_nan(const char *s)
+{
+	double v;
+	if (!s || !*s || rm_parse_double(s, &v) < 0)
+		return NAN;
+	return v;
+}
+
+static const char *add_file(rm_results *res, const char *path)
+{
+	for (size_t i = 0; i < res->n_files; i++)
+		if (!strcmp(res->files[i], path))
+			return res->files[i];
+	res->files = rm_strv_push(res->files, &res->n_files, path);
+	return res->files[res->n_files - 1];
+}
+
+static rm_result *new_row(rm_results *res)
+{
+	if (res->n == res->cap_) {
+		res->cap_ = res->cap_ ? res->cap_ * 2 : 64;
+		res->rows = rm_xrealloc(res->rows, res->cap_ * sizeof(*res->rows));
+	}
+	rm_result *r = &res->rows[res->n++];
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
+/* Parsed numbers of a row whose col[] is filled. */
+static void finish_row(rm_result *r)
+{
+	long rep;
+	r->performance = num_or_nan(r->col[RM_COL_PERFORMANCE]);
+	r->test_s = num_or_nan(r->col[RM_COL_TEST_DURATION]);
+	r->repeat = 1;
+	if (rm_parse_long(r->col[RM_COL_REPEAT], 1, 1000000000L, &rep) == 0)
+		r->repeat = rep;
+}
+
+void rm_results_add(rm_results *res, const char *const *names, const char *const *values, size_t n,
+		    const char *file, long line)
+{
+	rm_result *r = new_row(res);
+	size_t nf = 0;
+
+	r->fields_ = rm_xcalloc(1, sizeof(char *));
+	for (int c = 0; c < RM_PERF_COLS; c++)
+		r->col[c] = "";
+	for (size_t i = 0; i < n; i++) {
+		int c = rm_perf_col_index(names[i]);
+		if (c < 0 || !values[i])
+			continue;
+		r->fields_ = rm_strv_push(r->fields_, &nf, values[i]);
+		r->col[c] = r->fields_[nf - 1];
+	}
+	r->file = file ? add_file(res, file) : "";
+	r->line = line;
+	finish_row(r);
+}
+
+int rm_results_read(rm_results *res, const char *path, const char *run_id, rm_error *err)
+{
+	static const int required[] = {RM_COL_MODEL, RM_COL_PERFORMANCE, RM_COL_METRIC,
+				       RM_COL_STATUS};
+	FILE *f = fopen(path, "r");
+	char **rec = NULL;
+	size_t n = 0;
+	int map[RM_PERF_COLS], rc, ret = -1;
+	long line = 1;
+	const char *file;
+
+	if (!f)
+		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+	rc = rm_csv_read_record(f, &rec, &n, err);
+	if (rc <= 0) {
+		if (rc == 0)
+			rm_error_set(err, RM_ERR_INPUT, "'%s' is empty: not a perf.csv", path);
+		else
+			rm_error_wrap(err, "reading '%s'", path);
+		goto out;
+	}
+	for (int c = 0; c < RM_PERF_COLS; c++) {
+		map[c] = -1;
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(rec[i], rm_perf_header[c]))
+				map[c] = (int)i;
+	}
+	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
+		if (map[required[i]] < 0) {
+			rm_error_set(err, RM_ERR_INPUT,
+				     "'%s' has no '%s' column: not a perf.csv of run_models or "
+				     "madengine (its header starts with '%s')",
+				     path, rm_perf_header[required[i]], n ? rec[0] : "");
+			goto out;
+		}
+	}
+	rm_strv_free(rec);
+	rec = NULL;
+	file = add_file(res, path);
+	while ((rc = rm_csv_read_record(f, &rec, &n, err)) == 1) {
+		line++;
+		if (n == 1 && !rec[0][0]) { /* blank line */
+			rm_strv_free(rec);
+			rec = NULL;
+			continue;
+		}
+		if (run_id && (map[RM_COL_RUN_ID] < 0 || (size_t)map[RM_COL_RUN_ID] >= n ||
+			       strcmp(rec[map[RM_COL_RUN_ID]], run_id))) {
+			rm_strv_free(rec);
+			rec = NULL;
+			continue;
+		}
+		rm_result *r = new_row(res);
+		for (int c = 0; c < RM_PERF_COLS; c++)
+			r->col[c] = map[c] >= 0 && (size_t)map[c] < n ? rec[map[c]] : "";
+		r->fields_ = rec;
+		rec = NULL;
+		r->file = file;
+		r->line = line;
+		finish_row(r);
+	}
+	if (rc < 0) {
+		rm_error_wrap(err, "'%s' record %ld", path, line + 1);
+		goto out;
+	}
+	ret = 0;
+out:
+	rm_strv_free(rec);
+	fclose(f);
+	return ret;
+}
+
+void rm_results_release(rm_results *res)
+{
+	for (size_t i = 0; i < res->n; i++)
+		rm_strv_free(res->rows[i].fields_);
+	free(res->rows);
+	rm_strv_free(res->files);
+	memset(res, 0, sizeof(*res));
+}
+
+const char *rm_results_last_run(const rm_results *res)
+{
+	for (size_t i = res->n; i-- > 0;)
+		if (res->rows[i].col[RM_COL_RUN_ID][0])
+			return res->rows[i].col[RM_COL_RUN_ID];
+	return NULL;
+}
+
+/* Metrics */
+
+static int metric_key_cmp(const rm_metric_row *a, const rm_metric_row *b)
+{
+	int c;
+	if ((c = strcmp(a->run_id, b->run_id)) || (c = strcmp(a->model, b->model)) ||
+	    (c = strcmp(a->metric, b->metric)) || (c = strcmp(a->aggregate, b->aggregate)))
+		return c;
+	return (a->step > b->step) - (a->step < b->step);
+}
+
+static const rm_metric_row *sort_base;
+static int by_key_then_order(const void *pa, const void *pb)
+{
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	int c = metric_key_cmp(&sort_base[a], &sort_base[b]);
+	return c ? c : (a > b) - (a < b);
+}
+
+/* Rows of one key that appear k times in a run are its repeats, in file order. */
+static void number_repeats(rm_metrics *m, size_t from)
+{
+	size_t n = m->n - from, *idx = rm_xcalloc(n ? n : 1, sizeof(*idx));
+	for (size_t i = 0; i < n; i++)
+		idx[i] = from + i;
+	sort_base = m->rows;
+	qsort(idx, n, sizeof(*idx), by_key_then_order);
+	for (size_t i = 0; i < n; i++) {
+		rm_metric_row *r = &m->rows[idx[i]];
+		r->repeat = i && !metric_key_cmp(&m->rows[idx[i - 1]], r)
+				? m->rows[idx[i - 1]].repeat + 1
+				: 1;
+	}
+	free(idx);
+}
+
+static int header_is(char **rec, size_t n, const char *const *want, size_t nw)
+{
+	if (n != nw)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(rec[i], want[i]))
+			return 0;
+	return 1;
+}
+
+static int metrics_read(rm_metrics *m, const char *path, const char *run_id, int quiet_foreign,
+			rm_error *err)
+{
+	FILE *f = fopen(path, "r");
+	char **rec = NULL;
+	size_t n = 0, from = m->n;
+	long line = 1, step;
+	int rc, ret = -1;
+
+	if (!f)
+		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+	rc = rm_csv_read_record(f, &rec, &n, err);
+	if (rc <= 0 || !header_is(rec, n, rm_metric_header, 8)) {
+		if (rc >= 0 && quiet_foreign)
+			ret = 0;
+		else if (rc >= 0)
+			rm_error_set(err, RM_ERR_INPUT,
+				     "'%s' does not start with perf_<model>.csv's header "
+				     "(timestamp,run_id,model,metric,value,unit,step,aggregate)",
+				     path);
+		else
+			rm_error_wrap(err, "reading '%s'", path);
+		goto out;
+	}
+	rm_strv_free(rec);
+	rec = NULL;
+	while ((rc = rm_csv_read_record(f, &rec, &n, err)) == 1) {
+		line++;
+		if (n != 8 || (run_id && strcmp(rec[1], run_id))) {
+			rm_strv_free(rec);
+			rec = NULL;
+			continue;
+		}
+		if (m->n == m->cap_) {
+			m->cap_ = m->cap_ ? m->cap_ * 2 : 64;
+			m->rows = rm_xrealloc(m->rows, m->cap_ * sizeof(*m->rows));
+		}
+		rm_metric_row *r = &m->rows[m->n++];
+		r->timestamp = rec[0];
+		r->run_id = rec[1];
+		r->model = rec[2];
+		r->metric = rec[3];
+		r->value = num_or_nan(rec[4]);
+		r->unit = rec[5];
+		r->step = rm_parse_long(rec[6], 0, 0x7fffffffL, &step) == 0 ? step : -1;
+		r->aggregate = rec[7];
+		r->repeat = 1;
+		r->fields_ = rec;
+		rec = NULL;
+	}
+	if (rc < 0) {
+		rm_error_wrap(err, "'%s' record %ld", path, line + 1);
+		goto out;
+	}
+	number_repeats(m, from);
+	ret = 0;
+out:
+	rm_strv_free(rec);
+	fclose(f);
+	return ret;
+}
+
+int rm_metrics_read(rm_metrics *m, const char *path, const char *run_id, rm_error *err)
+{
+	return metrics_read(m, path, run_id, 0, err);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int rm_metrics_read_dir(rm_metrics *m, const char *dir, const char *run_id, rm_error *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0;
+	int ret = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0
+				       : rm_error_set(err, RM_ERR_IO, "cannot read folder '%s': %s",
+						      dir, strerror(errno));
+	while ((e = readdir(d)))
+		if (rm_starts_with(e->d_name, "perf_") && rm_ends_with(e->d_name, ".csv") &&
+		    strcmp(e->d_name, "perf_summary.csv"))
+			names = rm_strv_push(names, &n, e->d_name);
+	closedir(d);
+	if (names)
+		qsort(names, n, sizeof(*names), by_name); /* same order on every host */
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		char *p = rm_xasprintf("%s/%s", dir, names[i]);
+		ret = metrics_read(m, p, run_id, 1, err);
+		free(p);
+	}
+	rm_strv_free(names);
+	return ret;
+}
+
+void rm_metrics_release(rm_metrics *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		rm_strv_free(m->rows[i].fields_);
+	free(m->rows);
+	memset(m, 0, sizeof(*m));
+}

@@ -1,0 +1,340 @@
+/*
+ * The end of a run: every CI output from the run's perf.csv, in one call. The run's run.json
+ * (when there is one) supplies what the caller leaves out: the suite name, the per-entry
+ * thresholds, the gate and the baseline; so `run --junit ...` and a later `report ci` on
+ * the same files reach the same verdicts.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rm/results.h"
+#include "rm/db.h"
+#include "rm/util.h"
+#include "rm/suite.h"
+
+static int exists(const char *p)
+{
+	struct stat st;
+	return p && p[0] && stat(p, &st) == 0;
+}
+
+static char **add_unique(char **v, size_t *n, const char *p)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp(v[i], p))
+			return v;
+	return rm_strv_push(v, n, p);
+}
+
+/* <model>.<run id>[.r<N>].live.log -> <model>.<run id>.build.log (NULL: not a live log). */
+static char *build_log(const char *log)
+{
+	size_t n = strlen(log);
+	const char *r;
+
+	if (!rm_ends_with(log, ".live.log"))
+		return NULL;
+	n -= 9;
+	/* a repeat's ".r<N>" */
+	for (r = log + n; r > log && r[-1] >= '0' && r[-1] <= '9'; r--)
+		;
+	if (r < log + n && r - log >= 2 && r[-1] == 'r' && r[-2] == '.')
+		n = (size_t)(r - log - 2);
+	return rm_xasprintf("%.*s.build.log", (int)n, log);
+}
+
+/* A row's log, its build log and its perf_<model>.csv, when they exist. */
+static char **add_row_files(char **v, size_t *n, const char *dir, const rm_result *r)
+{
+	const char *log = r->col[RM_COL_LOG_FILE];
+	char *p, *safe = rm_file_safe(r->col[RM_COL_MODEL]), *moved = NULL;
+
+	/* A relative log path is as the runner saw it; from elsewhere, try beside perf.csv (as
+	 * JUnit does). */
+	if (log[0] && log[0] != '/' && !exists(log))
+		log = moved = rm_xasprintf("%s/%s", dir, log);
+	p = rm_xasprintf("%s/perf_%s.csv", dir, safe);
+	if (exists(p))
+		v = add_unique(v, n, p);
+	free(p);
+	free(safe);
+	if (exists(log)) {
+		v = add_unique(v, n, log);
+		char *b = build_log(log);
+		if (b && exists(b))
+			v = add_unique(v, n, b);
+		free(b);
+	}
+	free(moved);
+	return v;
+}
+
+/* The run's files for the archive: perf.csv, the perf_<model>.csv of its models,
+ * perf_summary.csv, every log named in its rows (and the build logs beside them), and the
+ * outputs. */
+static char **archive_list(const rm_nightly_opts *o, const rm_results *run, size_t *n)
+{
+	char **v = NULL, *dir = rm_dirname(o->perf_csv);
+	const char *outs[] = {o->manifest, o->junit, o->summary_markdown, o->html};
+
+	*n = 0;
+	v = add_unique(v, n, o->perf_csv);
+	for (size_t i = 0; i < run->n; i++)
+		v = add_row_files(v, n, dir, &run->rows[i]);
+	char *summary = rm_xasprintf("%s/perf_summary.csv", dir);
+	if (exists(summary))
+		v = add_unique(v, n, summary);
+	free(summary);
+	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++)
+		if (exists(outs[i]))
+			v = add_unique(v, n, outs[i]);
+	for (size_t i = 0; i < o->n_extra_files; i++)
+		v = add_unique(v, n, o->extra_files[i]);
+	free(dir);
+	return v;
+}
+
+/* What the finish works on. */
+struct finish {
+	const rm_nightly_opts *o;
+	rm_results run, history;
+	rm_metrics metrics;
+	rm_direction_table *dirs;
+	json_t *manifest; /* NULL, or the run.json of this run */
+	rm_baseline *base;
+	const rm_baseline *use_base;
+	rm_threshold *thresholds;
+	size_t n_thresholds;
+	rm_gate gate;
+	char *run_id, *dir;
+	const char *suite;
+};
+
+static const char *manifest_str(const json_t *m, const char *key)
+{
+	return json_string_value(json_object_get(m, key));
+}
+
+/* The run's rows from perf.csv (and its history), its metrics, its run.json. */
+static int load(struct finish *f, rm_error *err)
+{
+	const rm_nightly_opts *o = f->o;
+
+	if (rm_results_read(&f->history, o->perf_csv, NULL, err) < 0)
+		return -1;
+	f->run_id = rm_xstrdup(o->run_id ? o->run_id : rm_results_last_run(&f->history));
+	if (!f->run_id)
+		return rm_error_set(err, RM_ERR_INPUT, "'%s' has no run_id: nothing to report on",
+				    o->perf_csv);
+	for (size_t i = 0; i < f->history.n; i++) {
+		const rm_result *r = &f->history.rows[i];
+		if (!strcmp(r->col[RM_COL_RUN_ID], f->run_id))
+			rm_results_add(&f->run, rm_perf_header, r->col, RM_PERF_COLS, r->file,
+				       r->line);
+	}
+	if (!f->run.n)
+		return rm_error_set(err, RM_ERR_INPUT, "'%s' has no rows of run '%s'", o->perf_csv,
+				    f->run_id);
+	if (rm_metrics_read_dir(&f->metrics, f->dir, f->run_id, err) < 0)
+		return -1;
+	if (o->models_root && rm_direction_table_load(f->dirs, o->models_root, err) < 0)
+		return -1;
+	if (o->manifest && exists(o->manifest) &&
+	    !(f->manifest = rm_manifest_read(o->manifest, err)))
+		return -1;
+	/* A run.json of another run (an older run reported on) says nothing about this one. */
+	if (f->manifest && manifest_str(f->manifest, "run_id") &&
+	    strcmp(manifest_str(f->manifest, "run_id"), f->run_id)) {
+		rm_info("'%s' is of run %s, not %s: its suite and gate settings are not used",
+			o->manifest, manifest_str(f->manifest, "run_id"), f->run_id);
+		json_decref(f->manifest);
+		f->manifest = NULL;
+	}
+	f->suite = o->suite ? o->suite : manifest_str(f->manifest, "suite");
+	return 0;
+}
+
+static void add_threshold(struct finish *f, const char *model, double pct)
+{
+	f->thresholds = rm_xrealloc(f->thresholds, (f->n_thresholds + 1) * sizeof(*f->thresholds));
+	f->thresholds[f->n_thresholds].model = model;
+	f->thresholds[f->n_thresholds++].pct = pct;
+}
+
+/*
+ * The gate's settings: the caller's threshold, else run.json's options.fail_on_regression;
+ * on when either is set or any suite entry sets its own. A model takes the threshold of
+ * the entry that selected it: its own PCT, none for "off", and none either when the gate
+ * is on only through other entries' thresholds.
+ */
+static void gate_opts(struct finish *f, rm_gate_opts *go)
+{
+	const json_t *m = f->manifest, *entries = json_object_get(m, "entries"), *e, *name;
+	const json_t *cfg = json_object_get(json_object_get(m, "options"), "fail_on_regression");
+	size_t i, k;
+	int any = 0;
+
+	memset(go, 0, sizeof(*go));
+	go->threshold_pct = f->o->fail_on_regression;
+	if (go->threshold_pct < 0 && json_is_number(cfg))
+		go->threshold_pct = json_number_value(cfg);
+	json_array_foreach (entries, i, e)
+		any |= json_is_number(json_object_get(e, "fail_on_regression"));
+	go->enforce = go->threshold_pct >= 0 || any;
+	json_array_foreach (entries, i, e) {
+		const json_t *fr = json_object_get(e, "fail_on_regression");
+		double pct = json_is_number(fr) ? json_number_value(fr) : -1;
+		/* Set by neither the entry nor "off": the run's threshold, or no gate. */
+		if (!json_is_number(fr) && !json_is_string(fr) &&
+		    (go->threshold_pct >= 0 || !go->enforce))
+			continue;
+		json_array_foreach (json_object_get(e, "selected"), k, name)
+			if (json_is_string(name))
+				add_threshold(f, json_string_value(name), pct);
+	}
+	go->thresholds = f->thresholds;
+	go->n_thresholds = f->n_thresholds;
+	go->directions = f->dirs;
+}
+
+/* The baseline: the caller's, open or named; run.json's; else the earlier runs of perf.csv. */
+static int baseline(struct finish *f, rm_error *err)
+{
+	const char *src = f->o->baseline;
+	const char *cfg =
+	    json_string_value(json_object_get(json_object_get(f->manifest, "options"), "baseline"));
+
+	if (f->o->baseline_open) {
+		f->use_base = f->o->baseline_open;
+		return 0;
+	}
+	if (!src && cfg && strstr(cfg, "***"))
+		rm_warn("the baseline in '%s' (%s) has its password hidden: give --baseline to use "
+			"it; comparing with the earlier runs in '%s'",
+			f->o->manifest, cfg, f->o->perf_csv);
+	else if (!src)
+		src = cfg;
+	if (src) {
+		rm_baseline_opts bo = {src, f->run_id, manifest_str(f->manifest, "started_at")};
+		if (rm_baseline_open(&bo, &f->base, err) < 0)
+			return -1;
+	} else {
+		f->base = rm_baseline_from_results(&f->history, f->run_id);
+	}
+	f->use_base = f->base;
+	return 0;
+}
+
+/* The Markdown summary, into its file and $GITHUB_STEP_SUMMARY. */
+static int summary(struct finish *f, rm_error *err)
+{
+	const rm_nightly_opts *o = f->o;
+	const char *gh = o->no_step_summary ? NULL : getenv("GITHUB_STEP_SUMMARY");
+	rm_buf md = RM_BUF_INIT((size_t)64 << 20);
+	int rc;
+
+	if (!o->summary_markdown && !(gh && *gh))
+		return 0;
+	rc = rm_summary_markdown(&md, f->suite, &f->run, &f->gate);
+	if (rc < 0)
+		rm_error_set(err, RM_ERR_INTERNAL, "the Markdown summary exceeds 64 MiB");
+	if (rc == 0 && o->summary_markdown)
+		rc = rm_write_text_file(o->summary_markdown, md.data, md.len, 0, err);
+	if (rc == 0 && gh && *gh)
+		rc = rm_write_text_file(gh, md.data, md.len, 1, err);
+	rm_buf_release(&md);
+	return rc;
+}
+
+static int export(struct finish *f, const char *url, rm_error *err)
+{
+	rm_db *db = NULL;
+	rm_export_stats st;
+	double t0 = rm_now();
+	int rc = rm_db_open(url, &db, err);
+
+	if (rc == 0)
+		rc = rm_db_export(db, &f->run, &f->metrics, f->manifest, f->dirs, &st, err);
+	if (rc == 0)
+		rm_info("exported run %s to %s: %zu of %zu results new, %zu metrics, %.2f s",
+			f->run_id, rm_db_backend(db), st.results, st.results_seen, st.metrics,
+			rm_now() - t0);
+	rm_db_close(db);
+	return rc;
+}
+
+/* Every output, in order; the archive last, so that it holds the others. */
+static int outputs(struct finish *f, const rm_gate_opts *go, rm_error *err)
+{
+	const rm_nightly_opts *o = f->o;
+
+	if (o->junit) {
+		rm_junit_opts jo = {f->suite, NULL, f->dir, 50, &f->gate, &f->metrics};
+		if (rm_junit_write(o->junit, &f->run, &jo, err) < 0)
+			return -1;
+	}
+	if (summary(f, err) < 0)
+		return -1;
+	if (o->html) {
+		rm_html_opts ho = {f->suite, o->perf_csv, go->threshold_pct, f->dirs};
+		if (rm_html_report(o->html, &f->history, &ho, err) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < o->n_export_dbs; i++)
+		if (export(f, o->export_dbs[i], err) < 0)
+			return -1;
+	if (o->archive) {
+		size_t n = 0;
+		char *top = rm_xasprintf("run_models-%s", f->run_id);
+		char **files = archive_list(o, &f->run, &n);
+		int rc = rm_archive_write(o->archive, top, (const char *const *)files, n, err);
+		rm_strv_free(files);
+		free(top);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int rm_nightly_finish(const rm_nightly_opts *o, rm_nightly_result *res, rm_error *err)
+{
+	struct finish f;
+	rm_gate_opts go;
+	int ret = -1;
+
+	memset(&f, 0, sizeof(f));
+	memset(res, 0, sizeof(*res));
+	f.o = o;
+	f.history = (rm_results)RM_RESULTS_INIT;
+	f.run = (rm_results)RM_RESULTS_INIT;
+	f.metrics = (rm_metrics)RM_METRICS_INIT;
+	f.dirs = rm_direction_table_new();
+	f.dir = rm_dirname(o->perf_csv);
+	/* The baseline before the export: this run must not become its own. */
+	if (load(&f, err) < 0 || baseline(&f, err) < 0)
+		goto out;
+	gate_opts(&f, &go);
+	rm_gate_eval(&f.run, f.use_base, &go, &f.gate);
+	res->n_rows = f.run.n;
+	res->n_failed = f.gate.n_failed;
+	res->n_skipped = f.gate.n_skipped;
+	res->n_compared = f.gate.n_compared;
+	res->n_regressions = f.gate.n_regressions;
+	res->gate_enforced = f.gate.enforce;
+	ret = outputs(&f, &go, err);
+out:
+	json_decref(f.manifest);
+	rm_gate_release(&f.gate);
+	rm_baseline_free(f.base);
+	free(f.thresholds);
+	rm_direction_table_free(f.dirs);
+	rm_metrics_release(&f.metrics);
+	rm_results_release(&f.run);
+	rm_results_release(&f.history);
+	free(f.run_id);
+	free(f.dir);
+	return ret;
+}

@@ -1,0 +1,464 @@
+#!/usr/bin/env bash
+# Results and CI output cases, each against its real consumer.
+#   cases.sh CASE RUN_MODELS SOURCE_DIR DB_BODY PG_STATE
+# PG_STATE is the file where pg_start leaves the private server's folder and URL for the
+# other cases (pg_stop removes both). Screenshots and reports worth keeping go to
+# $RM_TEST_OUTPUT (default: results-output beside PG_STATE) and their paths are printed.
+set -euo pipefail
+case_name=$1
+RM=$2
+SRC=$3
+DB_BODY=$4
+PG_STATE=$5
+OUT=${RM_TEST_OUTPUT:-$(dirname "$PG_STATE")/results-output}
+mkdir -p "$OUT"
+WORK=$(mktemp -d)
+trap '[ -n "${RM_KEEP_WORK:-}" ] || rm -rf "$WORK"' EXIT
+cd "$WORK"
+unset GITHUB_STEP_SUMMARY
+
+fail() {
+	echo "FAIL [$case_name]: $*" >&2
+	exit 1
+}
+need() {
+	command -v "$1" >/dev/null || fail "$1 is not installed (tools/setup.sh installs $2)"
+}
+now() { date +%s.%N; }
+since() { echo "$(now) - $1" | bc; }
+CASE_T0=$(now)
+pg_url() {
+	[ -f "$PG_STATE" ] || fail "no PostgreSQL server: the pg_start case did not run"
+	sed -n 2p "$PG_STATE"
+}
+# Runs a command, expecting exit code $1.
+expect() {
+	local want=$1 rc=0
+	shift
+	"$@" >cmd.out 2>cmd.err || rc=$?
+	[ "$rc" = "$want" ] || fail "exit $rc, want $want: $* ($(tail -n 5 cmd.err))"
+}
+# The value of column NAME in row N (1 = first data row) of a CSV without embedded newlines.
+csv_col() { # FILE N NAME
+	awk -v n="$2" -v name="$3" -F, 'NR==1{for(i=1;i<=NF;i++) if($i==name) c=i; next}
+		NR==n+1{print $c}' "$1"
+}
+CHROMIUM_FLAGS=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+	--disable-background-networking --disable-component-update --disable-sync
+	--enable-logging=stderr --v=0)
+chromium_bin() {
+	for c in chromium chromium-browser google-chrome; do
+		command -v "$c" >/dev/null && {
+			echo "$c"
+			return
+		}
+	done
+	fail "chromium is not installed (tools/setup.sh installs it)"
+}
+
+case "$case_name" in
+pg_start)
+	need bc bc
+	dir=$(mktemp -d /tmp/rm-pg-XXXXXX)
+	url=$(bash "$SRC/tests/results/pg.sh" start "$dir")
+	printf '%s\n%s\n' "$dir" "$url" >"$PG_STATE"
+	psql -qAt "$url" -c 'select 1' | grep -qx 1 || fail "server does not answer at $url"
+	echo "PostgreSQL at $url"
+	;;
+
+pg_stop)
+	[ -f "$PG_STATE" ] || exit 0
+	bash "$SRC/tests/results/pg.sh" stop "$(sed -n 1p "$PG_STATE")"
+	rm -f "$PG_STATE"
+	;;
+
+db_sqlite)
+	"$DB_BODY" "sqlite:$WORK/results.db"
+	# The file is a plain SQLite database the sqlite3 shell (and Grafana's plugin) reads.
+	need sqlite3 sqlite3
+	[ "$(sqlite3 results.db 'select max(version) from rm_schema')" = 1 ] || fail "schema version"
+	;;
+
+db_postgresql)
+	"$DB_BODY" "$(pg_url)"
+	;;
+
+export_both)
+	# The binary against both backends: idempotent, transactional, read back by each
+	# database's own client, used as a baseline and as a report source.
+	need psql postgresql-client
+	need sqlite3 sqlite3
+	bash "$SRC/tests/results/gen-perf.sh" 20 5 2 >perf.csv
+	rows=$(($(wc -l <perf.csv) - 1))
+	tag="e$$"
+	sed -i "s/,20240/,${tag}-20240/g" perf.csv # run ids unique to this test
+	for url in "sqlite:$WORK/r.db" "$(pg_url)"; do
+		if [[ $url == sqlite:* ]]; then q() { sqlite3 "$WORK/r.db" "$1"; }; else q() { psql -qAt "$url" -c "$1"; }; fi
+		t0=$(now)
+		expect 0 "$RM" export --db "$url" perf.csv
+		grep -q "$rows results ($rows new)" cmd.err || fail "first export: $(cat cmd.err)"
+		echo "export ${url%%:*}: $rows rows in $(since "$t0") s"
+		n=$(q "select count(*) from results where run_id like '${tag}-%'")
+		[ "$n" = "$rows" ] || fail "$url holds $n rows, want $rows"
+		expect 0 "$RM" export --db "$url" perf.csv
+		grep -q "$rows results (0 new)" cmd.err || fail "re-export added rows: $(cat cmd.err)"
+		[ "$(q "select count(*) from results where run_id like '${tag}-%'")" = "$rows" ] ||
+			fail "re-export changed the row count"
+		# A file with a row the schema refuses: nothing of it lands.
+		{
+			head -n 1 perf.csv
+			sed -n 2p perf.csv | sed "s/,${tag}-2024[^,]*,/,${tag}-bad,/"
+			sed -n 3p perf.csv | sed "s/,${tag}-2024[^,]*,/,${tag}-bad,/; s/,SUCCESS,/,BOGUS,/"
+		} >bad.csv
+		expect 5 "$RM" export --db "$url" bad.csv
+		grep -q "rolled back" cmd.err || fail "no rollback message: $(cat cmd.err)"
+		[ "$(q "select count(*) from runs where run_id = '${tag}-bad'")" = 0 ] ||
+			fail "half an export stayed in $url"
+		# Direction column from the metric table.
+		[ "$(q "select count(distinct direction) from results where run_id like '${tag}-%' and status = 'SUCCESS'")" = 2 ] ||
+			fail "direction column"
+		# The database as a report source and as a baseline.
+		expect 0 "$RM" report html "$url" -o db.html
+		[ "$(grep -o '<svg class="trend" data-model="model_0[0-9][0-9]"' db.html | sort -u | wc -l)" -ge 20 ] ||
+			fail "report from $url lacks models"
+		tail -n 40 perf.csv | sed "s/,${tag}-20240105[^,]*,/,${tag}-next,/; s/,2024-01-05T/,2024-01-06T/" >next.body
+		{
+			head -n 1 perf.csv
+			cat next.body
+		} >next.csv
+		# model_003 is planted 12 % slower on the 5th night of gen-perf's data only when
+		# it is the last; make it slower here by hand.
+		awk -F, -v OFS=, 'NR>1 && $1=="model_003" {$18=$18*0.5} {print}' next.csv >next2.csv
+		expect 6 "$RM" report ci next2.csv --baseline "$url" --fail-on-regression 5 --no-step-summary
+		grep -q "1 regression" cmd.err || fail "baseline from $url: $(cat cmd.err)"
+	done
+	# Every query of the shipped Grafana dashboard runs on the schema, with Grafana's
+	# macros and variables filled in as Grafana would.
+	need jq jq
+	cat >macros.sed <<'SED'
+s/\$__timeFilter\(([a-z_.]+)\)/\1 BETWEEN '1970-01-01' AND '2100-01-01'/g
+s/\$model/'model_003'/g
+s/\$machine/'mi300x-01'/g
+SED
+	jq -r '.panels[].targets[].rawSql, .templating.list[].query' \
+		"$SRC/dashboards/grafana-run_models.json" | sed -E -f macros.sed >dashboard.sql
+	[ "$(wc -l <dashboard.sql)" -ge 6 ] || fail "dashboard queries not found"
+	while read -r sql; do
+		n=$(psql -qAt -v ON_ERROR_STOP=1 "$(pg_url)" -c "$sql" | wc -l) || fail "dashboard query fails: $sql"
+		[ "$n" -gt 0 ] || [[ $sql == *FAILURE* ]] || [[ $sql == *environment* ]] ||
+			[[ $sql == *"FROM metrics"* ]] || fail "dashboard query returns nothing: $sql"
+	done <dashboard.sql
+	;;
+
+junit_schema)
+	need xmllint libxml2-utils
+	hdr=$(bash "$SRC/tests/results/gen-perf.sh" 1 1 | head -n 1)
+	{
+		echo "$hdr"
+		bash "$SRC/tests/results/gen-perf.sh" 4 2 2 | tail -n +2
+		# A failure with markup, quotes, control characters and broken UTF-8 in its reason
+		# and log; a skipped model.
+		printf 'weird,8,1,8,,,,,docker/w.Dockerfile,,,,,mi300x-01,local,docker,gfx942,,,,FAILURE,1,2,,,,,,,2024-01-02T01:00:00Z,20240102T010000Z-1002-0002,1,"<b>boom</b> & ""quote"" \x01\x1b[31mred\xff",,1,weird.live.log\n'
+		printf 'skip,8,1,8,,,,,docker/s.Dockerfile,,,,,mi300x-01,local,docker,gfx942,,,,SKIPPED,0,0,,,,,,,2024-01-02T01:00:00Z,20240102T010000Z-1002-0002,1,skip_gpu_arch gfx942,,,\n'
+	} >perf.csv
+	{
+		for i in $(seq 1 80); do echo "log line $i"; done
+		printf '\x1b[1mTraceback\x1b[0m \x00 \x07 \xc3\x28 ]]> </failure>\n'
+	} >weird.live.log
+	expect 1 "$RM" report ci perf.csv --junit junit.xml --title nightly --no-step-summary
+	# Kept for a look (and for loading into a CI's test-report view).
+	cp junit.xml "$OUT/junit.xml"
+	echo "junit: $OUT/junit.xml"
+	schemas=("$SRC/tests/results/junit.xsd")
+	[ -n "${RM_JUNIT_XSD:-}" ] && IFS=: read -r -a extra <<<"$RM_JUNIT_XSD" && schemas+=("${extra[@]}")
+	for xsd in "${schemas[@]}"; do
+		xmllint --noout --schema "$xsd" junit.xml || fail "junit.xml does not validate against $xsd"
+	done
+	grep -q '<testcase name="weird" classname="nightly"' junit.xml || fail "testcase"
+	grep -q 'log line 80' junit.xml && ! grep -q 'log line 30$' junit.xml || fail "last 50 lines"
+	grep -q '<skipped message="skip_gpu_arch gfx942"/>' junit.xml || fail "skipped"
+	grep -q 'tests="10" failures="1" errors="0" skipped="1"' junit.xml || fail "counts: $(grep '<testsuite ' junit.xml)"
+	# The schema does reject what CI servers reject (the check can fail).
+	sed 's/<testcase name="weird" classname="nightly" time="[0-9.]*"/<testcase name="weird" classname="nightly"/' junit.xml >bad.xml
+	! xmllint --noout --schema "$SRC/tests/results/junit.xsd" bad.xml 2>/dev/null || fail "schema accepted a testcase without time"
+	sed 's|<properties>|<properties><property name="" value="x"/>|' junit.xml >bad.xml
+	! xmllint --noout --schema "$SRC/tests/results/junit.xsd" bad.xml 2>/dev/null || fail "schema accepted an empty property name"
+	# With the gate on, a regression is a failed testcase of its own.
+	awk -F, -v OFS=, 'NR>1 && $1=="model_001" && $31 ~ /1002/ {$18=$18*0.5} {print}' perf.csv >slow.csv
+	expect 1 "$RM" report ci slow.csv --junit gate.xml --fail-on-regression 5 --title nightly --no-step-summary
+	xmllint --noout --schema "$SRC/tests/results/junit.xsd" gate.xml || fail "gate.xml does not validate"
+	grep -q '<failure type="regression"' gate.xml || fail "no regression testcase"
+	;;
+
+html_chromium)
+	need bc bc
+	chrome=$(chromium_bin)
+	bash "$SRC/tests/results/gen-perf.sh" 40 30 >perf.csv
+	printf 'model_xss,8,1,8,,,,,docker/x.Dockerfile,,,,,mi300x-01,local,docker,gfx942,,,,FAILURE,1,2,,,,,,,2024-01-30T01:00:00Z,20240130T010000Z-1030-001e,1,"<script>alert(1)</script><img src=https://example.invalid/x.png>",,1,x.live.log\n' >>perf.csv
+	models=41
+	expect 0 "$RM" report html perf.csv -o report.html --title "nightly <test>"
+	need xmllint libxml2-utils
+	[ "$(xmllint --html --xpath 'count(//*[@src or @href] | //script | //link)' report.html 2>/dev/null)" = 0 ] ||
+		fail "the report has elements that load something"
+	t0=$(now)
+	"$chrome" "${CHROMIUM_FLAGS[@]}" --user-data-dir="$WORK/profile" --dump-dom \
+		"file://$WORK/report.html" >dom.html 2>console.txt || fail "chromium failed: $(tail -n 5 console.txt)"
+	dom_s=$(since "$t0")
+	if grep 'CONSOLE' console.txt; then fail "console messages while loading the report"; fi
+	n=$(grep -o '<svg class="trend" data-model="[^"]*"' dom.html | sort -u | wc -l)
+	[ "$n" = "$models" ] || fail "$n models have a trend plot in the page, want $models"
+	grep -q '<tr class="regression" data-model="model_003">' dom.html || fail "planted regression not flagged"
+	grep -q 'data-failed="model_xss"' dom.html || fail "failure table"
+	! grep -q '<script>alert' dom.html || fail "a reason was not escaped"
+	t0=$(now)
+	"$chrome" "${CHROMIUM_FLAGS[@]}" --user-data-dir="$WORK/profile2" --window-size=1280,900 \
+		--screenshot="$OUT/report.png" "file://$WORK/report.html" >/dev/null 2>&1 ||
+		fail "chromium screenshot failed"
+	[ -s "$OUT/report.png" ] || fail "no screenshot"
+	cp report.html "$OUT/report.html"
+	echo "report: $OUT/report.html ($(wc -c <report.html) bytes), screenshot: $OUT/report.png"
+	echo "chromium: load and dump $dom_s s, screenshot $(since "$t0") s"
+	# The check can fail: a page that reaches for the network is caught.
+	sed 's|</body>|<img src="https://example.invalid/x.png"></body>|' report.html >leaky.html
+	"$chrome" "${CHROMIUM_FLAGS[@]}" --user-data-dir="$WORK/profile3" --dump-dom \
+		"file://$WORK/leaky.html" >/dev/null 2>leaky.txt || true
+	grep -q 'CONSOLE' leaky.txt || fail "a blocked network load left no console message: the check is blind"
+	;;
+
+report_ci)
+	bash "$SRC/tests/results/gen-perf.sh" 10 5 3 >perf.csv
+	rows=$(($(wc -l <perf.csv) - 1))
+	mkdir -p logs
+	echo "model_003 log" >model_003.live.log
+	echo '{"run_id":"x"}' >run.json
+	export GITHUB_STEP_SUMMARY=$WORK/step_summary.md
+	echo "earlier step" >"$GITHUB_STEP_SUMMARY"
+	# model_003 is 12 % slower on the last night, well outside its 1 % noise: exit 6.
+	expect 6 "$RM" report ci perf.csv --junit junit.xml --summary-markdown summary.md \
+		--html report.html --archive run.tar.gz --export "sqlite:$WORK/r.db" \
+		--fail-on-regression 5 --title nightly --manifest run.json
+	grep -q '1 regression(s)' cmd.err || fail "$(cat cmd.err)"
+	grep -q '^| model_003 | samples_per_second | SUCCESS | .* | -12.[0-9]*% | .* regression |$' summary.md ||
+		fail "summary row: $(grep model_003 summary.md)"
+	head -n 1 "$GITHUB_STEP_SUMMARY" | grep -qx "earlier step" || fail "step summary overwritten"
+	grep -q '^## nightly: ' "$GITHUB_STEP_SUMMARY" || fail "step summary not appended"
+	tar tzf run.tar.gz >list.txt
+	for f in perf.csv junit.xml summary.md report.html run.json model_003.live.log; do
+		grep -q "/$f\$" list.txt || fail "archive lacks $f: $(cat list.txt)"
+	done
+	[ "$(sqlite3 r.db 'select count(*) from results')" = $((rows / 5)) ] || fail "exported rows"
+	# Inside the noise: the same 12 % with a 30 % spread of repeats is not a regression.
+	awk -F, -v OFS=, 'NR>1 && $1=="model_003" {$18=$18*(1+($32-2)*0.3)} {print}' perf.csv >noisy.csv
+	expect 0 "$RM" report ci noisy.csv --fail-on-regression 5 --summary-markdown noisy.md --no-step-summary
+	grep -q 'model_003 .* noise' noisy.md || fail "noise not said: $(grep model_003 noisy.md)"
+	# Gate off: the same data exits 0; a threshold of 20 % too.
+	expect 0 "$RM" report ci perf.csv --no-step-summary
+	expect 0 "$RM" report ci perf.csv --fail-on-regression 20 --no-step-summary
+	# A failed model outranks a regression: exit 1.
+	awk -F, -v OFS=, 'NR>1 && $1=="model_005" && $31 ~ /1005/ {$21="FAILURE"; $18=""} {print}' perf.csv >failed.csv
+	expect 1 "$RM" report ci failed.csv --fail-on-regression 5 --no-step-summary
+	# An earlier perf.csv as the baseline.
+	head -n $((1 + rows / 5 * 4)) perf.csv >base.csv
+	expect 6 "$RM" report ci perf.csv --baseline base.csv --fail-on-regression 5 --no-step-summary
+	expect 3 "$RM" report ci perf.csv --baseline "$SRC/models.json" --no-step-summary
+	;;
+
+suite_command)
+	mkdir -p suites
+	cat >suites/common.yaml <<'Y'
+defaults:
+  repeat: 3
+  additional_context: {gpu_vendor: AMD}
+  regression: {fail_on_regression: 5, baseline: ../baseline.csv}
+Y
+	cat >suites/nightly.yaml <<'Y'
+suite: nightly
+include: common.yaml
+entries:
+  - tags: [smoke]
+  - models: [pyt_a]
+    repeat: 1
+    regression: {fail_on_regression: off}
+Y
+	expect 0 "$RM" suite suites/nightly.yaml
+	jq -e '.suite == "nightly" and (.entries | length) == 2 and .entries[0].repeat == 3 and .entries[1].fail_on_regression == "off" and .entries[0].fail_on_regression == 5 and (.baseline | endswith("suites/../baseline.csv"))' cmd.out >/dev/null ||
+		fail "resolved suite: $(cat cmd.out)"
+	printf 'entries:\n  - tags: [a]\n    repeats: 2\n' >suites/bad.yaml
+	expect 3 "$RM" suite suites/bad.yaml
+	grep -q "bad.yaml' line 3 column 5: entries\[0\].repeats: unknown field" cmd.err || fail "$(cat cmd.err)"
+	;;
+
+docker_regression)
+	# A real run on the engine, twice at 100 samples/s, then a planted slower build of the
+	# same model: the gate trips, JUnit validates, both databases hold the runs.
+	need xmllint libxml2-utils
+	DOCKER_HOST=$("$SRC/tools/ensure-docker.sh")
+	export DOCKER_HOST
+	mkdir -p docker/smoke scripts/gate
+	cp "$SRC/docker/smoke.Dockerfile" "$SRC/docker/.dockerignore" docker/
+	cp "$SRC/docker/smoke/busybox" docker/smoke/busybox
+	cat >scripts/gate/run.sh <<'S'
+echo "step 1"
+echo "performance: $1 samples_per_second"
+S
+	model() {
+		printf '[{"name":"it_res_gate","dockerfile":"docker/smoke","scripts":"scripts/gate/run.sh","n_gpus":"-1","owner":"ci","tags":["it"],"args":"%s"}]' "$1" >models.json
+	}
+	model 100
+	for i in 1 2; do expect 0 "$RM" --tags it_res_gate -o perf.csv -q; done
+	model 80
+	expect 0 "$RM" --tags it_res_gate -o perf.csv -q
+	[ "$(csv_col perf.csv 3 relative_change)" = "-20.00" ] || fail "runner's relative_change: $(csv_col perf.csv 3 relative_change)"
+	expect 6 "$RM" report ci perf.csv --junit junit.xml --summary-markdown summary.md \
+		--html report.html --archive run.tar.gz --export "sqlite:$WORK/r.db" \
+		--fail-on-regression 5 --title docker --no-step-summary
+	xmllint --noout --schema "$SRC/tests/results/junit.xsd" junit.xml || fail "junit.xml invalid"
+	grep -q '<failure type="regression" message="-20.00%' junit.xml || fail "no regression in junit"
+	grep -q 'it_res_gate\.[^/]*\.live\.log$' <(tar tzf run.tar.gz) || fail "archive lacks the log"
+	expect 0 "$RM" export --db "$(pg_url)" perf.csv
+	[ "$(psql -qAt "$(pg_url)" -c "select count(*) from results where model = 'it_res_gate' and performance = 80")" -ge 1 ] ||
+		fail "PostgreSQL lacks the slow run"
+	[ "$(sqlite3 r.db "select count(*) from results where model = 'it_res_gate'")" = 1 ] ||
+		fail "SQLite lacks the run"
+	# The database history as the baseline for the next run.
+	expect 0 "$RM" --tags it_res_gate -o perf.csv -q
+	expect 0 "$RM" report ci perf.csv --baseline "$(pg_url)" --fail-on-regression 5 --no-step-summary
+	;;
+
+suite_run)
+	# The issue's "done when": a suite file through `run --suite` on the real engine, one run
+	# id for its entries, run.json, JUnit validated by xmllint, the report in headless
+	# Chromium, the results read back from SQLite and PostgreSQL, and the gate tripped by a
+	# planted slower result; then the database as the next night's baseline.
+	need xmllint libxml2-utils
+	need sqlite3 sqlite3
+	need psql postgresql-client
+	need jq jq
+	chrome=$(chromium_bin)
+	DOCKER_HOST=$("$SRC/tools/ensure-docker.sh")
+	export DOCKER_HOST
+	pg=$(pg_url)
+	t="s$$" # model names of this test only: the PostgreSQL server is shared by the cases
+	mkdir -p docker/smoke scripts/s suites
+	cp "$SRC/docker/smoke.Dockerfile" "$SRC/docker/.dockerignore" docker/
+	cp "$SRC/docker/smoke/busybox" docker/smoke/busybox
+	cat >scripts/s/run.sh <<'S'
+echo "step 1"
+[ -n "${SUITE_CTX:-}" ] && echo "context $SUITE_CTX"
+echo "performance: $1 samples_per_second"
+S
+	models() { # A1 A2 B: the figures the three models print
+		local m='"dockerfile":"docker/smoke","scripts":"scripts/s/run.sh","n_gpus":"-1","owner":"ci"'
+		printf '[{"name":"%s_a1",%s,"tags":["%s_a"],"args":"%s"},' "$t" "$m" "$t" "$1"
+		printf '{"name":"%s_a2",%s,"tags":["%s_a"],"args":"%s","metric_direction":{"samples_per_second":"higher"}},' "$t" "$m" "$t" "$2"
+		printf '{"name":"%s_b",%s,"tags":["%s_b"],"args":"%s"}]' "$t" "$m" "$t" "$3"
+	}
+	cat >suites/common.yaml <<'Y'
+defaults:
+  timeout: 120
+  regression: {fail_on_regression: 5}
+Y
+	cat >suites/nightly.yaml <<Y
+suite: nightly
+include: common.yaml
+entries:
+  - tags: [${t}_a]
+    repeat: 2
+  - models: [${t}_b]
+    additional_context: {docker_env_vars: {SUITE_CTX: entry-b}}
+    regression: {fail_on_regression: off}
+Y
+	ci() {
+		"$RM" run --suite suites/nightly.yaml -o out/perf.csv --log-dir out/logs -q \
+			--junit out/junit.xml --summary-markdown out/summary.md --html out/report.html \
+			--archive out/run.tar.gz --export "sqlite:$WORK/r.db" --export "$pg" \
+			--no-step-summary "$@"
+	}
+	run_ids() { awk -F, 'NR>1{print $31}' out/perf.csv | uniq; }
+	rows_of() { # RUN_ID MODEL: relative_change of each row
+		awk -F, -v r="$1" -v m="$2" '$31==r && $1==m {print $20}' out/perf.csv
+	}
+
+	t0=$(now)
+	models 100 200 50 >models.json
+	expect 0 ci --additional-context '{"docker_env_vars": {"CLI_TOKEN": "hunter2-cli-only"}}'
+	echo "stage night 1 (3 models, 5 runs, every output): $(since "$t0") s"
+	! grep -q "unknown field" cmd.err || fail "the registry warns about metric_direction: $(cat cmd.err)"
+	[ "$(run_ids | wc -l)" = 1 ] || fail "a suite run has one run id: $(run_ids)"
+	rid1=$(run_ids)
+	[ "$(($(wc -l <out/perf.csv) - 1))" = 5 ] || fail "rows: $(cat out/perf.csv)"
+	jq -e --arg r "$rid1" --arg t "$t" '.run_id == $r and .suite == "nightly" and
+		(.entries | length) == 2 and .entries[0].selected == [$t + "_a1", $t + "_a2"] and
+		.entries[1].selected == [$t + "_b"] and .entries[1].fail_on_regression == "off" and
+		.entries[0].fail_on_regression == 5 and (.doctor | length) > 0 and
+		(.git_commit | type) == "string" and (.options.export | length) == 2' out/run.json >/dev/null ||
+		fail "run.json: $(cat out/run.json)"
+	! grep -q 'hunter2' out/run.json || fail "run.json holds the command line's context text"
+	grep -q 'context entry-b' out/logs/"${t}_b.$rid1.live.log" || fail "the entry's context did not reach the container"
+	xmllint --noout --schema "$SRC/tests/results/junit.xsd" out/junit.xml || fail "junit.xml invalid"
+	# 5 rows, and a testcase per gated metric (skipped: nothing to compare with yet)
+	grep -q 'tests="8" failures="0" errors="0" skipped="3"' out/junit.xml || fail "counts: $(grep '<testsuite ' out/junit.xml)"
+	tar tzf out/run.tar.gz >list.txt
+	for f in run.json junit.xml summary.md report.html perf.csv "${t}_a1.$rid1.r2.live.log" "${t}_a1.$rid1.build.log"; do
+		grep -q "/$f\$" list.txt || fail "archive lacks $f: $(cat list.txt)"
+	done
+	[ "$(sqlite3 r.db "select count(*) from results where run_id = '$rid1'")" = 5 ] || fail "SQLite rows"
+	[ "$(psql -qAt "$pg" -c "select suite || ' ' || count(*) from results join runs using (run_id) where run_id = '$rid1' group by suite")" = "nightly 5" ] ||
+		fail "PostgreSQL rows"
+
+	# Night 2: a1 planted 20 % slower (both repeats: no noise to hide in), b 50 % slower but
+	# its entry's gate is off. Exit 6; JUnit says which; report ci on the files agrees.
+	t0=$(now)
+	models 80 200 25 >models.json
+	expect 6 ci
+	echo "stage night 2 (planted regression): $(since "$t0") s"
+	rid2=$(run_ids | tail -n 1)
+	[ "$rid2" != "$rid1" ] || fail "the second night has the first night's run id"
+	[ "$(rows_of "$rid2" "${t}_a1" | head -n 1)" = "-20.00" ] || fail "relative_change: $(rows_of "$rid2" "${t}_a1")"
+	xmllint --noout --schema "$SRC/tests/results/junit.xsd" out/junit.xml || fail "junit.xml invalid"
+	[ "$(grep -c '<failure type="regression"' out/junit.xml)" = 1 ] || fail "regressions in JUnit: $(grep -c '<failure type="regression"' out/junit.xml)"
+	grep -A1 "<testcase name=\"${t}_a1 samples_per_second vs baseline\"" out/junit.xml |
+		grep -q '<failure type="regression" message="-20.00%' || fail "the regression testcase is not a1's"
+	grep -q "^| ${t}_a1 | samples_per_second | SUCCESS | .* regression |\$" out/summary.md || fail "summary: $(cat out/summary.md)"
+	grep -q "^| ${t}_b | .* regression (not gated: its suite entry is off) |\$" out/summary.md || fail "summary: $(cat out/summary.md)"
+	expect 6 "$RM" report ci out/perf.csv --junit again.xml --no-step-summary
+	grep -q '1 regression(s)$' cmd.err || fail "report ci on the files: $(cat cmd.err)"
+	t0=$(now)
+	"$chrome" "${CHROMIUM_FLAGS[@]}" --user-data-dir="$WORK/profile" --dump-dom \
+		"file://$WORK/out/report.html" >dom.html 2>console.txt || fail "chromium failed: $(tail -n 5 console.txt)"
+	echo "stage chromium: $(since "$t0") s"
+	if grep 'CONSOLE' console.txt; then fail "console messages while loading the report"; fi
+	[ "$(grep -o "<svg class=\"trend\" data-model=\"${t}_[ab][12]*\"" dom.html | sort -u | wc -l)" = 3 ] || fail "trend plots"
+	grep -q "<tr class=\"regression\" data-model=\"${t}_a1\">" dom.html || fail "the report does not flag a1"
+	for db in "sqlite3 r.db" "psql -qAt $pg -c"; do
+		[ "$($db "select count(distinct run_id) from results where model = '${t}_a1' and performance = 80")" = 1 ] ||
+			fail "$db lacks the slow night"
+	done
+
+	# Night 3: back to 100, compared with PostgreSQL's history (night 2, before this run).
+	t0=$(now)
+	models 100 200 50 >models.json
+	expect 0 ci --baseline "$pg"
+	echo "stage night 3 (database baseline): $(since "$t0") s"
+	rid3=$(run_ids | tail -n 1)
+	[ "$(rows_of "$rid3" "${t}_a1" | sort -u)" = "+25.00" ] || fail "relative_change against the database: $(rows_of "$rid3" "${t}_a1")"
+	[ "$(psql -qAt "$pg" -c "select count(distinct run_id) from results where model like '${t}_%'")" = 3 ] ||
+		fail "PostgreSQL runs"
+
+	# Mistakes in a suite fail before anything runs, naming the entry.
+	rows=$(wc -l <out/perf.csv)
+	printf 'entries:\n  - models: [%s_nosuch]\n' "$t" >suites/bad.yaml
+	expect 3 "$RM" run --suite suites/bad.yaml -o out/perf.csv --junit out/j.xml
+	grep -q "bad.yaml' line 2: entry '${t}_nosuch': models: '${t}_nosuch' is not a model name" cmd.err || fail "$(cat cmd.err)"
+	printf 'entries:\n  - tags: [%s_a]\n  - models: [%s_a1]\n' "$t" "$t" >suites/twice.yaml
+	expect 3 "$RM" run --suite suites/twice.yaml -o out/perf.csv
+	grep -q "model '${t}_a1' is selected by entry 1 (${t}_a) and entry 2" cmd.err || fail "$(cat cmd.err)"
+	expect 2 "$RM" run --suite suites/nightly.yaml --tags "${t}_a"
+	[ "$(wc -l <out/perf.csv)" = "$rows" ] || fail "a refused suite wrote rows"
+	;;
+
+*)
+	fail "unknown case"
+	;;
+esac
+echo "ok [$case_name] in $(since "$CASE_T0") s"

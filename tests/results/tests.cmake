@@ -1,0 +1,29 @@
+# Results and CI outputs, tested with their real consumers: one database test body against
+# SQLite and a private PostgreSQL server (tests/results/pg.sh), JUnit against the schema
+# with xmllint, the HTML report in headless Chromium, `report ci` end to end through the
+# binary, and a real run on the Docker engine with a planted regression.
+add_executable(results_db_body ${CMAKE_SOURCE_DIR}/tests/results/db_body.c)
+target_link_libraries(results_db_body PRIVATE rm)
+target_include_directories(results_db_body PRIVATE ${CMAKE_SOURCE_DIR}/tests/unit)
+
+set(RM_RESULTS_ARGS $<TARGET_FILE:run_models> ${CMAKE_SOURCE_DIR}
+    $<TARGET_FILE:results_db_body> ${CMAKE_BINARY_DIR}/results-pg.state)
+function(rm_results_case name)
+  add_test(NAME results.${name}
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/results/cases.sh ${name} ${RM_RESULTS_ARGS})
+  set_tests_properties(results.${name} PROPERTIES LABELS results TIMEOUT 300 ${ARGN})
+endfunction()
+
+rm_results_case(pg_start FIXTURES_SETUP postgres)
+rm_results_case(pg_stop FIXTURES_CLEANUP postgres)
+rm_results_case(db_sqlite)
+rm_results_case(db_postgresql FIXTURES_REQUIRED postgres)
+rm_results_case(export_both FIXTURES_REQUIRED postgres)
+rm_results_case(junit_schema)
+rm_results_case(html_chromium)
+rm_results_case(report_ci)
+rm_results_case(suite_command)
+rm_results_case(docker_regression)
+set_tests_properties(results.docker_regression PROPERTIES FIXTURES_REQUIRED "docker_engine;postgres")
+rm_results_case(suite_run)
+set_tests_properties(results.suite_run PROPERTIES FIXTURES_REQUIRED "docker_engine;postgres")

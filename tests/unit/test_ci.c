@@ -1,0 +1,321 @@
+/* Suite files, JUnit, run.json, the archive and the end-of-run step. */
+#include <archive.h>
+#include <archive_entry.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "rm/results.h"
+#include "rm/suite.h"
+#include "rm/util.h"
+#include "testfs.h"
+
+static int load(const char *dir, const char *name, rm_suite *s, rm_error *err)
+{
+	char *p = rm_xasprintf("%s/%s", dir, name);
+	int rc = rm_suite_load(p, s, err);
+	free(p);
+	return rc;
+}
+
+static void test_suite(const char *dir)
+{
+	rm_suite s;
+	rm_error err = RM_ERROR_INIT;
+
+	tfs_put(dir, "common.yaml",
+		"defaults:\n"
+		"  repeat: 2\n"
+		"  timeout: 600\n"
+		"  additional_context: {gpu_vendor: AMD, MAD_SYSTEM_NGPUS: 8}\n"
+		"  regression: {fail_on_regression: 5, baseline: base/perf.csv}\n");
+	tfs_put(dir, "nightly.yaml",
+		"suite: nightly\n"
+		"description: every night\n"
+		"include: common.yaml\n"
+		"defaults:\n"
+		"  additional_context: {guest_os: UBUNTU}\n"
+		"entries:\n"
+		"  - tags: [llm, 'training:batch_size=8']\n"
+		"    repeat: 5\n"
+		"    regression: {fail_on_regression: 3}\n"
+		"  - models: pyt_a, pyt_b\n"
+		"    name: pair\n"
+		"    additional_context: {MAD_SYSTEM_NGPUS: 4}\n"
+		"    regression: {fail_on_regression: off}\n"
+		"    timeout: 0\n");
+	CHECK(load(dir, "nightly.yaml", &s, &err) == 0);
+	if (err.msg[0])
+		fprintf(stderr, "%s\n", err.msg);
+	CHECK_STR(s.name, "nightly");
+	CHECK_STR(s.description, "every night");
+	CHECK(s.n == 2 && s.n_files == 2);
+	CHECK(s.baseline && rm_ends_with(s.baseline, "/base/perf.csv"));
+	if (s.n == 2) {
+		rm_suite_entry *a = &s.entries[0], *b = &s.entries[1];
+		CHECK(a->n_tags == 2 && !strcmp(a->tags[1], "training:batch_size=8"));
+		CHECK_STR(a->name, "llm,training:batch_size=8");
+		CHECK(a->repeat == 5 && a->timeout == 600 && a->fail_on_regression == 3);
+		CHECK(a->line == 7);
+		CHECK(json_integer_value(json_object_get(a->context, "MAD_SYSTEM_NGPUS")) == 8);
+		CHECK_STR(json_string_value(json_object_get(a->context, "guest_os")), "UBUNTU");
+		CHECK(b->n_models == 2 && !strcmp(b->models[1], "pyt_b") && b->n_tags == 0);
+		CHECK_STR(b->name, "pair");
+		CHECK(b->repeat == 2 && b->timeout == 0 && b->fail_on_regression < 0);
+		CHECK(json_integer_value(json_object_get(b->context, "MAD_SYSTEM_NGPUS")) == 4);
+		CHECK_STR(json_string_value(json_object_get(b->context, "gpu_vendor")), "AMD");
+	}
+	json_t *j = rm_suite_json(&s);
+	CHECK(json_array_size(json_object_get(j, "entries")) == 2);
+	json_decref(j);
+	rm_suite_release(&s);
+
+	/* Errors name the file, line, column and field. */
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+	    {"entries:\n  - tags: [a]\n    repeat: three\n",
+	     "bad.yaml' line 3 column 13: entries[0].repeat: must be a whole number >= 1, not "
+	     "three"},
+	    {"entries:\n  - tags: [a]\n    repaet: 2\n",
+	     "bad.yaml' line 3 column 5: entries[0].repaet: unknown field"},
+	    {"entries:\n  - repeat: 2\n", "line 2 column 5: entries[0]: needs tags or models"},
+	    {"entries:\n  - tags: [a]\n    regression: {baseline: x.csv}\n",
+	     "line 3 column 18: entries[0].regression.baseline: the baseline is one per suite"},
+	    {"suite: x\n", "bad.yaml' line 1 column 1: entries: missing"},
+	    {"entries:\n  - tags: [a]\n    timeout: -1\n",
+	     "line 3 column 14: entries[0].timeout: must be a number >= 0"},
+	    {"include: nothere.yaml\nentries: [{tags: a}]\n",
+	     "bad.yaml' line 1 column 10: include: cannot open suite file"},
+	    {"include: bad.yaml\nentries: [{tags: a}]\n", "includes itself"},
+	    {"entries:\n  - tags: [a\n", "bad.yaml' line 3"},
+	    {"- just a list\n", "a suite file is a mapping"},
+	    {"a: &x 1\nb: *x\n", "alias"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		tfs_put(dir, "bad.yaml", bad[i].text);
+		rm_error_clear(&err);
+		CHECK(load(dir, "bad.yaml", &s, &err) == -1);
+		if (!strstr(err.msg, bad[i].want))
+			fprintf(stderr, "case %zu: got '%s'\n", i, err.msg);
+		CHECK(strstr(err.msg, bad[i].want) != NULL);
+		CHECK(err.kind == RM_ERR_INPUT || err.kind == RM_ERR_IO);
+	}
+	/* The name defaults to the file's. */
+	tfs_put(dir, "weekly.yml", "entries: [{tags: all}]\n");
+	CHECK(load(dir, "weekly.yml", &s, &err) == 0);
+	CHECK_STR(s.name, "weekly");
+	CHECK(s.entries[0].repeat == 1 && s.entries[0].timeout < 0 && !s.baseline);
+	rm_suite_release(&s);
+}
+
+static void add(rm_results *r, const char *model, const char *perf, const char *status,
+		const char *reason, const char *log, const char *repeat)
+{
+	const char *names[] = {"model",	   "metric",	   "performance",   "status",
+			       "run_id",   "machine_name", "test_duration", "reason",
+			       "log_file", "repeat",	   "timestamp",	    "docker_file"};
+	const char *vals[] = {model,
+			      "tokens/s",
+			      perf,
+			      status,
+			      "run7",
+			      "host",
+			      "12.5",
+			      reason,
+			      log,
+			      repeat,
+			      "2024-05-01T02:03:04Z",
+			      "docker/x.Dockerfile"};
+	rm_results_add(r, names, vals, 12, "mem", 2);
+}
+
+static void test_junit(const char *dir)
+{
+	rm_results run = RM_RESULTS_INIT;
+	rm_error err = RM_ERROR_INIT;
+	char *path = rm_xasprintf("%s/junit.xml", dir), *text = NULL, *log;
+	rm_buf lines = RM_BUF_INIT(1 << 20);
+
+	for (int i = 1; i <= 80; i++)
+		rm_buf_addf(&lines, "log line %d\n", i);
+	rm_buf_addstr(&lines, "\x1b[1mbold\x1b[0m \x07"
+			      "bell \xfe"
+			      " end\n");
+	tfs_put(dir, "fail.live.log", rm_buf_str(&lines));
+	log = rm_xasprintf("%s/fail.live.log", dir);
+	add(&run, "good", "10", "SUCCESS", "", "", "1");
+	add(&run, "good", "11", "SUCCESS", "", "", "2");
+	add(&run, "fail", "", "FAILURE", "exit 1 <\"&'>", log, "1");
+	add(&run, "skip", "", "SKIPPED", "gfx90a skipped", "", "1");
+
+	rm_junit_opts o = {"nightly", NULL, NULL, 50, NULL, NULL};
+	CHECK(rm_junit_write(path, &run, &o, &err) == 0);
+	CHECK(rm_read_file(path, 1 << 20, &text, NULL, &err) == 0);
+	CHECK(strstr(text, "<testsuite name=\"nightly\" package=\"nightly\" id=\"0\" "
+			   "timestamp=\"2024-05-01T02:03:04\" hostname=\"host\" tests=\"4\" "
+			   "failures=\"1\" errors=\"0\" skipped=\"1\" time=\"50.000\">"));
+	CHECK(strstr(text, "<testcase name=\"good #2\" classname=\"nightly\" time=\"12.500\"/>"));
+	CHECK(strstr(text, "<failure type=\"FAILURE\" message=\"exit 1 &lt;&quot;&amp;'&gt;\">"));
+	CHECK(strstr(text, "log line 32\n") && !strstr(text, "log line 31\n")); /* last 50 */
+	CHECK(strstr(text, "bold \\x07bell \xef\xbf\xbd end"));
+	CHECK(strstr(text, "<skipped message=\"gfx90a skipped\"/>"));
+	CHECK(strstr(text, "<property name=\"good #1.tokens/s\" value=\"10\"/>"));
+	free(text);
+	text = NULL;
+
+	/* A missing log is said in the failure, not an error. */
+	rm_results_release(&run);
+	add(&run, "fail", "", "FAILURE", "oom", "gone.log", "1");
+	CHECK(rm_junit_write(path, &run, &o, &err) == 0);
+	CHECK(rm_read_file(path, 1 << 20, &text, NULL, &err) == 0);
+	CHECK(strstr(text, "(cannot open 'gone.log'"));
+	free(text);
+	rm_results_release(&run);
+	rm_buf_release(&lines);
+	free(log);
+	free(path);
+}
+
+static void test_manifest_archive(const char *dir)
+{
+	rm_error err = RM_ERROR_INIT;
+	rm_finding f[] = {{"OK", "rocm", "ROCm 6.2.1; amdgpu driver 6.8.5", NULL},
+			  {"WARN", "numa_balancing", "1", "disable it"}};
+	rm_manifest m = {"run9",   "2024-05-01T00:00:00Z",
+			 "abc",	   ".",
+			 "hostx",  "nightly",
+			 "n.yaml", NULL,
+			 NULL,	   "AMD",
+			 "gfx942", 8,
+			 f,	   2};
+	char *mp = rm_xasprintf("%s/run.json", dir), *out = rm_xasprintf("%s/a.tar.gz", dir);
+	json_t *j;
+
+	CHECK(rm_manifest_write(mp, &m, &err) == 0);
+	CHECK((j = rm_manifest_read(mp, &err)) != NULL);
+	CHECK_STR(json_string_value(json_object_get(j, "run_id")), "run9");
+	CHECK_STR(json_string_value(json_object_get(json_object_get(j, "versions"), "rocm")),
+		  "ROCm 6.2.1; amdgpu driver 6.8.5");
+	CHECK(json_integer_value(json_object_get(json_object_get(j, "gpu"), "count")) == 8);
+	CHECK(json_array_size(json_object_get(j, "doctor")) == 2);
+	json_decref(j);
+
+	tfs_put(dir, "logs/a.live.log", "a\n");
+	tfs_put(dir, "logs/sub/b.txt", "bb\n");
+	char *logs = rm_xasprintf("%s/logs", dir);
+	const char *paths[] = {mp, logs};
+	CHECK(rm_archive_write(out, "run_models-run9", paths, 2, &err) == 0);
+	/* Read it back with libarchive. */
+	struct archive *a = archive_read_new();
+	struct archive_entry *e;
+	int seen = 0, files = 0;
+	archive_read_support_filter_gzip(a);
+	archive_read_support_format_tar(a);
+	CHECK(archive_read_open_filename(a, out, 10240) == ARCHIVE_OK);
+	while (archive_read_next_header(a, &e) == ARCHIVE_OK) {
+		const char *n = archive_entry_pathname(e);
+		seen += !strcmp(n, "run_models-run9/run.json");
+		seen += !strcmp(n, "run_models-run9/logs/sub/b.txt");
+		seen += !strcmp(n, "run_models-run9/logs/a.live.log");
+		files += archive_entry_filetype(e) == AE_IFREG;
+		CHECK(rm_starts_with(n, "run_models-run9/"));
+	}
+	archive_read_free(a);
+	CHECK(seen == 3 && files == 3);
+	const char *missing[] = {"/nonexistent/x"};
+	CHECK(rm_archive_write(out, "t", missing, 1, &err) == -1 &&
+	      strstr(err.msg, "/nonexistent/x"));
+	free(logs);
+	free(mp);
+	free(out);
+}
+
+/* A perf.csv line: model, performance, run id; the rest as the runner writes them. */
+static void perf_line(rm_buf *b, const char *model, const char *perf, const char *run_id)
+{
+	const char *cell[RM_PERF_COLS] = {0};
+	cell[RM_COL_MODEL] = model;
+	cell[RM_COL_PERFORMANCE] = perf;
+	cell[RM_COL_METRIC] = "samples_per_second";
+	cell[RM_COL_STATUS] = "SUCCESS";
+	cell[RM_COL_MACHINE] = "host";
+	cell[RM_COL_TIMESTAMP] = "2024-05-01T02:03:04Z";
+	cell[RM_COL_RUN_ID] = run_id;
+	cell[RM_COL_REPEAT] = "1";
+	for (int c = 0; c < RM_PERF_COLS; c++)
+		rm_buf_addf(b, "%s%s", c ? "," : "", cell[c] ? cell[c] : "");
+	rm_buf_addch(b, '\n');
+}
+
+/* The finish takes what the caller leaves out from the run's run.json: the suite name, the
+ * entries' thresholds (a PCT gates, "off" does not), the gate; a run.json of another run is
+ * not used. */
+static void test_nightly_manifest(const char *dir)
+{
+	rm_buf csv = RM_BUF_INIT(1 << 20);
+	rm_error err = RM_ERROR_INIT;
+	rm_nightly_result res;
+	char *perf = rm_xasprintf("%s/perf.csv", dir), *man = rm_xasprintf("%s/run.json", dir);
+	char *md = rm_xasprintf("%s/summary.md", dir), *text = NULL;
+	const char *entries = "\"entries\": [{\"selected\": [\"m1\"], \"fail_on_regression\": 5},"
+			      "{\"selected\": [\"m2\"], \"fail_on_regression\": \"off\"}]";
+
+	for (int c = 0; c < RM_PERF_COLS; c++)
+		rm_buf_addf(&csv, "%s%s", c ? "," : "", rm_perf_header[c]);
+	rm_buf_addch(&csv, '\n');
+	perf_line(&csv, "m1", "100", "A");
+	perf_line(&csv, "m2", "100", "A");
+	perf_line(&csv, "m1", "80", "B");
+	perf_line(&csv, "m2", "80", "B");
+	tfs_put(dir, "perf.csv", rm_buf_str(&csv));
+	char *j = rm_xasprintf("{\"run_id\": \"B\", \"suite\": \"night\", %s}", entries);
+	tfs_put(dir, "run.json", j);
+	free(j);
+	rm_nightly_opts o = {0};
+	o.perf_csv = perf;
+	o.manifest = man;
+	o.fail_on_regression = -1;
+	o.summary_markdown = md;
+	o.no_step_summary = 1;
+	CHECK(rm_nightly_finish(&o, &res, &err) == 0);
+	CHECK(res.gate_enforced && res.n_regressions == 1 && res.n_compared == 2);
+	CHECK(rm_read_file(md, 1 << 20, &text, NULL, &err) == 0);
+	CHECK(text && strstr(text, "## night: 2 passed") && strstr(text, "| m2 |") &&
+	      strstr(text, "(not gated: its suite entry is off)"));
+	free(text);
+	/* The command line's threshold for entries that set none. */
+	tfs_put(dir, "run.json",
+		"{\"run_id\": \"B\", \"options\": {\"fail_on_regression\": 50}, \"entries\": "
+		"[{\"selected\": [\"m1\", \"m2\"], \"fail_on_regression\": null}]}");
+	CHECK(rm_nightly_finish(&o, &res, &err) == 0);
+	CHECK(res.gate_enforced && res.n_regressions == 0);
+	o.fail_on_regression = 10;
+	CHECK(rm_nightly_finish(&o, &res, &err) == 0 && res.n_regressions == 2);
+	/* run.json of another run: gate off, nothing taken from it. */
+	j = rm_xasprintf("{\"run_id\": \"A\", %s}", entries);
+	tfs_put(dir, "run.json", j);
+	free(j);
+	o.fail_on_regression = -1;
+	CHECK(rm_nightly_finish(&o, &res, &err) == 0);
+	CHECK(!res.gate_enforced && res.n_regressions == 2);
+	rm_buf_release(&csv);
+	free(perf);
+	free(man);
+	free(md);
+}
+
+int main(void)
+{
+	char *dir = tfs_tmpdir("ci");
+	test_suite(dir);
+	test_junit(dir);
+	test_manifest_archive(dir);
+	test_nightly_manifest(dir);
+	tfs_rm_tree(dir);
+	free(dir);
+	return check_summary();
+}
