@@ -12,8 +12,9 @@
 
 struct queued {
 	const rm_selected *s;
-	rm_spec_in in; /* its image points into b */
-	char *tdir;    /* in.tunableop_host_dir */
+	rm_spec_in in;	    /* its image points into b */
+	char *tdir;	    /* in.tunableop_host_dir */
+	rm_data_plan *data; /* in.data: the model's plan, resolved again for the queue */
 	char *log_base;
 	struct outcome b;		  /* the build's outcome */
 	size_t k;			  /* the number of its first run */
@@ -35,6 +36,15 @@ void queue_workload(struct run *r, const rm_selected *s, const rm_spec_in *in, c
 	memset(b, 0, sizeof(*b));
 	q->tdir = rm_xstrdup(in->tunableop_host_dir);
 	q->in.tunableop_host_dir = q->tdir;
+	/* The caller's plan ends with its model: this one lives until the workload has run
+	 * (data_prepare already succeeded for this model, so it resolves the same). */
+	if (in->data) {
+		rm_error derr = RM_ERROR_INIT;
+		q->data = rm_xcalloc(1, sizeof(*q->data));
+		if (data_prepare(r, s->model, q->data, &derr) < 0)
+			rm_warn("model '%s': %s", s->model->name, derr.msg);
+		q->in.data = q->data;
+	}
 	q->log_base = rm_xstrdup(log_base);
 	q->k = *k;
 	*k += (size_t)r->o->repeat;
@@ -45,6 +55,9 @@ void queue_workload(struct run *r, const rm_selected *s, const rm_spec_in *in, c
 static void queued_release(struct queued *q)
 {
 	outcome_release(&q->b);
+	if (q->data)
+		rm_data_plan_release(q->data);
+	free(q->data);
 	free(q->tdir);
 	free(q->log_base);
 	free(q->name);

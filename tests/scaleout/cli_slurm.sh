@@ -198,7 +198,7 @@ manifest)
 	echo "manifest: $(csv_col bad.csv 1 reason) / $(csv_col bad.csv 2 reason)"
 	[ "$(csv_col bad.csv 1 model)" = slurm_env ] && [ "$(csv_col bad.csv 2 model)" = mfst_b ] || fail "rows"
 	case "$(csv_col bad.csv 1 reason)" in *"has no image of this model"*) ;; *) fail "missing model: $(csv_col bad.csv 1 reason)" ;; esac
-	case "$(csv_col bad.csv 2 reason)" in *"FAILED"*"rank 0: cannot pull '$reg/ci-mfst_b_smoke@sha256:000"*"the registry does not have it"*) ;; *) fail "missing image: $(csv_col bad.csv 2 reason)" ;; esac
+	case "$(csv_col bad.csv 2 reason)" in *"FAILED"*"rank 0: "*"pulling it failed"*"cannot pull '$reg/ci-mfst_b_smoke@sha256:000"*"the registry does not have it"*) ;; *) fail "missing image: $(csv_col bad.csv 2 reason)" ;; esac
 	no_containers "$rid"
 	;;
 alloc)
