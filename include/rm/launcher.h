@@ -28,7 +28,7 @@
  * Every wait on the back end obeys the process-wide interrupt (rm_interrupt_pending in
  * rm/util.h): it gives up at once, and the clean-up that follows has a short deadline.
  *
- * Errors follow rm/error.h; a launcher never prints errors itself (it may print progress
+ * Errors follow rm/util.h; a launcher never prints errors itself (it may print progress
  * through rm_info). Secrets: whatever a launcher hands to on_line / on_output is raw; the
  * runner masks it. A launcher never puts a secret into an argv, a file name or a label.
  */
