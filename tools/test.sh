@@ -58,9 +58,13 @@ asan() {
 }
 
 fuzz() {
-	CC=clang cmake -S . -B build-fuzz -DRM_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
-	cmake --build build-fuzz -j"$(nproc)" >/dev/null
-	local f name corpus
+	# The library too is instrumented (coverage, ASan+UBSan), not only the harnesses:
+	# otherwise libFuzzer sees almost no coverage and the sanitizers check nothing in librm.
+	local f name corpus targets=()
+	for f in tests/fuzz/fuzz_*.c; do targets+=("$(basename "$f" .c)"); done
+	CC=clang cmake -S . -B build-fuzz -DRM_FUZZ=ON -DRM_SANITIZE=ON \
+		-DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}" >/dev/null
 	for f in build-fuzz/fuzz_*; do
 		name=$(basename "$f")
 		corpus=$(mktemp -d)

@@ -71,7 +71,7 @@ int rm_db_read_results(rm_db *db, const char *run_id, rm_results *out, rm_error 
 int rm_db_count(rm_db *db, const char *table, long long *n, rm_error *err);
 
 /*
- * Feeds b (rm/gate.h) the SUCCESS values of each key's latest run that started before
+ * Feeds b (rm/results.h) the SUCCESS values of each key's latest run that started before
  * `before` (ISO-8601; NULL: any), leaving out exclude_run_id; oldest first.
  */
 int rm_db_baseline(rm_db *db, const char *exclude_run_id, const char *before, struct rm_baseline *b,

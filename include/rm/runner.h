@@ -53,7 +53,7 @@ typedef struct rm_run_opts {
 	const char *force_mirror_local; /* --force-mirror-local DIR, or NULL */
 	const char *run_id; /* NULL: a new one (rm_run_id_new); a suite passes its own to every
 			       entry */
-	/* relative_change against this baseline (rm/gate.h; run --baseline); NULL: the last
+	/* relative_change against this baseline (rm/results.h; run --baseline); NULL: the last
 	 * SUCCESS row of the same model, metric, Dockerfile, machine and arch in output. */
 	const struct rm_baseline *baseline;
 	/* run: run the images of this build manifest (rm/runner.h), build nothing; without

@@ -167,6 +167,7 @@ int execute(struct run *r, const rm_spec_in *in, size_t k, struct outcome *oc)
 	stream_note(st, "Setting timeout to %.15g seconds.", timeout);
 	data_log(st, in);
 	stream_bind(st, &spec);
+	r->jobs_started++;
 	if (L->ops->start(L->state, &spec, &job, &err) < 0) {
 		fail(oc, "%s", err.msg);
 		goto out;

@@ -172,8 +172,8 @@ static int sweep(struct run *r)
 {
 	rm_error err = RM_ERROR_INIT;
 
-	if (!((!r->o->keep_alive && r->unremoved) || got_signal))
-		return 0;
+	if (!((!r->o->keep_alive && r->unremoved) || got_signal) || !r->jobs_started)
+		return 0; /* nothing to sweep: no workload was ever started */
 	if (r->launcher.ops->sweep(r->launcher.state, &err) == 0)
 		return 0;
 	rm_warn("%s; what this run left carries the label run_models.run=%s: remove it with "
@@ -189,7 +189,7 @@ static void reap(struct run *r)
 	rm_error err = RM_ERROR_INIT;
 	size_t n = 0;
 
-	if (r->launcher.ops->reap(r->launcher.state, &n, &err) < 0)
+	if (r->launcher.ops->reap(r->launcher.state, &n, &err) < 0 && !got_signal)
 		rm_warn("%s", err.msg);
 	else if (n)
 		rm_info("removed %zu leftover container(s) of runs whose runner is gone", n);
