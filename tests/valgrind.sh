@@ -25,6 +25,12 @@ trap 'rm -rf "$work" "$dbdir"' EXIT
 cp -r "$src/models.json" "$src/docker" "$src/scripts" "$work/"
 printf 'suite: vg\nentries:\n  - tags: [smoke]\n    repeat: 2\n    additional_context: {docker_env_vars: {VG: "1"}}\n' >"$work/s.yaml"
 ctx='{"gpu_vendor":"AMD","guest_os":"UBUNTU","MAD_SYSTEM_GPU_ARCHITECTURE":"gfx942","MAD_SYSTEM_NGPUS":8}'
+# What a SLURM task runs, without a cluster: node-run from a job file written here.
+cat >"$work/job.json" <<JOB
+{"run_id": "vg", "root": "$work", "log_dir": "$work", "context_files": [], "contexts": [],
+ "shm_size": 0, "workloads": {"smoke-0": {"model": "smoke_busybox", "image": "ci-smoke_busybox_smoke",
+ "pull": true, "log_base": "$work/smoke.vg"}}}
+JOB
 while read -r label; do
 	read -r -a cmd
 	if (cd "$work" && MAD_SECRETS_VG=vg_secret_value "${vg[@]}" "$build/run_models" "${cmd[@]}" >/dev/null 2>&1); then
@@ -42,6 +48,14 @@ dry run of the seed workloads on an MI300X context
 --tags all --dry-run --tunableop on --additional-context $ctx
 list
 list --tags all
+dry run on SLURM (two nodes: the batch script)
+--tags smoke --dry-run --additional-context {"slurm":{"nodes":2}}
+build without a registry, writing a manifest
+build --tags smoke --manifest $work/man.json -q
+run from the manifest
+--manifest $work/man.json -q -o $work/perf.csv
+node-run (one SLURM task's container)
+node-run --job $work/job.json --workload smoke-0
 parse
 parse --parser auto $src/tests/parsers/mlperf/amd_mi300x_llama2_70b_lora_result_0.log
 report ci over the smoke runs (gate, JUnit, summary, HTML, archive, SQLite export)

@@ -18,6 +18,13 @@
  * the pid's start time. describe fills the perf row's deployment_type, launcher, nnodes and
  * gpus_per_node. plan prints, for --dry-run, what prepare and start would do.
  *
+ * Batching (optional): a launcher with submit_all (a scheduler that runs many workloads as
+ * one submission, e.g. a SLURM job array) gets every workload of the run at once, after
+ * every image is prepared and before the first start; start then attaches to what is
+ * already submitted (or submits it then, when submit_all left it out), and stream, wait
+ * and the rest go on one workload at a time as without it. Without submit_all the runner
+ * prepares and runs each workload in turn.
+ *
  * Every wait on the back end obeys the process-wide interrupt (rm_interrupt_pending in
  * rm/util.h): it gives up at once, and the clean-up that follows has a short deadline.
  *
@@ -40,6 +47,10 @@ typedef struct json_t json_t;
 
 /* stream returned because spec->poll asked it to (the workload may still run). */
 #define RM_LAUNCH_STOPPED (-2)
+/* wait: the workload ended in a way its back end names (a SLURM job FAILED, TIMEOUT,
+ * CANCELLED, NODE_FAIL, ...): err holds the reason for the FAILURE row, and *status the exit
+ * code when one is known, else -1. */
+#define RM_LAUNCH_FAILED (-3)
 
 /* What runs: the workload's argv, environment and devices (built by spec.c). */
 typedef struct rm_spec_in {
@@ -97,14 +108,28 @@ typedef struct rm_launcher_config {
 	const rm_context *ctx;
 	const char *run_id;
 	int dry_run; /* contact nothing: only plan is called */
+	/* How the user gave the context, for launchers that run the workload through
+	 * run_models on other hosts (SLURM's node-run), where the host is detected again and
+	 * these are applied on top, in this order: files (JSON or YAML), then texts (JSON or
+	 * "@file"). May be empty. */
+	const char *const *context_files;
+	size_t n_context_files;
+	const char *const *contexts;
+	size_t n_contexts;
+	const char *root;      /* the registry folder (models.json), NULL for "." */
+	const char *log_dir;   /* where the run's logs go, NULL for "." */
+	const char *tunableop; /* the CLI's --tunableop, or NULL */
+	long long shm_size;    /* the CLI's --shm-size in bytes, or 0 */
 } rm_launcher_config;
 
 /* The image of one Dockerfile of a model, or an image given as it is. */
 typedef struct rm_image_req {
 	const rm_model *model;
-	/* NULL: image is used as it is (the context's MAD_CONTAINER_IMAGE): nothing is built,
-	 * prepare finds its id, pulling it first when the back end lacks it (as `docker run`
-	 * would). */
+	/* NULL: image is used as it is, nothing is built: the context's MAD_CONTAINER_IMAGE,
+	 * or a build manifest's entry ("HOST:PORT/name@sha256:...", run --manifest). prepare
+	 * then makes sure the back end has it, pulling it when missing (as `docker run` would),
+	 * and returns in *image_id its id (the Docker launcher; SLURM returns the reference,
+	 * which each node pulls). */
 	const rm_dockerfile *df;
 	const char *image; /* the tag to build, e.g. "ci-smoke_busybox_smoke" */
 	json_t *buildargs; /* object of strings */
@@ -118,7 +143,13 @@ typedef struct rm_image_req {
 /* One run of a workload. */
 typedef struct rm_job_spec {
 	const rm_spec_in *in;
-	const char *name;	/* unique per run and workload, e.g. the container name */
+	const char *name; /* unique per run and workload, e.g. the container name */
+	/* The runner's log of this run ("<dir>/<model>.<run id>.live.log", or .r<N>.live.log
+	 * with --repeat) and its stable name ("<dir>/<model>.live.log"), or NULL (dry run): a
+	 * launcher that keeps logs of its own names them after these (SLURM:
+	 * "<dir>/<model>.<run id>.node<R>.log", linked from "<dir>/<model>.node<R>.log"). */
+	const char *log_file;
+	const char *log_link;
 	rm_output_cb on_output; /* stdout and stderr pieces, raw */
 	/* Called about every 200 ms and on every piece while streaming; non-zero stops the
 	 * stream (stream returns RM_LAUNCH_STOPPED). */
@@ -126,6 +157,10 @@ typedef struct rm_job_spec {
 	/* Non-zero when the run must end now (a signal): ends wait and any other call that
 	 * can block. May be NULL. */
 	int (*cancelled)(void *ud);
+	/* For launchers whose workloads wait in a queue (SLURM): called with 1 while the
+	 * workload is queued, 0 once it runs. The runner's clock (--timeout, the row's
+	 * test_duration) stands still while it is queued. May be NULL. */
+	void (*queued)(void *ud, int queued);
 	void *ud;
 } rm_job_spec;
 
@@ -155,14 +190,17 @@ typedef struct rm_launcher_ops {
 	void (*close)(void *state);
 	/* One line for the run's banner, e.g. "Docker API 1.41 at unix:///run/docker.sock". */
 	const char *(*where)(void *state);
-	/* *image_id receives the image's id; *cached is set when nothing had to be built. */
+	/* *image_id receives the image's id; *cached is set when nothing had to be built (or
+	 * pulled). */
 	int (*prepare)(void *state, const rm_image_req *req, char **image_id, int *cached,
 		       rm_error *err);
 	int (*start)(void *state, const rm_job_spec *spec, rm_job **job, rm_error *err);
 	/* 0 when the output ended (the workload stopped), RM_LAUNCH_STOPPED, or -1. */
 	int (*stream)(void *state, rm_job *job, rm_error *err);
 	int (*stop)(void *state, rm_job *job, rm_error *err);
-	/* timeout in seconds (0 = none); a poll returning non-zero also ends the wait. */
+	/* timeout in seconds (0 = none); a poll returning non-zero also ends the wait. 0 with
+	 * *status the exit code; RM_LAUNCH_FAILED when the back end says the workload failed
+	 * (err: its reason); -1 when no status can be had. */
 	int (*wait)(void *state, rm_job *job, double timeout, long *status, rm_error *err);
 	/* A tar of path (absolute inside the workload) written to fd, at most max bytes. A
 	 * missing path fails with err->kind RM_ERR_INPUT. */
@@ -177,6 +215,13 @@ typedef struct rm_launcher_ops {
 	void (*plan)(void *state, const rm_image_req *req, const rm_job_spec *spec, FILE *out);
 	/* Optional (NULL): a doctor finding about the back end, without a run. */
 	void (*probe)(const char *docker_host, rm_probe *out);
+	/* Optional (NULL): batching (see the top of this file). specs[0..n) are every workload
+	 * of the run whose image is prepared, in the order they will be started (valid during
+	 * the call: the launcher copies what it keeps); start later gets a spec of the same
+	 * name. A launcher may submit all, some or none of them now (start submits the rest).
+	 * -1: nothing was submitted, and err says why; the runner then fails every workload
+	 * with it. */
+	int (*submit_all)(void *state, const rm_job_spec *const *specs, size_t n, rm_error *err);
 } rm_launcher_ops;
 
 /* NULL-terminated, in the order launchers are asked to claim a context. */
@@ -190,7 +235,33 @@ typedef struct rm_launcher {
 
 /* Opens the launcher that claims cfg->ctx. */
 int rm_launcher_open(rm_launcher *l, const rm_launcher_config *cfg, rm_error *err);
+/* Opens the launcher called name ("docker", "slurm"), whatever the context says: the
+ * build command and SLURM's per-node runner use the Docker launcher directly. */
+int rm_launcher_open_named(rm_launcher *l, const char *name, const rm_launcher_config *cfg,
+			   rm_error *err);
 void rm_launcher_close(rm_launcher *l); /* safe on a zeroed or closed launcher */
+
+/*
+ * `run_models build --registry HOST:PORT` (the Docker launcher only, else an error): the
+ * image of req is named "<registry>/<req->image>:<first 16 hex digits of its fingerprint>"
+ * (the fingerprint of the skip-build check: build context, Dockerfile, build args, base
+ * image). When the registry already has that tag nothing is built or pushed (reused);
+ * otherwise it is built as prepare builds it, tagged and pushed, with the credentials of
+ * rm_registry_auth (rm/docker.h). Build output and push progress go to req->on_line.
+ */
+typedef struct rm_published {
+	char *ref;	   /* "<registry>/<image>:<fingerprint16>" */
+	char *digest;	   /* "sha256:..." of the manifest in the registry */
+	char *fingerprint; /* 64 hex digits */
+	char *image_id;	   /* the local image id; NULL when reused */
+	int reused;	   /* the registry had it: nothing built or pushed */
+	int cached;	   /* not reused, but the local image was up to date: only pushed */
+	double build_s;	   /* seconds building (0 when reused) */
+	double push_s;	   /* seconds tagging and pushing (0 when reused) */
+} rm_published;
+int rm_launcher_publish(rm_launcher *l, const rm_image_req *req, const char *registry,
+			rm_published *out, rm_error *err);
+void rm_published_release(rm_published *p);
 
 /* The docker CLI command lines equivalent to what the Docker launcher sends to the Engine
  * API, for --dry-run: a user can read them, or paste them on a host with the docker CLI.

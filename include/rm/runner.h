@@ -56,6 +56,10 @@ typedef struct rm_run_opts {
 	/* relative_change against this baseline (rm/results.h; run --baseline); NULL: the last
 	 * SUCCESS row of the same model, metric, Dockerfile, machine and arch in output. */
 	const struct rm_baseline *baseline;
+	/* run: run the images of this build manifest (rm/runner.h), build nothing; without
+	 * tags, every model it names. build: the manifest to write. */
+	const char *manifest;
+	const char *registry; /* build: push to this HOST:PORT, or NULL (build only) */
 } rm_run_opts;
 
 /* Default timeout when neither the CLI nor the model gives one. */
@@ -77,9 +81,106 @@ void rm_run_id_new(char *out, size_t size);
  * interrupted (err says why; res->interrupted holds the signal number). */
 int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err);
 
+/*
+ * ---- the build manifest (src/runner/build_manifest.c) ----
+ *
+ * What `run_models build` built (and pushed), read by `run_models run
+ * --manifest`, which then builds nothing. The layout is madengine's build_manifest.json, so
+ * tools reading one read the other:
+ *
+ *   {"built_images": {"<image>": {"docker_image", "registry_image", "digest", "dockerfile",
+ *                                 "base_docker", "docker_sha", "fingerprint",
+ *                                 "build_duration", "push_duration", "reused", "status",
+ *                                 "reason"}},
+ *    "built_models": {"<image>": {"name": "<model>", ...the models.json entry}},
+ *    "context": {...}, "deployment_config": {...}, "registry": "HOST:PORT",
+ *    "run_models_version": "..."}
+ *
+ * where <image> is the local image name (rm_image_name: "ci-<model>_<stem>"). Entries
+ * madengine wrote have no "status" and count as built. Credentials are never written.
+ *
+ * Ownership: the manifest owns its strings; rm_build_manifest_release frees them.
+ */
+
+typedef struct rm_built_image {
+	char *key;	      /* the local image name, "ci-smoke_busybox_smoke" */
+	char *model;	      /* the model's name (built_models[key].name) */
+	char *dockerfile;     /* or NULL */
+	char *base_image;     /* base_docker, or NULL */
+	char *registry_image; /* "HOST:PORT/ci-...:<fingerprint>", or NULL when not pushed */
+	char *digest;	      /* "sha256:...", or NULL */
+	char *image_id;	      /* docker_sha: the id on the build host, or NULL */
+	int failed;	      /* status FAILURE: its build or push failed */
+	char *reason;	      /* why, or NULL */
+} rm_built_image;
+
+typedef struct rm_build_manifest {
+	char *path;
+	rm_built_image *images; /* in the file's order */
+	size_t n;
+} rm_build_manifest;
+
+/* Reads path; a file that is not a manifest (no built_images object, an entry without
+ * its model) is an error naming the file and the entry. */
+int rm_build_manifest_load(rm_build_manifest *m, const char *path, rm_error *err);
+void rm_build_manifest_release(rm_build_manifest *m);
+
+/* What to run for an entry (caller frees): "<registry repo>@<digest>" when it was pushed
+ * (a digest pins what runs even if the tag moves), else its registry_image, else the local
+ * image name. */
+char *rm_built_image_ref(const rm_built_image *mi);
+
+/* Whether the manifest names model (any entry, built or failed). */
+int rm_build_manifest_has_model(const rm_build_manifest *m, const char *model);
+
+/* ---- writing (run_models build) ---- */
+
+/* A new manifest document; registry may be NULL. context and deployment are copied (NULL:
+ * empty objects). */
+json_t *rm_build_manifest_new(const char *registry, json_t *context, json_t *deployment);
+/* Adds (or replaces) the entry of mi->key: image facts from mi, the model entry from
+ * model_json (an object, taken), the figures given. */
+void rm_build_manifest_add(json_t *doc, const rm_built_image *mi, json_t *model_json,
+			   const char *fingerprint, double build_s, double push_s, int reused);
+/* Writes doc to path atomically (a temporary file renamed over it). */
+int rm_build_manifest_write(json_t *doc, const char *path, rm_error *err);
+
+/* What a build came to. */
+typedef struct rm_build_result {
+	size_t n_built;	 /* images built (and pushed with a registry) */
+	size_t n_reused; /* images the registry (or the engine) had already */
+	size_t n_failed; /* images whose build or push failed (the manifest says why) */
+	int interrupted; /* the signal that stopped the build, else 0 */
+} rm_build_result;
+
+/* `run_models build`: builds the images of the selection (through the Docker launcher's
+ * prepare), pushes them to o->registry under their fingerprint when given (skipping those
+ * the registry has), and writes o->manifest. One image's failure never stops the others.
+ * -1 when the build could not start, or was interrupted (the manifest then holds what was
+ * done). */
+int rm_runner_build(const rm_run_opts *o, rm_build_result *res, rm_error *err);
+
+/* The per-node runner of a SLURM task (`run_models node-run`): runs one model's container
+ * on this node's engine through the Docker launcher, as a local run does, with the
+ * variables the batch script named in $RM_SLURM_ENV added to its environment; output to
+ * stdout and stderr (srun writes them to the node's log files), secrets masked; the exit
+ * status and, on rank 0, the multiple_results file are written beside the logs for the
+ * submitter. No perf row. On SIGTERM (scancel, time limit) the container is removed.
+ * Returns the process exit code: the script's; 1 when the workload could not run (err says
+ * why; it is also in the node's result file); 128 + N after signal N. */
+typedef struct rm_node_opts {
+	const char *job_file;	/* written by the SLURM launcher: "<log dir>/<run id>.job.json" */
+	const char *workload;	/* its key in the job file */
+	const char *sysfs_root; /* NULL: "/sys" */
+} rm_node_opts;
+int rm_node_run(const rm_node_opts *o, rm_error *err);
+
 /* Signals: the command layer's SIGINT/SIGTERM handler calls rm_runner_on_signal; a second
  * signal exits at once. */
 void rm_runner_install_signal_handlers(void);
+/* The same, except that signals after the first are ignored (node-run: SLURM repeats SIGTERM
+ * while a task cleans up, and sends SIGKILL after KillWait anyway). */
+void rm_runner_install_patient_signal_handlers(void);
 int rm_runner_signal(void);
 
 #endif

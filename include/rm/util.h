@@ -43,6 +43,11 @@ int rm_write_all(int fd, const void *p, size_t n);
  * caller decides whether that is an error); -1 with err naming the file otherwise.
  */
 int rm_read_file(const char *path, size_t max, char **out, size_t *len, struct rm_error *err);
+/* Replaces path with text (a temporary file beside it, synced, renamed over it, never
+ * through a symlink), so readers see the old file or the new one, never half of it. mode:
+ * the new file's permissions (0600 for files that must stay private). 0 or -1 (err). */
+int rm_write_file_atomic(const char *path, const char *text, size_t len, int mode,
+			 struct rm_error *err);
 /* Strips blanks and line ends from both ends, in place; returns the new start. */
 char *rm_trim(char *s);
 /* Whether an executable prog is on $PATH (empty entries, the current folder, are skipped). */

@@ -37,6 +37,8 @@ int cmd_suite(int argc, char **argv, rm_error *err);
 /* The exit code of a finished run: an engine lost (4) outranks a failed model (1), which
  * outranks a regression (6). */
 int rm_exit_code_for(size_t n_failed, size_t n_regressions, int engine_lost);
+int cmd_build(int argc, char **argv, rm_error *err);
+int cmd_node_run(int argc, char **argv, rm_error *err);
 
 struct cli;
 struct rm_nightly_opts;

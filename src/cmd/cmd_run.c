@@ -18,7 +18,7 @@
 /* Checks the values the table cannot check and fills the runner's options. */
 static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 {
-	if (!cli->tags.n && !cli->suite)
+	if (!cli->tags.n && !cli->suite && !cli->manifest)
 		return rm_error_set(
 		    err, RM_ERR_USAGE,
 		    "no models selected: give --tags (a model name, a tag, or 'all') or --suite");
@@ -69,6 +69,7 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	o->disable_skip_gpu_arch = cli->disable_skip_gpu_arch;
 	o->data_config = cli->data_config;
 	o->force_mirror_local = cli->force_mirror_local;
+	o->manifest = cli->manifest;
 	return 0;
 }
 

@@ -11,7 +11,7 @@
 struct cmd_entry {
 	const char *name;
 	int (*fn)(int argc, char **argv, rm_error *err);
-	const char *summary;
+	const char *summary; /* NULL: hidden from the usage */
 };
 
 static const struct cmd_entry commands[] = {
@@ -23,6 +23,8 @@ static const struct cmd_entry commands[] = {
     {"report", cmd_report, "HTML trend report; CI outputs (JUnit, summary, gate) from perf.csv"},
     {"export", cmd_export, "export perf.csv results to SQLite or PostgreSQL"},
     {"suite", cmd_suite, "check a suite file and print its resolved entries"},
+    {"build", cmd_build, "build (and push) the selected models' images, write a build manifest"},
+    {"node-run", cmd_node_run, NULL},
 };
 
 static void usage(FILE *f)
@@ -31,7 +33,8 @@ static void usage(FILE *f)
 	      "       run_models <command> [options]\n\ncommands:\n",
 	      f);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+		if (commands[i].summary)
+			fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fputs("\n'run_models <command> --help' lists each command's options.\n", f);
 }
 

@@ -20,29 +20,32 @@
 #define INT(f)	      OPT_INT, CHECKED(f, long)
 #define SEL	      (CMD_RUN | CMD_LIST)
 #define CI	      (CMD_RUN | CMD_REPORT_CI)
+#define RB	      (CMD_RUN | CMD_BUILD)
 static const struct opt options[] = {
     {"tags", 't', WORDS(tags), "TAG [TAG ...]",
      "names, tags, `all`, `scope/tag`, `name:key=value`; several after one `--tags` (as in "
      "madengine), repeatable, comma lists",
-     SEL, "model_name model-name"},
+     SEL | CMD_BUILD, "model_name model-name"},
     {"additional-context", 'c', LIST(contexts), "JSON|@FILE",
      "overrides detection: `gpu_vendor`, `guest_os`, `MAD_SYSTEM_GPU_ARCHITECTURE`, "
      "`MAD_SYSTEM_NGPUS`, `docker_env_vars`, `docker_build_arg`, `docker_mounts`, "
-     "`docker_gpus` (`\"0,2-4\"`), `docker_cpus`, `model_args`, `docker_device_root`",
-     SEL, "additional_context"},
+     "`docker_gpus` (`\"0,2-4\"`), `docker_cpus`, `model_args`, `docker_device_root`; "
+     "`slurm` and `distributed` submit to SLURM (docs/scale-out.md)",
+     SEL | CMD_BUILD, "additional_context"},
     {"additional-context-file", 'f', LIST(context_files), "FILE",
-     "the same as a JSON or YAML file (libyaml), applied first", SEL, "additional_context_file"},
+     "the same as a JSON or YAML file (libyaml), applied first", SEL | CMD_BUILD,
+     "additional_context_file"},
     {"dynamic-registry", 0, STR(dynamic_registry), "run|skip",
      "whether `scripts/<dir>/get_models_json.py` files are run (the folder's Python, on this "
      "host) to list their models; default `skip`, or `$RM_DYNAMIC_REGISTRY`",
-     SEL, "dynamic_registry"},
+     SEL | CMD_BUILD, "dynamic_registry"},
     {"output", 'o', STR(output), "FILE",
      "perf CSV (default `perf.csv`); `perf_<model>.csv` and `perf_summary.csv` go beside it",
      CMD_RUN, NULL},
     {"log-dir", 0, STR(log_dir), "DIR",
-     "where `<model>.live.log` and `<model>.build.log` go (default `.`)", CMD_RUN, "log_dir"},
-    {"live-output", 'l', FLAG(live_output), NULL, "stream build and run output to the terminal",
-     CMD_RUN, "live_output"},
+     "where `<model>.live.log` and `<model>.build.log` go (default `.`)", RB, "log_dir"},
+    {"live-output", 'l', FLAG(live_output), NULL, "stream build and run output to the terminal", RB,
+     "live_output"},
     {"timeout", 0, NUM(timeout), "S",
      "seconds; default: the model's `timeout`, else 7200; `0` = none", CMD_RUN, NULL},
     {"skip-model-run", 0, FLAG(skip_model_run), NULL,
@@ -90,18 +93,33 @@ static const struct opt options[] = {
      "keep_alive"},
     {"keep-model-dir", 0, FLAG(keep_model_dir), NULL,
      "copy the model dir out of the container into the log dir", CMD_RUN, "keep_model_dir"},
-    {"clean-docker-cache", 0, FLAG(clean_docker_cache), NULL, "rebuild without the layer cache",
-     CMD_RUN, "clean_docker_cache"},
+    {"clean-docker-cache", 0, FLAG(clean_docker_cache), NULL, "rebuild without the layer cache", RB,
+     "clean_docker_cache"},
     {"sys-env-details", 0, FLAG(sys_env_details), NULL,
      "store `run_models doctor`'s findings beside the run's logs", CMD_RUN,
      "sys_env_details generate-sys-env-details generate_sys_env_details"},
-    {"no-progress", 0, FLAG(no_progress), NULL, "no status line / progress lines", CMD_RUN, NULL},
+    {"no-progress", 0, FLAG(no_progress), NULL, "no status line / progress lines", RB, NULL},
     {"progress-interval", 0, NUM(progress_interval), "S",
-     "seconds between progress lines when stderr is not a terminal (CI; default 30)", CMD_RUN,
-     NULL},
+     "seconds between progress lines when stderr is not a terminal (CI; default 30)", RB, NULL},
     {"list", 0, FLAG(list), NULL, "print the selection (as `run_models list`) and stop", CMD_RUN,
      NULL},
-    {"quiet", 'q', FLAG(quiet), NULL, "only warnings and errors from the runner itself", CMD_RUN,
+    {"manifest", 0, STR(manifest), "FILE",
+     "run the images of this build manifest (`run_models build`): nothing is built, the engine "
+     "pulls what it lacks; without `--tags`, every model the manifest names",
+     CMD_RUN, "manifest-file manifest_file"},
+    {"quiet", 'q', FLAG(quiet), NULL, "only warnings and errors from the runner itself", RB, NULL},
+    /* build */
+    {"registry", 0, STR(registry), "HOST:PORT",
+     "push each image as `HOST:PORT/<image>:<fingerprint>`; an image whose fingerprint the "
+     "registry has is neither built nor pushed",
+     CMD_BUILD, NULL},
+    {"manifest", 0, STR(manifest), "FILE",
+     "the build manifest to write (default `build_manifest.json`), madengine's layout", CMD_BUILD,
+     "manifest-file manifest_file"},
+    /* node-run */
+    {"job", 0, STR(job), "FILE", "the job file the submitting run_models wrote", CMD_NODE_RUN,
+     NULL},
+    {"workload", 0, STR(workload), "KEY", "the workload of the job file to run", CMD_NODE_RUN,
      NULL},
     /* run, report ci: CI outputs and the regression gate (docs/nightly.md) */
     {"suite", 0, STR(suite), "FILE",
@@ -182,6 +200,7 @@ static const struct opt options[] = {
 };
 #undef SEL
 #undef CI
+#undef RB
 
 void cli_init(struct cli *c)
 {

@@ -23,6 +23,8 @@ enum {
 	CMD_REPORT_CI = 1 << 5,
 	CMD_EXPORT = 1 << 6,
 	CMD_SUITE = 1 << 7,
+	CMD_BUILD = 1 << 8,
+	CMD_NODE_RUN = 1 << 9, /* hidden: what each SLURM task runs */
 };
 
 enum opt_type {
@@ -89,6 +91,11 @@ struct cli {
 	struct opt_list db;
 	double threshold; /* -1 when not given */
 	int no_metrics;
+	/* build (manifest: also run, and the manifest build writes) */
+	const char *registry;
+	/* node-run */
+	const char *job;
+	const char *workload;
 	/* parse, doctor */
 	const char *format;
 	int explain;

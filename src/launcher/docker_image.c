@@ -1,6 +1,7 @@
 /*
  * Images for the Docker launcher: POST /build with the context tarred by libarchive, skipped
- * when the image's fingerprint label matches; and the dry run's docker CLI lines.
+ * when the image's fingerprint label matches; an image given by reference, pulled when the
+ * engine lacks it; and the dry run's docker CLI lines.
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 /* SHA-256 over the build context's metadata (rm_tar_context_fingerprint), the Dockerfile
  * name, the build args and the id of the base image as the engine has it now (a re-pulled
  * base makes a new fingerprint). */
-static int fingerprint(struct docker_launcher *dl, const rm_image_req *req, char out[65],
+int docker_fingerprint(struct docker_launcher *dl, const rm_image_req *req, char out[65],
 		       rm_error *err)
 {
 	rm_hash *h = rm_hash_new();
@@ -65,30 +66,59 @@ static int image_is_current(struct docker_launcher *dl, const char *image, const
 	return current;
 }
 
-/* Pulls an image the engine lacks, as `docker run` would: ":latest" when ref names no tag,
- * credentials as for pushes (rm_registry_auth). */
-static int pull_given(struct docker_launcher *dl, const rm_image_req *req, rm_error *err)
+static void say(const rm_image_req *req, const char *msg)
+{
+	if (req->on_line)
+		req->on_line(req->ud, msg, strlen(msg));
+}
+
+/* The id of an image the engine has, or NULL. */
+static char *local_id(struct docker_launcher *dl, const char *ref)
+{
+	json_t *img = NULL;
+	rm_error ierr = RM_ERROR_INIT;
+	char *id = NULL;
+
+	if (rm_docker_image_inspect(dl->d, ref, &img, &ierr) == 0)
+		id = rm_xstrdup(json_string_value(json_object_get(img, "Id")));
+	json_decref(img);
+	return id;
+}
+
+/* Pulls an image the engine lacks, as `docker run` would: ":latest" when ref names no tag
+ * (a digest pins exactly what runs), credentials as for pushes (rm_registry_auth). */
+static int pull_given(struct docker_launcher *dl, const rm_image_req *req, char **image_id,
+		      rm_error *err)
 {
 	char *repo = NULL, *tag = NULL, *ref = NULL, *reg = NULL, *auth = NULL;
+	const char *src = NULL;
 	rm_image_xfer_opts o = {NULL, req->on_line, req->ud, req->poll, req->ud};
 	int ret = -1;
 
-	if (rm_image_ref_split(req->image, &repo, &tag) < 0) {
-		rm_error_set(err, RM_ERR_INPUT, "'%s' is not an image reference", req->image);
+	if (rm_image_ref_split(req->image, &repo, &tag) < 0 ||
+	    rm_starts_with(req->image, "sha256:")) {
+		rm_error_set(err, RM_ERR_INPUT, "'%s' cannot be pulled by that name", req->image);
 		goto out;
 	}
 	ref = tag ? rm_xstrdup(req->image) : rm_xasprintf("%s:latest", req->image);
 	reg = rm_image_ref_registry(ref);
-	if (rm_registry_auth(reg, &auth, NULL, err) < 0)
+	if (rm_registry_auth(reg, &auth, &src, err) < 0)
 		goto out;
 	o.auth = auth;
-	rm_info("pulling '%s' (MAD_CONTAINER_IMAGE) from %s", ref, reg);
-	ret = rm_docker_image_pull(dl->d, ref, &o, NULL, err);
+	rm_info("pulling '%s' from %s (credentials: %s)", ref, reg, src);
+	if (rm_docker_image_pull(dl->d, ref, &o, NULL, err) < 0)
+		goto out;
+	if (!(*image_id = local_id(dl, ref))) {
+		rm_error_set(err, RM_ERR_DOCKER, "pulled '%s' but the engine does not list it",
+			     ref);
+		goto out;
+	}
+	ret = 0;
 out:
 	if (ret < 0)
 		rm_error_wrap(err,
-			      "image '%s' (MAD_CONTAINER_IMAGE) is not on the engine at %s and "
-			      "pulling it failed; check the name, or pull it yourself",
+			      "image '%s' is not on the engine at %s and pulling it failed (check "
+			      "the name, the registry and its credentials)",
 			      req->image, rm_docker_host(dl->d));
 	rm_registry_auth_free(auth);
 	free(reg);
@@ -98,32 +128,23 @@ out:
 	return ret;
 }
 
-/* An image given as it is (MAD_CONTAINER_IMAGE): its id, pulled when the engine lacks it;
- * nothing built. */
+/* An image given as it is (MAD_CONTAINER_IMAGE, a build manifest's entry): its id, pulled
+ * when the engine lacks it; nothing built. *cached: it was there. */
 static int given_image(struct docker_launcher *dl, const rm_image_req *req, char **image_id,
-		       rm_error *err)
+		       int *cached, rm_error *err)
 {
-	json_t *img = NULL;
-	const char *id;
-	int ret = -1;
+	char *msg;
 
-	if (rm_docker_image_inspect(dl->d, req->image, &img, err) < 0) {
-		if (err->kind != RM_ERR_INPUT || pull_given(dl, req, err) < 0 ||
-		    rm_docker_image_inspect(dl->d, req->image, &img, err) < 0)
-			return -1;
-	}
-	id = json_string_value(json_object_get(img, "Id"));
-	if (id) {
-		*image_id = rm_xstrdup(id);
-		rm_info("image '%s' (%s) given by MAD_CONTAINER_IMAGE; nothing built", req->image,
-			id);
-		ret = 0;
-	} else {
-		rm_error_set(err, RM_ERR_DOCKER, "the engine gave no id for image '%s'",
-			     req->image);
-	}
-	json_decref(img);
-	return ret;
+	*image_id = local_id(dl, req->image);
+	*cached = *image_id != NULL;
+	if (!*cached && pull_given(dl, req, image_id, err) < 0)
+		return -1;
+	msg = rm_xasprintf("run_models: image '%s' (%s)%s; nothing built", req->image, *image_id,
+			   *cached ? " is on this engine" : " pulled");
+	say(req, msg);
+	rm_info("image '%s' (%s) given as it is; nothing built", req->image, *image_id);
+	free(msg);
+	return 0;
 }
 
 int rm_docker_launcher_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
@@ -132,20 +153,18 @@ int rm_docker_launcher_prepare(void *state, const rm_image_req *req, char **imag
 	struct docker_launcher *dl = state;
 	const char *ctx_dir = req->model->dockercontext;
 	char *tar_path = NULL, *df_name = NULL;
-	json_t *labels = json_object();
+	json_t *labels;
 	char fp[65];
 	int fd = -1, ret = -1;
 
 	*cached = 0;
-	if (!req->df) {
-		*cached = 1;
-		json_decref(labels);
-		return given_image(dl, req, image_id, err);
-	}
+	if (!req->df)
+		return given_image(dl, req, image_id, cached, err);
+	labels = json_object();
 	/* The image is up to date when its fingerprint label matches the context, the build
 	 * args and the base image as they are now: skip the build (a fully cached build still
 	 * costs the engine a context upload and a cache lookup per step). */
-	if (fingerprint(dl, req, fp, err) < 0) {
+	if (docker_fingerprint(dl, req, fp, err) < 0) {
 		rm_error_wrap(err, "build context '%s'", ctx_dir);
 		goto out;
 	}
@@ -218,7 +237,10 @@ void rm_docker_launcher_plan(void *state, const rm_image_req *req, const rm_job_
 		free(build);
 		free(js);
 	} else {
-		fprintf(out, "  image: %s (MAD_CONTAINER_IMAGE: nothing built)\n", req->image);
+		fprintf(out,
+			"  image: %s (given as it is: nothing built; pulled when the engine lacks "
+			"it)\n",
+			req->image);
 	}
 	if (rm_spec_body(spec->in, &body, &err) < 0) {
 		fprintf(out, "  would fail: %s\n", err.msg);

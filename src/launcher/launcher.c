@@ -5,9 +5,11 @@
 #include <string.h>
 
 #include "docker_internal.h"
+#include "slurm.h"
 #include "rm/launcher.h"
 
 const rm_launcher_ops *const rm_launchers[] = {
+    &rm_launcher_slurm,
     &rm_launcher_docker,
     NULL,
 };
@@ -25,6 +27,22 @@ int rm_launcher_open(rm_launcher *l, const rm_launcher_config *cfg, rm_error *er
 		return 0;
 	}
 	return rm_error_set(err, RM_ERR_INTERNAL, "no launcher claims this context");
+}
+
+int rm_launcher_open_named(rm_launcher *l, const char *name, const rm_launcher_config *cfg,
+			   rm_error *err)
+{
+	l->ops = NULL;
+	l->state = NULL;
+	for (size_t i = 0; rm_launchers[i]; i++) {
+		if (strcmp(rm_launchers[i]->name, name) != 0)
+			continue;
+		if (rm_launchers[i]->open(&l->state, cfg, err) < 0)
+			return -1;
+		l->ops = rm_launchers[i];
+		return 0;
+	}
+	return rm_error_set(err, RM_ERR_INTERNAL, "no launcher is called '%s'", name);
 }
 
 void rm_launcher_close(rm_launcher *l)

@@ -80,6 +80,10 @@ long rm_slurm_time_seconds(const char *s);
 
 /* ---- the batch script ---- */
 
+/* Whether s can stand as a #SBATCH value: not empty, no blanks, quotes, backslashes or
+ * control characters (sbatch splits those lines into words). */
+int rm_slurm_word_ok(const char *s);
+
 /* The word of a task command replaced by the model's name (in an array, the array task's). */
 #define RM_SLURM_MODEL_WORD "{model}"
 
@@ -102,6 +106,12 @@ typedef struct rm_slurm_job {
 	size_t n_tasks;
 	long max_parallel;
 	char *const *task_argv; /* NULL-terminated: what each node runs */
+	/* --comment, or NULL: the submitter's marks ("run_models.run=ID,host=H,pid=P,..."),
+	 * by which squeue finds the jobs of a run (sweep) or of a runner that is gone (reap). */
+	const char *comment;
+	/* The header comment's subject, e.g. "model 'x'"; NULL: the one task's model name, or
+	 * the number of tasks. */
+	const char *what;
 } rm_slurm_job;
 
 /* The batch script exports the job-wide variables (MASTER_ADDR, MASTER_PORT, NNODES,
@@ -187,11 +197,13 @@ int rm_slurm_pending_hopeless(const char *reason);
 
 /* ---- running the SLURM commands (slurm_cmd.c) ----
  *
- * Each runs the command with rm_proc_run (no shell, a deadline of RM_SLURM_CMD_TIMEOUT s) on
- * the cluster of $SLURM_CONF (or the system's), and turns its failure into a message that
+ * Each runs the command with rm_proc_run (no shell, a deadline of RM_SLURM_CMD_TIMEOUT s, or
+ * RM_SLURM_CMD_SHORT once the process-wide interrupt is pending: the clean-up after Ctrl-C)
+ * on the cluster of $SLURM_CONF (or the system's), and turns its failure into a message that
  * quotes the command's own words. */
 
 #define RM_SLURM_CMD_TIMEOUT 60.0
+#define RM_SLURM_CMD_SHORT   5.0
 
 /* sbatch --parsable SCRIPT: *job_id. */
 int rm_slurm_submit(const char *script_path, long *job_id, rm_error *err);
@@ -204,13 +216,25 @@ int rm_slurm_queue(long job_id, rm_slurm_job_state **v, size_t *n, rm_error *err
  * the job left the queue (sacct lags for arrays): poll. */
 int rm_slurm_final(long job_id, rm_slurm_job_state **v, size_t *n, const char **source,
 		   rm_error *err);
-/* scancel JOB (every array task); a job already gone is not an error. */
-int rm_slurm_cancel(long job_id, rm_error *err);
+/* scancel JOB (every array task), or JOB_TASK when task >= 0; a job already gone is not an
+ * error. */
+int rm_slurm_cancel(long job_id, long task, rm_error *err);
+/* Inside allocation job_id: sends signal (e.g. "TERM") to the tasks of its step called
+ * step_name (scancel -s SIG JOB.STEP, which lets the tasks clean up: signalling srun itself
+ * makes it kill them at once). 1 when no such step runs (yet, or any more). */
+int rm_slurm_signal_step(long job_id, const char *step_name, const char *signal, rm_error *err);
+/* The unfinished jobs of this user whose comment starts with prefix: array job ids (one
+ * per array), with their comments; *n = 0 when none. */
+int rm_slurm_mine(const char *prefix, long **ids, char ***comments, size_t *n, rm_error *err);
 
 /* The first host of a hostlist expression ("n[1-2]" -> "n1", "gpu[007-010],x" -> "gpu007");
  * caller frees; NULL when it does not parse. */
 char *rm_slurm_hostlist_first(const char *list);
 /* NodeAddr from `scontrol -o show node NAME`; caller frees; NULL when absent. */
 char *rm_slurm_node_addr(const char *scontrol_out);
+
+/* The launcher (slurm.c). */
+struct rm_launcher_ops;
+extern const struct rm_launcher_ops rm_launcher_slurm;
 
 #endif

@@ -105,8 +105,16 @@ static void waited(struct run *r, rm_job *job, long *status, struct outcome *oc)
 {
 	rm_error err = RM_ERROR_INIT;
 
-	if (r->launcher.ops->wait(r->launcher.state, job, 0, status, &err) == 0) {
+	int rc = r->launcher.ops->wait(r->launcher.state, job, 0, status, &err);
+
+	if (rc == 0) {
 		oc->exit_code = *status;
+	} else if (rc == RM_LAUNCH_FAILED) {
+		/* The back end's own verdict (a SLURM state): the row's reason. */
+		if (*status >= 0)
+			oc->exit_code = *status;
+		if (!oc->reason)
+			fail(oc, "%s", err.msg);
 	} else if (!oc->reason && !rm_runner_signal()) {
 		/* The output ended and no exit status came: the engine went away. */
 		r->engine_lost = 1;
@@ -147,7 +155,8 @@ int execute(struct run *r, const rm_spec_in *in, size_t k, struct outcome *oc)
 			 : m->timeout > 0   ? m->timeout
 					    : RM_DEFAULT_TIMEOUT;
 	struct stream *st = stream_open(r, in, timeout, oc);
-	rm_job_spec spec = {.in = in, .name = name};
+	rm_job_spec spec = {
+	    .in = in, .name = name, .log_file = oc->log_file, .log_link = oc->log_link};
 	rm_job *job = NULL;
 	long status = -1;
 	int rc, ret = 0, done = 0;

@@ -11,6 +11,11 @@
  *   dryrun.c    what --dry-run prints
  *   logs.c      log file names and their safe creation
  *   watchdog.c  the process that removes the run's containers when the runner is killed
+ *   prebuilt.c  the images of a build manifest (run --manifest): no build
+ *   queue.c     batching: every workload prepared first, then the launcher's submit_all
+ *   build.c     run_models build: build, push, write the manifest
+ *   node.c      run_models node-run: one SLURM task's container on its node
+ *   build_manifest.c  the build manifest file (rm/runner.h)
  */
 #ifndef RM_RUNNER_INTERNAL_H
 #define RM_RUNNER_INTERNAL_H
@@ -49,6 +54,12 @@ struct run {
 	size_t jobs_started; /* workloads the launcher was asked to start */
 	rm_data_config data; /* data.json (or --data-config) with the context's "data" */
 	int data_loaded;
+	rm_build_manifest man; /* run --manifest: its images (man.path NULL without) */
+	/* Batching (the launcher has submit_all): workloads wait here, prepared, until every
+	 * model has been through its build; then they are submitted at once and run. */
+	int batching;
+	struct queued *queue;
+	size_t n_queue;
 };
 
 /* What one run of a workload produced. */
@@ -83,6 +94,8 @@ struct outcome {
 
 /* run.c */
 const char *runner_signal_name(void);
+int load_context(struct run *r, rm_error *err); /* detected, then files, then texts */
+void warn_short_secrets(void);
 int runner_cancelled(void *ud); /* a signal came: for every wait */
 
 /* record.c: reasons reach perf.csv and the terminal, so fail() masks secrets with the mask
@@ -100,6 +113,37 @@ int record(struct run *r, const rm_selected *s, const rm_spec_in *in, struct out
 /* model.c */
 int run_model(struct run *r, const rm_selected *s, rm_error *err);
 json_t *build_args(struct run *r, const rm_model *m);
+/* A row for a model that cannot run here at all: SKIPPED (skip given) or FAILURE (why). */
+int cannot_run(struct run *r, const rm_selected *s, const rm_spec_in *in, const char *skip,
+	       const char *why, rm_error *err);
+/* An image given as it is (MAD_CONTAINER_IMAGE, a build manifest's entry), with the row's
+ * facts about it. */
+struct image_src {
+	const char *image;	/* the reference to run, "HOST:PORT/name@sha256:..." */
+	const char *dockerfile; /* for the row, or NULL */
+	const char *base_image; /* for the row, or NULL */
+	const char *stem;	/* names the logs when a model has several images */
+};
+int run_given(struct run *r, const rm_selected *s, rm_spec_in *in, const struct image_src *src,
+	      size_t n_images, size_t *k, rm_error *err);
+/* The --repeat runs of one prepared image (runs numbered from *k on). */
+int run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in, const char *log_base,
+		const struct outcome *b, size_t *k, rm_error *err);
+/* The live log of repeat rep and its stable name. */
+void repeat_logs(const struct run *r, const char *log_base, const struct outcome *b, long rep,
+		 char **file, char **link);
+
+/* prebuilt.c: the images the manifest holds for s (a FAILURE row when none). */
+int run_from_manifest(struct run *r, const rm_selected *s, rm_spec_in *in, size_t *k,
+		      rm_error *err);
+/* Without tags: every model the manifest names, in its order. */
+int select_from_manifest(struct run *r, rm_error *err);
+
+/* queue.c: batching. queue_workload takes b over (b is left empty) and numbers the
+ * workload's runs from *k on; run_queue submits everything and runs each in turn. */
+void queue_workload(struct run *r, const rm_selected *s, const rm_spec_in *in, const char *log_base,
+		    struct outcome *b, size_t *k);
+int run_queue(struct run *r, rm_error *err);
 
 /* results.c: a file out of the workload (the launcher's fetch), as an unlinked temporary
  * file; a missing path fails with RM_ERR_INPUT. */

@@ -2,8 +2,9 @@
  * One selected model: its Dockerfiles for this context, the reasons it cannot run here
  * (skip_gpu_arch, paths out of the folder, data no provider serves, too few GPUs, a
  * GPU-vendor Dockerfile on a host without GPUs), all before anything is built, and for each
- * kept Dockerfile one build and --repeat runs; or, with the context's MAD_CONTAINER_IMAGE,
- * --repeat runs of that image and no build.
+ * kept Dockerfile one build and --repeat runs; or, with the context's MAD_CONTAINER_IMAGE
+ * or a build manifest (prebuilt.c), --repeat runs of the given image and no build. With a
+ * batching launcher (SLURM) the runs wait in a queue (queue.c) until every model is ready.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -126,9 +127,8 @@ static void outcome_from_build(struct outcome *oc, const struct outcome *b, int 
 	oc->build_s = first ? b->build_s : 0;
 }
 
-/* A row for a model that cannot run here at all. */
-static int cannot_run(struct run *r, const rm_selected *s, const rm_spec_in *in, const char *skip,
-		      const char *why, rm_error *err)
+int cannot_run(struct run *r, const rm_selected *s, const rm_spec_in *in, const char *skip,
+	       const char *why, rm_error *err)
 {
 	const rm_model *m = s->model;
 	struct outcome oc = {0};
@@ -163,9 +163,22 @@ static int build_failed(struct run *r, const rm_selected *s, const rm_spec_in *i
 	return record(r, s, in, b, err);
 }
 
-/* The --repeat runs of one built image. */
-static int run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in, const char *log_base,
-		       const struct outcome *b, size_t *k, rm_error *err)
+void repeat_logs(const struct run *r, const char *log_base, const struct outcome *b, long rep,
+		 char **file, char **link)
+{
+	if (r->o->repeat > 1) {
+		char *suffix = rm_xasprintf(".r%ld.live.log", rep);
+		*file = log_path(r, log_base, suffix);
+		*link = log_link(r, log_base, suffix);
+		free(suffix);
+	} else {
+		*file = rm_xstrdup(b->log_file);
+		*link = rm_xstrdup(b->log_link);
+	}
+}
+
+int run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in, const char *log_base,
+		const struct outcome *b, size_t *k, rm_error *err)
 {
 	const rm_model *m = s->model;
 	rm_summary sm = {0};
@@ -175,15 +188,7 @@ static int run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in, cons
 		struct outcome oc = {0};
 		outcome_from_build(&oc, b, rep == 1);
 		oc.repeat = rep;
-		if (r->o->repeat > 1) {
-			char *suffix = rm_xasprintf(".r%ld.live.log", rep);
-			oc.log_file = log_path(r, log_base, suffix);
-			oc.log_link = log_link(r, log_base, suffix);
-			free(suffix);
-		} else {
-			oc.log_file = rm_xstrdup(b->log_file);
-			oc.log_link = rm_xstrdup(b->log_link);
-		}
+		repeat_logs(r, log_base, b, rep, &oc.log_file, &oc.log_link);
 		if (execute(r, in, (*k)++, &oc) < 0)
 			ret = -1;
 		if (!oc.status)
@@ -205,6 +210,31 @@ static int run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in, cons
 	return ret;
 }
 
+/* Whether the workloads run on this host (the Docker launcher), where this host's GPUs
+ * count; elsewhere (SLURM) the node that runs them checks its own. */
+static int runs_here(struct run *r, const rm_spec_in *in)
+{
+	rm_launch_desc d = {NULL, NULL, 1, 0};
+	r->launcher.ops->describe(r->launcher.state, in, &d);
+	return !d.deployment_type || !strcmp(d.deployment_type, "local");
+}
+
+/* A prepared image: its --repeat runs now, or (batching) once every model is prepared. */
+static int ready(struct run *r, const rm_selected *s, rm_spec_in *in, const char *log_base,
+		 struct outcome *b, size_t *k, rm_error *err)
+{
+	if (r->o->skip_model_run) {
+		rm_info("model '%s': image '%s' ready; not run (--skip-model-run)", s->model->name,
+			b->image);
+		return 0;
+	}
+	if (r->batching) {
+		queue_workload(r, s, in, log_base, b, k);
+		return 0;
+	}
+	return run_repeats(r, s, in, log_base, b, k, err);
+}
+
 /* One kept Dockerfile: build once, run --repeat times. */
 static int run_dockerfile(struct run *r, const rm_selected *s, rm_spec_in *in,
 			  const rm_dockerfile *df, size_t n_kept, size_t *k, rm_error *err)
@@ -214,7 +244,9 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_spec_in *in,
 	char *safe = rm_file_safe(m->name), *log_base;
 	/* A Dockerfile made for a GPU vendor cannot run on a host without GPUs: say so before
 	 * pulling a base image of tens of GB. */
-	const char *want = json_string_value(json_object_get(df->context_req, "gpu_vendor"));
+	const char *want = runs_here(r, in)
+			       ? json_string_value(json_object_get(df->context_req, "gpu_vendor"))
+			       : NULL;
 	int ret = 0;
 
 	log_base = n_kept > 1 ? rm_xasprintf("%s_%s", safe, df->stem) : rm_xstrdup(safe);
@@ -256,11 +288,8 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_spec_in *in,
 			else
 				fail(&b, "build failed: %s", berr.msg);
 			ret = build_failed(r, s, in, &b, err);
-		} else if (r->o->skip_model_run) {
-			rm_info("model '%s': image '%s' ready; not run (--skip-model-run)", m->name,
-				b.image);
 		} else {
-			ret = run_repeats(r, s, in, log_base, &b, k, err);
+			ret = ready(r, s, in, log_base, &b, k, err);
 		}
 	}
 	free(log_base);
@@ -307,21 +336,25 @@ static void no_build_output(void *ud, const char *line, size_t len)
 	(void)len;
 }
 
-/* MAD_CONTAINER_IMAGE: --repeat runs of the given image; the launcher builds nothing. */
-static int run_given(struct run *r, const rm_selected *s, rm_spec_in *in, const char *image,
-		     size_t *k, rm_error *err)
+/* An image given as it is (MAD_CONTAINER_IMAGE, a build manifest's entry): --repeat runs of
+ * it; the launcher builds nothing (it pulls what the engine lacks). */
+int run_given(struct run *r, const rm_selected *s, rm_spec_in *in, const struct image_src *src,
+	      size_t n_images, size_t *k, rm_error *err)
 {
 	const rm_model *m = s->model;
 	struct outcome b = {0};
-	char *log_base = rm_file_safe(m->name);
+	char *safe = rm_file_safe(m->name);
+	char *log_base = n_images > 1 ? rm_xasprintf("%s_%s", safe, src->stem) : rm_xstrdup(safe);
 	rm_image_req req = {
-	    .model = m, .image = image, .on_line = no_build_output, .poll = runner_cancelled};
+	    .model = m, .image = src->image, .on_line = no_build_output, .poll = runner_cancelled};
 	rm_error perr = RM_ERROR_INIT;
 	int cached = 0, ret = 0;
 
 	b.exit_code = -1;
 	b.tunableop = in->tunableop;
-	b.image = rm_xstrdup(image);
+	b.image = rm_xstrdup(src->image);
+	b.dockerfile = rm_xstrdup(src->dockerfile);
+	b.base_image = rm_xstrdup(src->base_image);
 	b.log_file = log_path(r, log_base, ".live.log");
 	b.log_link = log_link(r, log_base, ".live.log");
 	in->image = b.image;
@@ -334,9 +367,10 @@ static int run_given(struct run *r, const rm_selected *s, rm_spec_in *in, const 
 		   0) {
 		fail(&b, "%s", perr.msg);
 		ret = build_failed(r, s, in, &b, err);
-	} else if (!r->o->skip_model_run) {
-		ret = run_repeats(r, s, in, log_base, &b, k, err);
+	} else {
+		ret = ready(r, s, in, log_base, &b, k, err);
 	}
+	free(safe);
 	free(log_base);
 	outcome_release(&b);
 	return ret;
@@ -349,8 +383,12 @@ static int run_images(struct run *r, const rm_selected *s, rm_spec_in *in, const
 	size_t kept = 0, k = 0;
 	int ret = 0;
 
-	if (given_image(r))
-		return run_given(r, s, in, given_image(r), &k, err);
+	if (r->man.path)
+		return run_from_manifest(r, s, in, &k, err);
+	if (given_image(r)) {
+		struct image_src src = {.image = given_image(r), .stem = "given"};
+		return run_given(r, s, in, &src, 1, &k, err);
+	}
 	for (size_t i = 0; i < n_dfs; i++)
 		kept += dfs[i].kept != 0;
 	for (size_t i = 0; i < n_dfs && ret == 0 && !rm_runner_signal(); i++)
@@ -382,10 +420,11 @@ int run_model(struct run *r, const rm_selected *s, rm_error *err)
 			 r->o->shm_size,
 			 r->o->keep_alive,
 			 &plan};
-	/* A given image needs no Dockerfile. */
-	int ret = 0, sel_rc = given_image(r) ? 0
-					     : rm_dockerfiles_select(m->dockerfile, &r->ctx, &dfs,
-								     &n_dfs, &derr);
+	/* A given image (or a manifest's) needs no Dockerfile. */
+	int ret = 0,
+	    sel_rc = given_image(r) || r->man.path
+			 ? 0
+			 : rm_dockerfiles_select(m->dockerfile, &r->ctx, &dfs, &n_dfs, &derr);
 
 	if (r->o->dry_run)
 		dry_run_model(r, m, &in, dfs, n_dfs);
@@ -399,7 +438,7 @@ int run_model(struct run *r, const rm_selected *s, rm_error *err)
 		ret = cannot_run(r, s, &in, NULL, perr.msg, err);
 	} else if (sel_rc < 0) {
 		ret = cannot_run(r, s, &in, NULL, derr.msg, err);
-	} else if (m->n_gpus > 0 && m->n_gpus > r->ctx.n_gpus) {
+	} else if (m->n_gpus > 0 && m->n_gpus > r->ctx.n_gpus && runs_here(r, &in)) {
 		char *why = rm_xasprintf("the model needs %ld GPUs and the context has %ld",
 					 m->n_gpus, r->ctx.n_gpus);
 		ret = cannot_run(r, s, &in, NULL, why, err);

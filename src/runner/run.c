@@ -43,6 +43,26 @@ void rm_runner_install_signal_handlers(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* node-run: SLURM repeats SIGTERM (scancel, then --kill-on-bad-exit when a rank exits) and
+ * its SIGKILL after KillWait is the hard stop, so later signals must not cut the clean-up. */
+static void on_signal_patient(int sig)
+{
+	if (!got_signal)
+		got_signal = sig;
+}
+
+void rm_runner_install_patient_signal_handlers(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal_patient;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
 int rm_runner_signal(void)
 {
 	return got_signal;
@@ -80,7 +100,7 @@ void rm_run_id_new(char *out, size_t size)
 
 /* A secret of a few characters is masked wherever those characters appear in the output,
  * numbers and words included: say so, since the logs will look mangled. */
-static void warn_short_secrets(void)
+void warn_short_secrets(void)
 {
 	for (char **e = environ; e && *e; e++) {
 		const char *eq = strchr(*e, '='), *p;
@@ -104,7 +124,7 @@ static void warn_short_secrets(void)
 
 /* The context: detected (with the folder's ctx_test), then --additional-context-file, then
  * --additional-context. */
-static int load_context(struct run *r, rm_error *err)
+int load_context(struct run *r, rm_error *err)
 {
 	const rm_run_opts *o = r->o;
 
@@ -190,13 +210,25 @@ static int check_outputs(struct run *r, rm_error *err)
 static int run_all(struct run *r, rm_error *err)
 {
 	const rm_run_opts *o = r->o;
-	rm_launcher_config lc = {o->docker_host, &r->ctx, r->run_id, o->dry_run};
+	rm_launcher_config lc = {.docker_host = o->docker_host,
+				 .ctx = &r->ctx,
+				 .run_id = r->run_id,
+				 .dry_run = o->dry_run,
+				 .context_files = o->context_files,
+				 .n_context_files = o->n_context_files,
+				 .contexts = o->contexts,
+				 .n_contexts = o->n_contexts,
+				 .root = o->root,
+				 .log_dir = o->log_dir,
+				 .tunableop = o->tunableop,
+				 .shm_size = o->shm_size};
 	int ret = 0;
 
 	if (!o->dry_run && check_outputs(r, err) < 0)
 		return -1;
 	if (rm_launcher_open(&r->launcher, &lc, err) < 0)
 		return -1;
+	r->batching = r->launcher.ops->submit_all && !o->dry_run;
 	if (o->dry_run) {
 		dry_run(r, err);
 		return 0;
@@ -217,6 +249,8 @@ static int run_all(struct run *r, rm_error *err)
 			break;
 		}
 	}
+	if (r->batching && ret == 0 && run_queue(r, err) < 0 && !got_signal)
+		ret = -1;
 	r->swept = sweep(r) == 0;
 	watchdog_done(r);
 	return ret;
@@ -248,8 +282,12 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 		r.progress_mode = isatty(STDERR_FILENO) && !o->live_output ? 1 : 2;
 
 	if (rm_registry_load_opts(&r.reg, o->root, &ropts, err) < 0 ||
-	    rm_select(&r.reg, o->tags, o->n_tags, &r.sel, err) < 0 || load_context(&r, err) < 0 ||
-	    data_load(&r, err) < 0)
+	    (o->manifest && rm_build_manifest_load(&r.man, o->manifest, err) < 0))
+		goto out;
+	if (o->manifest && !o->n_tags ? select_from_manifest(&r, err) < 0
+				      : rm_select(&r.reg, o->tags, o->n_tags, &r.sel, err) < 0)
+		goto out;
+	if (load_context(&r, err) < 0 || data_load(&r, err) < 0)
 		goto out;
 	ret = run_all(&r, err);
 	if (got_signal) {
@@ -264,6 +302,7 @@ out:
 	outcome_set_mask(NULL);
 	rm_interrupt_set(NULL, NULL);
 	rm_launcher_close(&r.launcher);
+	rm_build_manifest_release(&r.man);
 	rm_mask_release(&r.mask);
 	rm_strv_free(r.secrets);
 	free(r.git_commit);

@@ -38,6 +38,7 @@ struct stream {
 	double start;
 	double timeout;	 /* seconds, 0 = none */
 	double deadline; /* monotonic seconds, 0 = none */
+	int queued;	 /* the launcher says the workload waits in a queue: no clock */
 	int timed_out;
 	double last_flush;
 	double last_progress;
@@ -73,7 +74,8 @@ static void stream_progress(struct stream *st, int final)
 	st->last_progress = now;
 	if (st->parser.ops && st->parser.ops->progress && st->parser.state)
 		st->parser.ops->progress(st->parser.state, &pp);
-	progress_line(r, st->model, "running", now - st->start, st->timeout, &pp, final);
+	progress_line(r, st->model, st->queued ? "queued" : "running",
+		      st->queued ? 0 : now - st->start, st->timeout, &pp, final);
 }
 
 static void on_stdout_line(void *ud, const char *line, size_t len)
@@ -167,7 +169,7 @@ static int poll_stream(void *ud)
 	 * stream has been quiet for a moment after the marker. */
 	if (st->script_done && rm_now() - st->last_data >= KEEP_ALIVE_QUIET)
 		return 1;
-	if (st->deadline > 0 && rm_now() > st->deadline) {
+	if (st->deadline > 0 && !st->queued && rm_now() > st->deadline) {
 		st->timed_out = 1;
 		return 1;
 	}
@@ -213,11 +215,23 @@ fail:
 	return NULL;
 }
 
+void stream_begin(struct stream *st);
+
+/* A queued workload (SLURM) starts its clock when it starts running. */
+static void on_queued(void *ud, int queued)
+{
+	struct stream *st = ud;
+	if (st->queued && !queued)
+		stream_begin(st);
+	st->queued = queued;
+}
+
 void stream_bind(struct stream *st, rm_job_spec *spec)
 {
 	spec->on_output = on_frame;
 	spec->poll = poll_stream;
 	spec->cancelled = runner_cancelled;
+	spec->queued = on_queued;
 	spec->ud = st;
 }
 

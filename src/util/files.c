@@ -3,6 +3,8 @@
  * commit of the registry folder.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,6 +26,30 @@ int rm_make_temp(char **path, rm_error *err)
 	}
 	*path = p;
 	return fd;
+}
+
+int rm_write_file_atomic(const char *path, const char *text, size_t len, int mode, rm_error *err)
+{
+	char *tmp = rm_xasprintf("%s.%ld.tmp", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
+	int ret = -1;
+
+	if (fd < 0 || rm_write_all(fd, text, len) < 0 || fsync(fd) != 0) {
+		rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
+		goto out;
+	}
+	if (rename(tmp, path) != 0) {
+		rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (ret < 0)
+		unlink(tmp);
+	free(tmp);
+	return ret;
 }
 
 int rm_mkdirs(const char *path, rm_error *err)

@@ -67,88 +67,121 @@ static int spawn(char *const argv[], int in_fd, int out_fd, int err_fd, pid_t *p
 	return rc;
 }
 
-int rm_proc_run(char *const argv[], const char *input, double timeout, size_t max_out,
-		rm_proc_out *res, rm_error *err)
-{
-	int ret = -1, rc;
-	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1};
-	rm_buf ob = RM_BUF_INIT(max_out), eb = RM_BUF_INIT(max_out);
-	pid_t pid = -1;
-	size_t in_len = input ? strlen(input) : 0, in_off = 0;
-	double deadline = timeout > 0 ? rm_now() + timeout : 0;
-	int status = 0, poll_failed = 0;
+/* The child's three pipes, seen from here: its stdin's write end, its stdout's and stderr's
+ * read ends (-1 once closed). */
+struct pump {
+	const char *name;
+	int in, out, er;
+	const char *input;
+	size_t in_len, in_off;
+	rm_buf ob, eb;
+	int truncated;
+};
 
-	memset(res, 0, sizeof(*res));
+static void feed(struct pump *pp)
+{
+	ssize_t w = write(pp->in, pp->input + pp->in_off, pp->in_len - pp->in_off);
+	if (w > 0)
+		pp->in_off += (size_t)w;
+	/* A reader that went away (EPIPE) just gets no more input. */
+	if ((w < 0 && errno != EAGAIN && errno != EINTR) || pp->in_off == pp->in_len)
+		close_fd(&pp->in);
+}
+
+/* Feeds the input and reads both outputs until they close: 0; 1 when the deadline passed;
+ * -1 when poll failed (err). */
+static int pump_all(struct pump *pp, double deadline, rm_error *err)
+{
+	while (pp->out >= 0 || pp->er >= 0) {
+		struct pollfd p[3];
+		int np = 0, wait_ms = -1;
+		if (pp->out >= 0)
+			p[np++] = (struct pollfd){.fd = pp->out, .events = POLLIN};
+		if (pp->er >= 0)
+			p[np++] = (struct pollfd){.fd = pp->er, .events = POLLIN};
+		if (pp->in >= 0)
+			p[np++] = (struct pollfd){.fd = pp->in, .events = POLLOUT};
+		if (deadline > 0) {
+			double left = deadline - rm_now();
+			if (left <= 0)
+				return 1;
+			wait_ms = (int)(left * 1000) + 1;
+		}
+		if (poll(p, (nfds_t)np, wait_ms) < 0 && errno != EINTR)
+			return rm_error_set(err, RM_ERR_IO, "'%s': poll: %s", pp->name,
+					    strerror(errno));
+		for (int i = 0; i < np; i++) {
+			if (!p[i].revents)
+				continue;
+			if (p[i].fd == pp->out)
+				drain(&pp->out, &pp->ob, &pp->truncated);
+			else if (p[i].fd == pp->er)
+				drain(&pp->er, &pp->eb, &pp->truncated);
+			else if (p[i].fd == pp->in)
+				feed(pp);
+		}
+	}
+	return 0;
+}
+
+/* Spawns argv with the pipes; the child's ends are closed here once it has them. */
+static int start(char *const argv[], int in[2], int out[2], int er[2], pid_t *pid, rm_error *err)
+{
+	int rc;
+
 	/* Said before spawning: where posix_spawn cannot report a failed exec (valgrind runs
 	 * the child as a fork), the child would only exit 127. */
-	if (strchr(argv[0], '/') ? access(argv[0], X_OK) != 0 : !rm_on_path(argv[0])) {
-		rm_error_set(err, RM_ERR_IO, "cannot run '%s': no such program%s", argv[0],
-			     strchr(argv[0], '/') ? "" : " on PATH");
-		goto out;
-	}
-	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(er, O_CLOEXEC) != 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot run '%s': pipe: %s", argv[0], strerror(errno));
-		goto out;
-	}
-	rc = spawn(argv, in[0], out[1], er[1], &pid);
+	if (strchr(argv[0], '/') ? access(argv[0], X_OK) != 0 : !rm_on_path(argv[0]))
+		return rm_error_set(err, RM_ERR_IO, "cannot run '%s': no such program%s", argv[0],
+				    strchr(argv[0], '/') ? "" : " on PATH");
+	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(er, O_CLOEXEC) != 0)
+		return rm_error_set(err, RM_ERR_IO, "cannot run '%s': pipe: %s", argv[0],
+				    strerror(errno));
+	rc = spawn(argv, in[0], out[1], er[1], pid);
 	if (rc != 0) {
-		pid = -1;
+		*pid = -1;
 		if (rc == ENOENT)
-			rm_error_set(err, RM_ERR_IO, "cannot run '%s': no such program on PATH",
-				     argv[0]);
-		else
-			rm_error_set(err, RM_ERR_IO, "cannot run '%s': %s", argv[0], strerror(rc));
-		goto out;
+			return rm_error_set(err, RM_ERR_IO,
+					    "cannot run '%s': no such program on PATH", argv[0]);
+		return rm_error_set(err, RM_ERR_IO, "cannot run '%s': %s", argv[0], strerror(rc));
 	}
 	close_fd(&in[0]);
 	close_fd(&out[1]);
 	close_fd(&er[1]);
-	if (!in_len)
-		close_fd(&in[1]);
-	else
-		(void)fcntl(in[1], F_SETFL, O_NONBLOCK);
+	return 0;
+}
 
-	while (out[0] >= 0 || er[0] >= 0) {
-		struct pollfd p[3];
-		int np = 0, wait_ms = -1;
-		if (out[0] >= 0)
-			p[np++] = (struct pollfd){.fd = out[0], .events = POLLIN};
-		if (er[0] >= 0)
-			p[np++] = (struct pollfd){.fd = er[0], .events = POLLIN};
-		if (in[1] >= 0)
-			p[np++] = (struct pollfd){.fd = in[1], .events = POLLOUT};
-		if (deadline > 0) {
-			double left = deadline - rm_now();
-			if (left <= 0) {
-				res->timed_out = 1;
-				break;
-			}
-			wait_ms = (int)(left * 1000) + 1;
-		}
-		if (poll(p, (nfds_t)np, wait_ms) < 0 && errno != EINTR) {
-			rm_error_set(err, RM_ERR_IO, "'%s': poll: %s", argv[0], strerror(errno));
-			poll_failed = 1;
-			break;
-		}
-		for (int i = 0; i < np; i++) {
-			if (!p[i].revents)
-				continue;
-			if (p[i].fd == out[0])
-				drain(&out[0], &ob, &res->truncated);
-			else if (p[i].fd == er[0])
-				drain(&er[0], &eb, &res->truncated);
-			else if (p[i].fd == in[1]) {
-				ssize_t w = write(in[1], input + in_off, in_len - in_off);
-				if (w > 0)
-					in_off += (size_t)w;
-				/* A reader that went away (EPIPE) just gets no more input. */
-				if ((w < 0 && errno != EAGAIN && errno != EINTR) ||
-				    in_off == in_len)
-					close_fd(&in[1]);
-			}
-		}
-	}
-	if (res->timed_out || poll_failed)
+int rm_proc_run(char *const argv[], const char *input, double timeout, size_t max_out,
+		rm_proc_out *res, rm_error *err)
+{
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1};
+	struct pump pp = {argv[0],
+			  -1,
+			  -1,
+			  -1,
+			  input,
+			  input ? strlen(input) : 0,
+			  0,
+			  RM_BUF_INIT(max_out),
+			  RM_BUF_INIT(max_out),
+			  0};
+	pid_t pid = -1;
+	int status = 0, r = -1, ret = -1;
+
+	memset(res, 0, sizeof(*res));
+	if (start(argv, in, out, er, &pid, err) < 0)
+		goto out;
+	pp.in = in[1];
+	pp.out = out[0];
+	pp.er = er[0];
+	in[1] = out[0] = er[0] = -1;
+	if (!pp.in_len)
+		close_fd(&pp.in);
+	else
+		(void)fcntl(pp.in, F_SETFL, O_NONBLOCK);
+	r = pump_all(&pp, timeout > 0 ? rm_now() + timeout : 0, err);
+	res->timed_out = r == 1;
+	if (r != 0)
 		kill(-pid, SIGKILL);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
@@ -158,19 +191,22 @@ int rm_proc_run(char *const argv[], const char *input, double timeout, size_t ma
 		res->status = 128 + WTERMSIG(status);
 	if (res->timed_out)
 		rm_error_set(err, RM_ERR_IO, "'%s' did not finish within %g s", argv[0], timeout);
-	else if (!poll_failed)
+	else if (r == 0)
 		ret = 0;
 out:
-	close_fd(&in[0]);
-	close_fd(&in[1]);
-	close_fd(&out[0]);
-	close_fd(&out[1]);
-	close_fd(&er[0]);
-	close_fd(&er[1]);
-	res->out_len = ob.len;
-	res->out = rm_buf_detach(&ob);
-	res->err_len = eb.len;
-	res->err = rm_buf_detach(&eb);
+	for (int i = 0; i < 2; i++) {
+		close_fd(&in[i]);
+		close_fd(&out[i]);
+		close_fd(&er[i]);
+	}
+	close_fd(&pp.in);
+	close_fd(&pp.out);
+	close_fd(&pp.er);
+	res->truncated = pp.truncated;
+	res->out_len = pp.ob.len;
+	res->out = rm_buf_detach(&pp.ob);
+	res->err_len = pp.eb.len;
+	res->err = rm_buf_detach(&pp.eb);
 	return ret;
 }
 

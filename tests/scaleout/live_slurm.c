@@ -167,7 +167,7 @@ int main(int argc, char **argv)
 	printf("submitted in %.2f s; RUNNING at %.2f s; rank 0's first line at %.2f s\n", t_sub,
 	       t_run, t_line);
 	double tc = rm_now();
-	CHECK(rm_slurm_cancel(id, &err) == 0);
+	CHECK(rm_slurm_cancel(id, -1, &err) == 0);
 	CHECK(wait_queue_empty(id, 30) == 0);
 	printf("cancelled: out of the queue %.2f s after scancel\n", rm_now() - tc);
 	v = final_states(id, 1, &n, &source);
@@ -179,7 +179,7 @@ int main(int argc, char **argv)
 	}
 	free(v);
 	v = NULL;
-	CHECK(rm_slurm_cancel(id, &err) == 0); /* gone already: fine */
+	CHECK(rm_slurm_cancel(id, -1, &err) == 0); /* gone already: fine */
 
 	/* An array of three: every task COMPLETED. */
 	rm_slurm_task three[] = {{"live_a", "live_a"}, {"live_b", "live_b"}, {"live_c", "live_c"}};

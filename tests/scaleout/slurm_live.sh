@@ -13,19 +13,27 @@
 #   c_api      tests/scaleout/live_slurm.c: submit, queue, cancel, final states from C
 # SLURM_TEST_DBD=0 starts the cluster without accounting (sacct fails; scontrol answers).
 # Usage: slurm_live.sh SLURM_TOOL RUN_MODELS SOURCE_DIR [CASE...]   (default: every case)
-# SLURM_TEST_PORT picks the port base (default: a free block in 17200-19999); RM_TEST_KEEP=1
-# keeps the work folder (cluster logs, job logs) for a look.
+# With RM_SCALEOUT_ENV=FILE (tests/scaleout/fixture.sh start FILE) the fixture's cluster is
+# used and left running; else one is started and stopped here: SLURM_TEST_PORT picks the port
+# base (default: a free block in 17200-19999). RM_TEST_KEEP=1 keeps the work folder (cluster
+# logs, job logs) for a look. ctest runs only c_api: the CLI tests (cli_slurm.sh) cover the
+# rest with run_models' own node-run instead of the shell stand-in.
 set -euo pipefail
 tool=$(realpath "$1") rm_bin=$(realpath "$2") src=$(realpath "$3")
 shift 3
 cases=${*:-two_node array fail cancel in_allocation c_api}
-DOCKER_HOST=$("$src/tools/ensure-docker.sh")
-export DOCKER_HOST
+if [ -n "${RM_SCALEOUT_ENV:-}" ]; then
+	# shellcheck source=/dev/null
+	. "$RM_SCALEOUT_ENV"
+else
+	DOCKER_HOST=$("$src/tools/ensure-docker.sh")
+	export DOCKER_HOST
+fi
 sock=${DOCKER_HOST#unix://}
 
 work=$(mktemp -d)
 chmod 755 "$work" # munged wants a+x on every folder above its socket
-export SLURM_TEST_DIR=$work/slurm
+[ -n "${RM_SCALEOUT_ENV:-}" ] || export SLURM_TEST_DIR=$work/slurm
 # shellcheck source=tests/slurm-cluster.sh
 . "$src/tests/slurm-cluster.sh"
 # Our containers carry rm.slurmtest=<this run> (tests/scaleout/node_task.sh): parallel runs share
@@ -35,7 +43,7 @@ ours() { # the ids of this run's containers
 	curl -sS --unix-socket "$sock" "http://localhost/containers/json?all=1&filters=$(printf '{"label":["rm.slurmtest=%s"]}' "$RM_SLURMTEST_ID" | jq -sRr @uri)" | jq -r '.[].Id'
 }
 cleanup() {
-	slurm_stop >/dev/null 2>&1 || true
+	[ -n "${RM_SCALEOUT_ENV:-}" ] || slurm_stop >/dev/null 2>&1 || true
 	ids=$(ours || true)
 	for id in $ids; do curl -sS --unix-socket "$sock" -X DELETE "http://localhost/containers/$id?force=1" >/dev/null || true; done
 	if [ -n "${RM_TEST_KEEP:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi

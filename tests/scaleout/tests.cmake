@@ -10,30 +10,54 @@ set_tests_properties(scaleout.registry_live PROPERTIES LABELS "integration;scale
 
 find_program(SHELLCHECK_SCALEOUT shellcheck)
 if(SHELLCHECK_SCALEOUT)
-  file(GLOB RM_SCALEOUT_SCRIPTS ${CMAKE_SOURCE_DIR}/tests/scaleout/*.sh)
+  file(GLOB RM_SCALEOUT_SCRIPTS ${CMAKE_SOURCE_DIR}/tests/scaleout/*.sh
+       ${CMAKE_SOURCE_DIR}/tests/scaleout/mad/scripts/*/*.sh)
   add_test(NAME lint.shellcheck_scaleout
            COMMAND ${SHELLCHECK_SCALEOUT} -x -S warning ${RM_SCALEOUT_SCRIPTS}
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(lint.shellcheck_scaleout PROPERTIES LABELS lint)
 endif()
 
-# The batch script and the parsers on a real two-node SLURM cluster (started and stopped by
-# the test itself, on a free port base), with containers on the real dockerd.
+# One real two-node SLURM cluster and one registry for every SLURM test (a fixture: started
+# once, stopped after the last), with containers on the real dockerd.
+set(RM_SCALEOUT_ENV ${CMAKE_BINARY_DIR}/scaleout-fixture.env)
+add_test(NAME scaleout.fixture_start
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scaleout/fixture.sh start ${RM_SCALEOUT_ENV})
+set_tests_properties(scaleout.fixture_start PROPERTIES FIXTURES_SETUP scaleout_servers
+                     LABELS "integration;scaleout;slurm" TIMEOUT 120)
+add_test(NAME scaleout.fixture_stop
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scaleout/fixture.sh stop ${RM_SCALEOUT_ENV})
+set_tests_properties(scaleout.fixture_stop PROPERTIES FIXTURES_CLEANUP scaleout_servers
+                     LABELS "integration;scaleout;slurm" TIMEOUT 120)
+
+# The SLURM launcher through the real CLI (tests/scaleout/cli_slurm.sh; its `timeout` case,
+# 60-90 s of waiting for SLURM's time limit, is run by hand).
+set(RM_SLURM_CASES two_node cancel array fail manifest alloc results queued errors kill9)
+foreach(c ${RM_SLURM_CASES})
+  add_test(NAME scaleout.slurm_${c}
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scaleout/cli_slurm.sh ${RM_SCALEOUT_ENV}
+                   $<TARGET_FILE:run_models> ${CMAKE_SOURCE_DIR} ${c})
+  set_tests_properties(scaleout.slurm_${c} PROPERTIES LABELS "integration;scaleout;slurm"
+                       TIMEOUT 300 FIXTURES_REQUIRED "scaleout_servers;docker_engine")
+endforeach()
+
+# The SLURM commands from C (submit, queue, cancel, final states) on the same cluster; and
+# on a cluster without accounting (final states from scontrol, not sacct), which needs one
+# of its own.
 add_executable(slurm_tool ${CMAKE_SOURCE_DIR}/tests/scaleout/slurm_tool.c)
 target_link_libraries(slurm_tool PRIVATE rm)
-add_test(NAME scaleout.slurm_live
-         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scaleout/slurm_live.sh $<TARGET_FILE:slurm_tool>
-                 $<TARGET_FILE:run_models> ${CMAKE_SOURCE_DIR})
-set_tests_properties(scaleout.slurm_live PROPERTIES LABELS "integration;scaleout;slurm"
-                     TIMEOUT 600)
-
-# The SLURM commands from C; and without accounting (final states from scontrol, not sacct).
 add_executable(live_slurm ${CMAKE_SOURCE_DIR}/tests/scaleout/live_slurm.c)
 target_link_libraries(live_slurm PRIVATE rm)
 target_include_directories(live_slurm PRIVATE ${CMAKE_SOURCE_DIR}/tests/unit)
 add_dependencies(slurm_tool live_slurm)
-add_test(NAME scaleout.slurm_live_nodbd
+add_test(NAME scaleout.slurm_live
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scaleout/slurm_live.sh $<TARGET_FILE:slurm_tool>
-                 $<TARGET_FILE:run_models> ${CMAKE_SOURCE_DIR} c_api two_node)
-set_tests_properties(scaleout.slurm_live_nodbd PROPERTIES LABELS "integration;scaleout;slurm"
-                     TIMEOUT 600 ENVIRONMENT SLURM_TEST_DBD=0)
+                 $<TARGET_FILE:run_models> ${CMAKE_SOURCE_DIR} c_api)
+set_tests_properties(scaleout.slurm_live PROPERTIES LABELS "integration;scaleout;slurm"
+                     TIMEOUT 300 ENVIRONMENT RM_SCALEOUT_ENV=${RM_SCALEOUT_ENV}
+                     FIXTURES_REQUIRED "scaleout_servers;docker_engine")
+add_test(NAME scaleout.slurm_nodbd
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scaleout/nodbd.sh $<TARGET_FILE:slurm_tool>
+                 $<TARGET_FILE:run_models> ${CMAKE_SOURCE_DIR})
+set_tests_properties(scaleout.slurm_nodbd PROPERTIES LABELS "integration;scaleout;slurm"
+                     TIMEOUT 300 FIXTURES_REQUIRED docker_engine)

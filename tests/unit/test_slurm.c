@@ -346,6 +346,7 @@ static void test_script(void)
 	rm_proc_out res = run_bash(s, bin, "SLURM_JOB_NODELIST='n[1-2]'");
 	CHECK(res.status == 0);
 	CHECK(strstr(res.out, "srun option --kill-on-bad-exit=1") != NULL);
+	CHECK(strstr(res.out, "srun option --job-name=smoke_busybox\n") != NULL);
 	CHECK(strstr(res.out, "module load rocm/6.2") != NULL);
 	rm_proc_out_release(&res);
 	char *l0 = NULL, *l1 = NULL, *p0 = rm_xasprintf("%s/smoke_busybox.node0.log", logs);

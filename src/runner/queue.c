@@ -1,0 +1,108 @@
+/*
+ * Batching, for a launcher with submit_all (rm/launcher.h): every model goes through its
+ * checks and builds first, each ready workload waits here, then all are handed to the
+ * launcher at once (SLURM: one job array) and followed one after the other as usual. The
+ * local path never comes here.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "rm/util.h"
+
+struct queued {
+	const rm_selected *s;
+	rm_spec_in in;	    /* its image points into b */
+	char *tdir;	    /* in.tunableop_host_dir */
+	rm_data_plan *data; /* in.data: the model's plan, resolved again for the queue */
+	char *log_base;
+	struct outcome b;		  /* the build's outcome */
+	size_t k;			  /* the number of its first run */
+	char *name, *log_file, *log_link; /* its first run's, for submit_all */
+	rm_job_spec spec;
+};
+
+void queue_workload(struct run *r, const rm_selected *s, const rm_spec_in *in, const char *log_base,
+		    struct outcome *b, size_t *k)
+{
+	struct queued *q;
+
+	r->queue = rm_xrealloc(r->queue, (r->n_queue + 1) * sizeof(*r->queue));
+	q = &r->queue[r->n_queue++];
+	memset(q, 0, sizeof(*q));
+	q->s = s;
+	q->in = *in; /* in->image is b's image or image id: heap strings that move with b */
+	q->b = *b;
+	memset(b, 0, sizeof(*b));
+	q->tdir = rm_xstrdup(in->tunableop_host_dir);
+	q->in.tunableop_host_dir = q->tdir;
+	/* The caller's plan ends with its model: this one lives until the workload has run
+	 * (data_prepare already succeeded for this model, so it resolves the same). */
+	if (in->data) {
+		rm_error derr = RM_ERROR_INIT;
+		q->data = rm_xcalloc(1, sizeof(*q->data));
+		if (data_prepare(r, s->model, q->data, &derr) < 0)
+			rm_warn("model '%s': %s", s->model->name, derr.msg);
+		q->in.data = q->data;
+	}
+	q->log_base = rm_xstrdup(log_base);
+	q->k = *k;
+	*k += (size_t)r->o->repeat;
+	q->name = container_name(r, s->model, q->k);
+	repeat_logs(r, log_base, &q->b, 1, &q->log_file, &q->log_link);
+}
+
+static void queued_release(struct queued *q)
+{
+	outcome_release(&q->b);
+	if (q->data)
+		rm_data_plan_release(q->data);
+	free(q->data);
+	free(q->tdir);
+	free(q->log_base);
+	free(q->name);
+	free(q->log_file);
+	free(q->log_link);
+}
+
+/* Every workload gets a FAILURE row: nothing could be submitted. */
+static int all_failed(struct run *r, struct queued *q, const char *why, rm_error *err)
+{
+	fail(&q->b, "cannot submit: %s", why);
+	outcome_report(r, q->s->model, &q->b);
+	return record(r, q->s, &q->in, &q->b, err);
+}
+
+int run_queue(struct run *r, rm_error *err)
+{
+	const rm_job_spec **specs = rm_xcalloc(r->n_queue + 1, sizeof(*specs));
+	rm_error serr = RM_ERROR_INIT;
+	int failed = 0, ret = 0;
+
+	for (size_t i = 0; i < r->n_queue; i++) {
+		struct queued *q = &r->queue[i];
+		q->spec = (rm_job_spec){.in = &q->in,
+					.name = q->name,
+					.log_file = q->log_file,
+					.log_link = q->log_link};
+		specs[i] = &q->spec;
+	}
+	if (r->n_queue && !rm_runner_signal())
+		failed =
+		    r->launcher.ops->submit_all(r->launcher.state, specs, r->n_queue, &serr) < 0;
+	for (size_t i = 0; i < r->n_queue && ret == 0 && !rm_runner_signal(); i++) {
+		struct queued *q = &r->queue[i];
+		size_t k = q->k;
+		if (failed)
+			ret = all_failed(r, q, serr.msg, err);
+		else
+			ret = run_repeats(r, q->s, &q->in, q->log_base, &q->b, &k, err);
+	}
+	for (size_t i = 0; i < r->n_queue; i++)
+		queued_release(&r->queue[i]);
+	free(r->queue);
+	r->queue = NULL;
+	r->n_queue = 0;
+	free(specs);
+	return ret;
+}
