@@ -87,7 +87,8 @@ hung_engine_proxy)
 	faults_api "$sock" GET /v1.41/version | jq -e .ApiVersion >/dev/null || fail "/version through the proxy"
 	# a response bigger than the relay's buffer arrives whole
 	n=$(faults_api "$sock" GET "/v1.41/images/json?all=1" | jq length) || fail "images through the proxy"
-	[ "$n" = "$(faults_api "$up" GET "/v1.41/images/json?all=1" | jq length)" ] || fail "image lists differ"
+	# (not compared with a direct listing: parallel cases build and remove images meanwhile)
+	[ "$n" -ge 1 ] || fail "no image through the proxy"
 	kill -USR1 "$FAULTS_HUNG_PID"
 	sleep 0.2
 	[ "$(curl_rc "$sock" /_ping 1)" = 28 ] || fail "frozen proxy answered"
