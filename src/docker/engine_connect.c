@@ -1,0 +1,162 @@
+/*
+ * Connecting to the engine (see rm/docker.h): DOCKER_HOST, the ping and the API version
+ * negotiation, the client's lifetime.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "engine_internal.h"
+#include "rm/docker.h"
+#include "rm/util.h"
+
+/* "1.41" -> 1, 41; -1 when it is not such a version. */
+static int parse_version(const char *s, long *major, long *minor)
+{
+	char *dot = strchr(s, '.');
+	if (!dot || dot == s)
+		return -1;
+	char *maj = rm_xstrndup(s, (size_t)(dot - s));
+	int r =
+	    rm_parse_long(maj, 0, 1000, major) == 0 && rm_parse_long(dot + 1, 0, 100000, minor) == 0
+		? 0
+		: -1;
+	free(maj);
+	return r;
+}
+
+static int parse_host(rm_docker *d, const char *host, rm_error *err)
+{
+	if (rm_starts_with(host, "unix://")) {
+		if (!host[7])
+			return rm_error_set(err, RM_ERR_USAGE, "DOCKER_HOST '%s' names no socket",
+					    host);
+		d->unix_path = rm_xstrdup(host + 7);
+		d->base = rm_xstrdup("http://localhost");
+		return 0;
+	}
+	if (rm_starts_with(host, "tcp://")) {
+		const char *hp = host + 6;
+		size_t len = strcspn(hp, "/");
+		const char *tls = getenv("DOCKER_TLS_VERIFY");
+		int use_tls = tls && *tls;
+		if (!len)
+			return rm_error_set(err, RM_ERR_USAGE, "DOCKER_HOST '%s' names no host",
+					    host);
+		/* A port is there when the last ':' comes after any IPv6 ']'. */
+		int has_port = 0;
+		for (size_t i = len; i-- > 0 && hp[i] != ']';) {
+			if (hp[i] == ':') {
+				has_port = 1;
+				break;
+			}
+		}
+		d->base = rm_xasprintf("%s://%.*s%s", use_tls ? "https" : "http", (int)len, hp,
+				       has_port ? "" : (use_tls ? ":2376" : ":2375"));
+		if (use_tls) {
+			const char *dir = getenv("DOCKER_CERT_PATH");
+			const char *home = getenv("HOME");
+			char *def = NULL;
+			if (!dir || !*dir)
+				dir = def = rm_xasprintf("%s/.docker", home ? home : "");
+			d->tls_ca = rm_xasprintf("%s/ca.pem", dir);
+			d->tls_cert = rm_xasprintf("%s/cert.pem", dir);
+			d->tls_key = rm_xasprintf("%s/key.pem", dir);
+			free(def);
+		}
+		return 0;
+	}
+	return rm_error_set(err, RM_ERR_USAGE,
+			    "unsupported DOCKER_HOST '%s': use unix:///path/to/docker.sock or "
+			    "tcp://host:port",
+			    host);
+}
+
+int rm_docker_open(rm_docker **out, const char *host, rm_error *err)
+{
+	int ret = -1;
+	rm_docker *d = rm_xcalloc(1, sizeof(*d));
+	struct req r;
+	long emaj, emin, mmaj, mmin;
+
+	if (!host || !*host) {
+		host = getenv("DOCKER_HOST");
+		if (!host || !*host)
+			host = DEFAULT_HOST;
+	}
+	d->host = rm_xstrdup(host);
+	if (parse_host(d, host, err) < 0)
+		goto out;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		rm_error_set(err, RM_ERR_INTERNAL, "cannot initialise libcurl");
+		goto out;
+	}
+	d->curl_ready = 1;
+
+	engine_req_init(&r, "GET", "/_ping", PING_TIMEOUT);
+	r.unversioned = 1;
+	if (engine_do_request(d, &r, err) < 0) {
+		if (r.status == 0 && strstr(err->msg, "no answer within"))
+			rm_error_set(err, RM_ERR_DOCKER,
+				     "the docker engine at %s accepted the connection but did not "
+				     "answer /_ping within %ld s: is dockerd hung? (see its log, "
+				     "e.g. journalctl -u docker)",
+				     d->host, (long)PING_TIMEOUT);
+		goto out;
+	}
+	/* Engines too old to send Api-Version speak 1.24, as the docker CLI assumes. */
+	const char *engine = r.api_version[0] ? r.api_version : "1.24";
+	if (parse_version(engine, &emaj, &emin) < 0) {
+		rm_warn("the docker engine at %s sent API version '%s'; using 1.24", d->host,
+			engine);
+		engine = "1.24";
+		emaj = 1;
+		emin = 24;
+	}
+	(void)parse_version(RM_DOCKER_API_MAX, &mmaj, &mmin);
+	if (emaj < mmaj || (emaj == mmaj && emin < mmin))
+		snprintf(d->version, sizeof(d->version), "%ld.%ld", emaj, emin);
+	else
+		snprintf(d->version, sizeof(d->version), "%s", RM_DOCKER_API_MAX);
+	*out = d;
+	d = NULL;
+	ret = 0;
+out:
+	rm_docker_close(d);
+	return ret;
+}
+
+void rm_docker_close(rm_docker *d)
+{
+	if (!d)
+		return;
+	if (d->curl_ready)
+		curl_global_cleanup();
+	free(d->host);
+	free(d->unix_path);
+	free(d->base);
+	free(d->tls_ca);
+	free(d->tls_cert);
+	free(d->tls_key);
+	free(d);
+}
+
+const char *rm_docker_api_version(const rm_docker *d)
+{
+	return d->version;
+}
+
+const char *rm_docker_host(const rm_docker *d)
+{
+	return d->host;
+}
+
+int rm_docker_version(rm_docker *d, json_t **out, rm_error *err)
+{
+	struct req r;
+	engine_req_init(&r, "GET", "/version", SHORT_TIMEOUT);
+	return engine_json_request(d, &r, out, err);
+}
