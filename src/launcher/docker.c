@@ -255,6 +255,12 @@ static int docker_sweep(void *state, rm_error *err)
 			ret = rm_error_set(err, rerr.kind, "could not remove container %s: %s",
 					   ids[i], rerr.msg);
 	}
+	if (ret < 0)
+		rm_error_wrap(err,
+			      "containers labelled %s may be left: remove them with 'docker rm -f "
+			      "$(docker ps -aq --filter label=%s)' once the engine answers (the "
+			      "next run on this host removes them too)",
+			      label, label);
 	rm_strv_free(ids);
 	free(label);
 	return ret;

@@ -176,10 +176,7 @@ static int sweep(struct run *r)
 		return 0; /* nothing to sweep: no workload was ever started */
 	if (r->launcher.ops->sweep(r->launcher.state, &err) == 0)
 		return 0;
-	rm_warn("%s; what this run left carries the label run_models.run=%s: remove it with "
-		"'docker rm -f $(docker ps -aq --filter label=run_models.run=%s)' once the engine "
-		"answers (the next run_models run removes it too)",
-		err.msg, r->run_id, r->run_id);
+	rm_warn("%s", err.msg); /* the launcher says what is left and how to remove it */
 	return -1;
 }
 
@@ -293,8 +290,8 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 	if (got_signal) {
 		res->interrupted = got_signal;
 		ret = rm_error_set(err, RM_ERR_NONE, "interrupted by %s; %s", runner_signal_name(),
-				   r.swept ? "containers of this run removed"
-					   : "containers of this run may be left (see above)");
+				   r.swept ? "what the run started is stopped and removed"
+					   : "what the run started may be left (see above)");
 	}
 	res->n_failed = r.n_failed;
 	res->engine_lost = r.engine_lost;

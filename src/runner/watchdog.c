@@ -30,11 +30,11 @@ static void watch(struct run *r, int fd)
 	if (n == 1)
 		return; /* the run ended: its own clean-up has run */
 	if (r->launcher.ops->sweep(r->launcher.state, &err) < 0)
-		rm_warn("watchdog of run %s: the runner died and its containers could not be "
+		rm_warn("watchdog of run %s: the runner died and what it started could not be "
 			"removed: %s",
 			r->run_id, err.msg);
 	else
-		rm_warn("watchdog of run %s: the runner died; the containers of its run were "
+		rm_warn("watchdog of run %s: the runner died; what its run started was "
 			"removed",
 			r->run_id);
 }
