@@ -459,3 +459,23 @@ int engine_json_request(rm_docker *d, struct req *r, json_t **out, rm_error *err
 	r->resp = NULL;
 	return ret;
 }
+
+int engine_json_lines(rm_buf *line, const char *p, size_t n,
+		      void (*on_object)(void *ud, const char *s, size_t len), void *ud,
+		      const char *what, rm_error *err)
+{
+	while (n) {
+		const char *nl = memchr(p, '\n', n);
+		size_t seg = nl ? (size_t)(nl - p) : n;
+		if (rm_buf_add(line, p, seg) < 0)
+			return rm_error_set(err, RM_ERR_DOCKER, "%s is longer than %zu bytes", what,
+					    line->max);
+		if (!nl)
+			break;
+		on_object(ud, rm_buf_str(line), line->len);
+		rm_buf_reset(line);
+		p += seg + 1;
+		n -= seg + 1;
+	}
+	return 0;
+}

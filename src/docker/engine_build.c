@@ -35,8 +35,9 @@ static void build_text_line(void *ud, const char *line, size_t len)
 		b->o->on_line(b->o->ud, line, len);
 }
 
-static void build_object(struct build_state *b, const char *p, size_t n)
+static void build_object(void *ud, const char *p, size_t n)
 {
+	struct build_state *b = ud;
 	while (n && (p[0] == ' ' || p[0] == '\r' || p[0] == '\t')) {
 		p++;
 		n--;
@@ -83,25 +84,10 @@ static void build_object(struct build_state *b, const char *p, size_t n)
 	json_decref(o);
 }
 
-/* The stream is one JSON object per line ("\r\n"), cut into chunks at arbitrary places. */
 static int build_data(void *ud, const char *p, size_t n)
 {
 	struct build_state *b = ud;
-	while (n) {
-		const char *nl = memchr(p, '\n', n);
-		size_t seg = nl ? (size_t)(nl - p) : n;
-		if (rm_buf_add(&b->line, p, seg) < 0)
-			return rm_error_set(b->err, RM_ERR_DOCKER,
-					    "a build output line is longer than %u bytes",
-					    MAX_BUILD_JSON_LINE);
-		if (!nl)
-			break;
-		build_object(b, rm_buf_str(&b->line), b->line.len);
-		rm_buf_reset(&b->line);
-		p += seg + 1;
-		n -= seg + 1;
-	}
-	return 0;
+	return engine_json_lines(&b->line, p, n, build_object, b, "a build output line", b->err);
 }
 
 /* Appends "&key=<value, URL-encoded>"; 1 when the buffer is full. */

@@ -92,6 +92,12 @@ int engine_do_request(rm_docker *d, struct req *r, rm_error *err);
 /* Whether r must stop now: its own cancel function, or the interrupt (for a request made
  * before it came). Sets r->cancelled. */
 int engine_should_stop(struct req *r);
+/* A JSON-lines stream (build, push, pull: one object per line, chunks cut anywhere) split into
+ * objects for on_object; line holds the part of a line not yet ended. Returns 0, or -1 when
+ * a line grows past line->max (err says "<what> is longer than N bytes"). */
+int engine_json_lines(rm_buf *line, const char *p, size_t n,
+		      void (*on_object)(void *ud, const char *s, size_t len), void *ud,
+		      const char *what, rm_error *err);
 /* A request whose 2xx answer is JSON; *out may be NULL to ignore the answer. */
 int engine_json_request(rm_docker *d, struct req *r, json_t **out, rm_error *err);
 

@@ -109,8 +109,9 @@ static void xfer_line(struct xfer *x, const char *s)
 		x->o->on_line(x->o->ud, s, strlen(s));
 }
 
-static void xfer_object(struct xfer *x, const char *p, size_t n)
+static void xfer_object(void *ud, const char *p, size_t n)
 {
+	struct xfer *x = ud;
 	json_t *o;
 
 	while (n && (p[0] == ' ' || p[0] == '\r' || p[0] == '\t'))
@@ -159,26 +160,10 @@ static void xfer_object(struct xfer *x, const char *p, size_t n)
 	json_decref(o);
 }
 
-/* One JSON object per line ("\r\n"), cut into chunks at arbitrary places. */
 static int xfer_data(void *ud, const char *p, size_t n)
 {
 	struct xfer *x = ud;
-
-	while (n) {
-		const char *nl = memchr(p, '\n', n);
-		size_t seg = nl ? (size_t)(nl - p) : n;
-		if (rm_buf_add(&x->line, p, seg) < 0)
-			return rm_error_set(x->err, RM_ERR_DOCKER,
-					    "a progress line is longer than %u bytes",
-					    MAX_XFER_JSON_LINE);
-		if (!nl)
-			break;
-		xfer_object(x, rm_buf_str(&x->line), x->line.len);
-		rm_buf_reset(&x->line);
-		p += seg + 1;
-		n -= seg + 1;
-	}
-	return 0;
+	return engine_json_lines(&x->line, p, n, xfer_object, x, "a progress line", x->err);
 }
 
 /* Runs a push or pull request (path, already encoded) and reads its stream. */
