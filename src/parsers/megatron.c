@@ -104,24 +104,6 @@ static void megatron_free(void *state)
 	free(m);
 }
 
-/* Finds `iteration <N>/ <M>` (the first whole word "iteration" followed by N/M). */
-static int iteration_of(const char *s, size_t n, long *iter, long *total)
-{
-	const char *end = s + n, *p = s, *k;
-
-	while ((k = pu_key(p, (size_t)(end - p), "iteration"))) {
-		const char *q;
-		p = k + 9;
-		if (pu_long(p, end, iter, &q) < 0)
-			continue;
-		q = pu_skip_blank(q, end);
-		if (q >= end || *q != '/' || pu_long(q + 1, end, total, NULL) < 0)
-			continue;
-		return 0;
-	}
-	return -1;
-}
-
 /* The timing key that makes a line an iteration line. */
 static int has_timing(const char *s, size_t n)
 {
@@ -191,7 +173,7 @@ static void megatron_feed(void *state, const char *line, size_t len)
 	if (len < 40 || !has_timing(line, len))
 		return;
 	pu_clean(&m->clean, line, len, &s, &n);
-	if (!has_timing(s, n) || iteration_of(s, n, &it, &total) < 0)
+	if (!has_timing(s, n) || pu_iteration(s, n, &it, &total) < 0)
 		return;
 	m->iter = it;
 	m->total = total;
@@ -263,7 +245,7 @@ static int megatron_sniff(const char *line, size_t len)
 
 	if (len < 40 || !has_timing(line, len))
 		return 0;
-	return iteration_of(line, len, &it, &total) == 0 ? 100 : 20;
+	return pu_iteration(line, len, &it, &total) == 0 ? 100 : 20;
 }
 
 const rm_parser_ops rm_parser_megatron = {

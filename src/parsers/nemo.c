@@ -107,16 +107,6 @@ static int key_index(const char *k, size_t kl)
 	return -1;
 }
 
-/* `iteration N/M` in s[0..n): sets *iter and *total. */
-static int iteration_of(const char *s, size_t n, long *iter, long *total)
-{
-	const char *end = s + n, *k = pu_key(s, n, "iteration"), *q;
-
-	if (!k || pu_long(k + 9, end, iter, &q) < 0 || q >= end || *q != '/')
-		return -1;
-	return pu_long(q + 1, end, total, NULL);
-}
-
 static void commit(struct nemo *m, long tag, struct record *r)
 {
 	double v[S_N];
@@ -183,7 +173,7 @@ static void read_update(struct nemo *m, long tag, const char *s, size_t n)
 
 	memset(&r, 0, sizeof(r));
 	r.iteration = -1;
-	if (printer && iteration_of(s, n, &it, &total) == 0) {
+	if (printer && pu_iteration(s, n, &it, &total) == 0) {
 		r.iteration = it;
 		m->total = total;
 	}

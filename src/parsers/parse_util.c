@@ -527,3 +527,21 @@ void pu_report_warmup(rm_parse_result *r, long dropped)
 	r->warmup_dropped = dropped;
 	rm_result_add(r, "warmup_steps_dropped", (double)dropped, "steps", -1, "summary");
 }
+
+/* Finds `iteration <N>/ <M>` (the first whole word "iteration" followed by N/M). */
+int pu_iteration(const char *s, size_t n, long *iter, long *total)
+{
+	const char *end = s + n, *p = s, *k;
+
+	while ((k = pu_key(p, (size_t)(end - p), "iteration"))) {
+		const char *q;
+		p = k + 9;
+		if (pu_long(p, end, iter, &q) < 0)
+			continue;
+		q = pu_skip_blank(q, end);
+		if (q >= end || *q != '/' || pu_long(q + 1, end, total, NULL) < 0)
+			continue;
+		return 0;
+	}
+	return -1;
+}

@@ -195,4 +195,8 @@ size_t pu_auto_explain(void *auto_state, rm_parser_candidate *out, size_t max);
 extern const rm_parser_ops rm_parser_generic;
 extern const rm_parser_ops rm_parser_auto;
 
+/* The first `iteration <N>/ <M>` (a whole word "iteration", then N/M) in s[0..n): sets
+ * *iter and *total; -1 when there is none. Megatron-LM and NeMo print it. */
+int pu_iteration(const char *s, size_t n, long *iter, long *total);
+
 #endif
