@@ -57,6 +57,22 @@ static int header_matches(int fd, const rm_buf *header, int *ends_with_newline, 
 	return ok;
 }
 
+/* A non-empty file at path must start with hdr; *nl says whether it ends with a newline. */
+static int check_header(const char *path, const rm_buf *hdr, off_t size, int *nl, rm_error *err)
+{
+	int rfd = open(path, O_RDONLY | O_CLOEXEC);
+	int ok = rfd >= 0 && header_matches(rfd, hdr, nl, size);
+
+	if (rfd >= 0)
+		close(rfd);
+	if (!ok)
+		return rm_error_set(err, RM_ERR_IO,
+				    "'%s' exists with a different header (another tool's or an "
+				    "older format); move it aside or choose another file with -o",
+				    path);
+	return 0;
+}
+
 int rm_csv_check(const char *path, const char *const *header, size_t n_cols, rm_error *err)
 {
 	rm_buf hdr = RM_BUF_INIT(CSV_RECORD_MAX);
@@ -90,17 +106,8 @@ int rm_csv_check(const char *path, const char *const *header, size_t n_cols, rm_
 		goto out;
 	}
 	if (st.st_size > 0) {
-		int rfd = open(path, O_RDONLY | O_CLOEXEC);
-		int ok = rfd >= 0 && header_matches(rfd, &hdr, &nl, st.st_size);
-		if (rfd >= 0)
-			close(rfd);
-		if (!ok) {
-			rm_error_set(err, RM_ERR_IO,
-				     "'%s' exists with a different header (another tool's or an "
-				     "older format); move it aside or choose another file with -o",
-				     path);
+		if (check_header(path, &hdr, st.st_size, &nl, err) < 0)
 			goto out;
-		}
 	}
 	ret = 0;
 out:
@@ -169,17 +176,8 @@ int rm_csv_append(const char *path, const char *const *header, size_t n_cols,
 	if (st.st_size == 0) {
 		rm_buf_add(&out, hdr.data, hdr.len);
 	} else {
-		int rfd = open(path, O_RDONLY | O_CLOEXEC);
-		int ok = rfd >= 0 && header_matches(rfd, &hdr, &nl, st.st_size);
-		if (rfd >= 0)
-			close(rfd);
-		if (!ok) {
-			rm_error_set(err, RM_ERR_IO,
-				     "'%s' exists with a different header (another tool's or an "
-				     "older format); move it aside or choose another file with -o",
-				     path);
+		if (check_header(path, &hdr, st.st_size, &nl, err) < 0)
 			goto out;
-		}
 		if (!nl)
 			rm_buf_addch(&out, '\n');
 	}
