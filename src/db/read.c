@@ -9,48 +9,11 @@
 
 #include "backend.h"
 #include "rm/db.h"
+#include "rm/report.h"
 #include "rm/results.h"
 #include "rm/util.h"
 
 /* Reading back */
-
-static const char *const read_cols[] = {"model",
-					"n_gpus",
-					"nnodes",
-					"gpus_per_node",
-					"training_precision",
-					"pipeline",
-					"args",
-					"tags",
-					"docker_file",
-					"base_docker",
-					"docker_sha",
-					"docker_image",
-					"git_commit",
-					"machine_name",
-					"deployment_type",
-					"launcher",
-					"gpu_architecture",
-					"performance",
-					"metric",
-					"relative_change",
-					"status",
-					"build_duration",
-					"test_duration",
-					"dataname",
-					"data_provider_type",
-					"data_size",
-					"data_download_duration",
-					"build_number",
-					"additional_docker_run_options",
-					"timestamp",
-					"run_id",
-					"repeat",
-					"reason",
-					"tunableop",
-					"exit_code",
-					"log_file"};
-#define N_READ_COLS (sizeof(read_cols) / sizeof(read_cols[0]))
 
 struct read_ctx {
 	rm_results *out;
@@ -58,11 +21,12 @@ struct read_ctx {
 	long n;
 };
 
+/* The results come back as perf.csv rows: rm_perf_header's columns, in its order. */
 static int read_row(void *ctx, const char *const *cols, size_t n)
 {
 	struct read_ctx *rc = ctx;
-	if (n == N_READ_COLS)
-		rm_results_add(rc->out, read_cols, cols, n, rc->url, ++rc->n);
+	if (n == RM_PERF_COLS)
+		rm_results_add(rc->out, rm_perf_header, cols, n, rc->url, ++rc->n);
 	return 0;
 }
 
@@ -74,19 +38,20 @@ int rm_db_read_results(rm_db *db, const char *run_id, rm_results *out, rm_error 
 	int ret;
 
 	rm_buf_addstr(&sql, "SELECT ");
-	for (size_t i = 0; i < N_READ_COLS; i++) {
+	for (size_t i = 0; i < RM_PERF_COLS; i++) {
 		if (i)
 			rm_buf_addstr(&sql, ", ");
-		if (!strcmp(read_cols[i], "timestamp")) {
+		if (!strcmp(rm_perf_header[i], "timestamp")) {
 			rm_buf_addf(&sql, db->be->ts_text, "r.ts");
-		} else if (!strcmp(read_cols[i], "performance") ||
-			   !strcmp(read_cols[i], "relative_change") ||
-			   !strcmp(read_cols[i], "build_duration") ||
-			   !strcmp(read_cols[i], "test_duration") ||
-			   !strcmp(read_cols[i], "exit_code") || !strcmp(read_cols[i], "repeat")) {
-			rm_buf_addf(&sql, "CAST(r.%s AS TEXT)", read_cols[i]);
+		} else if (!strcmp(rm_perf_header[i], "performance") ||
+			   !strcmp(rm_perf_header[i], "relative_change") ||
+			   !strcmp(rm_perf_header[i], "build_duration") ||
+			   !strcmp(rm_perf_header[i], "test_duration") ||
+			   !strcmp(rm_perf_header[i], "exit_code") ||
+			   !strcmp(rm_perf_header[i], "repeat")) {
+			rm_buf_addf(&sql, "CAST(r.%s AS TEXT)", rm_perf_header[i]);
 		} else {
-			rm_buf_addf(&sql, "r.%s", read_cols[i]);
+			rm_buf_addf(&sql, "r.%s", rm_perf_header[i]);
 		}
 	}
 	rm_buf_addstr(&sql, " FROM results r JOIN runs u ON u.run_id = r.run_id");

@@ -63,8 +63,8 @@ static int fail_at(const struct yfile *f, const yaml_node_t *n, rm_error *err, c
 			    field[0] ? ": " : "", what);
 }
 
-/* The value node of key in a mapping node (NULL when absent or not a mapping). */
-static yaml_node_t *ymap(struct yfile *f, yaml_node_t *map, const char *key)
+/* The pair of key in a mapping node (NULL when absent or not a mapping). */
+static yaml_node_pair_t *ypair(struct yfile *f, yaml_node_t *map, const char *key)
 {
 	if (!map || map->type != YAML_MAPPING_NODE)
 		return NULL;
@@ -73,24 +73,23 @@ static yaml_node_t *ymap(struct yfile *f, yaml_node_t *map, const char *key)
 		yaml_node_t *k = yaml_document_get_node(&f->doc, p->key);
 		if (k && k->type == YAML_SCALAR_NODE && strlen(key) == k->data.scalar.length &&
 		    !memcmp(k->data.scalar.value, key, k->data.scalar.length))
-			return yaml_document_get_node(&f->doc, p->value);
+			return p;
 	}
 	return NULL;
+}
+
+/* The value node of key in a mapping node (NULL when absent or not a mapping). */
+static yaml_node_t *ymap(struct yfile *f, yaml_node_t *map, const char *key)
+{
+	yaml_node_pair_t *p = ypair(f, map, key);
+	return p ? yaml_document_get_node(&f->doc, p->value) : NULL;
 }
 
 /* The key node itself (for "unknown field" errors). */
 static yaml_node_t *ykey(struct yfile *f, yaml_node_t *map, const char *key)
 {
-	if (!map || map->type != YAML_MAPPING_NODE)
-		return NULL;
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-	     p++) {
-		yaml_node_t *k = yaml_document_get_node(&f->doc, p->key);
-		if (k && k->type == YAML_SCALAR_NODE && strlen(key) == k->data.scalar.length &&
-		    !memcmp(k->data.scalar.value, key, k->data.scalar.length))
-			return k;
-	}
-	return NULL;
+	yaml_node_pair_t *p = ypair(f, map, key);
+	return p ? yaml_document_get_node(&f->doc, p->key) : NULL;
 }
 
 static yaml_node_t *yseq(struct yfile *f, yaml_node_t *seq, size_t i)
