@@ -30,17 +30,22 @@ static void on_signal(int sig)
 	got_signal = sig;
 }
 
-void rm_runner_install_signal_handlers(void)
+static void install_handlers(void (*handler)(int))
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
+	sa.sa_handler = handler;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	/* A closed terminal or a lost SSH session: stop as for SIGTERM, and keep the rows. */
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
+
+void rm_runner_install_signal_handlers(void)
+{
+	install_handlers(on_signal);
 }
 
 /* node-run: SLURM repeats SIGTERM (scancel, then --kill-on-bad-exit when a rank exits) and
@@ -53,14 +58,7 @@ static void on_signal_patient(int sig)
 
 void rm_runner_install_patient_signal_handlers(void)
 {
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal_patient;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	install_handlers(on_signal_patient);
 }
 
 int rm_runner_signal(void)
