@@ -1,6 +1,6 @@
 /*
  * Launchers: where and how a workload runs. The runner knows only this interface; the
- * Engine API (rm/docker.h) is called from src/docker/ and src/launcher/ and nowhere else.
+ * Engine API (rm/engine.h) is called from src/engine/ and src/launcher/ and nowhere else.
  * Each launcher is one file in src/launcher/ and one row in rm_launchers[] (launcher.c).
  *
  * The life of one workload, as the runner drives it:
@@ -247,7 +247,7 @@ void rm_launcher_close(rm_launcher *l); /* safe on a zeroed or closed launcher *
  * (the fingerprint of the skip-build check: build context, Dockerfile, build args, base
  * image). When the registry already has that tag nothing is built or pushed (reused);
  * otherwise it is built as prepare builds it, tagged and pushed, with the credentials of
- * rm_registry_auth (rm/docker.h). Build output and push progress go to req->on_line.
+ * rm_engine_auth (rm/engine.h). Build output and push progress go to req->on_line.
  */
 typedef struct rm_published {
 	char *ref;	   /* "<registry>/<image>:<fingerprint16>" */

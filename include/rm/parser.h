@@ -1,6 +1,6 @@
 /*
  * Log parsers: one small table of functions per workload format, registered in one array,
- * rm_parsers[] (src/parsers/registry.c). Adding a workload is one new file in src/parsers/ and
+ * rm_parsers[] (src/parsers/table.c). Adding a workload is one new file in src/parsers/ and
  * one row in that array; the golden test, the benchmark, `auto` and the seed check all walk it.
  *
  * Feeding (the same for the live stream and `run_models parse`):

@@ -27,7 +27,7 @@ static const struct cmd_entry commands[] = {
     {"node-run", cmd_node_run, NULL},
 };
 
-static void usage(FILE *f)
+static void main_usage(FILE *f)
 {
 	fputs("usage: run_models [run] --tags TAG[,TAG...] [options]\n"
 	      "       run_models <command> [options]\n\ncommands:\n",
@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 
 	if (argc > 1 &&
 	    (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))) {
-		usage(stdout);
+		main_usage(stdout);
 		return RM_EXIT_OK;
 	}
 	if (argc > 1 && !strcmp(argv[1], "--version")) {
@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 				cmd = &commands[i];
 		if (!cmd) {
 			fprintf(stderr, "run_models: error: unknown command '%s'\n\n", argv[1]);
-			usage(stderr);
+			main_usage(stderr);
 			return RM_EXIT_USAGE;
 		}
 		argc--;

@@ -119,11 +119,11 @@ int rm_context_detect(rm_context *ctx, const char *sysfs_root, int use_tools, rm
 	ctx->guest_os = rm_xstrdup("UBUNTU");
 	ctx->obj = json_object();
 
-	detect_kfd(ctx, sysfs_root && *sysfs_root ? sysfs_root : "/sys");
+	rm_context__detect_kfd(ctx, sysfs_root && *sysfs_root ? sysfs_root : "/sys");
 	if (!ctx->gpu_vendor && use_tools)
-		detect_rocminfo(ctx);
+		rm_context__detect_rocminfo(ctx);
 	if (!ctx->gpu_vendor && use_tools)
-		detect_nvidia_smi(ctx);
+		rm_context__detect_nvidia_smi(ctx);
 	sync_obj(ctx);
 	return 0;
 }

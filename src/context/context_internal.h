@@ -11,9 +11,9 @@
 #include "rm/context.h"
 
 /* Each fills vendor, count, architecture and render nodes when it finds GPUs. */
-void detect_kfd(rm_context *ctx, const char *sysfs_root);
-void detect_rocminfo(rm_context *ctx);
-void detect_nvidia_smi(rm_context *ctx);
+void rm_context__detect_kfd(rm_context *ctx, const char *sysfs_root);
+void rm_context__detect_rocminfo(rm_context *ctx);
+void rm_context__detect_nvidia_smi(rm_context *ctx);
 
 /* dockerfile_scan.c: what one Dockerfile says; dockerfile.c caches it per file. */
 #define MAX_ARGS 64
@@ -37,10 +37,10 @@ struct scan {
 };
 
 /* Reads the CONTEXT filter, the ARG defaults and the first FROM of the file at path. */
-int scan_file(const char *path, struct scan *sc, rm_error *err);
-void scan_release(struct scan *sc);
+int rm_context__scan_file(const char *path, struct scan *sc, rm_error *err);
+void rm_context__scan_release(struct scan *sc);
 /* The base image: the context's docker_build_arg BASE_DOCKER, else the ARG default, else
  * the FROM with ARGs expanded; NULL when none. */
-char *effective_base(const struct scan *sc, const rm_context *ctx);
+char *rm_context__effective_base(const struct scan *sc, const rm_context *ctx);
 
 #endif

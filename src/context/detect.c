@@ -72,7 +72,7 @@ static int cmp_node(const void *a, const void *b)
 }
 
 /* AMD GPUs from the KFD topology: each node is a CPU (simd_count 0) or a GPU. */
-void detect_kfd(rm_context *ctx, const char *sysfs_root)
+void rm_context__detect_kfd(rm_context *ctx, const char *sysfs_root)
 {
 	char *dir = rm_xasprintf("%s/class/kfd/kfd/topology/nodes", sysfs_root);
 	struct kfd_node *nodes = NULL;
@@ -129,7 +129,7 @@ void detect_kfd(rm_context *ctx, const char *sysfs_root)
 
 /* rocminfo lists each GPU agent with a "Name: gfx942" line (CPU agents carry the CPU's
  * model name, ISAs start with "amdgcn-"). */
-void detect_rocminfo(rm_context *ctx)
+void rm_context__detect_rocminfo(rm_context *ctx)
 {
 	char line[1024];
 	FILE *p;
@@ -162,7 +162,7 @@ void detect_rocminfo(rm_context *ctx)
 }
 
 /* "NVIDIA H100 80GB HBM3, 9.0" per GPU; compute capability 9.0 is sm_90. */
-void detect_nvidia_smi(rm_context *ctx)
+void rm_context__detect_nvidia_smi(rm_context *ctx)
 {
 	char line[1024];
 	FILE *p;

@@ -215,14 +215,14 @@ static const struct scan *scanned(const char *path, rm_error *err)
 		sc->checked = now;
 		return sc;
 	}
-	scan_release(sc);
+	rm_context__scan_release(sc);
 	slot->val = NULL;
 	sc = rm_xcalloc(1, sizeof(*sc));
 	sc->path = rm_xstrdup(path);
 	sc->st = *st;
 	sc->checked = now;
-	if (scan_file(path, sc, err) < 0) {
-		scan_release(sc);
+	if (rm_context__scan_file(path, sc, err) < 0) {
+		rm_context__scan_release(sc);
 		return NULL;
 	}
 	if (!slot->key) {
@@ -252,7 +252,7 @@ static char *stem_of(const char *path)
 }
 
 /* Fills kept / why_dropped from the CONTEXT filter. */
-static void judge(rm_dockerfile *d, const rm_context *ctx)
+static void dockerfile_judge(rm_dockerfile *d, const rm_context *ctx)
 {
 	rm_buf why = RM_BUF_INIT((size_t)1 << 16);
 	const char *k;
@@ -315,9 +315,9 @@ int rm_dockerfiles_select(const char *prefix, const rm_context *ctx, rm_dockerfi
 		d->path = rm_xstrdup(p);
 		d->stem = stem_of(p);
 		d->context_req = sc->context_req ? json_deep_copy(sc->context_req) : NULL;
-		d->base_image = effective_base(sc, ctx);
+		d->base_image = rm_context__effective_base(sc, ctx);
 		count++;
-		judge(d, ctx);
+		dockerfile_judge(d, ctx);
 		kept += d->kept;
 	}
 	if (count == 0) {
@@ -355,7 +355,7 @@ void rm_dockerfiles_cache_clear(void)
 	}
 	for (size_t i = 0; i < scan_cache.cap; i++) {
 		free(scan_cache.slots[i].key);
-		scan_release(scan_cache.slots[i].val);
+		rm_context__scan_release(scan_cache.slots[i].val);
 	}
 	free(glob_cache.slots);
 	free(scan_cache.slots);

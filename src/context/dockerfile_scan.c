@@ -193,7 +193,7 @@ static const char *context_dict(char *line)
 	return skip_blanks(s);
 }
 
-void scan_release(struct scan *sc)
+void rm_context__scan_release(struct scan *sc)
 {
 	if (!sc)
 		return;
@@ -209,7 +209,7 @@ void scan_release(struct scan *sc)
 }
 
 /* Reads the CONTEXT filter, the ARG defaults and the first FROM of one candidate. */
-int scan_file(const char *path, struct scan *sc, rm_error *err)
+int rm_context__scan_file(const char *path, struct scan *sc, rm_error *err)
 {
 	char line[8192], *unused = NULL;
 	int lineno = 0, truncated = 0;
@@ -283,7 +283,7 @@ int scan_file(const char *path, struct scan *sc, rm_error *err)
  * args a file does not declare). BASE_DOCKER, MAD's convention, wins when declared, as
  * madengine records it; otherwise the expanded FROM.
  */
-char *effective_base(const struct scan *sc, const rm_context *ctx)
+char *rm_context__effective_base(const struct scan *sc, const rm_context *ctx)
 {
 	struct arg_defaults a = {{NULL}, {NULL}, 0};
 	char *out = NULL;

@@ -15,7 +15,7 @@ struct db_stmt {
 };
 
 /* libpq's messages end with a newline and may span lines; keep the first line. */
-static int fail(PGconn *c, const PGresult *res, rm_error *err, const char *what)
+static int postgres_fail(PGconn *c, const PGresult *res, rm_error *err, const char *what)
 {
 	const char *m = res ? PQresultErrorMessage(res) : "";
 	char first[1024];
@@ -38,7 +38,7 @@ static int pg_open(const char *url, void **h, rm_error *err)
 	if (!c)
 		return rm_error_set(err, RM_ERR_INTERNAL, "postgresql: out of memory");
 	if (PQstatus(c) != CONNECTION_OK) {
-		fail(c, NULL, err, "cannot connect");
+		postgres_fail(c, NULL, err, "cannot connect");
 		PQfinish(c);
 		return -1;
 	}
@@ -58,7 +58,7 @@ static int pg_exec(void *h, const char *sql, rm_error *err)
 	int ok =
 	    r && (PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK);
 	if (!ok)
-		fail(h, r, err, "exec");
+		postgres_fail(h, r, err, "exec");
 	PQclear(r);
 	return ok ? 0 : -1;
 }
@@ -92,7 +92,7 @@ static int pg_prepare(void *h, const char *sql, int n_params, db_stmt **out, rm_
 	/* Parameter types are left to the server: it infers them from the target columns. */
 	r = PQprepare(h, s->name, sql, n_params, NULL);
 	if (!r || PQresultStatus(r) != PGRES_COMMAND_OK) {
-		fail(h, r, err, "prepare");
+		postgres_fail(h, r, err, "prepare");
 		PQclear(r);
 		free(s);
 		return -1;
@@ -107,7 +107,7 @@ static int pg_run(db_stmt *s, const char *const *params, size_t *changed, rm_err
 	PGresult *r = PQexecPrepared(s->conn, s->name, s->n_params, params, NULL, NULL, 0);
 	int ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
 	if (!ok)
-		fail(s->conn, r, err, "insert");
+		postgres_fail(s->conn, r, err, "insert");
 	else if (changed)
 		*changed = (size_t)strtoul(PQcmdTuples(r), NULL, 10);
 	PQclear(r);
@@ -133,7 +133,7 @@ static int pg_query(void *h, const char *sql, const char *const *params, int n_p
 	int nr, nc;
 
 	if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) {
-		fail(h, r, err, "query");
+		postgres_fail(h, r, err, "query");
 		PQclear(r);
 		return -1;
 	}

@@ -14,7 +14,7 @@ struct db_stmt {
 	int *index; /* SQLite's index of $1..$n (0: not in the statement) */
 };
 
-static int fail(sqlite3 *db, rm_error *err, const char *what)
+static int sqlite_fail(sqlite3 *db, rm_error *err, const char *what)
 {
 	return rm_error_set(err, RM_ERR_IO, "sqlite: %s: %s", what,
 			    db ? sqlite3_errmsg(db) : "out of memory");
@@ -42,7 +42,7 @@ static int sq_open(const char *url, void **h, rm_error *err)
 	sqlite3_busy_timeout(db, 30000);
 	if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON;", NULL, NULL,
 			 NULL) != SQLITE_OK) {
-		fail(db, err, path);
+		sqlite_fail(db, err, path);
 		sqlite3_close(db);
 		return -1;
 	}
@@ -90,7 +90,7 @@ static int sq_prepare(void *h, const char *sql, int n_params, db_stmt **out, rm_
 	s->db = h;
 	s->n_params = n_params;
 	if (sqlite3_prepare_v2(h, sql, -1, &s->st, NULL) != SQLITE_OK) {
-		fail(h, err, "prepare");
+		sqlite_fail(h, err, "prepare");
 		free(s);
 		return -1;
 	}
@@ -130,7 +130,7 @@ static int bind(sqlite3 *db, sqlite3_stmt *st, const int *index, const char *con
 		rc = params[i] ? sqlite3_bind_text(st, index[i], params[i], -1, SQLITE_STATIC)
 			       : sqlite3_bind_null(st, index[i]);
 		if (rc != SQLITE_OK)
-			return fail(db, err, "bind");
+			return sqlite_fail(db, err, "bind");
 	}
 	return 0;
 }
@@ -143,7 +143,7 @@ static int sq_run(db_stmt *s, const char *const *params, size_t *changed, rm_err
 	while ((rc = sqlite3_step(s->st)) == SQLITE_ROW)
 		;
 	if (rc != SQLITE_DONE) {
-		fail(s->db, err, "insert");
+		sqlite_fail(s->db, err, "insert");
 		sqlite3_reset(s->st);
 		return -1;
 	}
@@ -170,7 +170,7 @@ static int sq_query(void *h, const char *sql, const char *const *params, int n_p
 	int rc, ret = -1, nc, *index = NULL;
 
 	if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
-		return fail(h, err, "query");
+		return sqlite_fail(h, err, "query");
 	index = param_index(st, n_params);
 	if (bind(h, st, index, params, n_params, err) < 0)
 		goto out;
@@ -183,7 +183,7 @@ static int sq_query(void *h, const char *sql, const char *const *params, int n_p
 			break;
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		fail(h, err, "query");
+		sqlite_fail(h, err, "query");
 		goto out;
 	}
 	ret = 0;

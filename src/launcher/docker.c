@@ -1,6 +1,6 @@
 /*
  * The local Docker launcher: one container per workload on this host's engine, through the
- * Engine API (rm/docker.h). Images are built by docker_image.c.
+ * Engine API (rm/engine.h). Images are built by docker_image.c.
  *
  *   start    POST /containers/create (Cmd as an argv array, Env in the body), then the
  *            scripts folder (and the custom data scripts' folders) copied in with PUT
@@ -22,7 +22,7 @@
 #include <jansson.h>
 
 #include "docker_internal.h"
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/launcher.h"
 #include "rm/util.h"
 
@@ -48,13 +48,13 @@ static int docker_open(void **state, const rm_launcher_config *cfg, rm_error *er
 	dl->host[sizeof(dl->host) - 1] = '\0';
 	snprintf(dl->pid, sizeof(dl->pid), "%ld", (long)getpid());
 	snprintf(dl->pid_start, sizeof(dl->pid_start), "%lld", rm_process_start((long)getpid()));
-	if (!cfg->dry_run && rm_docker_open(&dl->d, cfg->docker_host, err) < 0) {
+	if (!cfg->dry_run && rm_engine_open(&dl->d, cfg->docker_host, err) < 0) {
 		free(dl);
 		return -1;
 	}
 	if (dl->d)
-		dl->where = rm_xasprintf("Docker API %s at %s", rm_docker_api_version(dl->d),
-					 rm_docker_host(dl->d));
+		dl->where = rm_xasprintf("Docker API %s at %s", rm_engine_api_version(dl->d),
+					 rm_engine_host(dl->d));
 	*state = dl;
 	return 0;
 }
@@ -65,7 +65,7 @@ static void docker_close(void *state)
 
 	if (!dl)
 		return;
-	rm_docker_close(dl->d);
+	rm_engine_close(dl->d);
 	free(dl->where);
 	free(dl);
 }
@@ -101,7 +101,7 @@ static int copy_scripts(struct docker_launcher *dl, const rm_model *m, const cha
 				   : rm_xasprintf("%s/%s", &RM_WORKSPACE[1], dir);
 	fd = rm_make_temp(&tar_path, err);
 	if (fd >= 0 && rm_tar_tree(src, prefix, fd, err) == 0 &&
-	    rm_docker_put_archive(dl->d, id, "/", tar_path, err) == 0)
+	    rm_engine_put_archive(dl->d, id, "/", tar_path, err) == 0)
 		ret = 0;
 	free(prefix);
 out:
@@ -130,7 +130,7 @@ static int copy_data_scripts(struct docker_launcher *dl, const rm_spec_in *in, c
 		int fd = rm_make_temp(&tar_path, err);
 
 		ret = fd >= 0 && rm_tar_tree(src, prefix, fd, err) == 0 &&
-			      rm_docker_put_archive(dl->d, id, "/", tar_path, err) == 0
+			      rm_engine_put_archive(dl->d, id, "/", tar_path, err) == 0
 			  ? 0
 			  : rm_error_wrap(err, "data script '%s'", script);
 		if (fd >= 0)
@@ -144,7 +144,7 @@ static int copy_data_scripts(struct docker_launcher *dl, const rm_spec_in *in, c
 	return ret;
 }
 
-void docker_label(const struct docker_launcher *dl, json_t *labels)
+void rm_launcher__docker_label(const struct docker_launcher *dl, json_t *labels)
 {
 	json_object_set_new(labels, "run_models", json_string("1"));
 	json_object_set_new(labels, "run_models.run", json_string(dl->cfg.run_id));
@@ -164,8 +164,8 @@ static int docker_start(void *state, const rm_job_spec *spec, rm_job **out, rm_e
 	job->name = rm_xstrdup(spec->name);
 	if (rm_spec_body(spec->in, &body, err) < 0)
 		goto out;
-	docker_label(dl, json_object_get(body, "Labels"));
-	if (rm_docker_create(dl->d, spec->name, body, &job->id, err) < 0)
+	rm_launcher__docker_label(dl, json_object_get(body, "Labels"));
+	if (rm_engine_create(dl->d, spec->name, body, &job->id, err) < 0)
 		goto out;
 	/* From here on the job exists: the caller cleans it up whatever happens next. */
 	*out = job;
@@ -187,15 +187,15 @@ static int docker_stream(void *state, rm_job *job, rm_error *err)
 	struct docker_launcher *dl = state;
 	const rm_job_spec *s = job->spec;
 	int rc =
-	    rm_docker_attach_start(dl->d, job->id, 0, s->on_output, s->ud, s->poll, s->ud, err);
+	    rm_engine_attach_start(dl->d, job->id, 0, s->on_output, s->ud, s->poll, s->ud, err);
 
-	return rc == RM_DOCKER_CANCELLED ? RM_LAUNCH_STOPPED : rc;
+	return rc == RM_ENGINE_CANCELLED ? RM_LAUNCH_STOPPED : rc;
 }
 
 static int docker_stop(void *state, rm_job *job, rm_error *err)
 {
 	struct docker_launcher *dl = state;
-	return rm_docker_kill(dl->d, job->id, "SIGKILL", err);
+	return rm_engine_kill(dl->d, job->id, "SIGKILL", err);
 }
 
 struct wait_budget {
@@ -216,14 +216,14 @@ static int docker_wait(void *state, rm_job *job, double timeout, long *status, r
 	struct docker_launcher *dl = state;
 	struct wait_budget w = {job->spec, timeout > 0 ? rm_now() + timeout : 0};
 
-	return rm_docker_wait(dl->d, job->id, "not-running", status, wait_poll, &w, err);
+	return rm_engine_wait(dl->d, job->id, "not-running", status, wait_poll, &w, err);
 }
 
 static int docker_fetch(void *state, rm_job *job, const char *path, int fd, size_t max,
 			rm_error *err)
 {
 	struct docker_launcher *dl = state;
-	return rm_docker_get_archive(dl->d, job->id, path, fd, max, err);
+	return rm_engine_get_archive(dl->d, job->id, path, fd, max, err);
 }
 
 static int docker_cleanup(void *state, rm_job *job, int keep, rm_error *err)
@@ -233,7 +233,7 @@ static int docker_cleanup(void *state, rm_job *job, int keep, rm_error *err)
 
 	if (!job)
 		return 0;
-	if (!keep && job->id && rm_docker_remove(dl->d, job->id, err) < 0)
+	if (!keep && job->id && rm_engine_remove(dl->d, job->id, err) < 0)
 		ret = rm_error_wrap(err, "could not remove container '%s'", job->name);
 	free(job->id);
 	free(job->name);
@@ -247,11 +247,11 @@ static int docker_sweep(void *state, rm_error *err)
 	char *label = rm_xasprintf("run_models.run=%s", dl->cfg.run_id);
 	char **ids = NULL;
 	size_t n = 0;
-	int ret = rm_docker_list_by_label(dl->d, label, &ids, &n, err);
+	int ret = rm_engine_list_by_label(dl->d, label, &ids, &n, err);
 
 	for (size_t i = 0; i < n; i++) { /* n is 0 when the listing failed */
 		rm_error rerr = RM_ERROR_INIT;
-		if (rm_docker_remove(dl->d, ids[i], &rerr) < 0)
+		if (rm_engine_remove(dl->d, ids[i], &rerr) < 0)
 			ret = rm_error_set(err, rerr.kind, "could not remove container %s: %s",
 					   ids[i], rerr.msg);
 	}
@@ -291,7 +291,7 @@ static int docker_reap(void *state, size_t *n, rm_error *err)
 	int ret = 0;
 
 	*n = 0;
-	if (rm_docker_list_containers(dl->d, "run_models=1", &list, err) < 0)
+	if (rm_engine_list_containers(dl->d, "run_models=1", &list, err) < 0)
 		return -1;
 	json_array_foreach (list, i, c) {
 		json_t *labels = json_object_get(c, "Labels");
@@ -302,7 +302,7 @@ static int docker_reap(void *state, size_t *n, rm_error *err)
 		rm_error rerr = RM_ERROR_INIT;
 		if (!id || !runner_gone(dl, labels))
 			continue;
-		if (rm_docker_remove(dl->d, id, &rerr) < 0) {
+		if (rm_engine_remove(dl->d, id, &rerr) < 0) {
 			ret = rm_error_set(err, rerr.kind,
 					   "could not remove leftover container %s: %s",
 					   name ? name : id, rerr.msg);
@@ -332,7 +332,7 @@ static void docker_probe(const char *host, rm_probe *out)
 	rm_docker *d = NULL;
 	json_t *ver = NULL;
 
-	if (rm_docker_open(&d, host, &err) < 0) {
+	if (rm_engine_open(&d, host, &err) < 0) {
 		/* The client's message ends with the generic advice; the action says it once,
 		 * more concretely. */
 		char *advice = strstr(err.msg, ": start dockerd, or set DOCKER_HOST");
@@ -355,11 +355,11 @@ static void docker_probe(const char *host, rm_probe *out)
 				       "running one");
 		return;
 	}
-	if (rm_docker_version(d, &ver, &err) < 0) {
+	if (rm_engine_version(d, &ver, &err) < 0) {
 		out->status = "WARN";
 		out->detail =
 		    rm_xasprintf("the engine at %s answers /_ping (API %s) but not /version: %s",
-				 rm_docker_host(d), rm_docker_api_version(d), err.msg);
+				 rm_engine_host(d), rm_engine_api_version(d), err.msg);
 		out->action = rm_xstrdup("check the engine's log (journalctl -u docker)");
 	} else {
 		const char *v = json_string_value(json_object_get(ver, "Version"));
@@ -368,10 +368,10 @@ static void docker_probe(const char *host, rm_probe *out)
 		out->status = "OK";
 		out->detail = rm_xasprintf("engine %s (API %s) at %s; run_models speaks API %s",
 					   v ? v : "unknown", api ? api : "unknown",
-					   rm_docker_host(d), rm_docker_api_version(d));
+					   rm_engine_host(d), rm_engine_api_version(d));
 	}
 	json_decref(ver);
-	rm_docker_close(d);
+	rm_engine_close(d);
 }
 
 const rm_launcher_ops rm_launcher_docker = {
@@ -380,7 +380,7 @@ const rm_launcher_ops rm_launcher_docker = {
     .open = docker_open,
     .close = docker_close,
     .where = docker_where,
-    .prepare = rm_docker_launcher_prepare,
+    .prepare = rm_engine_launcher_prepare,
     .start = docker_start,
     .stream = docker_stream,
     .stop = docker_stop,
@@ -390,6 +390,6 @@ const rm_launcher_ops rm_launcher_docker = {
     .sweep = docker_sweep,
     .reap = docker_reap,
     .describe = docker_describe,
-    .plan = rm_docker_launcher_plan,
+    .plan = rm_engine_launcher_plan,
     .probe = docker_probe,
 };

@@ -10,15 +10,15 @@
 
 #include "docker_internal.h"
 #include "rm/util.h"
-#include "rm/docker.h"
+#include "rm/engine.h"
 
 #define FINGERPRINT_LABEL "run_models.fingerprint"
 
 /* SHA-256 over the build context's metadata (rm_tar_context_fingerprint), the Dockerfile
  * name, the build args and the id of the base image as the engine has it now (a re-pulled
  * base makes a new fingerprint). */
-int docker_fingerprint(struct docker_launcher *dl, const rm_image_req *req, char out[65],
-		       rm_error *err)
+int rm_launcher__docker_fingerprint(struct docker_launcher *dl, const rm_image_req *req,
+				    char out[65], rm_error *err)
 {
 	rm_hash *h = rm_hash_new();
 	char *js = json_dumps(req->buildargs, JSON_COMPACT | JSON_SORT_KEYS), *df_name = NULL;
@@ -33,7 +33,7 @@ int docker_fingerprint(struct docker_launcher *dl, const rm_image_req *req, char
 		if (js)
 			rm_hash_update(h, js, strlen(js) + 1);
 		if (base_image && strcmp(base_image, "scratch") &&
-		    rm_docker_image_inspect(dl->d, base_image, &base, &ierr) == 0) {
+		    rm_engine_image_inspect(dl->d, base_image, &base, &ierr) == 0) {
 			const char *id = json_string_value(json_object_get(base, "Id"));
 			if (id)
 				rm_hash_update(h, id, strlen(id));
@@ -53,7 +53,7 @@ static int image_is_current(struct docker_launcher *dl, const char *image, const
 	rm_error ierr = RM_ERROR_INIT;
 	int current = 0;
 
-	if (rm_docker_image_inspect(dl->d, image, &img, &ierr) == 0) {
+	if (rm_engine_image_inspect(dl->d, image, &img, &ierr) == 0) {
 		json_t *labels = json_object_get(json_object_get(img, "Config"), "Labels");
 		const char *have = json_string_value(json_object_get(labels, FINGERPRINT_LABEL));
 		const char *id = json_string_value(json_object_get(img, "Id"));
@@ -79,14 +79,14 @@ static char *local_id(struct docker_launcher *dl, const char *ref)
 	rm_error ierr = RM_ERROR_INIT;
 	char *id = NULL;
 
-	if (rm_docker_image_inspect(dl->d, ref, &img, &ierr) == 0)
+	if (rm_engine_image_inspect(dl->d, ref, &img, &ierr) == 0)
 		id = rm_xstrdup(json_string_value(json_object_get(img, "Id")));
 	json_decref(img);
 	return id;
 }
 
 /* Pulls an image the engine lacks, as `docker run` would: ":latest" when ref names no tag
- * (a digest pins exactly what runs), credentials as for pushes (rm_registry_auth). */
+ * (a digest pins exactly what runs), credentials as for pushes (rm_engine_auth). */
 static int pull_given(struct docker_launcher *dl, const rm_image_req *req, char **image_id,
 		      rm_error *err)
 {
@@ -102,11 +102,11 @@ static int pull_given(struct docker_launcher *dl, const rm_image_req *req, char 
 	}
 	ref = tag ? rm_xstrdup(req->image) : rm_xasprintf("%s:latest", req->image);
 	reg = rm_image_ref_registry(ref);
-	if (rm_registry_auth(reg, &auth, &src, err) < 0)
+	if (rm_engine_auth(reg, &auth, &src, err) < 0)
 		goto out;
 	o.auth = auth;
 	rm_info("pulling '%s' from %s (credentials: %s)", ref, reg, src);
-	if (rm_docker_image_pull(dl->d, ref, &o, NULL, err) < 0)
+	if (rm_engine_image_pull(dl->d, ref, &o, NULL, err) < 0)
 		goto out;
 	if (!(*image_id = local_id(dl, ref))) {
 		rm_error_set(err, RM_ERR_DOCKER, "pulled '%s' but the engine does not list it",
@@ -119,8 +119,8 @@ out:
 		rm_error_wrap(err,
 			      "image '%s' is not on the engine at %s and pulling it failed (check "
 			      "the name, the registry and its credentials)",
-			      req->image, rm_docker_host(dl->d));
-	rm_registry_auth_free(auth);
+			      req->image, rm_engine_host(dl->d));
+	rm_engine_auth_free(auth);
 	free(reg);
 	free(ref);
 	free(tag);
@@ -147,7 +147,7 @@ static int given_image(struct docker_launcher *dl, const rm_image_req *req, char
 	return 0;
 }
 
-int rm_docker_launcher_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
+int rm_engine_launcher_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
 			       rm_error *err)
 {
 	struct docker_launcher *dl = state;
@@ -164,7 +164,7 @@ int rm_docker_launcher_prepare(void *state, const rm_image_req *req, char **imag
 	/* The image is up to date when its fingerprint label matches the context, the build
 	 * args and the base image as they are now: skip the build (a fully cached build still
 	 * costs the engine a context upload and a cache lookup per step). */
-	if (docker_fingerprint(dl, req, fp, err) < 0) {
+	if (rm_launcher__docker_fingerprint(dl, req, fp, err) < 0) {
 		rm_error_wrap(err, "build context '%s'", ctx_dir);
 		goto out;
 	}
@@ -207,7 +207,7 @@ int rm_docker_launcher_prepare(void *state, const rm_image_req *req, char **imag
 	    .cancel = req->poll,
 	    .cancel_ud = req->ud,
 	};
-	ret = rm_docker_build(dl->d, &bo, image_id, err);
+	ret = rm_engine_build(dl->d, &bo, image_id, err);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -219,7 +219,7 @@ out:
 	return ret;
 }
 
-void rm_docker_launcher_plan(void *state, const rm_image_req *req, const rm_job_spec *spec,
+void rm_engine_launcher_plan(void *state, const rm_image_req *req, const rm_job_spec *spec,
 			     FILE *out)
 {
 	json_t *body = NULL;

@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/launcher.h"
 
 struct docker_launcher {
@@ -21,16 +21,16 @@ struct docker_launcher {
 };
 
 /* Adds the run's and the runner's labels to a labels object. */
-void docker_label(const struct docker_launcher *dl, json_t *labels);
+void rm_launcher__docker_label(const struct docker_launcher *dl, json_t *labels);
 
 /* The image's fingerprint (64 hex digits): build context metadata, Dockerfile name, build
  * args, base image id. */
-int docker_fingerprint(struct docker_launcher *dl, const rm_image_req *req, char out[65],
-		       rm_error *err);
+int rm_launcher__docker_fingerprint(struct docker_launcher *dl, const rm_image_req *req,
+				    char out[65], rm_error *err);
 
-int rm_docker_launcher_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
+int rm_engine_launcher_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
 			       rm_error *err);
-void rm_docker_launcher_plan(void *state, const rm_image_req *req, const rm_job_spec *spec,
+void rm_engine_launcher_plan(void *state, const rm_image_req *req, const rm_job_spec *spec,
 			     FILE *out);
 
 extern const rm_launcher_ops rm_launcher_docker;

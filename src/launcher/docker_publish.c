@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "docker_internal.h"
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/launcher.h"
 #include "rm/util.h"
 
@@ -23,7 +23,7 @@ void rm_published_release(rm_published *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static void say(const rm_image_req *req, const char *msg)
+static void docker_publish_say(const rm_image_req *req, const char *msg)
 {
 	if (req->on_line)
 		req->on_line(req->ud, msg, strlen(msg));
@@ -36,13 +36,13 @@ static int build_and_push(struct docker_launcher *dl, const rm_image_req *req, c
 	rm_image_xfer_opts o = {auth, req->on_line, req->ud, req->poll, req->ud};
 	double t0 = rm_now();
 
-	if (rm_docker_launcher_prepare(dl, req, &out->image_id, &out->cached, err) < 0)
+	if (rm_engine_launcher_prepare(dl, req, &out->image_id, &out->cached, err) < 0)
 		return -1;
 	out->build_s = rm_now() - t0;
 	t0 = rm_now();
 	rm_info("pushing '%s'", out->ref);
-	if (rm_docker_image_tag(dl->d, out->image_id, out->ref, err) < 0 ||
-	    rm_docker_image_push(dl->d, out->ref, &o, &out->digest, err) < 0)
+	if (rm_engine_image_tag(dl->d, out->image_id, out->ref, err) < 0 ||
+	    rm_engine_image_push(dl->d, out->ref, &o, &out->digest, err) < 0)
 		return rm_error_wrap(err, "cannot push '%s'", out->ref);
 	out->push_s = rm_now() - t0;
 	return 0;
@@ -60,16 +60,16 @@ int rm_launcher_publish(rm_launcher *l, const rm_image_req *req, const char *reg
 	if (l->ops != &rm_launcher_docker || !dl->d)
 		return rm_error_set(err, RM_ERR_INTERNAL,
 				    "images are pushed by the Docker launcher");
-	if (docker_fingerprint(dl, req, fp, err) < 0)
+	if (rm_launcher__docker_fingerprint(dl, req, fp, err) < 0)
 		return rm_error_wrap(err, "build context '%s'", req->model->dockercontext);
 	out->fingerprint = rm_xstrdup(fp);
 	out->ref = rm_xasprintf("%s/%s:%.16s", registry, req->image, fp);
 	host = rm_image_ref_registry(out->ref);
-	if (rm_registry_auth(host, &auth, &src, err) < 0)
+	if (rm_engine_auth(host, &auth, &src, err) < 0)
 		goto out;
 	/* --clean-docker-cache rebuilds and pushes whatever the registry has. */
 	r = req->nocache ? 1
-			 : rm_docker_distribution_digest(dl->d, out->ref, auth, &out->digest, err);
+			 : rm_engine_distribution_digest(dl->d, out->ref, auth, &out->digest, err);
 	if (r < 0) {
 		rm_error_wrap(err, "cannot ask registry '%s' for '%s' (credentials: %s)", registry,
 			      out->ref, src);
@@ -80,7 +80,7 @@ int rm_launcher_publish(rm_launcher *l, const rm_image_req *req, const char *reg
 		msg = rm_xasprintf("run_models: registry '%s' has '%s' (%s), the fingerprint of "
 				   "'%s' and its context: nothing built or pushed",
 				   registry, out->ref, out->digest, req->df->path);
-		say(req, msg);
+		docker_publish_say(req, msg);
 		free(msg);
 		rm_info("'%s' is in the registry already; build skipped", out->ref);
 		ret = 0;
@@ -88,7 +88,7 @@ int rm_launcher_publish(rm_launcher *l, const rm_image_req *req, const char *reg
 	}
 	ret = build_and_push(dl, req, auth, out, err);
 out:
-	rm_registry_auth_free(auth);
+	rm_engine_auth_free(auth);
 	free(host);
 	return ret;
 }

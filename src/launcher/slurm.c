@@ -112,7 +112,7 @@ static void slurm_close(void *state)
 	rm_launcher_close(&sl->docker);
 	free(sl->finals);
 	for (size_t i = 0; i < sl->n_subs; i++)
-		slurm_sub_release(&sl->subs[i]);
+		rm_launcher__slurm_sub_release(&sl->subs[i]);
 	free(sl->subs);
 	rm_strv_free(sl->img_names);
 	rm_strv_free(sl->img_ids);
@@ -133,7 +133,7 @@ static const char *slurm_where(void *state)
 	return ((struct slurm_launcher *)state)->where;
 }
 
-static void say(const rm_image_req *req, const char *msg)
+static void slurm_say(const rm_image_req *req, const char *msg)
 {
 	if (req->on_line)
 		req->on_line(req->ud, msg, strlen(msg));
@@ -154,7 +154,7 @@ static int slurm_prepare(void *state, const rm_image_req *req, char **image_id, 
 		char *msg = rm_xasprintf("run_models: image '%s': each SLURM node pulls it when "
 					 "its engine lacks it",
 					 req->image);
-		say(req, msg);
+		slurm_say(req, msg);
 		free(msg);
 		*image_id = rm_xstrdup(req->image);
 		*cached = 1;
@@ -175,7 +175,7 @@ static int slurm_prepare(void *state, const rm_image_req *req, char **image_id, 
 	return 0;
 }
 
-long slurm_gpus_per_node(const struct slurm_launcher *sl, const rm_spec_in *in)
+long rm_launcher__slurm_gpus_per_node(const struct slurm_launcher *sl, const rm_spec_in *in)
 {
 	return rm_slurm_gpus_per_node(&sl->sc, in->model->n_gpus, in->ctx->n_gpus);
 }
@@ -187,7 +187,7 @@ static void slurm_describe(void *state, const rm_spec_in *in, rm_launch_desc *ou
 	out->deployment_type = "slurm";
 	out->launcher = sl->dc.launcher ? sl->dc.launcher : RM_SLURM_DEFAULT_LAUNCHER;
 	out->nnodes = sl->sc.nodes;
-	out->gpus_per_node = slurm_gpus_per_node(sl, in);
+	out->gpus_per_node = rm_launcher__slurm_gpus_per_node(sl, in);
 }
 
 /* --dry-run: the image (as the Docker launcher would make it, and each node runs it) and
@@ -199,11 +199,11 @@ static void slurm_plan(void *state, const rm_image_req *req, const rm_job_spec *
 	char *text = NULL;
 	rm_error err = RM_ERROR_INIT;
 
-	rm_docker_launcher_plan(NULL, req, spec, out);
-	slurm_names(sl, spec, &sub.key, &sub.log_base);
+	rm_engine_launcher_plan(NULL, req, spec, out);
+	rm_launcher__slurm_names(sl, spec, &sub.key, &sub.log_base);
 	sub.batch_log = rm_xasprintf("%s.batch.log", sub.log_base);
 	sub.script = rm_xasprintf("%s.sbatch", sub.log_base);
-	if (slurm_script_for(sl, &spec, &sub, 1, sub.batch_log, &text, &err) < 0) {
+	if (rm_launcher__slurm_script_for(sl, &spec, &sub, 1, sub.batch_log, &text, &err) < 0) {
 		fprintf(out, "  would fail: %s\n", err.msg);
 	} else {
 		fprintf(out, "  %s %s, with the batch script (kept there):\n",
@@ -215,7 +215,7 @@ static void slurm_plan(void *state, const rm_image_req *req, const rm_job_spec *
 		}
 	}
 	free(text);
-	slurm_sub_release(&sub);
+	rm_launcher__slurm_sub_release(&sub);
 }
 
 /* Cancels the jobs whose comment starts with prefix and pass keep; *n counts them. */
@@ -259,7 +259,7 @@ static int slurm_sweep(void *state, rm_error *err)
 }
 
 /* A comment naming a runner on this host that is gone (kill -9, a reboot). */
-static int runner_gone(const char *comment)
+static int slurm_runner_gone(const char *comment)
 {
 	char host[256], me[256];
 	long pid;
@@ -278,7 +278,7 @@ static int slurm_reap(void *state, size_t *n, rm_error *err)
 {
 	(void)state;
 	*n = 0;
-	return cancel_mine("run_models.run=", runner_gone, n, err);
+	return cancel_mine("run_models.run=", slurm_runner_gone, n, err);
 }
 
 /* doctor: only on a host with SLURM's commands (elsewhere there is nothing to say). */
@@ -318,16 +318,16 @@ const rm_launcher_ops rm_launcher_slurm = {
     .close = slurm_close,
     .where = slurm_where,
     .prepare = slurm_prepare,
-    .start = slurm_start,
-    .stream = slurm_stream,
-    .stop = slurm_stop,
-    .wait = slurm_wait,
-    .fetch = slurm_fetch,
-    .cleanup = slurm_cleanup,
+    .start = rm_launcher__slurm_start,
+    .stream = rm_launcher__slurm_stream,
+    .stop = rm_launcher__slurm_stop,
+    .wait = rm_launcher__slurm_wait,
+    .fetch = rm_launcher__slurm_fetch,
+    .cleanup = rm_launcher__slurm_cleanup,
     .sweep = slurm_sweep,
     .reap = slurm_reap,
     .describe = slurm_describe,
     .plan = slurm_plan,
     .probe = slurm_probe,
-    .submit_all = slurm_submit_all,
+    .submit_all = rm_launcher__slurm_submit_all,
 };

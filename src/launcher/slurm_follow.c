@@ -26,7 +26,7 @@
 #define FINAL_WAIT	  30.0	/* seconds for sacct to list a job that has left the queue */
 #define RESULT_MAX	  ((size_t)1 << 20)
 
-void slurm_nap(double s)
+void rm_launcher__slurm_nap(double s)
 {
 	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
 	nanosleep(&ts, NULL); /* a signal ends it early */
@@ -106,7 +106,7 @@ static int all_results(const rm_job *job)
 	return 1;
 }
 
-int slurm_check(rm_job *job, rm_error *err)
+int rm_launcher__slurm_check(rm_job *job, rm_error *err)
 {
 	rm_slurm_job_state *v = NULL;
 	size_t n = 0;
@@ -186,7 +186,7 @@ static void tell_running(rm_job *job, size_t got)
 	}
 }
 
-int slurm_stream(void *state, rm_job *job, rm_error *err)
+int rm_launcher__slurm_stream(void *state, rm_job *job, rm_error *err)
 {
 	const rm_job_spec *s = job->spec;
 
@@ -198,7 +198,7 @@ int slurm_stream(void *state, rm_job *job, rm_error *err)
 		double now = rm_now();
 		tell_running(job, got);
 		if (now >= job->next_check) {
-			if (slurm_check(job, err) < 0)
+			if (rm_launcher__slurm_check(job, err) < 0)
 				return -1;
 			tell_running(job, 0);
 			job->next_check =
@@ -213,7 +213,7 @@ int slurm_stream(void *state, rm_job *job, rm_error *err)
 		if (s->poll && s->poll(s->ud))
 			return RM_LAUNCH_STOPPED;
 		if (!got)
-			slurm_nap(0.1);
+			rm_launcher__slurm_nap(0.1);
 	}
 }
 
@@ -307,7 +307,7 @@ static int final_state(rm_job *job, double timeout, rm_slurm_job_state *out, rm_
 					    "%s left the queue but %s gives no final state for it",
 					    id, source);
 		}
-		slurm_nap(0.5);
+		rm_launcher__slurm_nap(0.5);
 	}
 }
 
@@ -348,7 +348,7 @@ static int by_results(rm_job *job, long *status, rm_error *err)
 	return RM_LAUNCH_FAILED;
 }
 
-int slurm_wait(void *state, rm_job *job, double timeout, long *status, rm_error *err)
+int rm_launcher__slurm_wait(void *state, rm_job *job, double timeout, long *status, rm_error *err)
 {
 	rm_slurm_job_state js;
 	json_t *r0;
@@ -358,10 +358,10 @@ int slurm_wait(void *state, rm_job *job, double timeout, long *status, rm_error 
 	(void)state;
 	*status = -1;
 	while (job->queued && !rm_interrupt_pending()) { /* normally gone after stream */
-		if (slurm_check(job, err) < 0)
+		if (rm_launcher__slurm_check(job, err) < 0)
 			return -1;
 		if (job->queued)
-			slurm_nap(0.2);
+			rm_launcher__slurm_nap(0.2);
 	}
 	if (job->queued)
 		return rm_error_set(err, RM_ERR_IO, "interrupted");
@@ -383,7 +383,8 @@ int slurm_wait(void *state, rm_job *job, double timeout, long *status, rm_error 
 }
 
 /* Only what rank 0's runner copied out of its container: the multiple_results file. */
-int slurm_fetch(void *state, rm_job *job, const char *path, int fd, size_t max, rm_error *err)
+int rm_launcher__slurm_fetch(void *state, rm_job *job, const char *path, int fd, size_t max,
+			     rm_error *err)
 {
 	json_t *r0 = result(job, 0);
 	const char *have = json_string_value(json_object_get(r0, "results_path"));

@@ -77,30 +77,32 @@ struct rm_job {
 };
 
 /* slurm.c */
-long slurm_gpus_per_node(const struct slurm_launcher *sl, const rm_spec_in *in);
+long rm_launcher__slurm_gpus_per_node(const struct slurm_launcher *sl, const rm_spec_in *in);
 
 /* slurm_submit.c */
-void slurm_sub_release(struct slurm_sub *s);
+void rm_launcher__slurm_sub_release(struct slurm_sub *s);
 /* The workload's key and log base from its spec (names as the runner's logs). */
-void slurm_names(const struct slurm_launcher *sl, const rm_job_spec *spec, char **key,
-		 char **log_base);
+void rm_launcher__slurm_names(const struct slurm_launcher *sl, const rm_job_spec *spec, char **key,
+			      char **log_base);
 /* The batch script of subs[0..n) (an array when n > 1); caller frees. */
-int slurm_script_for(struct slurm_launcher *sl, const rm_job_spec *const *specs,
-		     const struct slurm_sub *subs, size_t n, const char *batch_log, char **text,
-		     rm_error *err);
-int slurm_submit_all(void *state, const rm_job_spec *const *specs, size_t n, rm_error *err);
-int slurm_start(void *state, const rm_job_spec *spec, rm_job **job, rm_error *err);
-int slurm_stop(void *state, rm_job *job, rm_error *err);
-int slurm_cleanup(void *state, rm_job *job, int keep, rm_error *err);
+int rm_launcher__slurm_script_for(struct slurm_launcher *sl, const rm_job_spec *const *specs,
+				  const struct slurm_sub *subs, size_t n, const char *batch_log,
+				  char **text, rm_error *err);
+int rm_launcher__slurm_submit_all(void *state, const rm_job_spec *const *specs, size_t n,
+				  rm_error *err);
+int rm_launcher__slurm_start(void *state, const rm_job_spec *spec, rm_job **job, rm_error *err);
+int rm_launcher__slurm_stop(void *state, rm_job *job, rm_error *err);
+int rm_launcher__slurm_cleanup(void *state, rm_job *job, int keep, rm_error *err);
 
 /* slurm_follow.c */
-int slurm_stream(void *state, rm_job *job, rm_error *err);
-int slurm_wait(void *state, rm_job *job, double timeout, long *status, rm_error *err);
-int slurm_fetch(void *state, rm_job *job, const char *path, int fd, size_t max, rm_error *err);
+int rm_launcher__slurm_stream(void *state, rm_job *job, rm_error *err);
+int rm_launcher__slurm_wait(void *state, rm_job *job, double timeout, long *status, rm_error *err);
+int rm_launcher__slurm_fetch(void *state, rm_job *job, const char *path, int fd, size_t max,
+			     rm_error *err);
 /* Asks the queue (or the shell, inside an allocation) whether the job still runs: 0, or -1
  * when it cannot be known or the job can never start (err). */
-int slurm_check(rm_job *job, rm_error *err);
+int rm_launcher__slurm_check(rm_job *job, rm_error *err);
 /* Sleeps s seconds (less when a signal comes). */
-void slurm_nap(double s);
+void rm_launcher__slurm_nap(double s);
 
 #endif

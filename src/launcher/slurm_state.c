@@ -93,7 +93,7 @@ int rm_slurm_parse_sbatch(const char *out, long *job_id, rm_error *err)
 	return r;
 }
 
-static void push(rm_slurm_job_state **v, size_t *n, const rm_slurm_job_state *js)
+static void slurm_state_push(rm_slurm_job_state **v, size_t *n, const rm_slurm_job_state *js)
 {
 	/* Capacity doubles at each power of two (8 at least): arrays of thousands stay cheap. */
 	if ((*n & (*n - 1)) == 0)
@@ -140,7 +140,7 @@ static int add_ids(const char *id, size_t len, rm_slurm_job_state t, rm_slurm_jo
 		goto out;
 	if (!us) {
 		t.array_task = -1;
-		push(v, n, &t);
+		slurm_state_push(v, n, &t);
 		ret = 0;
 		goto out;
 	}
@@ -172,7 +172,7 @@ static int add_ids(const char *id, size_t len, rm_slurm_job_state t, rm_slurm_jo
 			goto out;
 		for (long k = lo; k <= hi; k++) {
 			t.array_task = k;
-			push(v, n, &t);
+			slurm_state_push(v, n, &t);
 		}
 		item = comma ? comma + 1 : NULL;
 	}

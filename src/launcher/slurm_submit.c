@@ -27,7 +27,7 @@
 
 extern char **environ;
 
-void slurm_sub_release(struct slurm_sub *s)
+void rm_launcher__slurm_sub_release(struct slurm_sub *s)
 {
 	free(s->name);
 	free(s->key);
@@ -43,8 +43,8 @@ static const char *base_name(const char *p)
 	return slash ? slash + 1 : p;
 }
 
-void slurm_names(const struct slurm_launcher *sl, const rm_job_spec *spec, char **key,
-		 char **log_base)
+void rm_launcher__slurm_names(const struct slurm_launcher *sl, const rm_job_spec *spec, char **key,
+			      char **log_base)
 {
 	char *prefix = rm_xasprintf("run_models-%s-", sl->cfg.run_id);
 	const char *live = spec->log_file ? base_name(spec->log_file) : NULL;
@@ -126,9 +126,9 @@ static int write_job_file(struct slurm_launcher *sl, rm_error *err)
 
 /* ---- the batch script ---- */
 
-int slurm_script_for(struct slurm_launcher *sl, const rm_job_spec *const *specs,
-		     const struct slurm_sub *subs, size_t n, const char *batch_log, char **text,
-		     rm_error *err)
+int rm_launcher__slurm_script_for(struct slurm_launcher *sl, const rm_job_spec *const *specs,
+				  const struct slurm_sub *subs, size_t n, const char *batch_log,
+				  char **text, rm_error *err)
 {
 	rm_slurm_task *tasks = rm_xcalloc(n, sizeof(*tasks));
 	char *argv[] = {sl->self,     (char *)"node-run",   (char *)"--job",
@@ -152,7 +152,7 @@ int slurm_script_for(struct slurm_launcher *sl, const rm_job_spec *const *specs,
 			    .batch_log = batch_log,
 			    .sc = &sl->sc,
 			    .dc = &sl->dc,
-			    .gpus_per_node = slurm_gpus_per_node(sl, specs[0]->in),
+			    .gpus_per_node = rm_launcher__slurm_gpus_per_node(sl, specs[0]->in),
 			    .tasks = tasks,
 			    .n_tasks = n,
 			    .task_argv = argv,
@@ -176,7 +176,7 @@ static int submit_group(struct slurm_launcher *sl, const rm_job_spec *const *spe
 
 	for (size_t i = 0; i < n; i++) {
 		subs[i].name = rm_xstrdup(specs[i]->name);
-		slurm_names(sl, specs[i], &subs[i].key, &subs[i].log_base);
+		rm_launcher__slurm_names(sl, specs[i], &subs[i].key, &subs[i].log_base);
 	}
 	if (n == 1) {
 		script = rm_xasprintf("%s.sbatch", subs[0].log_base);
@@ -187,7 +187,7 @@ static int submit_group(struct slurm_launcher *sl, const rm_job_spec *const *spe
 		batch_log = rm_xasprintf("%s/%s.array%zu.task%%a.batch.log", sl->log_dir,
 					 sl->cfg.run_id, sl->n_arrays);
 	}
-	if (slurm_script_for(sl, specs, subs, n, batch_log, &text, err) < 0 ||
+	if (rm_launcher__slurm_script_for(sl, specs, subs, n, batch_log, &text, err) < 0 ||
 	    rm_write_file_atomic(script, text, strlen(text), 0644, err) < 0 ||
 	    rm_slurm_submit(script, &job_id, err) < 0)
 		goto out;
@@ -213,7 +213,7 @@ static int submit_group(struct slurm_launcher *sl, const rm_job_spec *const *spe
 	ret = 0;
 out:
 	for (size_t i = 0; i < n; i++)
-		slurm_sub_release(&subs[i]);
+		rm_launcher__slurm_sub_release(&subs[i]);
 	free(subs);
 	free(text);
 	free(script);
@@ -233,7 +233,8 @@ static int refuse_keep_alive(const rm_job_spec *spec, rm_error *err)
 /* Every workload at once: one-node workloads as arrays (one per GPU request, at most
  * MAX_ARRAY tasks each), others as jobs of their own. Inside an allocation nothing is
  * submitted: start runs each in turn. */
-int slurm_submit_all(void *state, const rm_job_spec *const *specs, size_t n, rm_error *err)
+int rm_launcher__slurm_submit_all(void *state, const rm_job_spec *const *specs, size_t n,
+				  rm_error *err)
 {
 	struct slurm_launcher *sl = state;
 	size_t *done = rm_xcalloc(n + 1, sizeof(*done)), ndone = 0;
@@ -245,19 +246,19 @@ int slurm_submit_all(void *state, const rm_job_spec *const *specs, size_t n, rm_
 	for (size_t i = 0; i < n && ret == 0; i++) {
 		struct slurm_sub sub = {0};
 		ret = refuse_keep_alive(specs[i], err);
-		slurm_names(sl, specs[i], &sub.key, &sub.log_base);
+		rm_launcher__slurm_names(sl, specs[i], &sub.key, &sub.log_base);
 		add_workload(sl, specs[i], &sub);
-		slurm_sub_release(&sub);
+		rm_launcher__slurm_sub_release(&sub);
 	}
 	if (ret < 0 || (ret = write_job_file(sl, err)) < 0)
 		goto out;
 	for (size_t i = 0; i < n && ret == 0; i++) {
 		size_t g = 0;
-		long gpn = slurm_gpus_per_node(sl, specs[i]->in);
+		long gpn = rm_launcher__slurm_gpus_per_node(sl, specs[i]->in);
 		if (done[i])
 			continue;
 		for (size_t j = i; j < n && g < MAX_ARRAY; j++) {
-			if (done[j] || slurm_gpus_per_node(sl, specs[j]->in) != gpn)
+			if (done[j] || rm_launcher__slurm_gpus_per_node(sl, specs[j]->in) != gpn)
 				continue;
 			group[g++] = specs[j];
 			done[j] = 1;
@@ -346,12 +347,12 @@ static int start_now(struct slurm_launcher *sl, const rm_job_spec *spec, rm_job 
 
 	s->name = rm_xstrdup(spec->name);
 	s->task = -1;
-	slurm_names(sl, spec, &s->key, &s->log_base);
+	rm_launcher__slurm_names(sl, spec, &s->key, &s->log_base);
 	s->script = rm_xasprintf("%s.sbatch", s->log_base);
 	s->batch_log = rm_xasprintf("%s.batch.log", s->log_base);
 	add_workload(sl, spec, s);
 	if (write_job_file(sl, err) < 0 ||
-	    slurm_script_for(sl, &spec, s, 1, s->batch_log, &text, err) < 0 ||
+	    rm_launcher__slurm_script_for(sl, &spec, s, 1, s->batch_log, &text, err) < 0 ||
 	    rm_write_file_atomic(s->script, text, strlen(text), 0644, err) < 0)
 		goto out;
 	if (sl->alloc)
@@ -363,7 +364,7 @@ out:
 	return ret;
 }
 
-int slurm_start(void *state, const rm_job_spec *spec, rm_job **out, rm_error *err)
+int rm_launcher__slurm_start(void *state, const rm_job_spec *spec, rm_job **out, rm_error *err)
 {
 	struct slurm_launcher *sl = state;
 	rm_job *job;
@@ -382,7 +383,7 @@ int slurm_start(void *state, const rm_job_spec *spec, rm_job **out, rm_error *er
 			sl->subs[i] = sl->subs[--sl->n_subs];
 		}
 	if (!job->sub.name && start_now(sl, spec, job, err) < 0) {
-		slurm_sub_release(&job->sub);
+		rm_launcher__slurm_sub_release(&job->sub);
 		free(job);
 		return -1;
 	}
@@ -391,7 +392,7 @@ int slurm_start(void *state, const rm_job_spec *spec, rm_job **out, rm_error *er
 	return 0;
 }
 
-int slurm_stop(void *state, rm_job *job, rm_error *err)
+int rm_launcher__slurm_stop(void *state, rm_job *job, rm_error *err)
 {
 	(void)state;
 	job->stopped = 1;
@@ -421,9 +422,9 @@ static int wait_gone(rm_job *job, rm_error *err)
 
 	while (job->queued && rm_now() < deadline) {
 		rm_error_clear(&qerr);
-		slurm_check(job, &qerr);
+		rm_launcher__slurm_check(job, &qerr);
 		if (job->queued)
-			slurm_nap(0.2);
+			rm_launcher__slurm_nap(0.2);
 	}
 	if (!job->queued)
 		return 0;
@@ -440,7 +441,7 @@ static int wait_gone(rm_job *job, rm_error *err)
 			    job->sub.job_id, job->sub.job_id);
 }
 
-int slurm_cleanup(void *state, rm_job *job, int keep, rm_error *err)
+int rm_launcher__slurm_cleanup(void *state, rm_job *job, int keep, rm_error *err)
 {
 	int ret = 0;
 
@@ -455,7 +456,7 @@ int slurm_cleanup(void *state, rm_job *job, int keep, rm_error *err)
 	for (int i = 0; i < 2; i++)
 		if (job->fd[i] >= 0)
 			close(job->fd[i]);
-	slurm_sub_release(&job->sub);
+	rm_launcher__slurm_sub_release(&job->sub);
 	free(job);
 	return ret;
 }

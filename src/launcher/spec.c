@@ -396,7 +396,7 @@ int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
 		array_add_str(hc, "Binds", b);
 		free(b);
 	}
-	if (spec_data_binds(in, hc, err) < 0)
+	if (rm_launcher__spec_data_binds(in, hc, err) < 0)
 		goto out;
 
 	if (spec_gpus(in, body, hc, err) < 0)

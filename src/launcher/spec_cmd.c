@@ -166,7 +166,7 @@ int rm_spec_cmd(const rm_spec_in *in, char ***argv, rm_error *err)
 		free(d);
 		free(stage);
 	}
-	if (spec_data_cmd(in, &v, &n, err) < 0)
+	if (rm_launcher__spec_data_cmd(in, &v, &n, err) < 0)
 		goto out;
 	if (in->keep_alive && !(m->url && *m->url)) {
 		/* Constant text; the script and its args arrive as positional parameters. */

@@ -19,7 +19,7 @@ size_t rm_spec_data_scripts(const rm_spec_in *in)
 	return n;
 }
 
-int spec_data_binds(const rm_spec_in *in, json_t *hc, rm_error *err)
+int rm_launcher__spec_data_binds(const rm_spec_in *in, json_t *hc, rm_error *err)
 {
 	json_t *binds = json_object_get(hc, "Binds");
 
@@ -70,7 +70,7 @@ static char *script_in_container(const char *script, size_t i)
 	return rm_xasprintf("%s/%zu/%s", RM_DATA_SCRIPTS, i, base ? base + 1 : script);
 }
 
-int spec_data_cmd(const rm_spec_in *in, char ***v, size_t *n, rm_error *err)
+int rm_launcher__spec_data_cmd(const rm_spec_in *in, char ***v, size_t *n, rm_error *err)
 {
 	size_t k = 0;
 

@@ -170,14 +170,14 @@ static void auto_progress(void *state, rm_parse_progress *out)
 	out->throughput_metric = NULL;
 }
 
-const rm_parser_ops *pu_auto_choice(void *auto_state)
+const rm_parser_ops *rm_parsers__auto_choice(void *auto_state)
 {
 	struct autop *a = auto_state;
 
 	return a && a->chosen >= 0 ? a->ops[a->chosen] : NULL;
 }
 
-size_t pu_auto_explain(void *auto_state, rm_parser_candidate *out, size_t max)
+size_t rm_parsers__auto_explain(void *auto_state, rm_parser_candidate *out, size_t max)
 {
 	struct autop *a = auto_state;
 	long c = a->chosen;

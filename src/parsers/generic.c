@@ -37,7 +37,7 @@ static int match(const char *s, size_t n, double *value, const char **metric, si
 	while ((k = pu_key(p, (size_t)(end - p), "performance:"))) {
 		const char *q, *w;
 		p = k + 12;
-		if (pu_number(p, end, 1, value, &q) == PU_NONE)
+		if (rm_parsers__number(p, end, 1, value, &q) == PU_NONE)
 			continue;
 		if (q >= end || (*q != ' ' && *q != '\t' && *q != ',' && *q != '/'))
 			continue;
@@ -78,7 +78,7 @@ static void generic_feed(void *state, const char *line, size_t len)
 
 	if (len < 14 || !pu_find(line, len, "performance:"))
 		return;
-	pu_clean(&g->clean, line, len, &s, &n);
+	rm_parsers__clean(&g->clean, line, len, &s, &n);
 	if (n > 1 && s[0] == '+' && (s[1] == ' ' || s[1] == '+'))
 		return; /* set -x trace of the echo, not its output */
 	if (match(s, n, &v, &m, &mlen) < 0)

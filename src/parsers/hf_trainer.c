@@ -66,9 +66,9 @@ static int duration(const char *p, const char *end, double *out)
 	int np = 0;
 	const char *q;
 
-	p = pu_skip_blank(p, end);
+	p = rm_parsers__skip_blank(p, end);
 	while (np < 3) {
-		if (pu_number(p, end, 0, &v, &q) < 0)
+		if (rm_parsers__number(p, end, 0, &v, &q) < 0)
 			return -1;
 		parts[np++] = v;
 		if (q < end && *q == ':') {
@@ -114,8 +114,8 @@ static void parse_row(struct hf *h, const char *s, size_t n)
 	i = key_index(k, (size_t)(ke - k));
 	if (i < 0)
 		return;
-	if ((i == K_RUNTIME ? duration(eq + 1, end, &v) : pu_number(eq + 1, end, 0, &v, NULL)) ==
-	    0) {
+	if ((i == K_RUNTIME ? duration(eq + 1, end, &v)
+			    : rm_parsers__number(eq + 1, end, 0, &v, NULL)) == 0) {
 		h->table[i] = v;
 		h->have_table[i] = 1;
 	}
@@ -129,7 +129,7 @@ static void hf_feed(void *state, const char *line, size_t len)
 
 	if (!h->in_table && (len < 16 || (!memchr(line, '*', len) && !memchr(line, '\'', len))))
 		return;
-	pu_clean(&h->clean, line, len, &s, &n);
+	rm_parsers__clean(&h->clean, line, len, &s, &n);
 	if (pu_find(s, n, "'train_runtime':") || pu_find(s, n, "'train_samples_per_second':")) {
 		parse_dict(h, s, n);
 		return;

@@ -54,7 +54,7 @@ static void *foundry_init(const rm_parser_config *cfg)
 	f->batch = -1;
 	f->total = -1;
 	for (size_t i = 0; i < NKEYS; i++)
-		pu_series_init(&f->s[i], cfg);
+		rm_parsers__series_init(&f->s[i], cfg);
 	return f;
 }
 
@@ -63,9 +63,9 @@ static int batch_header(const char *s, size_t n, long *batch, long *total)
 {
 	const char *end = s + n, *k = pu_find(s, n, "[batch="), *p;
 
-	if (!k || pu_long(k + 7, end, batch, &p) < 0 || p >= end || *p != '/')
+	if (!k || rm_parsers__long(k + 7, end, batch, &p) < 0 || p >= end || *p != '/')
 		return -1;
-	if (pu_long(p + 1, end, total, &p) < 0 || p >= end || *p != ']')
+	if (rm_parsers__long(p + 1, end, total, &p) < 0 || p >= end || *p != ']')
 		return -1;
 	return 0;
 }
@@ -79,18 +79,18 @@ static void foundry_feed(void *state, const char *line, size_t len)
 
 	if (len < 8)
 		return;
-	pu_clean(&f->clean, line, len, &s, &n);
+	rm_parsers__clean(&f->clean, line, len, &s, &n);
 	end = s + n;
-	p = pu_skip_blank(s, end);
+	p = rm_parsers__skip_blank(s, end);
 	if ((size_t)(end - p) > 6 && !memcmp(p, "Train ", 6)) {
 		p += 6;
 		colon = memchr(p, ':', (size_t)(end - p));
-		if (!colon || pu_number(colon + 1, end, 0, &v, NULL) < 0)
+		if (!colon || rm_parsers__number(colon + 1, end, 0, &v, NULL) < 0)
 			return;
 		for (size_t i = 0; i < NKEYS; i++) {
 			size_t kl = strlen(keys[i].key);
 			if ((size_t)(colon - p) == kl && !memcmp(p, keys[i].key, kl)) {
-				pu_series_add(&f->s[i], f->batch, v);
+				rm_parsers__series_add(&f->s[i], f->batch, v);
 				break;
 			}
 		}
@@ -108,21 +108,22 @@ static void foundry_feed(void *state, const char *line, size_t len)
 static void foundry_finish(void *state, rm_parse_result *out)
 {
 	struct foundry *f = state;
-	pu_cut cut = pu_series_cut(&f->s[0], 1);
+	pu_cut cut = rm_parsers__series_cut(&f->s[0], 1);
 	long dropped = 0;
 
-	pu_series_mean(&f->s[0], &cut, &dropped);
+	rm_parsers__series_mean(&f->s[0], &cut, &dropped);
 	for (size_t i = 0; i < NKEYS; i++)
-		pu_series_emit(&f->s[i], out, keys[i].name, keys[i].unit, &cut);
-	if (!pu_series_count(&f->s[0])) {
+		rm_parsers__series_emit(&f->s[i], out, keys[i].name, keys[i].unit, &cut);
+	if (!rm_parsers__series_count(&f->s[0])) {
 		rm_result_set_problem(
 		    out, f->batch >= 0 ? "no 'Train throughput/samples_per_sec' value (Composer "
 					 "prints none until its speed window fills)"
 				       : "no Composer '[batch=N/M]:' block");
 		return;
 	}
-	pu_report_warmup(out, dropped);
-	rm_result_set_performance_agg(out, pu_series_last(&f->s[0]), "samples_per_sec", "last");
+	rm_parsers__report_warmup(out, dropped);
+	rm_result_set_performance_agg(out, rm_parsers__series_last(&f->s[0]), "samples_per_sec",
+				      "last");
 }
 
 static void foundry_progress(void *state, rm_parse_progress *out)

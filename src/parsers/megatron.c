@@ -90,7 +90,7 @@ static void *megatron_init(const rm_parser_config *cfg)
 
 	m->iter = m->total = -1;
 	m->latest_tflops = -1;
-	pu_slots_init(&m->slots, S_N, cfg);
+	rm_parsers__slots_init(&m->slots, S_N, cfg);
 	return m;
 }
 
@@ -100,7 +100,7 @@ static void megatron_free(void *state)
 
 	if (!m)
 		return;
-	pu_slots_release(&m->slots);
+	rm_parsers__slots_release(&m->slots);
 	free(m);
 }
 
@@ -111,7 +111,7 @@ static int has_timing(const char *s, size_t n)
 }
 
 /* Which key of the table a `key: value` piece names (k[0..kl) without the ':'), or -1. */
-static int key_index(const char *k, size_t kl)
+static int megatron_key_index(const char *k, size_t kl)
 {
 	for (size_t i = 0; i < NKEYS; i++)
 		if (keys[i].len == kl + 1 && !memcmp(keys[i].key, k, kl))
@@ -130,30 +130,31 @@ static void read_fields(struct megatron *m, const char *s, size_t n, double *v, 
 
 	while (p < end) {
 		const char *bar = memchr(p, '|', (size_t)(end - p)), *q = bar ? bar : end;
-		const char *k = pu_skip_blank(p, q), *colon = memchr(k, ':', (size_t)(q - k)), *ke;
+		const char *k = rm_parsers__skip_blank(p, q),
+			   *colon = memchr(k, ':', (size_t)(q - k)), *ke;
 		p = bar ? bar + 1 : end;
 		if (!colon)
 			continue;
 		ke = colon;
 		while (ke > k && (ke[-1] == ' ' || ke[-1] == '\t'))
 			ke--;
-		int i = key_index(k, (size_t)(ke - k));
+		int i = megatron_key_index(k, (size_t)(ke - k));
 		double x;
 		int rc;
 		if (i < 0) {
 			if ((size_t)(ke - k) == 17 && !memcmp(k, "global batch size", 17))
-				pu_number(colon + 1, q, 0, gbs, NULL);
+				rm_parsers__number(colon + 1, q, 0, gbs, NULL);
 			continue;
 		}
 		int sr = keys[i].series;
 		if (have[sr])
 			continue;
-		rc = pu_number(colon + 1, q, 0, &x, NULL);
+		rc = rm_parsers__number(colon + 1, q, 0, &x, NULL);
 		if (rc == PU_NONFINITE && sr == S_TFLOPS)
 			m->nonfinite_tflops++;
 		if (rc != PU_OK)
 			continue;
-		if (sr == S_LOSS && !pu_real_loss(x))
+		if (sr == S_LOSS && !rm_parsers__real_loss(x))
 			continue; /* placeholder of a stage without the loss */
 		v[sr] = x * keys[i].scale;
 		have[sr] = 1;
@@ -172,8 +173,8 @@ static void megatron_feed(void *state, const char *line, size_t len)
 
 	if (len < 40 || !has_timing(line, len))
 		return;
-	pu_clean(&m->clean, line, len, &s, &n);
-	if (!has_timing(s, n) || pu_iteration(s, n, &it, &total) < 0)
+	rm_parsers__clean(&m->clean, line, len, &s, &n);
+	if (!has_timing(s, n) || rm_parsers__iteration(s, n, &it, &total) < 0)
 		return;
 	m->iter = it;
 	m->total = total;
@@ -182,12 +183,12 @@ static void megatron_feed(void *state, const char *line, size_t len)
 		v[S_SAMPLES] = gbs * 1000.0 / v[S_TIME];
 		have[S_SAMPLES] = 1;
 	}
-	ser = pu_slots_get(&m->slots, pu_rank_tag(s, n), have[S_LOSS]);
+	ser = rm_parsers__slots_get(&m->slots, rm_parsers__rank_tag(s, n), have[S_LOSS]);
 	if (!ser)
 		return;
 	for (int i = 0; i < S_N; i++)
 		if (have[i])
-			pu_series_add(&ser[i], it, v[i]);
+			rm_parsers__series_add(&ser[i], it, v[i]);
 	if (have[S_TFLOPS])
 		m->latest_tflops = v[S_TFLOPS];
 }
@@ -195,7 +196,7 @@ static void megatron_feed(void *state, const char *line, size_t len)
 static void megatron_finish(void *state, rm_parse_result *out)
 {
 	struct megatron *m = state;
-	pu_series *ser = pu_slots_best(&m->slots);
+	pu_series *ser = rm_parsers__slots_best(&m->slots);
 	pu_cut cut = {0, -1, 0};
 	int primary = -1;
 	long dropped = 0;
@@ -207,14 +208,15 @@ static void megatron_finish(void *state, rm_parse_result *out)
 		return;
 	}
 	for (int i = S_TFLOPS; i <= S_SAMPLES && primary < 0; i++)
-		if (pu_series_count(&ser[i]))
+		if (rm_parsers__series_count(&ser[i]))
 			primary = i;
 	if (primary >= 0) {
-		cut = pu_series_cut(&ser[primary], 1);
-		mean = pu_series_mean(&ser[primary], &cut, &dropped);
+		cut = rm_parsers__series_cut(&ser[primary], 1);
+		mean = rm_parsers__series_mean(&ser[primary], &cut, &dropped);
 	}
 	for (int i = 0; i < S_N; i++)
-		pu_series_emit(&ser[i], out, series_info[i].name, series_info[i].unit, &cut);
+		rm_parsers__series_emit(&ser[i], out, series_info[i].name, series_info[i].unit,
+					&cut);
 	if (primary < 0) {
 		if (m->nonfinite_tflops)
 			rm_result_set_problem(out, "performance value 'nan' is not finite (every "
@@ -225,7 +227,7 @@ static void megatron_finish(void *state, rm_parse_result *out)
 						   "batch size to derive samples/s)");
 		return;
 	}
-	pu_report_warmup(out, dropped);
+	rm_parsers__report_warmup(out, dropped);
 	rm_result_set_performance_agg(out, mean, series_info[primary].name, "mean");
 }
 
@@ -245,7 +247,7 @@ static int megatron_sniff(const char *line, size_t len)
 
 	if (len < 40 || !has_timing(line, len))
 		return 0;
-	return pu_iteration(line, len, &it, &total) == 0 ? 100 : 20;
+	return rm_parsers__iteration(line, len, &it, &total) == 0 ? 100 : 20;
 }
 
 const rm_parser_ops rm_parser_megatron = {

@@ -60,11 +60,11 @@ static void *mlperf_init(const rm_parser_config *cfg)
 
 	m->step = -1;
 	m->latest_tp = -1;
-	pu_series_init(&m->tp, cfg);
+	rm_parsers__series_init(&m->tp, cfg);
 	return m;
 }
 
-static int num(json_t *j, double *out)
+static int mlperf_num(json_t *j, double *out)
 {
 	if (!json_is_number(j))
 		return -1;
@@ -107,7 +107,7 @@ static int fast_point(struct mlperf *m, const char *k, size_t kl, const char *ke
 			return -1;
 		p += 15;
 	}
-	if (pu_number(p, end, 0, &v, &p) < 0)
+	if (rm_parsers__number(p, end, 0, &v, &p) < 0)
 		return -1;
 	if (tracked && (p >= end || *p != '}'))
 		return -1;
@@ -122,7 +122,7 @@ static int fast_point(struct mlperf *m, const char *k, size_t kl, const char *ke
 		if (pu_field(meta, (size_t)(end - meta), "\"step\":", 0, &step, NULL) < 0)
 			step = -1;
 		m->step = step_of(step);
-		pu_series_add(&m->tp, step_of(step), v);
+		rm_parsers__series_add(&m->tp, step_of(step), v);
 		m->latest_tp = v;
 	} else {
 		if (pu_field(meta, (size_t)(end - meta), "\"samples_count\":", 0, &step, NULL) <
@@ -137,13 +137,13 @@ static int fast_point(struct mlperf *m, const char *k, size_t kl, const char *ke
 }
 
 /* One MLLOG record whose key (k, kl) we read, parsed as root. */
-static void record(struct mlperf *m, const char *k, size_t kl, json_t *root)
+static void mlperf_record(struct mlperf *m, const char *k, size_t kl, json_t *root)
 {
 	json_t *meta = json_object_get(root, "metadata"), *val = json_object_get(root, "value");
 	double v;
 
 	if (key_is(k, kl, "run_start")) {
-		if (num(json_object_get(root, "time_ms"), &v) == 0) {
+		if (mlperf_num(json_object_get(root, "time_ms"), &v) == 0) {
 			m->start_ms = v;
 			m->have_start = 1;
 			m->have_stop = 0; /* a new run begins */
@@ -152,41 +152,41 @@ static void record(struct mlperf *m, const char *k, size_t kl, json_t *root)
 		}
 	} else if (key_is(k, kl, "run_stop")) {
 		const char *st = json_string_value(json_object_get(meta, "status"));
-		if (num(json_object_get(root, "time_ms"), &v) == 0) {
+		if (mlperf_num(json_object_get(root, "time_ms"), &v) == 0) {
 			m->stop_ms = v;
 			m->have_stop = 1;
 			m->success = st && !strcmp(st, "success");
 			snprintf(m->status, sizeof(m->status), "%s", st ? st : "");
 		}
-		if (num(json_object_get(meta, "samples_count"), &v) == 0) {
+		if (mlperf_num(json_object_get(meta, "samples_count"), &v) == 0) {
 			m->samples_count = v;
 			m->have_samples = 1;
 		}
 	} else if (key_is(k, kl, "tracked_stats")) {
 		double step = -1;
-		if (num(json_object_get(val, "throughput"), &v) == 0) {
-			if (num(json_object_get(meta, "step"), &step) < 0)
+		if (mlperf_num(json_object_get(val, "throughput"), &v) == 0) {
+			if (mlperf_num(json_object_get(meta, "step"), &step) < 0)
 				step = -1;
 			m->step = step_of(step);
-			pu_series_add(&m->tp, step_of(step), v);
+			rm_parsers__series_add(&m->tp, step_of(step), v);
 			m->latest_tp = v;
 		}
 	} else if (key_is(k, kl, "eval_accuracy")) {
 		double step = -1;
-		if (num(val, &v) == 0) {
-			if (num(json_object_get(meta, "samples_count"), &step) < 0 &&
-			    num(json_object_get(meta, "epoch_num"), &step) < 0)
+		if (mlperf_num(val, &v) == 0) {
+			if (mlperf_num(json_object_get(meta, "samples_count"), &step) < 0 &&
+			    mlperf_num(json_object_get(meta, "epoch_num"), &step) < 0)
 				step = -1;
 			m->eval = v;
 			m->eval_step = step_of(step);
 			m->have_eval = 1;
 		}
 	} else if (key_is(k, kl, "train_samples")) {
-		if (num(val, &v) == 0) {
+		if (mlperf_num(val, &v) == 0) {
 			m->train_samples = v;
 			m->have_train_samples = 1;
 		}
-	} else if (num(val, &v) == 0) { /* throughput, overall_throughput */
+	} else if (mlperf_num(val, &v) == 0) { /* throughput, overall_throughput */
 		m->overall = v;
 		m->have_overall = 1;
 	}
@@ -202,7 +202,7 @@ static void mlperf_feed(void *state, const char *line, size_t len)
 
 	if (len < 20 || !(j = pu_find(line, len, ":::MLLOG")))
 		return;
-	pu_clean(&m->clean, line, len, &s, &n);
+	rm_parsers__clean(&m->clean, line, len, &s, &n);
 	end = s + n;
 	if (s != line && !(j = pu_find(s, n, ":::MLLOG")))
 		return; /* cleaning moved the text: find the marker again */
@@ -211,7 +211,7 @@ static void mlperf_feed(void *state, const char *line, size_t len)
 	/* Match the key before paying for a JSON parse. */
 	if (!(k = pu_find(j, (size_t)(end - j), "\"key\":")))
 		return;
-	k = pu_skip_blank(k + 6, end);
+	k = rm_parsers__skip_blank(k + 6, end);
 	if (k >= end || *k != '"' || !(kend = memchr(k + 1, '"', (size_t)(end - k - 1))))
 		return;
 	k++;
@@ -228,7 +228,7 @@ static void mlperf_feed(void *state, const char *line, size_t len)
 		json_decref(root);
 		return;
 	}
-	record(m, k, kl, root);
+	mlperf_record(m, k, kl, root);
 	json_decref(root);
 }
 
@@ -236,7 +236,7 @@ static void mlperf_finish(void *state, rm_parse_result *out)
 {
 	struct mlperf *m = state;
 	double ttt = NAN;
-	pu_cut cut = pu_series_cut(&m->tp, 1);
+	pu_cut cut = rm_parsers__series_cut(&m->tp, 1);
 
 	if (m->have_start && m->have_stop && m->stop_ms >= m->start_ms) {
 		ttt = (m->stop_ms - m->start_ms) / 60000.0;
@@ -244,7 +244,7 @@ static void mlperf_finish(void *state, rm_parse_result *out)
 	}
 	if (m->have_stop)
 		rm_result_add(out, "run_success", m->success ? 1 : 0, "", -1, "summary");
-	pu_series_emit(&m->tp, out, "throughput", "samples/s", &cut);
+	rm_parsers__series_emit(&m->tp, out, "throughput", "samples/s", &cut);
 	if (m->have_overall)
 		rm_result_add(out, "overall_throughput", m->overall, "samples/s", -1, "summary");
 	if (m->have_eval)

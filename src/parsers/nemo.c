@@ -85,7 +85,7 @@ static void *nemo_init(const rm_parser_config *cfg)
 
 	m->step = m->total = -1;
 	m->latest = -1;
-	pu_slots_init(&m->slots, S_N, cfg);
+	rm_parsers__slots_init(&m->slots, S_N, cfg);
 	return m;
 }
 
@@ -95,11 +95,11 @@ static void nemo_free(void *state)
 
 	if (!m)
 		return;
-	pu_slots_release(&m->slots);
+	rm_parsers__slots_release(&m->slots);
 	free(m);
 }
 
-static int key_index(const char *k, size_t kl)
+static int nemo_key_index(const char *k, size_t kl)
 {
 	for (size_t i = 0; i < NKEYS; i++)
 		if (keys[i].len == kl && !memcmp(keys[i].key, k, kl))
@@ -133,7 +133,7 @@ static void commit(struct nemo *m, long tag, struct record *r)
 			have[S_SAMPLES] = 1;
 		}
 	}
-	if (r->have[F_LOSS] && pu_real_loss(r->v[F_LOSS])) {
+	if (r->have[F_LOSS] && rm_parsers__real_loss(r->v[F_LOSS])) {
 		v[S_LOSS] = r->v[F_LOSS];
 		have[S_LOSS] = 1;
 	}
@@ -141,11 +141,11 @@ static void commit(struct nemo *m, long tag, struct record *r)
 		v[S_VAL] = r->v[F_VAL];
 		have[S_VAL] = 1;
 	}
-	ser = pu_slots_get(&m->slots, tag, have[S_LOSS]);
+	ser = rm_parsers__slots_get(&m->slots, tag, have[S_LOSS]);
 	if (ser)
 		for (int i = 0; i < S_N; i++)
 			if (have[i])
-				pu_series_add(&ser[i], step, v[i]);
+				rm_parsers__series_add(&ser[i], step, v[i]);
 	m->step = step;
 	for (int i = S_TFLOPS; i <= S_TIME; i++) {
 		if (have[i]) {
@@ -173,7 +173,7 @@ static void read_update(struct nemo *m, long tag, const char *s, size_t n)
 
 	memset(&r, 0, sizeof(r));
 	r.iteration = -1;
-	if (printer && pu_iteration(s, n, &it, &total) == 0) {
+	if (printer && rm_parsers__iteration(s, n, &it, &total) == 0) {
 		r.iteration = it;
 		m->total = total;
 	}
@@ -183,16 +183,16 @@ static void read_update(struct nemo *m, long tag, const char *s, size_t n)
 		double x;
 		if (!q)
 			q = end;
-		k = pu_skip_blank(p, q);
+		k = rm_parsers__skip_blank(p, q);
 		p = q < end ? q + 1 : end;
 		if (!(sep = memchr(k, kv, (size_t)(q - k))))
 			continue;
 		ke = sep;
 		while (ke > k && (ke[-1] == ' ' || ke[-1] == '\t'))
 			ke--;
-		if ((i = key_index(k, (size_t)(ke - k))) < 0)
+		if ((i = nemo_key_index(k, (size_t)(ke - k))) < 0)
 			continue;
-		rc = pu_number(sep + 1, q, 0, &x, NULL);
+		rc = rm_parsers__number(sep + 1, q, 0, &x, NULL);
 		if (rc == PU_NONFINITE && keys[i].field == F_TFLOPS)
 			m->nonfinite_tflops++;
 		if (rc != PU_OK)
@@ -223,8 +223,8 @@ static void nemo_feed(void *state, const char *line, size_t len)
 
 	if (len < 20 || !is_nemo_line(line, len))
 		return;
-	pu_strip(&m->clean, line, len, &s, &n);
-	tag = pu_rank_tag(s, n);
+	rm_parsers__strip(&m->clean, line, len, &s, &n);
+	tag = rm_parsers__rank_tag(s, n);
 	end = s + n;
 	for (p = s; p < end;) {
 		const char *cr = memchr(p, '\r', (size_t)(end - p)), *q = cr ? cr : end;
@@ -237,7 +237,7 @@ static void nemo_feed(void *state, const char *line, size_t len)
 static void nemo_finish(void *state, rm_parse_result *out)
 {
 	struct nemo *m = state;
-	pu_series *ser = pu_slots_best(&m->slots);
+	pu_series *ser = rm_parsers__slots_best(&m->slots);
 	pu_cut cut = {0, -1, 0};
 	int primary = -1;
 	long dropped = 0;
@@ -250,14 +250,15 @@ static void nemo_finish(void *state, rm_parse_result *out)
 		return;
 	}
 	for (int i = S_TFLOPS; i <= S_TIME && primary < 0; i++)
-		if (pu_series_count(&ser[i]))
+		if (rm_parsers__series_count(&ser[i]))
 			primary = i;
 	if (primary >= 0) {
-		cut = pu_series_cut(&ser[primary], primary != S_TIME);
-		mean = pu_series_mean(&ser[primary], &cut, &dropped);
+		cut = rm_parsers__series_cut(&ser[primary], primary != S_TIME);
+		mean = rm_parsers__series_mean(&ser[primary], &cut, &dropped);
 	}
 	for (int i = 0; i < S_N; i++)
-		pu_series_emit(&ser[i], out, series_info[i].name, series_info[i].unit, &cut);
+		rm_parsers__series_emit(&ser[i], out, series_info[i].name, series_info[i].unit,
+					&cut);
 	if (primary < 0) {
 		if (m->nonfinite_tflops)
 			rm_result_set_problem(out, "performance value 'nan' is not finite (every "
@@ -268,7 +269,7 @@ static void nemo_finish(void *state, rm_parse_result *out)
 					      "'train_step_timing in s'");
 		return;
 	}
-	pu_report_warmup(out, dropped);
+	rm_parsers__report_warmup(out, dropped);
 	rm_result_set_performance_agg(out, mean, series_info[primary].name, "mean");
 }
 

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "parse_util.h"
-#include "rm/docker.h"
 #include "rm/parser.h"
 #include "rm/util.h"
 

@@ -10,7 +10,7 @@
 #include "parse_util.h"
 #include "rm/util.h"
 
-const char *pu_skip_blank(const char *p, const char *end)
+const char *rm_parsers__skip_blank(const char *p, const char *end)
 {
 	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
@@ -50,7 +50,8 @@ static size_t strip_ansi(char *dst, size_t cap, const char *src, size_t n)
 	return o;
 }
 
-void pu_clean(pu_cleaner *c, const char *line, size_t len, const char **out, size_t *outlen)
+void rm_parsers__clean(pu_cleaner *c, const char *line, size_t len, const char **out,
+		       size_t *outlen)
 {
 	const char *cr;
 
@@ -77,7 +78,8 @@ void pu_clean(pu_cleaner *c, const char *line, size_t len, const char **out, siz
 	*out = c->buf;
 }
 
-void pu_strip(pu_cleaner *c, const char *line, size_t len, const char **out, size_t *outlen)
+void rm_parsers__strip(pu_cleaner *c, const char *line, size_t len, const char **out,
+		       size_t *outlen)
 {
 	if (!len || !memchr(line, 0x1b, len)) {
 		*out = line;
@@ -177,7 +179,7 @@ static size_t nonfinite_token(const char *p, const char *end, double *out)
 	return 0;
 }
 
-int pu_number(const char *p, const char *end, int commas, double *out, const char **next)
+int rm_parsers__number(const char *p, const char *end, int commas, double *out, const char **next)
 {
 	char tmp[80];
 	size_t t = 0, nf;
@@ -185,7 +187,7 @@ int pu_number(const char *p, const char *end, int commas, double *out, const cha
 	char *e;
 	double v;
 
-	p = pu_skip_blank(p, end);
+	p = rm_parsers__skip_blank(p, end);
 	if ((nf = nonfinite_token(p, end, &v)) > 0) {
 		*out = v;
 		if (next)
@@ -252,12 +254,12 @@ int pu_number(const char *p, const char *end, int commas, double *out, const cha
 	return PU_OK;
 }
 
-int pu_long(const char *p, const char *end, long *out, const char **next)
+int rm_parsers__long(const char *p, const char *end, long *out, const char **next)
 {
 	long v = 0;
 	int digits = 0;
 
-	p = pu_skip_blank(p, end);
+	p = rm_parsers__skip_blank(p, end);
 	while (p < end && is_digit(*p)) {
 		if (v > (__LONG_MAX__ - 9) / 10)
 			return PU_NONE;
@@ -273,9 +275,9 @@ int pu_long(const char *p, const char *end, long *out, const char **next)
 	return PU_OK;
 }
 
-long pu_rank_tag(const char *s, size_t n)
+long rm_parsers__rank_tag(const char *s, size_t n)
 {
-	const char *end = s + n, *p = pu_skip_blank(s, end), *q, *k;
+	const char *end = s + n, *p = rm_parsers__skip_blank(s, end), *q, *k;
 	long r;
 
 	/* [rank3]: and [default3]: (torchrun --tee / --role), at the start */
@@ -287,26 +289,26 @@ long pu_rank_tag(const char *s, size_t n)
 			q += 7;
 		else
 			q = NULL;
-		if (q && pu_long(q, end, &r, &q) == 0 && q < end && *q == ']')
+		if (q && rm_parsers__long(q, end, &r, &q) == 0 && q < end && *q == ']')
 			return r;
 	}
 	/* "3: " (srun --label) */
-	if (p < end && is_digit(*p) && pu_long(p, end, &r, &q) == 0 && q < end && *q == ':' &&
-	    (q + 1 == end || q[1] == ' ' || q[1] == '\t'))
+	if (p < end && is_digit(*p) && rm_parsers__long(p, end, &r, &q) == 0 && q < end &&
+	    *q == ':' && (q + 1 == end || q[1] == ' ' || q[1] == '\t'))
 		return r;
 	/* [rank-3/8] (Primus), after a timestamp */
 	k = pu_find(s, n < 96 ? n : 96, "[rank-");
-	if (k && pu_long(k + 6, end, &r, &q) == 0 && q < end && *q == '/')
+	if (k && rm_parsers__long(k + 6, end, &r, &q) == 0 && q < end && *q == '/')
 		return r;
 	return -1;
 }
 
-int pu_real_loss(double v)
+int rm_parsers__real_loss(double v)
 {
 	return isfinite(v) && v > 0;
 }
 
-void pu_series_init(pu_series *s, const rm_parser_config *cfg)
+void rm_parsers__series_init(pu_series *s, const rm_parser_config *cfg)
 {
 	memset(s, 0, sizeof(*s));
 	s->fixed = cfg && cfg->warmup >= 0 ? cfg->warmup : RM_PARSER_WARMUP_AUTO;
@@ -335,7 +337,7 @@ static void series_commit(pu_series *s)
 	s->last_step = s->pend_step;
 }
 
-void pu_series_add(pu_series *s, long step, double v)
+void rm_parsers__series_add(pu_series *s, long step, double v)
 {
 	if (!isfinite(v))
 		return;
@@ -351,13 +353,13 @@ void pu_series_add(pu_series *s, long step, double v)
 	s->pend_cnt = 1;
 }
 
-long pu_series_count(pu_series *s)
+long rm_parsers__series_count(pu_series *s)
 {
 	series_commit(s);
 	return s->n;
 }
 
-double pu_series_last(pu_series *s)
+double rm_parsers__series_last(pu_series *s)
 {
 	series_commit(s);
 	return s->last;
@@ -379,7 +381,7 @@ static double median(const double *a, long n)
 	return n % 2 ? b[n / 2] : (b[n / 2 - 1] + b[n / 2]) / 2;
 }
 
-pu_cut pu_series_cut(pu_series *s, int higher_better)
+pu_cut rm_parsers__series_cut(pu_series *s, int higher_better)
 {
 	pu_cut c = {0, -1, 0};
 	long k, w = 0;
@@ -409,7 +411,7 @@ pu_cut pu_series_cut(pu_series *s, int higher_better)
 	return c;
 }
 
-double pu_series_mean(pu_series *s, const pu_cut *cut, long *dropped)
+double rm_parsers__series_mean(pu_series *s, const pu_cut *cut, long *dropped)
 {
 	long d = 0;
 	double sum;
@@ -447,16 +449,16 @@ double pu_series_mean(pu_series *s, const pu_cut *cut, long *dropped)
 	return (s->sum - sum) / (double)(s->n - d);
 }
 
-void pu_series_emit(pu_series *s, rm_parse_result *r, const char *name, const char *unit,
-		    const pu_cut *cut)
+void rm_parsers__series_emit(pu_series *s, rm_parse_result *r, const char *name, const char *unit,
+			     const pu_cut *cut)
 {
-	if (pu_series_count(s) == 0)
+	if (rm_parsers__series_count(s) == 0)
 		return;
 	rm_result_add(r, name, s->last, unit, s->last_step, "last");
-	rm_result_add(r, name, pu_series_mean(s, cut, NULL), unit, -1, "mean");
+	rm_result_add(r, name, rm_parsers__series_mean(s, cut, NULL), unit, -1, "mean");
 }
 
-void pu_slots_init(pu_slots *ps, size_t nser, const rm_parser_config *cfg)
+void rm_parsers__slots_init(pu_slots *ps, size_t nser, const rm_parser_config *cfg)
 {
 	memset(ps, 0, sizeof(*ps));
 	ps->nser = nser;
@@ -468,13 +470,13 @@ static void slot_reset(pu_slots *ps, int i, long tag)
 	if (!ps->ser[i])
 		ps->ser[i] = rm_xcalloc(ps->nser, sizeof(pu_series));
 	for (size_t k = 0; k < ps->nser; k++)
-		pu_series_init(&ps->ser[i][k], &ps->cfg);
+		rm_parsers__series_init(&ps->ser[i][k], &ps->cfg);
 	ps->tag[i] = tag;
 	ps->loss_lines[i] = 0;
 	ps->lines[i] = 0;
 }
 
-pu_series *pu_slots_get(pu_slots *ps, long tag, int real_loss)
+pu_series *rm_parsers__slots_get(pu_slots *ps, long tag, int real_loss)
 {
 	int i;
 
@@ -501,7 +503,7 @@ pu_series *pu_slots_get(pu_slots *ps, long tag, int real_loss)
 	return ps->ser[i];
 }
 
-pu_series *pu_slots_best(pu_slots *ps)
+pu_series *rm_parsers__slots_best(pu_slots *ps)
 {
 	int best = -1;
 
@@ -514,7 +516,7 @@ pu_series *pu_slots_best(pu_slots *ps)
 	return best >= 0 ? ps->ser[best] : NULL;
 }
 
-void pu_slots_release(pu_slots *ps)
+void rm_parsers__slots_release(pu_slots *ps)
 {
 	for (int i = 0; i < RM_PARSER_MAX_RANKS; i++)
 		free(ps->ser[i]);
@@ -522,24 +524,24 @@ void pu_slots_release(pu_slots *ps)
 	ps->used = 0;
 }
 
-void pu_report_warmup(rm_parse_result *r, long dropped)
+void rm_parsers__report_warmup(rm_parse_result *r, long dropped)
 {
 	r->warmup_dropped = dropped;
 	rm_result_add(r, "warmup_steps_dropped", (double)dropped, "steps", -1, "summary");
 }
 
 /* Finds `iteration <N>/ <M>` (the first whole word "iteration" followed by N/M). */
-int pu_iteration(const char *s, size_t n, long *iter, long *total)
+int rm_parsers__iteration(const char *s, size_t n, long *iter, long *total)
 {
 	const char *end = s + n, *p = s, *k;
 
 	while ((k = pu_key(p, (size_t)(end - p), "iteration"))) {
 		const char *q;
 		p = k + 9;
-		if (pu_long(p, end, iter, &q) < 0)
+		if (rm_parsers__long(p, end, iter, &q) < 0)
 			continue;
-		q = pu_skip_blank(q, end);
-		if (q >= end || *q != '/' || pu_long(q + 1, end, total, NULL) < 0)
+		q = rm_parsers__skip_blank(q, end);
+		if (q >= end || *q != '/' || rm_parsers__long(q + 1, end, total, NULL) < 0)
 			continue;
 		return 0;
 	}

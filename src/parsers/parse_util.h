@@ -3,16 +3,16 @@
  *
  * Line cleaning: a parser sees raw container output. Progress bars rewrite a line with '\r',
  * so only the text after the last '\r' is what a terminal would finally show; ANSI colour
- * codes (ESC '[' ... final byte) sit between the words a parser looks for. pu_clean() returns
- * that text unchanged when it holds no escape (the common case, no copy), else a cleaned copy
- * in a buffer of RM_PARSER_LINE_MAX bytes owned by the caller (a line handed to a parser is
+ * codes (ESC '[' ... final byte) sit between the words a parser looks for. rm_parsers__clean()
+ * returns that text unchanged when it holds no escape (the common case, no copy), else a cleaned
+ * copy in a buffer of RM_PARSER_LINE_MAX bytes owned by the caller (a line handed to a parser is
  * never longer, so nothing is cut).
  *
  * Keys: a key such as "step:" matches only as a whole key, i.e. not preceded by a letter,
  * digit, '_' or '/' ("global_step:" does not contain the key "step:", "reduced_train_loss:"
  * does not contain "loss:").
  *
- * Numbers: pu_number() reads one decimal number at a cursor, optionally with thousands
+ * Numbers: rm_parsers__number() reads one decimal number at a cursor, optionally with thousands
  * separators, and never returns nan or inf; it says when the text is a non-finite token, so a
  * parser can report "performance value 'nan' is not finite". A number cut after its '.'
  * ("8.") is rejected: no framework prints one, a line cut mid-write does.
@@ -38,11 +38,13 @@ typedef struct pu_cleaner {
 } pu_cleaner;
 
 /* Sets *out and *outlen to the visible text of the line (see above). Never fails. */
-void pu_clean(pu_cleaner *c, const char *line, size_t len, const char **out, size_t *outlen);
+void rm_parsers__clean(pu_cleaner *c, const char *line, size_t len, const char **out,
+		       size_t *outlen);
 
 /* Copies the line without ANSI sequences (keeping '\r') into c, or returns it unchanged when
  * it holds none. */
-void pu_strip(pu_cleaner *c, const char *line, size_t len, const char **out, size_t *outlen);
+void rm_parsers__strip(pu_cleaner *c, const char *line, size_t len, const char **out,
+		       size_t *outlen);
 
 /*
  * Finds needle (NUL-terminated) in s[0..n); returns a pointer or NULL. Inline so that the
@@ -86,7 +88,7 @@ static inline const char *pu_key(const char *s, size_t n, const char *key)
 }
 
 /* Skips blanks (space, tab) from p up to end. */
-const char *pu_skip_blank(const char *p, const char *end);
+const char *rm_parsers__skip_blank(const char *p, const char *end);
 
 enum { PU_OK = 0, PU_NONE = -1, PU_NONFINITE = -2 };
 
@@ -97,10 +99,10 @@ enum { PU_OK = 0, PU_NONE = -1, PU_NONFINITE = -2 };
  * (*out set to the non-finite value, *next past the token); PU_NONE when there is no number
  * or it is cut after its '.'.
  */
-int pu_number(const char *p, const char *end, int commas, double *out, const char **next);
+int rm_parsers__number(const char *p, const char *end, int commas, double *out, const char **next);
 
 /* Same for a non-negative integer that fits a long. */
-int pu_long(const char *p, const char *end, long *out, const char **next);
+int rm_parsers__long(const char *p, const char *end, long *out, const char **next);
 
 /*
  * Finds key as a whole key in s[0..n) and parses the number after it. Returns PU_OK with *out,
@@ -114,14 +116,14 @@ static inline int pu_field(const char *s, size_t n, const char *key, int commas,
 
 	if (!k)
 		return PU_NONE;
-	return pu_number(k + strlen(key), s + n, commas, out, after);
+	return rm_parsers__number(k + strlen(key), s + n, commas, out, after);
 }
 
 /* The rank tag at the start of a line (see rm/parser.h), or -1. */
-long pu_rank_tag(const char *s, size_t n);
+long rm_parsers__rank_tag(const char *s, size_t n);
 
 /* Whether a loss value is real (finite and above zero) rather than a placeholder. */
-int pu_real_loss(double v);
+int rm_parsers__real_loss(double v);
 
 typedef struct pu_series {
 	long fixed; /* fixed warm-up count, or RM_PARSER_WARMUP_AUTO */
@@ -146,21 +148,21 @@ typedef struct pu_cut {
 	int by_step;
 } pu_cut;
 
-void pu_series_init(pu_series *s, const rm_parser_config *cfg);
+void rm_parsers__series_init(pu_series *s, const rm_parser_config *cfg);
 /* Adds one observation; non-finite values are ignored. step -1 = no step (never merged). */
-void pu_series_add(pu_series *s, long step, double v);
+void rm_parsers__series_add(pu_series *s, long step, double v);
 /* Commits the pending step; returns the number of steps. */
-long pu_series_count(pu_series *s);
-double pu_series_last(pu_series *s);
+long rm_parsers__series_count(pu_series *s);
+double rm_parsers__series_last(pu_series *s);
 /* The warm-up cut of rm/parser.h found on s (the primary series; higher_better for
  * throughput, 0 for times). */
-pu_cut pu_series_cut(pu_series *s, int higher_better);
+pu_cut rm_parsers__series_cut(pu_series *s, int higher_better);
 /* Mean of s leaving out the cut's steps; NAN when s has no step. *dropped (optional) gets
  * the number of steps left out. */
-double pu_series_mean(pu_series *s, const pu_cut *cut, long *dropped);
+double rm_parsers__series_mean(pu_series *s, const pu_cut *cut, long *dropped);
 /* Adds "<name>" last (with its step) and mean rows when the series has any step. */
-void pu_series_emit(pu_series *s, rm_parse_result *r, const char *name, const char *unit,
-		    const pu_cut *cut);
+void rm_parsers__series_emit(pu_series *s, rm_parse_result *r, const char *name, const char *unit,
+			     const pu_cut *cut);
 
 /* Per-rank sets of nser series each (see rm/parser.h). */
 typedef struct pu_slots {
@@ -173,23 +175,23 @@ typedef struct pu_slots {
 	pu_series *ser[RM_PARSER_MAX_RANKS];
 } pu_slots;
 
-void pu_slots_init(pu_slots *ps, size_t nser, const rm_parser_config *cfg);
+void rm_parsers__slots_init(pu_slots *ps, size_t nser, const rm_parser_config *cfg);
 /*
  * The series of the rank `tag` (-1 = lines without a tag), creating them on first use.
  * real_loss says whether the line carries a real loss: when all slots are taken, such a line
  * replaces a rank that never had one; other lines of unknown ranks are then dropped (NULL).
  */
-pu_series *pu_slots_get(pu_slots *ps, long tag, int real_loss);
+pu_series *rm_parsers__slots_get(pu_slots *ps, long tag, int real_loss);
 /* The series of the rank whose figures are reported, or NULL when no line was added. */
-pu_series *pu_slots_best(pu_slots *ps);
-void pu_slots_release(pu_slots *ps);
+pu_series *rm_parsers__slots_best(pu_slots *ps);
+void rm_parsers__slots_release(pu_slots *ps);
 
 /* Adds the `warmup_steps_dropped` row and sets r->warmup_dropped. */
-void pu_report_warmup(rm_parse_result *r, long dropped);
+void rm_parsers__report_warmup(rm_parse_result *r, long dropped);
 
 /* The parser auto settled on (its ops), or NULL while undecided. */
-const rm_parser_ops *pu_auto_choice(void *auto_state);
-size_t pu_auto_explain(void *auto_state, rm_parser_candidate *out, size_t max);
+const rm_parser_ops *rm_parsers__auto_choice(void *auto_state);
+size_t rm_parsers__auto_explain(void *auto_state, rm_parser_candidate *out, size_t max);
 
 /* Parsers referenced by name outside registry.c. */
 extern const rm_parser_ops rm_parser_generic;
@@ -197,6 +199,6 @@ extern const rm_parser_ops rm_parser_auto;
 
 /* The first `iteration <N>/ <M>` (a whole word "iteration", then N/M) in s[0..n): sets
  * *iter and *total; -1 when there is none. Megatron-LM and NeMo print it. */
-int pu_iteration(const char *s, size_t n, long *iter, long *total);
+int rm_parsers__iteration(const char *s, size_t n, long *iter, long *total);
 
 #endif

@@ -55,7 +55,7 @@ static void *titan_init(const rm_parser_config *cfg)
 
 	t->step = -1;
 	t->latest_tflops = t->latest_tps = -1;
-	pu_slots_init(&t->slots, S_N, cfg);
+	rm_parsers__slots_init(&t->slots, S_N, cfg);
 	return t;
 }
 
@@ -65,7 +65,7 @@ static void titan_free(void *state)
 
 	if (!t)
 		return;
-	pu_slots_release(&t->slots);
+	rm_parsers__slots_release(&t->slots);
 	free(t);
 }
 
@@ -112,13 +112,13 @@ static long read_pairs(struct titan *t, const char *s, size_t n, double *v, int 
 			if (keys[i].len != kl || memcmp(keys[i].key, w, kl))
 				continue;
 			if (keys[i].series == K_STEP) {
-				if (step < 0 && pu_long(c + 1, end, &step, NULL) < 0)
+				if (step < 0 && rm_parsers__long(c + 1, end, &step, NULL) < 0)
 					step = -1;
 				break;
 			}
 			if (keys[i].series == S_LOSS)
 				loss_seen = 1;
-			rc = pu_number(c + 1, end, keys[i].commas, &x, NULL);
+			rc = rm_parsers__number(c + 1, end, keys[i].commas, &x, NULL);
 			if (rc == PU_NONFINITE && keys[i].series == S_TFLOPS)
 				t->nonfinite_tflops++;
 			if (rc == PU_OK && !have[keys[i].series]) {
@@ -143,19 +143,19 @@ static void titan_feed(void *state, const char *line, size_t len)
 
 	if (len < 20 || !pu_find(line, len, "step:"))
 		return;
-	pu_clean(&t->clean, line, len, &s, &n);
+	rm_parsers__clean(&t->clean, line, len, &s, &n);
 	step = read_pairs(t, s, n, v, have);
 	if (step < 0)
 		return;
 	t->step = step;
-	if (have[S_LOSS] && !pu_real_loss(v[S_LOSS]))
+	if (have[S_LOSS] && !rm_parsers__real_loss(v[S_LOSS]))
 		have[S_LOSS] = 0; /* placeholder of a pipeline stage without the loss */
-	ser = pu_slots_get(&t->slots, pu_rank_tag(s, n), have[S_LOSS]);
+	ser = rm_parsers__slots_get(&t->slots, rm_parsers__rank_tag(s, n), have[S_LOSS]);
 	if (!ser)
 		return;
 	for (int i = 0; i < S_N; i++)
 		if (have[i])
-			pu_series_add(&ser[i], step, v[i]);
+			rm_parsers__series_add(&ser[i], step, v[i]);
 	if (have[S_TPS])
 		t->latest_tps = v[S_TPS];
 	if (have[S_TFLOPS])
@@ -165,7 +165,7 @@ static void titan_feed(void *state, const char *line, size_t len)
 static void titan_finish(void *state, rm_parse_result *out)
 {
 	struct titan *t = state;
-	pu_series *ser = pu_slots_best(&t->slots);
+	pu_series *ser = rm_parsers__slots_best(&t->slots);
 	pu_cut cut = {0, -1, 0};
 	int primary = -1;
 	long dropped = 0;
@@ -175,16 +175,17 @@ static void titan_finish(void *state, rm_parse_result *out)
 		rm_result_set_problem(out, "no torchtitan 'step: N  loss: ...' line");
 		return;
 	}
-	if (pu_series_count(&ser[S_TFLOPS]))
+	if (rm_parsers__series_count(&ser[S_TFLOPS]))
 		primary = S_TFLOPS;
-	else if (pu_series_count(&ser[S_TPS]))
+	else if (rm_parsers__series_count(&ser[S_TPS]))
 		primary = S_TPS;
 	if (primary >= 0) {
-		cut = pu_series_cut(&ser[primary], 1);
-		mean = pu_series_mean(&ser[primary], &cut, &dropped);
+		cut = rm_parsers__series_cut(&ser[primary], 1);
+		mean = rm_parsers__series_mean(&ser[primary], &cut, &dropped);
 	}
 	for (int i = 0; i < S_N; i++)
-		pu_series_emit(&ser[i], out, series_info[i].name, series_info[i].unit, &cut);
+		rm_parsers__series_emit(&ser[i], out, series_info[i].name, series_info[i].unit,
+					&cut);
 	if (primary < 0) {
 		if (t->nonfinite_tflops)
 			rm_result_set_problem(out, "performance value 'nan' is not finite (every "
@@ -193,7 +194,7 @@ static void titan_finish(void *state, rm_parse_result *out)
 			rm_result_set_problem(out, "the step lines hold no tflops and no tps/wps");
 		return;
 	}
-	pu_report_warmup(out, dropped);
+	rm_parsers__report_warmup(out, dropped);
 	rm_result_set_performance_agg(out, mean, series_info[primary].name, "mean");
 }
 
@@ -213,12 +214,12 @@ static void titan_progress(void *state, rm_parse_progress *out)
 }
 
 /* Returns the step of a metrics line (whole keys `step:` and `loss:`), or -1. */
-static long step_of(const char *s, size_t n)
+static long torchtitan_step_of(const char *s, size_t n)
 {
 	const char *k = pu_key(s, n, "step:");
 	long step;
 
-	if (!k || pu_long(k + 5, s + n, &step, NULL) < 0)
+	if (!k || rm_parsers__long(k + 5, s + n, &step, NULL) < 0)
 		return -1;
 	if (!pu_key(k, (size_t)(s + n - k), "loss:"))
 		return -1;
@@ -227,7 +228,7 @@ static long step_of(const char *s, size_t n)
 
 static int titan_sniff(const char *line, size_t len)
 {
-	if (len < 20 || step_of(line, len) < 0)
+	if (len < 20 || torchtitan_step_of(line, len) < 0)
 		return 0;
 	if (pu_key(line, len, "tps:") || pu_key(line, len, "wps:"))
 		return pu_key(line, len, "memory:") ? 100 : 60;

@@ -112,7 +112,7 @@ static int absent(const struct raw *r)
 static int get_path(const struct raw *r, int fld, int required, const char *base,
 		    const struct entry_ref *e, char **out, rm_error *err)
 {
-	const char *key = field_names[fld];
+	const char *key = rm_registry__field_names[fld];
 	char *resolved;
 
 	*out = NULL;
@@ -137,7 +137,7 @@ static int get_required_string(const struct raw *r, int fld, const struct entry_
 			       rm_error *err)
 {
 	if (r->type != V_STR)
-		return field_error(err, e, field_names[fld], "a string");
+		return field_error(err, e, rm_registry__field_names[fld], "a string");
 	*out = rm_xstrdup(r->str);
 	return 0;
 }
@@ -151,7 +151,7 @@ static int get_optional_string(const struct raw *r, int fld, const struct entry_
 	if (absent(r))
 		return 0;
 	if (r->type != V_STR)
-		return field_error(err, e, field_names[fld], "a string");
+		return field_error(err, e, rm_registry__field_names[fld], "a string");
 	if (*r->str)
 		*out = rm_xstrdup(r->str);
 	return 0;
@@ -373,7 +373,7 @@ static int check_duplicate(rm_registry *reg, size_t first_of_file, size_t at, rm
 }
 
 /* The entry's object closed: validate and append it. */
-int entry_end(struct parser *p)
+int rm_registry__entry_end(struct parser *p)
 {
 	rm_registry *reg = p->reg;
 	rm_model *m;
@@ -390,7 +390,7 @@ int entry_end(struct parser *p)
 		return 0;
 	}
 	reg->n++;
-	entry_reset(p);
+	rm_registry__entry_reset(p);
 	if (check_duplicate(reg, p->keep, reg->n - 1, p->err) < 0) {
 		p->failed = 1;
 		return 0;

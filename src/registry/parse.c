@@ -20,7 +20,7 @@
 #include "rm/util.h"
 #include "rm/registry.h"
 
-const char *const field_names[N_FIELDS] = {
+const char *const rm_registry__field_names[N_FIELDS] = {
     "name",
     "dockerfile",
     "scripts",
@@ -45,12 +45,12 @@ const char *const field_names[N_FIELDS] = {
 /* Fields that MAD/madengine registries carry and that we do not use: accepted silently so a
  * MAD checkout loads without a wall of warnings. "cred" names a credential entry of MAD's
  * credential.json; the rest describe multi-node deployments or bookkeeping. */
-const char *const ignored_fields[] = {
+const char *const rm_registry__ignored_fields[] = {
     "cred",	"deprecated",	   "nnodes",	  "gpus_per_node", "distributed",      "launcher",
     "pipeline", "deployment_type", "description", "is_deprecated", "metric_direction", NULL,
 };
 
-void raw_release(struct raw *r)
+void rm_registry__raw_release(struct raw *r)
 {
 	free(r->str);
 	rm_strv_free(r->items);
@@ -58,10 +58,10 @@ void raw_release(struct raw *r)
 	memset(r, 0, sizeof(*r));
 }
 
-void entry_reset(struct parser *p)
+void rm_registry__entry_reset(struct parser *p)
 {
 	for (int i = 0; i < N_FIELDS; i++)
-		raw_release(&p->f[i]);
+		rm_registry__raw_release(&p->f[i]);
 	rm_strv_free(p->other_keys);
 	rm_strv_free(p->unknown);
 	p->other_keys = p->unknown = NULL;
@@ -240,7 +240,8 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t len)
 	/* The key table is tiny; comparing lengths first keeps this cheap for 100,000
 	 * entries of a dozen keys each. */
 	for (int i = 0; i < N_FIELDS && fld == F_UNKNOWN; i++)
-		if (strlen(field_names[i]) == len && memcmp(field_names[i], s, len) == 0)
+		if (strlen(rm_registry__field_names[i]) == len &&
+		    memcmp(rm_registry__field_names[i], s, len) == 0)
 			fld = i;
 	if (fld < N_FIELDS && p->f[fld].type == V_NONE) {
 		p->field = fld;
@@ -248,8 +249,8 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t len)
 	}
 	key = rm_xstrndup((const char *)s, len);
 	if (fld == F_UNKNOWN)
-		for (size_t i = 0; ignored_fields[i]; i++)
-			if (strcmp(ignored_fields[i], key) == 0)
+		for (size_t i = 0; rm_registry__ignored_fields[i]; i++)
+			if (strcmp(rm_registry__ignored_fields[i], key) == 0)
 				fld = F_IGNORED;
 	if ((fld < N_FIELDS && p->f[fld].type != V_NONE) ||
 	    (fld >= N_FIELDS && seen_other(p, key))) {
@@ -282,7 +283,7 @@ static int cb_start_map(void *ctx)
 		return not_array(p);
 	if (p->depth == 1) {
 		p->index++;
-		entry_reset(p);
+		rm_registry__entry_reset(p);
 	} else if (p->depth == 2 && p->field < N_FIELDS) {
 		p->f[p->field].type = V_OBJ;
 	} else if (p->depth >= 3 && p->field < N_FIELDS) {
@@ -298,7 +299,7 @@ static int cb_end_map(void *ctx)
 
 	p->depth--;
 	if (p->depth == 1)
-		return entry_end(p);
+		return rm_registry__entry_end(p);
 	if (p->depth == 2 && p->field < N_FIELDS) {
 		/* a field's object closed: every key must have had a string value */
 		struct raw *r = &p->f[p->field];
@@ -383,7 +384,7 @@ int rm_registry_load_buffer(rm_registry *reg, const char *text, size_t len, cons
 	}
 	ret = 0;
 out:
-	entry_reset(&p);
+	rm_registry__entry_reset(&p);
 	yajl_free(p.h);
 	if (ret)
 		rm_registry_truncate(reg, p.keep);

@@ -73,16 +73,16 @@ struct parser {
 	int failed; /* err is set */
 };
 
-extern const char *const field_names[N_FIELDS];
+extern const char *const rm_registry__field_names[N_FIELDS];
 /* MAD fields we accept without using them (NULL-terminated). */
-extern const char *const ignored_fields[];
+extern const char *const rm_registry__ignored_fields[];
 
 /* The entry whose object just closed: validated into a model appended to p->reg (entry.c).
  * Returns 0, or -1 with p->err set. */
-int entry_end(struct parser *p);
+int rm_registry__entry_end(struct parser *p);
 /* Clears the fields of the entry just handled, for the next one. */
-void entry_reset(struct parser *p);
+void rm_registry__entry_reset(struct parser *p);
 /* Frees a raw value and zeroes it. */
-void raw_release(struct raw *r);
+void rm_registry__raw_release(struct raw *r);
 
 #endif

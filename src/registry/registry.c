@@ -60,7 +60,7 @@ void rm_registry_truncate(rm_registry *reg, size_t keep)
 }
 
 /* "<root>/<rel>", or just rel for root ".", so messages show the paths users typed. */
-static char *under_root(const char *root, const char *rel)
+static char *registry_under_root(const char *root, const char *rel)
 {
 	if (!root || !*root || strcmp(root, ".") == 0)
 		return rm_xstrdup(rel);
@@ -179,7 +179,7 @@ static int load_scope(rm_registry *reg, const char *root, const char *name,
 {
 	char *dir = rm_xasprintf("scripts/%s", name), *rel = rm_xasprintf("%s/models.json", dir);
 	char *dyn_rel = rm_xasprintf("%s/get_models_json.py", dir);
-	char *dyn = under_root(root, dyn_rel), *path = under_root(root, rel);
+	char *dyn = registry_under_root(root, dyn_rel), *path = registry_under_root(root, rel);
 	int r = load_file(reg, path, name, dir, found, err);
 
 	if (r == 0 && file_exists(dyn)) {
@@ -215,7 +215,8 @@ static int load_scope(rm_registry *reg, const char *root, const char *name,
 int rm_registry_load_opts(rm_registry *reg, const char *root, const rm_registry_opts *opts,
 			  rm_error *err)
 {
-	char *path = under_root(root, "models.json"), *scripts = under_root(root, "scripts");
+	char *path = registry_under_root(root, "models.json"),
+	     *scripts = registry_under_root(root, "scripts");
 	char **dirs = NULL;
 	size_t n_dirs = 0, keep = reg->n;
 	int found = 0, ret = -1;

@@ -1,5 +1,5 @@
 /*
- * Tag selection (see include/rm/registry.h and REFERENCE.md "Tag selection").
+ * Tag selection (see include/rm/registry.h: scopes, name:key=value arguments, "all").
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +16,7 @@ struct tag_piece {
 	int matched;
 };
 
-static int is_blank(char c)
+static int select_is_blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
@@ -24,11 +24,11 @@ static int is_blank(char c)
 /* Copy of s[0..n) without leading and trailing blanks. */
 static char *trimmed(const char *s, size_t n)
 {
-	while (n && is_blank(*s)) {
+	while (n && select_is_blank(*s)) {
 		s++;
 		n--;
 	}
-	while (n && is_blank(s[n - 1]))
+	while (n && select_is_blank(s[n - 1]))
 		n--;
 	return rm_xstrndup(s, n);
 }

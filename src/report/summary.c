@@ -56,7 +56,7 @@ void rm_summary_release(rm_summary *sm)
 	sm->n = 0;
 }
 
-static char *fmt_num(double v)
+static char *summary_fmt_num(double v)
 {
 	return rm_xasprintf("%.10g", v);
 }
@@ -108,12 +108,12 @@ int rm_summary_write(const rm_summary *sm, const char *perf_path, const char *ru
 		 * list is evaluated is unspecified. */
 		char **c = cells + nc;
 		c[0] = rm_xasprintf("%zu", st.n);
-		c[1] = fmt_num(st.mean);
-		c[2] = fmt_num(st.median);
-		c[3] = fmt_num(st.stddev);
-		c[4] = fmt_num(st.min);
-		c[5] = fmt_num(st.max);
-		c[6] = scored ? fmt_num(sc) : rm_xstrdup("");
+		c[1] = summary_fmt_num(st.mean);
+		c[2] = summary_fmt_num(st.median);
+		c[3] = summary_fmt_num(st.stddev);
+		c[4] = summary_fmt_num(st.min);
+		c[5] = summary_fmt_num(st.max);
+		c[6] = scored ? summary_fmt_num(sc) : rm_xstrdup("");
 		nc += 7;
 		fprintf(out, "  %-40s %5zu %12.6g %12.6g %10.4g %12.6g %12.6g %12s\n", label, st.n,
 			st.mean, st.median, st.stddev, st.min, st.max, c[6]);

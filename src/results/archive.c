@@ -37,7 +37,8 @@ static char *stored_name(const char *top, const char *path)
 	return rm_xasprintf("%s/%s", top, p);
 }
 
-static int copy_data(struct archive *disk, struct archive *a, const char *path, rm_error *err)
+static int archive_copy_data(struct archive *disk, struct archive *a, const char *path,
+			     rm_error *err)
 {
 	const void *buf;
 	size_t size;
@@ -56,8 +57,8 @@ static int copy_data(struct archive *disk, struct archive *a, const char *path, 
 }
 
 /* Adds path (a file, or a folder and everything below it). */
-static int add_path(struct archive *a, const char *top, const char *path, const struct stat *self,
-		    rm_error *err)
+static int archive_add_path(struct archive *a, const char *top, const char *path,
+			    const struct stat *self, rm_error *err)
 {
 	struct archive *disk = archive_read_disk_new();
 	struct archive_entry *e = NULL;
@@ -108,7 +109,7 @@ static int add_path(struct archive *a, const char *top, const char *path, const 
 			goto out;
 		}
 		if (archive_entry_filetype(e) == AE_IFREG && archive_entry_size(e) > 0 &&
-		    copy_data(disk, a, src, err) < 0)
+		    archive_copy_data(disk, a, src, err) < 0)
 			goto out;
 		archive_entry_free(e);
 		e = NULL;
@@ -149,7 +150,7 @@ int rm_archive_write(const char *out_path, const char *top, const char *const *p
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (add_path(a, top, paths[i], &st, err) < 0)
+		if (archive_add_path(a, top, paths[i], &st, err) < 0)
 			goto out;
 	if (archive_write_close(a) != ARCHIVE_OK) {
 		rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", tmp, archive_error_string(a));

@@ -18,7 +18,7 @@ const char *rm_direction_name(rm_direction d)
 	return d == RM_DIR_HIGHER ? "higher" : d == RM_DIR_LOWER ? "lower" : "unknown";
 }
 
-static int in_list(const char *w, const char *const *list)
+static int direction_in_list(const char *w, const char *const *list)
 {
 	for (; *list; list++)
 		if (!strcmp(w, *list))
@@ -55,7 +55,7 @@ static rm_direction ratio(const char *w)
 		return RM_DIR_UNKNOWN;
 	memcpy(num, w, nl);
 	num[nl] = '\0';
-	if (in_list(num, time_units))
+	if (direction_in_list(num, time_units))
 		return RM_DIR_LOWER; /* seconds per something */
 	for (const char *p = slash; p; p = strchr(p + 1, '/')) {
 		char den[64];
@@ -64,7 +64,7 @@ static rm_direction ratio(const char *w)
 			continue;
 		memcpy(den, p + 1, dl);
 		den[dl] = '\0';
-		if (in_list(den, time_units))
+		if (direction_in_list(den, time_units))
 			return RM_DIR_HIGHER; /* something per second */
 	}
 	return RM_DIR_UNKNOWN;
@@ -72,7 +72,7 @@ static rm_direction ratio(const char *w)
 
 /* Judges one text (name or unit): splits into lowercase words on anything but letters,
  * digits and '/'. */
-static rm_direction judge(const char *text)
+static rm_direction direction_judge(const char *text)
 {
 	char words[32][64];
 	size_t nw = 0, len = 0;
@@ -101,26 +101,27 @@ static rm_direction judge(const char *text)
 			return d;
 	/* "X per second", "X_per_sec": a rate. */
 	for (size_t i = 0; i + 1 < nw; i++)
-		if (!strcmp(words[i], "per") && in_list(words[i + 1], time_units))
+		if (!strcmp(words[i], "per") && direction_in_list(words[i + 1], time_units))
 			return RM_DIR_HIGHER;
 	for (size_t i = 0; i < nw; i++) {
 		size_t l = strlen(words[i]);
-		if (in_list(words[i], higher_words))
+		if (direction_in_list(words[i], higher_words))
 			return RM_DIR_HIGHER;
 		/* "tokens_per_sec" splits on '_' only if written so; "tokpersec", "imgps" */
 		if (l > 3 && (rm_ends_with(words[i], "persec") || rm_ends_with(words[i], "/sec")))
 			return RM_DIR_HIGHER;
 	}
 	for (size_t i = 0; i < nw; i++)
-		if (in_list(words[i], lower_words) || in_list(words[i], time_units))
+		if (direction_in_list(words[i], lower_words) ||
+		    direction_in_list(words[i], time_units))
 			return RM_DIR_LOWER;
 	return RM_DIR_UNKNOWN;
 }
 
 rm_direction rm_direction_guess(const char *metric, const char *unit)
 {
-	rm_direction d = judge(unit);
-	return d != RM_DIR_UNKNOWN ? d : judge(metric);
+	rm_direction d = direction_judge(unit);
+	return d != RM_DIR_UNKNOWN ? d : direction_judge(metric);
 }
 
 /* Overrides */
@@ -186,7 +187,8 @@ int rm_direction_table_add_model(rm_direction_table *t, const char *model, const
 	return 0;
 }
 
-static int load_file(rm_direction_table *t, const char *path, const char *scope, rm_error *err)
+static int direction_load_file(rm_direction_table *t, const char *path, const char *scope,
+			       rm_error *err)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -228,7 +230,7 @@ int rm_direction_table_load(rm_direction_table *t, const char *root, rm_error *e
 	char *path = rm_xasprintf("%s/models.json", root), *sdir = rm_xasprintf("%s/scripts", root);
 	DIR *d;
 	struct dirent *e;
-	int ret = load_file(t, path, NULL, err);
+	int ret = direction_load_file(t, path, NULL, err);
 
 	free(path);
 	if (ret == 0 && (d = opendir(sdir))) {
@@ -236,7 +238,7 @@ int rm_direction_table_load(rm_direction_table *t, const char *root, rm_error *e
 			if (e->d_name[0] == '.')
 				continue;
 			path = rm_xasprintf("%s/%s/models.json", sdir, e->d_name);
-			ret = load_file(t, path, e->d_name, err);
+			ret = direction_load_file(t, path, e->d_name, err);
 			free(path);
 		}
 		closedir(d);

@@ -94,7 +94,7 @@ static int success(const rm_result *r)
 	return !strcmp(r->col[RM_COL_STATUS], "SUCCESS") && isfinite(r->performance);
 }
 
-size_t html_points_of(const struct ctx *c, const struct series *s, struct point *p)
+size_t rm_results__html_points_of(const struct ctx *c, const struct series *s, struct point *p)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < s->n;) {
@@ -129,7 +129,8 @@ static int by_model_run(const void *pa, const void *pb)
 	       (sort_ctx->run_of[a] < sort_ctx->run_of[b]);
 }
 
-size_t html_lower_model(const struct ctx *c, const size_t *idx, size_t n, const char *model)
+size_t rm_results__html_lower_model(const struct ctx *c, const size_t *idx, size_t n,
+				    const char *model)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
@@ -282,7 +283,7 @@ int rm_html_report(const char *path, const rm_results *h, const rm_html_opts *o,
 	drop_metricless(&r);
 	attach_changes(&r);
 	index_failures(&r, h);
-	html_page(&out, &r);
+	rm_results__html_page(&out, &r);
 	if (out.len >= out.max)
 		rm_error_set(err, RM_ERR_IO, "report '%s' would exceed %zu MiB", path,
 			     HTML_MAX >> 20);

@@ -1,6 +1,6 @@
 /*
  * The HTML report's pieces shared by html.c (runs, series, the latest run judged) and
- * html_page.c (the page written from them).
+ * rm_results__html_page.c (the page written from them).
  */
 #ifndef RM_HTML_INTERNAL_H
 #define RM_HTML_INTERNAL_H
@@ -64,11 +64,12 @@ struct report {
 };
 
 /* html.c */
-size_t html_points_of(const struct ctx *c, const struct series *s, struct point *p);
+size_t rm_results__html_points_of(const struct ctx *c, const struct series *s, struct point *p);
 /* The first of idx[0..n) (sorted by model) whose model is not below model. */
-size_t html_lower_model(const struct ctx *c, const size_t *idx, size_t n, const char *model);
+size_t rm_results__html_lower_model(const struct ctx *c, const size_t *idx, size_t n,
+				    const char *model);
 
-/* html_page.c: the whole page into out. */
-void html_page(rm_buf *out, const struct report *r);
+/* rm_results__html_page.c: the whole page into out. */
+void rm_results__html_page(rm_buf *out, const struct report *r);
 
 #endif

@@ -211,7 +211,7 @@ static void mark_runs(const struct report *r, const struct series *s, size_t np,
 	w->why = NULL;
 	for (size_t k = 0; k < np; k++)
 		w->seen_runs[w->pts[k].run] = 1;
-	for (size_t k = html_lower_model(c, r->fidx, r->n_fidx, model);
+	for (size_t k = rm_results__html_lower_model(c, r->fidx, r->n_fidx, model);
 	     k < r->n_fidx && !strcmp(c->h->rows[r->fidx[k]].col[RM_COL_MODEL], model); k++) {
 		size_t run = c->run_of[r->fidx[k]];
 		w->failed_runs[run] = w->seen_runs[run] = 1;
@@ -262,7 +262,7 @@ static void model_row(rm_buf *out, const struct report *r, const struct series *
 		      struct row_scratch *w)
 {
 	const rm_change *ch = s->change;
-	size_t np = html_points_of(&r->c, s, w->pts);
+	size_t np = rm_results__html_points_of(&r->c, s, w->pts);
 	const char *cls = s->failed_latest && !ch ? "failed" : verdict_class(ch);
 
 	mark_runs(r, s, np, w);
@@ -285,7 +285,7 @@ static void model_row(rm_buf *out, const struct report *r, const struct series *
 	rm_buf_addf(out, "</td><td class=\"n\">%zu/%zu</td></tr>\n", w->nfail, w->nseen);
 }
 
-void html_page(rm_buf *out, const struct report *r)
+void rm_results__html_page(rm_buf *out, const struct report *r)
 {
 	size_t n = r->c.n_runs ? r->c.n_runs : 1;
 	struct row_scratch w = {

@@ -25,7 +25,7 @@ static const xmlChar *X(const char *s)
 	return (const xmlChar *)s;
 }
 
-static void start(struct jw *j, const char *name)
+static void junit_start(struct jw *j, const char *name)
 {
 	if (xmlTextWriterStartElement(j->w, X(name)) < 0)
 		j->failed = 1;
@@ -70,7 +70,7 @@ static void text(struct jw *j, const char *s, size_t n)
 
 static void property(struct jw *j, const char *name, const char *value)
 {
-	start(j, "property");
+	junit_start(j, "property");
 	attr(j, "name", name);
 	attr(j, "value", value);
 	end(j);
@@ -235,7 +235,7 @@ static void count(const rm_results *run, const rm_junit_opts *o, struct totals *
 static void suite_head(struct jw *j, const rm_results *run, const rm_junit_opts *o,
 		       const char *suite, const struct totals *t)
 {
-	start(j, "testsuite");
+	junit_start(j, "testsuite");
 	attr(j, "name", suite);
 	attr(j, "package", suite);
 	attr(j, "id", "0");
@@ -246,7 +246,7 @@ static void suite_head(struct jw *j, const rm_results *run, const rm_junit_opts 
 	attr(j, "errors", "0");
 	attrf(j, "skipped", "%zu", t->skipped);
 	attrf(j, "time", "%.3f", t->time);
-	start(j, "properties");
+	junit_start(j, "properties");
 	if (run->n) {
 		const rm_result *r = &run->rows[0];
 		property(j, "run_id", r->col[RM_COL_RUN_ID]);
@@ -273,19 +273,19 @@ static void row_cases(struct jw *j, const rm_results *run, const rm_junit_opts *
 		const rm_result *r = &run->rows[i];
 		const char *st = r->col[RM_COL_STATUS];
 		char *name = case_name(run, i);
-		start(j, "testcase");
+		junit_start(j, "testcase");
 		attr(j, "name", name);
 		attr(j, "classname", suite);
 		attrf(j, "time", "%.3f", secs(r->test_s));
 		if (!strcmp(st, "FAILURE")) {
-			start(j, "failure");
+			junit_start(j, "failure");
 			attr(j, "type", "FAILURE");
 			attr(j, "message",
 			     r->col[RM_COL_REASON][0] ? r->col[RM_COL_REASON] : "failed");
 			failure_body(j, r, o);
 			end(j);
 		} else if (!strcmp(st, "SKIPPED")) {
-			start(j, "skipped");
+			junit_start(j, "skipped");
 			attr(j, "message", r->col[RM_COL_REASON]);
 			end(j);
 		}
@@ -305,22 +305,22 @@ static void gate_cases(struct jw *j, const rm_gate *g, const char *suite)
 		if (!gated_case(c))
 			continue;
 		name = rm_xasprintf("%s %s vs baseline", c->model, c->metric);
-		start(j, "testcase");
+		junit_start(j, "testcase");
 		attr(j, "name", name);
 		attr(j, "classname", cls);
 		attr(j, "time", "0.000");
 		if (c->threshold < 0) {
-			start(j, "skipped");
+			junit_start(j, "skipped");
 			attr(j, "message", "not gated by its suite entry");
 			end(j);
 		} else if (c->verdict == RM_VERDICT_REGRESSION) {
-			start(j, "failure");
+			junit_start(j, "failure");
 			attr(j, "type", "regression");
 			attr(j, "message", c->note);
 			text(j, c->note, strlen(c->note));
 			end(j);
 		} else if (c->verdict == RM_VERDICT_NONE || c->verdict == RM_VERDICT_UNKNOWN) {
-			start(j, "skipped");
+			junit_start(j, "skipped");
 			attr(j, "message", c->note);
 			end(j);
 		}
@@ -335,7 +335,7 @@ static void suite_tail(struct jw *j, const rm_results *run, const rm_gate *g,
 {
 	rm_buf b = RM_BUF_INIT(TEXT_MAX);
 
-	start(j, "system-out");
+	junit_start(j, "system-out");
 	rm_buf_addf(&b, "%zu results, %zu failed, %zu skipped", run->n, t->failures, t->skipped);
 	if (g)
 		rm_buf_addf(&b, "; %zu compared with a baseline, %zu regression(s)\n%s",
@@ -343,7 +343,7 @@ static void suite_tail(struct jw *j, const rm_results *run, const rm_gate *g,
 	text(j, b.data ? b.data : "", b.len);
 	rm_buf_release(&b);
 	end(j);
-	start(j, "system-err");
+	junit_start(j, "system-err");
 	end(j);
 }
 
@@ -367,7 +367,7 @@ int rm_junit_write(const char *path, const rm_results *run, const rm_junit_opts 
 	count(run, o, &t);
 	if (xmlTextWriterStartDocument(j.w, NULL, "UTF-8", NULL) < 0)
 		j.failed = 1;
-	start(&j, "testsuites");
+	junit_start(&j, "testsuites");
 	suite_head(&j, run, o, suite, &t);
 	row_cases(&j, run, o, suite);
 	gate_cases(&j, o->gate, suite);

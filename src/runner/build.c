@@ -54,7 +54,7 @@ static json_t *model_json(const rm_model *m)
 
 /* What the images were built for; never the environment variables (secrets live there),
  * and build args masked. */
-static json_t *build_context(struct run *r)
+static json_t *build_image_context(struct run *r)
 {
 	json_t *c = json_object(), *args = json_object();
 
@@ -96,20 +96,21 @@ static int build_one(struct run *r, const rm_model *m, const rm_dockerfile *df, 
 {
 	char *safe = rm_file_safe(m->name);
 	char *base = n_kept > 1 ? rm_xasprintf("%s_%s", safe, df->stem) : rm_xstrdup(safe);
-	char *path = log_path(r, base, ".build.log"), *link = log_link(r, base, ".build.log");
-	json_t *args = build_args(r, m);
+	char *path = rm_runner__log_path(r, base, ".build.log"),
+	     *link = rm_runner__log_link(r, base, ".build.log");
+	json_t *args = rm_runner__build_args(r, m);
 	rm_image_req req = {.model = m,
 			    .df = df,
 			    .image = b->mi.key,
 			    .buildargs = args,
 			    .nocache = r->o->clean_docker_cache,
 			    .log = path};
-	struct build_log *bl = build_log_open(r, m, path, link, err);
+	struct build_log *bl = rm_runner__build_log_open(r, m, path, link, err);
 	double t0 = rm_now();
 	int ret = -1;
 
 	if (bl) {
-		build_log_bind(bl, &req);
+		rm_runner__build_log_bind(bl, &req);
 		if (r->o->registry)
 			ret = rm_launcher_publish(&r->launcher, &req, r->o->registry, &b->pub, err);
 		else
@@ -117,13 +118,13 @@ static int build_one(struct run *r, const rm_model *m, const rm_dockerfile *df, 
 						       &b->cached, err);
 		if (ret < 0) {
 			char *msg = rm_mask_string(&r->mask, err->msg);
-			build_log_failed(bl, msg);
+			rm_runner__build_log_failed(bl, msg);
 			rm_error_set(err, err->kind, "%s (see %s)", msg, path);
 			free(msg);
 		}
 	}
 	b->build_s = rm_now() - t0;
-	build_log_close(bl);
+	rm_runner__build_log_close(bl);
 	json_decref(args);
 	free(path);
 	free(link);
@@ -181,7 +182,7 @@ static void built_release(struct built *b)
 	free(b->mi.reason);
 }
 
-static void build_model(struct run *r, const rm_model *m, json_t *doc, rm_build_result *res)
+static void build_one_model(struct run *r, const rm_model *m, json_t *doc, rm_build_result *res)
 {
 	rm_dockerfile *dfs = NULL;
 	size_t n = 0, kept = 0;
@@ -222,7 +223,7 @@ static int build_all(struct run *r, rm_build_result *res, rm_error *err)
 	const rm_run_opts *o = r->o;
 	rm_launcher_config lc = {
 	    .docker_host = o->docker_host, .ctx = &r->ctx, .run_id = r->run_id};
-	json_t *ctx = build_context(r), *dep = deployment(r), *doc;
+	json_t *ctx = build_image_context(r), *dep = deployment(r), *doc;
 	int ret = 0;
 
 	doc = rm_build_manifest_new(o->registry, ctx, dep);
@@ -237,7 +238,7 @@ static int build_all(struct run *r, rm_build_result *res, rm_error *err)
 		r->launcher.ops->where(r->launcher.state), o->registry ? ", registry " : "",
 		o->registry ? o->registry : "");
 	for (size_t i = 0; i < r->sel.n && !rm_runner_signal() && ret == 0; i++) {
-		build_model(r, r->sel.items[i].model, doc, res);
+		build_one_model(r, r->sel.items[i].model, doc, res);
 		ret = rm_build_manifest_write(doc, o->manifest, err);
 	}
 	json_decref(doc);
@@ -254,14 +255,15 @@ int rm_runner_build(const rm_run_opts *o, rm_build_result *res, rm_error *err)
 	r.o = o;
 	rm_run_id_new(r.run_id, sizeof(r.run_id));
 	r.secrets = rm_secrets_from_env(environ, &r.n_secrets);
-	warn_short_secrets();
+	rm_runner__warn_short_secrets();
 	rm_mask_init(&r.mask, (const char *const *)r.secrets, r.n_secrets);
-	outcome_set_mask(&r.mask);
-	rm_interrupt_set(runner_cancelled, NULL);
+	rm_runner__outcome_set_mask(&r.mask);
+	rm_interrupt_set(rm_runner__cancelled, NULL);
 	if (o->progress)
 		r.progress_mode = isatty(STDERR_FILENO) && !o->live_output ? 1 : 2;
 	if (rm_registry_load(&r.reg, o->root, err) < 0 ||
-	    rm_select(&r.reg, o->tags, o->n_tags, &r.sel, err) < 0 || load_context(&r, err) < 0)
+	    rm_select(&r.reg, o->tags, o->n_tags, &r.sel, err) < 0 ||
+	    rm_runner__load_context(&r, err) < 0)
 		goto out;
 	ret = build_all(&r, res, err);
 	if (ret == 0 && rm_runner_signal()) {
@@ -269,13 +271,13 @@ int rm_runner_build(const rm_run_opts *o, rm_build_result *res, rm_error *err)
 		ret = rm_error_set(err, RM_ERR_NONE,
 				   "interrupted by %s; the manifest '%s' lists "
 				   "what was built",
-				   runner_signal_name(), o->manifest);
+				   rm_runner__signal_name(), o->manifest);
 	}
 	if (ret == 0)
 		rm_info("manifest '%s': %zu image(s) built, %zu up to date, %zu failed",
 			o->manifest, res->n_built, res->n_reused, res->n_failed);
 out:
-	outcome_set_mask(NULL);
+	rm_runner__outcome_set_mask(NULL);
 	rm_interrupt_set(NULL, NULL);
 	rm_launcher_close(&r.launcher);
 	rm_mask_release(&r.mask);

@@ -7,14 +7,14 @@
 
 #include <jansson.h>
 
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/runner.h"
 #include "rm/util.h"
 
 #define MANIFEST_MAX_BYTES ((size_t)64 << 20)
 #define RM_VERSION	   "0.1.0"
 
-static char *str_or_null(json_t *obj, const char *key)
+static char *build_manifest_str_or_null(json_t *obj, const char *key)
 {
 	const char *s = json_string_value(json_object_get(obj, key));
 	return s && *s ? rm_xstrdup(s) : NULL;
@@ -53,19 +53,19 @@ static int read_entry(rm_build_manifest *m, const char *key, json_t *img, json_t
 	if (!json_is_object(img))
 		return rm_error_set(err, RM_ERR_INPUT, "'%s': built_images.%s is not an object",
 				    m->path, key);
-	mi.model = str_or_null(model, "name");
+	mi.model = build_manifest_str_or_null(model, "name");
 	if (!mi.model)
 		return rm_error_set(err, RM_ERR_INPUT,
 				    "'%s': built_images.%s has no model (built_models.%s.name)",
 				    m->path, key, key);
 	mi.key = rm_xstrdup(key);
-	mi.dockerfile = str_or_null(img, "dockerfile");
-	mi.base_image = str_or_null(img, "base_docker");
-	mi.registry_image = str_or_null(img, "registry_image");
-	mi.digest = str_or_null(img, "digest");
-	mi.image_id = str_or_null(img, "docker_sha");
+	mi.dockerfile = build_manifest_str_or_null(img, "dockerfile");
+	mi.base_image = build_manifest_str_or_null(img, "base_docker");
+	mi.registry_image = build_manifest_str_or_null(img, "registry_image");
+	mi.digest = build_manifest_str_or_null(img, "digest");
+	mi.image_id = build_manifest_str_or_null(img, "docker_sha");
 	mi.failed = status && strcmp(status, "SUCCESS") != 0;
-	mi.reason = str_or_null(img, "reason");
+	mi.reason = build_manifest_str_or_null(img, "reason");
 	m->images = rm_xrealloc(m->images, (m->n + 1) * sizeof(*m->images));
 	m->images[m->n++] = mi;
 	return 0;

@@ -18,7 +18,7 @@
 #define DATA_SIZE_MAX_ENTRIES 1000000
 #define DATA_SIZE_MAX_SECONDS 10.0
 
-int data_load(struct run *r, rm_error *err)
+int rm_runner__data_load(struct run *r, rm_error *err)
 {
 	const rm_run_opts *o = r->o;
 	json_t *ctx_data = json_object_get(r->ctx.obj, "data");
@@ -49,7 +49,7 @@ out:
 	return ret;
 }
 
-int data_prepare(struct run *r, const rm_model *m, rm_data_plan *plan, rm_error *err)
+int rm_runner__data_prepare(struct run *r, const rm_model *m, rm_data_plan *plan, rm_error *err)
 {
 	memset(plan, 0, sizeof(*plan));
 	if (!m->data || !*m->data)
@@ -95,19 +95,20 @@ static void data_size(const rm_data_plan *plan, struct outcome *oc)
 	}
 }
 
-void data_log(struct stream *st, const rm_spec_in *in)
+void rm_runner__data_log(struct stream *st, const rm_spec_in *in)
 {
 	for (size_t i = 0; in->data && i < in->data->n; i++) {
 		const rm_data_source *s = &in->data->sources[i];
 		if (s->script)
-			stream_note(
+			rm_runner__stream_note(
 			    st, "run_models: data '%s': provider custom, '%s %s' runs in %s%s%s",
 			    s->dataname, s->script, s->script_args ? s->script_args : "", s->home,
 			    s->host_path ? ", kept in " : "", s->host_path ? s->host_path : "");
 		else
-			stream_note(st, "run_models: data '%s': provider %s, %s mounted at %s (%s)",
-				    s->dataname, s->provider, s->host_path, s->home,
-				    s->read_only ? "read-only" : "read-write");
+			rm_runner__stream_note(
+			    st, "run_models: data '%s': provider %s, %s mounted at %s (%s)",
+			    s->dataname, s->provider, s->host_path, s->home,
+			    s->read_only ? "read-only" : "read-write");
 	}
 }
 
@@ -115,7 +116,7 @@ void data_log(struct stream *st, const rm_spec_in *in)
 static int data_status(struct run *r, rm_job *job, long *secs, long *rc)
 {
 	rm_error err = RM_ERROR_INIT;
-	FILE *f = fetch_file(r, job, RM_DATA_STATUS, &err);
+	FILE *f = rm_runner__fetch_file(r, job, RM_DATA_STATUS, &err);
 	int ok = f && fscanf(f, "%ld %ld", secs, rc) == 2 && *secs >= 0;
 
 	if (f)
@@ -123,7 +124,7 @@ static int data_status(struct run *r, rm_job *job, long *secs, long *rc)
 	return ok ? 0 : -1;
 }
 
-void data_after_run(struct run *r, const rm_spec_in *in, rm_job *job, struct outcome *oc)
+void rm_runner__data_after_run(struct run *r, const rm_spec_in *in, rm_job *job, struct outcome *oc)
 {
 	long secs = 0, rc = 0;
 
@@ -140,8 +141,9 @@ void data_after_run(struct run *r, const rm_spec_in *in, rm_job *job, struct out
 	oc->data_ran = 1;
 	oc->data_s = (double)secs;
 	if (rc != 0 && !oc->reason)
-		fail(oc,
-		     "data '%s': a custom provider's script exited with code %ld (its output "
-		     "is in the log)",
-		     in->data->dataname, rc);
+		rm_runner__fail(
+		    oc,
+		    "data '%s': a custom provider's script exited with code %ld (its output "
+		    "is in the log)",
+		    in->data->dataname, rc);
 }

@@ -15,8 +15,8 @@ static void print_masked(struct run *r, const char *text)
 	free(m);
 }
 
-void dry_run_model(struct run *r, const rm_model *m, const rm_spec_in *in, const rm_dockerfile *dfs,
-		   size_t n_dfs)
+void rm_runner__dry_run_model(struct run *r, const rm_model *m, const rm_spec_in *in,
+			      const rm_dockerfile *dfs, size_t n_dfs)
 {
 	char *args = rm_spec_args(in);
 	char *head =
@@ -35,8 +35,8 @@ void dry_run_model(struct run *r, const rm_model *m, const rm_spec_in *in, const
 	free(args);
 }
 
-void dry_run_dockerfile(struct run *r, const rm_image_req *req, const rm_job_spec *spec,
-			const char *gpu_vendor_wanted)
+void rm_runner__dry_run_dockerfile(struct run *r, const rm_image_req *req, const rm_job_spec *spec,
+				   const char *gpu_vendor_wanted)
 {
 	char *text = NULL;
 	size_t len = 0;

@@ -9,9 +9,9 @@
 
 #include "internal.h"
 #include "rm/util.h"
-#include "rm/docker.h"
+#include "rm/engine.h"
 
-char *container_name(const struct run *r, const rm_model *m, size_t k)
+char *rm_runner__container_name(const struct run *r, const rm_model *m, size_t k)
 {
 	char *s = rm_xasprintf("run_models-%s-%s-%zu", r->run_id, m->name, k);
 	for (char *p = s; *p; p++)
@@ -44,27 +44,27 @@ static int keep_model_dir(struct run *r, const rm_model *m, rm_job *job, rm_erro
 }
 
 /* The verdict once the output has ended: exit status, results, performance. */
-static void judge(struct run *r, const rm_model *m, rm_job *job, struct stream *st, long status,
-		  struct outcome *oc)
+static void execute_judge(struct run *r, const rm_model *m, rm_job *job, struct stream *st,
+			  long status, struct outcome *oc)
 {
 	rm_error err = RM_ERROR_INIT;
 
 	if (oc->reason) /* timed out, interrupted, stream broken */
 		return;
 	if (status != 0) {
-		fail(oc, "the script exited with code %ld", status);
+		rm_runner__fail(oc, "the script exited with code %ld", status);
 	} else if (m->multiple_results) {
-		if (read_multiple_results(r, m, job, oc, &err) < 0)
-			fail(oc, "%s", err.msg);
+		if (rm_runner__read_multiple_results(r, m, job, oc, &err) < 0)
+			rm_runner__fail(oc, "%s", err.msg);
 		else
 			oc->status = "SUCCESS";
 	} else if (!oc->pr.has_performance) {
 		if (oc->pr.problem)
-			fail(oc, "no performance figure (parser '%s'): %s", stream_parser_name(st),
-			     oc->pr.problem);
+			rm_runner__fail(oc, "no performance figure (parser '%s'): %s",
+					rm_runner__stream_parser_name(st), oc->pr.problem);
 		else
-			fail(oc, "no performance found in the output (parser '%s')",
-			     stream_parser_name(st));
+			rm_runner__fail(oc, "no performance found in the output (parser '%s')",
+					rm_runner__stream_parser_name(st));
 	} else {
 		oc->status = "SUCCESS";
 	}
@@ -82,20 +82,22 @@ static int stopped(struct run *r, rm_job *job, struct stream *st, double timeout
 	if (stop_failed && !rm_runner_signal())
 		rm_warn("%s", kerr.msg);
 	if (rm_runner_signal()) {
-		fail(oc, "interrupted by %s", runner_signal_name());
+		rm_runner__fail(oc, "interrupted by %s", rm_runner__signal_name());
 		return -1;
 	}
-	if (stream_timed_out(st)) {
-		fail(oc, "timeout: timed out after %g s (the container was killed)", timeout);
+	if (rm_runner__stream_timed_out(st)) {
+		rm_runner__fail(oc, "timeout: timed out after %g s (the container was killed)",
+				timeout);
 	} else if (rc < 0 && stop_failed) {
 		/* The stream broke and the workload cannot be stopped: the engine went away. */
 		r->engine_lost = 1;
-		fail(oc,
-		     "lost the workload's engine while it ran (%s): its exit status is unknown "
-		     "and its output may be cut short (the log is kept)",
-		     serr->msg);
+		rm_runner__fail(
+		    oc,
+		    "lost the workload's engine while it ran (%s): its exit status is unknown "
+		    "and its output may be cut short (the log is kept)",
+		    serr->msg);
 	} else if (rc < 0) {
-		fail(oc, "%s", serr->msg);
+		rm_runner__fail(oc, "%s", serr->msg);
 	}
 	return 0;
 }
@@ -114,14 +116,15 @@ static void waited(struct run *r, rm_job *job, long *status, struct outcome *oc)
 		if (*status >= 0)
 			oc->exit_code = *status;
 		if (!oc->reason)
-			fail(oc, "%s", err.msg);
+			rm_runner__fail(oc, "%s", err.msg);
 	} else if (!oc->reason && !rm_runner_signal()) {
 		/* The output ended and no exit status came: the engine went away. */
 		r->engine_lost = 1;
-		fail(oc,
-		     "lost the workload's engine while it ran (%s): its exit status is unknown "
-		     "and its output may be cut short (the log is kept)",
-		     err.msg);
+		rm_runner__fail(
+		    oc,
+		    "lost the workload's engine while it ran (%s): its exit status is unknown "
+		    "and its output may be cut short (the log is kept)",
+		    err.msg);
 	}
 }
 
@@ -145,16 +148,16 @@ static void finish(struct run *r, const rm_model *m, rm_job *job, const char *na
 	}
 }
 
-int execute(struct run *r, const rm_spec_in *in, size_t k, struct outcome *oc)
+int rm_runner__execute(struct run *r, const rm_spec_in *in, size_t k, struct outcome *oc)
 {
 	const rm_model *m = in->model;
 	const rm_launcher *L = &r->launcher;
 	rm_error err = RM_ERROR_INIT;
-	char *name = container_name(r, m, k);
+	char *name = rm_runner__container_name(r, m, k);
 	double timeout = r->o->timeout >= 0 ? r->o->timeout
 			 : m->timeout > 0   ? m->timeout
 					    : RM_DEFAULT_TIMEOUT;
-	struct stream *st = stream_open(r, in, timeout, oc);
+	struct stream *st = rm_runner__stream_open(r, in, timeout, oc);
 	rm_job_spec spec = {
 	    .in = in, .name = name, .log_file = oc->log_file, .log_link = oc->log_link};
 	rm_job *job = NULL;
@@ -164,30 +167,31 @@ int execute(struct run *r, const rm_spec_in *in, size_t k, struct outcome *oc)
 	if (!st)
 		goto out;
 	/* madengine's line, where its timeout tests look for it. */
-	stream_note(st, "Setting timeout to %.15g seconds.", timeout);
-	data_log(st, in);
-	stream_bind(st, &spec);
+	rm_runner__stream_note(st, "Setting timeout to %.15g seconds.", timeout);
+	rm_runner__data_log(st, in);
+	rm_runner__stream_bind(st, &spec);
 	r->jobs_started++;
 	if (L->ops->start(L->state, &spec, &job, &err) < 0) {
-		fail(oc, "%s", err.msg);
+		rm_runner__fail(oc, "%s", err.msg);
 		goto out;
 	}
-	stream_begin(st);
+	rm_runner__stream_begin(st);
 	rc = L->ops->stream(L->state, job, &err);
-	if ((done = stream_script_done(st, &status))) /* keep-alive: the container lives on */
+	if ((done = rm_runner__stream_script_done(
+		 st, &status))) /* keep-alive: the container lives on */
 		oc->exit_code = status;
 	else if (rc < 0)
 		ret = stopped(r, job, st, timeout, rc, &err, oc);
 	if (!done && !rm_runner_signal())
 		waited(r, job, &status, oc);
-	oc->test_s = rm_now() - stream_started(st);
-	stream_end(st, oc);
-	data_after_run(r, in, job, oc);
-	judge(r, m, job, st, status, oc);
+	oc->test_s = rm_now() - rm_runner__stream_started(st);
+	rm_runner__stream_end(st, oc);
+	rm_runner__data_after_run(r, in, job, oc);
+	execute_judge(r, m, job, st, status, oc);
 out:
 	if (job)
 		finish(r, m, job, name, done);
-	stream_close(st);
+	rm_runner__stream_close(st);
 	free(name);
 	return ret;
 }

@@ -93,29 +93,30 @@ struct outcome {
 };
 
 /* run.c */
-const char *runner_signal_name(void);
-int load_context(struct run *r, rm_error *err); /* detected, then files, then texts */
-void warn_short_secrets(void);
-int runner_cancelled(void *ud); /* a signal came: for every wait */
+const char *rm_runner__signal_name(void);
+int rm_runner__load_context(struct run *r, rm_error *err); /* detected, then files, then texts */
+void rm_runner__warn_short_secrets(void);
+int rm_runner__cancelled(void *ud); /* a signal came: for every wait */
 
-/* record.c: reasons reach perf.csv and the terminal, so fail() masks secrets with the mask
- * given to outcome_set_mask. */
-void outcome_set_mask(const rm_mask *m);
-void fail(struct outcome *oc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void outcome_release(struct outcome *oc);
+/* record.c: reasons reach perf.csv and the terminal, so rm_runner__fail() masks secrets with the
+ * mask given to rm_runner__outcome_set_mask. */
+void rm_runner__outcome_set_mask(const rm_mask *m);
+void rm_runner__fail(struct outcome *oc, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void rm_runner__outcome_release(struct outcome *oc);
 /* Prints what became of the run and counts failures. */
-void outcome_report(struct run *r, const rm_model *m, const struct outcome *oc);
+void rm_runner__outcome_report(struct run *r, const rm_model *m, const struct outcome *oc);
 /* Appends the perf rows of an outcome (one, or one per multiple_results row) and its
  * metrics to perf_<model>.csv. */
-int record(struct run *r, const rm_selected *s, const rm_spec_in *in, struct outcome *oc,
-	   rm_error *err);
+int rm_runner__record(struct run *r, const rm_selected *s, const rm_spec_in *in, struct outcome *oc,
+		      rm_error *err);
 
 /* model.c */
-int run_model(struct run *r, const rm_selected *s, rm_error *err);
-json_t *build_args(struct run *r, const rm_model *m);
+int rm_runner__run_model(struct run *r, const rm_selected *s, rm_error *err);
+json_t *rm_runner__build_args(struct run *r, const rm_model *m);
 /* A row for a model that cannot run here at all: SKIPPED (skip given) or FAILURE (why). */
-int cannot_run(struct run *r, const rm_selected *s, const rm_spec_in *in, const char *skip,
-	       const char *why, rm_error *err);
+int rm_runner__cannot_run(struct run *r, const rm_selected *s, const rm_spec_in *in,
+			  const char *skip, const char *why, rm_error *err);
 /* An image given as it is (MAD_CONTAINER_IMAGE, a build manifest's entry), with the row's
  * facts about it. */
 struct image_src {
@@ -124,94 +125,97 @@ struct image_src {
 	const char *base_image; /* for the row, or NULL */
 	const char *stem;	/* names the logs when a model has several images */
 };
-int run_given(struct run *r, const rm_selected *s, rm_spec_in *in, const struct image_src *src,
-	      size_t n_images, size_t *k, rm_error *err);
+int rm_runner__run_given(struct run *r, const rm_selected *s, rm_spec_in *in,
+			 const struct image_src *src, size_t n_images, size_t *k, rm_error *err);
 /* The --repeat runs of one prepared image (runs numbered from *k on). */
-int run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in, const char *log_base,
-		const struct outcome *b, size_t *k, rm_error *err);
+int rm_runner__run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in,
+			   const char *log_base, const struct outcome *b, size_t *k, rm_error *err);
 /* The live log of repeat rep and its stable name. */
-void repeat_logs(const struct run *r, const char *log_base, const struct outcome *b, long rep,
-		 char **file, char **link);
+void rm_runner__repeat_logs(const struct run *r, const char *log_base, const struct outcome *b,
+			    long rep, char **file, char **link);
 
 /* prebuilt.c: the images the manifest holds for s (a FAILURE row when none). */
-int run_from_manifest(struct run *r, const rm_selected *s, rm_spec_in *in, size_t *k,
-		      rm_error *err);
+int rm_runner__run_from_manifest(struct run *r, const rm_selected *s, rm_spec_in *in, size_t *k,
+				 rm_error *err);
 /* Without tags: every model the manifest names, in its order. */
-int select_from_manifest(struct run *r, rm_error *err);
+int rm_runner__select_from_manifest(struct run *r, rm_error *err);
 
-/* queue.c: batching. queue_workload takes b over (b is left empty) and numbers the
- * workload's runs from *k on; run_queue submits everything and runs each in turn. */
-void queue_workload(struct run *r, const rm_selected *s, const rm_spec_in *in, const char *log_base,
-		    struct outcome *b, size_t *k);
-int run_queue(struct run *r, rm_error *err);
+/* queue.c: batching. rm_runner__queue_workload takes b over (b is left empty) and numbers the
+ * workload's runs from *k on; rm_runner__run_queue submits everything and runs each in turn. */
+void rm_runner__queue_workload(struct run *r, const rm_selected *s, const rm_spec_in *in,
+			       const char *log_base, struct outcome *b, size_t *k);
+int rm_runner__run_queue(struct run *r, rm_error *err);
 
 /* results.c: a file out of the workload (the launcher's fetch), as an unlinked temporary
  * file; a missing path fails with RM_ERR_INPUT. */
-FILE *fetch_file(struct run *r, rm_job *job, const char *path, rm_error *err);
+FILE *rm_runner__fetch_file(struct run *r, rm_job *job, const char *path, rm_error *err);
 /* The model's multiple_results into oc->mr_*. */
-int read_multiple_results(struct run *r, const rm_model *m, rm_job *job, struct outcome *oc,
-			  rm_error *err);
+int rm_runner__read_multiple_results(struct run *r, const rm_model *m, rm_job *job,
+				     struct outcome *oc, rm_error *err);
 
 struct stream;
 /* data_run.c: data.json loaded once per run (when a selected model has data). */
-int data_load(struct run *r, rm_error *err);
+int rm_runner__data_load(struct run *r, rm_error *err);
 /* The model's data plan (empty without data), its mirror folders created; an error is the
  * model's FAILURE before anything is built. */
-int data_prepare(struct run *r, const rm_model *m, rm_data_plan *plan, rm_error *err);
+int rm_runner__data_prepare(struct run *r, const rm_model *m, rm_data_plan *plan, rm_error *err);
 /* What the run's data is, in its log. */
-void data_log(struct stream *st, const rm_spec_in *in);
+void rm_runner__data_log(struct stream *st, const rm_spec_in *in);
 /* After a run: data_size, and the custom scripts' seconds and exit code (a failed script
  * fails the run). */
-void data_after_run(struct run *r, const rm_spec_in *in, rm_job *job, struct outcome *oc);
+void rm_runner__data_after_run(struct run *r, const rm_spec_in *in, rm_job *job,
+			       struct outcome *oc);
 
 /* execute.c: runs a built image once; fills oc. Returns -1 only when interrupted. */
-int execute(struct run *r, const rm_spec_in *in, size_t k, struct outcome *oc);
-char *container_name(const struct run *r, const rm_model *m, size_t k);
+int rm_runner__execute(struct run *r, const rm_spec_in *in, size_t k, struct outcome *oc);
+char *rm_runner__container_name(const struct run *r, const rm_model *m, size_t k);
 
 /* progress.c */
-void progress_line(struct run *r, const char *model, const char *what, double elapsed,
-		   double timeout, const rm_parse_progress *pp, int final);
+void rm_runner__progress_line(struct run *r, const char *model, const char *what, double elapsed,
+			      double timeout, const rm_parse_progress *pp, int final);
 
 /* stream.c: the output of one workload run */
 struct stream;
-struct stream *stream_open(struct run *r, const rm_spec_in *in, double timeout, struct outcome *oc);
-void stream_begin(struct stream *st);			/* the clock starts */
-void stream_bind(struct stream *st, rm_job_spec *spec); /* on_output, poll, cancelled */
+struct stream *rm_runner__stream_open(struct run *r, const rm_spec_in *in, double timeout,
+				      struct outcome *oc);
+void rm_runner__stream_begin(struct stream *st);		   /* the clock starts */
+void rm_runner__stream_bind(struct stream *st, rm_job_spec *spec); /* on_output, poll, cancelled */
 /* Flushes the masks and the line splitter, finishes the parser into oc->pr. */
-void stream_end(struct stream *st, struct outcome *oc);
-void stream_close(struct stream *st);
+void rm_runner__stream_end(struct stream *st, struct outcome *oc);
+void rm_runner__stream_close(struct stream *st);
 /* A line of the runner's own in the log (and on the terminal with --live-output). */
-void stream_note(struct stream *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int stream_timed_out(const struct stream *st);
+void rm_runner__stream_note(struct stream *st, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int rm_runner__stream_timed_out(const struct stream *st);
 /* keep-alive: whether the script's exit marker came, and its code. */
-int stream_script_done(const struct stream *st, long *rc);
-double stream_started(const struct stream *st);
-const char *stream_parser_name(const struct stream *st);
+int rm_runner__stream_script_done(const struct stream *st, long *rc);
+double rm_runner__stream_started(const struct stream *st);
+const char *rm_runner__stream_parser_name(const struct stream *st);
 
 /* stream.c: the build log of one image */
 struct build_log;
-struct build_log *build_log_open(struct run *r, const rm_model *m, const char *path,
-				 const char *link, rm_error *err);
-void build_log_bind(struct build_log *b, rm_image_req *req); /* on_line, poll */
+struct build_log *rm_runner__build_log_open(struct run *r, const rm_model *m, const char *path,
+					    const char *link, rm_error *err);
+void rm_runner__build_log_bind(struct build_log *b, rm_image_req *req); /* on_line, poll */
 /* Writes the (masked) reason of a failed build into the log. */
-void build_log_failed(struct build_log *b, const char *masked_msg);
-double build_log_elapsed(const struct build_log *b);
-void build_log_close(struct build_log *b);
+void rm_runner__build_log_failed(struct build_log *b, const char *masked_msg);
+double rm_runner__build_log_elapsed(const struct build_log *b);
+void rm_runner__build_log_close(struct build_log *b);
 
 /* logs.c: "<log dir>/<base>.<run id><suffix>" and "<log dir>/<base><suffix>" */
-char *log_path(const struct run *r, const char *base, const char *suffix);
-char *log_link(const struct run *r, const char *base, const char *suffix);
+char *rm_runner__log_path(const struct run *r, const char *base, const char *suffix);
+char *rm_runner__log_link(const struct run *r, const char *base, const char *suffix);
 /* Creates path (never through a symlink, never over a file) and points link at it. */
-FILE *log_create(const struct run *r, const char *path, const char *link, rm_error *err);
+FILE *rm_runner__log_create(const struct run *r, const char *path, const char *link, rm_error *err);
 
 /* watchdog.c: started once the launcher is open; done when the run has cleaned up. */
-int watchdog_start(struct run *r);
-void watchdog_done(struct run *r);
+int rm_runner__watchdog_start(struct run *r);
+void rm_runner__watchdog_done(struct run *r);
 
 /* dryrun.c */
-void dry_run_model(struct run *r, const rm_model *m, const rm_spec_in *in, const rm_dockerfile *dfs,
-		   size_t n_dfs);
-void dry_run_dockerfile(struct run *r, const rm_image_req *req, const rm_job_spec *spec,
-			const char *gpu_vendor_wanted);
+void rm_runner__dry_run_model(struct run *r, const rm_model *m, const rm_spec_in *in,
+			      const rm_dockerfile *dfs, size_t n_dfs);
+void rm_runner__dry_run_dockerfile(struct run *r, const rm_image_req *req, const rm_job_spec *spec,
+				   const char *gpu_vendor_wanted);
 
 #endif

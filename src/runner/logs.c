@@ -15,12 +15,12 @@
 #include "internal.h"
 #include "rm/util.h"
 
-char *log_path(const struct run *r, const char *base, const char *suffix)
+char *rm_runner__log_path(const struct run *r, const char *base, const char *suffix)
 {
 	return rm_xasprintf("%s/%s.%s%s", r->o->log_dir, base, r->run_id, suffix);
 }
 
-char *log_link(const struct run *r, const char *base, const char *suffix)
+char *rm_runner__log_link(const struct run *r, const char *base, const char *suffix)
 {
 	return rm_xasprintf("%s/%s%s", r->o->log_dir, base, suffix);
 }
@@ -42,7 +42,7 @@ static void point_link(const struct run *r, const char *path, const char *link)
 	free(tmp);
 }
 
-FILE *log_create(const struct run *r, const char *path, const char *link, rm_error *err)
+FILE *rm_runner__log_create(const struct run *r, const char *path, const char *link, rm_error *err)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	FILE *f;

@@ -22,7 +22,7 @@ extern char **environ;
 
 /* MAD_SYSTEM_GPU_ARCHITECTURE and the context's docker_build_arg. Secrets are never build
  * args (image history keeps them), unless the user put one there explicitly: warned. */
-json_t *build_args(struct run *r, const rm_model *m)
+json_t *rm_runner__build_args(struct run *r, const rm_model *m)
 {
 	json_t *args = json_object();
 	if (r->ctx.gpu_arch)
@@ -80,9 +80,9 @@ static char *tunableop_dir(struct run *r, const rm_model *m, int create)
 static int build(struct run *r, const rm_model *m, const rm_dockerfile *df, const char *log_base,
 		 struct outcome *oc, rm_error *err)
 {
-	char *path = log_path(r, log_base, ".build.log"),
-	     *link = log_link(r, log_base, ".build.log");
-	json_t *args = build_args(r, m);
+	char *path = rm_runner__log_path(r, log_base, ".build.log"),
+	     *link = rm_runner__log_link(r, log_base, ".build.log");
+	json_t *args = rm_runner__build_args(r, m);
 	rm_image_req req = {.model = m,
 			    .df = df,
 			    .image = oc->image,
@@ -90,23 +90,23 @@ static int build(struct run *r, const rm_model *m, const rm_dockerfile *df, cons
 			    .nocache = r->o->clean_docker_cache,
 			    .log = path};
 	double start = rm_now();
-	struct build_log *bl = build_log_open(r, m, path, link, err);
+	struct build_log *bl = rm_runner__build_log_open(r, m, path, link, err);
 	int cached = 0, ret = -1;
 
 	if (bl) {
-		build_log_bind(bl, &req);
+		rm_runner__build_log_bind(bl, &req);
 		ret =
 		    r->launcher.ops->prepare(r->launcher.state, &req, &oc->image_id, &cached, err);
 		if (ret < 0) {
 			char *msg = rm_mask_string(&r->mask, err->msg);
-			build_log_failed(bl, msg);
+			rm_runner__build_log_failed(bl, msg);
 			rm_error_set(err, err->kind, "building '%s' from '%s' (see %s): %s",
 				     oc->image, df->path, path, msg);
 			free(msg);
 		}
 	}
 	oc->build_s = rm_now() - start;
-	build_log_close(bl);
+	rm_runner__build_log_close(bl);
 	json_decref(args);
 	free(path);
 	free(link);
@@ -127,8 +127,8 @@ static void outcome_from_build(struct outcome *oc, const struct outcome *b, int 
 	oc->build_s = first ? b->build_s : 0;
 }
 
-int cannot_run(struct run *r, const rm_selected *s, const rm_spec_in *in, const char *skip,
-	       const char *why, rm_error *err)
+int rm_runner__cannot_run(struct run *r, const rm_selected *s, const rm_spec_in *in,
+			  const char *skip, const char *why, rm_error *err)
 {
 	const rm_model *m = s->model;
 	struct outcome oc = {0};
@@ -143,15 +143,15 @@ int cannot_run(struct run *r, const rm_selected *s, const rm_spec_in *in, const 
 					 r->ctx.gpu_arch ? s->model->skip_gpu_arch : "",
 					 r->ctx.gpu_arch ? r->ctx.gpu_arch : "");
 	} else {
-		fail(&oc, "%s", why);
+		rm_runner__fail(&oc, "%s", why);
 	}
 	if (r->o->dry_run) {
 		printf("  would be %s: %s\n", oc.status, oc.reason);
 	} else {
-		outcome_report(r, m, &oc);
-		ret = record(r, s, in, &oc, err);
+		rm_runner__outcome_report(r, m, &oc);
+		ret = rm_runner__record(r, s, in, &oc, err);
 	}
-	outcome_release(&oc);
+	rm_runner__outcome_release(&oc);
 	return ret;
 }
 
@@ -159,17 +159,17 @@ int cannot_run(struct run *r, const rm_selected *s, const rm_spec_in *in, const 
 static int build_failed(struct run *r, const rm_selected *s, const rm_spec_in *in,
 			struct outcome *b, rm_error *err)
 {
-	outcome_report(r, s->model, b);
-	return record(r, s, in, b, err);
+	rm_runner__outcome_report(r, s->model, b);
+	return rm_runner__record(r, s, in, b, err);
 }
 
-void repeat_logs(const struct run *r, const char *log_base, const struct outcome *b, long rep,
-		 char **file, char **link)
+void rm_runner__repeat_logs(const struct run *r, const char *log_base, const struct outcome *b,
+			    long rep, char **file, char **link)
 {
 	if (r->o->repeat > 1) {
 		char *suffix = rm_xasprintf(".r%ld.live.log", rep);
-		*file = log_path(r, log_base, suffix);
-		*link = log_link(r, log_base, suffix);
+		*file = rm_runner__log_path(r, log_base, suffix);
+		*link = rm_runner__log_link(r, log_base, suffix);
 		free(suffix);
 	} else {
 		*file = rm_xstrdup(b->log_file);
@@ -177,8 +177,8 @@ void repeat_logs(const struct run *r, const char *log_base, const struct outcome
 	}
 }
 
-int run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in, const char *log_base,
-		const struct outcome *b, size_t *k, rm_error *err)
+int rm_runner__run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in,
+			   const char *log_base, const struct outcome *b, size_t *k, rm_error *err)
 {
 	const rm_model *m = s->model;
 	rm_summary sm = {0};
@@ -188,17 +188,17 @@ int run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in, const char 
 		struct outcome oc = {0};
 		outcome_from_build(&oc, b, rep == 1);
 		oc.repeat = rep;
-		repeat_logs(r, log_base, b, rep, &oc.log_file, &oc.log_link);
-		if (execute(r, in, (*k)++, &oc) < 0)
+		rm_runner__repeat_logs(r, log_base, b, rep, &oc.log_file, &oc.log_link);
+		if (rm_runner__execute(r, in, (*k)++, &oc) < 0)
 			ret = -1;
 		if (!oc.status)
-			fail(&oc, "unknown failure");
-		outcome_report(r, m, &oc);
+			rm_runner__fail(&oc, "unknown failure");
+		rm_runner__outcome_report(r, m, &oc);
 		if (!strcmp(oc.status, "SUCCESS"))
 			rm_summary_collect(&sm, &oc.pr);
-		if (record(r, s, in, &oc, err) < 0)
+		if (rm_runner__record(r, s, in, &oc, err) < 0)
 			ret = -1;
-		outcome_release(&oc);
+		rm_runner__outcome_release(&oc);
 		if (rm_runner_signal())
 			ret = -1;
 	}
@@ -229,10 +229,10 @@ static int ready(struct run *r, const rm_selected *s, rm_spec_in *in, const char
 		return 0;
 	}
 	if (r->batching) {
-		queue_workload(r, s, in, log_base, b, k);
+		rm_runner__queue_workload(r, s, in, log_base, b, k);
 		return 0;
 	}
-	return run_repeats(r, s, in, log_base, b, k, err);
+	return rm_runner__run_repeats(r, s, in, log_base, b, k, err);
 }
 
 /* One kept Dockerfile: build once, run --repeat times. */
@@ -256,49 +256,51 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_spec_in *in,
 	b.dockerfile = rm_xstrdup(df->path);
 	b.base_image = rm_xstrdup(df->base_image);
 	b.image = rm_image_name(m->name, df->stem);
-	b.log_file = log_path(r, log_base, ".live.log");
-	b.log_link = log_link(r, log_base, ".live.log");
+	b.log_file = rm_runner__log_path(r, log_base, ".live.log");
+	b.log_link = rm_runner__log_link(r, log_base, ".live.log");
 	in->image = b.image;
 
 	if (r->o->dry_run) {
-		json_t *args = build_args(r, m);
+		json_t *args = rm_runner__build_args(r, m);
 		rm_image_req req = {.model = m,
 				    .df = df,
 				    .image = b.image,
 				    .buildargs = args,
 				    .nocache = r->o->clean_docker_cache};
-		char *name = container_name(r, m, 0);
+		char *name = rm_runner__container_name(r, m, 0);
 		rm_job_spec spec = {.in = in, .name = name};
-		dry_run_dockerfile(r, &req, &spec, want && !r->ctx.gpu_vendor ? want : NULL);
+		rm_runner__dry_run_dockerfile(r, &req, &spec,
+					      want && !r->ctx.gpu_vendor ? want : NULL);
 		free(name);
 		json_decref(args);
 	} else if (want && !r->ctx.gpu_vendor) {
-		fail(&b,
-		     "'%s' is for %s GPUs (its CONTEXT line) and no GPU was found on this host; "
-		     "give --additional-context '{\"gpu_vendor\": \"%s\"}' to build and run it "
-		     "anyway",
-		     df->path, want, want);
+		rm_runner__fail(
+		    &b,
+		    "'%s' is for %s GPUs (its CONTEXT line) and no GPU was found on this host; "
+		    "give --additional-context '{\"gpu_vendor\": \"%s\"}' to build and run it "
+		    "anyway",
+		    df->path, want, want);
 		ret = build_failed(r, s, in, &b, err);
 	} else {
 		rm_error berr = RM_ERROR_INIT;
 		if (build(r, m, df, log_base, &b, &berr) < 0) {
 			if (rm_runner_signal())
-				fail(&b, "interrupted by %s during the build",
-				     runner_signal_name());
+				rm_runner__fail(&b, "interrupted by %s during the build",
+						rm_runner__signal_name());
 			else
-				fail(&b, "build failed: %s", berr.msg);
+				rm_runner__fail(&b, "build failed: %s", berr.msg);
 			ret = build_failed(r, s, in, &b, err);
 		} else {
 			ret = ready(r, s, in, log_base, &b, k, err);
 		}
 	}
 	free(log_base);
-	outcome_release(&b);
+	rm_runner__outcome_release(&b);
 	return ret;
 }
 
 /* The context's MAD_CONTAINER_IMAGE: run that image, build nothing. NULL when not set. */
-static const char *given_image(const struct run *r)
+static const char *model_given_image(const struct run *r)
 {
 	const char *v = rm_context_get(&r->ctx, "MAD_CONTAINER_IMAGE");
 	return v && *v ? v : NULL;
@@ -317,7 +319,7 @@ static int image_ref_ok(const char *v)
  * is served, MAD_CONTAINER_IMAGE is an image reference. */
 static int precheck(struct run *r, const rm_model *m, rm_data_plan *plan, rm_error *err)
 {
-	const char *given = given_image(r);
+	const char *given = model_given_image(r);
 
 	if (given && !image_ref_ok(given))
 		return rm_error_set(err, RM_ERR_INPUT,
@@ -326,7 +328,7 @@ static int precheck(struct run *r, const rm_model *m, rm_data_plan *plan, rm_err
 				    given);
 	if (rm_model_check_paths(m, r->o->root, err) < 0)
 		return -1;
-	return data_prepare(r, m, plan, err);
+	return rm_runner__data_prepare(r, m, plan, err);
 }
 
 static void no_build_output(void *ud, const char *line, size_t len)
@@ -338,15 +340,17 @@ static void no_build_output(void *ud, const char *line, size_t len)
 
 /* An image given as it is (MAD_CONTAINER_IMAGE, a build manifest's entry): --repeat runs of
  * it; the launcher builds nothing (it pulls what the engine lacks). */
-int run_given(struct run *r, const rm_selected *s, rm_spec_in *in, const struct image_src *src,
-	      size_t n_images, size_t *k, rm_error *err)
+int rm_runner__run_given(struct run *r, const rm_selected *s, rm_spec_in *in,
+			 const struct image_src *src, size_t n_images, size_t *k, rm_error *err)
 {
 	const rm_model *m = s->model;
 	struct outcome b = {0};
 	char *safe = rm_file_safe(m->name);
 	char *log_base = n_images > 1 ? rm_xasprintf("%s_%s", safe, src->stem) : rm_xstrdup(safe);
-	rm_image_req req = {
-	    .model = m, .image = src->image, .on_line = no_build_output, .poll = runner_cancelled};
+	rm_image_req req = {.model = m,
+			    .image = src->image,
+			    .on_line = no_build_output,
+			    .poll = rm_runner__cancelled};
 	rm_error perr = RM_ERROR_INIT;
 	int cached = 0, ret = 0;
 
@@ -355,24 +359,24 @@ int run_given(struct run *r, const rm_selected *s, rm_spec_in *in, const struct 
 	b.image = rm_xstrdup(src->image);
 	b.dockerfile = rm_xstrdup(src->dockerfile);
 	b.base_image = rm_xstrdup(src->base_image);
-	b.log_file = log_path(r, log_base, ".live.log");
-	b.log_link = log_link(r, log_base, ".live.log");
+	b.log_file = rm_runner__log_path(r, log_base, ".live.log");
+	b.log_link = rm_runner__log_link(r, log_base, ".live.log");
 	in->image = b.image;
 	if (r->o->dry_run) {
-		char *name = container_name(r, m, 0);
+		char *name = rm_runner__container_name(r, m, 0);
 		rm_job_spec spec = {.in = in, .name = name};
-		dry_run_dockerfile(r, &req, &spec, NULL);
+		rm_runner__dry_run_dockerfile(r, &req, &spec, NULL);
 		free(name);
 	} else if (r->launcher.ops->prepare(r->launcher.state, &req, &b.image_id, &cached, &perr) <
 		   0) {
-		fail(&b, "%s", perr.msg);
+		rm_runner__fail(&b, "%s", perr.msg);
 		ret = build_failed(r, s, in, &b, err);
 	} else {
 		ret = ready(r, s, in, log_base, &b, k, err);
 	}
 	free(safe);
 	free(log_base);
-	outcome_release(&b);
+	rm_runner__outcome_release(&b);
 	return ret;
 }
 
@@ -384,10 +388,10 @@ static int run_images(struct run *r, const rm_selected *s, rm_spec_in *in, const
 	int ret = 0;
 
 	if (r->man.path)
-		return run_from_manifest(r, s, in, &k, err);
-	if (given_image(r)) {
-		struct image_src src = {.image = given_image(r), .stem = "given"};
-		return run_given(r, s, in, &src, 1, &k, err);
+		return rm_runner__run_from_manifest(r, s, in, &k, err);
+	if (model_given_image(r)) {
+		struct image_src src = {.image = model_given_image(r), .stem = "given"};
+		return rm_runner__run_given(r, s, in, &src, 1, &k, err);
 	}
 	for (size_t i = 0; i < n_dfs; i++)
 		kept += dfs[i].kept != 0;
@@ -397,7 +401,7 @@ static int run_images(struct run *r, const rm_selected *s, rm_spec_in *in, const
 	return ret;
 }
 
-int run_model(struct run *r, const rm_selected *s, rm_error *err)
+int rm_runner__run_model(struct run *r, const rm_selected *s, rm_error *err)
 {
 	const rm_model *m = s->model;
 	rm_dockerfile *dfs = NULL;
@@ -422,26 +426,26 @@ int run_model(struct run *r, const rm_selected *s, rm_error *err)
 			 &plan};
 	/* A given image (or a manifest's) needs no Dockerfile. */
 	int ret = 0,
-	    sel_rc = given_image(r) || r->man.path
+	    sel_rc = model_given_image(r) || r->man.path
 			 ? 0
 			 : rm_dockerfiles_select(m->dockerfile, &r->ctx, &dfs, &n_dfs, &derr);
 
 	if (r->o->dry_run)
-		dry_run_model(r, m, &in, dfs, n_dfs);
+		rm_runner__dry_run_model(r, m, &in, dfs, n_dfs);
 	else
 		rm_info("model '%s'", m->name);
 
 	if (!r->o->disable_skip_gpu_arch &&
 	    rm_skip_gpu_arch_match(m->skip_gpu_arch, r->ctx.gpu_arch)) {
-		ret = cannot_run(r, s, &in, "skip_gpu_arch", NULL, err);
+		ret = rm_runner__cannot_run(r, s, &in, "skip_gpu_arch", NULL, err);
 	} else if (precheck(r, m, &plan, &perr) < 0) {
-		ret = cannot_run(r, s, &in, NULL, perr.msg, err);
+		ret = rm_runner__cannot_run(r, s, &in, NULL, perr.msg, err);
 	} else if (sel_rc < 0) {
-		ret = cannot_run(r, s, &in, NULL, derr.msg, err);
+		ret = rm_runner__cannot_run(r, s, &in, NULL, derr.msg, err);
 	} else if (m->n_gpus > 0 && m->n_gpus > r->ctx.n_gpus && runs_here(r, &in)) {
 		char *why = rm_xasprintf("the model needs %ld GPUs and the context has %ld",
 					 m->n_gpus, r->ctx.n_gpus);
-		ret = cannot_run(r, s, &in, NULL, why, err);
+		ret = rm_runner__cannot_run(r, s, &in, NULL, why, err);
 		free(why);
 	} else {
 		ret = run_images(r, s, &in, dfs, n_dfs, err);

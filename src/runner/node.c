@@ -180,10 +180,10 @@ static int run_container(struct node *n, rm_spec_in *in, rm_error *err)
 	if (n->l.ops->start(n->l.state, &spec, &job, err) < 0)
 		goto out;
 	if (n->l.ops->stream(n->l.state, job, err) == RM_LAUNCH_STOPPED || rm_runner_signal()) {
-		rm_warn("%s on rank %ld: stopping and removing container %s", runner_signal_name(),
-			n->rank, name);
+		rm_warn("%s on rank %ld: stopping and removing container %s",
+			rm_runner__signal_name(), n->rank, name);
 		n->l.ops->stop(n->l.state, job, &cerr);
-		rm_error_set(err, RM_ERR_NONE, "interrupted by %s", runner_signal_name());
+		rm_error_set(err, RM_ERR_NONE, "interrupted by %s", rm_runner__signal_name());
 		goto out;
 	}
 	if (n->l.ops->wait(n->l.state, job, 0, &status, err) < 0)
@@ -308,7 +308,7 @@ int rm_node_run(const rm_node_opts *o, rm_error *err)
 	n.secrets = rm_secrets_from_env(environ, &n.n_secrets);
 	for (int i = 0; i < 2; i++)
 		rm_mask_init(&n.masks[i], (const char *const *)n.secrets, n.n_secrets);
-	rm_interrupt_set(runner_cancelled, NULL);
+	rm_interrupt_set(rm_runner__cancelled, NULL);
 	if (load_job(&n, err) < 0)
 		goto done; /* nowhere to write a result: the message goes to the node's .err */
 	n.log_base = rm_xstrdup(jstr(n.w, "log_base"));

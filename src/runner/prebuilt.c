@@ -11,7 +11,7 @@
 #include "rm/util.h"
 
 /* "docker/smoke.ubuntu.amd.Dockerfile" -> "smoke.ubuntu.amd"; else the image name. */
-static char *stem_of(const rm_built_image *mi)
+static char *prebuilt_stem_of(const rm_built_image *mi)
 {
 	const char *base = mi->dockerfile ? strrchr(mi->dockerfile, '/') : NULL;
 	char *s;
@@ -24,7 +24,8 @@ static char *stem_of(const rm_built_image *mi)
 	return s;
 }
 
-int run_from_manifest(struct run *r, const rm_selected *s, rm_spec_in *in, size_t *k, rm_error *err)
+int rm_runner__run_from_manifest(struct run *r, const rm_selected *s, rm_spec_in *in, size_t *k,
+				 rm_error *err)
 {
 	const rm_model *m = s->model;
 	size_t n = 0, ok = 0;
@@ -40,7 +41,7 @@ int run_from_manifest(struct run *r, const rm_selected *s, rm_spec_in *in, size_
 		    rm_xasprintf("the build manifest '%s' has no image of this model (build "
 				 "it with: run_models build --tags %s --manifest %s)",
 				 r->man.path, m->name, r->man.path);
-		ret = cannot_run(r, s, in, NULL, why, err);
+		ret = rm_runner__cannot_run(r, s, in, NULL, why, err);
 		free(why);
 		return ret;
 	}
@@ -52,20 +53,20 @@ int run_from_manifest(struct run *r, const rm_selected *s, rm_spec_in *in, size_
 			char *why = rm_xasprintf(
 			    "the build of image '%s' failed (manifest '%s'): %s", mi->key,
 			    r->man.path, mi->reason ? mi->reason : "no reason given");
-			ret = cannot_run(r, s, in, NULL, why, err);
+			ret = rm_runner__cannot_run(r, s, in, NULL, why, err);
 			free(why);
 			continue;
 		}
-		char *ref = rm_built_image_ref(mi), *stem = stem_of(mi);
+		char *ref = rm_built_image_ref(mi), *stem = prebuilt_stem_of(mi);
 		struct image_src src = {ref, mi->dockerfile, mi->base_image, stem};
-		ret = run_given(r, s, in, &src, ok, k, err);
+		ret = rm_runner__run_given(r, s, in, &src, ok, k, err);
 		free(stem);
 		free(ref);
 	}
 	return ret;
 }
 
-int select_from_manifest(struct run *r, rm_error *err)
+int rm_runner__select_from_manifest(struct run *r, rm_error *err)
 {
 	for (size_t i = 0; i < r->man.n; i++) {
 		const char *name = r->man.images[i].model;

@@ -41,8 +41,8 @@ static size_t add_parse_progress(char *line, size_t size, size_t n, double elaps
 	return n;
 }
 
-void progress_line(struct run *r, const char *model, const char *what, double elapsed,
-		   double timeout, const rm_parse_progress *pp, int final)
+void rm_runner__progress_line(struct run *r, const char *model, const char *what, double elapsed,
+			      double timeout, const rm_parse_progress *pp, int final)
 {
 	char el[32], to[32] = "", line[512];
 	size_t n;

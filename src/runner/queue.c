@@ -22,8 +22,8 @@ struct queued {
 	rm_job_spec spec;
 };
 
-void queue_workload(struct run *r, const rm_selected *s, const rm_spec_in *in, const char *log_base,
-		    struct outcome *b, size_t *k)
+void rm_runner__queue_workload(struct run *r, const rm_selected *s, const rm_spec_in *in,
+			       const char *log_base, struct outcome *b, size_t *k)
 {
 	struct queued *q;
 
@@ -37,24 +37,24 @@ void queue_workload(struct run *r, const rm_selected *s, const rm_spec_in *in, c
 	q->tdir = rm_xstrdup(in->tunableop_host_dir);
 	q->in.tunableop_host_dir = q->tdir;
 	/* The caller's plan ends with its model: this one lives until the workload has run
-	 * (data_prepare already succeeded for this model, so it resolves the same). */
+	 * (rm_runner__data_prepare already succeeded for this model, so it resolves the same). */
 	if (in->data) {
 		rm_error derr = RM_ERROR_INIT;
 		q->data = rm_xcalloc(1, sizeof(*q->data));
-		if (data_prepare(r, s->model, q->data, &derr) < 0)
+		if (rm_runner__data_prepare(r, s->model, q->data, &derr) < 0)
 			rm_warn("model '%s': %s", s->model->name, derr.msg);
 		q->in.data = q->data;
 	}
 	q->log_base = rm_xstrdup(log_base);
 	q->k = *k;
 	*k += (size_t)r->o->repeat;
-	q->name = container_name(r, s->model, q->k);
-	repeat_logs(r, log_base, &q->b, 1, &q->log_file, &q->log_link);
+	q->name = rm_runner__container_name(r, s->model, q->k);
+	rm_runner__repeat_logs(r, log_base, &q->b, 1, &q->log_file, &q->log_link);
 }
 
 static void queued_release(struct queued *q)
 {
-	outcome_release(&q->b);
+	rm_runner__outcome_release(&q->b);
 	if (q->data)
 		rm_data_plan_release(q->data);
 	free(q->data);
@@ -68,12 +68,12 @@ static void queued_release(struct queued *q)
 /* Every workload gets a FAILURE row: nothing could be submitted. */
 static int all_failed(struct run *r, struct queued *q, const char *why, rm_error *err)
 {
-	fail(&q->b, "cannot submit: %s", why);
-	outcome_report(r, q->s->model, &q->b);
-	return record(r, q->s, &q->in, &q->b, err);
+	rm_runner__fail(&q->b, "cannot submit: %s", why);
+	rm_runner__outcome_report(r, q->s->model, &q->b);
+	return rm_runner__record(r, q->s, &q->in, &q->b, err);
 }
 
-int run_queue(struct run *r, rm_error *err)
+int rm_runner__run_queue(struct run *r, rm_error *err)
 {
 	const rm_job_spec **specs = rm_xcalloc(r->n_queue + 1, sizeof(*specs));
 	rm_error serr = RM_ERROR_INIT;
@@ -96,7 +96,7 @@ int run_queue(struct run *r, rm_error *err)
 		if (failed)
 			ret = all_failed(r, q, serr.msg, err);
 		else
-			ret = run_repeats(r, q->s, &q->in, q->log_base, &q->b, &k, err);
+			ret = rm_runner__run_repeats(r, q->s, &q->in, q->log_base, &q->b, &k, err);
 	}
 	for (size_t i = 0; i < r->n_queue; i++)
 		queued_release(&r->queue[i]);

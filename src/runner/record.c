@@ -14,12 +14,12 @@
 
 static const rm_mask *reason_mask;
 
-void outcome_set_mask(const rm_mask *m)
+void rm_runner__outcome_set_mask(const rm_mask *m)
 {
 	reason_mask = m;
 }
 
-void fail(struct outcome *oc, const char *fmt, ...)
+void rm_runner__fail(struct outcome *oc, const char *fmt, ...)
 {
 	va_list ap;
 	char *raw;
@@ -33,7 +33,7 @@ void fail(struct outcome *oc, const char *fmt, ...)
 	free(raw);
 }
 
-void outcome_release(struct outcome *oc)
+void rm_runner__outcome_release(struct outcome *oc)
 {
 	free(oc->reason);
 	free(oc->dockerfile);
@@ -52,7 +52,7 @@ void outcome_release(struct outcome *oc)
 	memset(oc, 0, sizeof(*oc));
 }
 
-void outcome_report(struct run *r, const rm_model *m, const struct outcome *oc)
+void rm_runner__outcome_report(struct run *r, const rm_model *m, const struct outcome *oc)
 {
 	if (!strcmp(oc->status, "FAILURE")) {
 		r->n_failed++;
@@ -190,8 +190,8 @@ static void relative_changes(struct run *r, rm_perf_row *rows, size_t n, char **
 	}
 }
 
-int record(struct run *r, const rm_selected *s, const rm_spec_in *in, struct outcome *oc,
-	   rm_error *err)
+int rm_runner__record(struct run *r, const rm_selected *s, const rm_spec_in *in, struct outcome *oc,
+		      rm_error *err)
 {
 	const rm_model *m = s->model;
 	struct row_text t;

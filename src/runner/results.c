@@ -18,11 +18,11 @@
 #include "internal.h"
 #include "rm/report.h"
 #include "rm/util.h"
-#include "rm/docker.h"
+#include "rm/engine.h"
 
 #define RESULTS_MAX_BYTES ((size_t)16 << 20)
 
-FILE *fetch_file(struct run *r, rm_job *job, const char *path, rm_error *err)
+FILE *rm_runner__fetch_file(struct run *r, rm_job *job, const char *path, rm_error *err)
 {
 	char *tar_path = NULL, *csv_path = NULL;
 	int tfd = rm_make_temp(&tar_path, err), cfd = -1;
@@ -65,7 +65,7 @@ static FILE *fetch_results(struct run *r, const rm_model *m, rm_job *job, char *
 
 	for (int i = 0; i < 2 && !f; i++) {
 		rm_error_clear(err);
-		f = fetch_file(r, job, paths[i], err);
+		f = rm_runner__fetch_file(r, job, paths[i], err);
 		if (f)
 			*where = rm_xstrdup(paths[i]);
 		else if (err->kind != RM_ERR_INPUT) /* not a missing file: say what it was */
@@ -83,7 +83,7 @@ static FILE *fetch_results(struct run *r, const rm_model *m, rm_job *job, char *
 }
 
 /* Whether name (beside perf.csv) is one of the run's own files. */
-static int ours(const struct run *r, const rm_model *m, const char *name)
+static int results_ours(const struct run *r, const rm_model *m, const char *name)
 {
 	const char *out = strrchr(r->o->output, '/');
 	char *safe = rm_file_safe(m->name), *metrics = rm_xasprintf("perf_%s.csv", safe);
@@ -132,7 +132,7 @@ static void copy_out(struct run *r, const rm_model *m, FILE *f)
 	char *dest;
 
 	base = base ? base + 1 : m->multiple_results;
-	if (ours(r, m, base)) {
+	if (results_ours(r, m, base)) {
 		rm_warn("model '%s': multiple_results '%s' has the name of one of run_models' "
 			"own files; it is not copied beside them",
 			m->name, m->multiple_results);
@@ -251,8 +251,8 @@ static int read_rows(FILE *f, const rm_model *m, const struct results_cols *c, s
 	return 0;
 }
 
-int read_multiple_results(struct run *r, const rm_model *m, rm_job *job, struct outcome *oc,
-			  rm_error *err)
+int rm_runner__read_multiple_results(struct run *r, const rm_model *m, rm_job *job,
+				     struct outcome *oc, rm_error *err)
 {
 	struct results_cols c = {-1, -1, -1, NULL, 0};
 	char *where = NULL;

@@ -66,12 +66,12 @@ int rm_runner_signal(void)
 	return got_signal;
 }
 
-const char *runner_signal_name(void)
+const char *rm_runner__signal_name(void)
 {
 	return got_signal == SIGTERM ? "SIGTERM" : got_signal == SIGHUP ? "SIGHUP" : "SIGINT";
 }
 
-int runner_cancelled(void *ud)
+int rm_runner__cancelled(void *ud)
 {
 	(void)ud;
 	return got_signal != 0;
@@ -98,7 +98,7 @@ void rm_run_id_new(char *out, size_t size)
 
 /* A secret of a few characters is masked wherever those characters appear in the output,
  * numbers and words included: say so, since the logs will look mangled. */
-void warn_short_secrets(void)
+void rm_runner__warn_short_secrets(void)
 {
 	for (char **e = environ; e && *e; e++) {
 		const char *eq = strchr(*e, '='), *p;
@@ -122,7 +122,7 @@ void warn_short_secrets(void)
 
 /* The context: detected (with the folder's ctx_test), then --additional-context-file, then
  * --additional-context. */
-int load_context(struct run *r, rm_error *err)
+int rm_runner__load_context(struct run *r, rm_error *err)
 {
 	const rm_run_opts *o = r->o;
 
@@ -161,7 +161,7 @@ static void dry_run(struct run *r, rm_error *err)
 	       r->run_id, r->sel.n, r->ctx.gpu_vendor ? r->ctx.gpu_vendor : "none", r->ctx.n_gpus,
 	       r->ctx.gpu_arch ? r->ctx.gpu_arch : "none");
 	for (size_t i = 0; i < r->sel.n; i++)
-		run_model(r, &r->sel.items[i], err);
+		rm_runner__run_model(r, &r->sel.items[i], err);
 }
 
 /* The label sweep costs a request: only when a removal failed or a signal came. Returns
@@ -232,22 +232,22 @@ static int run_all(struct run *r, rm_error *err)
 	rm_info("run %s: %zu model(s), %s", r->run_id, r->sel.n,
 		r->launcher.ops->where(r->launcher.state));
 	reap(r);
-	if (watchdog_start(r) < 0)
+	if (rm_runner__watchdog_start(r) < 0)
 		rm_warn("cannot start the watchdog (%s): if this runner is killed with SIGKILL, "
 			"the next run removes its containers",
 			strerror(errno));
 	if (o->sys_env_details)
 		write_sys_env(r);
 	for (size_t i = 0; i < r->sel.n && !got_signal; i++) {
-		if (run_model(r, &r->sel.items[i], err) < 0 && !got_signal) {
+		if (rm_runner__run_model(r, &r->sel.items[i], err) < 0 && !got_signal) {
 			ret = -1; /* perf.csv could not be written */
 			break;
 		}
 	}
-	if (r->batching && ret == 0 && run_queue(r, err) < 0 && !got_signal)
+	if (r->batching && ret == 0 && rm_runner__run_queue(r, err) < 0 && !got_signal)
 		ret = -1;
 	r->swept = sweep(r) == 0;
-	watchdog_done(r);
+	rm_runner__watchdog_done(r);
 	return ret;
 }
 
@@ -269,32 +269,33 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 		r.machine[0] = '\0';
 	r.machine[sizeof(r.machine) - 1] = '\0';
 	r.secrets = rm_secrets_from_env(environ, &r.n_secrets);
-	warn_short_secrets();
+	rm_runner__warn_short_secrets();
 	rm_mask_init(&r.mask, (const char *const *)r.secrets, r.n_secrets);
-	outcome_set_mask(&r.mask);
-	rm_interrupt_set(runner_cancelled, NULL);
+	rm_runner__outcome_set_mask(&r.mask);
+	rm_interrupt_set(rm_runner__cancelled, NULL);
 	if (o->progress && !o->dry_run)
 		r.progress_mode = isatty(STDERR_FILENO) && !o->live_output ? 1 : 2;
 
 	if (rm_registry_load_opts(&r.reg, o->root, &ropts, err) < 0 ||
 	    (o->manifest && rm_build_manifest_load(&r.man, o->manifest, err) < 0))
 		goto out;
-	if (o->manifest && !o->n_tags ? select_from_manifest(&r, err) < 0
+	if (o->manifest && !o->n_tags ? rm_runner__select_from_manifest(&r, err) < 0
 				      : rm_select(&r.reg, o->tags, o->n_tags, &r.sel, err) < 0)
 		goto out;
-	if (load_context(&r, err) < 0 || data_load(&r, err) < 0)
+	if (rm_runner__load_context(&r, err) < 0 || rm_runner__data_load(&r, err) < 0)
 		goto out;
 	ret = run_all(&r, err);
 	if (got_signal) {
 		res->interrupted = got_signal;
-		ret = rm_error_set(err, RM_ERR_NONE, "interrupted by %s; %s", runner_signal_name(),
+		ret = rm_error_set(err, RM_ERR_NONE, "interrupted by %s; %s",
+				   rm_runner__signal_name(),
 				   r.swept ? "what the run started is stopped and removed"
 					   : "what the run started may be left (see above)");
 	}
 	res->n_failed = r.n_failed;
 	res->engine_lost = r.engine_lost;
 out:
-	outcome_set_mask(NULL);
+	rm_runner__outcome_set_mask(NULL);
 	rm_interrupt_set(NULL, NULL);
 	rm_launcher_close(&r.launcher);
 	rm_build_manifest_release(&r.man);

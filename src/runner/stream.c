@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "internal.h"
-#include "rm/docker.h"
 #include "rm/util.h"
 
 /* Seconds of quiet output after the keep-alive exit marker before the stream ends. */
@@ -74,8 +73,8 @@ static void stream_progress(struct stream *st, int final)
 	st->last_progress = now;
 	if (st->parser.ops && st->parser.ops->progress && st->parser.state)
 		st->parser.ops->progress(st->parser.state, &pp);
-	progress_line(r, st->model, st->queued ? "queued" : "running",
-		      st->queued ? 0 : now - st->start, st->timeout, &pp, final);
+	rm_runner__progress_line(r, st->model, st->queued ? "queued" : "running",
+				 st->queued ? 0 : now - st->start, st->timeout, &pp, final);
 }
 
 static void on_stdout_line(void *ud, const char *line, size_t len)
@@ -119,7 +118,7 @@ static void on_masked(void *ud, const char *data, size_t len)
 
 /* The parser reads the lines as the workload printed them, before masking: a secret that
  * happens to look like part of a number must not cost a metric. What the parser keeps is
- * masked before it reaches a file (stream_end). */
+ * masked before it reaches a file (rm_runner__stream_end). */
 static void on_frame(void *ud, int stream, const char *data, size_t len)
 {
 	struct stream *st = ud;
@@ -176,7 +175,8 @@ static int poll_stream(void *ud)
 	return 0;
 }
 
-struct stream *stream_open(struct run *r, const rm_spec_in *in, double timeout, struct outcome *oc)
+struct stream *rm_runner__stream_open(struct run *r, const rm_spec_in *in, double timeout,
+				      struct outcome *oc)
 {
 	rm_error err = RM_ERROR_INIT;
 	const rm_model *m = in->model;
@@ -200,42 +200,43 @@ struct stream *stream_open(struct run *r, const rm_spec_in *in, double timeout, 
 	if (in->keep_alive)
 		st->exit_marker = rm_xasprintf("%s%s:", RM_EXIT_MARKER, r->run_id);
 	if (rm_parser_start(&st->parser, parser ? parser : "generic", &pcfg) < 0) {
-		fail(oc, "unknown parser '%s' (model field 'parser' or --parser)", parser);
+		rm_runner__fail(oc, "unknown parser '%s' (model field 'parser' or --parser)",
+				parser);
 		goto fail;
 	}
-	st->log = log_create(r, oc->log_file, oc->log_link, &err);
+	st->log = rm_runner__log_create(r, oc->log_file, oc->log_link, &err);
 	if (!st->log) {
-		fail(oc, "%s", err.msg);
+		rm_runner__fail(oc, "%s", err.msg);
 		goto fail;
 	}
 	setvbuf(st->log, NULL, _IOFBF, 1 << 16);
 	return st;
 fail:
-	stream_close(st);
+	rm_runner__stream_close(st);
 	return NULL;
 }
 
-void stream_begin(struct stream *st);
+void rm_runner__stream_begin(struct stream *st);
 
 /* A queued workload (SLURM) starts its clock when it starts running. */
 static void on_queued(void *ud, int queued)
 {
 	struct stream *st = ud;
 	if (st->queued && !queued)
-		stream_begin(st);
+		rm_runner__stream_begin(st);
 	st->queued = queued;
 }
 
-void stream_bind(struct stream *st, rm_job_spec *spec)
+void rm_runner__stream_bind(struct stream *st, rm_job_spec *spec)
 {
 	spec->on_output = on_frame;
 	spec->poll = poll_stream;
-	spec->cancelled = runner_cancelled;
+	spec->cancelled = rm_runner__cancelled;
 	spec->queued = on_queued;
 	spec->ud = st;
 }
 
-void stream_begin(struct stream *st)
+void rm_runner__stream_begin(struct stream *st)
 {
 	st->start = rm_now();
 	st->last_progress = st->start;
@@ -243,7 +244,7 @@ void stream_begin(struct stream *st)
 		st->deadline = st->start + st->timeout;
 }
 
-void stream_end(struct stream *st, struct outcome *oc)
+void rm_runner__stream_end(struct stream *st, struct outcome *oc)
 {
 	for (int i = 0; i < 2; i++)
 		rm_mask_flush(&st->masks[i], on_masked, &st->sinks[i]);
@@ -255,11 +256,11 @@ void stream_end(struct stream *st, struct outcome *oc)
 		st->write_errno = errno ? errno : EIO;
 	/* The output is the evidence of a result: without it the run is not a SUCCESS. */
 	if (st->write_errno && !oc->reason)
-		fail(oc, "cannot write the log '%s': %s (its output is incomplete)", st->log_file,
-		     strerror(st->write_errno));
+		rm_runner__fail(oc, "cannot write the log '%s': %s (its output is incomplete)",
+				st->log_file, strerror(st->write_errno));
 }
 
-void stream_close(struct stream *st)
+void rm_runner__stream_close(struct stream *st)
 {
 	if (!st)
 		return;
@@ -276,7 +277,7 @@ void stream_close(struct stream *st)
 	free(st);
 }
 
-void stream_note(struct stream *st, const char *fmt, ...)
+void rm_runner__stream_note(struct stream *st, const char *fmt, ...)
 {
 	va_list ap;
 	char *raw, *line;
@@ -293,24 +294,24 @@ void stream_note(struct stream *st, const char *fmt, ...)
 	free(line);
 }
 
-int stream_timed_out(const struct stream *st)
+int rm_runner__stream_timed_out(const struct stream *st)
 {
 	return st->timed_out;
 }
 
-int stream_script_done(const struct stream *st, long *rc)
+int rm_runner__stream_script_done(const struct stream *st, long *rc)
 {
 	if (st->script_done)
 		*rc = st->script_rc;
 	return st->script_done;
 }
 
-double stream_started(const struct stream *st)
+double rm_runner__stream_started(const struct stream *st)
 {
 	return st->start;
 }
 
-const char *stream_parser_name(const struct stream *st)
+const char *rm_runner__stream_parser_name(const struct stream *st)
 {
 	const rm_parser_ops *eff = rm_parser_effective(&st->parser);
 	return eff ? eff->name : st->parser.ops ? st->parser.ops->name : "?";
@@ -356,15 +357,16 @@ static void on_build_line(void *ud, const char *line, size_t len)
 		if (now - b->last_progress >= every) {
 			rm_parse_progress pp = {step, total, -1, NULL};
 			/* no ETA: build steps differ too much in length */
-			progress_line(b->r, b->model, "building", now - b->start, -1, &pp, 0);
+			rm_runner__progress_line(b->r, b->model, "building", now - b->start, -1,
+						 &pp, 0);
 			b->last_progress = now;
 		}
 	}
 	free(copy);
 }
 
-struct build_log *build_log_open(struct run *r, const rm_model *m, const char *path,
-				 const char *link, rm_error *err)
+struct build_log *rm_runner__build_log_open(struct run *r, const rm_model *m, const char *path,
+					    const char *link, rm_error *err)
 {
 	struct build_log *b = rm_xcalloc(1, sizeof(*b));
 
@@ -373,7 +375,7 @@ struct build_log *build_log_open(struct run *r, const rm_model *m, const char *p
 	b->live = r->o->live_output;
 	b->start = rm_now();
 	b->path = path;
-	b->f = log_create(r, path, link, err);
+	b->f = rm_runner__log_create(r, path, link, err);
 	if (!b->f) {
 		free(b);
 		return NULL;
@@ -381,28 +383,28 @@ struct build_log *build_log_open(struct run *r, const rm_model *m, const char *p
 	return b;
 }
 
-void build_log_bind(struct build_log *b, rm_image_req *req)
+void rm_runner__build_log_bind(struct build_log *b, rm_image_req *req)
 {
 	req->on_line = on_build_line;
-	req->poll = runner_cancelled;
+	req->poll = rm_runner__cancelled;
 	req->ud = b;
 }
 
-void build_log_failed(struct build_log *b, const char *masked_msg)
+void rm_runner__build_log_failed(struct build_log *b, const char *masked_msg)
 {
 	fprintf(b->f, "run_models: build failed: %s\n", masked_msg);
 }
 
-double build_log_elapsed(const struct build_log *b)
+double rm_runner__build_log_elapsed(const struct build_log *b)
 {
 	return rm_now() - b->start;
 }
 
-void build_log_close(struct build_log *b)
+void rm_runner__build_log_close(struct build_log *b)
 {
 	if (!b)
 		return;
-	progress_line(b->r, b->model, "building", 0, 0, NULL, 1);
+	rm_runner__progress_line(b->r, b->model, "building", 0, 0, NULL, 1);
 	if (fclose(b->f) != 0 || b->failed)
 		rm_warn("model '%s': cannot write the build log '%s': %s", b->model, b->path,
 			strerror(errno ? errno : EIO));

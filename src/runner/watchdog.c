@@ -39,7 +39,7 @@ static void watch(struct run *r, int fd)
 			r->run_id);
 }
 
-int watchdog_start(struct run *r)
+int rm_runner__watchdog_start(struct run *r)
 {
 	int fds[2];
 	pid_t child;
@@ -79,7 +79,7 @@ int watchdog_start(struct run *r)
 	return 0;
 }
 
-void watchdog_done(struct run *r)
+void rm_runner__watchdog_done(struct run *r)
 {
 	if (r->watchdog_fd <= 0)
 		return;

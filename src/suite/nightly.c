@@ -15,7 +15,7 @@
 #include "rm/util.h"
 #include "rm/suite.h"
 
-static int exists(const char *p)
+static int nightly_exists(const char *p)
 {
 	struct stat st;
 	return p && p[0] && stat(p, &st) == 0;
@@ -54,17 +54,17 @@ static char **add_row_files(char **v, size_t *n, const char *dir, const rm_resul
 
 	/* A relative log path is as the runner saw it; from elsewhere, try beside perf.csv (as
 	 * JUnit does). */
-	if (log[0] && log[0] != '/' && !exists(log))
+	if (log[0] && log[0] != '/' && !nightly_exists(log))
 		log = moved = rm_xasprintf("%s/%s", dir, log);
 	p = rm_xasprintf("%s/perf_%s.csv", dir, safe);
-	if (exists(p))
+	if (nightly_exists(p))
 		v = add_unique(v, n, p);
 	free(p);
 	free(safe);
-	if (exists(log)) {
+	if (nightly_exists(log)) {
 		v = add_unique(v, n, log);
 		char *b = build_log(log);
-		if (b && exists(b))
+		if (b && nightly_exists(b))
 			v = add_unique(v, n, b);
 		free(b);
 	}
@@ -85,11 +85,11 @@ static char **archive_list(const rm_nightly_opts *o, const rm_results *run, size
 	for (size_t i = 0; i < run->n; i++)
 		v = add_row_files(v, n, dir, &run->rows[i]);
 	char *summary = rm_xasprintf("%s/perf_summary.csv", dir);
-	if (exists(summary))
+	if (nightly_exists(summary))
 		v = add_unique(v, n, summary);
 	free(summary);
 	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++)
-		if (exists(outs[i]))
+		if (nightly_exists(outs[i]))
 			v = add_unique(v, n, outs[i]);
 	for (size_t i = 0; i < o->n_extra_files; i++)
 		v = add_unique(v, n, o->extra_files[i]);
@@ -113,7 +113,7 @@ struct finish {
 	const char *suite;
 };
 
-static const char *manifest_str(const json_t *m, const char *key)
+static const char *nightly_manifest_str(const json_t *m, const char *key)
 {
 	return json_string_value(json_object_get(m, key));
 }
@@ -142,18 +142,18 @@ static int load(struct finish *f, rm_error *err)
 		return -1;
 	if (o->models_root && rm_direction_table_load(f->dirs, o->models_root, err) < 0)
 		return -1;
-	if (o->manifest && exists(o->manifest) &&
+	if (o->manifest && nightly_exists(o->manifest) &&
 	    !(f->manifest = rm_manifest_read(o->manifest, err)))
 		return -1;
 	/* A run.json of another run (an older run reported on) says nothing about this one. */
-	if (f->manifest && manifest_str(f->manifest, "run_id") &&
-	    strcmp(manifest_str(f->manifest, "run_id"), f->run_id)) {
+	if (f->manifest && nightly_manifest_str(f->manifest, "run_id") &&
+	    strcmp(nightly_manifest_str(f->manifest, "run_id"), f->run_id)) {
 		rm_info("'%s' is of run %s, not %s: its suite and gate settings are not used",
-			o->manifest, manifest_str(f->manifest, "run_id"), f->run_id);
+			o->manifest, nightly_manifest_str(f->manifest, "run_id"), f->run_id);
 		json_decref(f->manifest);
 		f->manifest = NULL;
 	}
-	f->suite = o->suite ? o->suite : manifest_str(f->manifest, "suite");
+	f->suite = o->suite ? o->suite : nightly_manifest_str(f->manifest, "suite");
 	return 0;
 }
 
@@ -218,7 +218,8 @@ static int baseline(struct finish *f, rm_error *err)
 	else if (!src)
 		src = cfg;
 	if (src) {
-		rm_baseline_opts bo = {src, f->run_id, manifest_str(f->manifest, "started_at")};
+		rm_baseline_opts bo = {src, f->run_id,
+				       nightly_manifest_str(f->manifest, "started_at")};
 		if (rm_baseline_open(&bo, &f->base, err) < 0)
 			return -1;
 	} else {

@@ -42,7 +42,7 @@ struct srun {
 	rm_baseline *base;
 };
 
-static void push(const char ***v, size_t *n, const char *s)
+static void run_push(const char ***v, size_t *n, const char *s)
 {
 	*v = rm_xrealloc(*v, (*n + 1) * sizeof(**v));
 	(*v)[(*n)++] = s;
@@ -65,20 +65,20 @@ static void make_plans(struct srun *s)
 		if (!e) {
 			p->name = "command line";
 			for (size_t k = 0; k < run->n_tags; k++)
-				push(&p->tags, &p->n_tags, run->tags[k]);
+				run_push(&p->tags, &p->n_tags, run->tags[k]);
 		} else {
 			p->name = e->name;
 			for (size_t k = 0; k < e->n_tags; k++)
-				push(&p->tags, &p->n_tags, e->tags[k]);
+				run_push(&p->tags, &p->n_tags, e->tags[k]);
 			for (size_t k = 0; k < e->n_models; k++)
-				push(&p->tags, &p->n_tags, e->models[k]);
+				run_push(&p->tags, &p->n_tags, e->models[k]);
 			if (json_object_size(e->context)) {
 				p->context_json = json_dumps(e->context, JSON_COMPACT);
-				push(&p->contexts, &p->n_contexts, p->context_json);
+				run_push(&p->contexts, &p->n_contexts, p->context_json);
 			}
 		}
 		for (size_t k = 0; k < run->n_contexts; k++)
-			push(&p->contexts, &p->n_contexts, run->contexts[k]);
+			run_push(&p->contexts, &p->n_contexts, run->contexts[k]);
 	}
 }
 
@@ -178,7 +178,7 @@ static int open_baseline(struct srun *s, rm_error *err)
 	return 0;
 }
 
-static json_t *str_or_null(const char *v)
+static json_t *run_str_or_null(const char *v)
 {
 	return v ? json_string(v) : json_null();
 }
@@ -217,15 +217,15 @@ static json_t *options_json(const struct srun *s)
 			    s->o->repeat_given ? json_integer(run->repeat) : json_null());
 	json_object_set_new(o, "timeout",
 			    run->timeout >= 0 ? json_real(run->timeout) : json_null());
-	json_object_set_new(o, "parser", str_or_null(run->parser));
+	json_object_set_new(o, "parser", run_str_or_null(run->parser));
 	json_object_set_new(o, "fail_on_regression",
 			    ci->fail_on_regression >= 0 ? json_real(ci->fail_on_regression)
 							: json_null());
 	json_object_set_new(o, "baseline", redacted(baseline));
-	json_object_set_new(o, "junit", str_or_null(ci->junit));
-	json_object_set_new(o, "summary_markdown", str_or_null(ci->summary_markdown));
-	json_object_set_new(o, "html", str_or_null(ci->html));
-	json_object_set_new(o, "archive", str_or_null(ci->archive));
+	json_object_set_new(o, "junit", run_str_or_null(ci->junit));
+	json_object_set_new(o, "summary_markdown", run_str_or_null(ci->summary_markdown));
+	json_object_set_new(o, "html", run_str_or_null(ci->html));
+	json_object_set_new(o, "archive", run_str_or_null(ci->archive));
 	json_t *exports = json_array();
 	for (size_t i = 0; i < ci->n_export_dbs; i++)
 		json_array_append_new(exports, redacted(ci->export_dbs[i]));
@@ -338,7 +338,7 @@ static int run_entries(struct srun *s, rm_suite_run_result *res, rm_error *err)
 
 /* The CI outputs. After a failed or interrupted run only what CI picks up from the job's
  * files (JUnit, summary, archive): no report, no export, no gate. */
-static int finish(struct srun *s, rm_suite_run_result *res, int partial, rm_error *err)
+static int run_finish(struct srun *s, rm_suite_run_result *res, int partial, rm_error *err)
 {
 	rm_nightly_opts ci = s->o->ci;
 	double t0 = rm_now();
@@ -385,7 +385,7 @@ static void finish_partial(struct srun *s, rm_suite_run_result *res)
 {
 	rm_error e = RM_ERROR_INIT;
 
-	if (finish(s, res, 1, &e) < 0)
+	if (run_finish(s, res, 1, &e) < 0)
 		rm_info("no CI outputs for the stopped run: %s", e.msg);
 	res->finished = 0;
 }
@@ -419,7 +419,7 @@ int rm_suite_run(const rm_suite_run_opts *o, rm_suite_run_result *res, rm_error 
 		finish_partial(&s, res);
 		goto out;
 	}
-	ret = finish(&s, res, 0, err);
+	ret = run_finish(&s, res, 0, err);
 out:
 	release(&s);
 	return ret;

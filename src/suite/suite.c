@@ -45,10 +45,11 @@ static void fields_copy(struct fields *dst, const struct fields *src)
 	dst->context = json_deep_copy(src->context);
 }
 
-static int fail_at(const struct yfile *f, const yaml_node_t *n, rm_error *err, const char *field,
-		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static int fail_at(const struct yfile *f, const yaml_node_t *n, rm_error *err, const char *field,
-		   const char *fmt, ...)
+static int suite_fail_at(const struct yfile *f, const yaml_node_t *n, rm_error *err,
+			 const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int suite_fail_at(const struct yfile *f, const yaml_node_t *n, rm_error *err,
+			 const char *field, const char *fmt, ...)
 {
 	char what[1024];
 	va_list ap;
@@ -157,7 +158,7 @@ static int yfile_load(const char *path, struct yfile **out, rm_error *err)
 	return 0;
 }
 
-static char *resolve(const struct yfile *f, const char *p)
+static char *suite_resolve(const struct yfile *f, const char *p)
 {
 	if (p[0] == '/' || rm_db_is_url(p) || !strcmp(f->dir, "."))
 		return rm_xstrdup(p);
@@ -186,15 +187,16 @@ static int string_list(struct yfile *f, yaml_node_t *n, json_t *v, const char *f
 	} else if (json_is_array(v)) {
 		json_array_foreach (v, i, e) {
 			if (!json_is_string(e) || !json_string_length(e))
-				return fail_at(f, yseq(f, n, i) ? yseq(f, n, i) : n, err, field,
-					       "item %zu must be a non-empty string", i + 1);
+				return suite_fail_at(f, yseq(f, n, i) ? yseq(f, n, i) : n, err,
+						     field, "item %zu must be a non-empty string",
+						     i + 1);
 			*out = rm_strv_push(*out, nout, json_string_value(e));
 		}
 	} else {
-		return fail_at(f, n, err, field, "must be a string or a list of strings");
+		return suite_fail_at(f, n, err, field, "must be a string or a list of strings");
 	}
 	if (!*nout)
-		return fail_at(f, n, err, field, "is empty");
+		return suite_fail_at(f, n, err, field, "is empty");
 	return 0;
 }
 
@@ -202,7 +204,7 @@ static int number(struct yfile *f, yaml_node_t *n, json_t *v, const char *field,
 		  rm_error *err)
 {
 	if (!json_is_number(v) || json_number_value(v) < 0)
-		return fail_at(f, n, err, field, "must be a number >= 0");
+		return suite_fail_at(f, n, err, field, "must be a number >= 0");
 	*out = json_number_value(v);
 	return 0;
 }
@@ -216,9 +218,9 @@ static int regression(struct yfile *f, yaml_node_t *n, json_t *v, const char *wh
 	char field[256];
 
 	if (!json_is_object(v))
-		return fail_at(f, n, err, where,
-			       "regression must be a mapping {fail_on_regression: PCT, "
-			       "baseline: FILE}");
+		return suite_fail_at(f, n, err, where,
+				     "regression must be a mapping {fail_on_regression: PCT, "
+				     "baseline: FILE}");
 	json_object_foreach (v, key, x) {
 		yaml_node_t *xn = ymap(f, n, key);
 		snprintf(field, sizeof(field), "%s.regression.%s", where, key);
@@ -227,47 +229,48 @@ static int regression(struct yfile *f, yaml_node_t *n, json_t *v, const char *wh
 			    (json_is_string(x) && !strcmp(json_string_value(x), "off"))) {
 				fl->fail = -1;
 			} else if (number(f, xn, x, field, &fl->fail, err) < 0) {
-				return fail_at(f, xn, err, field,
-					       "must be a percentage >= 0, or off");
+				return suite_fail_at(f, xn, err, field,
+						     "must be a percentage >= 0, or off");
 			}
 			fl->has_fail = 1;
 		} else if (!strcmp(key, "baseline")) {
 			if (!allow_baseline)
-				return fail_at(f, ykey(f, n, key), err, field,
-					       "the baseline is one per suite: set it under "
-					       "defaults.regression");
+				return suite_fail_at(f, ykey(f, n, key), err, field,
+						     "the baseline is one per suite: set it under "
+						     "defaults.regression");
 			if (!json_is_string(x) || !json_string_length(x))
-				return fail_at(f, xn, err, field,
-					       "must be a perf.csv path or a database URL");
+				return suite_fail_at(f, xn, err, field,
+						     "must be a perf.csv path or a database URL");
 			free(*baseline);
-			*baseline = resolve(f, json_string_value(x));
+			*baseline = suite_resolve(f, json_string_value(x));
 		} else {
-			return fail_at(f, ykey(f, n, key), err, field,
-				       "unknown field (fail_on_regression, baseline)");
+			return suite_fail_at(f, ykey(f, n, key), err, field,
+					     "unknown field (fail_on_regression, baseline)");
 		}
 	}
 	return 0;
 }
 
 /* The fields an entry or a defaults block may hold. */
-static int read_fields(struct yfile *f, yaml_node_t *n, json_t *obj, const char *where,
-		       rm_suite_entry *entry, struct fields *fl, char **baseline, rm_error *err)
+static int suite_read_fields(struct yfile *f, yaml_node_t *n, json_t *obj, const char *where,
+			     rm_suite_entry *entry, struct fields *fl, char **baseline,
+			     rm_error *err)
 {
 	const char *key;
 	json_t *v;
 	char field[256];
 
 	if (!json_is_object(obj))
-		return fail_at(f, n, err, where, "must be a mapping");
+		return suite_fail_at(f, n, err, where, "must be a mapping");
 	json_object_foreach (obj, key, v) {
 		yaml_node_t *vn = ymap(f, n, key);
 		snprintf(field, sizeof(field), "%s.%s", where, key);
 		if (!strcmp(key, "repeat")) {
 			if (!json_is_integer(v) || json_integer_value(v) < 1 ||
 			    json_integer_value(v) > 1000000)
-				return fail_at(f, vn, err, field,
-					       "must be a whole number >= 1, not %s",
-					       json_is_string(v) ? json_string_value(v) : "that");
+				return suite_fail_at(
+				    f, vn, err, field, "must be a whole number >= 1, not %s",
+				    json_is_string(v) ? json_string_value(v) : "that");
 			fl->repeat = (long)json_integer_value(v);
 			fl->has_repeat = 1;
 		} else if (!strcmp(key, "timeout")) {
@@ -276,15 +279,16 @@ static int read_fields(struct yfile *f, yaml_node_t *n, json_t *obj, const char 
 			fl->has_timeout = 1;
 		} else if (!strcmp(key, "additional_context")) {
 			if (!json_is_object(v))
-				return fail_at(f, vn, err, field,
-					       "must be a mapping, e.g. {gpu_vendor: AMD}");
+				return suite_fail_at(f, vn, err, field,
+						     "must be a mapping, e.g. {gpu_vendor: AMD}");
 			json_object_update(fl->context, v);
 		} else if (!strcmp(key, "regression")) {
 			if (regression(f, vn, v, where, entry == NULL, fl, baseline, err) < 0)
 				return -1;
 		} else if (entry && !strcmp(key, "name")) {
 			if (!json_is_string(v) || !json_string_length(v))
-				return fail_at(f, vn, err, field, "must be a non-empty string");
+				return suite_fail_at(f, vn, err, field,
+						     "must be a non-empty string");
 			free(entry->name);
 			entry->name = rm_xstrdup(json_string_value(v));
 		} else if (entry && !strcmp(key, "tags")) {
@@ -294,10 +298,11 @@ static int read_fields(struct yfile *f, yaml_node_t *n, json_t *obj, const char 
 			if (string_list(f, vn, v, field, &entry->models, &entry->n_models, err) < 0)
 				return -1;
 		} else {
-			return fail_at(f, ykey(f, n, key), err, field,
-				       "unknown field (%srepeat, timeout, additional_context, "
-				       "regression)",
-				       entry ? "name, tags, models, " : "");
+			return suite_fail_at(
+			    f, ykey(f, n, key), err, field,
+			    "unknown field (%srepeat, timeout, additional_context, "
+			    "regression)",
+			    entry ? "name, tags, models, " : "");
 		}
 	}
 	return 0;
@@ -311,7 +316,7 @@ struct loader {
 	char *baseline;
 };
 
-static int load_file(struct loader *L, const char *path, int top, rm_error *err);
+static int suite_load_file(struct loader *L, const char *path, int top, rm_error *err);
 
 static int include(struct loader *L, struct yfile *f, yaml_node_t *n, json_t *v, rm_error *err)
 {
@@ -319,22 +324,22 @@ static int include(struct loader *L, struct yfile *f, yaml_node_t *n, json_t *v,
 	json_t *e;
 
 	if (json_is_string(v)) {
-		char *p = resolve(f, json_string_value(v));
-		int rc = load_file(L, p, 0, err);
+		char *p = suite_resolve(f, json_string_value(v));
+		int rc = suite_load_file(L, p, 0, err);
 		free(p);
-		return rc < 0 ? fail_at(f, n, err, "include", "%s", err->msg) : 0;
+		return rc < 0 ? suite_fail_at(f, n, err, "include", "%s", err->msg) : 0;
 	}
 	if (!json_is_array(v))
-		return fail_at(f, n, err, "include", "must be a file name or a list of them");
+		return suite_fail_at(f, n, err, "include", "must be a file name or a list of them");
 	json_array_foreach (v, i, e) {
 		if (!json_is_string(e))
-			return fail_at(f, yseq(f, n, i), err, "include",
-				       "item %zu must be a file name", i + 1);
-		char *p = resolve(f, json_string_value(e));
-		int rc = load_file(L, p, 0, err);
+			return suite_fail_at(f, yseq(f, n, i), err, "include",
+					     "item %zu must be a file name", i + 1);
+		char *p = suite_resolve(f, json_string_value(e));
+		int rc = suite_load_file(L, p, 0, err);
 		free(p);
 		if (rc < 0)
-			return fail_at(f, yseq(f, n, i), err, "include", "%s", err->msg);
+			return suite_fail_at(f, yseq(f, n, i), err, "include", "%s", err->msg);
 	}
 	return 0;
 }
@@ -345,7 +350,7 @@ static int entries(struct loader *L, struct yfile *f, yaml_node_t *n, json_t *v,
 	json_t *e;
 
 	if (!json_is_array(v) || !json_array_size(v))
-		return fail_at(f, n, err, "entries", "must be a non-empty list of entries");
+		return suite_fail_at(f, n, err, "entries", "must be a non-empty list of entries");
 	L->s->entries = rm_xcalloc(json_array_size(v), sizeof(*L->s->entries));
 	json_array_foreach (v, i, e) {
 		rm_suite_entry *en = &L->s->entries[L->s->n++];
@@ -358,11 +363,12 @@ static int entries(struct loader *L, struct yfile *f, yaml_node_t *n, json_t *v,
 		en->file = rm_xstrdup(f->path);
 		en->line = en_node ? (long)en_node->start_mark.line + 1 : 0;
 		en->context = fl.context; /* owned by the entry from here */
-		if (read_fields(f, en_node, e, where, en, &fl, NULL, err) < 0)
+		if (suite_read_fields(f, en_node, e, where, en, &fl, NULL, err) < 0)
 			return -1;
 		if (!en->n_tags && !en->n_models)
-			return fail_at(f, en_node, err, where,
-				       "needs tags or models (or both) to select what to run");
+			return suite_fail_at(
+			    f, en_node, err, where,
+			    "needs tags or models (or both) to select what to run");
 		en->repeat = fl.has_repeat ? fl.repeat : 1;
 		en->timeout = fl.has_timeout ? fl.timeout : -1;
 		en->fail_on_regression = fl.has_fail ? fl.fail : -1;
@@ -379,7 +385,7 @@ static int entries(struct loader *L, struct yfile *f, yaml_node_t *n, json_t *v,
 	return 0;
 }
 
-static int load_file(struct loader *L, const char *path, int top, rm_error *err)
+static int suite_load_file(struct loader *L, const char *path, int top, rm_error *err)
 {
 	char real[PATH_MAX];
 	struct yfile *f = NULL;
@@ -408,8 +414,8 @@ static int load_file(struct loader *L, const char *path, int top, rm_error *err)
 	    include(L, f, ymap(f, root, "include"), v, err) < 0)
 		goto out;
 	if ((v = json_object_get(f->json, "defaults")) &&
-	    read_fields(f, ymap(f, root, "defaults"), v, "defaults", NULL, &L->def, &L->baseline,
-			err) < 0)
+	    suite_read_fields(f, ymap(f, root, "defaults"), v, "defaults", NULL, &L->def,
+			      &L->baseline, err) < 0)
 		goto out;
 	json_object_foreach (f->json, key, v) {
 		yaml_node_t *n = ymap(f, root, key);
@@ -422,7 +428,7 @@ static int load_file(struct loader *L, const char *path, int top, rm_error *err)
 			}
 		} else if (top && !strcmp(key, "suite")) {
 			if (!json_is_string(v) || !json_string_length(v)) {
-				fail_at(f, n, err, "suite", "must be a non-empty name");
+				suite_fail_at(f, n, err, "suite", "must be a non-empty name");
 				goto out;
 			}
 			free(L->s->name);
@@ -430,17 +436,17 @@ static int load_file(struct loader *L, const char *path, int top, rm_error *err)
 		} else if (top && !strcmp(key, "entries")) {
 			/* after everything else: the defaults must be complete */
 		} else {
-			fail_at(f, ykey(f, root, key), err, key,
-				top ? "unknown field (suite, description, include, defaults, "
-				      "entries)"
-				    : "unknown field in an included file (include, defaults, "
-				      "description)");
+			suite_fail_at(f, ykey(f, root, key), err, key,
+				      top ? "unknown field (suite, description, include, defaults, "
+					    "entries)"
+					  : "unknown field in an included file (include, defaults, "
+					    "description)");
 			goto out;
 		}
 	}
 	if (top) {
 		if (!(v = json_object_get(f->json, "entries"))) {
-			fail_at(f, root, err, "entries", "missing: a suite needs entries");
+			suite_fail_at(f, root, err, "entries", "missing: a suite needs entries");
 			goto out;
 		}
 		if (entries(L, f, ymap(f, root, "entries"), v, err) < 0)
@@ -463,7 +469,7 @@ int rm_suite_load(const char *path, rm_suite *s, rm_error *err)
 	L.def.context = json_object();
 	L.def.fail = -1;
 	s->file = rm_xstrdup(path);
-	if (load_file(&L, path, 1, err) < 0) {
+	if (suite_load_file(&L, path, 1, err) < 0) {
 		json_decref(L.def.context);
 		free(L.baseline);
 		rm_suite_release(s);

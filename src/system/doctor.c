@@ -26,8 +26,8 @@
 #include "system_internal.h"
 
 /* Takes ownership of detail and action (action NULL for OK). */
-void doctor_add(struct findings *fs, const char *status, const char *check, char *detail,
-		char *action)
+void rm_system__doctor_add(struct findings *fs, const char *status, const char *check, char *detail,
+			   char *action)
 {
 	rm_finding *f;
 
@@ -40,7 +40,7 @@ void doctor_add(struct findings *fs, const char *status, const char *check, char
 }
 
 /* The first line of a small file, trimmed; NULL (errno set) when it cannot be opened. */
-char *doctor_read_line(const char *path)
+char *rm_system__doctor_read_line(const char *path)
 {
 	char buf[512];
 	FILE *f = fopen(path, "r");
@@ -55,7 +55,7 @@ char *doctor_read_line(const char *path)
 
 /* The first non-empty output line of a fixed command line (stderr dropped), or NULL when
  * it printed nothing. *status receives the exit status as pclose gives it. */
-char *doctor_tool_line(const char *cmd, int *status)
+char *rm_system__doctor_tool_line(const char *cmd, int *status)
 {
 	char buf[1024], *line = NULL;
 	char *full = rm_xasprintf("%s 2>/dev/null", cmd);
@@ -74,7 +74,7 @@ char *doctor_tool_line(const char *cmd, int *status)
 	return line;
 }
 
-char *doctor_gib(unsigned long long bytes)
+char *rm_system__doctor_gib(unsigned long long bytes)
 {
 	return rm_xasprintf("%.1f GiB", (double)bytes / (double)GIB);
 }
@@ -127,8 +127,9 @@ static void check_os(struct findings *fs)
 	char *kernel = uname(&u) == 0 ? rm_xasprintf("%s %s %s", u.sysname, u.release, u.machine)
 				      : rm_xstrdup("unknown kernel");
 
-	doctor_add(fs, "OK", "os",
-		   rm_xasprintf("%s, %s", pretty ? pretty : "unknown distribution", kernel), NULL);
+	rm_system__doctor_add(
+	    fs, "OK", "os",
+	    rm_xasprintf("%s, %s", pretty ? pretty : "unknown distribution", kernel), NULL);
 	free(pretty);
 	free(kernel);
 }
@@ -138,26 +139,29 @@ static void check_os(struct findings *fs)
 static void check_numa(struct findings *fs, const char *proc)
 {
 	char *path = rm_xasprintf("%s/sys/kernel/numa_balancing", proc);
-	char *v = doctor_read_line(path);
+	char *v = rm_system__doctor_read_line(path);
 	long mode;
 
 	if (!v && errno == ENOENT) {
-		doctor_add(fs, "OK", "numa_balancing",
-			   rm_xstrdup("not present (kernel without NUMA balancing)"), NULL);
+		rm_system__doctor_add(fs, "OK", "numa_balancing",
+				      rm_xstrdup("not present (kernel without NUMA balancing)"),
+				      NULL);
 	} else if (!v) {
-		doctor_add(fs, "WARN", "numa_balancing",
-			   rm_xasprintf("cannot read '%s': %s", path, strerror(errno)),
-			   rm_xstrdup("check it with 'sysctl kernel.numa_balancing'; 0 is wanted"));
+		rm_system__doctor_add(
+		    fs, "WARN", "numa_balancing",
+		    rm_xasprintf("cannot read '%s': %s", path, strerror(errno)),
+		    rm_xstrdup("check it with 'sysctl kernel.numa_balancing'; 0 is wanted"));
 	} else if (rm_parse_long(v, 0, 1000, &mode) < 0) {
-		doctor_add(fs, "WARN", "numa_balancing",
-			   rm_xasprintf("'%s' holds '%s', not a number", path, v),
-			   rm_xstrdup("check it with 'sysctl kernel.numa_balancing'; 0 is wanted"));
+		rm_system__doctor_add(
+		    fs, "WARN", "numa_balancing",
+		    rm_xasprintf("'%s' holds '%s', not a number", path, v),
+		    rm_xstrdup("check it with 'sysctl kernel.numa_balancing'; 0 is wanted"));
 	} else if (mode == 0) {
-		doctor_add(fs, "OK", "numa_balancing", rm_xstrdup("0 (disabled)"), NULL);
+		rm_system__doctor_add(fs, "OK", "numa_balancing", rm_xstrdup("0 (disabled)"), NULL);
 	} else {
 		/* 1 is classic balancing, 2 memory tiering (5.18+): both migrate pages under a
 		 * running benchmark. */
-		doctor_add(
+		rm_system__doctor_add(
 		    fs, "WARN", "numa_balancing",
 		    rm_xasprintf("%ld (enabled): the kernel migrates memory between NUMA nodes "
 				 "during runs, which makes results noisy; AMD's system validation "
@@ -181,7 +185,8 @@ static void check_launchers(struct findings *fs, const char *host)
 			continue;
 		rm_launchers[i]->probe(host, &p);
 		if (p.status)
-			doctor_add(fs, p.status, rm_launchers[i]->name, p.detail, p.action);
+			rm_system__doctor_add(fs, p.status, rm_launchers[i]->name, p.detail,
+					      p.action);
 		else {
 			free(p.detail);
 			free(p.action);
@@ -200,7 +205,7 @@ static void check_shm(struct findings *fs, const char *dev)
 	 * HostConfig.ShmSize); only --ipc host containers, as GPU runs are, see this one and
 	 * there --shm-size has no effect. */
 	if (statvfs(shm, &sv) != 0) {
-		doctor_add(
+		rm_system__doctor_add(
 		    fs, "WARN", "shm",
 		    rm_xasprintf("cannot stat '%s': %s; containers run with --ipc host (GPU runs) "
 				 "share the host's /dev/shm",
@@ -210,10 +215,10 @@ static void check_shm(struct findings *fs, const char *dev)
 	} else {
 		unsigned long long size = (unsigned long long)sv.f_blocks * sv.f_frsize;
 		unsigned long long avail = (unsigned long long)sv.f_bavail * sv.f_frsize;
-		char *s = doctor_gib(size), *a = doctor_gib(avail);
+		char *s = rm_system__doctor_gib(size), *a = rm_system__doctor_gib(avail);
 
 		if (size < SHM_WANT)
-			doctor_add(
+			rm_system__doctor_add(
 			    fs, "WARN", "shm",
 			    rm_xasprintf("'%s' is %s (%s free), under 8 GiB: containers run with "
 					 "--ipc host (GPU runs) share it and --shm-size does not "
@@ -222,8 +227,8 @@ static void check_shm(struct findings *fs, const char *dev)
 			    rm_xstrdup("sudo mount -o remount,size=64G /dev/shm (the ROCm guides "
 				       "use 8G to 64G)"));
 		else
-			doctor_add(fs, "OK", "shm", rm_xasprintf("'%s' is %s (%s free)", shm, s, a),
-				   NULL);
+			rm_system__doctor_add(
+			    fs, "OK", "shm", rm_xasprintf("'%s' is %s (%s free)", shm, s, a), NULL);
 		free(s);
 		free(a);
 	}
@@ -240,23 +245,26 @@ static void check_disk(struct findings *fs, const char *check, const char *path,
 	char *a;
 
 	if (statvfs(path, &sv) != 0) {
-		doctor_add(fs, "WARN", check,
-			   rm_xasprintf("cannot stat '%s': %s", path, strerror(errno)),
-			   rm_xasprintf("make sure '%s' exists and is readable", path));
+		rm_system__doctor_add(fs, "WARN", check,
+				      rm_xasprintf("cannot stat '%s': %s", path, strerror(errno)),
+				      rm_xasprintf("make sure '%s' exists and is readable", path));
 		return;
 	}
 	avail = (unsigned long long)sv.f_bavail * sv.f_frsize;
-	a = doctor_gib(avail);
+	a = rm_system__doctor_gib(avail);
 	if (avail < DISK_FAIL)
-		doctor_add(fs, "FAIL", check,
-			   rm_xasprintf("'%s' has %s free, under 2 GiB: %s", path, a, purpose),
-			   rm_xstrdup(free_up));
+		rm_system__doctor_add(
+		    fs, "FAIL", check,
+		    rm_xasprintf("'%s' has %s free, under 2 GiB: %s", path, a, purpose),
+		    rm_xstrdup(free_up));
 	else if (avail < DISK_WARN)
-		doctor_add(fs, "WARN", check,
-			   rm_xasprintf("'%s' has %s free, under 20 GiB: %s", path, a, purpose),
-			   rm_xstrdup(free_up));
+		rm_system__doctor_add(
+		    fs, "WARN", check,
+		    rm_xasprintf("'%s' has %s free, under 20 GiB: %s", path, a, purpose),
+		    rm_xstrdup(free_up));
 	else
-		doctor_add(fs, "OK", check, rm_xasprintf("'%s' has %s free", path, a), NULL);
+		rm_system__doctor_add(fs, "OK", check, rm_xasprintf("'%s' has %s free", path, a),
+				      NULL);
 	free(a);
 }
 
@@ -285,7 +293,7 @@ static void check_disks(struct findings *fs, const rm_doctor_opts *o)
 			   "docker image prune -a (removes unused images), or move the engine's "
 			   "data-root to a larger disk");
 	else
-		doctor_add(
+		rm_system__doctor_add(
 		    fs, "OK", "disk_images",
 		    rm_xasprintf("not checked: no docker data root at '%s' here (engine remote, "
 				 "rootless or started with --data-root)",
@@ -310,11 +318,11 @@ void rm_doctor_collect(const rm_doctor_opts *o, rm_finding **out, size_t *n)
 	check_os(&fs);
 	check_numa(&fs, d.proc_root);
 	check_launchers(&fs, d.docker_host);
-	check_gpus(&fs, &d);
+	rm_system__check_gpus(&fs, &d);
 	check_shm(&fs, d.dev_root);
 	check_disks(&fs, &d);
-	check_rocm(&fs, &d);
-	check_cuda(&fs, &d);
+	rm_system__check_rocm(&fs, &d);
+	rm_system__check_cuda(&fs, &d);
 	*out = fs.v;
 	*n = fs.n;
 }
@@ -330,7 +338,7 @@ void rm_doctor_print(FILE *f, const rm_finding *v, size_t n)
 
 /* Details quote paths and tool output, which need not be UTF-8; jansson refuses such
  * strings, so stray bytes become '?' rather than losing the finding. */
-static json_t *jstr(const char *s)
+static json_t *doctor_jstr(const char *s)
 {
 	json_t *j;
 	char *copy;
@@ -356,10 +364,10 @@ char *rm_doctor_json(const rm_finding *v, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		json_t *o = json_object();
-		json_object_set_new(o, "status", jstr(v[i].status));
-		json_object_set_new(o, "check", jstr(v[i].check));
-		json_object_set_new(o, "detail", jstr(v[i].detail));
-		json_object_set_new(o, "action", jstr(v[i].action));
+		json_object_set_new(o, "status", doctor_jstr(v[i].status));
+		json_object_set_new(o, "check", doctor_jstr(v[i].check));
+		json_object_set_new(o, "detail", doctor_jstr(v[i].detail));
+		json_object_set_new(o, "action", doctor_jstr(v[i].action));
 		json_array_append_new(arr, o);
 	}
 	s = json_dumps(arr, JSON_INDENT(2));

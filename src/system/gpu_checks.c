@@ -47,7 +47,7 @@ static void check_amd(struct findings *fs, const rm_context *ctx, const char *sy
 	if (stat(kfd, &st) != 0) {
 		/* Typical inside a container started without --device /dev/kfd: sysfs shows
 		 * the topology, /dev does not have the node. */
-		doctor_add(
+		rm_system__doctor_add(
 		    fs, "FAIL", "gpus",
 		    rm_xasprintf("%s in '%s/class/kfd': amdgpu driver loaded but '%s' missing",
 				 what, sysfs, kfd),
@@ -80,7 +80,7 @@ static void check_amd(struct findings *fs, const rm_context *ctx, const char *sy
 			rm_buf_addstr(&missing, "any renderD* node");
 	}
 	if (missing.len) {
-		doctor_add(
+		rm_system__doctor_add(
 		    fs, "FAIL", "gpus",
 		    rm_xasprintf("%s, but '%s' lacks %s", what, dri, rm_buf_str(&missing)),
 		    rm_xstrdup("inside a container, start it with --device /dev/dri; on the host, "
@@ -89,16 +89,16 @@ static void check_amd(struct findings *fs, const rm_context *ctx, const char *sy
 	} else if (denied) {
 		/* dockerd opens the devices for containers, so runs still work; host tools
 		 * (rocminfo, amd-smi) and GPU detection through them do not. */
-		doctor_add(
+		rm_system__doctor_add(
 		    fs, "WARN", "gpus",
 		    rm_xasprintf("%s, but this user cannot open %s: rocminfo and amd-smi fail on "
 				 "the host (containers still get the devices through dockerd)",
 				 what, denied),
 		    rm_xstrdup("sudo usermod -aG video,render $USER, then log in again"));
 	} else {
-		doctor_add(fs, "OK", "gpus",
-			   rm_xasprintf("%s; '%s' and %s present", what, kfd, rm_buf_str(&nodes)),
-			   NULL);
+		rm_system__doctor_add(
+		    fs, "OK", "gpus",
+		    rm_xasprintf("%s; '%s' and %s present", what, kfd, rm_buf_str(&nodes)), NULL);
 	}
 out:
 	free(denied);
@@ -109,13 +109,13 @@ out:
 	free(kfd);
 }
 
-void check_gpus(struct findings *fs, const rm_doctor_opts *o)
+void rm_system__check_gpus(struct findings *fs, const rm_doctor_opts *o)
 {
 	rm_context ctx;
 	rm_error err = RM_ERROR_INIT;
 
 	if (rm_context_detect(&ctx, o->sysfs_root, o->use_tools, &err) < 0) {
-		doctor_add(
+		rm_system__doctor_add(
 		    fs, "WARN", "gpus", rm_xasprintf("cannot detect GPUs: %s", err.msg),
 		    rm_xasprintf("check that '%s/class/kfd' is readable, or give the GPUs with "
 				 "--additional-context",
@@ -131,7 +131,7 @@ void check_gpus(struct findings *fs, const rm_doctor_opts *o)
 		 * fails at container start with "could not select device driver". */
 		if (!rm_on_path("nvidia-container-runtime-hook") &&
 		    !rm_on_path("nvidia-container-cli"))
-			doctor_add(
+			rm_system__doctor_add(
 			    fs, "WARN", "gpus",
 			    rm_xasprintf("%s, but the NVIDIA Container Toolkit is not on PATH: "
 					 "docker cannot hand GPUs to containers",
@@ -139,13 +139,14 @@ void check_gpus(struct findings *fs, const rm_doctor_opts *o)
 			    rm_xstrdup("install nvidia-container-toolkit, then sudo nvidia-ctk "
 				       "runtime configure --runtime=docker and restart docker"));
 		else
-			doctor_add(fs, "OK", "gpus", rm_xstrdup(what), NULL);
+			rm_system__doctor_add(fs, "OK", "gpus", rm_xstrdup(what), NULL);
 		free(what);
 	} else if (ctx.gpu_vendor) {
-		doctor_add(fs, "OK", "gpus",
-			   rm_xasprintf("%ld %s GPU(s)", ctx.n_gpus, ctx.gpu_vendor), NULL);
+		rm_system__doctor_add(fs, "OK", "gpus",
+				      rm_xasprintf("%ld %s GPU(s)", ctx.n_gpus, ctx.gpu_vendor),
+				      NULL);
 	} else {
-		doctor_add(
+		rm_system__doctor_add(
 		    fs, "WARN", "gpus",
 		    rm_xasprintf("no GPU found (no GPU in '%s/class/kfd'%s)", o->sysfs_root,
 				 o->use_tools ? ", none from rocminfo or nvidia-smi" : ""),
@@ -157,7 +158,7 @@ void check_gpus(struct findings *fs, const rm_doctor_opts *o)
 
 /* ---- ROCm and CUDA ---- */
 
-void check_rocm(struct findings *fs, const rm_doctor_opts *o)
+void rm_system__check_rocm(struct findings *fs, const rm_doctor_opts *o)
 {
 	const char *rocm = getenv("ROCM_PATH");
 	rm_buf b = RM_BUF_INIT(4096);
@@ -166,14 +167,15 @@ void check_rocm(struct findings *fs, const rm_doctor_opts *o)
 	if (!rocm || !*rocm)
 		rocm = "/opt/rocm";
 	path = rm_xasprintf("%s/.info/version", rocm);
-	v = doctor_read_line(path);
+	v = rm_system__doctor_read_line(path);
 	if (v && *v)
 		rm_buf_addf(&b, "ROCm %s in '%s'", v, rocm);
 	free(v);
 	free(path);
 	if (rm_on_path("amd-smi")) {
 		int status;
-		char *line = o->use_tools ? doctor_tool_line("amd-smi version", &status) : NULL;
+		char *line =
+		    o->use_tools ? rm_system__doctor_tool_line("amd-smi version", &status) : NULL;
 		rm_buf_addf(&b, "%samd-smi%s%s", b.len ? "; " : "", line ? ": " : " on PATH",
 			    line ? line : "");
 		free(line);
@@ -182,7 +184,7 @@ void check_rocm(struct findings *fs, const rm_doctor_opts *o)
 		rm_buf_addf(&b, "%srocminfo on PATH", b.len ? "; " : "");
 	/* Only the DKMS driver (amdgpu-dkms) has a version; the in-tree one does not. */
 	path = rm_xasprintf("%s/module/amdgpu/version", o->sysfs_root);
-	v = doctor_read_line(path);
+	v = rm_system__doctor_read_line(path);
 	if (v && *v)
 		rm_buf_addf(&b, "%samdgpu driver %s", b.len ? "; " : "", v);
 	free(v);
@@ -190,7 +192,7 @@ void check_rocm(struct findings *fs, const rm_doctor_opts *o)
 	if (!b.len)
 		rm_buf_addstr(&b, "not installed (containers bring their own ROCm; a GPU host "
 				  "needs only the amdgpu driver)");
-	doctor_add(fs, "OK", "rocm", rm_buf_detach(&b), NULL);
+	rm_system__doctor_add(fs, "OK", "rocm", rm_buf_detach(&b), NULL);
 }
 
 /* CUDA toolkit version: version.json (11.1+), else the older version.txt. */
@@ -213,7 +215,7 @@ static char *cuda_toolkit_version(void)
 			return v;
 	}
 	path = rm_xasprintf("%s/version.txt", home);
-	v = doctor_read_line(path);
+	v = rm_system__doctor_read_line(path);
 	free(path);
 	if (v && rm_starts_with(v, "CUDA Version ")) {
 		char *t = rm_xstrdup(v + strlen("CUDA Version "));
@@ -224,18 +226,18 @@ static char *cuda_toolkit_version(void)
 	return NULL;
 }
 
-void check_cuda(struct findings *fs, const rm_doctor_opts *o)
+void rm_system__check_cuda(struct findings *fs, const rm_doctor_opts *o)
 {
 	rm_buf b = RM_BUF_INIT(4096);
 	char *toolkit = cuda_toolkit_version();
 
 	if (o->use_tools && rm_on_path("nvidia-smi")) {
 		int status;
-		char *drv = doctor_tool_line(
+		char *drv = rm_system__doctor_tool_line(
 		    "nvidia-smi --query-gpu=driver_version --format=csv,noheader", &status);
 		if (status != 0) {
 			/* nvidia-smi without a loaded driver prints "NVIDIA-SMI has failed ...". */
-			doctor_add(
+			rm_system__doctor_add(
 			    fs, "WARN", "cuda",
 			    rm_xasprintf("nvidia-smi is installed but failed%s%s", drv ? ": " : "",
 					 drv ? drv : ""),
@@ -256,5 +258,5 @@ void check_cuda(struct findings *fs, const rm_doctor_opts *o)
 	free(toolkit);
 	if (!b.len)
 		rm_buf_addstr(&b, "not installed");
-	doctor_add(fs, "OK", "cuda", rm_buf_detach(&b), NULL);
+	rm_system__doctor_add(fs, "OK", "cuda", rm_buf_detach(&b), NULL);
 }

@@ -23,17 +23,17 @@ struct findings {
 };
 
 /* Takes ownership of detail and action (action NULL for OK). */
-void doctor_add(struct findings *fs, const char *status, const char *check, char *detail,
-		char *action);
+void rm_system__doctor_add(struct findings *fs, const char *status, const char *check, char *detail,
+			   char *action);
 /* The first line of a small file, trimmed; NULL (errno set) when it cannot be opened. */
-char *doctor_read_line(const char *path);
+char *rm_system__doctor_read_line(const char *path);
 /* The first non-empty output line of a fixed command line (stderr dropped), or NULL when
  * it printed nothing. *status receives the exit status as pclose gives it. */
-char *doctor_tool_line(const char *cmd, int *status);
-char *doctor_gib(unsigned long long bytes);
+char *rm_system__doctor_tool_line(const char *cmd, int *status);
+char *rm_system__doctor_gib(unsigned long long bytes);
 
-void check_gpus(struct findings *fs, const rm_doctor_opts *o);
-void check_rocm(struct findings *fs, const rm_doctor_opts *o);
-void check_cuda(struct findings *fs, const rm_doctor_opts *o);
+void rm_system__check_gpus(struct findings *fs, const rm_doctor_opts *o);
+void rm_system__check_rocm(struct findings *fs, const rm_doctor_opts *o);
+void rm_system__check_cuda(struct findings *fs, const rm_doctor_opts *o);
 
 #endif

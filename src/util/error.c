@@ -29,7 +29,7 @@ int rm_error_wrap(rm_error *err, const char *fmt, ...)
 	vsnprintf(prefix, sizeof(prefix), fmt, ap);
 	va_end(ap);
 	memcpy(old, err->msg, sizeof(old));
-	/* Truncation of an over-long chain of context is accepted (see error.h). */
+	/* Truncation of an over-long chain of context is accepted (see rm/util.h, "Errors"). */
 	size_t n = strlen(prefix);
 	if (n > sizeof(err->msg) - 3)
 		n = sizeof(err->msg) - 3;

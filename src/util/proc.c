@@ -25,7 +25,7 @@ static void close_fd(int *fd)
 
 /* Appends what is readable on *fd to b (up to its max; the rest is dropped); closes *fd at
  * end of file or on an error. */
-static void drain(int *fd, rm_buf *b, int *truncated)
+static void proc_drain(int *fd, rm_buf *b, int *truncated)
 {
 	char chunk[4096];
 	ssize_t n = read(*fd, chunk, sizeof(chunk));
@@ -114,9 +114,9 @@ static int pump_all(struct pump *pp, double deadline, rm_error *err)
 			if (!p[i].revents)
 				continue;
 			if (p[i].fd == pp->out)
-				drain(&pp->out, &pp->ob, &pp->truncated);
+				proc_drain(&pp->out, &pp->ob, &pp->truncated);
 			else if (p[i].fd == pp->er)
-				drain(&pp->er, &pp->eb, &pp->truncated);
+				proc_drain(&pp->er, &pp->eb, &pp->truncated);
 			else if (p[i].fd == pp->in)
 				feed(pp);
 		}

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

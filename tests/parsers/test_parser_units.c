@@ -14,7 +14,7 @@
 
 #include "check.h"
 #include "parse_util.h"
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/parser.h"
 #include "rm/util.h"
 
@@ -55,25 +55,27 @@ static void test_numbers(void)
 	double v;
 	const char *s = " 10,050  tflops", *next;
 
-	CHECK(pu_number(s, s + strlen(s), 1, &v, &next) == PU_OK && v == 10050 && *next == ' ');
-	CHECK(pu_number(s, s + strlen(s), 0, &v, &next) == PU_OK && v == 10);
-	s = "1,234.5 samples_per_second";
-	CHECK(pu_number(s, s + strlen(s), 1, &v, NULL) == PU_OK && v == 1234.5);
-	s = "nan";
-	CHECK(pu_number(s, s + 3, 0, &v, NULL) == PU_NONFINITE && isnan(v));
-	s = "-inf |";
-	CHECK(pu_number(s, s + strlen(s), 0, &v, &next) == PU_NONFINITE && isinf(v) && v < 0 &&
+	CHECK(rm_parsers__number(s, s + strlen(s), 1, &v, &next) == PU_OK && v == 10050 &&
 	      *next == ' ');
+	CHECK(rm_parsers__number(s, s + strlen(s), 0, &v, &next) == PU_OK && v == 10);
+	s = "1,234.5 samples_per_second";
+	CHECK(rm_parsers__number(s, s + strlen(s), 1, &v, NULL) == PU_OK && v == 1234.5);
+	s = "nan";
+	CHECK(rm_parsers__number(s, s + 3, 0, &v, NULL) == PU_NONFINITE && isnan(v));
+	s = "-inf |";
+	CHECK(rm_parsers__number(s, s + strlen(s), 0, &v, &next) == PU_NONFINITE && isinf(v) &&
+	      v < 0 && *next == ' ');
 	s = "1e999";
-	CHECK(pu_number(s, s + strlen(s), 0, &v, NULL) == PU_NONFINITE);
+	CHECK(rm_parsers__number(s, s + strlen(s), 0, &v, NULL) == PU_NONFINITE);
 	s = "1.818812E+00 |";
-	CHECK(pu_number(s, s + strlen(s), 0, &v, NULL) == PU_OK && v == 1.818812);
+	CHECK(rm_parsers__number(s, s + strlen(s), 0, &v, NULL) == PU_OK && v == 1.818812);
 	s = "5e";
-	CHECK(pu_number(s, s + 2, 0, &v, &next) == PU_OK && v == 5 && *next == 'e');
+	CHECK(rm_parsers__number(s, s + 2, 0, &v, &next) == PU_OK && v == 5 && *next == 'e');
 	s = "8.";
-	CHECK(pu_number(s, s + 2, 0, &v, NULL) == PU_NONE); /* cut mid-write */
+	CHECK(rm_parsers__number(s, s + 2, 0, &v, NULL) == PU_NONE); /* cut mid-write */
 	s = "9.8TFLOPS";
-	CHECK(pu_number(s, s + strlen(s), 0, &v, &next) == PU_OK && v == 9.8 && *next == 'T');
+	CHECK(rm_parsers__number(s, s + strlen(s), 0, &v, &next) == PU_OK && v == 9.8 &&
+	      *next == 'T');
 }
 
 static void test_keys(void)
@@ -107,7 +109,7 @@ static void test_rank_tags(void)
 	    {"[rankx]: step", -1},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		CHECK(pu_rank_tag(cases[i].line, strlen(cases[i].line)) == cases[i].rank);
+		CHECK(rm_parsers__rank_tag(cases[i].line, strlen(cases[i].line)) == cases[i].rank);
 }
 
 static void test_clean(void)
@@ -118,9 +120,9 @@ static void test_clean(void)
 	const char *bar = "step 1\rstep 2\rfinal text\r";
 	const char *ansi = "\x1b[32mgreen\x1b[0m plain\x1b]0;title\a end";
 
-	pu_clean(c, bar, strlen(bar), &out, &n);
+	rm_parsers__clean(c, bar, strlen(bar), &out, &n);
 	CHECK(n == 10 && !memcmp(out, "final text", 10));
-	pu_clean(c, ansi, strlen(ansi), &out, &n);
+	rm_parsers__clean(c, ansi, strlen(ansi), &out, &n);
 	CHECK(n == 15 && !memcmp(out, "green plain end", 15));
 	free(c);
 }
@@ -132,68 +134,68 @@ static void test_series(void)
 	pu_cut cut;
 	long dropped;
 
-	pu_series_init(&s, &fixed2);
-	pu_series_add(&s, 1, 100); /* warm-up */
-	pu_series_add(&s, 2, 10);  /* warm-up */
-	pu_series_add(&s, 3, 20);
-	pu_series_add(&s, 3, 40); /* same step from another line: averaged, 30 */
-	pu_series_add(&s, 4, NAN);
-	pu_series_add(&s, 4, 50);
-	CHECK(pu_series_count(&s) == 4);
-	cut = pu_series_cut(&s, 1);
-	CHECK(pu_series_mean(&s, &cut, &dropped) == 40 && dropped == 2);
-	CHECK(pu_series_last(&s) == 50);
+	rm_parsers__series_init(&s, &fixed2);
+	rm_parsers__series_add(&s, 1, 100); /* warm-up */
+	rm_parsers__series_add(&s, 2, 10);  /* warm-up */
+	rm_parsers__series_add(&s, 3, 20);
+	rm_parsers__series_add(&s, 3, 40); /* same step from another line: averaged, 30 */
+	rm_parsers__series_add(&s, 4, NAN);
+	rm_parsers__series_add(&s, 4, 50);
+	CHECK(rm_parsers__series_count(&s) == 4);
+	cut = rm_parsers__series_cut(&s, 1);
+	CHECK(rm_parsers__series_mean(&s, &cut, &dropped) == 40 && dropped == 2);
+	CHECK(rm_parsers__series_last(&s) == 50);
 
 	/* Fewer steps than the warm-up: the last step alone remains. */
-	pu_series_init(&s, &fixed2);
-	pu_series_add(&s, 1, 7);
-	pu_series_add(&s, 2, 9);
-	cut = pu_series_cut(&s, 1);
-	CHECK(pu_series_mean(&s, &cut, &dropped) == 9 && dropped == 1);
+	rm_parsers__series_init(&s, &fixed2);
+	rm_parsers__series_add(&s, 1, 7);
+	rm_parsers__series_add(&s, 2, 9);
+	cut = rm_parsers__series_cut(&s, 1);
+	CHECK(rm_parsers__series_mean(&s, &cut, &dropped) == 9 && dropped == 1);
 
 	/* Auto: compilation then a ramp (torchtitan PR 2169's figures): two steps dropped. */
-	pu_series_init(&s, &autocfg);
-	pu_series_add(&s, 1, 0.02);
-	pu_series_add(&s, 2, 1.16);
-	pu_series_add(&s, 3, 10.35);
-	cut = pu_series_cut(&s, 1);
+	rm_parsers__series_init(&s, &autocfg);
+	rm_parsers__series_add(&s, 1, 0.02);
+	rm_parsers__series_add(&s, 2, 1.16);
+	rm_parsers__series_add(&s, 3, 10.35);
+	cut = rm_parsers__series_cut(&s, 1);
 	CHECK(cut.count == 2 && cut.by_step && cut.step == 2);
-	CHECK(pu_series_mean(&s, &cut, &dropped) == 10.35 && dropped == 2);
+	CHECK(rm_parsers__series_mean(&s, &cut, &dropped) == 10.35 && dropped == 2);
 
 	/* Auto: a steady series keeps its first step; slack is 5 %. */
-	pu_series_init(&s, &autocfg);
-	pu_series_add(&s, 71, 243.6);
-	pu_series_add(&s, 72, 238.7);
-	pu_series_add(&s, 73, 224.0);
-	cut = pu_series_cut(&s, 1);
+	rm_parsers__series_init(&s, &autocfg);
+	rm_parsers__series_add(&s, 71, 243.6);
+	rm_parsers__series_add(&s, 72, 238.7);
+	rm_parsers__series_add(&s, 73, 224.0);
+	cut = rm_parsers__series_cut(&s, 1);
 	CHECK(cut.count == 0);
 
 	/* Times: higher is worse. Another series leaves out the same steps by number. */
-	pu_series_init(&s, &autocfg);
-	pu_series_init(&o, &autocfg);
+	rm_parsers__series_init(&s, &autocfg);
+	rm_parsers__series_init(&o, &autocfg);
 	for (long i = 1; i <= 40; i++) {
-		pu_series_add(&s, i, i <= 3 ? 1000.0 / (double)i : 100);
-		pu_series_add(&o, i, (double)i);
+		rm_parsers__series_add(&s, i, i <= 3 ? 1000.0 / (double)i : 100);
+		rm_parsers__series_add(&o, i, (double)i);
 	}
-	cut = pu_series_cut(&s, 0);
+	cut = rm_parsers__series_cut(&s, 0);
 	CHECK(cut.count == 3 && cut.step == 3);
-	CHECK(pu_series_mean(&s, &cut, &dropped) == 100 && dropped == 3);
+	CHECK(rm_parsers__series_mean(&s, &cut, &dropped) == 100 && dropped == 3);
 	/* o: steps 4..40 kept, 37 of them, mean 22 (beyond the window: total minus prefix) */
-	CHECK(fabs(pu_series_mean(&o, &cut, &dropped) - 22) < 1e-12 && dropped == 3);
+	CHECK(fabs(rm_parsers__series_mean(&o, &cut, &dropped) - 22) < 1e-12 && dropped == 3);
 
 	/* A fixed warm-up larger than the window still leaves one step. */
 	rm_parser_config big = {100};
-	pu_series_init(&s, &big);
+	rm_parsers__series_init(&s, &big);
 	for (long i = 1; i <= 50; i++)
-		pu_series_add(&s, i, (double)i);
-	cut = pu_series_cut(&s, 1);
-	CHECK(pu_series_mean(&s, &cut, &dropped) == 50 && dropped == 49);
+		rm_parsers__series_add(&s, i, (double)i);
+	cut = rm_parsers__series_cut(&s, 1);
+	CHECK(rm_parsers__series_mean(&s, &cut, &dropped) == 50 && dropped == 49);
 	rm_parser_config forty = {40};
-	pu_series_init(&s, &forty);
+	rm_parsers__series_init(&s, &forty);
 	for (long i = 1; i <= 50; i++)
-		pu_series_add(&s, i, (double)i);
-	cut = pu_series_cut(&s, 1);
-	CHECK(pu_series_mean(&s, &cut, &dropped) == 45.5 && dropped == 40);
+		rm_parsers__series_add(&s, i, (double)i);
+	cut = rm_parsers__series_cut(&s, 1);
+	CHECK(rm_parsers__series_mean(&s, &cut, &dropped) == 45.5 && dropped == 40);
 }
 
 static void test_generic(void)

@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 #include "check.h"
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/util.h"
 #include "testfs.h"
 
@@ -69,7 +69,7 @@ static int build_image(rm_docker *d, const char *busybox, const char *dir, const
 	label = rm_xasprintf("%ld-%.0f", (long)getpid(), rm_now() * 1000);
 	labels = json_pack("{s:s}", "run_models.test.images", label);
 	rm_build_opts bo = {.context_tar = tar, .dockerfile = name, .tag = tag, .labels = labels};
-	if (rm_docker_build(d, &bo, id, &err) < 0) {
+	if (rm_engine_build(d, &bo, id, &err) < 0) {
 		fprintf(stderr, "build: %s\n", err.msg);
 		goto out;
 	}
@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: RM_TEST_REGISTRY=127.0.0.1:PORT %s BUSYBOX\n", argv[0]);
 		return 2;
 	}
-	if (rm_docker_open(&d, NULL, &err) < 0) {
+	if (rm_engine_open(&d, NULL, &err) < 0) {
 		fprintf(stderr, "%s\n", err.msg);
 		return 1;
 	}
@@ -115,16 +115,16 @@ int main(int argc, char **argv)
 	}
 
 	/* The registry has no credentials configured: {} goes along, as the CLI does. */
-	CHECK(rm_registry_auth(reg, &auth, &src, &err) == 0);
+	CHECK(rm_engine_auth(reg, &auth, &src, &err) == 0);
 	rm_image_xfer_opts xo = {.auth = auth, .on_line = on_line, .ud = &lines};
 
 	/* Not there yet. */
-	CHECK(rm_docker_distribution_digest(d, ref, auth, &dist, &err) == 1);
+	CHECK(rm_engine_distribution_digest(d, ref, auth, &dist, &err) == 1);
 	CHECK(dist == NULL);
 
-	CHECK(rm_docker_image_tag(d, local, ref, &err) == 0);
+	CHECK(rm_engine_image_tag(d, local, ref, &err) == 0);
 	double t0 = rm_now();
-	if (rm_docker_image_push(d, ref, &xo, &digest, &err) < 0) {
+	if (rm_engine_image_push(d, ref, &xo, &digest, &err) < 0) {
 		fprintf(stderr, "push: %s\n", err.msg);
 		CHECK(0);
 		goto out;
@@ -135,19 +135,19 @@ int main(int argc, char **argv)
 
 	/* The registry's digest, without pulling, equals what the push reported. */
 	t0 = rm_now();
-	CHECK(rm_docker_distribution_digest(d, ref, auth, &dist, &err) == 0);
+	CHECK(rm_engine_distribution_digest(d, ref, auth, &dist, &err) == 0);
 	printf("distribution lookup %.3f s\n", rm_now() - t0);
 	CHECK_STR(dist, digest);
-	CHECK(rm_docker_distribution_digest(d, missing, auth, &pulled, &err) == 1);
+	CHECK(rm_engine_distribution_digest(d, missing, auth, &pulled, &err) == 1);
 
 	/* Remove every local name (and so the image), then pull it back. */
-	CHECK(rm_docker_image_remove(d, ref, 0, &err) == 0);
-	CHECK(rm_docker_image_remove(d, local, 0, &err) == 0);
-	CHECK(rm_docker_image_inspect(d, id, &j, &err) < 0);
+	CHECK(rm_engine_image_remove(d, ref, 0, &err) == 0);
+	CHECK(rm_engine_image_remove(d, local, 0, &err) == 0);
+	CHECK(rm_engine_image_inspect(d, id, &j, &err) < 0);
 	CHECK(strstr(err.msg, "no such image") != NULL);
 	rm_buf_reset(&lines);
 	t0 = rm_now();
-	if (rm_docker_image_pull(d, ref, &xo, &pulled, &err) < 0) {
+	if (rm_engine_image_pull(d, ref, &xo, &pulled, &err) < 0) {
 		fprintf(stderr, "pull: %s\n", err.msg);
 		CHECK(0);
 		goto out;
@@ -155,7 +155,7 @@ int main(int argc, char **argv)
 	printf("pull %.2f s\n", rm_now() - t0);
 	CHECK_STR(pulled, digest);
 	CHECK(strstr(rm_buf_str(&lines), "Pull complete") != NULL);
-	CHECK(rm_docker_image_inspect(d, ref, &j, &err) == 0);
+	CHECK(rm_engine_image_inspect(d, ref, &j, &err) == 0);
 	CHECK_STR(json_string_value(json_object_get(j, "Id")), id);
 	json_decref(j);
 	j = NULL;
@@ -163,39 +163,39 @@ int main(int argc, char **argv)
 	rm_buf_reset(&lines);
 	free(pulled);
 	pulled = NULL;
-	CHECK(rm_docker_image_pull(d, ref, &xo, &pulled, &err) == 0);
+	CHECK(rm_engine_image_pull(d, ref, &xo, &pulled, &err) == 0);
 	CHECK(strstr(rm_buf_str(&lines), "Image is up to date") != NULL);
 	/* By digest. */
 	by_digest = rm_xasprintf("%s/rm-test-images@%s", reg, digest);
 	free(pulled);
 	pulled = NULL;
-	CHECK(rm_docker_image_pull(d, by_digest, NULL, &pulled, &err) == 0);
+	CHECK(rm_engine_image_pull(d, by_digest, NULL, &pulled, &err) == 0);
 
 	/* Failures: a tag the registry lacks; a registry nobody listens on (inside the stream). */
-	CHECK(rm_docker_image_pull(d, missing, &xo, NULL, &err) < 0);
+	CHECK(rm_engine_image_pull(d, missing, &xo, NULL, &err) < 0);
 	CHECK(err.kind == RM_ERR_INPUT);
 	printf("pull of a missing tag: %s\n", err.msg);
 	dead = rm_xasprintf("127.0.0.1:1/rm-test-images:fp%ld", (long)getpid());
-	CHECK(rm_docker_image_tag(d, ref, dead, &err) == 0);
+	CHECK(rm_engine_image_tag(d, ref, dead, &err) == 0);
 	free(digest);
 	digest = NULL;
-	CHECK(rm_docker_image_push(d, dead, NULL, &digest, &err) < 0);
+	CHECK(rm_engine_image_push(d, dead, NULL, &digest, &err) < 0);
 	CHECK(strstr(err.msg, "connection refused") != NULL);
 	printf("push to a dead registry: %s\n", err.msg);
 	free(dist);
 	dist = NULL;
-	CHECK(rm_docker_distribution_digest(d, dead, NULL, &dist, &err) < 0);
+	CHECK(rm_engine_distribution_digest(d, dead, NULL, &dist, &err) < 0);
 	printf("distribution on a dead registry: %s\n", err.msg);
-	CHECK(rm_docker_image_remove(d, dead, 0, &err) == 0);
+	CHECK(rm_engine_image_remove(d, dead, 0, &err) == 0);
 out:
 	if (d && ref) {
-		(void)rm_docker_image_remove(d, ref, 0, &err);
-		(void)rm_docker_image_remove(d, by_digest ? by_digest : ref, 1, &err);
-		(void)rm_docker_image_remove(d, local, 1, &err);
+		(void)rm_engine_image_remove(d, ref, 0, &err);
+		(void)rm_engine_image_remove(d, by_digest ? by_digest : ref, 1, &err);
+		(void)rm_engine_image_remove(d, local, 1, &err);
 	}
-	rm_registry_auth_free(auth);
+	rm_engine_auth_free(auth);
 	rm_buf_release(&lines);
-	rm_docker_close(d);
+	rm_engine_close(d);
 	tfs_rm_tree(dir);
 	free(dir);
 	free(id);

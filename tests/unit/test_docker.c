@@ -21,7 +21,7 @@
 #include <jansson.h>
 
 #include "check.h"
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/util.h"
 
 static char tmp[64];
@@ -254,7 +254,7 @@ static void test_unreachable(void)
 	rm_error err = RM_ERROR_INIT;
 	rm_docker *d = NULL;
 	char *host = rm_xasprintf("unix://%s/no/docker.sock", tmp);
-	CHECK(rm_docker_open(&d, host, &err) < 0);
+	CHECK(rm_engine_open(&d, host, &err) < 0);
 	CHECK(d == NULL);
 	CHECK(strstr(err.msg, host) != NULL);
 	CHECK(strstr(err.msg, "DOCKER_HOST") != NULL);
@@ -269,19 +269,19 @@ static void test_unreachable(void)
 	snprintf(a.sun_path, sizeof(a.sun_path), "%s", sock);
 	CHECK(bind(s, (struct sockaddr *)&a, sizeof(a)) == 0);
 	host = rm_xasprintf("unix://%s", sock);
-	CHECK(rm_docker_open(&d, host, &err) < 0);
+	CHECK(rm_engine_open(&d, host, &err) < 0);
 	CHECK(strstr(err.msg, "nothing answers") != NULL);
 	CHECK(strstr(err.msg, "port 80") == NULL);
 	close(s);
 	free(host);
 	free(sock);
 
-	CHECK(rm_docker_open(&d, "tcp://127.0.0.1:1", &err) < 0);
+	CHECK(rm_engine_open(&d, "tcp://127.0.0.1:1", &err) < 0);
 	CHECK(strstr(err.msg, "tcp://127.0.0.1:1") != NULL);
-	CHECK(rm_docker_open(&d, "ssh://host", &err) < 0);
+	CHECK(rm_engine_open(&d, "ssh://host", &err) < 0);
 	CHECK(err.kind == RM_ERR_USAGE);
 	CHECK(strstr(err.msg, "ssh://host") != NULL);
-	rm_docker_close(NULL);
+	rm_engine_close(NULL);
 }
 
 static void test_negotiation(const char *engine, const char *want)
@@ -292,12 +292,12 @@ static void test_negotiation(const char *engine, const char *want)
 	char *logp = rm_xasprintf("%s/neg.log", tmp);
 	char *host = rm_xasprintf("unix://%s", sock);
 	pid_t pid = start_fake(sock, engine, logp);
-	CHECK(rm_docker_open(&d, host, &err) == 0);
+	CHECK(rm_engine_open(&d, host, &err) == 0);
 	if (d) {
-		CHECK_STR(rm_docker_api_version(d), want);
-		CHECK_STR(rm_docker_host(d), host);
+		CHECK_STR(rm_engine_api_version(d), want);
+		CHECK_STR(rm_engine_host(d), host);
 	}
-	rm_docker_close(d);
+	rm_engine_close(d);
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
 	free(sock);
@@ -314,38 +314,38 @@ static void test_fake(void)
 	pid_t pid = start_fake(sock, "1.41", logp);
 	char *host = rm_xasprintf("unix://%s", sock);
 	CHECK(setenv("DOCKER_HOST", host, 1) == 0);
-	if (rm_docker_open(&d, NULL, &err) != 0) {
+	if (rm_engine_open(&d, NULL, &err) != 0) {
 		fprintf(stderr, "fake engine: %s\n", err.msg);
 		CHECK(0);
 		goto out;
 	}
-	CHECK_STR(rm_docker_api_version(d), "1.41");
+	CHECK_STR(rm_engine_api_version(d), "1.41");
 
 	json_t *j = NULL;
-	CHECK(rm_docker_version(d, &j, &err) == 0);
+	CHECK(rm_engine_version(d, &j, &err) == 0);
 	CHECK_STR(json_string_value(json_object_get(j, "Os")), "linux");
 	json_decref(j);
 
 	/* create: JSON body, id back; an engine error keeps status and message. */
 	json_t *body = json_pack("{s:s, s:[s,s]}", "Image", "img", "Cmd", "echo", "hi");
 	char *id = NULL;
-	CHECK(rm_docker_create(d, "ok", body, &id, &err) == 0);
+	CHECK(rm_engine_create(d, "ok", body, &id, &err) == 0);
 	CHECK_STR(id, "abc123");
 	free(id);
-	CHECK(rm_docker_create(d, "dup", body, &id, &err) < 0);
+	CHECK(rm_engine_create(d, "dup", body, &id, &err) < 0);
 	CHECK(strstr(err.msg, "POST /containers/create: 409 conflict. The container name") != NULL);
 	CHECK(strstr(err.msg, "name=dup") == NULL);
 	CHECK(err.kind == RM_ERR_DOCKER);
 	json_decref(body);
 
-	CHECK(rm_docker_start(d, "abc123", &err) == 0);
-	CHECK(rm_docker_kill(d, "gone", NULL, &err) == 0);
-	CHECK(rm_docker_kill(d, "paused", "SIGTERM", &err) < 0);
+	CHECK(rm_engine_start(d, "abc123", &err) == 0);
+	CHECK(rm_engine_kill(d, "gone", NULL, &err) == 0);
+	CHECK(rm_engine_kill(d, "paused", "SIGTERM", &err) < 0);
 	CHECK(strstr(err.msg, "409 container paused is paused") != NULL);
-	CHECK(rm_docker_remove(d, "gone", &err) == 0);
-	CHECK(rm_docker_image_inspect(d, "missing", &j, &err) < 0);
+	CHECK(rm_engine_remove(d, "gone", &err) == 0);
+	CHECK(rm_engine_image_inspect(d, "missing", &j, &err) < 0);
 	CHECK(strstr(err.msg, "no such image") != NULL);
-	CHECK(rm_docker_inspect(d, "whatever", &j, &err) < 0);
+	CHECK(rm_engine_inspect(d, "whatever", &j, &err) < 0);
 	CHECK(strstr(err.msg, "GET /containers/whatever/json: 500 boom") != NULL);
 
 	/* build: lines across objects, the last aux ID, errors inside the 200 stream. */
@@ -364,7 +364,7 @@ static void test_fake(void)
 			    .on_line = on_line,
 			    .ud = &lines};
 	char *image = NULL;
-	CHECK(rm_docker_build(d, &bo, &image, &err) == 0);
+	CHECK(rm_engine_build(d, &bo, &image, &err) == 0);
 	CHECK_STR(image, "sha256:222");
 	CHECK_STR(rm_buf_str(&lines.all),
 		  "Step 1/2 : FROM scratch| ---> Running in x|Step 2/2 : CMD|Successfully built "
@@ -372,21 +372,21 @@ static void test_fake(void)
 	free(image);
 	image = NULL;
 	bo.tag = "bad";
-	CHECK(rm_docker_build(d, &bo, &image, &err) < 0);
+	CHECK(rm_engine_build(d, &bo, &image, &err) < 0);
 	CHECK(strstr(err.msg, "returned a non-zero code: 1") != NULL);
 	CHECK(image == NULL);
 	bo.tag = "noid";
-	CHECK(rm_docker_build(d, &bo, &image, &err) < 0);
+	CHECK(rm_engine_build(d, &bo, &image, &err) < 0);
 	CHECK(strstr(err.msg, "no image id") != NULL);
 	bo.context_tar = "/nonexistent/ctx.tar";
-	CHECK(rm_docker_build(d, &bo, &image, &err) < 0);
+	CHECK(rm_engine_build(d, &bo, &image, &err) < 0);
 	CHECK(strstr(err.msg, "/nonexistent/ctx.tar") != NULL);
 	json_decref(args);
 	rm_buf_release(&lines.all);
 
 	/* logs, wait, cancellation. */
 	rm_buf logs = RM_BUF_INIT(1 << 20);
-	CHECK(rm_docker_logs(d, "abc123", 0, on_log, &logs, NULL, NULL, &err) == 0);
+	CHECK(rm_engine_logs(d, "abc123", 0, on_log, &logs, NULL, NULL, &err) == 0);
 	/* Pieces may be split anywhere; compare the per-stream concatenation. */
 	{
 		rm_buf out = RM_BUF_INIT(1 << 20), errs = RM_BUF_INIT(1 << 20);
@@ -403,41 +403,41 @@ static void test_fake(void)
 		rm_buf_release(&errs);
 	}
 	rm_buf_reset(&logs);
-	CHECK(rm_docker_logs(d, "cut", 0, on_log, &logs, NULL, NULL, &err) < 0);
+	CHECK(rm_engine_logs(d, "cut", 0, on_log, &logs, NULL, NULL, &err) < 0);
 	CHECK(strstr(err.msg, "inside a frame") != NULL);
 	long status = -1;
-	CHECK(rm_docker_wait(d, "abc123", "next-exit", &status, NULL, NULL, &err) == 0);
+	CHECK(rm_engine_wait(d, "abc123", "next-exit", &status, NULL, NULL, &err) == 0);
 	CHECK(status == 3);
-	CHECK(rm_docker_wait(d, "err", NULL, &status, NULL, NULL, &err) < 0);
+	CHECK(rm_engine_wait(d, "err", NULL, &status, NULL, NULL, &err) < 0);
 	CHECK(status == 137);
 	CHECK(strstr(err.msg, "oom") != NULL);
 	double deadline = rm_now() + 1.0;
 	double t0 = rm_now();
-	CHECK(rm_docker_wait(d, "slow", NULL, &status, cancel_after, &deadline, &err) ==
-	      RM_DOCKER_CANCELLED);
+	CHECK(rm_engine_wait(d, "slow", NULL, &status, cancel_after, &deadline, &err) ==
+	      RM_ENGINE_CANCELLED);
 	CHECK_STR(err.msg, "cancelled");
 	CHECK(rm_now() - t0 < 5);
 	deadline = rm_now() + 0.5;
-	CHECK(rm_docker_logs(d, "slow", 1, on_log, &logs, cancel_after, &deadline, &err) ==
-	      RM_DOCKER_CANCELLED);
+	CHECK(rm_engine_logs(d, "slow", 1, on_log, &logs, cancel_after, &deadline, &err) ==
+	      RM_ENGINE_CANCELLED);
 	rm_buf_release(&logs);
 
 	/* archives */
 	char *out = rm_xasprintf("%s/got.tar", tmp);
 	fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	CHECK(rm_docker_get_archive(d, "abc123", "/big", fd, 20000, &err) == 0);
+	CHECK(rm_engine_get_archive(d, "abc123", "/big", fd, 20000, &err) == 0);
 	CHECK(lseek(fd, 0, SEEK_END) == 10000);
-	CHECK(rm_docker_get_archive(d, "abc123", "/big", fd, 100, &err) < 0);
+	CHECK(rm_engine_get_archive(d, "abc123", "/big", fd, 100, &err) < 0);
 	CHECK(strstr(err.msg, "100 bytes") != NULL);
-	CHECK(rm_docker_get_archive(d, "abc123", "/none", fd, 100, &err) < 0);
+	CHECK(rm_engine_get_archive(d, "abc123", "/none", fd, 100, &err) < 0);
 	CHECK(err.kind == RM_ERR_INPUT);
 	CHECK(strstr(err.msg, "no such file") != NULL);
 	close(fd);
-	CHECK(rm_docker_put_archive(d, "abc123", "/", ctx, &err) == 0);
+	CHECK(rm_engine_put_archive(d, "abc123", "/", ctx, &err) == 0);
 
 	char **ids = NULL;
 	size_t n = 0;
-	CHECK(rm_docker_list_by_label(d, "rm.run=1 2", &ids, &n, &err) == 0);
+	CHECK(rm_engine_list_by_label(d, "rm.run=1 2", &ids, &n, &err) == 0);
 	CHECK(n == 2 && ids && ids[2] == NULL);
 	if (n == 2) {
 		CHECK_STR(ids[0], "aaa");
@@ -466,7 +466,7 @@ static void test_fake(void)
 	free(out);
 	free(ctx);
 out:
-	rm_docker_close(d);
+	rm_engine_close(d);
 	unsetenv("DOCKER_HOST");
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
@@ -524,7 +524,7 @@ static void test_live(void)
 		free(ctx);
 		return;
 	}
-	if (rm_docker_open(&d, NULL, &err) < 0) {
+	if (rm_engine_open(&d, NULL, &err) < 0) {
 		fprintf(stderr, "DOCKER_HOST is set but: %s\n", err.msg);
 		CHECK(0);
 		free(ctx);
@@ -549,7 +549,7 @@ static void test_live(void)
 			    .on_line = on_line,
 			    .ud = &lines};
 	char *image = NULL, *id = NULL;
-	if (rm_docker_build(d, &bo, &image, &err) < 0) {
+	if (rm_engine_build(d, &bo, &image, &err) < 0) {
 		fprintf(stderr, "live build: %s\n", err.msg);
 		CHECK(0);
 		goto out;
@@ -560,7 +560,7 @@ static void test_live(void)
 	      strstr(rm_buf_str(&lines.all), "Using cache") != NULL);
 
 	json_t *j = NULL;
-	CHECK(rm_docker_image_inspect(d, "rm-test-docker:latest", &j, &err) == 0);
+	CHECK(rm_engine_image_inspect(d, "rm-test-docker:latest", &j, &err) == 0);
 	CHECK_STR(json_string_value(json_object_get(j, "Id")), image);
 	json_decref(j);
 
@@ -573,7 +573,7 @@ static void test_live(void)
 	bo.context_tar = tar;
 	bo.tag = "rm-test-docker:broken";
 	char *bad = NULL;
-	CHECK(rm_docker_build(d, &bo, &bad, &err) < 0);
+	CHECK(rm_engine_build(d, &bo, &bad, &err) < 0);
 	CHECK(strstr(err.msg, "non-zero code") != NULL);
 
 	/* A container running a script copied in with put_archive. */
@@ -581,7 +581,7 @@ static void test_live(void)
 	json_t *body =
 	    json_pack("{s:s, s:[s,s], s:{s:s}, s:{s:s}}", "Image", image, "Cmd", "sh", "/work/s.sh",
 		      "Labels", "rm.test.docker", label + 15, "HostConfig", "NetworkMode", "none");
-	if (rm_docker_create(d, NULL, body, &id, &err) < 0) {
+	if (rm_engine_create(d, NULL, body, &id, &err) < 0) {
 		fprintf(stderr, "live create: %s\n", err.msg);
 		CHECK(0);
 		json_decref(body);
@@ -596,29 +596,29 @@ static void test_live(void)
 	CHECK(rm_tar_tree(p, "work/s.sh", fd, &err) == 0);
 	close(fd);
 	free(p);
-	CHECK(rm_docker_put_archive(d, id, "/", star, &err) == 0);
+	CHECK(rm_engine_put_archive(d, id, "/", star, &err) == 0);
 	free(star);
 
 	char **ids = NULL;
 	size_t n = 0;
-	CHECK(rm_docker_list_by_label(d, label, &ids, &n, &err) == 0);
+	CHECK(rm_engine_list_by_label(d, label, &ids, &n, &err) == 0);
 	CHECK(n == 1 && ids && strcmp(ids[0], id) == 0);
 	rm_strv_free(ids);
 	free(label);
 
-	CHECK(rm_docker_start(d, id, &err) == 0);
+	CHECK(rm_engine_start(d, id, &err) == 0);
 	rm_buf logs = RM_BUF_INIT(1 << 20);
-	CHECK(rm_docker_logs(d, id, 0, on_log, &logs, NULL, NULL, &err) == 0);
+	CHECK(rm_engine_logs(d, id, 0, on_log, &logs, NULL, NULL, &err) == 0);
 	CHECK(strstr(rm_buf_str(&logs), "1:out\n|") != NULL);
 	CHECK(strstr(rm_buf_str(&logs), "2:err\n|") != NULL);
 	rm_buf_release(&logs);
 	long status = -1;
-	CHECK(rm_docker_wait(d, id, "not-running", &status, NULL, NULL, &err) == 0);
+	CHECK(rm_engine_wait(d, id, "not-running", &status, NULL, NULL, &err) == 0);
 	CHECK(status == 3);
 
 	char *rt = rm_xasprintf("%s/r.tar", tmp), *rf = rm_xasprintf("%s/r.txt", tmp);
 	fd = open(rt, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	CHECK(rm_docker_get_archive(d, id, "/work/r.txt", fd, 1 << 20, &err) == 0);
+	CHECK(rm_engine_get_archive(d, id, "/work/r.txt", fd, 1 << 20, &err) == 0);
 	lseek(fd, 0, SEEK_SET);
 	int out = open(rf, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	CHECK(rm_tar_extract_one(fd, out, 100, &err) == 0);
@@ -628,20 +628,20 @@ static void test_live(void)
 	CHECK_STR(got, "hello\n");
 	free(got);
 	fd = open(rt, O_RDWR | O_TRUNC | O_CLOEXEC);
-	CHECK(rm_docker_get_archive(d, id, "/work/r.txt", fd, 100, &err) < 0);
-	CHECK(rm_docker_get_archive(d, id, "/nope", fd, 1 << 20, &err) < 0);
+	CHECK(rm_engine_get_archive(d, id, "/work/r.txt", fd, 100, &err) < 0);
+	CHECK(rm_engine_get_archive(d, id, "/nope", fd, 1 << 20, &err) < 0);
 	CHECK(err.kind == RM_ERR_INPUT && strstr(err.msg, "no such file"));
 	close(fd);
 	free(rt);
 	free(rf);
 
-	CHECK(rm_docker_kill(d, id, NULL, &err) == 0); /* not running: fine */
+	CHECK(rm_engine_kill(d, id, NULL, &err) == 0); /* not running: fine */
 out:
 	if (id) {
-		CHECK(rm_docker_remove(d, id, &err) == 0);
-		CHECK(rm_docker_remove(d, id, &err) == 0); /* gone: fine */
+		CHECK(rm_engine_remove(d, id, &err) == 0);
+		CHECK(rm_engine_remove(d, id, &err) == 0); /* gone: fine */
 		json_t *gone = NULL;
-		CHECK(rm_docker_inspect(d, id, &gone, &err) < 0);
+		CHECK(rm_engine_inspect(d, id, &gone, &err) < 0);
 		CHECK(strstr(err.msg, "404") != NULL);
 	}
 	free(id);
@@ -649,7 +649,7 @@ out:
 	free(tar);
 	json_decref(args);
 	rm_buf_release(&lines.all);
-	rm_docker_close(d);
+	rm_engine_close(d);
 	free(ctx);
 }
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/util.h"
 
 /* Output as two parallel byte strings: the data and, per byte, its stream. */

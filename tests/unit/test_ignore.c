@@ -8,10 +8,10 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/util.h"
 
-#include "../../src/docker/ignore_internal.h"
+#include "../../src/engine/ignore_internal.h"
 
 static int failures;
 

@@ -1,5 +1,5 @@
 /*
- * Images and registries (src/docker/images.c): reference parsing, X-Registry-Auth from the
+ * Images and registries (src/engine/images.c): reference parsing, X-Registry-Auth from the
  * environment, config.json and credential helpers (secrets never in a message), and tag,
  * push, pull, distribution lookups and removal against the table-driven fake engine.
  */
@@ -16,7 +16,7 @@
 
 #include "check.h"
 #include "fake_engine.h"
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/util.h"
 #include "testfs.h"
 
@@ -111,7 +111,7 @@ static void check_auth(const char *registry, const char *user, const char *pass,
 	char *v = NULL;
 	const char *src = NULL;
 
-	CHECK(rm_registry_auth(registry, &v, &src, &err) == 0);
+	CHECK(rm_engine_auth(registry, &v, &src, &err) == 0);
 	if (!v) {
 		fprintf(stderr, "auth for %s: %s\n", registry, err.msg);
 		return;
@@ -130,7 +130,7 @@ static void check_auth(const char *registry, const char *user, const char *pass,
 	if (token)
 		CHECK_STR(json_string_value(json_object_get(j, "identitytoken")), token);
 	json_decref(j);
-	rm_registry_auth_free(v);
+	rm_engine_auth_free(v);
 }
 
 static void test_auth(void)
@@ -147,17 +147,17 @@ static void test_auth(void)
 
 	/* Nothing configured: {} (the engine needs a header even for an open registry). */
 	setenv("DOCKER_CONFIG", dir, 1);
-	CHECK(rm_registry_auth("127.0.0.1:5000", &v, &src, &err) == 0);
+	CHECK(rm_engine_auth("127.0.0.1:5000", &v, &src, &err) == 0);
 	CHECK_STR(v, "e30=");
 	CHECK_STR(src, "none");
-	rm_registry_auth_free(v);
+	rm_engine_auth_free(v);
 
 	/* The environment wins; both variables or neither. */
 	setenv("RM_REGISTRY_USER", "envuser", 1);
 	setenv("RM_REGISTRY_PASSWORD", "env+pass/word?", 1);
 	check_auth("127.0.0.1:5000", "envuser", "env+pass/word?", NULL, "RM_REGISTRY_USER");
 	unsetenv("RM_REGISTRY_PASSWORD");
-	CHECK(rm_registry_auth("127.0.0.1:5000", &v, &src, &err) < 0);
+	CHECK(rm_engine_auth("127.0.0.1:5000", &v, &src, &err) < 0);
 	CHECK(strstr(err.msg, "RM_REGISTRY_USER") && strstr(err.msg, "RM_REGISTRY_PASSWORD"));
 	CHECK(v == NULL);
 	unsetenv("RM_REGISTRY_USER");
@@ -177,14 +177,14 @@ static void test_auth(void)
 	check_auth("reg.example.com", "u2", "p2", NULL, "config.json");
 	check_auth("tok.example.com", NULL, NULL, "idtok", "config.json");
 	check_auth("docker.io", "hub", "hubpw", NULL, "config.json");
-	CHECK(rm_registry_auth("other:5000", &v, &src, &err) == 0);
+	CHECK(rm_engine_auth("other:5000", &v, &src, &err) == 0);
 	CHECK_STR(v, "e30=");
-	rm_registry_auth_free(v);
-	CHECK(rm_registry_auth("empty.example.com", &v, &src, &err) == 0);
+	rm_engine_auth_free(v);
+	CHECK(rm_engine_auth("empty.example.com", &v, &src, &err) == 0);
 	CHECK_STR(v, "e30=");
-	rm_registry_auth_free(v);
+	rm_engine_auth_free(v);
 	/* A broken entry is an error that never shows the stored value. */
-	CHECK(rm_registry_auth("bad.example.com", &v, &src, &err) < 0);
+	CHECK(rm_engine_auth("bad.example.com", &v, &src, &err) < 0);
 	CHECK(strstr(err.msg, "bad.example.com") && strstr(err.msg, "docker login"));
 	CHECK(strstr(err.msg, "c2VjcmV0") == NULL && strstr(err.msg, "secret") == NULL);
 
@@ -208,15 +208,15 @@ static void test_auth(void)
 	check_auth("127.0.0.1:5002", NULL, NULL, "tok123", "credsStore");
 	/* The store has nothing for it: the auths entry is used. */
 	check_auth("127.0.0.1:5000", "user", "pa:ss", NULL, "config.json");
-	CHECK(rm_registry_auth("127.0.0.1:5009", &v, &src, &err) < 0);
+	CHECK(rm_engine_auth("127.0.0.1:5009", &v, &src, &err) < 0);
 	CHECK(strstr(err.msg, "docker-credential-rmtest get") && strstr(err.msg, "helper broke"));
 	tfs_put(dir, "config.json", "{\"credsStore\": \"rm-missing-helper\"}");
-	CHECK(rm_registry_auth("127.0.0.1:5000", &v, &src, &err) < 0);
+	CHECK(rm_engine_auth("127.0.0.1:5000", &v, &src, &err) < 0);
 	CHECK(strstr(err.msg, "docker-credential-rm-missing-helper") != NULL);
 
 	/* A config that is not JSON names the file and line. */
 	tfs_put(dir, "config.json", "{\n\"auths\": {,}\n}");
-	CHECK(rm_registry_auth("127.0.0.1:5000", &v, &src, &err) < 0);
+	CHECK(rm_engine_auth("127.0.0.1:5000", &v, &src, &err) < 0);
 	CHECK(strstr(err.msg, "config.json' line 2") != NULL);
 
 	unsetenv("DOCKER_CONFIG");
@@ -304,20 +304,20 @@ static void test_engine(void)
 	rm_buf lines = RM_BUF_INIT(1 << 20);
 	rm_image_xfer_opts xo = {.auth = "c2VjcmV0LWF1dGg=", .on_line = on_line, .ud = &lines};
 
-	if (rm_docker_open(&d, host, &err) < 0) {
+	if (rm_engine_open(&d, host, &err) < 0) {
 		fprintf(stderr, "fake engine: %s\n", err.msg);
 		CHECK(0);
 		goto out;
 	}
 
 	/* tag */
-	CHECK(rm_docker_image_tag(d, "ci-x:latest", "127.0.0.1:5000/ci-x:t1", &err) == 0);
-	CHECK(rm_docker_image_tag(d, "missing", "127.0.0.1:5000/ci-x:t1", &err) < 0);
+	CHECK(rm_engine_image_tag(d, "ci-x:latest", "127.0.0.1:5000/ci-x:t1", &err) == 0);
+	CHECK(rm_engine_image_tag(d, "missing", "127.0.0.1:5000/ci-x:t1", &err) < 0);
 	CHECK(err.kind == RM_ERR_INPUT && strstr(err.msg, "'missing': no such image"));
-	CHECK(rm_docker_image_tag(d, "ci-x", "127.0.0.1:5000/ci-x@sha256:1", &err) < 0);
+	CHECK(rm_engine_image_tag(d, "ci-x", "127.0.0.1:5000/ci-x@sha256:1", &err) < 0);
 
 	/* push: progress lines without bars, the aux digest, the header as given */
-	CHECK(rm_docker_image_push(d, "127.0.0.1:5000/ci-x:t1", &xo, &digest, &err) == 0);
+	CHECK(rm_engine_image_push(d, "127.0.0.1:5000/ci-x:t1", &xo, &digest, &err) == 0);
 	CHECK_STR(digest, "sha256:d1");
 	CHECK_STR(rm_buf_str(&lines),
 		  "The push refers to repository [127.0.0.1:5000/ci-x]|"
@@ -325,59 +325,59 @@ static void test_engine(void)
 	free(digest);
 	digest = NULL;
 	/* a failure inside the 200 stream */
-	CHECK(rm_docker_image_push(d, "127.0.0.1:5999/ci-x:t1", NULL, &digest, &err) < 0);
+	CHECK(rm_engine_image_push(d, "127.0.0.1:5999/ci-x:t1", NULL, &digest, &err) < 0);
 	CHECK(strstr(err.msg, "pushing '127.0.0.1:5999/ci-x:t1': ") &&
 	      strstr(err.msg, "connection refused"));
 	CHECK(digest == NULL);
-	CHECK(rm_docker_image_push(d, "127.0.0.1:5000/nodigest:t1", NULL, &digest, &err) < 0);
+	CHECK(rm_engine_image_push(d, "127.0.0.1:5000/nodigest:t1", NULL, &digest, &err) < 0);
 	CHECK(strstr(err.msg, "no digest") != NULL);
-	CHECK(rm_docker_image_push(d, "127.0.0.1:5000/gone:t1", NULL, &digest, &err) < 0);
+	CHECK(rm_engine_image_push(d, "127.0.0.1:5000/gone:t1", NULL, &digest, &err) < 0);
 	CHECK(err.kind == RM_ERR_INPUT && strstr(err.msg, "no such local image"));
 	/* refused before any request: no tag, or a digest */
-	CHECK(rm_docker_image_push(d, "127.0.0.1:5000/ci-x", NULL, &digest, &err) < 0);
+	CHECK(rm_engine_image_push(d, "127.0.0.1:5000/ci-x", NULL, &digest, &err) < 0);
 	CHECK(strstr(err.msg, "HOST:PORT/NAME:TAG") != NULL);
-	CHECK(rm_docker_image_push(d, "127.0.0.1:5000/ci-x@sha256:1", NULL, &digest, &err) < 0);
+	CHECK(rm_engine_image_push(d, "127.0.0.1:5000/ci-x@sha256:1", NULL, &digest, &err) < 0);
 	/* cancellation */
 	double deadline = rm_now() + 0.5, t0 = rm_now();
 	rm_image_xfer_opts co = {.cancel = cancel_after, .cancel_ud = &deadline};
-	CHECK(rm_docker_image_push(d, "127.0.0.1:5000/slow:t1", &co, &digest, &err) ==
-	      RM_DOCKER_CANCELLED);
+	CHECK(rm_engine_image_push(d, "127.0.0.1:5000/slow:t1", &co, &digest, &err) ==
+	      RM_ENGINE_CANCELLED);
 	CHECK(rm_now() - t0 < 5);
 
 	/* pull: by tag and by digest; the digest reported; not there = RM_ERR_INPUT */
 	rm_buf_reset(&lines);
-	CHECK(rm_docker_image_pull(d, "127.0.0.1:5000/ci-x:t1", &xo, &digest, &err) == 0);
+	CHECK(rm_engine_image_pull(d, "127.0.0.1:5000/ci-x:t1", &xo, &digest, &err) == 0);
 	CHECK_STR(digest, "sha256:d1");
 	CHECK(strstr(rm_buf_str(&lines), "aaa: Pull complete|") != NULL);
 	CHECK(strstr(rm_buf_str(&lines), "Downloading") == NULL);
 	free(digest);
 	digest = NULL;
-	CHECK(rm_docker_image_pull(d, "127.0.0.1:5000/ci-x@sha256:d1", NULL, NULL, &err) == 0);
-	CHECK(rm_docker_image_pull(d, "127.0.0.1:5000/ci-x:missing", NULL, &digest, &err) < 0);
+	CHECK(rm_engine_image_pull(d, "127.0.0.1:5000/ci-x@sha256:d1", NULL, NULL, &err) == 0);
+	CHECK(rm_engine_image_pull(d, "127.0.0.1:5000/ci-x:missing", NULL, &digest, &err) < 0);
 	CHECK(err.kind == RM_ERR_INPUT && strstr(err.msg, "the registry does not have it"));
-	CHECK(rm_docker_image_pull(d, "127.0.0.1:5000/ci-x:instream", NULL, &digest, &err) < 0);
+	CHECK(rm_engine_image_pull(d, "127.0.0.1:5000/ci-x:instream", NULL, &digest, &err) < 0);
 	CHECK(err.kind == RM_ERR_INPUT && strstr(err.msg, "manifest unknown"));
-	CHECK(rm_docker_image_pull(d, "127.0.0.1:5000/ci-x", NULL, &digest, &err) < 0);
+	CHECK(rm_engine_image_pull(d, "127.0.0.1:5000/ci-x", NULL, &digest, &err) < 0);
 	CHECK(strstr(err.msg, "name a tag or a digest") != NULL);
 
 	/* distribution: found, not there (1, no error), broken answers and failures (-1) */
-	CHECK(rm_docker_distribution_digest(d, "127.0.0.1:5000/ci-x:t1", NULL, &digest, &err) == 0);
+	CHECK(rm_engine_distribution_digest(d, "127.0.0.1:5000/ci-x:t1", NULL, &digest, &err) == 0);
 	CHECK_STR(digest, "sha256:d1");
 	free(digest);
 	digest = NULL;
-	CHECK(rm_docker_distribution_digest(d, "127.0.0.1:5000/ci-x:none",
+	CHECK(rm_engine_distribution_digest(d, "127.0.0.1:5000/ci-x:none",
 					    "c2VjcmV0LWF1dGg=", &digest, &err) == 1);
 	CHECK(digest == NULL && err.kind == RM_ERR_NONE);
-	CHECK(rm_docker_distribution_digest(d, "127.0.0.1:5000/ci-x:nodigest", NULL, &digest,
+	CHECK(rm_engine_distribution_digest(d, "127.0.0.1:5000/ci-x:nodigest", NULL, &digest,
 					    &err) < 0);
 	CHECK(strstr(err.msg, "Descriptor.digest") != NULL);
-	CHECK(rm_docker_distribution_digest(d, "127.0.0.1:5999/ci-x:t1", NULL, &digest, &err) < 0);
+	CHECK(rm_engine_distribution_digest(d, "127.0.0.1:5999/ci-x:t1", NULL, &digest, &err) < 0);
 	CHECK(strstr(err.msg, "500") && strstr(err.msg, "connection refused"));
 
 	/* remove: gone is fine, a conflict is not */
-	CHECK(rm_docker_image_remove(d, "127.0.0.1:5000/ci-x:t1", 0, &err) == 0);
-	CHECK(rm_docker_image_remove(d, "gone", 1, &err) == 0);
-	CHECK(rm_docker_image_remove(d, "busy", 0, &err) < 0);
+	CHECK(rm_engine_image_remove(d, "127.0.0.1:5000/ci-x:t1", 0, &err) == 0);
+	CHECK(rm_engine_image_remove(d, "gone", 1, &err) == 0);
+	CHECK(rm_engine_image_remove(d, "busy", 0, &err) < 0);
 	CHECK(strstr(err.msg, "409") != NULL);
 
 	/* What went over the wire: names unescaped in paths, the auth header on every push,
@@ -404,7 +404,7 @@ static void test_engine(void)
 out:
 	free(log);
 	rm_buf_release(&lines);
-	rm_docker_close(d);
+	rm_engine_close(d);
 	fake_stop(pid);
 	free(sock);
 	free(logp);

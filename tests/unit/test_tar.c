@@ -18,7 +18,7 @@
 #include "check.h"
 #include "testfs.h"
 #include "rm/util.h"
-#include "rm/docker.h"
+#include "rm/engine.h"
 
 static char root[64];
 

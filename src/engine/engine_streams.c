@@ -1,5 +1,5 @@
 /*
- * The long calls (see rm/docker.h): container output (logs, attach) and wait.
+ * The long calls (see rm/engine.h): container output (logs, attach) and wait.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <jansson.h>
 
 #include "engine_internal.h"
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/util.h"
 
 /* ---- logs and wait ---- */
@@ -39,13 +39,13 @@ static int logs_data(void *ud, const char *p, size_t n)
 /* A long request whose body is a container's output stream (logs, attach), decoded into cb. */
 static void stream_req_init(struct req *r, struct logs_state *s, const char *method,
 			    const char *url, int tty, rm_frame_cb cb, void *ud,
-			    rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err)
+			    rm_engine_cancel_fn cancel, void *cancel_ud, rm_error *err)
 {
 	rm_frame_init(&s->dec, tty);
 	s->cb = cb;
 	s->ud = ud;
 	s->err = err;
-	engine_req_init(r, method, url, 0);
+	rm_engine__req_init(r, method, url, 0);
 	r->on_data = logs_data;
 	r->ud = s;
 	r->cancel = cancel;
@@ -63,16 +63,16 @@ static int stream_check_end(int ret, const struct logs_state *s, const char *wha
 	return ret;
 }
 
-int rm_docker_logs(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
-		   rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err)
+int rm_engine_logs(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
+		   rm_engine_cancel_fn cancel, void *cancel_ud, rm_error *err)
 {
 	struct req r;
 	struct logs_state s;
-	char *eid = engine_escape(id);
+	char *eid = rm_engine__escape(id);
 	char *url = rm_xasprintf("/containers/%s/logs?follow=1&stdout=1&stderr=1", eid);
 
 	stream_req_init(&r, &s, "GET", url, tty, cb, ud, cancel, cancel_ud, err);
-	int ret = stream_check_end(engine_do_request(d, &r, err), &s, "GET logs of", id, err);
+	int ret = stream_check_end(rm_engine__do_request(d, &r, err), &s, "GET logs of", id, err);
 	free(eid);
 	free(url);
 	return ret;
@@ -95,19 +95,19 @@ static void multi_done(CURLM *m, CURLcode *rc)
  * the start request can go out while the attach transfer is open. Cheaper for the engine
  * than logs?follow, which re-reads and decodes the container's json log file.
  */
-int rm_docker_attach_start(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
-			   rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err)
+int rm_engine_attach_start(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
+			   rm_engine_cancel_fn cancel, void *cancel_ud, rm_error *err)
 {
 	struct req r;
 	struct logs_state s;
-	char *eid = engine_escape(id);
+	char *eid = rm_engine__escape(id);
 	char *url = rm_xasprintf("/containers/%s/attach?stream=1&stdout=1&stderr=1", eid);
 	CURLM *m = NULL;
 	CURLcode rc = CURLE_OK;
 	int ret = -1, started = 0, running = 1;
 
 	stream_req_init(&r, &s, "POST", url, tty, cb, ud, cancel, cancel_ud, err);
-	if (engine_req_prepare(d, &r, err) < 0)
+	if (rm_engine__req_prepare(d, &r, err) < 0)
 		goto out;
 	m = curl_multi_init();
 	if (!m || curl_multi_add_handle(m, r.curl) != CURLM_OK) {
@@ -123,9 +123,9 @@ int rm_docker_attach_start(rm_docker *d, const char *id, int tty, rm_frame_cb cb
 		if (!started) {
 			long status = 0;
 			curl_easy_getinfo(r.curl, CURLINFO_RESPONSE_CODE, &status);
-			if (status && engine_is_2xx(status)) {
+			if (status && rm_engine__is_2xx(status)) {
 				started = 1;
-				if (rm_docker_start(d, id, err) < 0)
+				if (rm_engine_start(d, id, err) < 0)
 					goto out;
 			} else if (status || !running) {
 				break; /* an error answer: req_complete reports it */
@@ -135,7 +135,7 @@ int rm_docker_attach_start(rm_docker *d, const char *id, int tty, rm_frame_cb cb
 			rm_error_set(err, RM_ERR_INTERNAL, "curl multi poll failed");
 			goto out;
 		}
-		if (running && engine_should_stop(&r))
+		if (running && rm_engine__should_stop(&r))
 			break;
 	}
 	if (running && !r.cancelled) {
@@ -144,7 +144,7 @@ int rm_docker_attach_start(rm_docker *d, const char *id, int tty, rm_frame_cb cb
 			curl_multi_poll(m, NULL, 0, POLL_MS, NULL);
 		multi_done(m, &rc);
 	}
-	ret = engine_req_complete(d, &r, rc, err);
+	ret = rm_engine__req_complete(d, &r, rc, err);
 	if (ret == 0 && !started)
 		ret = rm_error_set(err, RM_ERR_DOCKER,
 				   "POST /containers/%.12s/attach: the engine closed the stream "
@@ -154,7 +154,7 @@ int rm_docker_attach_start(rm_docker *d, const char *id, int tty, rm_frame_cb cb
 out:
 	if (m && r.curl)
 		curl_multi_remove_handle(m, r.curl);
-	engine_req_cleanup(&r);
+	rm_engine__req_cleanup(&r);
 	if (m)
 		curl_multi_cleanup(m);
 	free(eid);
@@ -162,24 +162,24 @@ out:
 	return ret;
 }
 
-int rm_docker_wait(rm_docker *d, const char *id, const char *condition, long *status,
-		   rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err)
+int rm_engine_wait(rm_docker *d, const char *id, const char *condition, long *status,
+		   rm_engine_cancel_fn cancel, void *cancel_ud, rm_error *err)
 {
 	int ret = -1;
 	struct req r;
 	json_t *resp = NULL;
-	char *eid = engine_escape(id), *econd = NULL, *url;
+	char *eid = rm_engine__escape(id), *econd = NULL, *url;
 
 	if (condition) {
-		econd = engine_escape(condition);
+		econd = rm_engine__escape(condition);
 		url = rm_xasprintf("/containers/%s/wait?condition=%s", eid, econd);
 	} else {
 		url = rm_xasprintf("/containers/%s/wait", eid);
 	}
-	engine_req_init(&r, "POST", url, 0);
+	rm_engine__req_init(&r, "POST", url, 0);
 	r.cancel = cancel;
 	r.cancel_ud = cancel_ud;
-	ret = engine_json_request(d, &r, &resp, err);
+	ret = rm_engine__json_request(d, &r, &resp, err);
 	if (ret < 0)
 		goto out;
 	ret = -1;

@@ -1,10 +1,10 @@
 /*
- * What tar.c needs from ignore.c beyond the public rm_ignore functions in rm/docker.h.
+ * What tar.c needs from ignore.c beyond the public rm_ignore functions in rm/engine.h.
  */
-#ifndef RM_DOCKER_IGNORE_INTERNAL_H
-#define RM_DOCKER_IGNORE_INTERNAL_H
+#ifndef RM_ENGINE_IGNORE_INTERNAL_H
+#define RM_ENGINE_IGNORE_INTERNAL_H
 
-#include "rm/docker.h"
+#include "rm/engine.h"
 
 /* Appends one .dockerignore line (same processing as the file's lines: comments, blanks,
  * "!", cleaning). Returns 0, or -1 for the illegal lone "!". */

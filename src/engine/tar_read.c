@@ -1,5 +1,5 @@
 /*
- * Reading tar archives through libarchive (see rm/docker.h): one file out of an archive, or a
+ * Reading tar archives through libarchive (see rm/engine.h): one file out of an archive, or a
  * folder extracted with libarchive's safety checks.
  */
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/util.h"
 #include "tar_internal.h"
 

@@ -3,12 +3,12 @@
  * engine_containers.c (containers, images, archives), engine_streams.c (logs, attach, wait)
  * and images.c (tag, push, pull, registry lookups).
  */
-#ifndef RM_DOCKER_ENGINE_INTERNAL_H
-#define RM_DOCKER_ENGINE_INTERNAL_H
+#ifndef RM_ENGINE_ENGINE_INTERNAL_H
+#define RM_ENGINE_ENGINE_INTERNAL_H
 
 #include <curl/curl.h>
 
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/util.h"
 
 #define DEFAULT_HOST	"unix:///var/run/docker.sock"
@@ -56,10 +56,10 @@ struct req {
 	int (*on_data)(void *ud, const char *p, size_t n);
 	void *ud;
 	rm_buf *resp;
-	rm_docker_cancel_fn cancel;
+	rm_engine_cancel_fn cancel;
 	void *cancel_ud;
 	/* Made after the interrupt came (a clean-up call): a short deadline, not cancelled by
-	 * the interrupt. Set by engine_req_prepare. */
+	 * the interrupt. Set by rm_engine__req_prepare. */
 	int after_interrupt;
 	long timeout_ms; /* what applies: timeout, or the clean-up deadline */
 
@@ -78,27 +78,27 @@ struct req {
 };
 
 /* URL-escapes s (query values, path parts); caller frees. */
-char *engine_escape(const char *s);
-int engine_is_2xx(long status);
-void engine_req_init(struct req *r, const char *method, const char *path, long timeout);
+char *rm_engine__escape(const char *s);
+int rm_engine__is_2xx(long status);
+void rm_engine__req_init(struct req *r, const char *method, const char *path, long timeout);
 /* Sets up r->curl for the request; the transfer is run by the caller (easy or multi). */
-int engine_req_prepare(rm_docker *d, struct req *r, rm_error *err);
+int rm_engine__req_prepare(rm_docker *d, struct req *r, rm_error *err);
 /* Interprets the end of a transfer; see do_request for the return values. */
-int engine_req_complete(rm_docker *d, struct req *r, CURLcode rc, rm_error *err);
-void engine_req_cleanup(struct req *r);
-/* Runs one request. Returns 0 for a 2xx answer; RM_DOCKER_CANCELLED when the cancel
+int rm_engine__req_complete(rm_docker *d, struct req *r, CURLcode rc, rm_error *err);
+void rm_engine__req_cleanup(struct req *r);
+/* Runs one request. Returns 0 for a 2xx answer; RM_ENGINE_CANCELLED when the cancel
  * function asked; -1 otherwise, with err naming the request. */
-int engine_do_request(rm_docker *d, struct req *r, rm_error *err);
+int rm_engine__do_request(rm_docker *d, struct req *r, rm_error *err);
 /* Whether r must stop now: its own cancel function, or the interrupt (for a request made
  * before it came). Sets r->cancelled. */
-int engine_should_stop(struct req *r);
+int rm_engine__should_stop(struct req *r);
 /* A JSON-lines stream (build, push, pull: one object per line, chunks cut anywhere) split into
  * objects for on_object; line holds the part of a line not yet ended. Returns 0, or -1 when
  * a line grows past line->max (err says "<what> is longer than N bytes"). */
-int engine_json_lines(rm_buf *line, const char *p, size_t n,
-		      void (*on_object)(void *ud, const char *s, size_t len), void *ud,
-		      const char *what, rm_error *err);
+int rm_engine__json_lines(rm_buf *line, const char *p, size_t n,
+			  void (*on_object)(void *ud, const char *s, size_t len), void *ud,
+			  const char *what, rm_error *err);
 /* A request whose 2xx answer is JSON; *out may be NULL to ignore the answer. */
-int engine_json_request(rm_docker *d, struct req *r, json_t **out, rm_error *err);
+int rm_engine__json_request(rm_docker *d, struct req *r, json_t **out, rm_error *err);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * Tar archives through libarchive (see rm/docker.h).
+ * Tar archives through libarchive (see rm/engine.h).
  *
  * The folder walk is done by hand with lstat/opendir rather than archive_read_disk because
  * .dockerignore decides per path whether to descend, and Docker's rule "walk into an
@@ -22,7 +22,7 @@
 #include "ignore_internal.h"
 #include "tar_internal.h"
 #include "rm/util.h"
-#include "rm/docker.h"
+#include "rm/engine.h"
 
 #define EXTERNAL_DOCKERFILE ".run_models.Dockerfile"
 

@@ -1,8 +1,8 @@
 /*
  * Shared by tar.c (writing archives) and tar_read.c (reading them).
  */
-#ifndef RM_DOCKER_TAR_INTERNAL_H
-#define RM_DOCKER_TAR_INTERNAL_H
+#ifndef RM_ENGINE_TAR_INTERNAL_H
+#define RM_ENGINE_TAR_INTERNAL_H
 
 #include <archive.h>
 

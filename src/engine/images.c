@@ -1,6 +1,6 @@
 /*
- * Images and registries through the Engine API (see rm/docker.h): tag, push, pull, the
- * registry's digest of a reference, removal (credentials: registry_auth.c).
+ * Images and registries through the Engine API (see rm/engine.h): tag, push, pull, the
+ * registry's digest of a reference, removal (credentials: image_auth.c).
  *
  * Push and pull answer 200 at once and then stream JSON objects, one per line; a failure
  * (registry unreachable, unauthorized, unknown manifest) comes as an errorDetail object
@@ -14,7 +14,7 @@
 #include <jansson.h>
 
 #include "engine_internal.h"
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/util.h"
 
 #define MAX_XFER_JSON_LINE (1024u * 1024)
@@ -163,7 +163,7 @@ static void xfer_object(void *ud, const char *p, size_t n)
 static int xfer_data(void *ud, const char *p, size_t n)
 {
 	struct xfer *x = ud;
-	return engine_json_lines(&x->line, p, n, xfer_object, x, "a progress line", x->err);
+	return rm_engine__json_lines(&x->line, p, n, xfer_object, x, "a progress line", x->err);
 }
 
 /* Runs a push or pull request (path, already encoded) and reads its stream. */
@@ -178,7 +178,7 @@ static int xfer_run(rm_docker *d, const char *path, const rm_image_xfer_opts *o,
 	x->err = err;
 	rm_buf_init(&x->line, MAX_XFER_JSON_LINE);
 	/* No timeout: big layers take as long as they take; cancel closes the connection. */
-	engine_req_init(r, "POST", path, 0);
+	rm_engine__req_init(r, "POST", path, 0);
 	r->headers = hdrs;
 	r->on_data = xfer_data;
 	r->ud = x;
@@ -186,15 +186,15 @@ static int xfer_run(rm_docker *d, const char *path, const rm_image_xfer_opts *o,
 		r->cancel = o->cancel;
 		r->cancel_ud = o->cancel_ud;
 	}
-	ret = engine_do_request(d, r, err);
+	ret = rm_engine__do_request(d, r, err);
 	if (ret == 0)
 		xfer_object(x, rm_buf_str(&x->line), x->line.len);
 	rm_buf_release(&x->line);
-	rm_registry_auth_free(hdr); /* it carries the credentials */
+	rm_engine_auth_free(hdr); /* it carries the credentials */
 	return ret;
 }
 
-int rm_docker_image_tag(rm_docker *d, const char *source, const char *ref, rm_error *err)
+int rm_engine_image_tag(rm_docker *d, const char *source, const char *ref, rm_error *err)
 {
 	char *repo = NULL, *tag = NULL, *src = NULL, *erepo = NULL, *etag = NULL, *path = NULL;
 	struct req r;
@@ -206,11 +206,11 @@ int rm_docker_image_tag(rm_docker *d, const char *source, const char *ref, rm_er
 		goto out;
 	}
 	src = path_escape(source);
-	erepo = engine_escape(repo);
-	etag = engine_escape(tag ? tag : "latest");
+	erepo = rm_engine__escape(repo);
+	etag = rm_engine__escape(tag ? tag : "latest");
 	path = rm_xasprintf("/images/%s/tag?repo=%s&tag=%s", src, erepo, etag);
-	engine_req_init(&r, "POST", path, SHORT_TIMEOUT);
-	ret = engine_do_request(d, &r, err);
+	rm_engine__req_init(&r, "POST", path, SHORT_TIMEOUT);
+	ret = rm_engine__do_request(d, &r, err);
 	if (ret < 0 && r.status == 404)
 		rm_error_set(err, RM_ERR_INPUT, "cannot tag '%s': no such image", source);
 out:
@@ -223,7 +223,7 @@ out:
 	return ret;
 }
 
-int rm_docker_image_push(rm_docker *d, const char *ref, const rm_image_xfer_opts *o, char **digest,
+int rm_engine_image_push(rm_docker *d, const char *ref, const rm_image_xfer_opts *o, char **digest,
 			 rm_error *err)
 {
 	char *repo = NULL, *tag = NULL, *erepo = NULL, *etag = NULL, *path = NULL;
@@ -237,7 +237,7 @@ int rm_docker_image_push(rm_docker *d, const char *ref, const rm_image_xfer_opts
 		goto out;
 	}
 	erepo = path_escape(repo);
-	etag = engine_escape(tag);
+	etag = rm_engine__escape(tag);
 	path = rm_xasprintf("/images/%s/push?tag=%s", erepo, etag);
 	ret = xfer_run(d, path, o, &x, &r, err);
 	if (ret < 0) {
@@ -277,7 +277,7 @@ static int says_not_found(const char *msg)
 	       strstr(msg, "name unknown") || strstr(msg, "repository does not exist");
 }
 
-int rm_docker_image_pull(rm_docker *d, const char *ref, const rm_image_xfer_opts *o, char **digest,
+int rm_engine_image_pull(rm_docker *d, const char *ref, const rm_image_xfer_opts *o, char **digest,
 			 rm_error *err)
 {
 	char *repo = NULL, *tag = NULL, *erepo = NULL, *etag = NULL, *path = NULL;
@@ -293,8 +293,8 @@ int rm_docker_image_pull(rm_docker *d, const char *ref, const rm_image_xfer_opts
 			     ref);
 		goto out;
 	}
-	erepo = engine_escape(repo);
-	etag = engine_escape(tag);
+	erepo = rm_engine__escape(repo);
+	etag = rm_engine__escape(tag);
 	path = rm_xasprintf("/images/create?fromImage=%s&tag=%s", erepo, etag);
 	ret = xfer_run(d, path, o, &x, &r, err);
 	if (ret < 0) {
@@ -326,7 +326,7 @@ out:
 	return ret;
 }
 
-int rm_docker_distribution_digest(rm_docker *d, const char *ref, const char *auth, char **digest,
+int rm_engine_distribution_digest(rm_docker *d, const char *ref, const char *auth, char **digest,
 				  rm_error *err)
 {
 	char *eref = path_escape(ref);
@@ -338,9 +338,9 @@ int rm_docker_distribution_digest(rm_docker *d, const char *ref, const char *aut
 	int ret;
 
 	*digest = NULL;
-	engine_req_init(&r, "GET", path, SHORT_TIMEOUT);
+	rm_engine__req_init(&r, "GET", path, SHORT_TIMEOUT);
 	r.headers = hdrs;
-	ret = engine_json_request(d, &r, &resp, err);
+	ret = rm_engine__json_request(d, &r, &resp, err);
 	if (ret < 0) {
 		if (r.status == 404 || (r.status >= 400 && says_not_found(r.engine_msg))) {
 			rm_error_clear(err);
@@ -359,21 +359,21 @@ int rm_docker_distribution_digest(rm_docker *d, const char *ref, const char *aut
 	*digest = rm_xstrdup(dg);
 out:
 	json_decref(resp);
-	rm_registry_auth_free(hdr); /* it carries the credentials */
+	rm_engine_auth_free(hdr); /* it carries the credentials */
 	free(eref);
 	free(path);
 	return ret;
 }
 
-int rm_docker_image_remove(rm_docker *d, const char *name, int force, rm_error *err)
+int rm_engine_image_remove(rm_docker *d, const char *name, int force, rm_error *err)
 {
 	char *ename = path_escape(name);
 	char *path = rm_xasprintf("/images/%s%s", ename, force ? "?force=1" : "");
 	struct req r;
 	int ret;
 
-	engine_req_init(&r, "DELETE", path, SHORT_TIMEOUT);
-	ret = engine_do_request(d, &r, err);
+	rm_engine__req_init(&r, "DELETE", path, SHORT_TIMEOUT);
+	ret = rm_engine__do_request(d, &r, err);
 	if (ret < 0 && r.status == 404) {
 		rm_error_clear(err);
 		ret = 0;

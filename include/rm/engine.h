@@ -2,20 +2,20 @@
  * A Docker Engine API client: libcurl over the unix socket (or tcp://), JSON with jansson.
  *
  * Connection: DOCKER_HOST (unix:///path or tcp://host:port) or unix:///var/run/docker.sock.
- * rm_docker_open pings the engine and negotiates the API version: min(the engine's
- * Api-Version header, RM_DOCKER_API_MAX). Every request uses /v<version>/ paths.
+ * rm_engine_open pings the engine and negotiates the API version: min(the engine's
+ * Api-Version header, RM_ENGINE_API_MAX). Every request uses /v<version>/ paths.
  *
  * Errors: an engine error body {"message": "..."} reaches the caller's message with the HTTP
  * status and the request ("POST /containers/create: 404 no such image: ci-x"). An
  * unreachable engine says where it looked and what to do.
  *
- * Cancellation: long calls (build, logs, wait) take an rm_docker_cancel_fn, polled every
+ * Cancellation: long calls (build, logs, wait) take an rm_engine_cancel_fn, polled every
  * 100 ms and on every received chunk; when it returns non-zero the transfer is aborted and
- * the call returns RM_DOCKER_CANCELLED. Short calls (create, start, kill, remove, inspect,
+ * the call returns RM_ENGINE_CANCELLED. Short calls (create, start, kill, remove, inspect,
  * archive) are bounded by a timeout. Every call also obeys the process-wide interrupt (below).
  */
-#ifndef RM_DOCKER_H
-#define RM_DOCKER_H
+#ifndef RM_ENGINE_H
+#define RM_ENGINE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -57,28 +57,28 @@ int rm_frame_incomplete(const rm_frame_decoder *d);
 typedef struct json_t json_t;
 typedef struct rm_docker rm_docker;
 
-#define RM_DOCKER_API_MAX   "1.47"
-#define RM_DOCKER_CANCELLED (-2)
+#define RM_ENGINE_API_MAX   "1.47"
+#define RM_ENGINE_CANCELLED (-2)
 
-typedef int (*rm_docker_cancel_fn)(void *ud);
+typedef int (*rm_engine_cancel_fn)(void *ud);
 
 /*
  * The process-wide interrupt (rm_interrupt_set in rm/util.h; Ctrl-C, SIGTERM, SIGHUP): once
  * it is pending, every call waiting on the engine gives up within 100 ms with
- * RM_DOCKER_CANCELLED, whatever its own deadline; calls made afterwards (the clean-up: kill,
+ * RM_ENGINE_CANCELLED, whatever its own deadline; calls made afterwards (the clean-up: kill,
  * remove) get at most 1.5 s each, and once one of them goes unanswered the engine counts as
  * hung and the rest fail at once. So one Ctrl-C ends a run within about 2 s even when the
  * engine accepts connections and never answers.
  */
 
 /* host: NULL = $DOCKER_HOST or the default socket. */
-int rm_docker_open(rm_docker **out, const char *host, rm_error *err);
-void rm_docker_close(rm_docker *d);
-const char *rm_docker_api_version(const rm_docker *d); /* e.g. "1.41" */
-const char *rm_docker_host(const rm_docker *d);	       /* what we connected to */
+int rm_engine_open(rm_docker **out, const char *host, rm_error *err);
+void rm_engine_close(rm_docker *d);
+const char *rm_engine_api_version(const rm_docker *d); /* e.g. "1.41" */
+const char *rm_engine_host(const rm_docker *d);	       /* what we connected to */
 
 /* GET /version; *out owned by caller (json_decref). */
-int rm_docker_version(rm_docker *d, json_t **out, rm_error *err);
+int rm_engine_version(rm_docker *d, json_t **out, rm_error *err);
 
 typedef struct rm_build_opts {
 	const char *context_tar; /* path of a tar file written by rm_tar_build_context */
@@ -91,67 +91,67 @@ typedef struct rm_build_opts {
 	/* Each line of build output (the "stream" texts, split at '\n'), for the build log. */
 	void (*on_line)(void *ud, const char *line, size_t len);
 	void *ud;
-	rm_docker_cancel_fn cancel;
+	rm_engine_cancel_fn cancel;
 	void *cancel_ud;
 } rm_build_opts;
 
 /* POST /build (classic builder, version=1). Fails when the status is not 200, when any
  * object carries error/errorDetail (the message is returned), or when no aux ID came.
  * *image_id receives the last aux ID ("sha256:..."). */
-int rm_docker_build(rm_docker *d, const rm_build_opts *opts, char **image_id, rm_error *err);
+int rm_engine_build(rm_docker *d, const rm_build_opts *opts, char **image_id, rm_error *err);
 
 /* GET /images/{name}/json; *out owned by caller. 404 -> -1 with "no such image". */
-int rm_docker_image_inspect(rm_docker *d, const char *name, json_t **out, rm_error *err);
+int rm_engine_image_inspect(rm_docker *d, const char *name, json_t **out, rm_error *err);
 
 /* POST /containers/create?name=N with body (not consumed); *id receives the id. */
-int rm_docker_create(rm_docker *d, const char *name, json_t *body, char **id, rm_error *err);
-int rm_docker_start(rm_docker *d, const char *id, rm_error *err);
+int rm_engine_create(rm_docker *d, const char *name, json_t *body, char **id, rm_error *err);
+int rm_engine_start(rm_docker *d, const char *id, rm_error *err);
 /* PUT /containers/{id}/archive?path=P with the tar file at tar_path as body. */
-int rm_docker_put_archive(rm_docker *d, const char *id, const char *path, const char *tar_path,
+int rm_engine_put_archive(rm_docker *d, const char *id, const char *path, const char *tar_path,
 			  rm_error *err);
 /* GET /containers/{id}/archive?path=P, the tar written to out_fd (at most max_bytes). A
  * missing path returns -1 with err->kind RM_ERR_INPUT and "no such file". */
-int rm_docker_get_archive(rm_docker *d, const char *id, const char *path, int out_fd,
+int rm_engine_get_archive(rm_docker *d, const char *id, const char *path, int out_fd,
 			  size_t max_bytes, rm_error *err);
 
 /* GET /containers/{id}/logs?follow=1&stdout=1&stderr=1: decoded (tty selects raw mode) and
  * handed to cb piece by piece until the container stops or cancel says so. */
-int rm_docker_logs(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
-		   rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err);
+int rm_engine_logs(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
+		   rm_engine_cancel_fn cancel, void *cancel_ud, rm_error *err);
 /* POST /containers/{id}/attach?stream=1, then start once the engine has answered, then the
  * output decoded and handed to cb until the container's streams close (it stops) or cancel
  * says so. Replaces start + logs: no output is lost and the engine does less work. */
-int rm_docker_attach_start(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
-			   rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err);
+int rm_engine_attach_start(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
+			   rm_engine_cancel_fn cancel, void *cancel_ud, rm_error *err);
 /* POST /containers/{id}/wait?condition=... ; *status receives StatusCode. */
-int rm_docker_wait(rm_docker *d, const char *id, const char *condition, long *status,
-		   rm_docker_cancel_fn cancel, void *cancel_ud, rm_error *err);
+int rm_engine_wait(rm_docker *d, const char *id, const char *condition, long *status,
+		   rm_engine_cancel_fn cancel, void *cancel_ud, rm_error *err);
 /* POST /containers/{id}/kill?signal=S; a container that is not running is not an error. */
-int rm_docker_kill(rm_docker *d, const char *id, const char *signal, rm_error *err);
+int rm_engine_kill(rm_docker *d, const char *id, const char *signal, rm_error *err);
 /* DELETE /containers/{id}?force=1&v=1; a container already gone is not an error. */
-int rm_docker_remove(rm_docker *d, const char *id, rm_error *err);
+int rm_engine_remove(rm_docker *d, const char *id, rm_error *err);
 /* GET /containers/{id}/json; *out owned by caller. */
-int rm_docker_inspect(rm_docker *d, const char *id, json_t **out, rm_error *err);
+int rm_engine_inspect(rm_docker *d, const char *id, json_t **out, rm_error *err);
 /* GET /containers/json?all=1&filters={"label":[label]}: ids (NULL-terminated, free with
  * rm_strv_free). */
-int rm_docker_list_by_label(rm_docker *d, const char *label, char ***ids, size_t *n, rm_error *err);
+int rm_engine_list_by_label(rm_docker *d, const char *label, char ***ids, size_t *n, rm_error *err);
 /* The same listing as the engine gives it: an array of {Id, Names, Labels, State, ...};
  * *out owned by caller. */
-int rm_docker_list_containers(rm_docker *d, const char *label, json_t **out, rm_error *err);
+int rm_engine_list_containers(rm_docker *d, const char *label, json_t **out, rm_error *err);
 
-/* ---- images and registries (src/docker/images.c) ----
+/* ---- images and registries (src/engine/images.c) ----
  *
  * References are "[HOST[:PORT]/]NAME[:TAG]" or "...NAME@sha256:...". Images built for a
  * registry are named "HOST:PORT/<image>:<fingerprint>".
  *
- * Credentials: rm_registry_auth makes the X-Registry-Auth value (base64url of a JSON auth
+ * Credentials: rm_engine_auth makes the X-Registry-Auth value (base64url of a JSON auth
  * object) for a registry host, from, in order: RM_REGISTRY_USER and RM_REGISTRY_PASSWORD;
  * the Docker client configuration ($DOCKER_CONFIG/config.json, else ~/.docker/config.json):
  * its credHelpers entry for the host, its credsStore, then its "auths" entry for the host
  * (keys matched as the docker CLI does: exactly, or once stripped of http(s):// and any
  * path); else no credentials, "e30=" ({}), which the engine needs even for an open registry.
  * The value is a secret: it travels only in the request header, never in a message, a log
- * or an argv; free it with rm_registry_auth_free (which wipes it).
+ * or an argv; free it with rm_engine_auth_free (which wipes it).
  */
 
 /* Splits a reference into the repository ("HOST:PORT/a/b") and the tag or digest ("t" or
@@ -168,40 +168,40 @@ int rm_image_tag_valid(const char *s);
  * is broken (unreadable config.json, a credential helper that failed, only one of the two
  * RM_REGISTRY_* variables set). *source, when not NULL, names where it came from
  * ("RM_REGISTRY_USER", "credHelpers", "credsStore", "config.json", "none"), for messages. */
-int rm_registry_auth(const char *registry, char **value, const char **source, rm_error *err);
-void rm_registry_auth_free(char *value);
+int rm_engine_auth(const char *registry, char **value, const char **source, rm_error *err);
+void rm_engine_auth_free(char *value);
 
 typedef struct rm_image_xfer_opts {
 	const char *auth; /* X-Registry-Auth value; NULL sends "e30=" */
 	/* Progress lines ("<layer>: Pushed", "Status: ..."), never progress bars. */
 	void (*on_line)(void *ud, const char *line, size_t len);
 	void *ud;
-	rm_docker_cancel_fn cancel;
+	rm_engine_cancel_fn cancel;
 	void *cancel_ud;
 } rm_image_xfer_opts;
 
 /* POST /images/{source}/tag?repo=R&tag=T: source (a name or an id) also becomes ref. */
-int rm_docker_image_tag(rm_docker *d, const char *source, const char *ref, rm_error *err);
+int rm_engine_image_tag(rm_docker *d, const char *source, const char *ref, rm_error *err);
 /* POST /images/{repo}/push?tag=T for ref (which must carry a tag). Fails when the status is
  * not 200 or any object of the stream carries error/errorDetail (its message is returned),
  * or no digest came; *digest (caller frees) receives the aux Digest ("sha256:..."). */
-int rm_docker_image_push(rm_docker *d, const char *ref, const rm_image_xfer_opts *o, char **digest,
+int rm_engine_image_push(rm_docker *d, const char *ref, const rm_image_xfer_opts *o, char **digest,
 			 rm_error *err);
 /* POST /images/create?fromImage=R&tag=T: pulls ref (a tag or a digest; without either the
  * engine would pull every tag, so that is refused). Errors as for push; a reference the
  * registry does not have is err->kind RM_ERR_INPUT. *digest, when not NULL, receives the
  * "Digest: sha256:..." the engine reported (NULL when it said none). */
-int rm_docker_image_pull(rm_docker *d, const char *ref, const rm_image_xfer_opts *o, char **digest,
+int rm_engine_image_pull(rm_docker *d, const char *ref, const rm_image_xfer_opts *o, char **digest,
 			 rm_error *err);
 /* GET /distribution/{ref}/json: asks the registry (through the engine, nothing pulled) for
  * the manifest digest of ref. Returns 0 and *digest (caller frees); 1 when the registry does
  * not have ref (a 404 or "manifest unknown"); -1 on any other failure (registry unreachable,
  * unauthorized). auth as in rm_image_xfer_opts. */
-int rm_docker_distribution_digest(rm_docker *d, const char *ref, const char *auth, char **digest,
+int rm_engine_distribution_digest(rm_docker *d, const char *ref, const char *auth, char **digest,
 				  rm_error *err);
 /* DELETE /images/{name}: removes a tag (and the image when it was its last name; force
  * removes it even when containers use it). An image already gone is not an error. */
-int rm_docker_image_remove(rm_docker *d, const char *name, int force, rm_error *err);
+int rm_engine_image_remove(rm_docker *d, const char *name, int force, rm_error *err);
 
 /*
  * Tar archives through libarchive: the build context for POST /build, the scripts folder for

@@ -1,6 +1,6 @@
 /*
- * The Docker Engine API client (see rm/docker.h): one libcurl easy handle per request, so an
- * rm_docker is read-only after rm_docker_open and logs/wait may run in parallel threads.
+ * The Docker Engine API client (see rm/engine.h): one libcurl easy handle per request, so an
+ * rm_docker is read-only after rm_engine_open and logs/wait may run in parallel threads.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,10 +14,10 @@
 #include <jansson.h>
 
 #include "engine_internal.h"
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/util.h"
 
-char *engine_escape(const char *s)
+char *rm_engine__escape(const char *s)
 {
 	/* The handle argument is ignored since curl 7.82. */
 	char *e = curl_easy_escape(NULL, s, 0);
@@ -28,7 +28,7 @@ char *engine_escape(const char *s)
 	return copy;
 }
 
-int engine_is_2xx(long status)
+int rm_engine__is_2xx(long status)
 {
 	return status >= 200 && status < 300;
 }
@@ -44,7 +44,7 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
 		return 0;
 	}
 	curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &status);
-	if (!engine_is_2xx(status)) {
+	if (!rm_engine__is_2xx(status)) {
 		/* Error bodies are only for the message: keep the start, drop the rest. */
 		size_t room = r->errbody.max - r->errbody.len;
 		(void)rm_buf_add(&r->errbody, p, n < room ? n : room);
@@ -115,7 +115,7 @@ static int on_seek(void *ud, curl_off_t offset, int origin)
 							      : CURL_SEEKFUNC_OK;
 }
 
-int engine_should_stop(struct req *r)
+int rm_engine__should_stop(struct req *r)
 {
 	if ((r->cancel && r->cancel(r->cancel_ud)) ||
 	    (!r->after_interrupt && rm_interrupt_pending()))
@@ -130,7 +130,7 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
 	(void)dlnow;
 	(void)ultotal;
 	(void)ulnow;
-	return engine_should_stop(ud);
+	return rm_engine__should_stop(ud);
 }
 
 /* "No such image: x" -> "no such image: x", but "ID ..." stays as it is. */
@@ -220,7 +220,7 @@ static CURLcode perform(struct req *r)
 				rc = msg->data.result;
 		if (!running)
 			break;
-		if (engine_should_stop(r)) {
+		if (rm_engine__should_stop(r)) {
 			rc = CURLE_ABORTED_BY_CALLBACK;
 			break;
 		}
@@ -232,12 +232,12 @@ static CURLcode perform(struct req *r)
 }
 
 /*
- * Runs one request. Returns 0 for a 2xx answer; RM_DOCKER_CANCELLED when the cancel
+ * Runs one request. Returns 0 for a 2xx answer; RM_ENGINE_CANCELLED when the cancel
  * function asked; -1 otherwise, with err naming the request. r->status holds the HTTP
  * status (0 when none came) and r->engine_msg the engine's message for a non-2xx answer,
  * so callers can turn some statuses into success.
  */
-void engine_req_cleanup(struct req *r)
+void rm_engine__req_cleanup(struct req *r)
 {
 	curl_slist_free_all(r->hdrs);
 	r->hdrs = NULL;
@@ -284,7 +284,7 @@ static void set_method(struct req *r)
 }
 
 /* Sets up r->curl for the request; the transfer is run by the caller (easy or multi). */
-int engine_req_prepare(rm_docker *d, struct req *r, rm_error *err)
+int rm_engine__req_prepare(rm_docker *d, struct req *r, rm_error *err)
 {
 	char ctype[128];
 	char *url;
@@ -362,7 +362,7 @@ int engine_req_prepare(rm_docker *d, struct req *r, rm_error *err)
 }
 
 /* Interprets the end of a transfer; see do_request for the return values. */
-int engine_req_complete(rm_docker *d, struct req *r, CURLcode rc, rm_error *err)
+int rm_engine__req_complete(rm_docker *d, struct req *r, CURLcode rc, rm_error *err)
 {
 	int ret = -1;
 	const char *errbuf = r->errbuf;
@@ -372,7 +372,7 @@ int engine_req_complete(rm_docker *d, struct req *r, CURLcode rc, rm_error *err)
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
 	if (r->cancelled) {
 		rm_error_set(err, RM_ERR_DOCKER, "cancelled");
-		ret = RM_DOCKER_CANCELLED;
+		ret = RM_ENGINE_CANCELLED;
 		goto out;
 	}
 	if (r->handler_failed) {
@@ -404,7 +404,7 @@ int engine_req_complete(rm_docker *d, struct req *r, CURLcode rc, rm_error *err)
 			d->hung = 1;
 		goto out;
 	}
-	if (!engine_is_2xx(r->status)) {
+	if (!rm_engine__is_2xx(r->status)) {
 		extract_engine_msg(r);
 		rm_error_set(err, RM_ERR_DOCKER, "%s %.*s: %ld %s", r->method, (int)plen, r->path,
 			     r->status, r->engine_msg[0] ? r->engine_msg : "(no message)");
@@ -416,19 +416,19 @@ out:
 }
 
 /*
- * Runs one request. Returns 0 for a 2xx answer; RM_DOCKER_CANCELLED when the cancel
+ * Runs one request. Returns 0 for a 2xx answer; RM_ENGINE_CANCELLED when the cancel
  * function asked; -1 otherwise, with err naming the request.
  */
-int engine_do_request(rm_docker *d, struct req *r, rm_error *err)
+int rm_engine__do_request(rm_docker *d, struct req *r, rm_error *err)
 {
-	int ret = engine_req_prepare(d, r, err);
+	int ret = rm_engine__req_prepare(d, r, err);
 	if (ret == 0)
-		ret = engine_req_complete(d, r, perform(r), err);
-	engine_req_cleanup(r);
+		ret = rm_engine__req_complete(d, r, perform(r), err);
+	rm_engine__req_cleanup(r);
 	return ret;
 }
 
-void engine_req_init(struct req *r, const char *method, const char *path, long timeout)
+void rm_engine__req_init(struct req *r, const char *method, const char *path, long timeout)
 {
 	memset(r, 0, sizeof(*r));
 	r->method = method;
@@ -438,13 +438,13 @@ void engine_req_init(struct req *r, const char *method, const char *path, long t
 }
 
 /* A request whose 2xx answer is JSON; *out may be NULL to ignore the answer. */
-int engine_json_request(rm_docker *d, struct req *r, json_t **out, rm_error *err)
+int rm_engine__json_request(rm_docker *d, struct req *r, json_t **out, rm_error *err)
 {
 	rm_buf resp = RM_BUF_INIT(MAX_JSON_RESPONSE);
 	int ret;
 
 	r->resp = &resp;
-	ret = engine_do_request(d, r, err);
+	ret = rm_engine__do_request(d, r, err);
 	if (ret == 0 && out) {
 		json_error_t je;
 		*out = json_loadb(rm_buf_str(&resp), resp.len, 0, &je);
@@ -460,9 +460,9 @@ int engine_json_request(rm_docker *d, struct req *r, json_t **out, rm_error *err
 	return ret;
 }
 
-int engine_json_lines(rm_buf *line, const char *p, size_t n,
-		      void (*on_object)(void *ud, const char *s, size_t len), void *ud,
-		      const char *what, rm_error *err)
+int rm_engine__json_lines(rm_buf *line, const char *p, size_t n,
+			  void (*on_object)(void *ud, const char *s, size_t len), void *ud,
+			  const char *what, rm_error *err)
 {
 	while (n) {
 		const char *nl = memchr(p, '\n', n);

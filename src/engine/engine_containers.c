@@ -1,5 +1,5 @@
 /*
- * Containers, images and archives (see rm/docker.h): the short calls.
+ * Containers, images and archives (see rm/engine.h): the short calls.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,24 +13,24 @@
 #include <jansson.h>
 
 #include "engine_internal.h"
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/util.h"
 
 /* ---- images and containers ---- */
 
-int rm_docker_image_inspect(rm_docker *d, const char *name, json_t **out, rm_error *err)
+int rm_engine_image_inspect(rm_docker *d, const char *name, json_t **out, rm_error *err)
 {
 	struct req r;
 	char *path = rm_xasprintf("/images/%s/json", name);
-	engine_req_init(&r, "GET", path, SHORT_TIMEOUT);
-	int ret = engine_json_request(d, &r, out, err);
+	rm_engine__req_init(&r, "GET", path, SHORT_TIMEOUT);
+	int ret = rm_engine__json_request(d, &r, out, err);
 	if (ret < 0 && r.status == 404)
 		rm_error_set(err, RM_ERR_INPUT, "no such image: %s", name);
 	free(path);
 	return ret;
 }
 
-int rm_docker_create(rm_docker *d, const char *name, json_t *body, char **id, rm_error *err)
+int rm_engine_create(rm_docker *d, const char *name, json_t *body, char **id, rm_error *err)
 {
 	int ret = -1;
 	struct req r;
@@ -43,15 +43,15 @@ int rm_docker_create(rm_docker *d, const char *name, json_t *body, char **id, rm
 		goto out;
 	}
 	if (name) {
-		esc = engine_escape(name);
+		esc = rm_engine__escape(name);
 		path = rm_xasprintf("/containers/create?name=%s", esc);
 	} else {
 		path = rm_xstrdup("/containers/create");
 	}
-	engine_req_init(&r, "POST", path, SHORT_TIMEOUT);
+	rm_engine__req_init(&r, "POST", path, SHORT_TIMEOUT);
 	r.body = js;
 	r.body_len = strlen(js);
-	if (engine_json_request(d, &r, &resp, err) < 0)
+	if (rm_engine__json_request(d, &r, &resp, err) < 0)
 		goto out;
 	const char *cid = json_string_value(json_object_get(resp, "Id"));
 	if (!cid || !*cid) {
@@ -79,17 +79,17 @@ out:
 static int container_call(rm_docker *d, const char *method, const char *id, const char *suffix,
 			  long timeout, struct req *r, rm_error *err)
 {
-	char *esc = engine_escape(id);
+	char *esc = rm_engine__escape(id);
 	char *path = rm_xasprintf("/containers/%s%s", esc, suffix);
-	engine_req_init(r, method, path, timeout);
-	int ret = engine_do_request(d, r, err);
+	rm_engine__req_init(r, method, path, timeout);
+	int ret = rm_engine__do_request(d, r, err);
 	r->path = NULL;
 	free(path);
 	free(esc);
 	return ret;
 }
 
-int rm_docker_start(rm_docker *d, const char *id, rm_error *err)
+int rm_engine_start(rm_docker *d, const char *id, rm_error *err)
 {
 	struct req r;
 	int ret = container_call(d, "POST", id, "/start", 2 * SHORT_TIMEOUT, &r, err);
@@ -98,10 +98,10 @@ int rm_docker_start(rm_docker *d, const char *id, rm_error *err)
 	return ret;
 }
 
-int rm_docker_kill(rm_docker *d, const char *id, const char *signal, rm_error *err)
+int rm_engine_kill(rm_docker *d, const char *id, const char *signal, rm_error *err)
 {
 	struct req r;
-	char *esc = engine_escape(signal ? signal : "SIGKILL");
+	char *esc = rm_engine__escape(signal ? signal : "SIGKILL");
 	char *suffix = rm_xasprintf("/kill?signal=%s", esc);
 	int ret = container_call(d, "POST", id, suffix, SHORT_TIMEOUT, &r, err);
 	if (ret < 0 && r.status == 409 && strstr(r.engine_msg, "is not running")) {
@@ -113,7 +113,7 @@ int rm_docker_kill(rm_docker *d, const char *id, const char *signal, rm_error *e
 	return ret;
 }
 
-int rm_docker_remove(rm_docker *d, const char *id, rm_error *err)
+int rm_engine_remove(rm_docker *d, const char *id, rm_error *err)
 {
 	struct req r;
 	int ret = container_call(d, "DELETE", id, "?force=1&v=1", LONG_TIMEOUT, &r, err);
@@ -126,19 +126,19 @@ int rm_docker_remove(rm_docker *d, const char *id, rm_error *err)
 	return ret;
 }
 
-int rm_docker_inspect(rm_docker *d, const char *id, json_t **out, rm_error *err)
+int rm_engine_inspect(rm_docker *d, const char *id, json_t **out, rm_error *err)
 {
 	struct req r;
-	char *esc = engine_escape(id);
+	char *esc = rm_engine__escape(id);
 	char *path = rm_xasprintf("/containers/%s/json", esc);
-	engine_req_init(&r, "GET", path, SHORT_TIMEOUT);
-	int ret = engine_json_request(d, &r, out, err);
+	rm_engine__req_init(&r, "GET", path, SHORT_TIMEOUT);
+	int ret = rm_engine__json_request(d, &r, out, err);
 	free(path);
 	free(esc);
 	return ret;
 }
 
-int rm_docker_list_containers(rm_docker *d, const char *label, json_t **out, rm_error *err)
+int rm_engine_list_containers(rm_docker *d, const char *label, json_t **out, rm_error *err)
 {
 	int ret = -1;
 	struct req r;
@@ -151,10 +151,10 @@ int rm_docker_list_containers(rm_docker *d, const char *label, json_t **out, rm_
 		rm_error_set(err, RM_ERR_INTERNAL, "cannot encode the label filter");
 		goto out;
 	}
-	esc = engine_escape(js);
+	esc = rm_engine__escape(js);
 	path = rm_xasprintf("/containers/json?all=1&filters=%s", esc);
-	engine_req_init(&r, "GET", path, SHORT_TIMEOUT);
-	if (engine_json_request(d, &r, &resp, err) < 0)
+	rm_engine__req_init(&r, "GET", path, SHORT_TIMEOUT);
+	if (rm_engine__json_request(d, &r, &resp, err) < 0)
 		goto out;
 	if (!json_is_array(resp)) {
 		rm_error_set(err, RM_ERR_DOCKER, "GET /containers/json: the answer is not a list");
@@ -172,13 +172,13 @@ out:
 	return ret;
 }
 
-int rm_docker_list_by_label(rm_docker *d, const char *label, char ***ids, size_t *n, rm_error *err)
+int rm_engine_list_by_label(rm_docker *d, const char *label, char ***ids, size_t *n, rm_error *err)
 {
 	json_t *list = NULL, *c;
 	char **v = rm_xcalloc(1, sizeof(*v));
 	size_t i, k = 0;
 
-	if (rm_docker_list_containers(d, label, &list, err) < 0) {
+	if (rm_engine_list_containers(d, label, &list, err) < 0) {
 		free(v);
 		return -1;
 	}
@@ -196,7 +196,7 @@ int rm_docker_list_by_label(rm_docker *d, const char *label, char ***ids, size_t
 
 /* ---- archives ---- */
 
-int rm_docker_put_archive(rm_docker *d, const char *id, const char *path, const char *tar_path,
+int rm_engine_put_archive(rm_docker *d, const char *id, const char *path, const char *tar_path,
 			  rm_error *err)
 {
 	int ret = -1, fd;
@@ -209,14 +209,14 @@ int rm_docker_put_archive(rm_docker *d, const char *id, const char *path, const 
 		rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", tar_path, strerror(errno));
 		goto out;
 	}
-	eid = engine_escape(id);
-	epath = engine_escape(path);
+	eid = rm_engine__escape(id);
+	epath = rm_engine__escape(path);
 	url = rm_xasprintf("/containers/%s/archive?path=%s", eid, epath);
-	engine_req_init(&r, "PUT", url, LONG_TIMEOUT);
+	rm_engine__req_init(&r, "PUT", url, LONG_TIMEOUT);
 	r.content_type = "application/x-tar";
 	r.upload_fd = fd;
 	r.upload_size = (curl_off_t)st.st_size;
-	ret = engine_do_request(d, &r, err);
+	ret = rm_engine__do_request(d, &r, err);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -254,18 +254,18 @@ static int archive_data(void *ud, const char *p, size_t n)
 	return 0;
 }
 
-int rm_docker_get_archive(rm_docker *d, const char *id, const char *path, int out_fd,
+int rm_engine_get_archive(rm_docker *d, const char *id, const char *path, int out_fd,
 			  size_t max_bytes, rm_error *err)
 {
 	struct req r;
 	struct archive_sink sink = {out_fd, 0, max_bytes, path, err};
-	char *eid = engine_escape(id), *epath = engine_escape(path);
+	char *eid = rm_engine__escape(id), *epath = rm_engine__escape(path);
 	char *url = rm_xasprintf("/containers/%s/archive?path=%s", eid, epath);
 
-	engine_req_init(&r, "GET", url, LONG_TIMEOUT);
+	rm_engine__req_init(&r, "GET", url, LONG_TIMEOUT);
 	r.on_data = archive_data;
 	r.ud = &sink;
-	int ret = engine_do_request(d, &r, err);
+	int ret = rm_engine__do_request(d, &r, err);
 	if (ret < 0 && r.status == 404)
 		rm_error_set(err, RM_ERR_INPUT, "no such file: '%s' in container %.12s", path, id);
 	free(eid);

@@ -1,5 +1,5 @@
 /*
- * POST /build (see rm/docker.h): the context tar uploaded, the JSON stream of the answer read
+ * POST /build (see rm/engine.h): the context tar uploaded, the JSON stream of the answer read
  * object by object.
  */
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include <jansson.h>
 
 #include "engine_internal.h"
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/util.h"
 
 /* ---- build ---- */
@@ -87,13 +87,14 @@ static void build_object(void *ud, const char *p, size_t n)
 static int build_data(void *ud, const char *p, size_t n)
 {
 	struct build_state *b = ud;
-	return engine_json_lines(&b->line, p, n, build_object, b, "a build output line", b->err);
+	return rm_engine__json_lines(&b->line, p, n, build_object, b, "a build output line",
+				     b->err);
 }
 
 /* Appends "&key=<value, URL-encoded>"; 1 when the buffer is full. */
 static int add_param(rm_buf *q, const char *key, const char *value)
 {
-	char *e = engine_escape(value);
+	char *e = rm_engine__escape(value);
 	int r = rm_buf_addf(q, "&%s=%s", key, e);
 	free(e);
 	return r < 0;
@@ -114,7 +115,7 @@ static int add_json_param(rm_buf *q, const char *key, json_t *value)
 	return bad;
 }
 
-int rm_docker_build(rm_docker *d, const rm_build_opts *o, char **image_id, rm_error *err)
+int rm_engine_build(rm_docker *d, const rm_build_opts *o, char **image_id, rm_error *err)
 {
 	int ret = -1, fd = -1;
 	struct build_state b = {0};
@@ -152,7 +153,7 @@ int rm_docker_build(rm_docker *d, const rm_build_opts *o, char **image_id, rm_er
 
 	/* No timeout: a build takes as long as it takes; cancel closes the connection, which
 	 * makes the engine stop the build. */
-	engine_req_init(&r, "POST", rm_buf_str(&q), 0);
+	rm_engine__req_init(&r, "POST", rm_buf_str(&q), 0);
 	r.content_type = "application/x-tar";
 	r.upload_fd = fd;
 	r.upload_size = (curl_off_t)st.st_size;
@@ -160,7 +161,7 @@ int rm_docker_build(rm_docker *d, const rm_build_opts *o, char **image_id, rm_er
 	r.ud = &b;
 	r.cancel = o->cancel;
 	r.cancel_ud = o->cancel_ud;
-	ret = engine_do_request(d, &r, err);
+	ret = rm_engine__do_request(d, &r, err);
 	if (ret < 0)
 		goto out;
 	ret = -1;

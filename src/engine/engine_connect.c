@@ -1,5 +1,5 @@
 /*
- * Connecting to the engine (see rm/docker.h): DOCKER_HOST, the ping and the API version
+ * Connecting to the engine (see rm/engine.h): DOCKER_HOST, the ping and the API version
  * negotiation, the client's lifetime.
  */
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include <jansson.h>
 
 #include "engine_internal.h"
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/util.h"
 
 /* "1.41" -> 1, 41; -1 when it is not such a version. */
@@ -75,7 +75,7 @@ static int parse_host(rm_docker *d, const char *host, rm_error *err)
 			    host);
 }
 
-int rm_docker_open(rm_docker **out, const char *host, rm_error *err)
+int rm_engine_open(rm_docker **out, const char *host, rm_error *err)
 {
 	int ret = -1;
 	rm_docker *d = rm_xcalloc(1, sizeof(*d));
@@ -96,9 +96,9 @@ int rm_docker_open(rm_docker **out, const char *host, rm_error *err)
 	}
 	d->curl_ready = 1;
 
-	engine_req_init(&r, "GET", "/_ping", PING_TIMEOUT);
+	rm_engine__req_init(&r, "GET", "/_ping", PING_TIMEOUT);
 	r.unversioned = 1;
-	if (engine_do_request(d, &r, err) < 0) {
+	if (rm_engine__do_request(d, &r, err) < 0) {
 		if (r.status == 0 && strstr(err->msg, "no answer within"))
 			rm_error_set(err, RM_ERR_DOCKER,
 				     "the docker engine at %s accepted the connection but did not "
@@ -116,20 +116,20 @@ int rm_docker_open(rm_docker **out, const char *host, rm_error *err)
 		emaj = 1;
 		emin = 24;
 	}
-	(void)parse_version(RM_DOCKER_API_MAX, &mmaj, &mmin);
+	(void)parse_version(RM_ENGINE_API_MAX, &mmaj, &mmin);
 	if (emaj < mmaj || (emaj == mmaj && emin < mmin))
 		snprintf(d->version, sizeof(d->version), "%ld.%ld", emaj, emin);
 	else
-		snprintf(d->version, sizeof(d->version), "%s", RM_DOCKER_API_MAX);
+		snprintf(d->version, sizeof(d->version), "%s", RM_ENGINE_API_MAX);
 	*out = d;
 	d = NULL;
 	ret = 0;
 out:
-	rm_docker_close(d);
+	rm_engine_close(d);
 	return ret;
 }
 
-void rm_docker_close(rm_docker *d)
+void rm_engine_close(rm_docker *d)
 {
 	if (!d)
 		return;
@@ -144,19 +144,19 @@ void rm_docker_close(rm_docker *d)
 	free(d);
 }
 
-const char *rm_docker_api_version(const rm_docker *d)
+const char *rm_engine_api_version(const rm_docker *d)
 {
 	return d->version;
 }
 
-const char *rm_docker_host(const rm_docker *d)
+const char *rm_engine_host(const rm_docker *d)
 {
 	return d->host;
 }
 
-int rm_docker_version(rm_docker *d, json_t **out, rm_error *err)
+int rm_engine_version(rm_docker *d, json_t **out, rm_error *err)
 {
 	struct req r;
-	engine_req_init(&r, "GET", "/version", SHORT_TIMEOUT);
-	return engine_json_request(d, &r, out, err);
+	rm_engine__req_init(&r, "GET", "/version", SHORT_TIMEOUT);
+	return rm_engine__json_request(d, &r, out, err);
 }

@@ -1,5 +1,5 @@
 /*
- * Registry credentials for the X-Registry-Auth header (see rm/docker.h): RM_REGISTRY_USER and
+ * Registry credentials for the X-Registry-Auth header (see rm/engine.h): RM_REGISTRY_USER and
  * RM_REGISTRY_PASSWORD, else the docker client configuration (credHelpers, credsStore,
  * auths), else none. Every buffer that held a secret is wiped before it is freed.
  */
@@ -11,7 +11,7 @@
 #include <jansson.h>
 #include <openssl/evp.h>
 
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/util.h"
 
 #define MAX_CONFIG_FILE	  (4u * 1024 * 1024)
@@ -27,7 +27,7 @@ static void wipe_free(char *s)
 	}
 }
 
-void rm_registry_auth_free(char *value)
+void rm_engine_auth_free(char *value)
 {
 	wipe_free(value);
 }
@@ -273,7 +273,7 @@ out:
 	return ret;
 }
 
-int rm_registry_auth(const char *registry, char **value, const char **source, rm_error *err)
+int rm_engine_auth(const char *registry, char **value, const char **source, rm_error *err)
 {
 	const char *user = getenv("RM_REGISTRY_USER");
 	const char *pass = getenv("RM_REGISTRY_PASSWORD");

@@ -122,7 +122,7 @@ const rm_parser_ops *rm_parser_effective(const rm_parser *p)
 	if (!p || !p->ops)
 		return NULL;
 	if (p->ops == &rm_parser_auto)
-		return pu_auto_choice(p->state);
+		return rm_parsers__auto_choice(p->state);
 	return p->ops;
 }
 
@@ -130,7 +130,7 @@ size_t rm_parser_explain(const rm_parser *p, rm_parser_candidate *out, size_t ma
 {
 	if (!p || p->ops != &rm_parser_auto || !p->state)
 		return 0;
-	return pu_auto_explain(p->state, out, max);
+	return rm_parsers__auto_explain(p->state, out, max);
 }
 
 void rm_result_add(rm_parse_result *r, const char *name, double value, const char *unit, long step,

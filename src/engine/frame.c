@@ -1,10 +1,10 @@
 /*
- * The Docker multiplexed stream decoder (see rm/docker.h).
+ * The Docker multiplexed stream decoder (see rm/engine.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/docker.h"
+#include "rm/engine.h"
 #include "rm/util.h"
 
 void rm_frame_init(rm_frame_decoder *d, int raw)
