@@ -58,6 +58,16 @@ typedef struct rm_results {
 int rm_results_read(rm_results *res, const char *path, const char *run_id, rm_error *err);
 
 /*
+ * Streams the rows of the perf.csv at path (run_id as above) to fn, one at a time: the row
+ * and its strings live only during the call (fn may keep the strings by taking
+ * row->fields_ and setting it to NULL), so a file of any size is read in constant memory.
+ * fn returns non-zero to stop early. Errors as rm_results_read.
+ */
+typedef int (*rm_result_fn)(void *ctx, rm_result *row);
+int rm_results_each(const char *path, const char *run_id, rm_result_fn fn, void *ctx,
+		    rm_error *err);
+
+/*
  * Appends a row made of n (column, value) pairs (columns not named read as ""), e.g. rows
  * read back from a database. The strings are copied. file/line describe where it came from.
  */
@@ -167,7 +177,206 @@ int rm_direction_table_load(rm_direction_table *t, const char *root, rm_error *e
 rm_direction rm_direction_lookup(const rm_direction_table *t, const char *model, const char *metric,
 				 const char **why);
 
-/* Baseline */
+typedef enum rm_verdict {
+	RM_VERDICT_NONE = 0,   /* no baseline to compare with */
+	RM_VERDICT_FAILED,     /* no SUCCESS value in this run (FAILURE rows) */
+	RM_VERDICT_SKIPPED,    /* only SKIPPED rows */
+	RM_VERDICT_UNKNOWN,    /* compared, but the metric's direction is unknown: not judged */
+	RM_VERDICT_SAME,       /* within the threshold */
+	RM_VERDICT_BETTER,     /* better by more than the threshold */
+	RM_VERDICT_NOISE,      /* worse by more than the threshold, but inside the noise band */
+	RM_VERDICT_REGRESSION, /* worse by more than the threshold and outside the noise */
+} rm_verdict;
+
+const char *rm_verdict_name(rm_verdict v); /* "none", "failed", ..., "regression" */
+
+/*
+ * Change detection over a series' history (src/results/detect.c): pure, no I/O, no
+ * allocation. docs/nightly.md has the method, its false-alarm rate and its power.
+ *
+ * The input is one point per run, oldest first, the run being judged last. The last
+ * `window` points are analysed; up to RM_DETECT_CONTEXT points before them, when given,
+ * are the neighbours that tell the window's first runs from outliers. Indexes in the
+ * result are into the caller's array.
+ *
+ *  - noise: the standard deviation of one run's mean, the largest of: the window's
+ *    run-to-run differences (1.4826 MAD / sqrt 2, robust to steps, drift and outliers; from
+ *    RM_DETECT_MIN_HISTORY runs on), the repeats' pooled standard error, and a floor of
+ *    threshold / (2 z) so that changes far under the threshold are not resolved;
+ *  - outliers: a run (neither the first of the series nor the last) that is more than
+ *    RM_DETECT_OUTLIER noise from the median of the three runs before it and from the
+ *    median of the three after it, on the same side of both, is set aside;
+ *  - levels: the piecewise-constant fit of the remaining runs that minimises the squared
+ *    error over noise^2 plus z^2 per change (optimal partitioning, exact), so a change is
+ *    kept when its two-sample z exceeds z;
+ *  - the reference: the first level, replaced by each later level that is better by more
+ *    than the threshold and significantly (improvements become the level to keep); worse
+ *    levels never replace it, so a step stays reported and drift adds up;
+ *  - the verdict: the latest level against the reference: regression when worse by more
+ *    than the threshold and by more than z standard errors, noise when only the first,
+ *    better when the latest level is an improvement, else same.
+ * With two runs (one earlier) the plain threshold applies, with Welch's noise band when
+ * either run has repeats (as rm_gate has always done).
+ */
+#define RM_DETECT_WINDOW      30  /* runs analysed by default, the one judged included */
+#define RM_DETECT_MAX_WINDOW  200 /* the largest window accepted */
+#define RM_DETECT_CONTEXT     3	  /* runs before the window used to judge its first runs */
+#define RM_DETECT_MIN_HISTORY 5	  /* runs in the window before their differences count */
+#define RM_DETECT_OUTLIER     4.0 /* noise units from both neighbourhoods: an outlier */
+#define RM_DETECT_MAX_CHANGES 16  /* change points kept (the latest) */
+#define RM_DETECT_NONE	      ((size_t)-1)
+
+/* One run of a series: its SUCCESS values' mean, standard deviation and count. */
+typedef struct rm_point {
+	double mean;
+	double sd; /* 0 with one value */
+	size_t n;  /* >= 1 */
+} rm_point;
+
+typedef enum rm_noise_from {
+	RM_NOISE_NONE = 0,  /* two runs without repeats: the threshold alone */
+	RM_NOISE_REPEATS,   /* the repeats' spread */
+	RM_NOISE_HISTORY,   /* the run-to-run differences in the window */
+	RM_NOISE_THRESHOLD, /* the floor: too few runs, or a quieter series than the threshold */
+} rm_noise_from;
+
+const char *rm_noise_from_name(rm_noise_from f);
+
+typedef struct rm_detect_opts {
+	rm_direction direction; /* RM_DIR_UNKNOWN: levels are found, the verdict is UNKNOWN */
+	double threshold_pct;	/* >= 0 */
+	size_t window;		/* points analysed; 0: RM_DETECT_WINDOW */
+	double z;		/* critical value; 0: rm_detect_z's for the window's size */
+} rm_detect_opts;
+
+typedef struct rm_detect {
+	rm_verdict verdict; /* NONE (fewer than two runs), UNKNOWN, SAME, BETTER, NOISE,
+			       REGRESSION */
+	size_t first;	    /* index of the window's first point */
+	size_t n;	    /* points in the window, the judged one included */
+	double level;	    /* the latest level: the mean of the runs since its change */
+	size_t level_n;
+	double ref; /* the reference level */
+	size_t ref_first, ref_n;
+	size_t since;	   /* index of the first run of the change judged, or RM_DETECT_NONE */
+	double change_pct; /* (level - ref) / |ref| * 100; NAN when ref is 0 */
+	double noise;	   /* of one run's mean, absolute; NAN with two runs and no repeats */
+	rm_noise_from noise_from;
+	double band_pct;  /* z_crit standard errors of the change, as percent of |ref|; NAN
+			     when not computed */
+	double z, z_crit; /* the change in standard errors, and the critical value (Student's t
+			     with two runs) */
+	int unstable;	  /* the measured noise hides a one-run change of the threshold's size */
+	size_t n_outliers;
+	unsigned long long outliers_[(RM_DETECT_MAX_WINDOW + 63) / 64]; /* rm_detect_is_outlier */
+	size_t cps[RM_DETECT_MAX_CHANGES]; /* first run of each level after the first, oldest
+					      first */
+	size_t n_cps;
+} rm_detect;
+
+/* The calibrated critical value for a window of n runs (docs/nightly.md). */
+double rm_detect_z(size_t n);
+
+/* Judges p[n - 1] against the history p[0 .. n - 1). */
+void rm_detect_run(const rm_point *p, size_t n, const rm_detect_opts *o, rm_detect *out);
+
+/* Whether p[i] was set aside as an outlier. */
+int rm_detect_is_outlier(const rm_detect *d, size_t i);
+
+/*
+ * The history (src/results/baseline.c): per series (model, metric, Dockerfile, GPU
+ * architecture, GPU count, machine) a bounded list of its runs, fed one perf.csv row at a
+ * time, so that memory grows with the number of series, not of rows. Each run of a series
+ * is one point (the mean and spread of its SUCCESS values, its FAILURE rows counted).
+ * Runs are numbered in the order they first appear (an append-only perf.csv is in time
+ * order; a database is read by start time, then export order).
+ *
+ * A series keeps its last `window` + RM_DETECT_CONTEXT runs for the detector; with `plot`
+ * set it keeps up to that many points, older runs being merged pairwise as more come (the
+ * HTML report's trends: recent runs exact, older ones coarser).
+ *
+ * The "baseline" of the earlier gate is the latest valued run of a series (rm_baseline_find,
+ * rm_baseline_change: relative_change in perf.csv).
+ */
+
+typedef struct rm_baseline rm_baseline;
+
+typedef struct rm_history_opts {
+	size_t window; /* runs kept per series for the detector; 0: RM_DETECT_WINDOW */
+	size_t plot;   /* > 0: keep up to this many points per series, merging older ones */
+	/* Rows of this run are left out, and of the runs that first appear after it (a
+	 * history is what came before the run judged). NULL: none. */
+	const char *before_run;
+} rm_history_opts;
+
+/* A run of the history. */
+typedef struct rm_run_info {
+	const char *id;
+	const char *start;  /* its earliest row timestamp, "" when none */
+	const char *commit; /* the models folder's git commit of its first row that has one */
+} rm_run_info;
+
+/* One run of a series (or, in a plot, several merged runs). */
+typedef struct rm_hpoint {
+	double mean, m2;  /* of its SUCCESS values (Welford: m2 = sum of squared deviations) */
+	unsigned n;	  /* SUCCESS values; 0 when the run only failed */
+	unsigned failed;  /* FAILURE rows */
+	size_t run;	  /* rm_baseline_run index */
+	size_t run_first; /* a merged point: the first run it covers (else == run) */
+} rm_hpoint;
+
+typedef struct rm_hseries {
+	const char *model, *metric, *docker_file, *arch, *n_gpus, *machine;
+	rm_hpoint *p; /* oldest first */
+	size_t n;
+	size_t n_runs, n_failed_runs; /* every run seen, and those with a FAILURE row */
+	size_t cap_, next_;
+	double *last_; /* values of the latest valued run (rm_baseline_find) */
+	size_t n_last_, cap_last_, last_run_;
+	char *keys_;
+} rm_hseries;
+
+rm_baseline *rm_history_new(const rm_history_opts *o);
+
+/* One perf.csv row (any status). */
+void rm_history_add(rm_baseline *b, const rm_result *row);
+
+/* Streams the rows of the perf.csv at path into b (rm_results_each). */
+int rm_history_read_csv(rm_baseline *b, const char *path, rm_error *err);
+
+size_t rm_history_n_series(const rm_baseline *b);
+const rm_hseries *rm_history_series_at(const rm_baseline *b, size_t i);
+size_t rm_history_n_runs(const rm_baseline *b);
+const rm_run_info *rm_history_run(const rm_baseline *b, size_t i);
+/* The index of a run id, or RM_DETECT_NONE. */
+size_t rm_history_run_index(const rm_baseline *b, const char *id);
+
+/*
+ * The series of a machine configuration: the same machine's when there is one, else the
+ * one whose latest run is the newest among the machines (CI runners change host names).
+ * Model, metric, Dockerfile, GPU architecture and GPU count must match. NULL: none.
+ */
+const rm_hseries *rm_history_find(const rm_baseline *b, const char *model, const char *metric,
+				  const char *docker_file, const char *arch, const char *n_gpus,
+				  const char *machine);
+
+/* A series' point as the detector takes it. */
+rm_point rm_hpoint_value(const rm_hpoint *p);
+
+/*
+ * Accepted changes ("intended since run X"): a record per key, empty fields matching any
+ * value. rm_history_accepted gives, for a series, the latest acceptance's run and start
+ * time (NULL when none): the gate judges only the runs from there on.
+ */
+void rm_history_accept(rm_baseline *b, const char *model, const char *metric,
+		       const char *docker_file, const char *arch, const char *n_gpus,
+		       const char *machine, const char *since_run, const char *since_start);
+const char *rm_history_accepted(const rm_baseline *b, const rm_hseries *s, const char **start);
+
+/* The index of the first point of s the gate judges from: after the acceptance, if any. */
+size_t rm_history_from(const rm_baseline *b, const rm_hseries *s);
+
+/* Baseline: the earlier API, for relative_change and the two-run gate. */
 
 /* The values a key had in its latest earlier run (several when that run had repeats). */
 typedef struct rm_baseline_entry {
@@ -176,17 +385,15 @@ typedef struct rm_baseline_entry {
 	size_t n;
 } rm_baseline_entry;
 
-typedef struct rm_baseline rm_baseline;
-
 /* A baseline made from rows in memory (history), leaving out exclude_run_id. Rows later in
  * the array are newer. */
 rm_baseline *rm_baseline_from_results(const rm_results *rows, const char *exclude_run_id);
 
-/* For sources that feed values one at a time, oldest first (the database reader). */
+/* For sources that feed values one at a time, oldest first. */
 rm_baseline *rm_baseline_new(void);
 void rm_baseline_add(rm_baseline *b, const char *model, const char *metric, const char *docker_file,
 		     const char *arch, const char *machine, const char *run_id, double value);
-/* Builds the lookup index; call once after the last rm_baseline_add. */
+/* Builds the lookup index; call once after the last add. */
 void rm_baseline_seal(rm_baseline *b);
 
 /*
@@ -198,7 +405,7 @@ const rm_baseline_entry *rm_baseline_find(const rm_baseline *b, const char *mode
 					  const char *metric, const char *docker_file,
 					  const char *arch, const char *machine);
 
-/* Number of keys held. */
+/* Number of keys with a valued run. */
 size_t rm_baseline_size(const rm_baseline *b);
 
 /*
@@ -213,19 +420,6 @@ int rm_baseline_change(const rm_baseline *b, const char *model, const char *metr
 void rm_baseline_free(rm_baseline *b);
 
 /* The gate */
-
-typedef enum rm_verdict {
-	RM_VERDICT_NONE = 0,   /* no baseline to compare with */
-	RM_VERDICT_FAILED,     /* no SUCCESS value in this run (FAILURE rows) */
-	RM_VERDICT_SKIPPED,    /* only SKIPPED rows */
-	RM_VERDICT_UNKNOWN,    /* compared, but the metric's direction is unknown: not judged */
-	RM_VERDICT_SAME,       /* within the threshold */
-	RM_VERDICT_BETTER,     /* better by more than the threshold */
-	RM_VERDICT_NOISE,      /* worse by more than the threshold, but inside the noise band */
-	RM_VERDICT_REGRESSION, /* worse by more than the threshold and outside the noise */
-} rm_verdict;
-
-const char *rm_verdict_name(rm_verdict v); /* "none", "failed", ..., "regression" */
 
 /* A suite entry's own threshold for the models it selected. */
 typedef struct rm_threshold {

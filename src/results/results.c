@@ -90,20 +90,15 @@ void rm_results_add(rm_results *res, const char *const *names, const char *const
 	finish_row(r);
 }
 
-int rm_results_read(rm_results *res, const char *path, const char *run_id, rm_error *err)
+/* The perf.csv header's columns: map[c] is the record field of column c, or -1. */
+static int read_header(FILE *f, const char *path, int *map, rm_error *err)
 {
 	static const int required[] = {RM_COL_MODEL, RM_COL_PERFORMANCE, RM_COL_METRIC,
 				       RM_COL_STATUS};
-	FILE *f = fopen(path, "r");
 	char **rec = NULL;
 	size_t n = 0;
-	int map[RM_PERF_COLS], rc, ret = -1;
-	long line = 1;
-	const char *file;
+	int rc = rm_csv_read_record(f, &rec, &n, err), ret = -1;
 
-	if (!f)
-		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-	rc = rm_csv_read_record(f, &rec, &n, err);
 	if (rc <= 0) {
 		if (rc == 0)
 			rm_error_set(err, RM_ERR_INPUT, "'%s' is empty: not a perf.csv", path);
@@ -126,30 +121,46 @@ int rm_results_read(rm_results *res, const char *path, const char *run_id, rm_er
 			goto out;
 		}
 	}
+	ret = 0;
+out:
 	rm_strv_free(rec);
-	rec = NULL;
-	file = add_file(res, path);
+	return ret;
+}
+
+int rm_results_each(const char *path, const char *run_id, rm_result_fn fn, void *ctx, rm_error *err)
+{
+	FILE *f = fopen(path, "r");
+	char **rec = NULL;
+	size_t n = 0;
+	int map[RM_PERF_COLS], rc, ret = -1;
+	long line = 1;
+	rm_result r;
+
+	if (!f)
+		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+	if (read_header(f, path, map, err) < 0)
+		goto out;
 	while ((rc = rm_csv_read_record(f, &rec, &n, err)) == 1) {
 		line++;
-		if (n == 1 && !rec[0][0]) { /* blank line */
+		if ((n == 1 && !rec[0][0]) || /* blank line */
+		    (run_id && (map[RM_COL_RUN_ID] < 0 || (size_t)map[RM_COL_RUN_ID] >= n ||
+				strcmp(rec[map[RM_COL_RUN_ID]], run_id)))) {
 			rm_strv_free(rec);
 			rec = NULL;
 			continue;
 		}
-		if (run_id && (map[RM_COL_RUN_ID] < 0 || (size_t)map[RM_COL_RUN_ID] >= n ||
-			       strcmp(rec[map[RM_COL_RUN_ID]], run_id))) {
-			rm_strv_free(rec);
-			rec = NULL;
-			continue;
-		}
-		rm_result *r = new_row(res);
+		memset(&r, 0, sizeof(r));
 		for (int c = 0; c < RM_PERF_COLS; c++)
-			r->col[c] = map[c] >= 0 && (size_t)map[c] < n ? rec[map[c]] : "";
-		r->fields_ = rec;
+			r.col[c] = map[c] >= 0 && (size_t)map[c] < n ? rec[map[c]] : "";
+		r.fields_ = rec;
+		r.file = path;
+		r.line = line;
+		finish_row(&r);
+		rc = fn(ctx, &r);
+		rm_strv_free(r.fields_); /* NULL when fn kept the record */
 		rec = NULL;
-		r->file = file;
-		r->line = line;
-		finish_row(r);
+		if (rc)
+			break;
 	}
 	if (rc < 0) {
 		rm_error_wrap(err, "'%s' record %ld", path, line + 1);
@@ -160,6 +171,28 @@ out:
 	rm_strv_free(rec);
 	fclose(f);
 	return ret;
+}
+
+/* rm_results_read's collector: keeps each row, its strings handed over. */
+struct keep_ctx {
+	rm_results *res;
+	const char *file;
+};
+
+static int keep_row(void *ctx, rm_result *row)
+{
+	struct keep_ctx *k = ctx;
+	rm_result *r = new_row(k->res);
+	*r = *row;
+	r->file = k->file;
+	row->fields_ = NULL;
+	return 0;
+}
+
+int rm_results_read(rm_results *res, const char *path, const char *run_id, rm_error *err)
+{
+	struct keep_ctx k = {res, add_file(res, path)};
+	return rm_results_each(path, run_id, keep_row, &k, err);
 }
 
 void rm_results_release(rm_results *res)
