@@ -74,6 +74,9 @@ int rm_results_each(const char *path, const char *run_id, rm_result_fn fn, void 
 void rm_results_add(rm_results *res, const char *const *names, const char *const *values, size_t n,
 		    const char *file, long line);
 
+/* Fills a row's performance, test_s and repeat from its col[]. */
+void rm_result_numbers(rm_result *r);
+
 void rm_results_release(rm_results *res);
 
 /* The run_id of the last row that has one (the newest run of an append-only file), or
@@ -307,6 +310,8 @@ typedef struct rm_history_opts {
 	/* Rows of this run are left out, and of the runs that first appear after it (a
 	 * history is what came before the run judged). NULL: none. */
 	const char *before_run;
+	/* Keep the rows of the run that appeared last (rm_history_latest). */
+	int keep_latest;
 } rm_history_opts;
 
 /* A run of the history. */
@@ -360,6 +365,13 @@ const rm_hseries *rm_history_find(const rm_baseline *b, const char *model, const
 				  const char *docker_file, const char *arch, const char *n_gpus,
 				  const char *machine);
 
+/*
+ * The latest run (the newest start time; of equal ones, the last to appear) and, with
+ * keep_latest, its rows. *complete is 0 when the latest run is not the one that appeared
+ * last (files given out of time order): read its rows again by run id. NULL: no runs.
+ */
+const char *rm_history_latest(const rm_baseline *b, const rm_results **rows, int *complete);
+
 /* A series' point as the detector takes it. */
 rm_point rm_hpoint_value(const rm_hpoint *p);
 
@@ -375,6 +387,29 @@ const char *rm_history_accepted(const rm_baseline *b, const rm_hseries *s, const
 
 /* The index of the first point of s the gate judges from: after the acceptance, if any. */
 size_t rm_history_from(const rm_baseline *b, const rm_hseries *s);
+
+/*
+ * Accepted changes, recorded by `run_models accept`: "this model's metric changed on
+ * purpose from run X on". For a perf.csv they live in its companion file beside it,
+ * PERF.accepted.csv (perf.csv -> perf.accepted.csv), a CSV of rm_accepted_header's columns
+ * appended under the same lock as perf.csv; for a database, in its `accepted` table. Empty
+ * key fields match any value.
+ */
+typedef struct rm_acceptance {
+	const char *model, *metric, *docker_file, *arch, *n_gpus, *machine;
+	const char *since_run, *since_start, *accepted_at, *reason;
+} rm_acceptance;
+
+extern const char *const rm_accepted_header[10];
+
+/* The companion file of a perf.csv; caller frees. */
+char *rm_accepted_path(const char *perf_csv);
+
+/* Reads the acceptances of perf_csv's companion file into b (none when it is missing). */
+int rm_accepted_read(rm_baseline *b, const char *perf_csv, rm_error *err);
+
+/* Appends acceptances to perf_csv's companion file, creating it with its header. */
+int rm_accepted_append(const char *perf_csv, const rm_acceptance *a, size_t n, rm_error *err);
 
 /* Baseline: the earlier API, for relative_change and the two-run gate. */
 
@@ -419,6 +454,37 @@ int rm_baseline_change(const rm_baseline *b, const char *model, const char *metr
 
 void rm_baseline_free(rm_baseline *b);
 
+/*
+ * Pinned references (ReFrame's): an expected value per model and metric with a tolerance
+ * below and above it, in percent. A value outside on the bad side is a regression whatever
+ * the history says; outside on the good side it is reported (time to update the reference).
+ * For a metric whose direction is unknown, both sides fail.
+ *
+ *   {"pyt_resnet50": {"samples_per_second": {"value": 2400, "lower": 5, "upper": 10}}}
+ *
+ * (YAML or JSON, optionally under a top-level "references" key; lower or upper left out:
+ * no bound on that side.)
+ */
+typedef struct rm_reference {
+	const char *model, *metric;
+	double value;
+	double lower_pct, upper_pct; /* NAN: no bound on that side */
+} rm_reference;
+
+typedef struct rm_references rm_references;
+
+rm_references *rm_references_new(void);
+void rm_references_free(rm_references *t);
+/* Adds the references of an object as above; errors name source, model and metric. */
+int rm_references_add_json(rm_references *t, const json_t *obj, const char *source, rm_error *err);
+/* Reads a YAML or JSON file of references. */
+int rm_references_load(rm_references *t, const char *path, rm_error *err);
+const rm_reference *rm_references_find(const rm_references *t, const char *model,
+				       const char *metric);
+size_t rm_references_size(const rm_references *t);
+/* The table as an object of the form above (for run.json). */
+json_t *rm_references_json(const rm_references *t);
+
 /* The gate */
 
 /* A suite entry's own threshold for the models it selected. */
@@ -433,11 +499,18 @@ typedef struct rm_gate_opts {
 	const rm_threshold *thresholds; /* per model, overriding threshold_pct */
 	size_t n_thresholds;
 	const rm_direction_table *directions; /* NULL: the metric table only */
+	size_t window;			      /* runs the detector reads; 0: RM_DETECT_WINDOW */
+	const rm_references *references;      /* NULL: none */
 } rm_gate_opts;
 
-/* One model, metric, Dockerfile and GPU architecture of the run. */
+/* A run where a change started: the run judged, or one of the history's. */
+typedef struct rm_run_ref {
+	const char *id, *start, *commit; /* "" when unknown */
+} rm_run_ref;
+
+/* One model, metric, Dockerfile, GPU architecture and GPU count of the run. */
 typedef struct rm_change {
-	const char *model, *metric, *docker_file, *arch, *machine; /* point into the results */
+	const char *model, *metric, *docker_file, *arch, *n_gpus, *machine; /* into the rows */
 	const char *reason; /* of the first FAILURE/SKIPPED row, "" when none */
 	const char *log_file;
 	size_t n_rows, n_success, n_failed, n_skipped;
@@ -445,32 +518,55 @@ typedef struct rm_change {
 	const char *direction_why;
 	/* This run's SUCCESS values */
 	double mean, sd, min, max;
-	/* The baseline's */
-	const char *base_run;
-	size_t base_n;
+	/* What it is judged against: with one earlier run, that run; with more, the reference
+	 * level of the history (rm_detect) */
+	const char *base_run; /* the reference's first run */
+	size_t base_n;	      /* its runs (one earlier run: its values) */
 	double base_mean, base_sd;
-	double change_pct; /* NAN when not compared */
+	double level;	   /* the latest level (this run alone, or the runs since its change) */
+	size_t level_n;	   /* runs in it */
+	size_t n_history;  /* runs the detector read, this one included */
+	double change_pct; /* (level - reference) / |reference|; NAN when not compared */
 	double threshold;  /* percent used for this model; < 0 when not gated */
-	double noise_pct;  /* the noise band as percent of the baseline; NAN without repeats */
-	double t_crit;	   /* Student's t used (0 without repeats) */
-	rm_verdict verdict;
+	double noise_pct;  /* the significance band as percent of the reference; NAN if none */
+	double t_crit;	   /* the critical value (Student's t with two runs) */
+	rm_detect detect;  /* the detector's result (verdict NONE when no history) */
+	rm_run_ref since;  /* where the change judged started (id "" when none) */
+	rm_run_ref cps[RM_DETECT_MAX_CHANGES]; /* every change point in the window */
+	size_t n_cps;
+	const char *accepted; /* the run an acceptance starts the history at, or NULL */
+	const rm_reference *pin;
+	rm_verdict pin_verdict; /* NONE, SAME, BETTER (above the upper bound), REGRESSION */
+	rm_verdict verdict;	/* the detector's, made REGRESSION by the reference */
 	char *note; /* one line for reports, e.g. "-7.10% (worse), outside the noise ..." */
 } rm_change;
 
 typedef struct rm_gate {
 	rm_change *v; /* in the run's row order of first appearance */
 	size_t n;
-	size_t n_regressions, n_compared, n_failed, n_skipped, n_unknown;
+	size_t n_regressions, n_compared, n_failed, n_skipped, n_unknown, n_better, n_unstable;
 	int enforce;
 	double threshold_pct;
 	int have_baseline;
 	char *rule; /* how the verdicts were reached, one paragraph for reports */
 } rm_gate;
 
-/* Judges run (one run's rows) against base (NULL: no baseline). */
+/* Judges run (one run's rows) against the history base (NULL: none). */
 void rm_gate_eval(const rm_results *run, const rm_baseline *base, const rm_gate_opts *o,
 		  rm_gate *out);
 void rm_gate_release(rm_gate *g);
+
+/*
+ * Judges the latest valued run of a series of the history against the runs before it (from
+ * its acceptance on), as the gate would have judged that run: returns 0 and fills d and
+ * *since (the run the change started at, id "" when none), or -1 when it has fewer than
+ * two valued runs.
+ */
+int rm_history_judge(const rm_baseline *b, const rm_hseries *s, const rm_detect_opts *o,
+		     rm_detect *d, rm_run_ref *since);
+
+/* The run a change starts at, as "run ID (TIME, models at COMMIT)" into buf. */
+void rm_run_ref_text(const rm_run_ref *r, char *buf, size_t size);
 
 /* Student's t two-sided 95 % critical value for dof degrees of freedom (>= 1). */
 double rm_t95(double dof);
@@ -575,12 +671,22 @@ typedef struct rm_html_opts {
 	const char *source;   /* shown under the title: the files or database read */
 	double threshold_pct; /* change colouring and verdicts; < 0: 5 */
 	const rm_direction_table *directions; /* NULL: the metric table only */
+	size_t window;			      /* the detector's; 0: RM_DETECT_WINDOW */
 } rm_html_opts;
 
-/* Writes the report of history (rows of any number of runs; the newest run is the one
- * judged) to path. */
-int rm_html_report(const char *path, const rm_results *history, const rm_html_opts *o,
-		   rm_error *err);
+/* Points a series keeps for its trend (rm_history_opts.plot). */
+#define RM_HTML_PLOT_POINTS 128
+
+/*
+ * Writes the report of a history store made with rm_history_opts.plot (and keep_latest);
+ * latest is the latest run's rows (rm_history_latest), the run judged.
+ */
+int rm_html_report(const char *path, const rm_baseline *history, const rm_results *latest,
+		   const rm_html_opts *o, rm_error *err);
+
+/* The same from rows in memory (any number of runs). */
+int rm_html_report_rows(const char *path, const rm_results *rows, const rm_html_opts *o,
+			rm_error *err);
 
 /*
  * Making untrusted text (container logs, failure reasons, model names) safe for the formats

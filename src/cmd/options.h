@@ -25,6 +25,7 @@ enum {
 	CMD_SUITE = 1 << 7,
 	CMD_BUILD = 1 << 8,
 	CMD_NODE_RUN = 1 << 9, /* hidden: what each SLURM task runs */
+	CMD_ACCEPT = 1 << 10,
 };
 
 enum opt_type {
@@ -82,6 +83,14 @@ struct cli {
 	const char *baseline;
 	double fail_on_regression; /* percent; -1 when not given */
 	int no_step_summary;
+	const char *references;
+	long history_window; /* 0 when not given */
+	/* accept */
+	const char *model;
+	const char *metric;
+	const char *since;
+	const char *reason;
+	const char *machine;
 	/* report ci, report html, export */
 	const char *run_id;
 	const char *manifest;

@@ -35,6 +35,8 @@ struct rm_baseline {
 	size_t before;	 /* the index of o.before_run once seen, else RM_DETECT_NONE */
 	struct accepted *acc;
 	size_t n_acc;
+	rm_results latest; /* keep_latest: the rows of the run that appeared last */
+	size_t latest_run;
 	rm_baseline_entry *e; /* after rm_baseline_seal: one per series with a valued run */
 	size_t ne;
 	size_t *e_series;
@@ -63,7 +65,8 @@ rm_baseline *rm_history_new(const rm_history_opts *o)
 	b->by_key = json_object();
 	b->by_group = json_object();
 	b->by_run = json_object();
-	b->last_run = b->before = RM_DETECT_NONE;
+	b->last_run = b->before = b->latest_run = RM_DETECT_NONE;
+	b->latest = (rm_results)RM_RESULTS_INIT;
 	rm_buf_init(&b->key, (size_t)8 << 20);
 	return b;
 }
@@ -267,10 +270,17 @@ void rm_history_add(rm_baseline *b, const rm_result *r)
 	rm_hseries *s;
 	rm_hpoint *p;
 
-	if (!ok && strcmp(st, "FAILURE"))
-		return; /* SKIPPED rows say nothing about performance */
 	if ((k = run_of(b, r)) == RM_DETECT_NONE)
 		return;
+	if (b->o.keep_latest && k + 1 == b->n_runs) {
+		if (k != b->latest_run) {
+			rm_results_release(&b->latest);
+			b->latest_run = k;
+		}
+		rm_results_add(&b->latest, rm_perf_header, r->col, RM_PERF_COLS, r->file, r->line);
+	}
+	if (!ok && strcmp(st, "FAILURE"))
+		return; /* SKIPPED rows say nothing about performance */
 	si = series_of(b, f);
 	s = &b->s[si];
 	if (!(p = point_of(b, s, k)))
@@ -328,6 +338,20 @@ size_t rm_history_n_runs(const rm_baseline *b)
 const rm_run_info *rm_history_run(const rm_baseline *b, size_t i)
 {
 	return &b->runs[i];
+}
+
+const char *rm_history_latest(const rm_baseline *b, const rm_results **rows, int *complete)
+{
+	size_t best = RM_DETECT_NONE;
+
+	for (size_t k = 0; b && k < b->n_runs; k++)
+		if (best == RM_DETECT_NONE || strcmp(b->runs[k].start, b->runs[best].start) >= 0)
+			best = k;
+	if (rows)
+		*rows = &b->latest;
+	if (complete)
+		*complete = best != RM_DETECT_NONE && best == b->latest_run;
+	return best == RM_DETECT_NONE ? NULL : b->runs[best].id;
 }
 
 size_t rm_history_run_index(const rm_baseline *b, const char *id)
@@ -427,15 +451,18 @@ size_t rm_history_from(const rm_baseline *b, const rm_hseries *s)
 
 	if (!run)
 		return 0;
-	/* The accepted run itself when the series has it, else the first run after it. */
+	/* The accepted run itself when the series has it (runs can share a start second), else
+	 * the first run that started from its start on. */
 	k = rm_history_run_index(b, run);
+	for (size_t i = 0; k != RM_DETECT_NONE && i < s->n; i++)
+		if (s->p[i].run_first <= k && k <= s->p[i].run)
+			return i;
 	for (size_t i = 0; i < s->n; i++) {
 		const rm_run_info *ri = &b->runs[s->p[i].run_first];
-		if (s->p[i].run_first == k ||
-		    (start[0] && ri->start[0] && strcmp(ri->start, start) >= 0))
+		if (start[0] && ri->start[0] && strcmp(ri->start, start) >= 0)
 			return i;
 	}
-	return s->n;
+	return start[0] ? s->n : 0;
 }
 
 /* The earlier API */
@@ -491,7 +518,7 @@ void rm_baseline_seal(rm_baseline *b)
 
 rm_baseline *rm_baseline_from_results(const rm_results *rows, const char *exclude_run_id)
 {
-	rm_history_opts o = {0, 0, exclude_run_id};
+	rm_history_opts o = {0, 0, exclude_run_id, 0};
 	rm_baseline *b = rm_history_new(&o);
 
 	for (size_t i = 0; i < rows->n; i++)
@@ -571,6 +598,7 @@ void rm_baseline_free(rm_baseline *b)
 		free(b->acc[i].start);
 	}
 	free(b->acc);
+	rm_results_release(&b->latest);
 	free(b->runs);
 	free(b->s);
 	free(b->e);

@@ -58,8 +58,7 @@ static rm_result *new_row(rm_results *res)
 	return r;
 }
 
-/* Parsed numbers of a row whose col[] is filled. */
-static void finish_row(rm_result *r)
+void rm_result_numbers(rm_result *r)
 {
 	long rep;
 	r->performance = num_or_nan(r->col[RM_COL_PERFORMANCE]);
@@ -87,7 +86,7 @@ void rm_results_add(rm_results *res, const char *const *names, const char *const
 	}
 	r->file = file ? add_file(res, file) : "";
 	r->line = line;
-	finish_row(r);
+	rm_result_numbers(r);
 }
 
 /* The perf.csv header's columns: map[c] is the record field of column c, or -1. */
@@ -155,7 +154,7 @@ int rm_results_each(const char *path, const char *run_id, rm_result_fn fn, void 
 		r.fields_ = rec;
 		r.file = path;
 		r.line = line;
-		finish_row(&r);
+		rm_result_numbers(&r);
 		rc = fn(ctx, &r);
 		rm_strv_free(r.fields_); /* NULL when fn kept the record */
 		rec = NULL;

@@ -160,7 +160,7 @@ int main(int argc, char **argv)
 	/* The database as a baseline: for r2, the latest earlier run is r1 with both repeats. */
 	rm_baseline *bl = rm_baseline_new();
 	char *run2 = rm_xasprintf("%s-r2", tag);
-	CHECK(rm_db_baseline(db, run2, "2024-05-02T00:00:00Z", bl, &err) == 0);
+	CHECK(rm_db_baseline(db, run2, "2024-05-02T00:00:00Z", 1, bl, &err) == 0);
 	rm_baseline_seal(bl);
 	const rm_baseline_entry *e =
 	    rm_baseline_find(bl, ma, "tokens/s", "docker/x.Dockerfile", "gfx942", "host-a");
@@ -169,13 +169,13 @@ int main(int argc, char **argv)
 	rm_baseline_free(bl);
 	/* Later than r2: r2 itself is the latest. */
 	bl = rm_baseline_new();
-	CHECK(rm_db_baseline(db, "none", NULL, bl, &err) == 0);
+	CHECK(rm_db_baseline(db, "none", NULL, 1, bl, &err) == 0);
 	rm_baseline_seal(bl);
 	e = rm_baseline_find(bl, ma, "tokens/s", "docker/x.Dockerfile", "gfx942", "host-a");
 	CHECK(e && e->n == 1 && e->values[0] == 90);
 	rm_baseline_free(bl);
 	/* Through the public entry point, as --baseline URL uses it. */
-	rm_baseline_opts bo = {argv[1], run2, "2024-05-02T00:00:00Z"};
+	rm_baseline_opts bo = {argv[1], run2, "2024-05-02T00:00:00Z", 0};
 	CHECK(rm_baseline_open(&bo, &bl, &err) == 0);
 	char pct[32];
 	CHECK(rm_baseline_change(bl, ma, "tokens/s", "docker/x.Dockerfile", "gfx942", "host-a", 90,

@@ -260,7 +260,7 @@ static void test_gate(void)
 			     : "93.1",
 		    "SUCCESS", "r2", "h");
 
-	rm_gate_opts o = {5, 1, NULL, 0, NULL};
+	rm_gate_opts o = {5, 1, NULL, 0, NULL, 0, NULL};
 	rm_gate_eval(&run, b, &o, &g);
 	CHECK((c = find(&g, "thr")) && c->verdict == RM_VERDICT_REGRESSION);
 	CHECK(c && fabs(c->change_pct + 7) < 1e-9 && isnan(c->noise_pct));
@@ -280,7 +280,7 @@ static void test_gate(void)
 
 	/* A suite entry's own threshold: 10% lets thr and time pass; -1 ungates tight. */
 	rm_threshold th[] = {{"thr", 10}, {"time", 10}, {"tight", -1}};
-	rm_gate_opts o2 = {5, 1, th, 3, NULL};
+	rm_gate_opts o2 = {5, 1, th, 3, NULL, 0, NULL};
 	rm_gate_eval(&run, b, &o2, &g);
 	CHECK(find(&g, "thr")->verdict == RM_VERDICT_SAME);
 	CHECK(find(&g, "time")->verdict == RM_VERDICT_SAME);
@@ -345,7 +345,7 @@ static void test_markdown(void)
 	add(&run, "ok", "tokens/s", "50", "SUCCESS", "r2", "h");
 	add(&run, "bad", "", "", "FAILURE", "r2", "h");
 	base = rm_baseline_from_results(&h, "r2");
-	rm_gate_opts o = {5, 1, NULL, 0, NULL};
+	rm_gate_opts o = {5, 1, NULL, 0, NULL, 0, NULL};
 	rm_gate_eval(&run, base, &o, &g);
 	CHECK(rm_summary_markdown(&b, "nightly", &run, &g) == 0);
 	const char *s = rm_buf_str(&b);
