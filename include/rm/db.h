@@ -80,7 +80,7 @@ int rm_db_read_results(rm_db *db, const char *run_id, rm_results *out, rm_error 
  * database has no such run. */
 int rm_db_run_start(rm_db *db, const char *run_id, char **start, rm_error *err);
 
-/* Counts rows of a table ("runs", "results", "metrics", "environment"). */
+/* Counts rows of a table ("runs", "results", "metrics", "environment", "accepted"). */
 int rm_db_count(rm_db *db, const char *table, long long *n, rm_error *err);
 
 /*

@@ -271,8 +271,8 @@ static int count_row(void *ctx, const char *const *cols, size_t n)
 
 int rm_db_count(rm_db *db, const char *table, long long *n, rm_error *err)
 {
-	static const char *const tables[] = {"runs", "results", "metrics", "environment",
-					     "rm_schema"};
+	static const char *const tables[] = {"runs",	    "results",	"metrics",
+					     "environment", "accepted", "rm_schema"};
 	char sql[64];
 	size_t i;
 
