@@ -17,6 +17,7 @@
 #define RM_RESULTS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "rm/doctor.h"
 #include "rm/util.h"
@@ -66,6 +67,9 @@ int rm_results_read(rm_results *res, const char *path, const char *run_id, rm_er
 typedef int (*rm_result_fn)(void *ctx, rm_result *row);
 int rm_results_each(const char *path, const char *run_id, rm_result_fn fn, void *ctx,
 		    rm_error *err);
+/* The same from an open stream; name is the file's in messages and rows. */
+int rm_results_each_file(FILE *f, const char *name, const char *run_id, rm_result_fn fn, void *ctx,
+			 rm_error *err);
 
 /*
  * Appends a row made of n (column, value) pairs (columns not named read as ""), e.g. rows
@@ -253,8 +257,8 @@ typedef struct rm_detect_opts {
 } rm_detect_opts;
 
 typedef struct rm_detect {
-	rm_verdict verdict; /* NONE (fewer than two runs), UNKNOWN, SAME, BETTER, NOISE,
-			       REGRESSION */
+	rm_verdict verdict; /* NONE (fewer than two runs, or a value that is not finite),
+			       UNKNOWN, SAME, BETTER, NOISE, REGRESSION */
 	size_t first;	    /* index of the window's first point */
 	size_t n;	    /* points in the window, the judged one included */
 	double level;	    /* the latest level: the mean of the runs since its change */

@@ -225,14 +225,21 @@ static size_t partition(const double *y, size_t m, double s2, double beta, struc
 	double s1[MAXP + 1], sq[MAXP + 1], f[MAXP + 1];
 	size_t last[MAXP + 1], ns = 0, cut[MAXP];
 
+	double mid = 0;
+
+	/* Centred: sum of squares minus square of sums cancels badly for a level of 1e9 with
+	 * a noise of 1. */
+	for (size_t i = 0; i < m; i++)
+		mid += y[i] / (double)m;
 	s1[0] = sq[0] = 0;
 	for (size_t i = 0; i < m; i++) {
-		s1[i + 1] = s1[i] + y[i];
-		sq[i + 1] = sq[i] + y[i] * y[i];
+		s1[i + 1] = s1[i] + (y[i] - mid);
+		sq[i + 1] = sq[i] + (y[i] - mid) * (y[i] - mid);
 	}
 	f[0] = -beta;
 	for (size_t j = 1; j <= m; j++) {
 		f[j] = INFINITY;
+		last[j] = j - 1; /* were every cost NaN */
 		for (size_t i = 0; i < j; i++) {
 			double len = (double)(j - i), sum = s1[j] - s1[i];
 			double sse = sq[j] - sq[i] - sum * sum / len;
@@ -249,7 +256,7 @@ static size_t partition(const double *y, size_t m, double s2, double beta, struc
 		size_t a = cut[ns - 1 - k], b = k + 1 < ns ? cut[ns - 2 - k] : m;
 		seg[k].first = a;
 		seg[k].len = b - a;
-		seg[k].mean = (s1[b] - s1[a]) / (double)(b - a);
+		seg[k].mean = mid + (s1[b] - s1[a]) / (double)(b - a);
 	}
 	return ns;
 }
@@ -276,6 +283,10 @@ void rm_detect_run(const rm_point *p, size_t n, const rm_detect_opts *o, rm_dete
 	d->n = m;
 	if (m < 2)
 		return;
+	/* Sums of huge values overflow: such a window is not judged. */
+	for (size_t i = first > RM_DETECT_CONTEXT ? first - RM_DETECT_CONTEXT : 0; i < n; i++)
+		if (!isfinite(p[i].mean) || !isfinite(p[i].sd))
+			return;
 	if (m == 2) {
 		two_runs(p, n, o, d);
 		return;

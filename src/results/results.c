@@ -126,17 +126,15 @@ out:
 	return ret;
 }
 
-int rm_results_each(const char *path, const char *run_id, rm_result_fn fn, void *ctx, rm_error *err)
+int rm_results_each_file(FILE *f, const char *path, const char *run_id, rm_result_fn fn, void *ctx,
+			 rm_error *err)
 {
-	FILE *f = fopen(path, "r");
 	char **rec = NULL;
 	size_t n = 0;
 	int map[RM_PERF_COLS], rc, ret = -1;
 	long line = 1;
 	rm_result r;
 
-	if (!f)
-		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
 	if (read_header(f, path, map, err) < 0)
 		goto out;
 	while ((rc = rm_csv_read_record(f, &rec, &n, err)) == 1) {
@@ -168,6 +166,17 @@ int rm_results_each(const char *path, const char *run_id, rm_result_fn fn, void 
 	ret = 0;
 out:
 	rm_strv_free(rec);
+	return ret;
+}
+
+int rm_results_each(const char *path, const char *run_id, rm_result_fn fn, void *ctx, rm_error *err)
+{
+	FILE *f = fopen(path, "r");
+	int ret;
+
+	if (!f)
+		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+	ret = rm_results_each_file(f, path, run_id, fn, ctx, err);
 	fclose(f);
 	return ret;
 }

@@ -184,6 +184,17 @@ static void test_pass(void)
 	/* Direction unknown: the change is measured, not judged. */
 	d = judge(p, 25, RM_DIR_UNKNOWN, 0);
 	CHECK(d.verdict == RM_VERDICT_UNKNOWN && fabs(d.change_pct + 3) < 0.5);
+
+	/* A level of 1e9 with a noise of 1: the same as a level of 100 (no cancellation). */
+	seed = 11;
+	fill(p, 0, 24, 1e9, 1);
+	fill(p, 24, 30, 1e9 - 8, 1);
+	d = judge(p, 30, RM_DIR_HIGHER, 0);
+	CHECK(d.verdict == RM_VERDICT_REGRESSION && d.since == 24 && d.n_cps == 1);
+	/* Sums that overflow: not judged, no crash. */
+	p[28].mean = INFINITY;
+	d = judge(p, 30, RM_DIR_HIGHER, 0);
+	CHECK(d.verdict == RM_VERDICT_NONE);
 }
 
 static void test_repeats(void)
