@@ -305,7 +305,8 @@ static void judge(rm_change *c, const rm_point *now, const rm_run_ref *self,
 	for (size_t i = 0; i < d->n_cps; i++)
 		c->cps[c->n_cps++] = x->at[d->cps[i]];
 	if (d->verdict == RM_VERDICT_NONE) {
-		c->note = rm_xstrdup("reference level is 0: no relative change");
+		c->note = rm_xstrdup(d->ref == 0 ? "reference level is 0: no relative change"
+						 : "a run's value is not a finite number: not judged");
 		free(x);
 		return;
 	}
@@ -382,7 +383,8 @@ static void verdict(rm_gate *g, rm_change *c, const double *vals, size_t nv, con
 	if (c->pin)
 		pin(c);
 	if (c->verdict == RM_VERDICT_NONE) {
-		c->note = rm_xstrdup("no baseline");
+		if (!c->note)
+			c->note = rm_xstrdup("no baseline");
 		return;
 	}
 	if (isfinite(c->change_pct))
