@@ -31,6 +31,8 @@ cat >"$work/job.json" <<JOB
  "shm_size": 0, "workloads": {"smoke-0": {"model": "smoke_busybox", "image": "ci-smoke_busybox_smoke",
  "pull": true, "log_base": "$work/smoke.vg"}}}
 JOB
+bash "$src/tests/results/gen-planted.sh" 30 >"$work/planted.csv"
+printf 'steady: {samples_per_second: {value: 1100, lower: 5}}\n' >"$work/refs.yaml"
 while read -r label; do
 	read -r -a cmd
 	if (cd "$work" && MAD_SECRETS_VG=vg_secret_value "${vg[@]}" "$build/run_models" "${cmd[@]}" >/dev/null 2>&1); then
@@ -72,6 +74,10 @@ run --suite --dry-run
 run --suite $work/s.yaml --dry-run
 suite
 suite $work/s.yaml
+the history gate on planted histories, with references (gate off: exit 0)
+report ci $work/planted.csv --references $work/refs.yaml --junit $work/pj.xml --summary-markdown $work/ps.md --html $work/pr.html --no-step-summary
+accept a step (the companion file)
+accept $work/planted.csv --model step_persist --reason vg
 EOF
 if [ $status = 0 ]; then echo "valgrind: 1 passed, 0 failed"; else echo "valgrind: 0 passed, 1 failed"; fi
 exit $status

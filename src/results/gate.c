@@ -305,8 +305,9 @@ static void judge(rm_change *c, const rm_point *now, const rm_run_ref *self,
 	for (size_t i = 0; i < d->n_cps; i++)
 		c->cps[c->n_cps++] = x->at[d->cps[i]];
 	if (d->verdict == RM_VERDICT_NONE) {
-		c->note = rm_xstrdup(d->ref == 0 ? "reference level is 0: no relative change"
-						 : "a run's value is not a finite number: not judged");
+		c->note =
+		    rm_xstrdup(d->ref == 0 ? "reference level is 0: no relative change"
+					   : "a run's value is not a finite number: not judged");
 		free(x);
 		return;
 	}

@@ -207,6 +207,7 @@ int main(int argc, char **argv)
 		if (!strcmp(back.rows[i].col[RM_COL_MODEL], mt))
 			last_t = back.rows[i].performance;
 	CHECK(last_t == 80);
+	rm_results_release(&back);
 	/* An accepted change, read back into the history: it starts there. */
 	CHECK(rm_db_run_start(db, rx, &start, &err) == 0 && start &&
 	      !strcmp(start, "2024-05-05T00:00:00Z"));
