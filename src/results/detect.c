@@ -264,7 +264,7 @@ static size_t partition(const double *y, size_t m, double s2, double beta, struc
 void rm_detect_run(const rm_point *p, size_t n, const rm_detect_opts *o, rm_detect *d)
 {
 	size_t window = o->window ? o->window : RM_DETECT_WINDOW, first, m, keep[MAXP], q = 0;
-	double y[MAXP], thr, z, ref = 0, ref_prev = NAN, thr_abs;
+	double y[MAXP] = {0}, thr, z, ref = 0, ref_prev = NAN, thr_abs;
 	struct seg seg[MAXP];
 	size_t ns, r = 0, r_prev = 0, k;
 	int improved = 0;
