@@ -31,8 +31,8 @@ typedef struct rm_run_opts {
 	const char *sysfs_root;	 /* default "/sys" */
 	const char *docker_host; /* NULL: $DOCKER_HOST or the default socket */
 	const char *parser;	 /* overrides every model's parser, or NULL */
-	/* What reaches every container as given: --tunableop, --shm-size, --keep-alive,
-	 * --timeout (rm/workload.h). */
+	/* What reaches every container as the user gave it (RM_WORKLOAD_SETTINGS in
+	 * rm/workload.h). */
 	rm_workload_settings wl;
 	int live_output;
 	int keep_model_dir;

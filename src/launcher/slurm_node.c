@@ -221,14 +221,27 @@ static int prepare_image(struct node *n, rm_error *err)
 	return 0;
 }
 
-/* --dry-run: what this node would run, as the local dry run prints it; nothing contacted. */
+/* --dry-run: what this node would run, as the local dry run prints it (secrets masked);
+ * nothing contacted. */
 static void plan(struct node *n)
 {
-	char *name = container_name(n);
+	char *name = container_name(n), *text = NULL, *masked;
+	size_t len = 0;
 	rm_image_req req = {.model = n->m, .image = n->w.image};
 	rm_job_spec spec = {.w = &n->w, .name = name};
+	FILE *f = open_memstream(&text, &len);
+	rm_mask m;
 
-	n->l.ops->plan(n->l.state, &req, &spec, stdout);
+	if (f) {
+		n->l.ops->plan(n->l.state, &req, &spec, f);
+		fclose(f);
+		rm_mask_init(&m, (const char *const *)n->secrets, n->n_secrets);
+		masked = rm_mask_string(&m, text);
+		fputs(masked, stdout);
+		free(masked);
+		rm_mask_release(&m);
+	}
+	free(text);
 	free(name);
 }
 
