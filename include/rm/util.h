@@ -206,6 +206,7 @@ void rm_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rm_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* 0 = quiet (warnings only), 1 = normal, 2 = verbose. */
 void rm_log_set_level(int level);
+int rm_log_level(void);
 /* Number of warnings printed so far (tests use it). */
 unsigned rm_warn_count(void);
 /* Called before each message is printed (the status line clears itself there); NULL: none. */
@@ -242,18 +243,20 @@ size_t rm_text_clip(const char *s, size_t cols);
 /*
  * A table of text: a header, aligned columns two spaces apart, and, when it would be wider
  * than the width given, the columns marked RM_TABLE_SHRINK cut (with "~" at the cut) down to
- * their minimum, widest first. RM_TABLE_RIGHT aligns right (numbers); RM_TABLE_STATUS colours
- * its cells with rm_status_color. The table copies what it is given.
+ * their minimum: those of the lowest rank first, the widest of a rank first. RM_TABLE_RIGHT aligns
+ * right (numbers); RM_TABLE_STATUS colours its cells with rm_status_color. The table copies what it
+ * is given.
  */
 enum { RM_TABLE_RIGHT = 1, RM_TABLE_SHRINK = 2, RM_TABLE_STATUS = 4 };
 typedef struct rm_table {
 	size_t ncols, nrows;
 	char **cells; /* nrows + 1 rows (the header first) of ncols */
 	unsigned *flags;
-	size_t *min; /* the narrowest a shrinking column gets */
+	size_t *min;	/* the narrowest a shrinking column gets */
+	unsigned *rank; /* shrinking columns of a lower rank are cut first */
 } rm_table;
 void rm_table_init(rm_table *t, size_t ncols, const char *const *header);
-void rm_table_column(rm_table *t, size_t col, unsigned flags, size_t min_width);
+void rm_table_column(rm_table *t, size_t col, unsigned flags, size_t min_width, unsigned rank);
 void rm_table_add(rm_table *t, const char *const *cells); /* NULL cells print empty */
 /* Prints it to f, each line after indent, within width columns (0: no limit). */
 void rm_table_print(const rm_table *t, FILE *f, const char *indent, size_t width);

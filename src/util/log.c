@@ -14,6 +14,11 @@ void rm_log_set_level(int level)
 	log_level = level;
 }
 
+int rm_log_level(void)
+{
+	return log_level;
+}
+
 unsigned rm_warn_count(void)
 {
 	return warn_count;

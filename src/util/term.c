@@ -121,15 +121,17 @@ void rm_table_init(rm_table *t, size_t ncols, const char *const *header)
 	t->ncols = ncols;
 	t->flags = rm_xcalloc(ncols, sizeof(*t->flags));
 	t->min = rm_xcalloc(ncols, sizeof(*t->min));
+	t->rank = rm_xcalloc(ncols, sizeof(*t->rank));
 	t->cells = rm_xcalloc(ncols, sizeof(*t->cells));
 	for (size_t c = 0; c < ncols; c++)
 		t->cells[c] = rm_xstrdup(header[c] ? header[c] : "");
 }
 
-void rm_table_column(rm_table *t, size_t col, unsigned flags, size_t min_width)
+void rm_table_column(rm_table *t, size_t col, unsigned flags, size_t min_width, unsigned rank)
 {
 	t->flags[col] = flags;
 	t->min[col] = min_width;
+	t->rank[col] = rank;
 }
 
 void rm_table_add(rm_table *t, const char *const *cells)
@@ -149,6 +151,7 @@ void rm_table_release(rm_table *t)
 	free(t->cells);
 	free(t->flags);
 	free(t->min);
+	free(t->rank);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -190,12 +193,14 @@ void rm_table_print(const rm_table *t, FILE *f, const char *indent, size_t width
 	total = rm_text_width(indent) + (t->ncols ? (t->ncols - 1) * GAP : 0);
 	for (size_t c = 0; c < t->ncols; c++)
 		total += w[c];
-	/* Narrow the widest shrinking column by one until it fits or none can shrink. */
+	/* Narrow a shrinking column by one (the lowest rank, the widest) until it fits or
+	 * none can shrink. */
 	while (width && total > width) {
 		size_t best = t->ncols;
 		for (size_t c = 0; c < t->ncols; c++)
 			if ((t->flags[c] & RM_TABLE_SHRINK) && w[c] > t->min[c] &&
-			    (best == t->ncols || w[c] > w[best]))
+			    (best == t->ncols || t->rank[c] < t->rank[best] ||
+			     (t->rank[c] == t->rank[best] && w[c] > w[best])))
 				best = c;
 		if (best == t->ncols)
 			break;
