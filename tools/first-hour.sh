@@ -29,7 +29,7 @@ run() { # N: runs the first command, its output in out.N; sets secs
 		fail "tools/smoke.sh (run $1) exited $?"
 	}
 	t1=$(date +%s.%N)
-	secs=$(echo "$t1 - $t0" | bc)
+	secs=$(printf '%.1f' "$(echo "$t1 - $t0" | bc)")
 }
 run 1
 first=$secs
@@ -37,9 +37,10 @@ lines=$(wc -l <"$work/out.1")
 run 2
 second=$secs
 
-echo "== tools/smoke.sh in a fresh clone, first run (${first%.*} s, $lines lines):"
+echo "== tools/smoke.sh in a fresh clone, first run ($first s, $lines lines):"
 cat "$work/out.1"
-echo "== second run: ${second%.*} s, $(wc -l <"$work/out.2") lines"
+echo "== second run ($second s, $(wc -l <"$work/out.2") lines):"
+cat "$work/out.2"
 [ "$lines" -le 30 ] || fail "the first run printed $lines lines (at most 30)"
 grep -qE '^smoke_busybox +SUCCESS +1234.5 +samples_per_sec' "$work/out.1" || fail "no result row"
 grep -q "^results: $work/clone/perf.csv" "$work/out.1" || fail "no perf.csv path"
@@ -58,4 +59,4 @@ env -i bash -lc "cd '$work/clone' && $login" >"$work/login.out" 2>&1 ||
 	}
 echo "== env -i bash -lc 'run_models --tags smoke' (a clean login shell):"
 cat "$work/login.out"
-echo "first-hour: ok: first run ${first%.*} s and $lines lines, second run ${second%.*} s without a build, a clean login shell runs it"
+echo "first-hour: ok: first run $first s and $lines lines, second run $second s without a build, a clean login shell runs it"

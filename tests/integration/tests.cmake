@@ -58,3 +58,15 @@ add_test(NAME integration.readme
                  ${CMAKE_SOURCE_DIR})
 set_tests_properties(integration.readme PROPERTIES LABELS integration TIMEOUT 300
                      FIXTURES_REQUIRED docker_engine)
+
+# The first hour (tools/first-hour.sh): a fresh clone of the committed HEAD, the README's first
+# command twice (at most 30 lines, the second without a build), then a clean login shell. It
+# installs under the build folder, not /usr/local. The smoke image is shared with the cases
+# that run the shipped smoke model: they must not rebuild it between the two runs.
+add_test(NAME firsthour.fresh_clone
+         COMMAND env RM_PREFIX=${CMAKE_BINARY_DIR}/first-hour-prefix
+                 bash ${CMAKE_SOURCE_DIR}/tools/first-hour.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(firsthour.fresh_clone PROPERTIES LABELS "integration;firsthour" TIMEOUT 900
+                     FIXTURES_REQUIRED docker_engine RESOURCE_LOCK smoke_image)
+set_tests_properties(integration.smoke integration.gpu_less_seed integration.readme
+                     PROPERTIES RESOURCE_LOCK smoke_image)
