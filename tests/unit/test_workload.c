@@ -1,8 +1,9 @@
 /*
- * The container spec's data part (src/launcher/spec_data.c through rm_spec_body and
- * rm_spec_cmd): bind mounts, MAD_DATAHOME / MAD_DATANAME before docker_env_vars, and the
- * custom scripts' wrapper. The wrapper itself runs against a real engine in
- * tests/compat (data_custom, data_custom_fail).
+ * The workload (rm/workload.h). Its data part (src/workload/render_data.c through
+ * rm_workload_render and rm_workload_cmd): bind mounts, MAD_DATAHOME / MAD_DATANAME before
+ * docker_env_vars, and the custom scripts' wrapper (the wrapper itself runs against a real
+ * engine in tests/compat: data_custom, data_custom_fail). Its JSON: every field survives
+ * to-JSON then from-JSON, and the two render the same request.
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -10,7 +11,7 @@
 
 #include "check.h"
 #include "rm/context.h"
-#include "rm/launcher.h"
+#include "rm/workload.h"
 #include "rm/util.h"
 
 static rm_model model = {.name = "m",
@@ -27,6 +28,31 @@ static void context(rm_context *ctx, const char *json)
 	CHECK(rm_context_detect(ctx, "/nonexistent", 0, &err) == 0);
 	if (json)
 		CHECK(rm_context_apply(ctx, json, "test", &err) == 0);
+}
+
+/* A workload of model for ctx, with a plan the caller owns (dropped before release). */
+static void workload(rm_workload *w, const rm_context *ctx, const rm_workload_settings *set,
+		     const rm_data_plan *plan)
+{
+	static const rm_workload_settings none = RM_WORKLOAD_SETTINGS_INIT;
+	rm_workload_in in = {.model = &model, .ctx = ctx, .set = set ? set : &none, .run_id = "r"};
+	rm_error err = RM_ERROR_INIT;
+
+	CHECK(rm_workload_build(w, &in, &err) == 0);
+	rm_workload_set_image(w, "img");
+	if (plan)
+		w->data = *plan;
+}
+
+static void unplan(rm_workload *w)
+{
+	memset(&w->data, 0, sizeof(w->data));
+	rm_workload_release(w);
+}
+
+static int render(const rm_workload *w, const rm_context *ctx, json_t **body, rm_error *err)
+{
+	return rm_workload_render(w, ctx, NULL, body, err);
 }
 
 /* The value of K in the body's Env, and its index (or -1). */
@@ -68,14 +94,14 @@ static void test_local(void)
 	    {.dataname = "b", .provider = "local", .home = "/b", .host_path = "/srv/b"}};
 	rm_data_plan plan = {src, 2, "/data_dlm_0,/b", "a,b", "local,local"};
 	rm_context ctx = {0};
-	rm_spec_in in = {
-	    .model = &model, .ctx = &ctx, .image = "img", .run_id = "r", .data = &plan};
+	rm_workload w;
 	rm_error err = RM_ERROR_INIT;
 	json_t *body = NULL;
 	long at_home, at_name, at_id;
 
 	context(&ctx, NULL);
-	CHECK(rm_spec_body(&in, &body, &err) == 0);
+	workload(&w, &ctx, NULL, &plan);
+	CHECK(render(&w, &ctx, &body, &err) == 0);
 	CHECK(has_bind(body, "/srv/a:/data_dlm_0:ro"));
 	CHECK(has_bind(body, "/srv/b:/b"));
 	CHECK_STR(env_of(body, "MAD_DATAHOME", &at_home), "/data_dlm_0,/b");
@@ -84,20 +110,23 @@ static void test_local(void)
 	CHECK(at_home > at_id && at_name > at_home);
 	/* no custom script: the command is the model's own */
 	CHECK_STR(json_string_value(json_array_get(json_object_get(body, "Cmd"), 0)), "bash");
-	CHECK(rm_spec_data_scripts(&in) == 0);
+	CHECK(rm_workload_data_scripts(&w) == 0);
 	json_decref(body);
+	unplan(&w);
 	rm_context_release(&ctx);
 
 	/* docker_env_vars come after, and win (as in madengine) */
 	context(&ctx, "{\"docker_env_vars\": {\"MAD_DATAHOME\": \"/data\"}}");
-	CHECK(rm_spec_body(&in, &body, &err) == 0);
+	workload(&w, &ctx, NULL, &plan);
+	CHECK(render(&w, &ctx, &body, &err) == 0);
 	CHECK_STR(env_of(body, "MAD_DATAHOME", &at_home), "/data");
 	json_decref(body);
 
 	/* a host path a bind cannot carry */
 	src[1].host_path = "/srv/x:y";
-	CHECK(rm_spec_body(&in, &body, &err) < 0);
+	CHECK(render(&w, &ctx, &body, &err) < 0);
 	CHECK(strstr(err.msg, "data 'b': host path '/srv/x:y' holds ':'") != NULL);
+	unplan(&w);
 	rm_context_release(&ctx);
 }
 
@@ -116,8 +145,7 @@ static void test_custom(void)
 				  .script_args = ""}};
 	rm_data_plan plan = {src, 2, "/data_dlm_0,/d", "c,d", "custom,custom"};
 	rm_context ctx = {0};
-	rm_spec_in in = {
-	    .model = &model, .ctx = &ctx, .image = "img", .run_id = "r", .data = &plan};
+	rm_workload w;
 	static const char *const want[] = {"run_models-data",
 					   "/data_dlm_0",
 					   RM_DATA_SCRIPTS "/0/get.sh",
@@ -138,11 +166,12 @@ static void test_custom(void)
 	size_t i;
 
 	context(&ctx, NULL);
-	CHECK(rm_spec_data_scripts(&in) == 2);
-	CHECK_STR(rm_spec_data_script(&in, 0), "scripts/common/get.sh");
-	CHECK_STR(rm_spec_data_script(&in, 1), "get2.sh");
-	CHECK(rm_spec_data_script(&in, 2) == NULL);
-	CHECK(rm_spec_cmd(&in, &argv, &err) == 0);
+	workload(&w, &ctx, NULL, &plan);
+	CHECK(rm_workload_data_scripts(&w) == 2);
+	CHECK_STR(rm_workload_data_script(&w, 0), "scripts/common/get.sh");
+	CHECK_STR(rm_workload_data_script(&w, 1), "get2.sh");
+	CHECK(rm_workload_data_script(&w, 2) == NULL);
+	CHECK(rm_workload_cmd(&w, &argv, &err) == 0);
 	CHECK(argv && !strcmp(argv[0], "sh") && !strcmp(argv[1], "-c"));
 	/* the shell text is constant: no value of the plan is in it */
 	CHECK(argv && !strstr(argv[2], "get.sh") && !strstr(argv[2], "/data_dlm_0"));
@@ -153,18 +182,19 @@ static void test_custom(void)
 	rm_strv_free(argv);
 
 	/* keep-alive: the data scripts run first, then the keep-alive wrapper */
-	in.keep_alive = 1;
-	CHECK(rm_spec_cmd(&in, &argv, &err) == 0);
+	w.set.keep_alive = 1;
+	CHECK(rm_workload_cmd(&w, &argv, &err) == 0);
 	for (i = 0; argv && argv[i] && strcmp(argv[i], "--"); i++)
 		;
 	CHECK(argv && argv[i] && argv[i + 1] && !strcmp(argv[i + 1], "sh"));
 	rm_strv_free(argv);
-	in.keep_alive = 0;
+	w.set.keep_alive = 0;
 
 	/* bad args */
 	src[0].script_args = "'unterminated";
-	CHECK(rm_spec_cmd(&in, &argv, &err) < 0);
+	CHECK(rm_workload_cmd(&w, &argv, &err) < 0);
 	CHECK(strstr(err.msg, "data 'c': provider 'custom': 'args'") != NULL);
+	unplan(&w);
 	rm_context_release(&ctx);
 }
 
