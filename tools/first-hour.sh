@@ -29,7 +29,7 @@ run() { # N: runs the first command, its output in out.N; sets secs
 		fail "tools/smoke.sh (run $1) exited $?"
 	}
 	t1=$(date +%s.%N)
-	secs=$(printf '%.1f' "$(echo "$t1 - $t0" | bc)")
+	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}')
 }
 run 1
 first=$secs
