@@ -27,7 +27,8 @@ struct listing {
 	rm_buf csv;
 };
 
-static void row(struct listing *l, const rm_model *m, const char *dockerfile, const char *tags)
+static void listing_row(struct listing *l, const rm_model *m, const char *dockerfile,
+			const char *tags)
 {
 	const char *cells[] = {m->name, dockerfile, m->parser, tags};
 
@@ -68,10 +69,10 @@ static void list_model(struct listing *l, const rm_model *m, const rm_context *c
 		if (!dfs[k].kept)
 			continue;
 		kept++;
-		row(l, m, dfs[k].path, tags);
+		listing_row(l, m, dfs[k].path, tags);
 	}
 	if (!kept) {
-		row(l, m, NULL, tags);
+		listing_row(l, m, NULL, tags);
 		rm_warn("model '%s': %s", m->name, derr.msg);
 	}
 	rm_dockerfiles_free(dfs, n);

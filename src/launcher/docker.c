@@ -117,7 +117,7 @@ out:
 	return ret;
 }
 
-/* The folder of each custom data script goes to RM_DATA_SCRIPTS/<k> (spec_data.c runs it
+/* The folder of each custom data script goes to RM_DATA_SCRIPTS/<k> (render_data.c runs it
  * from there). */
 static int copy_data_scripts(struct docker_launcher *dl, const rm_workload *w, const char *id,
 			     rm_error *err)

@@ -222,7 +222,7 @@ void rm_runner__summary_init(struct run *r)
 	rm_table_column(&r->summary, 4, RM_TABLE_RIGHT, 0, 0);
 }
 
-static void summary_add(struct run *r, rm_perf_row *rows, size_t n, const struct outcome *oc)
+static void summary_rows(struct run *r, rm_perf_row *rows, size_t n, const struct outcome *oc)
 {
 	char dur[32];
 
@@ -301,7 +301,7 @@ int rm_runner__record(struct run *r, const rm_selected *s, const rm_workload *w,
 	}
 	if (!strcmp(oc->status, "SUCCESS"))
 		relative_changes(r, rows, n, rel);
-	summary_add(r, rows, n, oc);
+	summary_rows(r, rows, n, oc);
 	ret = rm_perf_append(r->o->output, rows, n, err);
 	if (ret == 0)
 		ret = rm_metrics_append(r->o->output, t.ts, r->run_id, m->name, &oc->pr, err);

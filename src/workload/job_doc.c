@@ -12,7 +12,7 @@
 
 /* ---- writing ---- */
 
-static json_t *str_or_null(const char *s)
+static json_t *json_str_or_null(const char *s)
 {
 	return s ? json_string(s) : json_null();
 }
@@ -27,7 +27,7 @@ static json_t *kv_pairs(const rm_kv *v, size_t n)
 	return a;
 }
 
-static json_t *strv_json(char *const *v, size_t n)
+static json_t *json_strv(char *const *v, size_t n)
 {
 	json_t *a = json_array();
 
@@ -45,21 +45,22 @@ static json_t *plan_json(const rm_data_plan *p)
 		json_array_append_new(
 		    sources,
 		    json_pack("{s:o, s:o, s:o, s:o, s:b, s:b, s:o, s:o}", "dataname",
-			      str_or_null(s->dataname), "provider", str_or_null(s->provider),
-			      "home", str_or_null(s->home), "host_path", str_or_null(s->host_path),
-			      "read_only", s->read_only, "create_host_path", s->create_host_path,
-			      "script", str_or_null(s->script), "script_args",
-			      str_or_null(s->script_args)));
+			      json_str_or_null(s->dataname), "provider",
+			      json_str_or_null(s->provider), "home", json_str_or_null(s->home),
+			      "host_path", json_str_or_null(s->host_path), "read_only",
+			      s->read_only, "create_host_path", s->create_host_path, "script",
+			      json_str_or_null(s->script), "script_args",
+			      json_str_or_null(s->script_args)));
 	}
 	return json_pack("{s:o, s:o, s:o, s:o}", "sources", sources, "datahome",
-			 str_or_null(p->datahome), "dataname", str_or_null(p->dataname),
-			 "provider_type", str_or_null(p->provider_type));
+			 json_str_or_null(p->datahome), "dataname", json_str_or_null(p->dataname),
+			 "provider_type", json_str_or_null(p->provider_type));
 }
 
 /* Per kind of RM_WORKLOAD_SETTINGS row: its JSON value. */
 static json_t *set_STR(const char *v)
 {
-	return str_or_null(v);
+	return json_str_or_null(v);
 }
 static json_t *set_BOOL(int v)
 {
@@ -87,21 +88,21 @@ json_t *rm_workload_to_json(const rm_workload *w)
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "model", str_or_null(w->model_name));
-	json_object_set_new(o, "image", str_or_null(w->image));
-	json_object_set_new(o, "run_id", str_or_null(w->run_id));
-	json_object_set_new(o, "log_dir", str_or_null(w->log_dir));
-	json_object_set_new(o, "extra_args", str_or_null(w->extra_args));
-	json_object_set_new(o, "model_args", str_or_null(w->model_args));
+	json_object_set_new(o, "model", json_str_or_null(w->model_name));
+	json_object_set_new(o, "image", json_str_or_null(w->image));
+	json_object_set_new(o, "run_id", json_str_or_null(w->run_id));
+	json_object_set_new(o, "log_dir", json_str_or_null(w->log_dir));
+	json_object_set_new(o, "extra_args", json_str_or_null(w->extra_args));
+	json_object_set_new(o, "model_args", json_str_or_null(w->model_args));
 	json_object_set_new(o, "n_gpus", json_integer(w->n_gpus));
-	json_object_set_new(o, "tunableop", str_or_null(w->tunableop));
-	json_object_set_new(o, "tunableop_dir", str_or_null(w->tunableop_dir));
+	json_object_set_new(o, "tunableop", json_str_or_null(w->tunableop));
+	json_object_set_new(o, "tunableop_dir", json_str_or_null(w->tunableop_dir));
 	json_object_set_new(o, "timeout", json_real(w->timeout));
 	json_object_set_new(o, "env", kv_pairs(w->env, w->n_env));
-	json_object_set_new(o, "secrets", strv_json(w->secrets, w->n_secrets));
+	json_object_set_new(o, "secrets", json_strv(w->secrets, w->n_secrets));
 	json_object_set_new(o, "mounts", kv_pairs(w->mounts, w->n_mounts));
-	json_object_set_new(o, "gpus", str_or_null(w->gpus));
-	json_object_set_new(o, "cpus", str_or_null(w->cpus));
+	json_object_set_new(o, "gpus", json_str_or_null(w->gpus));
+	json_object_set_new(o, "cpus", json_str_or_null(w->cpus));
 	json_object_set_new(o, "data", plan_json(&w->data));
 	json_object_set_new(o, "settings", settings_json(&w->set));
 	return o;
@@ -115,20 +116,20 @@ json_t *rm_job_doc_to_json(const rm_job_doc *d)
 		const rm_job_entry *e = &d->entries[i];
 		json_t *w = rm_workload_to_json(&e->w);
 		json_object_set_new(w, "pull", json_boolean(e->pull));
-		json_object_set_new(w, "log_base", str_or_null(e->log_base));
+		json_object_set_new(w, "log_base", json_str_or_null(e->log_base));
 		json_object_set_new(ws, e->key, w);
 	}
 	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "schema", RM_WORKLOAD_SCHEMA,
-			 "run_id", str_or_null(d->run_id), "root", str_or_null(d->root), "log_dir",
-			 str_or_null(d->log_dir), "context_files",
-			 strv_json(d->context_files, rm_strv_len(d->context_files)), "contexts",
-			 strv_json(d->contexts, rm_strv_len(d->contexts)), "workloads", ws);
+			 "run_id", json_str_or_null(d->run_id), "root", json_str_or_null(d->root),
+			 "log_dir", json_str_or_null(d->log_dir), "context_files",
+			 json_strv(d->context_files, rm_strv_len(d->context_files)), "contexts",
+			 json_strv(d->contexts, rm_strv_len(d->contexts)), "workloads", ws);
 }
 
 /* ---- reading ---- */
 
 /* A string or null member into *out (owned); a missing member is null. */
-static int get_str(json_t *o, const char *key, char **out, rm_error *err)
+static int member_str(json_t *o, const char *key, char **out, rm_error *err)
 {
 	json_t *v = json_object_get(o, key);
 
@@ -143,16 +144,16 @@ static int get_str(json_t *o, const char *key, char **out, rm_error *err)
 	return 0;
 }
 
-static int need_str(json_t *o, const char *key, char **out, rm_error *err)
+static int member_need_str(json_t *o, const char *key, char **out, rm_error *err)
 {
-	if (get_str(o, key, out, err) < 0)
+	if (member_str(o, key, out, err) < 0)
 		return -1;
 	if (!*out)
 		return rm_error_set(err, RM_ERR_INPUT, "'%s' is missing", key);
 	return 0;
 }
 
-static int get_bool(json_t *o, const char *key, int *out, rm_error *err)
+static int member_bool(json_t *o, const char *key, int *out, rm_error *err)
 {
 	json_t *v = json_object_get(o, key);
 
@@ -165,7 +166,7 @@ static int get_bool(json_t *o, const char *key, int *out, rm_error *err)
 	return 0;
 }
 
-static int get_number(json_t *o, const char *key, double *out, rm_error *err)
+static int member_number(json_t *o, const char *key, double *out, rm_error *err)
 {
 	json_t *v = json_object_get(o, key);
 
@@ -177,8 +178,8 @@ static int get_number(json_t *o, const char *key, double *out, rm_error *err)
 	return 0;
 }
 
-static int get_integer(json_t *o, const char *key, long long lo, long long hi, long long *out,
-		       rm_error *err)
+static int member_integer(json_t *o, const char *key, long long lo, long long hi, long long *out,
+			  rm_error *err)
 {
 	json_t *v = json_object_get(o, key);
 
@@ -191,7 +192,7 @@ static int get_integer(json_t *o, const char *key, long long lo, long long hi, l
 	return 0;
 }
 
-static int get_strv(json_t *o, const char *key, char ***out, size_t *n, rm_error *err)
+static int member_strv(json_t *o, const char *key, char ***out, size_t *n, rm_error *err)
 {
 	json_t *a = json_object_get(o, key), *v;
 	size_t i;
@@ -211,7 +212,7 @@ static int get_strv(json_t *o, const char *key, char ***out, size_t *n, rm_error
 	return 0;
 }
 
-static int get_pairs(json_t *o, const char *key, rm_kv **out, size_t *n, rm_error *err)
+static int member_pairs(json_t *o, const char *key, rm_kv **out, size_t *n, rm_error *err)
 {
 	json_t *a = json_object_get(o, key), *p;
 	size_t i;
@@ -242,14 +243,14 @@ static int source_from(json_t *s, rm_data_source *d, rm_error *err)
 {
 	if (!json_is_object(s))
 		return rm_error_set(err, RM_ERR_INPUT, "not an object");
-	if (need_str(s, "dataname", &d->dataname, err) < 0 ||
-	    need_str(s, "provider", &d->provider, err) < 0 ||
-	    need_str(s, "home", &d->home, err) < 0 ||
-	    get_str(s, "host_path", &d->host_path, err) < 0 ||
-	    get_bool(s, "read_only", &d->read_only, err) < 0 ||
-	    get_bool(s, "create_host_path", &d->create_host_path, err) < 0 ||
-	    get_str(s, "script", &d->script, err) < 0 ||
-	    get_str(s, "script_args", &d->script_args, err) < 0)
+	if (member_need_str(s, "dataname", &d->dataname, err) < 0 ||
+	    member_need_str(s, "provider", &d->provider, err) < 0 ||
+	    member_need_str(s, "home", &d->home, err) < 0 ||
+	    member_str(s, "host_path", &d->host_path, err) < 0 ||
+	    member_bool(s, "read_only", &d->read_only, err) < 0 ||
+	    member_bool(s, "create_host_path", &d->create_host_path, err) < 0 ||
+	    member_str(s, "script", &d->script, err) < 0 ||
+	    member_str(s, "script_args", &d->script_args, err) < 0)
 		return -1;
 	return 0;
 }
@@ -273,9 +274,9 @@ static int plan_from(json_t *o, rm_data_plan *p, rm_error *err)
 		if (source_from(s, &p->sources[i], err) < 0)
 			return rm_error_wrap(err, "'data': source %zu", i);
 	}
-	if (get_str(data, "datahome", &p->datahome, err) < 0 ||
-	    get_str(data, "dataname", &p->dataname, err) < 0 ||
-	    get_str(data, "provider_type", &p->provider_type, err) < 0)
+	if (member_str(data, "datahome", &p->datahome, err) < 0 ||
+	    member_str(data, "dataname", &p->dataname, err) < 0 ||
+	    member_str(data, "provider_type", &p->provider_type, err) < 0)
 		return rm_error_wrap(err, "'data'");
 	if (p->n && (!p->datahome || !p->dataname || !p->provider_type))
 		return rm_error_set(
@@ -288,21 +289,21 @@ static int plan_from(json_t *o, rm_data_plan *p, rm_error *err)
 static int read_STR(json_t *o, const char *key, const char **out, rm_error *err)
 {
 	char *s = NULL;
-	int r = get_str(o, key, &s, err);
+	int r = member_str(o, key, &s, err);
 	*out = s;
 	return r;
 }
 static int read_BOOL(json_t *o, const char *key, int *out, rm_error *err)
 {
-	return get_bool(o, key, out, err);
+	return member_bool(o, key, out, err);
 }
 static int read_SIZE(json_t *o, const char *key, long long *out, rm_error *err)
 {
-	return get_integer(o, key, 0, (long long)1 << 50, out, err);
+	return member_integer(o, key, 0, (long long)1 << 50, out, err);
 }
 static int read_SECONDS(json_t *o, const char *key, double *out, rm_error *err)
 {
-	return get_number(o, key, out, err);
+	return member_number(o, key, out, err);
 }
 
 static int settings_from(json_t *o, rm_workload_settings *s, rm_error *err)
@@ -328,19 +329,21 @@ static int workload_fields(json_t *j, rm_workload *w, rm_error *err)
 
 	if (!json_is_object(j))
 		return rm_error_set(err, RM_ERR_INPUT, "not an object");
-	if (settings_from(j, &w->set, err) < 0 || need_str(j, "model", &w->model_name, err) < 0 ||
-	    get_str(j, "image", &w->image, err) < 0 || need_str(j, "run_id", &w->run_id, err) < 0 ||
-	    get_str(j, "log_dir", &w->log_dir, err) < 0 ||
-	    get_str(j, "extra_args", &w->extra_args, err) < 0 ||
-	    get_str(j, "model_args", &w->model_args, err) < 0 ||
-	    get_integer(j, "n_gpus", -1, 1 << 20, &n_gpus, err) < 0 ||
-	    get_str(j, "tunableop", &w->tunableop, err) < 0 ||
-	    get_str(j, "tunableop_dir", &w->tunableop_dir, err) < 0 ||
-	    get_number(j, "timeout", &w->timeout, err) < 0 ||
-	    get_pairs(j, "env", &w->env, &w->n_env, err) < 0 ||
-	    get_strv(j, "secrets", &w->secrets, &w->n_secrets, err) < 0 ||
-	    get_pairs(j, "mounts", &w->mounts, &w->n_mounts, err) < 0 ||
-	    get_str(j, "gpus", &w->gpus, err) < 0 || get_str(j, "cpus", &w->cpus, err) < 0 ||
+	if (settings_from(j, &w->set, err) < 0 ||
+	    member_need_str(j, "model", &w->model_name, err) < 0 ||
+	    member_str(j, "image", &w->image, err) < 0 ||
+	    member_need_str(j, "run_id", &w->run_id, err) < 0 ||
+	    member_str(j, "log_dir", &w->log_dir, err) < 0 ||
+	    member_str(j, "extra_args", &w->extra_args, err) < 0 ||
+	    member_str(j, "model_args", &w->model_args, err) < 0 ||
+	    member_integer(j, "n_gpus", -1, 1 << 20, &n_gpus, err) < 0 ||
+	    member_str(j, "tunableop", &w->tunableop, err) < 0 ||
+	    member_str(j, "tunableop_dir", &w->tunableop_dir, err) < 0 ||
+	    member_number(j, "timeout", &w->timeout, err) < 0 ||
+	    member_pairs(j, "env", &w->env, &w->n_env, err) < 0 ||
+	    member_strv(j, "secrets", &w->secrets, &w->n_secrets, err) < 0 ||
+	    member_pairs(j, "mounts", &w->mounts, &w->n_mounts, err) < 0 ||
+	    member_str(j, "gpus", &w->gpus, err) < 0 || member_str(j, "cpus", &w->cpus, err) < 0 ||
 	    plan_from(j, &w->data, err) < 0)
 		return -1;
 	w->n_gpus = (long)n_gpus;
@@ -370,7 +373,7 @@ static int schema_of(json_t *doc, int *schema, rm_error *err)
 {
 	long long v = 0;
 
-	if (get_integer(doc, "schema", 0, 1 << 20, &v, err) < 0)
+	if (member_integer(doc, "schema", 0, 1 << 20, &v, err) < 0)
 		return -1;
 	if (v != RM_WORKLOAD_SCHEMA)
 		return rm_error_set(err, RM_ERR_INPUT,
@@ -395,11 +398,12 @@ int rm_job_doc_from_json(rm_job_doc *d, json_t *doc, const char *what, rm_error 
 		rm_error_set(err, RM_ERR_INPUT, "not a JSON object");
 		goto out;
 	}
-	if (schema_of(doc, &d->schema, err) < 0 || need_str(doc, "run_id", &d->run_id, err) < 0 ||
-	    need_str(doc, "root", &d->root, err) < 0 ||
-	    get_str(doc, "log_dir", &d->log_dir, err) < 0 ||
-	    get_strv(doc, "context_files", &d->context_files, &n, err) < 0 ||
-	    get_strv(doc, "contexts", &d->contexts, &n, err) < 0)
+	if (schema_of(doc, &d->schema, err) < 0 ||
+	    member_need_str(doc, "run_id", &d->run_id, err) < 0 ||
+	    member_need_str(doc, "root", &d->root, err) < 0 ||
+	    member_str(doc, "log_dir", &d->log_dir, err) < 0 ||
+	    member_strv(doc, "context_files", &d->context_files, &n, err) < 0 ||
+	    member_strv(doc, "contexts", &d->contexts, &n, err) < 0)
 		goto out;
 	ws = json_object_get(doc, "workloads");
 	if (!json_is_object(ws)) {
@@ -410,8 +414,8 @@ int rm_job_doc_from_json(rm_job_doc *d, json_t *doc, const char *what, rm_error 
 	json_object_foreach (ws, key, w) {
 		rm_job_entry *e = &d->entries[d->n];
 		if (rm_workload_from_json(&e->w, w, err) < 0 ||
-		    get_bool(w, "pull", &e->pull, err) < 0 ||
-		    need_str(w, "log_base", &e->log_base, err) < 0) {
+		    member_bool(w, "pull", &e->pull, err) < 0 ||
+		    member_need_str(w, "log_base", &e->log_base, err) < 0) {
 			rm_workload_release(&e->w);
 			free(e->log_base);
 			rm_error_wrap(err, "workload '%s'", key);

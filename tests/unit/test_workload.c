@@ -7,11 +7,13 @@
  */
 #include <jansson.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
 #include "rm/context.h"
 #include "rm/workload.h"
+#include "../../src/workload/workload_internal.h"
 #include "rm/util.h"
 
 static rm_model model = {.name = "m",
@@ -198,9 +200,127 @@ static void test_custom(void)
 	rm_context_release(&ctx);
 }
 
+/* Every field of a workload, none at its default, survives to-JSON then from-JSON, and both
+ * render the same request. */
+static void test_round_trip(void)
+{
+	rm_data_source src[1] = {{.dataname = "c",
+				  .provider = "custom",
+				  .home = "/data_dlm_0",
+				  .host_path = "/mirror/c",
+				  .read_only = 1,
+				  .create_host_path = 1,
+				  .script = "scripts/common/get.sh",
+				  .script_args = "--to 'a b'"}};
+	rm_data_plan plan = {src, 1, "/data_dlm_0", "c", "custom"};
+	rm_workload_settings set = {
+	    .tunableop = "on", .shm_size = 1 << 30, .keep_alive = 1, .timeout = 42};
+	const char *env[] = {"PATH=/bin", "MAD_SECRETS_HF=tok", "X_MAD_SECRETS=y", NULL};
+	rm_context ctx = {0};
+	rm_workload w, back;
+	rm_workload_in in = {.model = &model,
+			     .ctx = &ctx,
+			     .set = &set,
+			     .run_id = "r1",
+			     .log_dir = "/nonexistent/logs",
+			     .extra_args = " --k v",
+			     .host_env = env};
+	rm_error err = RM_ERROR_INIT;
+	json_t *j, *j2, *b1 = NULL, *b2 = NULL;
+	char *text;
+
+	context(&ctx, "{\"docker_env_vars\": {\"A\": \"1\", \"B\": \"two words\"}, "
+		      "\"docker_mounts\": {\"/in\": \"/out\"}, \"docker_gpus\": \"0,2-3\", "
+		      "\"docker_cpus\": \"0-3\", \"model_args\": \"--m 1\"}");
+	CHECK(rm_workload_build(&w, &in, &err) == 0);
+	rm_workload_set_image(&w, "sha256:abc");
+	rm_workload__plan_copy(&w.data, &plan);
+	j = rm_workload_to_json(&w);
+	text = json_dumps(j, JSON_COMPACT);
+	CHECK(text && !strstr(text, "tok")); /* a secret by name only */
+	free(text);
+	CHECK(rm_workload_from_json(&back, j, &err) == 0);
+	CHECK(back.model == NULL);
+	back.model = &model;
+	CHECK_STR(back.model_name, "m");
+	CHECK_STR(back.image, "sha256:abc");
+	CHECK_STR(back.run_id, "r1");
+	CHECK_STR(back.log_dir, "/nonexistent/logs");
+	CHECK_STR(back.extra_args, " --k v");
+	CHECK_STR(back.model_args, "--m 1");
+	CHECK(back.n_gpus == 0);
+	CHECK_STR(back.tunableop, "on");
+	CHECK_STR(back.tunableop_dir, "/nonexistent/logs/tunableop/m");
+	CHECK(back.timeout == 42);
+	CHECK(back.n_env == 2 && !strcmp(back.env[1].key, "B") &&
+	      !strcmp(back.env[1].value, "two words"));
+	CHECK(back.n_secrets == 2 && !strcmp(back.secrets[0], "MAD_SECRETS_HF") &&
+	      !strcmp(back.secrets[1], "X_MAD_SECRETS"));
+	CHECK(back.n_mounts == 1 && !strcmp(back.mounts[0].key, "/in") &&
+	      !strcmp(back.mounts[0].value, "/out"));
+	CHECK_STR(back.gpus, "0,2-3");
+	CHECK_STR(back.cpus, "0-3");
+	CHECK(back.data.n == 1 && back.data.sources[0].read_only &&
+	      back.data.sources[0].create_host_path);
+	CHECK_STR(back.data.sources[0].script_args, "--to 'a b'");
+	CHECK_STR(back.data.sources[0].host_path, "/mirror/c");
+	CHECK_STR(back.data.provider_type, "custom");
+	CHECK_STR(back.set.tunableop, "on");
+	CHECK(back.set.shm_size == 1 << 30 && back.set.keep_alive && back.set.timeout == 42);
+	j2 = rm_workload_to_json(&back);
+	CHECK(json_equal(j, j2));
+	CHECK(rm_workload_render(&w, &ctx, env, &b1, &err) == 0);
+	CHECK(rm_workload_render(&back, &ctx, env, &b2, &err) == 0);
+	CHECK(b1 && b2 && json_equal(b1, b2));
+	json_decref(b1);
+	json_decref(b2);
+	json_decref(j);
+	json_decref(j2);
+	rm_workload_release(&back);
+	rm_workload_release(&w);
+	rm_context_release(&ctx);
+}
+
+/* The reader refuses what a node cannot trust, naming the key. */
+static void test_job_doc_errors(void)
+{
+	static const struct {
+		const char *json, *want;
+	} cases[] = {
+	    {"[]", "not a JSON object"},
+	    {"{\"run_id\": \"r\", \"root\": \"/\", \"workloads\": {}}", "no 'schema'"},
+	    {"{\"schema\": 9, \"run_id\": \"r\", \"root\": \"/\", \"workloads\": {}}",
+	     "schema 9 is not"},
+	    {"{\"schema\": 1, \"root\": \"/\", \"workloads\": {}}", "'run_id' is missing"},
+	    {"{\"schema\": 1, \"run_id\": \"r\", \"root\": \"/\", \"workloads\": {\"k\": "
+	     "{\"model\": \"m\", \"run_id\": \"r\", \"log_base\": \"l\", \"env\": [[\"A\"]]}}}",
+	     "workload 'k': 'env' item 0 is not a pair of strings"},
+	    {"{\"schema\": 1, \"run_id\": \"r\", \"root\": \"/\", \"workloads\": {\"k\": "
+	     "{\"model\": \"m\", \"run_id\": \"r\", \"log_base\": \"l\", \"timeout\": -1}}}",
+	     "'timeout' is negative"},
+	    {"{\"schema\": 1, \"run_id\": \"r\", \"root\": \"/\", \"workloads\": {\"k\": "
+	     "{\"model\": \"m\", \"run_id\": \"r\", \"log_base\": \"l\", \"settings\": "
+	     "{\"shm_size\": \"1G\"}}}}",
+	     "'settings': 'shm_size' is not an integer"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		rm_error err = RM_ERROR_INIT;
+		rm_job_doc d;
+		json_t *doc = json_loads(cases[i].json, JSON_DECODE_ANY, NULL);
+		CHECK(doc && rm_job_doc_from_json(&d, doc, "f.json", &err) < 0);
+		CHECK(strstr(err.msg, cases[i].want) && strstr(err.msg, "job document 'f.json'"));
+		if (!strstr(err.msg, cases[i].want))
+			fprintf(stderr, "case %zu: %s\n", i, err.msg);
+		json_decref(doc);
+	}
+}
+
 int main(void)
 {
 	test_local();
 	test_custom();
+	test_round_trip();
+	test_job_doc_errors();
 	return check_summary();
 }
