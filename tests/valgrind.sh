@@ -29,8 +29,8 @@ ctx='{"gpu_vendor":"AMD","guest_os":"UBUNTU","MAD_SYSTEM_GPU_ARCHITECTURE":"gfx9
 cat >"$work/job.json" <<JOB
 {"schema": 1, "run_id": "vg", "root": "$work", "log_dir": "$work", "context_files": [],
  "contexts": [], "workloads": {"smoke-0": {"model": "smoke_busybox", "run_id": "vg",
- "image": "ci-smoke_busybox_smoke", "log_dir": "$work", "tunableop": "on",
- "tunableop_dir": "$work/tunableop/smoke_busybox", "timeout": 60, "env": [["VG", "1"]],
+ "image": "ci-smoke_busybox_smoke", "log_dir": "$work",
+ "timeout": 60, "env": [["VG", "1"]],
  "secrets": ["MAD_SECRETS_VG"], "settings": {"shm_size": 1048576}, "pull": true,
  "log_base": "$work/smoke.vg"}}}
 JOB
