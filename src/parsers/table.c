@@ -75,20 +75,41 @@ static void feed_whole(rm_parser *p, const char *s, size_t len, int head_cut, in
 		p->ops->feed_line(p->state, s, len);
 }
 
-void rm_parser_feed(rm_parser *p, const char *line, size_t len)
+/* The length of an unterminated last line without a number that runs into its very end:
+ * `lm loss: 2` may be the start of `lm loss: 2.4774` (a run killed mid-write), while a
+ * record that ends in anything else (`}}`, a unit, a metric name) is read whole. */
+static size_t end_without_cut_number(const char *s, size_t len)
 {
-	int head_cut, tail_cut;
+	if (!len || !((s[len - 1] >= '0' && s[len - 1] <= '9') || s[len - 1] == '.'))
+		return len;
+	while (len && ((s[len - 1] >= '0' && s[len - 1] <= '9') || strchr(".,eE+-", s[len - 1])))
+		len--;
+	return len;
+}
+
+void rm_parser_feed_split(rm_parser *p, const char *line, size_t len, int kind)
+{
+	int head_cut, tail_cut = kind == RM_LINE_PIECE;
 
 	if (!p->ops || !p->state)
 		return;
 	head_cut = p->in_piece;
-	tail_cut = len >= RM_PARSER_LINE_MAX;
 	p->in_piece = tail_cut;
+	if (kind == RM_LINE_END) {
+		len = end_without_cut_number(line, len);
+		if (!len)
+			return;
+	}
 	if (!head_cut && !tail_cut) {
 		p->ops->feed_line(p->state, line, len);
 		return;
 	}
 	feed_whole(p, line, len, head_cut, tail_cut);
+}
+
+void rm_parser_feed(rm_parser *p, const char *line, size_t len)
+{
+	rm_parser_feed_split(p, line, len, RM_LINE_WHOLE);
 }
 
 void rm_parser_feed_fragment(rm_parser *p, const char *line, size_t len)

@@ -336,6 +336,53 @@ S
 	[ "$(csv_col perf.csv 1 metric)" = samples_per_sec ] || fail "metric name: $(cat perf.csv)"
 	;;
 
+long_lines)
+	# Issue 22 (1, 2): a line of exactly 65,536 bytes (or a multiple) is one line, so the
+	# performance line after it counts; a last line without a line end is read, live and by
+	# `parse`; an MLPerf result ending in run_stop without a newline gives its time to train,
+	# an aborted one gives none.
+	script ll <<'S'
+head -c 65536 /dev/zero | tr '\0' x; echo
+head -c 131072 /dev/zero | tr '\0' y; echo
+echo "performance: 11 samples_per_sec"
+S
+	script noeol <<'S'
+echo "warming up"
+printf 'performance: 12 samples_per_sec'
+S
+	fx=$SRC/tests/parsers/mlperf/amd_mi300x_llama2_70b_lora_result_0
+	script mlok <<'S'
+cat result.txt
+S
+	script mlab <<'S'
+cat result.txt
+S
+	sed '/^# /d' "${fx}_no_eol.log" >scripts/mlok/result.txt # keeps the missing line end
+	grep -v '^# ' "${fx}_aborted.log" >scripts/mlab/result.txt
+	[ "$(tail -c 2 scripts/mlok/result.txt)" = '}}' ] || fail "the fixture ends with a newline"
+	printf '[%s, %s, %s, %s]\n' "$(entry it_ll ll "")" "$(entry it_noeol noeol "")" \
+		"$(entry it_mlok mlok "" '"parser": "mlperf"')" "$(entry it_mlab mlab "" '"parser": "mlperf"')" | mkmad
+	"$RM" --tags it_ll -o perf.csv 2>err.txt || fail "65,536-byte line: exit $?: $(cat err.txt; cat perf.csv)"
+	[ "$(csv_col perf.csv 1 performance)" = 11 ] || fail "the line after a 65,536-byte line was lost"
+	"$RM" --tags it_noeol -o perf.csv 2>err.txt || fail "no line end: exit $?: $(cat err.txt; cat perf.csv)"
+	[ "$(csv_col perf.csv 2 performance)" = 12 ] || fail "the last line without a line end was lost"
+	"$RM" parse it_noeol.live.log >parse.csv || fail "parse of the live log: $(cat parse.csv)"
+	grep -q '^performance,12,samples_per_sec' parse.csv || fail "parse: $(cat parse.csv)"
+	"$RM" parse it_ll.live.log >parse.csv || fail "parse of the long-line log: $(cat parse.csv)"
+	grep -q '^performance,11,samples_per_sec' parse.csv || fail "parse: $(cat parse.csv)"
+	"$RM" --tags it_mlok -o perf.csv 2>err.txt || fail "MLPerf without a final newline: $(cat err.txt; cat perf.csv)"
+	[ "$(csv_col perf.csv 3 performance)" = 33.9308 ] || fail "time to train: $(cat perf.csv)"
+	set +e
+	"$RM" --tags it_mlab -o perf.csv 2>err.txt
+	rc=$?
+	set -e
+	[ $rc = 1 ] || fail "aborted MLPerf run: exit $rc: $(cat err.txt)"
+	[ "$(csv_col perf.csv 4 status)" = FAILURE ] || fail "an aborted run is $(csv_col perf.csv 4 status)"
+	grep -q "run_stop status is 'aborted'" perf.csv || fail "reason: $(cat perf.csv)"
+	if grep -q time_to_train perf_it_mlab.csv; then fail "an aborted run has a time to train"; fi
+	grep -q 'samples_count,3840' perf_it_mlab.csv || fail "samples_count: $(cat perf_it_mlab.csv)"
+	;;
+
 *)
 	fail "unknown case"
 	;;
