@@ -270,12 +270,17 @@ static int write_manifest(struct srun *s, rm_error *err)
 			       "/dev",	     run->docker_host,
 			       run->log_dir, 1};
 	rm_finding *findings = NULL;
-	size_t n_findings = 0;
+	size_t n_findings = 0, n_secrets = 0;
 	char *dir = rm_dirname(run->output), *commit = rm_git_commit(run->root);
+	char **secrets = rm_secrets_from_env(environ, &n_secrets);
+	rm_mask mask;
 	json_t *entries = entries_json(s), *options = options_json(s);
 	int ret = -1;
 
 	memset(&ctx, 0, sizeof(ctx));
+	/* A tag argument or an entry's context may carry a secret's value: run.json is
+	 * masked as every other file of the run. */
+	rm_mask_init(&mask, (const char *const *)secrets, n_secrets);
 	s->manifest = rm_xasprintf("%s/run.json", dir);
 	if (manifest_context(s, &ctx, err) < 0)
 		goto out;
@@ -293,9 +298,12 @@ static int write_manifest(struct srun *s, rm_error *err)
 			 ctx.gpu_arch,
 			 ctx.n_gpus,
 			 findings,
-			 n_findings};
+			 n_findings,
+			 &mask};
 	ret = rm_mkdirs(dir, err) < 0 ? -1 : rm_manifest_write(s->manifest, &m, err);
 out:
+	rm_mask_release(&mask);
+	rm_strv_free(secrets);
 	rm_findings_free(findings, n_findings);
 	rm_context_release(&ctx);
 	json_decref(entries);

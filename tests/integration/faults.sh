@@ -383,6 +383,25 @@ S
 	grep -q 'samples_count,3840' perf_it_mlab.csv || fail "samples_count: $(cat perf_it_mlab.csv)"
 	;;
 
+secret_outputs)
+	# Issue 22 (3): a secret given as a tag argument is in no file the run writes: perf CSVs,
+	# logs, run.json, JUnit, summary, report and the archive CI uploads (read inside).
+	script targ <<'S'
+echo "args: $*"
+echo "performance: 3 samples_per_sec"
+S
+	entry it_targ targ "" | sed 's/^/[/; s/$/]/' | mkmad
+	MAD_SECRETS_TOK=tok_SeCrEt_4711 "$RM" --tags "it_targ:tok=tok_SeCrEt_4711" -o out/perf.csv \
+		--log-dir out/logs --junit out/j.xml --summary-markdown out/s.md --html out/r.html \
+		--archive out/a.tar.gz >out.txt 2>err.txt || fail "exit $?: $(cat err.txt)"
+	[ -f out/run.json ] && [ -f out/a.tar.gz ] || fail "outputs missing: $(ls out)"
+	grep -q 'args: .*tok' out/logs/it_targ.live.log || fail "the argument did not reach the script"
+	mkdir unpacked && tar -xzf out/a.tar.gz -C unpacked
+	[ "$(find unpacked -name run.json | wc -l)" = 1 ] || fail "no run.json in the archive"
+	if grep -rl tok_SeCrEt_4711 out unpacked out.txt err.txt; then fail "the secret is in a file the run wrote"; fi
+	grep -q 'it_targ:tok=\*\*\*' out/run.json || fail "run.json does not name the tag: $(cat out/run.json)"
+	;;
+
 *)
 	fail "unknown case"
 	;;
