@@ -14,6 +14,7 @@
 #include "rm/doctor.h"
 #include "rm/util.h"
 #include "rm/registry.h"
+#include "rm/report.h"
 #include "rm/runner.h"
 #include "rm/suite.h"
 
@@ -159,6 +160,42 @@ static int check_selection(struct srun *s, rm_error *err)
 	ret = 0;
 out:
 	rm_registry_release(&reg);
+	return ret;
+}
+
+/* Every file of the run, before anything is built: the perf CSVs of every entry's models,
+ * run.json and the CI outputs (a clash found at the end would lose them). */
+static int check_outputs(const struct srun *s, rm_error *err)
+{
+	const rm_nightly_opts *ci = &s->o->ci;
+	char *dir = rm_dirname(s->run->output), *manifest = rm_xasprintf("%s/run.json", dir);
+	const rm_run_output extra[] = {{manifest, "the run's run.json (beside the perf CSV)"},
+				       {ci->junit, "--junit"},
+				       {ci->summary_markdown, "--summary-markdown"},
+				       {ci->html, "--html"},
+				       {ci->archive, "--archive"}};
+	const char **names = NULL;
+	size_t n = 0;
+	long repeat = 1;
+	int ret;
+
+	for (size_t i = 0; i < s->n; i++) {
+		size_t k;
+		json_t *v;
+		if (s->p[i].repeat > repeat)
+			repeat = s->p[i].repeat;
+		json_array_foreach (s->p[i].selected, k, v) {
+			names = rm_xrealloc(names, (n + 1) * sizeof(*names));
+			names[n++] = json_string_value(v);
+		}
+	}
+	ret = rm_perf_check(s->run->output, err);
+	if (ret == 0)
+		ret = rm_runner_check_outputs(s->run, names, n, repeat, extra,
+					      sizeof(extra) / sizeof(extra[0]), err);
+	free(names);
+	free(manifest);
+	free(dir);
 	return ret;
 }
 
@@ -420,8 +457,8 @@ int rm_suite_run(const rm_suite_run_opts *o, rm_suite_run_result *res, rm_error 
 		ret = run_entries(&s, res, err);
 		goto out;
 	}
-	if (check_selection(&s, err) < 0 || open_baseline(&s, err) < 0 ||
-	    write_manifest(&s, err) < 0)
+	if (check_selection(&s, err) < 0 || check_outputs(&s, err) < 0 ||
+	    open_baseline(&s, err) < 0 || write_manifest(&s, err) < 0)
 		goto out;
 	if (run_entries(&s, res, err) < 0) {
 		finish_partial(&s, res);

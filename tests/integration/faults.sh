@@ -402,6 +402,40 @@ S
 	grep -q 'it_targ:tok=\*\*\*' out/run.json || fail "run.json does not name the tag: $(cat out/run.json)"
 	;;
 
+output_clash)
+	# Issue 22 (4): output names that clash are refused before any image is built, naming
+	# the file: -o perf_<model>.csv of a model of the run, a model named "summary" with
+	# --repeat (perf_summary.csv), another tool's perf_<model>.csv, --html over perf.csv.
+	script oc <<'S'
+echo "performance: 2 samples_per_sec"
+S
+	printf '[%s, %s]\n' "$(entry it_oc oc "")" "$(entry summary oc "")" | mkmad
+	refused() { # LOG_DIR PATTERN ARGS...: exit 5, the message matches, nothing built
+		local logs=$1 pat=$2 rc
+		shift 2
+		set +e
+		"$RM" --log-dir "$logs" "$@" >out.txt 2>err.txt
+		rc=$?
+		set -e
+		[ $rc = 5 ] || fail "$*: exit $rc, want 5: $(cat err.txt)"
+		grep -q "$pat" err.txt || fail "$*: message: $(cat err.txt)"
+		if ls "$logs"/*.build.log >/dev/null 2>&1; then fail "$*: built before refusing"; fi
+	}
+	refused l1 "output clash: 'perf_it_oc.csv' would be both the perf CSV (-o) and the metrics of model 'it_oc'" \
+		--tags it_oc -o perf_it_oc.csv
+	refused l2 "'out/perf_summary.csv' would be both the summary of the repeated runs (perf_summary.csv) and the metrics of model 'summary'" \
+		--tags summary --repeat 2 -o out/perf.csv
+	echo '"name","value"' >perf_it_oc.csv
+	refused l3 "'perf_it_oc.csv' exists with a different header" --tags it_oc -o perf.csv
+	rm perf_it_oc.csv
+	refused l4 "'perf.csv' (the perf CSV (-o)) and './perf.csv' (--html) are one file" \
+		--tags it_oc -o perf.csv --html ./perf.csv
+	[ ! -e perf.csv ] || fail "perf.csv was written: $(cat perf.csv)"
+	# the same run without the clash goes through, its report written
+	"$RM" --tags it_oc --repeat 2 -o perf.csv --html report.html 2>err.txt || fail "$(cat err.txt)"
+	[ -s report.html ] && [ "$(csv_col perf_summary.csv 1 model)" = it_oc ] || fail "outputs missing"
+	;;
+
 *)
 	fail "unknown case"
 	;;
