@@ -436,6 +436,33 @@ S
 	[ -s report.html ] && [ "$(csv_col perf_summary.csv 1 model)" = it_oc ] || fail "outputs missing"
 	;;
 
+perf_symlink)
+	# Issue 22 (8): perf.csv (or a perf_<model>.csv) as a dangling symlink is not followed:
+	# refused before any build, its target never created (as the logs refuse symlinks).
+	script ps <<'S'
+echo "performance: 6 samples_per_sec"
+S
+	entry it_psym ps "" | sed 's/^/[/; s/$/]/' | mkmad
+	mkdir outside
+	ln -s "$WORK/outside/created" perf.csv
+	set +e
+	"$RM" --tags it_psym -o perf.csv --log-dir l1 2>err.txt
+	rc=$?
+	set -e
+	[ $rc = 5 ] || fail "exit $rc, want 5: $(cat err.txt)"
+	grep -q "'perf.csv' is a symbolic link to '$WORK/outside/created', which does not exist: it is not followed" err.txt ||
+		fail "message: $(cat err.txt)"
+	[ ! -e outside/created ] || fail "the symlink was followed"
+	if ls l1/*.build.log >/dev/null 2>&1; then fail "built before refusing"; fi
+	rm perf.csv
+	ln -s "$WORK/outside/metrics" perf_it_psym.csv
+	set +e
+	"$RM" --tags it_psym -o perf.csv --log-dir l2 2>err.txt
+	rc=$?
+	set -e
+	[ $rc = 5 ] && [ ! -e outside/metrics ] || fail "perf_<model>.csv: exit $rc: $(cat err.txt)"
+	;;
+
 *)
 	fail "unknown case"
 	;;
