@@ -236,10 +236,12 @@ struct archive_sink {
 static int archive_data(void *ud, const char *p, size_t n)
 {
 	struct archive_sink *s = ud;
+	/* RM_ERR_IO, not RM_ERR_INPUT: the path exists (a missing one is RM_ERR_INPUT, 404) */
 	if (n > s->max - s->written)
-		return rm_error_set(s->err, RM_ERR_INPUT,
-				    "'%s' in the container is larger than the limit of %zu bytes",
-				    s->path, s->max);
+		return rm_error_set(
+		    s->err, RM_ERR_IO,
+		    "'%s' in the container is over the limit of %zu bytes (%zu MiB)", s->path,
+		    s->max, s->max >> 20);
 	s->written += n;
 	while (n) {
 		ssize_t w = write(s->fd, p, n);

@@ -37,15 +37,26 @@ int rm_tar_extract_one(int in_fd, int out_fd, size_t max_bytes, rm_error *err)
 {
 	int ret = -1, found = 0, r;
 	struct archive_entry *e;
-	char *buf = NULL;
+	char *buf = NULL, *other = NULL; /* what the archive held instead of a file */
 	struct archive *a = tar_reader(in_fd, err);
 
 	if (!a)
 		return -1;
 	buf = rm_xmalloc(COPY_BLOCK);
 	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
-		if (archive_entry_filetype(e) != AE_IFREG)
+		if (archive_entry_filetype(e) != AE_IFREG) {
+			const char *name = archive_entry_pathname(e),
+				   *to = archive_entry_symlink(e);
+			if (!other && archive_entry_filetype(e) == AE_IFLNK)
+				other = rm_xasprintf("'%s' is a symbolic link (to '%s'), not a "
+						     "file: it is not followed",
+						     name ? name : "?", to ? to : "?");
+			else if (!other && archive_entry_filetype(e) == AE_IFDIR)
+				other = rm_xasprintf("'%.*s' is a folder, not a file",
+						     name ? (int)strcspn(name, "/") : 1,
+						     name ? name : "?");
 			continue;
+		}
 		if (found) {
 			rm_error_set(err, RM_ERR_INPUT,
 				     "the archive holds more than one file (a folder was given?)");
@@ -55,8 +66,9 @@ int rm_tar_extract_one(int in_fd, int out_fd, size_t max_bytes, rm_error *err)
 		if (archive_entry_size_is_set(e) && archive_entry_size(e) >= 0 &&
 		    (uint64_t)archive_entry_size(e) > max_bytes) {
 			rm_error_set(err, RM_ERR_INPUT,
-				     "'%s' is larger than the limit of %zu bytes",
-				     archive_entry_pathname(e), max_bytes);
+				     "'%s' is %lld bytes, over the limit of %zu bytes (%zu MiB)",
+				     archive_entry_pathname(e), (long long)archive_entry_size(e),
+				     max_bytes, max_bytes >> 20);
 			goto out;
 		}
 		size_t total = 0;
@@ -65,8 +77,8 @@ int rm_tar_extract_one(int in_fd, int out_fd, size_t max_bytes, rm_error *err)
 			total += (size_t)n;
 			if (total > max_bytes) {
 				rm_error_set(err, RM_ERR_INPUT,
-					     "'%s' is larger than the limit of %zu bytes",
-					     archive_entry_pathname(e), max_bytes);
+					     "'%s' is over the limit of %zu bytes (%zu MiB)",
+					     archive_entry_pathname(e), max_bytes, max_bytes >> 20);
 				goto out;
 			}
 			if (rm_write_all(out_fd, buf, (size_t)n) < 0) {
@@ -85,11 +97,13 @@ int rm_tar_extract_one(int in_fd, int out_fd, size_t max_bytes, rm_error *err)
 		goto out;
 	}
 	if (!found) {
-		rm_error_set(err, RM_ERR_INPUT, "the archive holds no regular file");
+		rm_error_set(err, RM_ERR_INPUT, "%s",
+			     other ? other : "the archive holds no regular file");
 		goto out;
 	}
 	ret = 0;
 out:
+	free(other);
 	free(buf);
 	archive_read_free(a);
 	return ret;

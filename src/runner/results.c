@@ -20,7 +20,9 @@
 #include "rm/util.h"
 #include "rm/engine.h"
 
+/* The largest multiple_results (or data status) file read back (docs/workloads.md). */
 #define RESULTS_MAX_BYTES ((size_t)16 << 20)
+#define RESULTS_TAR_SLACK ((size_t)64 << 10)
 
 FILE *rm_runner__fetch_file(struct run *r, rm_job *job, const char *path, rm_error *err)
 {
@@ -30,13 +32,17 @@ FILE *rm_runner__fetch_file(struct run *r, rm_job *job, const char *path, rm_err
 
 	if (tfd < 0)
 		goto out;
-	if (r->launcher.ops->fetch(r->launcher.state, job, path, tfd, RESULTS_MAX_BYTES * 2, err) <
-	    0)
+	/* the tar of one file: the file, a header or two and padding */
+	if (r->launcher.ops->fetch(r->launcher.state, job, path, tfd,
+				   RESULTS_MAX_BYTES + RESULTS_TAR_SLACK, err) < 0)
 		goto out;
 	cfd = rm_make_temp(&csv_path, err);
-	if (cfd < 0 || lseek(tfd, 0, SEEK_SET) < 0 ||
-	    rm_tar_extract_one(tfd, cfd, RESULTS_MAX_BYTES, err) < 0)
+	if (cfd < 0 || lseek(tfd, 0, SEEK_SET) < 0)
 		goto out;
+	if (rm_tar_extract_one(tfd, cfd, RESULTS_MAX_BYTES, err) < 0) {
+		err->kind = RM_ERR_IO; /* it is there, and not usable: never "missing" */
+		goto out;
+	}
 	f = fopen(csv_path, "r");
 	if (!f)
 		rm_error_set(err, RM_ERR_IO, "cannot read '%s'", csv_path);
@@ -66,10 +72,12 @@ static FILE *fetch_results(struct run *r, const rm_model *m, rm_job *job, char *
 	for (int i = 0; i < 2 && !f; i++) {
 		rm_error_clear(err);
 		f = rm_runner__fetch_file(r, job, paths[i], err);
-		if (f)
+		if (f) {
 			*where = rm_xstrdup(paths[i]);
-		else if (err->kind != RM_ERR_INPUT) /* not a missing file: say what it was */
+		} else if (err->kind != RM_ERR_INPUT) { /* there, but not usable: say why */
+			rm_error_wrap(err, "multiple_results '%s'", m->multiple_results);
 			break;
+		}
 	}
 	if (!f && err->kind == RM_ERR_INPUT)
 		rm_error_set(err, RM_ERR_INPUT,

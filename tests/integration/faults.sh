@@ -463,6 +463,43 @@ S
 	[ $rc = 5 ] && [ ! -e outside/metrics ] || fail "perf_<model>.csv: exit $rc: $(cat err.txt)"
 	;;
 
+results_limits)
+	# Issue 22 (5): a multiple_results file over the 16 MiB limit (under and over the
+	# engine's 32 MiB copy limit), a symlink and a folder each get a reason that says so,
+	# not "the script wrote no such file".
+	script big <<'S'
+printf 'model,performance,metric\n' > results.csv
+head -c 16777216 /dev/zero | tr '\0' 'a' >> results.csv
+S
+	script huge <<'S'
+head -c 41943040 /dev/zero > results.csv
+S
+	script link <<'S'
+printf 'model,performance,metric\nm,1,x\n' > /tmp/real.csv
+ln -s /tmp/real.csv results.csv
+S
+	script dir <<'S'
+mkdir results.csv
+S
+	mr='"multiple_results": "results.csv"'
+	printf '[%s, %s, %s, %s]\n' "$(entry it_rbig big "" "$mr")" "$(entry it_rhuge huge "" "$mr")" \
+		"$(entry it_rlink link "" "$mr")" "$(entry it_rdir dir "" "$mr")" | mkmad
+	reason_of() { # MODEL PATTERN
+		set +e
+		"$RM" --tags "$1" -o "$1.csv" 2>"$1.err"
+		rc=$?
+		set -e
+		[ $rc = 1 ] || fail "$1: exit $rc: $(cat "$1.err")"
+		[ "$(csv_col "$1.csv" 1 status)" = FAILURE ] || fail "$1: status"
+		grep -q "$2" "$1.csv" || fail "$1: reason: $(csv_col "$1.csv" 1 reason)"
+		if grep -q "wrote no such file" "$1.csv"; then fail "$1: called missing"; fi
+	}
+	reason_of it_rbig "multiple_results 'results.csv': 'results.csv' is 16777241 bytes, over the limit of 16777216 bytes (16 MiB)"
+	reason_of it_rhuge "multiple_results 'results.csv': .*'/myworkspace/it_rhuge/results.csv' in the container is over the limit of 16842752 bytes (16 MiB)"
+	reason_of it_rlink "multiple_results 'results.csv': 'results.csv' is a symbolic link (to '/tmp/real.csv'), not a file: it is not followed"
+	reason_of it_rdir "multiple_results 'results.csv': 'results.csv' is a folder, not a file"
+	;;
+
 *)
 	fail "unknown case"
 	;;
