@@ -132,6 +132,12 @@ int rm_engine_kill(rm_docker *d, const char *id, const char *signal, rm_error *e
 int rm_engine_remove(rm_docker *d, const char *id, rm_error *err);
 /* GET /containers/{id}/json; *out owned by caller. */
 int rm_engine_inspect(rm_docker *d, const char *id, json_t **out, rm_error *err);
+/* How a container ended, from GET /containers/{id}/json: *gone = 1 when someone removed it
+ * (the engine no longer knows it, 404, or its State.Status is "removing": a forced removal
+ * says so before it kills), *oom_killed from State.OOMKilled. Returns 0, or -1 when the
+ * engine cannot say (unreachable, another error). */
+int rm_engine_container_end(rm_docker *d, const char *id, int *gone, int *oom_killed,
+			    rm_error *err);
 /* GET /containers/json?all=1&filters={"label":[label]}: ids (NULL-terminated, free with
  * rm_strv_free). */
 int rm_engine_list_by_label(rm_docker *d, const char *label, char ***ids, size_t *n, rm_error *err);

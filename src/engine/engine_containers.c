@@ -138,6 +138,34 @@ int rm_engine_inspect(rm_docker *d, const char *id, json_t **out, rm_error *err)
 	return ret;
 }
 
+int rm_engine_container_end(rm_docker *d, const char *id, int *gone, int *oom_killed, rm_error *err)
+{
+	struct req r;
+	char *esc = rm_engine__escape(id), *path = rm_xasprintf("/containers/%s/json", esc);
+	json_t *o = NULL;
+	int ret;
+
+	*gone = 0;
+	*oom_killed = 0;
+	rm_engine__req_init(&r, "GET", path, SHORT_TIMEOUT);
+	ret = rm_engine__json_request(d, &r, &o, err);
+	if (ret < 0 && r.status == 404) {
+		*gone = 1;
+		rm_error_clear(err);
+		ret = 0;
+	} else if (ret == 0) {
+		json_t *st = json_object_get(o, "State");
+		const char *status = json_string_value(json_object_get(st, "Status"));
+		/* a forced removal marks the container "removing" before it kills it */
+		*gone = status && !strcmp(status, "removing");
+		*oom_killed = json_is_true(json_object_get(st, "OOMKilled"));
+	}
+	json_decref(o);
+	free(path);
+	free(esc);
+	return ret < 0 ? -1 : 0;
+}
+
 int rm_engine_list_containers(rm_docker *d, const char *label, json_t **out, rm_error *err)
 {
 	int ret = -1;

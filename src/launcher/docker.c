@@ -211,12 +211,41 @@ static int wait_poll(void *ud)
 	return w->spec->cancelled ? w->spec->cancelled(w->spec->ud) : 0;
 }
 
+/*
+ * The exit status, and what the engine knows of an end that is not the script's own: an
+ * out-of-memory kill (State.OOMKilled) or a container removed by someone else (the engine
+ * no longer knows it) is the row's reason (RM_LAUNCH_FAILED), not "exited with code 137" nor
+ * a lost engine.
+ */
 static int docker_wait(void *state, rm_job *job, double timeout, long *status, rm_error *err)
 {
 	struct docker_launcher *dl = state;
 	struct wait_budget w = {job->spec, timeout > 0 ? rm_now() + timeout : 0};
+	rm_error ierr = RM_ERROR_INIT;
+	int rc = rm_engine_wait(dl->d, job->id, "not-running", status, wait_poll, &w, err);
+	int gone = 0, oom = 0;
 
-	return rm_engine_wait(dl->d, job->id, "not-running", status, wait_poll, &w, err);
+	if ((rc == 0 && *status == 0) || rc == RM_ENGINE_CANCELLED || rm_interrupt_pending())
+		return rc;
+	if (rm_engine_container_end(dl->d, job->id, &gone, &oom, &ierr) < 0)
+		return rc; /* the engine cannot say: what wait found stands */
+	if (gone) {
+		*status = -1; /* what wait said (137) is the removal's kill, not the script's */
+		rm_error_set(
+		    err, RM_ERR_DOCKER,
+		    "the container was removed while the workload ran (by another process: "
+		    "'docker rm -f', a clean-up job); its exit status is unknown");
+		return RM_LAUNCH_FAILED;
+	}
+	if (rc == 0 && oom) {
+		rm_error_set(err, RM_ERR_DOCKER,
+			     "out of memory: the kernel killed the workload (the container's "
+			     "State.OOMKilled; exit code %ld); give it more memory or make it use "
+			     "less (batch size)",
+			     *status);
+		return RM_LAUNCH_FAILED;
+	}
+	return rc;
 }
 
 static int docker_fetch(void *state, rm_job *job, const char *path, int fd, size_t max,

@@ -500,6 +500,52 @@ S
 	reason_of it_rdir "multiple_results 'results.csv': 'results.csv' is a folder, not a file"
 	;;
 
+oom_removed)
+	# Issue 22 (6): an out-of-memory kill reads as such (the engine's State.OOMKilled), and
+	# a container removed by someone else mid-run reads as such (exit 1, not a lost engine),
+	# neither as "the script exited with code 137".
+	script oom <<'S'
+echo started
+sleep 3
+exec dd if=/dev/zero of=/dev/null bs=256M count=1
+echo "performance: 1 samples_per_sec"
+S
+	printf '[%s, %s]\n' "$(entry it_oom oom "")" "$(entry it_gone sleeper "")" | mkmad
+	script sleeper <<'S'
+echo started
+sleep 300
+S
+	cid_of() { # MODEL: the id of its running container
+		api GET "/containers/json?filters=$(printf '{"label":["run_models.model=%s"]}' "$1" | jq -sRr @uri)" | jq -r '.[0].Id'
+	}
+	"$RM" --tags it_oom -o perf.csv 2>err.txt &
+	pid=$!
+	wait_started it_oom 60
+	# a memory limit the workload's next step cannot live with
+	curl -fsS --unix-socket "$SOCK" -X POST -H 'Content-Type: application/json' \
+		-d '{"Memory": 67108864, "MemorySwap": 67108864}' \
+		"http://localhost/containers/$(cid_of it_oom)/update" >/dev/null || fail "cannot set a memory limit"
+	set +e
+	wait $pid
+	rc=$?
+	set -e
+	[ $rc = 1 ] || fail "OOM: exit $rc: $(cat err.txt)"
+	grep -q "out of memory: the kernel killed the workload" perf.csv || fail "OOM reason: $(csv_col perf.csv 1 reason)"
+	[ "$(csv_col perf.csv 1 exit_code)" = 137 ] || fail "exit_code column: $(csv_col perf.csv 1 exit_code)"
+	"$RM" --tags it_gone -o perf.csv 2>err.txt &
+	pid=$!
+	wait_started it_gone 60
+	api DELETE "/containers/$(cid_of it_gone)?force=1" >/dev/null
+	set +e
+	wait $pid
+	rc=$?
+	set -e
+	[ $rc = 1 ] || fail "removed: exit $rc: $(cat err.txt)"
+	grep -q "the container was removed while the workload ran" perf.csv || fail "removed reason: $(csv_col perf.csv 2 reason)"
+	if grep -q "exited with code 137" perf.csv; then fail "reads as an exit code"; fi
+	[ "$(containers_of it_gone)" = 0 ] || fail "container left"
+	;;
+
 *)
 	fail "unknown case"
 	;;
