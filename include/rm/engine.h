@@ -253,9 +253,11 @@ int rm_tar_extract_one(int in_fd, int out_fd, size_t max_bytes, rm_error *err);
 /*
  * Extracts a tar stream from in_fd below dest_dir, securely (no "..", no absolute paths, no
  * writing through symlinks: libarchive's ARCHIVE_EXTRACT_SECURE_* flags). strip removes the
- * given number of leading path components.
+ * given number of leading path components. Only files, folders and symlinks are made:
+ * device nodes, FIFOs and sockets (and hard links to them) are left out, their number in
+ * *skipped (may be NULL).
  */
-int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, rm_error *err);
+int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, size_t *skipped, rm_error *err);
 
 /* .dockerignore matching, exposed for unit tests. Patterns are the file's lines. */
 typedef struct rm_ignore rm_ignore;

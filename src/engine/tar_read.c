@@ -148,11 +148,29 @@ static int extract_entry(struct archive *a, struct archive *out, struct archive_
 	return 0;
 }
 
-int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, rm_error *err)
+/* A device node, FIFO or socket: never made on the host (a block device node readable by
+ * everyone is a disk anyone can read). */
+static int special_file(struct archive_entry *e)
+{
+	mode_t t = archive_entry_filetype(e);
+	return t == AE_IFCHR || t == AE_IFBLK || t == AE_IFIFO || t == AE_IFSOCK;
+}
+
+static int name_in(char *const *v, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i], name))
+			return 1;
+	return 0;
+}
+
+int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, size_t *skipped, rm_error *err)
 {
 	int ret = -1, cwd = -1, moved = 0, r;
 	struct archive *a = NULL, *out = NULL;
 	struct archive_entry *e;
+	char **left_out = NULL; /* names of the special files left out (hard links to them too) */
+	size_t n_left = 0;
 
 	/*
 	 * libarchive extracts relative to the working directory, and its SECURE_* checks
@@ -197,6 +215,15 @@ int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, rm_error *err
 			copy = rm_xstrdup(l);
 			archive_entry_set_hardlink(e, copy);
 			free(copy);
+			if (name_in(left_out, n_left, archive_entry_hardlink(e))) {
+				left_out =
+				    rm_strv_push(left_out, &n_left, archive_entry_pathname(e));
+				continue;
+			}
+		}
+		if (special_file(e)) {
+			left_out = rm_strv_push(left_out, &n_left, archive_entry_pathname(e));
+			continue;
 		}
 		if (extract_entry(a, out, e, err) < 0)
 			goto out;
@@ -211,7 +238,10 @@ int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, rm_error *err
 		goto out;
 	}
 	ret = 0;
+	if (skipped)
+		*skipped = n_left;
 out:
+	rm_strv_free(left_out);
 	if (out)
 		archive_write_free(out);
 	if (a)

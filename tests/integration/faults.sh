@@ -546,6 +546,27 @@ S
 	[ "$(containers_of it_gone)" = 0 ] || fail "container left"
 	;;
 
+keep_dir_nodes)
+	# Issue 22 (7): --keep-model-dir never recreates the device nodes or FIFOs a script
+	# made in its model dir on the host (a block device node 0644 on the host is a disk
+	# anyone can read); its files are kept.
+	script knodes <<'S'
+mknod disk b 8 0 && chmod 644 disk
+mknod tty c 5 0
+mkfifo fifo
+ln disk disk.hardlink
+echo "kept" > result.txt
+ls -l
+echo "performance: 3 samples_per_sec"
+S
+	entry it_knodes knodes "" | sed 's/^/[/; s/$/]/' | mkmad
+	"$RM" --tags it_knodes --keep-model-dir --log-dir logs -o perf.csv 2>err.txt || fail "exit $?: $(cat err.txt)"
+	grep -q '^brw-r--r--.* disk$' logs/it_knodes.live.log || fail "the script made no device node: $(cat logs/it_knodes.live.log)"
+	grep -q kept logs/it_knodes/result.txt || fail "model dir not kept: $(cat err.txt)"
+	[ -z "$(find logs -type b -o -type c -o -type p -o -type s)" ] || fail "special files on the host: $(find logs -type b -o -type c -o -type p)"
+	grep -q "left out 4 device node(s), FIFO(s) or socket(s) of its model dir" err.txt || fail "no word of it: $(cat err.txt)"
+	;;
+
 *)
 	fail "unknown case"
 	;;
