@@ -79,6 +79,8 @@ const char *rm_engine_host(const rm_docker *d);	       /* what we connected to *
 
 /* GET /version; *out owned by caller (json_decref). */
 int rm_engine_version(rm_docker *d, json_t **out, rm_error *err);
+/* GET /_ping: 0 when the engine answers (within 20 s), else -1. */
+int rm_engine_ping(rm_docker *d, rm_error *err);
 
 typedef struct rm_build_opts {
 	const char *context_tar; /* path of a tar file written by rm_tar_build_context */
@@ -88,6 +90,9 @@ typedef struct rm_build_opts {
 	int nocache;
 	const char *networkmode; /* "host" or NULL */
 	json_t *labels;		 /* image labels, object of strings, or NULL */
+	/* "name:ip" added to /etc/hosts of the build's RUN containers, or NULL: a mark the
+	 * classic builder puts on the containers it makes (labels reach only the image) */
+	const char *extrahosts;
 	/* Each line of build output (the "stream" texts, split at '\n'), for the build log. */
 	void (*on_line)(void *ud, const char *line, size_t len);
 	void *ud;
@@ -142,7 +147,7 @@ int rm_engine_container_end(rm_docker *d, const char *id, int *gone, int *oom_ki
  * rm_strv_free). */
 int rm_engine_list_by_label(rm_docker *d, const char *label, char ***ids, size_t *n, rm_error *err);
 /* The same listing as the engine gives it: an array of {Id, Names, Labels, State, ...};
- * *out owned by caller. */
+ * label NULL lists every container; *out owned by caller. */
 int rm_engine_list_containers(rm_docker *d, const char *label, json_t **out, rm_error *err);
 
 /* ---- images and registries (src/engine/images.c) ----

@@ -153,6 +153,8 @@ int rm_engine_build(rm_docker *d, const rm_build_opts *o, char **image_id, rm_er
 	if (o->networkmode)
 		bad |= add_param(&q, "networkmode", o->networkmode);
 	bad |= add_json_param(&q, "labels", o->labels);
+	if (o->extrahosts)
+		bad |= add_param(&q, "extrahosts", o->extrahosts);
 	if (bad) {
 		rm_error_set(err, RM_ERR_INPUT, "the build arguments are too long");
 		goto out;

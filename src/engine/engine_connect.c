@@ -154,6 +154,15 @@ const char *rm_engine_host(const rm_docker *d)
 	return d->host;
 }
 
+int rm_engine_ping(rm_docker *d, rm_error *err)
+{
+	struct req r;
+
+	rm_engine__req_init(&r, "GET", "/_ping", PING_TIMEOUT);
+	r.unversioned = 1;
+	return rm_engine__do_request(d, &r, err) < 0 ? -1 : 0;
+}
+
 int rm_engine_version(rm_docker *d, json_t **out, rm_error *err)
 {
 	struct req r;

@@ -171,16 +171,20 @@ int rm_engine_list_containers(rm_docker *d, const char *label, json_t **out, rm_
 	int ret = -1;
 	struct req r;
 	json_t *resp = NULL;
-	json_t *filters = json_pack("{s:[s]}", "label", label);
+	json_t *filters = label ? json_pack("{s:[s]}", "label", label) : NULL;
 	char *js = filters ? json_dumps(filters, JSON_COMPACT) : NULL;
 	char *esc = NULL, *path = NULL;
 
-	if (!js) {
+	if (label && !js) {
 		rm_error_set(err, RM_ERR_INTERNAL, "cannot encode the label filter");
 		goto out;
 	}
-	esc = rm_engine__escape(js);
-	path = rm_xasprintf("/containers/json?all=1&filters=%s", esc);
+	if (js) {
+		esc = rm_engine__escape(js);
+		path = rm_xasprintf("/containers/json?all=1&filters=%s", esc);
+	} else {
+		path = rm_xstrdup("/containers/json?all=1");
+	}
 	rm_engine__req_init(&r, "GET", path, SHORT_TIMEOUT);
 	if (rm_engine__json_request(d, &r, &resp, err) < 0)
 		goto out;

@@ -567,6 +567,53 @@ S
 	grep -q "left out 4 device node(s), FIFO(s) or socket(s) of its model dir" err.txt || fail "no word of it: $(cat err.txt)"
 	;;
 
+engine_dies_build)
+	# Issue 22 (10): the engine dies during a build: the documented engine loss (exit 4,
+	# the reason names the engine), and the build's container, which the engine keeps when
+	# it comes back, is removed by the next run.
+	# shellcheck source=tests/faults/lib.sh
+	. "$SRC/tests/faults/lib.sh"
+	edir=$(mktemp -d /var/tmp/rmb.XXXXXX)/e
+	faults_dockerd_start "$edir" || fail "cannot start a private dockerd"
+	cleanup_fns+=("faults_dockerd_cleanup $edir")
+	DOCKER_HOST=unix://$edir/docker.sock
+	SOCK=$edir/docker.sock
+	script bdie <<'S'
+echo "performance: 1 samples_per_sec"
+S
+	printf '[%s, %s]\n' "$(entry it_bdie bdie "" | sed 's|docker/smoke|docker/slow|')" \
+		"$(entry it_bnext bdie "")" | mkmad
+	cat >docker/slow.Dockerfile <<'D'
+FROM scratch
+COPY smoke/busybox /bin/busybox
+RUN ["/bin/busybox", "--install", "-s", "/bin"]
+RUN echo building-slowly && sleep 300
+D
+	"$RM" --tags it_bdie -o perf.csv 2>err.txt &
+	pid=$!
+	left() { api GET "/containers/json?all=1" | jq '[.[] | select(.Command | test("building-slowly"))] | length'; }
+	for _ in $(seq 1 600); do [ "$(left)" = 1 ] && break; sleep 0.1; done
+	[ "$(left)" = 1 ] || fail "the build never reached its RUN step: $(cat err.txt)"
+	t=$(now)
+	faults_dockerd_kill "$edir" || fail "cannot kill the engine"
+	set +e
+	wait $pid
+	rc=$?
+	set -e
+	echo "gave up in $(since "$t") s"
+	[ $rc = 4 ] || fail "exit $rc, want 4: $(cat err.txt)"
+	[ "$(csv_col perf.csv 1 status)" = FAILURE ] || fail "status: $(cat perf.csv)"
+	grep -q "lost the engine at unix://$edir/docker.sock while building" perf.csv ||
+		fail "reason: $(csv_col perf.csv 1 reason)"
+	# the engine comes back with the build's container; the next run removes it
+	faults_dockerd_start "$edir" || fail "cannot restart the engine"
+	[ "$(left)" = 1 ] || fail "the engine kept no build container to reap: $(api GET '/containers/json?all=1')"
+	"$RM" --tags it_bnext -o next.csv 2>next.txt || fail "next run: $(cat next.txt)"
+	[ "$(left)" = 0 ] || fail "the build container is left after the next run"
+	grep -q "removed leftover build container .* of a build whose runner (pid $pid) is gone" next.txt ||
+		fail "the next run did not say so: $(cat next.txt)"
+	;;
+
 *)
 	fail "unknown case"
 	;;
