@@ -31,6 +31,12 @@ char *rm_xvasprintf(const char *fmt, va_list ap);
 int rm_parse_long(const char *s, long min, long max, long *out);
 /* Same for a finite double (no nan/inf). */
 int rm_parse_double(const char *s, double *out);
+/* Text that came from a workload, for a CSV cell (a metric name, a unit): when it starts
+ * with '=', '+', '-', '@', a tab or a carriage return and is not a number, a copy with a
+ * leading "'", so a spreadsheet that opens the CSV shows it instead of running it as a
+ * formula; anything else (and every number: "-1.5", "+0.00") copied as it is. Caller
+ * frees. */
+char *rm_cell_text(const char *s);
 /* A size as Docker writes it: "64G", "512m", "1.5g", "1073741824" (k m g t, powers of 1024,
  * an optional trailing b). Returns 0 and sets *bytes, or -1. */
 int rm_parse_size(const char *s, long long *bytes);

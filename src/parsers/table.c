@@ -163,9 +163,10 @@ void rm_result_add(rm_parse_result *r, const char *name, double value, const cha
 		return;
 	r->metrics = rm_xrealloc(r->metrics, (r->n + 1) * sizeof(*r->metrics));
 	m = &r->metrics[r->n++];
-	m->name = rm_xstrdup(name ? name : "");
+	/* names and units come from the log: never a spreadsheet formula in a CSV */
+	m->name = rm_cell_text(name ? name : "");
 	m->value = value;
-	m->unit = rm_xstrdup(unit ? unit : "");
+	m->unit = rm_cell_text(unit ? unit : "");
 	m->step = step;
 	m->aggregate = rm_xstrdup(aggregate ? aggregate : "last");
 }
@@ -185,7 +186,7 @@ void rm_result_set_performance_agg(rm_parse_result *r, double value, const char 
 	free(r->performance_aggregate);
 	free(r->problem);
 	r->problem = NULL;
-	r->performance_metric = rm_xstrdup(metric ? metric : "");
+	r->performance_metric = rm_cell_text(metric ? metric : "");
 	r->performance_aggregate = rm_xstrdup(aggregate ? aggregate : "last");
 	r->performance = value;
 	r->has_performance = 1;

@@ -189,7 +189,7 @@ static void add_row(struct outcome *oc, const rm_model *m, const struct results_
 		    size_t n, size_t line)
 {
 	const char *name = cell(rec, n, c->model), *perf = cell(rec, n, c->perf);
-	char *row_model = rm_xasprintf("%s_%s", m->name, name), *why;
+	char *row_model = rm_xasprintf("%s_%s", m->name, name), *why, *metric;
 	size_t k = oc->mr_n;
 	double v;
 
@@ -206,7 +206,9 @@ static void add_row(struct outcome *oc, const rm_model *m, const struct results_
 	k = oc->mr_n;
 	oc->mr_perf = rm_strv_push(oc->mr_perf, &k, *why ? "" : perf);
 	k = oc->mr_n;
-	oc->mr_metric = rm_strv_push(oc->mr_metric, &k, cell(rec, n, c->metric));
+	metric = rm_cell_text(cell(rec, n, c->metric)); /* the script's text: no formula */
+	oc->mr_metric = rm_strv_push(oc->mr_metric, &k, metric);
+	free(metric);
 	k = oc->mr_n;
 	oc->mr_reason = rm_strv_push(oc->mr_reason, &k, why);
 	oc->mr_n = k;

@@ -614,6 +614,46 @@ D
 		fail "the next run did not say so: $(cat next.txt)"
 	;;
 
+formula_cells)
+	# Issue 22 (12): workload text that a spreadsheet would run as a formula (a metric name
+	# from the log, a multiple_results metric) is written with a leading "'"; every number
+	# (a negative one too) and everything from models.json (args "--batch-size 8") is
+	# written as it is, so a CSV reader gets the same values.
+	script fcell <<'S'
+echo 'performance: -7.25 =cmd|calc!A0'
+S
+	script fmulti <<'S'
+printf 'model,performance,metric\nrow1,-3.5,@SUM(1+1)\nrow2,2,+cmd|calc\n' > results.csv
+S
+	printf '[%s, %s]\n' "$(entry it_fcell fcell "--batch-size 8")" \
+		"$(entry it_fmulti fmulti "" '"multiple_results": "results.csv"')" | mkmad
+	"$RM" --tags it_fcell -o perf.csv 2>err.txt || fail "exit $?: $(cat err.txt)"
+	"$RM" --tags it_fmulti -o perf.csv 2>err.txt || fail "exit $?: $(cat err.txt)"
+	python3 - perf.csv perf_it_fcell.csv <<'P' || fail "$(cat perf.csv perf_it_fcell.csv)"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+want = [("it_fcell", -7.25, "'=cmd|calc!A0"),
+        ("it_fmulti_row1", -3.5, "'@SUM(1+1)"), ("it_fmulti_row2", 2.0, "'+cmd|calc")]
+for r, (model, perf, metric) in zip(rows, want):
+    assert r["model"] == model, r["model"]
+    assert float(r["performance"]) == perf, r["performance"]
+    assert r["metric"] == metric, r["metric"]
+assert rows[0]["args"] == "--batch-size 8", rows[0]["args"]
+def number(c):
+    try:
+        float(c)
+        return True
+    except ValueError:
+        return False
+# nothing a spreadsheet would run, but numbers and the models.json args
+formula = [c for r in rows for c in r.values()
+           if c and c[0] in "=+-@" and not number(c) and c != "--batch-size 8"]
+assert not formula, formula
+m = list(csv.DictReader(open(sys.argv[2], newline="")))
+assert any(x["metric"] == "'=cmd|calc!A0" and float(x["value"]) == -7.25 for x in m), m
+P
+	;;
+
 *)
 	fail "unknown case"
 	;;
