@@ -600,7 +600,7 @@ D
 	wait $pid
 	rc=$?
 	set -e
-	echo "gave up in $(since "$t") s"
+	echo "recovered in $(since "$t") s"
 	[ $rc = 4 ] || fail "exit $rc, want 4: $(cat err.txt)"
 	[ "$(csv_col perf.csv 1 status)" = FAILURE ] || fail "status: $(cat perf.csv)"
 	grep -q "lost the engine at unix://$edir/docker.sock while building" perf.csv ||
