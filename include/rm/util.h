@@ -86,6 +86,17 @@ int rm_process_gone(long pid, long long start);
 void rm_interrupt_set(int (*fn)(void *ud), void *ud);
 int rm_interrupt_pending(void);
 
+/*
+ * Signals (src/util/signals.c): rm_signals_install catches SIGINT, SIGTERM and SIGHUP and
+ * ignores SIGPIPE. The first signal is recorded; a second one exits at once (128 + N), or,
+ * when patient (SLURM's per-node runner, which SLURM signals repeatedly while it cleans up),
+ * is ignored. Only the command layer installs them.
+ */
+void rm_signals_install(int patient);
+int rm_signal_received(void);	   /* the signal number, 0 when none came */
+const char *rm_signal_name(void);  /* "SIGINT", "SIGTERM" or "SIGHUP" */
+int rm_signal_cancelled(void *ud); /* non-zero once a signal came: an rm_interrupt_set fn */
+
 /* Monotonic clock in seconds. */
 double rm_now(void);
 /* UTC time as "YYYY-MM-DDTHH:MM:SSZ" into buf (at least 21 bytes). */
@@ -134,6 +145,8 @@ int rm_split_words(const char *s, char ***argv, size_t *argc, struct rm_error *e
 void rm_strv_free(char **v);
 /* Appends a copy of s to a NULL-terminated vector of n entries; returns the new vector. */
 char **rm_strv_push(char **v, size_t *n, const char *s);
+/* The number of entries of a NULL-terminated vector (0 for NULL). */
+size_t rm_strv_len(char *const *v);
 
 /* A workload's output: pieces of stdout or stderr as they come. */
 enum { RM_STREAM_STDOUT = 1, RM_STREAM_STDERR = 2 };

@@ -73,7 +73,7 @@ static const struct opt options[] = {
     {"dry-run", 'n', FLAG(dry_run), NULL,
      "print Dockerfiles (kept and dropped, with why), build args and the equivalent "
      "`docker build` / `docker run` lines; no engine contacted",
-     CMD_RUN, "dry_run"},
+     CMD_RUN | CMD_NODE_RUN, "dry_run"},
     {"repeat", 0, INT(repeat), "N",
      "run each model N times on one build; summary (mean, median, stddev, min, max) printed "
      "and appended to `perf_summary.csv`",

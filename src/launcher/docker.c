@@ -26,6 +26,8 @@
 #include "rm/launcher.h"
 #include "rm/util.h"
 
+extern char **environ;
+
 struct rm_job {
 	char *id;
 	char *name;
@@ -115,15 +117,15 @@ out:
 	return ret;
 }
 
-/* The folder of each custom data script goes to RM_DATA_SCRIPTS/<k> (spec_data.c runs it
+/* The folder of each custom data script goes to RM_DATA_SCRIPTS/<k> (render_data.c runs it
  * from there). */
-static int copy_data_scripts(struct docker_launcher *dl, const rm_spec_in *in, const char *id,
+static int copy_data_scripts(struct docker_launcher *dl, const rm_workload *w, const char *id,
 			     rm_error *err)
 {
 	int ret = 0;
 
-	for (size_t k = 0; ret == 0 && k < rm_spec_data_scripts(in); k++) {
-		const char *script = rm_spec_data_script(in, k);
+	for (size_t k = 0; ret == 0 && k < rm_workload_data_scripts(w); k++) {
+		const char *script = rm_workload_data_script(w, k);
 		const char *slash = strrchr(script, '/');
 		char *src = slash ? rm_xstrndup(script, (size_t)(slash - script)) : rm_xstrdup(".");
 		char *prefix = rm_xasprintf("%s/%zu", &RM_DATA_SCRIPTS[1], k), *tar_path = NULL;
@@ -162,7 +164,7 @@ static int docker_start(void *state, const rm_job_spec *spec, rm_job **out, rm_e
 
 	job->spec = spec;
 	job->name = rm_xstrdup(spec->name);
-	if (rm_spec_body(spec->in, &body, err) < 0)
+	if (rm_workload_render(spec->w, dl->cfg.ctx, (const char *const *)environ, &body, err) < 0)
 		goto out;
 	rm_launcher__docker_label(dl, json_object_get(body, "Labels"));
 	if (rm_engine_create(dl->d, spec->name, body, &job->id, err) < 0)
@@ -170,9 +172,9 @@ static int docker_start(void *state, const rm_job_spec *spec, rm_job **out, rm_e
 	/* From here on the job exists: the caller cleans it up whatever happens next. */
 	*out = job;
 	job = NULL;
-	ret = copy_scripts(dl, spec->in->model, (*out)->id, err);
+	ret = copy_scripts(dl, spec->w->model, (*out)->id, err);
 	if (ret == 0)
-		ret = copy_data_scripts(dl, spec->in, (*out)->id, err);
+		ret = copy_data_scripts(dl, spec->w, (*out)->id, err);
 out:
 	if (job) {
 		free(job->name);
@@ -443,13 +445,20 @@ static int docker_reap(void *state, size_t *n, rm_error *err)
 	return ret;
 }
 
-static void docker_describe(void *state, const rm_spec_in *in, rm_launch_desc *out)
+static void docker_describe(void *state, const rm_workload *w, rm_launch_desc *out)
 {
-	(void)state;
+	struct docker_launcher *dl = state;
+
 	out->deployment_type = "local";
 	out->launcher = "docker";
 	out->nnodes = 1;
-	out->gpus_per_node = in->runtime_ngpus;
+	out->gpus_per_node = rm_workload_gpus(w, dl->cfg.ctx);
+}
+
+static void docker_plan(void *state, const rm_image_req *req, const rm_job_spec *spec, FILE *out)
+{
+	struct docker_launcher *dl = state;
+	rm_launcher__docker_plan(dl->cfg.ctx, req, spec, out);
 }
 
 static void docker_probe(const char *host, rm_probe *out)
@@ -506,7 +515,7 @@ const rm_launcher_ops rm_launcher_docker = {
     .open = docker_open,
     .close = docker_close,
     .where = docker_where,
-    .prepare = rm_engine_launcher_prepare,
+    .prepare = rm_launcher__docker_prepare,
     .start = docker_start,
     .stream = docker_stream,
     .stop = docker_stop,
@@ -516,6 +525,6 @@ const rm_launcher_ops rm_launcher_docker = {
     .sweep = docker_sweep,
     .reap = docker_reap,
     .describe = docker_describe,
-    .plan = rm_engine_launcher_plan,
+    .plan = docker_plan,
     .probe = docker_probe,
 };

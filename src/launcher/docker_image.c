@@ -10,6 +10,8 @@
 
 #include "docker_internal.h"
 #include "rm/util.h"
+
+extern char **environ;
 #include "rm/engine.h"
 
 #define FINGERPRINT_LABEL "run_models.fingerprint"
@@ -147,8 +149,8 @@ static int given_image(struct docker_launcher *dl, const rm_image_req *req, char
 	return 0;
 }
 
-int rm_engine_launcher_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
-			       rm_error *err)
+int rm_launcher__docker_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
+				rm_error *err)
 {
 	struct docker_launcher *dl = state;
 	const char *ctx_dir = req->model->dockercontext;
@@ -239,13 +241,12 @@ out:
 	return ret;
 }
 
-void rm_engine_launcher_plan(void *state, const rm_image_req *req, const rm_job_spec *spec,
-			     FILE *out)
+void rm_launcher__docker_plan(const rm_context *ctx, const rm_image_req *req,
+			      const rm_job_spec *spec, FILE *out)
 {
 	json_t *body = NULL;
 	rm_error err = RM_ERROR_INIT;
 
-	(void)state;
 	if (req->df) {
 		char *js = json_dumps(req->buildargs, JSON_COMPACT | JSON_SORT_KEYS);
 		char *build = rm_build_cmdline(req->image, req->df->path, req->model->dockercontext,
@@ -262,7 +263,7 @@ void rm_engine_launcher_plan(void *state, const rm_image_req *req, const rm_job_
 			"it)\n",
 			req->image);
 	}
-	if (rm_spec_body(spec->in, &body, &err) < 0) {
+	if (rm_workload_render(spec->w, ctx, (const char *const *)environ, &body, &err) < 0) {
 		fprintf(out, "  would fail: %s\n", err.msg);
 	} else {
 		char *run = rm_run_cmdline(body, spec->name);

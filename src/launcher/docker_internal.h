@@ -35,10 +35,12 @@ void rm_launcher__docker_label(const struct docker_launcher *dl, json_t *labels)
 int rm_launcher__docker_fingerprint(struct docker_launcher *dl, const rm_image_req *req,
 				    char out[65], rm_error *err);
 
-int rm_engine_launcher_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
-			       rm_error *err);
-void rm_engine_launcher_plan(void *state, const rm_image_req *req, const rm_job_spec *spec,
-			     FILE *out);
+int rm_launcher__docker_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
+				rm_error *err);
+/* --dry-run: the build and run lines, the workload rendered for a host whose context is
+ * ctx. */
+void rm_launcher__docker_plan(const rm_context *ctx, const rm_image_req *req,
+			      const rm_job_spec *spec, FILE *out);
 
 extern const rm_launcher_ops rm_launcher_docker;
 

@@ -102,16 +102,16 @@ struct row_text {
 	char *tags, *args, *perf;
 };
 
-static void base_row(struct run *r, const rm_spec_in *in, const struct outcome *oc,
+static void base_row(struct run *r, const rm_workload *w, const struct outcome *oc,
 		     struct row_text *t, rm_perf_row *row)
 {
-	const rm_model *m = in->model;
+	const rm_model *m = w->model;
 	rm_launch_desc d = {NULL, NULL, 1, 0};
-	char *args = rm_spec_args(in);
+	char *args = rm_workload_args(w);
 
-	r->launcher.ops->describe(r->launcher.state, in, &d);
+	r->launcher.ops->describe(r->launcher.state, w, &d);
 	rm_utc_timestamp(t->ts, sizeof(t->ts));
-	snprintf(t->ngpus, sizeof(t->ngpus), "%ld", in->runtime_ngpus);
+	snprintf(t->ngpus, sizeof(t->ngpus), "%ld", rm_workload_gpus(w, &r->ctx));
 	snprintf(t->nnodes, sizeof(t->nnodes), "%ld", d.nnodes);
 	snprintf(t->gpn, sizeof(t->gpn), "%ld", d.gpus_per_node);
 	snprintf(t->build_s, sizeof(t->build_s), "%.3f", oc->build_s);
@@ -147,8 +147,8 @@ static void base_row(struct run *r, const rm_spec_in *in, const struct outcome *
 	row->cell[RM_COL_BUILD_DURATION] = t->build_s;
 	row->cell[RM_COL_TEST_DURATION] = t->test_s;
 	row->cell[RM_COL_DATANAME] = m->data;
-	if (in->data && in->data->n) {
-		row->cell[RM_COL_DATA_PROVIDER] = in->data->provider_type;
+	if (w->data.n) {
+		row->cell[RM_COL_DATA_PROVIDER] = w->data.provider_type;
 		row->cell[RM_COL_DATA_SIZE] = oc->data_size;
 		snprintf(t->data_s, sizeof(t->data_s), "%.15g", oc->data_s);
 		row->cell[RM_COL_DATA_DOWNLOAD] = oc->data_ran ? t->data_s : NULL;
@@ -190,7 +190,7 @@ static void relative_changes(struct run *r, rm_perf_row *rows, size_t n, char **
 	}
 }
 
-int rm_runner__record(struct run *r, const rm_selected *s, const rm_spec_in *in, struct outcome *oc,
+int rm_runner__record(struct run *r, const rm_selected *s, const rm_workload *w, struct outcome *oc,
 		      rm_error *err)
 {
 	const rm_model *m = s->model;
@@ -202,7 +202,7 @@ int rm_runner__record(struct run *r, const rm_selected *s, const rm_spec_in *in,
 	char **rel = rm_xcalloc(n, sizeof(*rel));
 	int ret;
 
-	base_row(r, in, oc, &t, &base);
+	base_row(r, w, oc, &t, &base);
 	for (size_t i = 0; i < n; i++) {
 		rows[i] = base;
 		if (oc->mr_n) {

@@ -166,7 +166,7 @@ static int poll_stream(void *ud)
 	struct stream *st = ud;
 	flush_log(st, 0); /* a quiet workload's last lines still reach the file */
 	stream_progress(st, 0);
-	if (rm_runner_signal())
+	if (rm_signal_received())
 		return 1;
 	/* keep-alive: the exit marker comes on stderr, and the engine copies stdout and stderr
 	 * apart, so the script's last stdout lines may still be on their way: stop once the
@@ -180,11 +180,11 @@ static int poll_stream(void *ud)
 	return 0;
 }
 
-struct stream *rm_runner__stream_open(struct run *r, const rm_spec_in *in, double timeout,
+struct stream *rm_runner__stream_open(struct run *r, const rm_workload *w, double timeout,
 				      struct outcome *oc)
 {
 	rm_error err = RM_ERROR_INIT;
-	const rm_model *m = in->model;
+	const rm_model *m = w->model;
 	const char *parser = r->o->parser ? r->o->parser : m->parser;
 	struct stream *st = rm_xcalloc(1, sizeof(*st));
 	rm_parser_config pcfg = {r->o->warmup};
@@ -202,7 +202,7 @@ struct stream *rm_runner__stream_open(struct run *r, const rm_spec_in *in, doubl
 		st->sinks[i].st = st;
 		st->sinks[i].stream = i == 0 ? RM_STREAM_STDOUT : RM_STREAM_STDERR;
 	}
-	if (in->keep_alive)
+	if (w->set.keep_alive)
 		st->exit_marker = rm_xasprintf("%s%s:", RM_EXIT_MARKER, r->run_id);
 	if (rm_parser_start(&st->parser, parser ? parser : "generic", &pcfg) < 0) {
 		rm_runner__fail(oc, "unknown parser '%s' (model field 'parser' or --parser)",
@@ -236,7 +236,7 @@ void rm_runner__stream_bind(struct stream *st, rm_job_spec *spec)
 {
 	spec->on_output = on_frame;
 	spec->poll = poll_stream;
-	spec->cancelled = rm_runner__cancelled;
+	spec->cancelled = rm_signal_cancelled;
 	spec->queued = on_queued;
 	spec->ud = st;
 }
@@ -395,7 +395,7 @@ struct build_log *rm_runner__build_log_open(struct run *r, const rm_model *m, co
 void rm_runner__build_log_bind(struct build_log *b, rm_image_req *req)
 {
 	req->on_line = on_build_line;
-	req->poll = rm_runner__cancelled;
+	req->poll = rm_signal_cancelled;
 	req->ud = b;
 }
 

@@ -62,7 +62,7 @@ static void make_plans(struct srun *s)
 		const rm_suite_entry *e = s->have_suite ? &s->suite.entries[i] : NULL;
 		p->selected = json_array();
 		p->repeat = s->o->repeat_given || !e ? run->repeat : e->repeat;
-		p->timeout = run->timeout >= 0 || !e ? run->timeout : e->timeout;
+		p->timeout = run->wl.timeout >= 0 || !e ? run->wl.timeout : e->timeout;
 		if (!e) {
 			p->name = "command line";
 			for (size_t k = 0; k < run->n_tags; k++)
@@ -253,7 +253,7 @@ static json_t *options_json(const struct srun *s)
 	json_object_set_new(o, "repeat",
 			    s->o->repeat_given ? json_integer(run->repeat) : json_null());
 	json_object_set_new(o, "timeout",
-			    run->timeout >= 0 ? json_real(run->timeout) : json_null());
+			    run->wl.timeout >= 0 ? json_real(run->wl.timeout) : json_null());
 	json_object_set_new(o, "parser", run_str_or_null(run->parser));
 	json_object_set_new(o, "fail_on_regression",
 			    ci->fail_on_regression >= 0 ? json_real(ci->fail_on_regression)
@@ -364,7 +364,7 @@ static int run_entries(struct srun *s, rm_suite_run_result *res, rm_error *err)
 		eo.contexts = p->contexts;
 		eo.n_contexts = p->n_contexts;
 		eo.repeat = p->repeat;
-		eo.timeout = p->timeout;
+		eo.wl.timeout = p->timeout;
 		eo.run_id = s->run_id;
 		eo.baseline = s->base;
 		if (s->have_suite)

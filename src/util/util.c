@@ -279,6 +279,15 @@ char **rm_strv_push(char **v, size_t *n, const char *s)
 	return v;
 }
 
+size_t rm_strv_len(char *const *v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
+}
+
 void rm_strv_free(char **v)
 {
 	if (!v)
