@@ -1,7 +1,10 @@
 /*
  * A Docker Engine API client: libcurl over the unix socket (or tcp://), JSON with jansson.
  *
- * Connection: DOCKER_HOST (unix:///path or tcp://host:port) or unix:///var/run/docker.sock.
+ * Connection: the host given, else DOCKER_HOST (unix:///path or tcp://host:port), else
+ * unix:///var/run/docker.sock when that socket exists, else the private engine that
+ * tools/ensure-docker.sh starts ($RM_DOCKER_DIR/docker.sock, default
+ * /var/tmp/run_models-dockerd/docker.sock) when its socket exists.
  * rm_engine_open pings the engine and negotiates the API version: min(the engine's
  * Api-Version header, RM_ENGINE_API_MAX). Every request uses /v<version>/ paths.
  *
