@@ -43,7 +43,7 @@ static char *default_host(void)
 	const char *dir = getenv("RM_DOCKER_DIR");
 	char *priv;
 
-	if (is_socket(DEFAULT_HOST + 7))
+	if (is_socket(&DEFAULT_HOST[strlen("unix://")]))
 		return rm_xstrdup(DEFAULT_HOST);
 	priv = rm_xasprintf("%s/docker.sock", dir && *dir ? dir : PRIVATE_ENGINE_DIR);
 	if (is_socket(priv)) {
