@@ -48,7 +48,7 @@ static void split(const char *path, char **dir, char **base)
 
 /* An absolute path with "." and ".." and the symlinks of every part that exists resolved:
  * two names of one file resolve alike. A part that does not exist yet is kept as named. */
-static char *resolve(const char *path)
+static char *outputs_resolve(const char *path)
 {
 	char *rp = realpath(path, NULL), *dir, *base, *rdir, *out;
 
@@ -60,7 +60,7 @@ static char *resolve(const char *path)
 		free(base);
 		return rm_xstrdup(path);
 	}
-	rdir = resolve(dir);
+	rdir = outputs_resolve(dir);
 	if (!strcmp(base, ".")) {
 		out = rdir;
 		rdir = NULL;
@@ -80,7 +80,7 @@ static char *resolve(const char *path)
 /* Adds a file; a second name for a file already in the list is the clash. */
 static int add(struct files *fs, const char *path, const char *what, int metrics, rm_error *err)
 {
-	char *abs = resolve(path);
+	char *abs = outputs_resolve(path);
 
 	for (size_t i = 0; i < fs->n; i++) {
 		if (strcmp(fs->v[i].abs, abs))
@@ -182,7 +182,7 @@ int rm_runner_check_outputs(const rm_run_opts *o, const char *const *models, siz
 {
 	struct files fs = {NULL, 0};
 	char **safe = rm_xcalloc(n_models + 1, sizeof(*safe));
-	char *abs_log_dir = resolve(o->log_dir ? o->log_dir : ".");
+	char *abs_log_dir = outputs_resolve(o->log_dir ? o->log_dir : ".");
 	int ret = -1;
 
 	if (add(&fs, o->output, "the perf CSV (-o)", 0, err) < 0)

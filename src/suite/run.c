@@ -165,7 +165,7 @@ out:
 
 /* Every file of the run, before anything is built: the perf CSVs of every entry's models,
  * run.json and the CI outputs (a clash found at the end would lose them). */
-static int check_outputs(const struct srun *s, rm_error *err)
+static int suite_check_outputs(const struct srun *s, rm_error *err)
 {
 	const rm_nightly_opts *ci = &s->o->ci;
 	char *dir = rm_dirname(s->run->output), *manifest = rm_xasprintf("%s/run.json", dir);
@@ -457,7 +457,7 @@ int rm_suite_run(const rm_suite_run_opts *o, rm_suite_run_result *res, rm_error 
 		ret = run_entries(&s, res, err);
 		goto out;
 	}
-	if (check_selection(&s, err) < 0 || check_outputs(&s, err) < 0 ||
+	if (check_selection(&s, err) < 0 || suite_check_outputs(&s, err) < 0 ||
 	    open_baseline(&s, err) < 0 || write_manifest(&s, err) < 0)
 		goto out;
 	if (run_entries(&s, res, err) < 0) {
