@@ -32,6 +32,12 @@ char *rm_xvasprintf(const char *fmt, va_list ap);
 int rm_parse_long(const char *s, long min, long max, long *out);
 /* Same for a finite double (no nan/inf). */
 int rm_parse_double(const char *s, double *out);
+/* Text that came from a workload, for a CSV cell (a metric name, a unit): when it starts
+ * with '=', '+', '-', '@', a tab or a carriage return and is not a number, a copy with a
+ * leading "'", so a spreadsheet that opens the CSV shows it instead of running it as a
+ * formula; anything else (and every number: "-1.5", "+0.00") copied as it is. Caller
+ * frees. */
+char *rm_cell_text(const char *s);
 /* A size as Docker writes it: "64G", "512m", "1.5g", "1073741824" (k m g t, powers of 1024,
  * an optional trailing b). Returns 0 and sets *bytes, or -1. */
 int rm_parse_size(const char *s, long long *bytes);
@@ -151,9 +157,15 @@ typedef void (*rm_output_cb)(void *ud, int stream, const char *data, size_t len)
  * Line assembly for one stream: bytes in, whole lines out (without the '\n'; a trailing
  * '\r' is kept for the parser to decide). Lines longer than max_line are delivered in
  * max_line pieces, so memory stays bounded whatever the container prints. Each line handed
- * to the callback is also NUL-terminated (line[len] == '\0').
+ * to the callback is also NUL-terminated (line[len] == '\0'), with what it is:
+ *   RM_LINE_WHOLE  a line that ended with '\n' (or the last piece of a longer one), whatever
+ *                  its length: a line of exactly max_line bytes is one whole line
+ *   RM_LINE_PIECE  max_line bytes of a longer line: more of the same line follows
+ *   RM_LINE_END    the bytes after the last '\n' when the data ended (rm_lines_flush): a
+ *                  last line without a line end, whole or cut, as the caller knows
  */
-typedef void (*rm_line_cb)(void *ud, const char *line, size_t len);
+enum { RM_LINE_WHOLE = 0, RM_LINE_PIECE = 1, RM_LINE_END = 2 };
+typedef void (*rm_line_cb)(void *ud, const char *line, size_t len, int kind);
 
 typedef struct rm_lines {
 	char *buf;
@@ -163,7 +175,7 @@ typedef struct rm_lines {
 
 void rm_lines_init(rm_lines *l, size_t max_line);
 void rm_lines_feed(rm_lines *l, const char *data, size_t len, rm_line_cb cb, void *ud);
-/* Delivers a last unterminated line, if any. */
+/* Delivers a last unterminated line, if any, as RM_LINE_END. */
 void rm_lines_flush(rm_lines *l, rm_line_cb cb, void *ud);
 void rm_lines_release(rm_lines *l);
 

@@ -43,7 +43,7 @@ static char *default_host(void)
 	const char *dir = getenv("RM_DOCKER_DIR");
 	char *priv;
 
-	if (is_socket(DEFAULT_HOST + 7))
+	if (is_socket(&DEFAULT_HOST[strlen("unix://")]))
 		return rm_xstrdup(DEFAULT_HOST);
 	priv = rm_xasprintf("%s/docker.sock", dir && *dir ? dir : PRIVATE_ENGINE_DIR);
 	if (is_socket(priv)) {
@@ -176,6 +176,15 @@ const char *rm_engine_api_version(const rm_docker *d)
 const char *rm_engine_host(const rm_docker *d)
 {
 	return d->host;
+}
+
+int rm_engine_ping(rm_docker *d, rm_error *err)
+{
+	struct req r;
+
+	rm_engine__req_init(&r, "GET", "/_ping", PING_TIMEOUT);
+	r.unversioned = 1;
+	return rm_engine__do_request(d, &r, err) < 0 ? -1 : 0;
 }
 
 int rm_engine_version(rm_docker *d, json_t **out, rm_error *err)

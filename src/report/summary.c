@@ -79,6 +79,15 @@ static int mlperf_score(const rm_series *x, const char *model, const char *score
 	return 1;
 }
 
+int rm_summary_check(const char *perf_path, rm_error *err)
+{
+	char *path = rm_perf_sibling(perf_path, "perf_summary.csv");
+	int ret = rm_csv_check(path, summary_header, SUMMARY_COLS, err);
+
+	free(path);
+	return ret;
+}
+
 int rm_summary_write(const rm_summary *sm, const char *perf_path, const char *run_id,
 		     const char *model, long runs, const char *score, FILE *out, rm_error *err)
 {

@@ -10,6 +10,7 @@
  *   record.c    an outcome and its perf rows
  *   dryrun.c    what --dry-run prints
  *   logs.c      log file names and their safe creation
+ *   outputs.c   every file the run writes, resolved and checked before the first build
  *   watchdog.c  the process that removes the run's containers when the runner is killed
  *   prebuilt.c  the images of a build manifest (run --manifest): no build
  *   queue.c     batching: every workload prepared first, then the launcher's submit_all

@@ -141,7 +141,14 @@ static int check_outputs(struct run *r, rm_error *err)
 	if (access(r->o->log_dir, W_OK) != 0)
 		return rm_error_set(err, RM_ERR_IO, "--log-dir: cannot write in '%s': %s",
 				    r->o->log_dir, strerror(errno));
-	return rm_perf_check(r->o->output, err);
+	if (rm_perf_check(r->o->output, err) < 0)
+		return -1;
+	const char **names = rm_xcalloc(r->sel.n + 1, sizeof(*names));
+	for (size_t i = 0; i < r->sel.n; i++)
+		names[i] = r->sel.items[i].model->name;
+	int rc = rm_runner_check_outputs(r->o, names, r->sel.n, r->o->repeat, NULL, 0, err);
+	free(names);
+	return rc;
 }
 
 static int run_all(struct run *r, rm_error *err)
