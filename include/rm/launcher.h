@@ -39,9 +39,9 @@
 #include <stdio.h>
 
 #include "rm/context.h"
-#include "rm/data.h"
-#include "rm/util.h"
 #include "rm/registry.h"
+#include "rm/util.h"
+#include "rm/workload.h"
 
 typedef struct json_t json_t;
 
@@ -51,56 +51,9 @@ typedef struct json_t json_t;
  * CANCELLED, NODE_FAIL, ...): err holds the reason for the FAILURE row, and *status the exit
  * code when one is known, else -1. */
 #define RM_LAUNCH_FAILED (-3)
-
-/* What runs: the workload's argv, environment and devices (built by spec.c). */
-typedef struct rm_spec_in {
-	const rm_model *model;
-	const rm_context *ctx;
-	const char *extra_args; /* from name:key=value tags, or NULL */
-	const char *image;
-	const char *run_id;
-	const char *const *host_env; /* environ-like; MAD_SECRETS* names are taken from it */
-	long runtime_ngpus;
-	/* "on", "off" or NULL (leave the model alone): sets PYTORCH_TUNABLEOP_* and the
-	 * script's --tunableop argument. */
-	const char *tunableop;
-	/* With tunableop "on": absolute host folder bind-mounted at RM_TUNABLEOP_DIR, where
-	 * PYTORCH_TUNABLEOP_FILENAME points, so tuned results survive the container. */
-	const char *tunableop_host_dir;
-	long long shm_size; /* bytes; 0 = the engine's default (a model's own option wins) */
-	/* Keep the container running after the script: the script's exit code is printed
-	 * on stderr as "<RM_EXIT_MARKER><run id>:<code>" and the container sleeps. */
-	int keep_alive;
-	/* The model's data (rm/data.h), or NULL: each source with a host_path is bind-mounted
-	 * at its home (read-only unless the plan says otherwise), MAD_DATAHOME and
-	 * MAD_DATANAME are set before docker_env_vars (which may override them), and the
-	 * script of each custom source runs in its home before the model (spec_data.c). */
-	const rm_data_plan *data;
-} rm_spec_in;
-
-#define RM_TUNABLEOP_DIR "/run_models/tunableop"
-#define RM_EXIT_MARKER	 "run_models-exit-"
-#define RM_WORKSPACE	 "/myworkspace"
-/* The folder of the script of custom data source i is copied to RM_DATA_SCRIPTS/<i>; the
- * scripts' run writes "<seconds> <exit code>" to RM_DATA_STATUS before the model starts. */
-#define RM_DATA_SCRIPTS RM_WORKSPACE "/.run_models/data"
-#define RM_DATA_STATUS	RM_WORKSPACE "/.run_models/data.status"
-
-/* The effective TunableOp setting: the CLI's, else the model's "tunableop" field, else a
- * "--tunableop on|off" in its args, else NULL. */
-const char *rm_tunableop_effective(const rm_model *m, const char *cli);
-/* Model dir: the last path part of url (without ".git"), else the model's short name. */
-char *rm_model_dir(const rm_model *m);
-/* The argv the container runs (NULL-terminated), with extra args and model_args applied. */
-int rm_spec_cmd(const rm_spec_in *in, char ***argv, rm_error *err);
-/* The effective args string recorded in perf.csv. */
-char *rm_spec_args(const rm_spec_in *in);
-/* The full POST /containers/create body. */
-int rm_spec_body(const rm_spec_in *in, json_t **body, rm_error *err);
-/* The custom data scripts: how many sources of in->data have one, and the k-th of them
- * (relative to the registry root), whose folder a launcher copies to RM_DATA_SCRIPTS/<k>. */
-size_t rm_spec_data_scripts(const rm_spec_in *in);
-const char *rm_spec_data_script(const rm_spec_in *in, size_t k);
+/* prepare: the back end went away during the build (the engine died): err names it; the
+ * run counts an engine loss (exit 4). */
+#define RM_LAUNCH_LOST (-4)
 
 /* Given once, when the launcher is opened; everything here outlives the launcher. */
 typedef struct rm_launcher_config {
@@ -116,10 +69,8 @@ typedef struct rm_launcher_config {
 	size_t n_context_files;
 	const char *const *contexts;
 	size_t n_contexts;
-	const char *root;      /* the registry folder (models.json), NULL for "." */
-	const char *log_dir;   /* where the run's logs go, NULL for "." */
-	const char *tunableop; /* the CLI's --tunableop, or NULL */
-	long long shm_size;    /* the CLI's --shm-size in bytes, or 0 */
+	const char *root;    /* the registry folder (models.json), NULL for "." */
+	const char *log_dir; /* where the run's logs go, NULL for "." */
 } rm_launcher_config;
 
 /* The image of one Dockerfile of a model, or an image given as it is. */
@@ -142,7 +93,8 @@ typedef struct rm_image_req {
 
 /* One run of a workload. */
 typedef struct rm_job_spec {
-	const rm_spec_in *in;
+	/* What runs (rm/workload.h); the launcher renders it for the host that runs it. */
+	const rm_workload *w;
 	const char *name; /* unique per run and workload, e.g. the container name */
 	/* The runner's log of this run ("<dir>/<model>.<run id>.live.log", or .r<N>.live.log
 	 * with --repeat) and its stable name ("<dir>/<model>.live.log"), or NULL (dry run): a
@@ -186,6 +138,9 @@ typedef struct rm_launcher_ops {
 	/* Whether this launcher runs the workloads of ctx (e.g. it has a "slurm" key). The
 	 * first row that claims the context is used; the last row claims every context. */
 	int (*claims)(const rm_context *ctx);
+	/* The context keys that make it claim a context (NULL-terminated, or NULL): what a
+	 * build manifest keeps as the deployment (rm_launcher_deployment). */
+	const char *const *context_keys;
 	int (*open)(void **state, const rm_launcher_config *cfg, rm_error *err);
 	void (*close)(void *state);
 	/* One line for the run's banner, e.g. "Docker API 1.41 at unix:///run/docker.sock". */
@@ -211,7 +166,7 @@ typedef struct rm_launcher_ops {
 	/* Removes the workloads of runners on this host that are gone; *n counts them (each is
 	 * named with rm_info). */
 	int (*reap)(void *state, size_t *n, rm_error *err);
-	void (*describe)(void *state, const rm_spec_in *in, rm_launch_desc *out);
+	void (*describe)(void *state, const rm_workload *w, rm_launch_desc *out);
 	void (*plan)(void *state, const rm_image_req *req, const rm_job_spec *spec, FILE *out);
 	/* Optional (NULL): a doctor finding about the back end, without a run. */
 	void (*probe)(const char *docker_host, rm_probe *out);
@@ -240,6 +195,9 @@ int rm_launcher_open(rm_launcher *l, const rm_launcher_config *cfg, rm_error *er
 int rm_launcher_open_named(rm_launcher *l, const char *name, const rm_launcher_config *cfg,
 			   rm_error *err);
 void rm_launcher_close(rm_launcher *l); /* safe on a zeroed or closed launcher */
+/* The members of ctx that some launcher claims contexts by (e.g. "slurm",
+ * "distributed"), as a new object: the deployment a build manifest records. */
+json_t *rm_launcher_deployment(const rm_context *ctx);
 
 /*
  * `run_models build --registry HOST:PORT` (the Docker launcher only, else an error): the
@@ -262,6 +220,27 @@ typedef struct rm_published {
 int rm_launcher_publish(rm_launcher *l, const rm_image_req *req, const char *registry,
 			rm_published *out, rm_error *err);
 void rm_published_release(rm_published *p);
+
+/*
+ * The per-node runner of a SLURM task (`run_models node-run`, src/launcher/slurm_node.c):
+ * runs one workload of the job document on this node's engine through the Docker launcher,
+ * rendered for this node's context (detected, then the user's context files and texts the
+ * document carries), with the variables the batch script named in $RM_SLURM_ENV added to
+ * its environment; output to stdout and stderr (srun writes them to the node's log files),
+ * secrets masked; the exit status and, on rank 0, the multiple_results file are written
+ * beside the logs for the submitter. No perf row. On SIGTERM (scancel, time limit) the
+ * container is removed. With dry_run it prints the plan of the container (as `run
+ * --dry-run` does) and contacts nothing. Returns the process exit code: the script's; 1
+ * when the workload could not run (err says why; it is also in the node's result file);
+ * 128 + N after signal N.
+ */
+typedef struct rm_slurm_node_opts {
+	const char *job_file;	/* written by the SLURM launcher: "<log dir>/<run id>.job.json" */
+	const char *workload;	/* its key in the job file */
+	const char *sysfs_root; /* NULL: "/sys" */
+	int dry_run;
+} rm_slurm_node_opts;
+int rm_slurm_node_run(const rm_slurm_node_opts *o, rm_error *err);
 
 /* The docker CLI command lines equivalent to what the Docker launcher sends to the Engine
  * API, for --dry-run: a user can read them, or paste them on a host with the docker CLI.

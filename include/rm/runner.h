@@ -13,8 +13,9 @@
 #include <stddef.h>
 
 #include "rm/context.h"
-#include "rm/util.h"
 #include "rm/registry.h"
+#include "rm/util.h"
+#include "rm/workload.h"
 
 typedef struct json_t json_t;
 struct rm_baseline;
@@ -30,17 +31,16 @@ typedef struct rm_run_opts {
 	const char *sysfs_root;	 /* default "/sys" */
 	const char *docker_host; /* NULL: $DOCKER_HOST or the default socket */
 	const char *parser;	 /* overrides every model's parser, or NULL */
-	double timeout;		 /* seconds; < 0 when not given; 0 = none */
+	/* What reaches every container as the user gave it (RM_WORKLOAD_SETTINGS in
+	 * rm/workload.h). */
+	rm_workload_settings wl;
 	int live_output;
-	int keep_alive;
 	int keep_model_dir;
 	int clean_docker_cache;
-	const char *tunableop; /* "on", "off" or NULL */
-	long long shm_size;    /* bytes, 0 = default */
-	int dry_run;	       /* print the plan; contact no engine */
-	long repeat;	       /* runs per model (>= 1) */
-	const char *score;     /* NULL or "mlperf" */
-	int progress;	       /* 0 off, 1 auto (status line on a terminal, periodic otherwise) */
+	int dry_run;	   /* print the plan; contact no engine */
+	long repeat;	   /* runs per model (>= 1) */
+	const char *score; /* NULL or "mlperf" */
+	int progress;	   /* 0 off, 1 auto (status line on a terminal, periodic otherwise) */
 	double progress_interval;	  /* seconds between plain progress lines */
 	int sys_env_details;		  /* write the doctor's findings beside the logs */
 	const char *const *context_files; /* --additional-context-file, JSON or YAML */
@@ -62,9 +62,6 @@ typedef struct rm_run_opts {
 	const char *registry; /* build: push to this HOST:PORT, or NULL (build only) */
 } rm_run_opts;
 
-/* Default timeout when neither the CLI nor the model gives one. */
-#define RM_DEFAULT_TIMEOUT 7200.0
-
 /* What a run came to, for the exit code. */
 typedef struct rm_run_result {
 	char run_id[64];
@@ -80,6 +77,26 @@ void rm_run_id_new(char *out, size_t size);
  * the caller turns it into the exit code), or -1 when the run could not start or was
  * interrupted (err says why; res->interrupted holds the signal number). */
 int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err);
+
+/* A file a run writes besides perf.csv, its perf_<model>.csv and its logs (run.json, the CI
+ * outputs); what names it in messages ("--html"). A NULL path is skipped. */
+typedef struct rm_run_output {
+	const char *path;
+	const char *what;
+} rm_run_output;
+
+/*
+ * Before the first build (src/runner/outputs.c): the files the run will write, each
+ * resolved (the current folder, "..", symlinks of the parts that exist), must be distinct:
+ * perf.csv (o->output), perf_summary.csv beside it when repeat > 1, perf_<model>.csv of each
+ * of the models, the extra outputs; none may be named like a model's log link in o->log_dir.
+ * A perf_<model>.csv or perf_summary.csv that exists must have our header; an extra output
+ * must not be a folder and its folder must be writable. The error names the file and both
+ * of its uses. rm_runner_run checks its own selection; a suite run checks every entry's
+ * models and its CI outputs before it writes run.json.
+ */
+int rm_runner_check_outputs(const rm_run_opts *o, const char *const *models, size_t n_models,
+			    long repeat, const rm_run_output *extra, size_t n_extra, rm_error *err);
 
 /*
  * ---- the build manifest (src/runner/build_manifest.c) ----
@@ -159,28 +176,5 @@ typedef struct rm_build_result {
  * -1 when the build could not start, or was interrupted (the manifest then holds what was
  * done). */
 int rm_runner_build(const rm_run_opts *o, rm_build_result *res, rm_error *err);
-
-/* The per-node runner of a SLURM task (`run_models node-run`): runs one model's container
- * on this node's engine through the Docker launcher, as a local run does, with the
- * variables the batch script named in $RM_SLURM_ENV added to its environment; output to
- * stdout and stderr (srun writes them to the node's log files), secrets masked; the exit
- * status and, on rank 0, the multiple_results file are written beside the logs for the
- * submitter. No perf row. On SIGTERM (scancel, time limit) the container is removed.
- * Returns the process exit code: the script's; 1 when the workload could not run (err says
- * why; it is also in the node's result file); 128 + N after signal N. */
-typedef struct rm_node_opts {
-	const char *job_file;	/* written by the SLURM launcher: "<log dir>/<run id>.job.json" */
-	const char *workload;	/* its key in the job file */
-	const char *sysfs_root; /* NULL: "/sys" */
-} rm_node_opts;
-int rm_node_run(const rm_node_opts *o, rm_error *err);
-
-/* Signals: the command layer's SIGINT/SIGTERM handler calls rm_runner_on_signal; a second
- * signal exits at once. */
-void rm_runner_install_signal_handlers(void);
-/* The same, except that signals after the first are ignored (node-run: SLURM repeats SIGTERM
- * while a task cleans up, and sends SIGKILL after KillWait anyway). */
-void rm_runner_install_patient_signal_handlers(void);
-int rm_runner_signal(void);
 
 #endif

@@ -77,7 +77,7 @@ int cmd_build(int argc, char **argv, rm_error *err)
 		goto out;
 	if (cli.quiet)
 		rm_log_set_level(0);
-	rm_runner_install_signal_handlers();
+	rm_signals_install(0);
 	if (rm_runner_build(&o, &res, err) < 0) {
 		if (res.interrupted) {
 			fprintf(stderr, "run_models: %s\n", err->msg);

@@ -1,6 +1,6 @@
 /*
  * run_models node-run --job FILE --workload KEY (hidden): what each task of a SLURM job runs
- * on its node; see rm_node_run in rm/runner.h and docs/scale-out.md. Its exit status is the
+ * on its node; see rm_slurm_node_run in rm/launcher.h and docs/scale-out.md. Its exit status is the
  * script's, which srun and sacct report.
  */
 #include <stdio.h>
@@ -8,13 +8,13 @@
 
 #include "cmd.h"
 #include "options.h"
-#include "rm/runner.h"
+#include "rm/launcher.h"
 
 int cmd_node_run(int argc, char **argv, rm_error *err)
 {
 	struct cli cli;
 	struct opt_list pos = {0};
-	rm_node_opts o = {0};
+	rm_slurm_node_opts o = {0};
 	int rc, md, ret = -1;
 
 	cli_init(&cli);
@@ -36,8 +36,9 @@ int cmd_node_run(int argc, char **argv, rm_error *err)
 	o.job_file = cli.job;
 	o.workload = cli.workload;
 	o.sysfs_root = getenv("RM_SYSFS_ROOT");
-	rm_runner_install_patient_signal_handlers();
-	ret = rm_node_run(&o, err);
+	o.dry_run = cli.dry_run;
+	rm_signals_install(1);
+	ret = rm_slurm_node_run(&o, err);
 	if (err->msg[0])
 		fprintf(stderr, "run_models: node-run: %s\n", err->msg);
 out:

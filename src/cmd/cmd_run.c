@@ -28,7 +28,8 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	if (cli->tunableop && strcmp(cli->tunableop, "on") && strcmp(cli->tunableop, "off"))
 		return rm_error_set(err, RM_ERR_USAGE, "--tunableop takes 'on' or 'off', not '%s'",
 				    cli->tunableop);
-	if (cli->shm_size && (rm_parse_size(cli->shm_size, &o->shm_size) < 0 || o->shm_size <= 0))
+	if (cli->shm_size &&
+	    (rm_parse_size(cli->shm_size, &o->wl.shm_size) < 0 || o->wl.shm_size <= 0))
 		return rm_error_set(err, RM_ERR_USAGE,
 				    "--shm-size takes a size such as 64G, not '%s'", cli->shm_size);
 	if (cli->repeat < 1)
@@ -48,13 +49,13 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	o->output = cli->output ? cli->output : "perf.csv";
 	o->log_dir = cli->log_dir ? cli->log_dir : ".";
 	o->parser = cli->parser;
-	o->timeout = cli->timeout;
+	o->wl.timeout = cli->timeout;
 	o->live_output = cli->live_output;
-	o->keep_alive = cli->keep_alive;
+	o->wl.keep_alive = cli->keep_alive;
 	o->keep_model_dir = cli->keep_model_dir;
 	o->clean_docker_cache = cli->clean_docker_cache;
 	o->sysfs_root = getenv("RM_SYSFS_ROOT");
-	o->tunableop = cli->tunableop;
+	o->wl.tunableop = cli->tunableop;
 	if (cli_warmup(cli, &o->warmup, err) < 0)
 		return -1;
 	o->dry_run = cli->dry_run;
@@ -220,7 +221,7 @@ int cmd_run(int argc, char **argv, rm_error *err)
 		goto out;
 	if (cli.quiet)
 		rm_log_set_level(0);
-	rm_runner_install_signal_handlers();
+	rm_signals_install(0);
 	if (wants_ci(&cli)) {
 		ret = run_ci(&cli, &o, repeat_given, err);
 		goto out;

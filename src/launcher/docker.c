@@ -26,6 +26,8 @@
 #include "rm/launcher.h"
 #include "rm/util.h"
 
+extern char **environ;
+
 struct rm_job {
 	char *id;
 	char *name;
@@ -115,15 +117,15 @@ out:
 	return ret;
 }
 
-/* The folder of each custom data script goes to RM_DATA_SCRIPTS/<k> (spec_data.c runs it
+/* The folder of each custom data script goes to RM_DATA_SCRIPTS/<k> (render_data.c runs it
  * from there). */
-static int copy_data_scripts(struct docker_launcher *dl, const rm_spec_in *in, const char *id,
+static int copy_data_scripts(struct docker_launcher *dl, const rm_workload *w, const char *id,
 			     rm_error *err)
 {
 	int ret = 0;
 
-	for (size_t k = 0; ret == 0 && k < rm_spec_data_scripts(in); k++) {
-		const char *script = rm_spec_data_script(in, k);
+	for (size_t k = 0; ret == 0 && k < rm_workload_data_scripts(w); k++) {
+		const char *script = rm_workload_data_script(w, k);
 		const char *slash = strrchr(script, '/');
 		char *src = slash ? rm_xstrndup(script, (size_t)(slash - script)) : rm_xstrdup(".");
 		char *prefix = rm_xasprintf("%s/%zu", &RM_DATA_SCRIPTS[1], k), *tar_path = NULL;
@@ -162,7 +164,7 @@ static int docker_start(void *state, const rm_job_spec *spec, rm_job **out, rm_e
 
 	job->spec = spec;
 	job->name = rm_xstrdup(spec->name);
-	if (rm_spec_body(spec->in, &body, err) < 0)
+	if (rm_workload_render(spec->w, dl->cfg.ctx, (const char *const *)environ, &body, err) < 0)
 		goto out;
 	rm_launcher__docker_label(dl, json_object_get(body, "Labels"));
 	if (rm_engine_create(dl->d, spec->name, body, &job->id, err) < 0)
@@ -170,9 +172,9 @@ static int docker_start(void *state, const rm_job_spec *spec, rm_job **out, rm_e
 	/* From here on the job exists: the caller cleans it up whatever happens next. */
 	*out = job;
 	job = NULL;
-	ret = copy_scripts(dl, spec->in->model, (*out)->id, err);
+	ret = copy_scripts(dl, spec->w->model, (*out)->id, err);
 	if (ret == 0)
-		ret = copy_data_scripts(dl, spec->in, (*out)->id, err);
+		ret = copy_data_scripts(dl, spec->w, (*out)->id, err);
 out:
 	if (job) {
 		free(job->name);
@@ -211,12 +213,41 @@ static int wait_poll(void *ud)
 	return w->spec->cancelled ? w->spec->cancelled(w->spec->ud) : 0;
 }
 
+/*
+ * The exit status, and what the engine knows of an end that is not the script's own: an
+ * out-of-memory kill (State.OOMKilled) or a container removed by someone else (the engine
+ * no longer knows it) is the row's reason (RM_LAUNCH_FAILED), not "exited with code 137" nor
+ * a lost engine.
+ */
 static int docker_wait(void *state, rm_job *job, double timeout, long *status, rm_error *err)
 {
 	struct docker_launcher *dl = state;
 	struct wait_budget w = {job->spec, timeout > 0 ? rm_now() + timeout : 0};
+	rm_error ierr = RM_ERROR_INIT;
+	int rc = rm_engine_wait(dl->d, job->id, "not-running", status, wait_poll, &w, err);
+	int gone = 0, oom = 0;
 
-	return rm_engine_wait(dl->d, job->id, "not-running", status, wait_poll, &w, err);
+	if ((rc == 0 && *status == 0) || rc == RM_ENGINE_CANCELLED || rm_interrupt_pending())
+		return rc;
+	if (rm_engine_container_end(dl->d, job->id, &gone, &oom, &ierr) < 0)
+		return rc; /* the engine cannot say: what wait found stands */
+	if (gone) {
+		*status = -1; /* what wait said (137) is the removal's kill, not the script's */
+		rm_error_set(
+		    err, RM_ERR_DOCKER,
+		    "the container was removed while the workload ran (by another process: "
+		    "'docker rm -f', a clean-up job); its exit status is unknown");
+		return RM_LAUNCH_FAILED;
+	}
+	if (rc == 0 && oom) {
+		rm_error_set(err, RM_ERR_DOCKER,
+			     "out of memory: the kernel killed the workload (the container's "
+			     "State.OOMKilled; exit code %ld); give it more memory or make it use "
+			     "less (batch size)",
+			     *status);
+		return RM_LAUNCH_FAILED;
+	}
+	return rc;
 }
 
 static int docker_fetch(void *state, rm_job *job, const char *path, int fd, size_t max,
@@ -283,6 +314,101 @@ static int runner_gone(const struct docker_launcher *dl, json_t *labels)
 	return p != (long)getpid() && rm_process_gone(p, st);
 }
 
+/* Host names in the build mark: letters, digits, '-' and '.' (the rest becomes '-'). */
+static void mark_host(const struct docker_launcher *dl, char *out, size_t size)
+{
+	size_t i;
+	for (i = 0; dl->host[i] && i + 1 < size; i++) {
+		char c = dl->host[i];
+		out[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+				 (c >= '0' && c <= '9') || c == '.' || c == '-'
+			     ? c
+			     : '-';
+	}
+	out[i] = '\0';
+}
+
+char *rm_launcher__docker_build_mark(const struct docker_launcher *dl)
+{
+	char host[256];
+	mark_host(dl, host, sizeof(host));
+	return rm_xasprintf(RM_DOCKER_BUILD_MARK "%s.%s.%s", dl->pid, dl->pid_start, host);
+}
+
+/* The runner pid of a build container whose mark names a runner on this host that is gone,
+ * else 0. */
+static long build_runner_gone(const struct docker_launcher *dl, json_t *extra_hosts)
+{
+	char host[256];
+	size_t i;
+	json_t *h;
+
+	mark_host(dl, host, sizeof(host));
+	json_array_foreach (extra_hosts, i, h) {
+		const char *v = json_string_value(h), *p;
+		char *end;
+		long pid;
+		long long start;
+		size_t hl = strlen(host);
+		if (!v || !rm_starts_with(v, RM_DOCKER_BUILD_MARK))
+			continue;
+		p = v + strlen(RM_DOCKER_BUILD_MARK);
+		pid = strtol(p, &end, 10);
+		if (end == p || *end != '.')
+			continue;
+		p = end + 1;
+		start = strtoll(p, &end, 10);
+		if (end == p || *end != '.' || strncmp(end + 1, host, hl) || end[1 + hl] != ':')
+			continue; /* another host's build: not ours to judge */
+		if (pid > 0 && pid != (long)getpid() && rm_process_gone(pid, start))
+			return pid;
+	}
+	return 0;
+}
+
+/* Build containers the engine kept when it died mid-build (it finds a RUN step's container
+ * again when it comes back, and nothing removes it): marked by our builds in /etc/hosts,
+ * removed once their runner is gone. Only containers on the host network without our
+ * workload label are inspected (our builds use the host network). */
+static int reap_builds(struct docker_launcher *dl, size_t *n, rm_error *err)
+{
+	json_t *list = NULL, *c;
+	size_t i;
+	int ret = 0;
+
+	if (rm_engine_list_containers(dl->d, NULL, &list, err) < 0)
+		return -1;
+	json_array_foreach (list, i, c) {
+		const char *id = json_string_value(json_object_get(c, "Id"));
+		const char *net = json_string_value(
+		    json_object_get(json_object_get(c, "HostConfig"), "NetworkMode"));
+		json_t *info = NULL;
+		rm_error rerr = RM_ERROR_INIT;
+		long pid;
+
+		if (!id || json_object_get(json_object_get(c, "Labels"), "run_models") || !net ||
+		    strcmp(net, "host") || rm_engine_inspect(dl->d, id, &info, &rerr) < 0)
+			continue;
+		pid = build_runner_gone(
+		    dl, json_object_get(json_object_get(info, "HostConfig"), "ExtraHosts"));
+		json_decref(info);
+		if (!pid)
+			continue;
+		if (rm_engine_remove(dl->d, id, &rerr) < 0) {
+			ret = rm_error_set(err, rerr.kind,
+					   "could not remove leftover build container %.12s: %s",
+					   id, rerr.msg);
+			continue;
+		}
+		(*n)++;
+		rm_info("removed leftover build container %.12s of a build whose runner (pid %ld) "
+			"is gone",
+			id, pid);
+	}
+	json_decref(list);
+	return ret;
+}
+
 static int docker_reap(void *state, size_t *n, rm_error *err)
 {
 	struct docker_launcher *dl = state;
@@ -314,16 +440,25 @@ static int docker_reap(void *state, size_t *n, rm_error *err)
 			json_string_value(json_object_get(labels, "run_models.pid")));
 	}
 	json_decref(list);
+	if (reap_builds(dl, n, ret < 0 ? NULL : err) < 0)
+		ret = -1;
 	return ret;
 }
 
-static void docker_describe(void *state, const rm_spec_in *in, rm_launch_desc *out)
+static void docker_describe(void *state, const rm_workload *w, rm_launch_desc *out)
 {
-	(void)state;
+	struct docker_launcher *dl = state;
+
 	out->deployment_type = "local";
 	out->launcher = "docker";
 	out->nnodes = 1;
-	out->gpus_per_node = in->runtime_ngpus;
+	out->gpus_per_node = rm_workload_gpus(w, dl->cfg.ctx);
+}
+
+static void docker_plan(void *state, const rm_image_req *req, const rm_job_spec *spec, FILE *out)
+{
+	struct docker_launcher *dl = state;
+	rm_launcher__docker_plan(dl->cfg.ctx, req, spec, out);
 }
 
 static void docker_probe(const char *host, rm_probe *out)
@@ -380,7 +515,7 @@ const rm_launcher_ops rm_launcher_docker = {
     .open = docker_open,
     .close = docker_close,
     .where = docker_where,
-    .prepare = rm_engine_launcher_prepare,
+    .prepare = rm_launcher__docker_prepare,
     .start = docker_start,
     .stream = docker_stream,
     .stop = docker_stop,
@@ -390,6 +525,6 @@ const rm_launcher_ops rm_launcher_docker = {
     .sweep = docker_sweep,
     .reap = docker_reap,
     .describe = docker_describe,
-    .plan = rm_engine_launcher_plan,
+    .plan = docker_plan,
     .probe = docker_probe,
 };

@@ -10,6 +10,8 @@
 
 #include "docker_internal.h"
 #include "rm/util.h"
+
+extern char **environ;
 #include "rm/engine.h"
 
 #define FINGERPRINT_LABEL "run_models.fingerprint"
@@ -147,12 +149,12 @@ static int given_image(struct docker_launcher *dl, const rm_image_req *req, char
 	return 0;
 }
 
-int rm_engine_launcher_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
-			       rm_error *err)
+int rm_launcher__docker_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
+				rm_error *err)
 {
 	struct docker_launcher *dl = state;
 	const char *ctx_dir = req->model->dockercontext;
-	char *tar_path = NULL, *df_name = NULL;
+	char *tar_path = NULL, *df_name = NULL, *mark = NULL, *extrahosts = NULL;
 	json_t *labels;
 	char fp[65];
 	int fd = -1, ret = -1;
@@ -194,8 +196,11 @@ int rm_engine_launcher_prepare(void *state, const rm_image_req *req, char **imag
 		goto out;
 	}
 	rm_info("building '%s' from '%s' (log: %s)", req->image, req->df->path, req->log);
+	mark = rm_launcher__docker_build_mark(dl);
+	extrahosts = rm_xasprintf("%s:127.0.0.1", mark);
 	rm_build_opts bo = {
 	    .labels = labels,
+	    .extrahosts = extrahosts,
 	    .context_tar = tar_path,
 	    .dockerfile = df_name,
 	    .tag = req->image,
@@ -208,6 +213,21 @@ int rm_engine_launcher_prepare(void *state, const rm_image_req *req, char **imag
 	    .cancel_ud = req->ud,
 	};
 	ret = rm_engine_build(dl->d, &bo, image_id, err);
+	if (ret < 0 && !rm_interrupt_pending() && !(req->poll && req->poll(req->ud))) {
+		/* A failed build, or the engine went away under it: ask. */
+		rm_error perr = RM_ERROR_INIT;
+		if (rm_engine_ping(dl->d, &perr) < 0) {
+			char *why = rm_xstrdup(err->msg);
+			rm_error_set(
+			    err, RM_ERR_DOCKER,
+			    "lost the engine at %s while building the image (%s): the build "
+			    "did not finish; the next run removes what the engine kept of "
+			    "it",
+			    rm_engine_host(dl->d), why);
+			free(why);
+			ret = RM_LAUNCH_LOST;
+		}
+	}
 out:
 	if (fd >= 0)
 		close(fd);
@@ -215,17 +235,18 @@ out:
 		unlink(tar_path);
 	free(tar_path);
 	free(df_name);
+	free(mark);
+	free(extrahosts);
 	json_decref(labels);
 	return ret;
 }
 
-void rm_engine_launcher_plan(void *state, const rm_image_req *req, const rm_job_spec *spec,
-			     FILE *out)
+void rm_launcher__docker_plan(const rm_context *ctx, const rm_image_req *req,
+			      const rm_job_spec *spec, FILE *out)
 {
 	json_t *body = NULL;
 	rm_error err = RM_ERROR_INIT;
 
-	(void)state;
 	if (req->df) {
 		char *js = json_dumps(req->buildargs, JSON_COMPACT | JSON_SORT_KEYS);
 		char *build = rm_build_cmdline(req->image, req->df->path, req->model->dockercontext,
@@ -242,7 +263,7 @@ void rm_engine_launcher_plan(void *state, const rm_image_req *req, const rm_job_
 			"it)\n",
 			req->image);
 	}
-	if (rm_spec_body(spec->in, &body, &err) < 0) {
+	if (rm_workload_render(spec->w, ctx, (const char *const *)environ, &body, &err) < 0) {
 		fprintf(out, "  would fail: %s\n", err.msg);
 	} else {
 		char *run = rm_run_cmdline(body, spec->name);

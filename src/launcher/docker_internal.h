@@ -20,6 +20,13 @@ struct docker_launcher {
 	char pid_start[32];
 };
 
+/* The name our builds add to /etc/hosts of the engine's build containers (extrahosts):
+ * "run-models-build.<pid>.<pid_start>.<host>", so that the next run can tell the build
+ * container an engine kept after it died (labels reach only the image) and whether its
+ * runner is gone. Caller frees. */
+#define RM_DOCKER_BUILD_MARK "run-models-build."
+char *rm_launcher__docker_build_mark(const struct docker_launcher *dl);
+
 /* Adds the run's and the runner's labels to a labels object. */
 void rm_launcher__docker_label(const struct docker_launcher *dl, json_t *labels);
 
@@ -28,10 +35,12 @@ void rm_launcher__docker_label(const struct docker_launcher *dl, json_t *labels)
 int rm_launcher__docker_fingerprint(struct docker_launcher *dl, const rm_image_req *req,
 				    char out[65], rm_error *err);
 
-int rm_engine_launcher_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
-			       rm_error *err);
-void rm_engine_launcher_plan(void *state, const rm_image_req *req, const rm_job_spec *spec,
-			     FILE *out);
+int rm_launcher__docker_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
+				rm_error *err);
+/* --dry-run: the build and run lines, the workload rendered for a host whose context is
+ * ctx. */
+void rm_launcher__docker_plan(const rm_context *ctx, const rm_image_req *req,
+			      const rm_job_spec *spec, FILE *out);
 
 extern const rm_launcher_ops rm_launcher_docker;
 

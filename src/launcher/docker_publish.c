@@ -36,7 +36,7 @@ static int build_and_push(struct docker_launcher *dl, const rm_image_req *req, c
 	rm_image_xfer_opts o = {auth, req->on_line, req->ud, req->poll, req->ud};
 	double t0 = rm_now();
 
-	if (rm_engine_launcher_prepare(dl, req, &out->image_id, &out->cached, err) < 0)
+	if (rm_launcher__docker_prepare(dl, req, &out->image_id, &out->cached, err) < 0)
 		return -1;
 	out->build_s = rm_now() - t0;
 	t0 = rm_now();

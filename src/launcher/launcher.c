@@ -2,6 +2,7 @@
  * The launcher table. Adding a launcher is one new file and one row here, above "docker",
  * which claims every context no other launcher claims.
  */
+#include <jansson.h>
 #include <string.h>
 
 #include "docker_internal.h"
@@ -51,4 +52,17 @@ void rm_launcher_close(rm_launcher *l)
 		l->ops->close(l->state);
 	l->ops = NULL;
 	l->state = NULL;
+}
+
+json_t *rm_launcher_deployment(const rm_context *ctx)
+{
+	json_t *d = json_object();
+
+	for (size_t i = 0; rm_launchers[i]; i++)
+		for (const char *const *k = rm_launchers[i]->context_keys; k && *k; k++) {
+			json_t *v = json_object_get(ctx->obj, *k);
+			if (v)
+				json_object_set(d, *k, v);
+		}
+	return d;
 }

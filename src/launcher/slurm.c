@@ -19,6 +19,9 @@
 #include "slurm_launcher.h"
 #include "rm/util.h"
 
+/* "distributed" is madengine's launcher settings (torchrun, ...), read with "slurm". */
+static const char *const slurm_keys[] = {"slurm", "distributed", NULL};
+
 static int slurm_claims(const rm_context *ctx)
 {
 	json_t *s = ctx && ctx->obj ? json_object_get(ctx->obj, "slurm") : NULL;
@@ -116,7 +119,7 @@ static void slurm_close(void *state)
 	free(sl->subs);
 	rm_strv_free(sl->img_names);
 	rm_strv_free(sl->img_ids);
-	json_decref(sl->job_doc);
+	rm_job_doc_release(&sl->doc);
 	rm_slurm_conf_release(&sl->sc);
 	rm_dist_conf_release(&sl->dc);
 	free(sl->self);
@@ -175,19 +178,19 @@ static int slurm_prepare(void *state, const rm_image_req *req, char **image_id, 
 	return 0;
 }
 
-long rm_launcher__slurm_gpus_per_node(const struct slurm_launcher *sl, const rm_spec_in *in)
+long rm_launcher__slurm_gpus_per_node(const struct slurm_launcher *sl, const rm_workload *w)
 {
-	return rm_slurm_gpus_per_node(&sl->sc, in->model->n_gpus, in->ctx->n_gpus);
+	return rm_slurm_gpus_per_node(&sl->sc, w->n_gpus, sl->cfg.ctx->n_gpus);
 }
 
-static void slurm_describe(void *state, const rm_spec_in *in, rm_launch_desc *out)
+static void slurm_describe(void *state, const rm_workload *w, rm_launch_desc *out)
 {
 	struct slurm_launcher *sl = state;
 
 	out->deployment_type = "slurm";
 	out->launcher = sl->dc.launcher ? sl->dc.launcher : RM_SLURM_DEFAULT_LAUNCHER;
 	out->nnodes = sl->sc.nodes;
-	out->gpus_per_node = rm_launcher__slurm_gpus_per_node(sl, in);
+	out->gpus_per_node = rm_launcher__slurm_gpus_per_node(sl, w);
 }
 
 /* --dry-run: the image (as the Docker launcher would make it, and each node runs it) and
@@ -199,7 +202,7 @@ static void slurm_plan(void *state, const rm_image_req *req, const rm_job_spec *
 	char *text = NULL;
 	rm_error err = RM_ERROR_INIT;
 
-	rm_engine_launcher_plan(NULL, req, spec, out);
+	rm_launcher__docker_plan(sl->cfg.ctx, req, spec, out);
 	rm_launcher__slurm_names(sl, spec, &sub.key, &sub.log_base);
 	sub.batch_log = rm_xasprintf("%s.batch.log", sub.log_base);
 	sub.script = rm_xasprintf("%s.sbatch", sub.log_base);
@@ -314,6 +317,7 @@ static void slurm_probe(const char *docker_host, rm_probe *out)
 const rm_launcher_ops rm_launcher_slurm = {
     .name = "slurm",
     .claims = slurm_claims,
+    .context_keys = slurm_keys,
     .open = slurm_open,
     .close = slurm_close,
     .where = slurm_where,

@@ -36,13 +36,13 @@ struct slurm_launcher {
 	rm_launcher_config cfg;
 	rm_slurm_conf sc;
 	rm_dist_conf dc;
-	long alloc;	 /* inside an allocation (SLURM_JOB_ID): its id; runs with srun there */
-	char *self;	 /* this binary, absolute: what each task runs */
-	char *root;	 /* the registry folder, absolute (--chdir) */
-	char *log_dir;	 /* absolute */
-	char *job_file;	 /* "<log dir>/<run id>.job.json" */
-	json_t *job_doc; /* what the job file holds */
-	char *comment;	 /* sbatch --comment: run id, host, pid (sweep, reap) */
+	long alloc;	/* inside an allocation (SLURM_JOB_ID): its id; runs with srun there */
+	char *self;	/* this binary, absolute: what each task runs */
+	char *root;	/* the registry folder, absolute (--chdir) */
+	char *log_dir;	/* absolute */
+	char *job_file; /* "<log dir>/<run id>.job.json" */
+	rm_job_doc doc; /* what the job file holds (doc.run_id NULL until first used) */
+	char *comment;	/* sbatch --comment: run id, host, pid (sweep, reap) */
 	char *where;
 	rm_launcher docker;	     /* opened to build images on this host, when needed */
 	char **img_names, **img_ids; /* images built here: name -> id */
@@ -77,7 +77,7 @@ struct rm_job {
 };
 
 /* slurm.c */
-long rm_launcher__slurm_gpus_per_node(const struct slurm_launcher *sl, const rm_spec_in *in);
+long rm_launcher__slurm_gpus_per_node(const struct slurm_launcher *sl, const rm_workload *w);
 
 /* slurm_submit.c */
 void rm_launcher__slurm_sub_release(struct slurm_sub *s);

@@ -55,18 +55,19 @@ void rm_launcher__slurm_names(const struct slurm_launcher *sl, const rm_job_spec
 		*log_base = rm_xasprintf("%s/%.*s", sl->log_dir,
 					 (int)(strlen(live) - strlen(".live.log")), live);
 	} else {
-		char *safe = rm_file_safe(spec->in->model->name);
+		char *safe = rm_file_safe(spec->w->model_name);
 		*log_base = rm_xasprintf("%s/%s.%s", sl->log_dir, safe, sl->cfg.run_id);
 		free(safe);
 	}
 	free(prefix);
 }
 
-/* ---- the job file ---- */
+/* ---- the job file (rm_job_doc, rm/workload.h) ---- */
 
-static json_t *strings(const char *const *v, size_t n, int paths)
+static char **strings(const char *const *v, size_t n, int paths)
 {
-	json_t *a = json_array();
+	char **a = rm_xcalloc(1, sizeof(*a));
+	size_t k = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		char *abs = NULL;
@@ -78,24 +79,26 @@ static json_t *strings(const char *const *v, size_t n, int paths)
 			abs = rm_xasprintf("%s%s", paths == 2 ? "@" : "", real ? real : p);
 			free(real);
 		}
-		json_array_append_new(a, json_string(abs ? abs : v[i]));
+		a = rm_strv_push(a, &k, abs ? abs : v[i]);
 		free(abs);
 	}
 	return a;
 }
 
-static json_t *job_doc(struct slurm_launcher *sl)
+static rm_job_doc *job_doc(struct slurm_launcher *sl)
 {
 	const rm_launcher_config *c = &sl->cfg;
+	rm_job_doc *d = &sl->doc;
 
-	if (sl->job_doc)
-		return sl->job_doc;
-	sl->job_doc = json_pack("{s:s, s:s, s:s, s:o, s:o, s:s?, s:I, s:{}}", "run_id", c->run_id,
-				"root", sl->root, "log_dir", sl->log_dir, "context_files",
-				strings(c->context_files, c->n_context_files, 1), "contexts",
-				strings(c->contexts, c->n_contexts, 2), "tunableop", c->tunableop,
-				"shm_size", (json_int_t)c->shm_size, "workloads");
-	return sl->job_doc;
+	if (d->run_id)
+		return d;
+	d->schema = RM_WORKLOAD_SCHEMA;
+	d->run_id = rm_xstrdup(c->run_id);
+	d->root = rm_xstrdup(sl->root);
+	d->log_dir = rm_xstrdup(sl->log_dir);
+	d->context_files = strings(c->context_files, c->n_context_files, 1);
+	d->contexts = strings(c->contexts, c->n_contexts, 2);
+	return d;
 }
 
 /* The image a node runs: a local build by its id (never pulled: no registry has it), else
@@ -103,24 +106,26 @@ static json_t *job_doc(struct slurm_launcher *sl)
 static void add_workload(struct slurm_launcher *sl, const rm_job_spec *spec,
 			 const struct slurm_sub *sub)
 {
-	const char *image = spec->in->image, *id = NULL;
-	json_t *w;
+	const char *image = spec->w->image, *id = NULL;
+	rm_workload w;
 
 	for (size_t i = 0; i < sl->n_imgs && !id; i++)
 		if (!strcmp(sl->img_names[i], image))
 			id = sl->img_ids[i];
-	w = json_pack("{s:s, s:s, s:b, s:s?, s:s}", "model", spec->in->model->name, "image",
-		      id ? id : image, "pull", id == NULL, "extra_args", spec->in->extra_args,
-		      "log_base", sub->log_base);
-	json_object_set_new(json_object_get(job_doc(sl), "workloads"), sub->key, w);
+	rm_workload_copy(&w, spec->w);
+	rm_workload_set_image(&w, id ? id : image);
+	rm_job_doc_add(job_doc(sl), sub->key, &w, id == NULL, sub->log_base);
+	rm_workload_release(&w);
 }
 
 static int write_job_file(struct slurm_launcher *sl, rm_error *err)
 {
-	char *text = json_dumps(job_doc(sl), JSON_INDENT(1) | JSON_SORT_KEYS);
+	json_t *doc = rm_job_doc_to_json(job_doc(sl));
+	char *text = json_dumps(doc, JSON_INDENT(1));
 	int ret = rm_write_file_atomic(sl->job_file, text, strlen(text), 0600, err);
 
 	free(text);
+	json_decref(doc);
 	return ret;
 }
 
@@ -136,9 +141,9 @@ int rm_launcher__slurm_script_for(struct slurm_launcher *sl, const rm_job_spec *
 			NULL};
 	char *name = n > 1 ? rm_xasprintf("rm-array-%zu", n)
 			   : rm_xasprintf("rm-%s", base_name(subs[0].log_base));
-	char *what = n > 1 ? rm_xasprintf("%zu workloads, one array task each", n)
-			   : rm_xasprintf("model '%s' (workload %s)", specs[0]->in->model->name,
-					  subs[0].key);
+	char *what =
+	    n > 1 ? rm_xasprintf("%zu workloads, one array task each", n)
+		  : rm_xasprintf("model '%s' (workload %s)", specs[0]->w->model_name, subs[0].key);
 	int ret;
 
 	/* The job name without the run id: what squeue shows. */
@@ -152,7 +157,7 @@ int rm_launcher__slurm_script_for(struct slurm_launcher *sl, const rm_job_spec *
 			    .batch_log = batch_log,
 			    .sc = &sl->sc,
 			    .dc = &sl->dc,
-			    .gpus_per_node = rm_launcher__slurm_gpus_per_node(sl, specs[0]->in),
+			    .gpus_per_node = rm_launcher__slurm_gpus_per_node(sl, specs[0]->w),
 			    .tasks = tasks,
 			    .n_tasks = n,
 			    .task_argv = argv,
@@ -223,7 +228,7 @@ out:
 
 static int refuse_keep_alive(const rm_job_spec *spec, rm_error *err)
 {
-	if (!spec->in->keep_alive)
+	if (!spec->w->set.keep_alive)
 		return 0;
 	return rm_error_set(err, RM_ERR_USAGE,
 			    "--keep-alive keeps a container on this host; with a \"slurm\" context "
@@ -254,11 +259,11 @@ int rm_launcher__slurm_submit_all(void *state, const rm_job_spec *const *specs, 
 		goto out;
 	for (size_t i = 0; i < n && ret == 0; i++) {
 		size_t g = 0;
-		long gpn = rm_launcher__slurm_gpus_per_node(sl, specs[i]->in);
+		long gpn = rm_launcher__slurm_gpus_per_node(sl, specs[i]->w);
 		if (done[i])
 			continue;
 		for (size_t j = i; j < n && g < MAX_ARRAY; j++) {
-			if (done[j] || rm_launcher__slurm_gpus_per_node(sl, specs[j]->in) != gpn)
+			if (done[j] || rm_launcher__slurm_gpus_per_node(sl, specs[j]->w) != gpn)
 				continue;
 			group[g++] = specs[j];
 			done[j] = 1;

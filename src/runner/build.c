@@ -70,19 +70,6 @@ static json_t *build_image_context(struct run *r)
 	return c;
 }
 
-static json_t *deployment(struct run *r)
-{
-	json_t *d = json_object();
-	const char *keys[] = {"slurm", "distributed", NULL};
-
-	for (const char **k = keys; *k; k++) {
-		json_t *v = json_object_get(r->ctx.obj, *k);
-		if (v)
-			json_object_set(d, *k, v);
-	}
-	return d;
-}
-
 struct built {
 	rm_built_image mi;
 	rm_published pub;
@@ -201,7 +188,7 @@ static void build_one_model(struct run *r, const rm_model *m, json_t *doc, rm_bu
 	}
 	for (size_t i = 0; i < n; i++)
 		kept += dfs[i].kept != 0;
-	for (size_t i = 0; i < n && !rm_runner_signal(); i++) {
+	for (size_t i = 0; i < n && !rm_signal_received(); i++) {
 		struct built b;
 		rm_error berr = RM_ERROR_INIT;
 		if (!dfs[i].kept)
@@ -211,7 +198,7 @@ static void build_one_model(struct run *r, const rm_model *m, json_t *doc, rm_bu
 		b.mi.dockerfile = rm_xstrdup(dfs[i].path);
 		b.mi.base_image = rm_xstrdup(dfs[i].base_image);
 		if (build_one(r, m, &dfs[i], kept, &b, &berr) < 0)
-			b.mi.reason = rm_xstrdup(rm_runner_signal() ? "interrupted" : berr.msg);
+			b.mi.reason = rm_xstrdup(rm_signal_received() ? "interrupted" : berr.msg);
 		add_image(r, doc, m, &b, b.mi.reason != NULL, res);
 		built_release(&b);
 	}
@@ -223,7 +210,7 @@ static int build_all(struct run *r, rm_build_result *res, rm_error *err)
 	const rm_run_opts *o = r->o;
 	rm_launcher_config lc = {
 	    .docker_host = o->docker_host, .ctx = &r->ctx, .run_id = r->run_id};
-	json_t *ctx = build_image_context(r), *dep = deployment(r), *doc;
+	json_t *ctx = build_image_context(r), *dep = rm_launcher_deployment(&r->ctx), *doc;
 	int ret = 0;
 
 	doc = rm_build_manifest_new(o->registry, ctx, dep);
@@ -237,7 +224,7 @@ static int build_all(struct run *r, rm_build_result *res, rm_error *err)
 	rm_info("build %s: %zu model(s), %s%s%s", r->run_id, r->sel.n,
 		r->launcher.ops->where(r->launcher.state), o->registry ? ", registry " : "",
 		o->registry ? o->registry : "");
-	for (size_t i = 0; i < r->sel.n && !rm_runner_signal() && ret == 0; i++) {
+	for (size_t i = 0; i < r->sel.n && !rm_signal_received() && ret == 0; i++) {
 		build_one_model(r, r->sel.items[i].model, doc, res);
 		ret = rm_build_manifest_write(doc, o->manifest, err);
 	}
@@ -258,25 +245,28 @@ int rm_runner_build(const rm_run_opts *o, rm_build_result *res, rm_error *err)
 	rm_runner__warn_short_secrets();
 	rm_mask_init(&r.mask, (const char *const *)r.secrets, r.n_secrets);
 	rm_runner__outcome_set_mask(&r.mask);
-	rm_interrupt_set(rm_runner__cancelled, NULL);
+	rm_interrupt_set(rm_signal_cancelled, NULL);
 	if (o->progress)
 		r.progress_mode = isatty(STDERR_FILENO) && !o->live_output ? 1 : 2;
+	rm_log_set_before(rm_runner__progress_clear);
 	if (rm_registry_load(&r.reg, o->root, err) < 0 ||
 	    rm_select(&r.reg, o->tags, o->n_tags, &r.sel, err) < 0 ||
 	    rm_runner__load_context(&r, err) < 0)
 		goto out;
 	ret = build_all(&r, res, err);
-	if (ret == 0 && rm_runner_signal()) {
-		res->interrupted = rm_runner_signal();
+	if (ret == 0 && rm_signal_received()) {
+		res->interrupted = rm_signal_received();
 		ret = rm_error_set(err, RM_ERR_NONE,
 				   "interrupted by %s; the manifest '%s' lists "
 				   "what was built",
-				   rm_runner__signal_name(), o->manifest);
+				   rm_signal_name(), o->manifest);
 	}
 	if (ret == 0)
 		rm_info("manifest '%s': %zu image(s) built, %zu up to date, %zu failed",
 			o->manifest, res->n_built, res->n_reused, res->n_failed);
 out:
+	rm_runner__progress_clear();
+	rm_log_set_before(NULL);
 	rm_runner__outcome_set_mask(NULL);
 	rm_interrupt_set(NULL, NULL);
 	rm_launcher_close(&r.launcher);

@@ -95,10 +95,10 @@ static void data_size(const rm_data_plan *plan, struct outcome *oc)
 	}
 }
 
-void rm_runner__data_log(struct stream *st, const rm_spec_in *in)
+void rm_runner__data_log(struct stream *st, const rm_workload *w)
 {
-	for (size_t i = 0; in->data && i < in->data->n; i++) {
-		const rm_data_source *s = &in->data->sources[i];
+	for (size_t i = 0; i < w->data.n; i++) {
+		const rm_data_source *s = &w->data.sources[i];
 		if (s->script)
 			rm_runner__stream_note(
 			    st, "run_models: data '%s': provider custom, '%s %s' runs in %s%s%s",
@@ -124,14 +124,14 @@ static int data_status(struct run *r, rm_job *job, long *secs, long *rc)
 	return ok ? 0 : -1;
 }
 
-void rm_runner__data_after_run(struct run *r, const rm_spec_in *in, rm_job *job, struct outcome *oc)
+void rm_runner__data_after_run(struct run *r, const rm_workload *w, rm_job *job, struct outcome *oc)
 {
 	long secs = 0, rc = 0;
 
-	if (!in->data || !in->data->n)
+	if (!w->data.n)
 		return;
-	data_size(in->data, oc);
-	if (!rm_spec_data_scripts(in)) {
+	data_size(&w->data, oc);
+	if (!rm_workload_data_scripts(w)) {
 		oc->data_ran = 1; /* local data: nothing to fetch */
 		oc->data_s = 0;
 		return;
@@ -145,5 +145,5 @@ void rm_runner__data_after_run(struct run *r, const rm_spec_in *in, rm_job *job,
 		    oc,
 		    "data '%s': a custom provider's script exited with code %ld (its output "
 		    "is in the log)",
-		    in->data->dataname, rc);
+		    w->data.dataname, rc);
 }

@@ -15,18 +15,18 @@ static void print_masked(struct run *r, const char *text)
 	free(m);
 }
 
-void rm_runner__dry_run_model(struct run *r, const rm_model *m, const rm_spec_in *in,
+void rm_runner__dry_run_model(struct run *r, const rm_model *m, const rm_workload *w,
 			      const rm_dockerfile *dfs, size_t n_dfs)
 {
-	char *args = rm_spec_args(in);
-	char *head =
-	    rm_xasprintf("model '%s' (GPUs %ld, tunableop %s, parser %s)\n  args: %s\n", m->name,
-			 in->runtime_ngpus, in->tunableop ? in->tunableop : "as the model has it",
-			 r->o->parser ? r->o->parser : m->parser, args);
+	char *args = rm_workload_args(w);
+	char *head = rm_xasprintf("model '%s' (GPUs %ld, tunableop %s, parser %s)\n  args: %s\n",
+				  m->name, rm_workload_gpus(w, &r->ctx),
+				  w->tunableop ? w->tunableop : "as the model has it",
+				  r->o->parser ? r->o->parser : m->parser, args);
 
 	print_masked(r, head);
-	if (in->tunableop_host_dir)
-		printf("  tunableop results: %s (mounted at %s)\n", in->tunableop_host_dir,
+	if (w->tunableop_dir)
+		printf("  tunableop results: %s (mounted at %s)\n", w->tunableop_dir,
 		       RM_TUNABLEOP_DIR);
 	for (size_t i = 0; i < n_dfs; i++)
 		if (!dfs[i].kept)

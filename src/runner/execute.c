@@ -26,11 +26,17 @@ static int keep_model_dir(struct run *r, const rm_model *m, rm_job *job, rm_erro
 	char *dir = rm_model_dir(m), *path = rm_xasprintf("%s/%s", RM_WORKSPACE, dir);
 	char *tar_path = NULL;
 	int fd = rm_make_temp(&tar_path, err), ret = -1;
+	size_t skipped = 0;
 
 	if (fd >= 0 &&
 	    r->launcher.ops->fetch(r->launcher.state, job, path, fd, (size_t)8 << 30, err) == 0 &&
-	    lseek(fd, 0, SEEK_SET) == 0 && rm_tar_extract_dir(fd, r->o->log_dir, 0, err) == 0) {
+	    lseek(fd, 0, SEEK_SET) == 0 &&
+	    rm_tar_extract_dir(fd, r->o->log_dir, 0, &skipped, err) == 0) {
 		rm_info("kept the model dir as '%s/%s'", r->o->log_dir, dir);
+		if (skipped)
+			rm_info("model '%s': left out %zu device node(s), FIFO(s) or socket(s) of "
+				"its model dir: they are never made on this host",
+				m->name, skipped);
 		ret = 0;
 	}
 	if (fd >= 0)
@@ -79,10 +85,10 @@ static int stopped(struct run *r, rm_job *job, struct stream *st, double timeout
 	 * stream (100 ms). */
 	int stop_failed = r->launcher.ops->stop(r->launcher.state, job, &kerr) < 0;
 
-	if (stop_failed && !rm_runner_signal())
+	if (stop_failed && !rm_signal_received())
 		rm_warn("%s", kerr.msg);
-	if (rm_runner_signal()) {
-		rm_runner__fail(oc, "interrupted by %s", rm_runner__signal_name());
+	if (rm_signal_received()) {
+		rm_runner__fail(oc, "interrupted by %s", rm_signal_name());
 		return -1;
 	}
 	if (rm_runner__stream_timed_out(st)) {
@@ -117,7 +123,7 @@ static void waited(struct run *r, rm_job *job, long *status, struct outcome *oc)
 			oc->exit_code = *status;
 		if (!oc->reason)
 			rm_runner__fail(oc, "%s", err.msg);
-	} else if (!oc->reason && !rm_runner_signal()) {
+	} else if (!oc->reason && !rm_signal_received()) {
 		/* The output ended and no exit status came: the engine went away. */
 		r->engine_lost = 1;
 		rm_runner__fail(
@@ -133,9 +139,9 @@ static void finish(struct run *r, const rm_model *m, rm_job *job, const char *na
 {
 	const rm_launcher *L = &r->launcher;
 	rm_error err = RM_ERROR_INIT;
-	int keep = r->o->keep_alive && !rm_runner_signal();
+	int keep = r->o->wl.keep_alive && !rm_signal_received();
 
-	if (r->o->keep_model_dir && !rm_runner_signal() && keep_model_dir(r, m, job, &err) < 0)
+	if (r->o->keep_model_dir && !rm_signal_received() && keep_model_dir(r, m, job, &err) < 0)
 		rm_warn("model '%s': could not keep the model dir: %s", m->name, err.msg);
 	if (keep)
 		rm_info("kept container '%s' %s; enter it with 'docker exec -it %s sh', remove "
@@ -148,18 +154,16 @@ static void finish(struct run *r, const rm_model *m, rm_job *job, const char *na
 	}
 }
 
-int rm_runner__execute(struct run *r, const rm_spec_in *in, size_t k, struct outcome *oc)
+int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct outcome *oc)
 {
-	const rm_model *m = in->model;
+	const rm_model *m = w->model;
 	const rm_launcher *L = &r->launcher;
 	rm_error err = RM_ERROR_INIT;
 	char *name = rm_runner__container_name(r, m, k);
-	double timeout = r->o->timeout >= 0 ? r->o->timeout
-			 : m->timeout > 0   ? m->timeout
-					    : RM_DEFAULT_TIMEOUT;
-	struct stream *st = rm_runner__stream_open(r, in, timeout, oc);
+	double timeout = w->timeout;
+	struct stream *st = rm_runner__stream_open(r, w, timeout, oc);
 	rm_job_spec spec = {
-	    .in = in, .name = name, .log_file = oc->log_file, .log_link = oc->log_link};
+	    .w = w, .name = name, .log_file = oc->log_file, .log_link = oc->log_link};
 	rm_job *job = NULL;
 	long status = -1;
 	int rc, ret = 0, done = 0;
@@ -168,7 +172,7 @@ int rm_runner__execute(struct run *r, const rm_spec_in *in, size_t k, struct out
 		goto out;
 	/* madengine's line, where its timeout tests look for it. */
 	rm_runner__stream_note(st, "Setting timeout to %.15g seconds.", timeout);
-	rm_runner__data_log(st, in);
+	rm_runner__data_log(st, w);
 	rm_runner__stream_bind(st, &spec);
 	r->jobs_started++;
 	if (L->ops->start(L->state, &spec, &job, &err) < 0) {
@@ -182,11 +186,11 @@ int rm_runner__execute(struct run *r, const rm_spec_in *in, size_t k, struct out
 		oc->exit_code = status;
 	else if (rc < 0)
 		ret = stopped(r, job, st, timeout, rc, &err, oc);
-	if (!done && !rm_runner_signal())
+	if (!done && !rm_signal_received())
 		waited(r, job, &status, oc);
 	oc->test_s = rm_now() - rm_runner__stream_started(st);
 	rm_runner__stream_end(st, oc);
-	rm_runner__data_after_run(r, in, job, oc);
+	rm_runner__data_after_run(r, w, job, oc);
 	execute_judge(r, m, job, st, status, oc);
 out:
 	if (job)

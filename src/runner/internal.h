@@ -10,11 +10,11 @@
  *   record.c    an outcome and its perf rows
  *   dryrun.c    what --dry-run prints
  *   logs.c      log file names and their safe creation
+ *   outputs.c   every file the run writes, resolved and checked before the first build
  *   watchdog.c  the process that removes the run's containers when the runner is killed
  *   prebuilt.c  the images of a build manifest (run --manifest): no build
  *   queue.c     batching: every workload prepared first, then the launcher's submit_all
  *   build.c     run_models build: build, push, write the manifest
- *   node.c      run_models node-run: one SLURM task's container on its node
  *   build_manifest.c  the build manifest file (rm/runner.h)
  */
 #ifndef RM_RUNNER_INTERNAL_H
@@ -55,6 +55,8 @@ struct run {
 	rm_data_config data; /* data.json (or --data-config) with the context's "data" */
 	int data_loaded;
 	rm_build_manifest man; /* run --manifest: its images (man.path NULL without) */
+	rm_table summary;      /* a row per perf row of the run, printed at its end */
+	char *last_log;	       /* the live log of the last run (the end names it) */
 	/* Batching (the launcher has submit_all): workloads wait here, prepared, until every
 	 * model has been through its build; then they are submitted at once and run. */
 	int batching;
@@ -93,10 +95,8 @@ struct outcome {
 };
 
 /* run.c */
-const char *rm_runner__signal_name(void);
 int rm_runner__load_context(struct run *r, rm_error *err); /* detected, then files, then texts */
 void rm_runner__warn_short_secrets(void);
-int rm_runner__cancelled(void *ud); /* a signal came: for every wait */
 
 /* record.c: reasons reach perf.csv and the terminal, so rm_runner__fail() masks secrets with the
  * mask given to rm_runner__outcome_set_mask. */
@@ -107,15 +107,15 @@ void rm_runner__outcome_release(struct outcome *oc);
 /* Prints what became of the run and counts failures. */
 void rm_runner__outcome_report(struct run *r, const rm_model *m, const struct outcome *oc);
 /* Appends the perf rows of an outcome (one, or one per multiple_results row) and its
- * metrics to perf_<model>.csv. */
-int rm_runner__record(struct run *r, const rm_selected *s, const rm_spec_in *in, struct outcome *oc,
+ * metrics to perf_<model>.csv, and their rows to the run's summary table. */
+int rm_runner__record(struct run *r, const rm_selected *s, const rm_workload *w, struct outcome *oc,
 		      rm_error *err);
 
 /* model.c */
 int rm_runner__run_model(struct run *r, const rm_selected *s, rm_error *err);
 json_t *rm_runner__build_args(struct run *r, const rm_model *m);
 /* A row for a model that cannot run here at all: SKIPPED (skip given) or FAILURE (why). */
-int rm_runner__cannot_run(struct run *r, const rm_selected *s, const rm_spec_in *in,
+int rm_runner__cannot_run(struct run *r, const rm_selected *s, const rm_workload *w,
 			  const char *skip, const char *why, rm_error *err);
 /* An image given as it is (MAD_CONTAINER_IMAGE, a build manifest's entry), with the row's
  * facts about it. */
@@ -125,24 +125,24 @@ struct image_src {
 	const char *base_image; /* for the row, or NULL */
 	const char *stem;	/* names the logs when a model has several images */
 };
-int rm_runner__run_given(struct run *r, const rm_selected *s, rm_spec_in *in,
+int rm_runner__run_given(struct run *r, const rm_selected *s, rm_workload *w,
 			 const struct image_src *src, size_t n_images, size_t *k, rm_error *err);
 /* The --repeat runs of one prepared image (runs numbered from *k on). */
-int rm_runner__run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in,
+int rm_runner__run_repeats(struct run *r, const rm_selected *s, rm_workload *w,
 			   const char *log_base, const struct outcome *b, size_t *k, rm_error *err);
 /* The live log of repeat rep and its stable name. */
 void rm_runner__repeat_logs(const struct run *r, const char *log_base, const struct outcome *b,
 			    long rep, char **file, char **link);
 
 /* prebuilt.c: the images the manifest holds for s (a FAILURE row when none). */
-int rm_runner__run_from_manifest(struct run *r, const rm_selected *s, rm_spec_in *in, size_t *k,
+int rm_runner__run_from_manifest(struct run *r, const rm_selected *s, rm_workload *w, size_t *k,
 				 rm_error *err);
 /* Without tags: every model the manifest names, in its order. */
 int rm_runner__select_from_manifest(struct run *r, rm_error *err);
 
 /* queue.c: batching. rm_runner__queue_workload takes b over (b is left empty) and numbers the
  * workload's runs from *k on; rm_runner__run_queue submits everything and runs each in turn. */
-void rm_runner__queue_workload(struct run *r, const rm_selected *s, const rm_spec_in *in,
+void rm_runner__queue_workload(struct run *r, const rm_selected *s, const rm_workload *w,
 			       const char *log_base, struct outcome *b, size_t *k);
 int rm_runner__run_queue(struct run *r, rm_error *err);
 
@@ -160,23 +160,28 @@ int rm_runner__data_load(struct run *r, rm_error *err);
  * model's FAILURE before anything is built. */
 int rm_runner__data_prepare(struct run *r, const rm_model *m, rm_data_plan *plan, rm_error *err);
 /* What the run's data is, in its log. */
-void rm_runner__data_log(struct stream *st, const rm_spec_in *in);
+void rm_runner__data_log(struct stream *st, const rm_workload *w);
 /* After a run: data_size, and the custom scripts' seconds and exit code (a failed script
  * fails the run). */
-void rm_runner__data_after_run(struct run *r, const rm_spec_in *in, rm_job *job,
+void rm_runner__data_after_run(struct run *r, const rm_workload *w, rm_job *job,
 			       struct outcome *oc);
 
 /* execute.c: runs a built image once; fills oc. Returns -1 only when interrupted. */
-int rm_runner__execute(struct run *r, const rm_spec_in *in, size_t k, struct outcome *oc);
+int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct outcome *oc);
 char *rm_runner__container_name(const struct run *r, const rm_model *m, size_t k);
 
-/* progress.c */
+/* progress.c; progress_clear takes the status line off the terminal (before a message). */
+void rm_runner__progress_clear(void);
+/* The end of a run on stdout: the summary table (model, status, performance, metric,
+ * duration) within 80 columns (or the terminal's), then where the results and logs are. */
+void rm_runner__summary_init(struct run *r);
+void rm_runner__summary_print(struct run *r);
 void rm_runner__progress_line(struct run *r, const char *model, const char *what, double elapsed,
 			      double timeout, const rm_parse_progress *pp, int final);
 
 /* stream.c: the output of one workload run */
 struct stream;
-struct stream *rm_runner__stream_open(struct run *r, const rm_spec_in *in, double timeout,
+struct stream *rm_runner__stream_open(struct run *r, const rm_workload *w, double timeout,
 				      struct outcome *oc);
 void rm_runner__stream_begin(struct stream *st);		   /* the clock starts */
 void rm_runner__stream_bind(struct stream *st, rm_job_spec *spec); /* on_output, poll, cancelled */
@@ -213,7 +218,7 @@ int rm_runner__watchdog_start(struct run *r);
 void rm_runner__watchdog_done(struct run *r);
 
 /* dryrun.c */
-void rm_runner__dry_run_model(struct run *r, const rm_model *m, const rm_spec_in *in,
+void rm_runner__dry_run_model(struct run *r, const rm_model *m, const rm_workload *w,
 			      const rm_dockerfile *dfs, size_t n_dfs);
 void rm_runner__dry_run_dockerfile(struct run *r, const rm_image_req *req, const rm_job_spec *spec,
 				   const char *gpu_vendor_wanted);

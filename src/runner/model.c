@@ -56,26 +56,6 @@ json_t *rm_runner__build_args(struct run *r, const rm_model *m)
 	return args;
 }
 
-/* Where tuned TunableOp results live between runs: <log dir>/tunableop/<model>/. */
-static char *tunableop_dir(struct run *r, const rm_model *m, int create)
-{
-	char real[PATH_MAX];
-	char *safe = rm_file_safe(m->name), *dir;
-	const char *base = realpath(r->o->log_dir, real) ? real : r->o->log_dir;
-
-	dir = rm_xasprintf("%s/tunableop/%s", base, safe);
-	if (create) {
-		char *top = rm_xasprintf("%s/tunableop", base);
-		if ((mkdir(top, 0755) != 0 && errno != EEXIST) ||
-		    (mkdir(dir, 0755) != 0 && errno != EEXIST))
-			rm_warn("model '%s': cannot create '%s': %s", m->name, dir,
-				strerror(errno));
-		free(top);
-	}
-	free(safe);
-	return dir;
-}
-
 /* The image of one Dockerfile, built (or found up to date) by the launcher. */
 static int build(struct run *r, const rm_model *m, const rm_dockerfile *df, const char *log_base,
 		 struct outcome *oc, rm_error *err)
@@ -127,7 +107,7 @@ static void outcome_from_build(struct outcome *oc, const struct outcome *b, int 
 	oc->build_s = first ? b->build_s : 0;
 }
 
-int rm_runner__cannot_run(struct run *r, const rm_selected *s, const rm_spec_in *in,
+int rm_runner__cannot_run(struct run *r, const rm_selected *s, const rm_workload *w,
 			  const char *skip, const char *why, rm_error *err)
 {
 	const rm_model *m = s->model;
@@ -135,7 +115,7 @@ int rm_runner__cannot_run(struct run *r, const rm_selected *s, const rm_spec_in 
 	int ret = 0;
 
 	oc.exit_code = -1;
-	oc.tunableop = in->tunableop;
+	oc.tunableop = w->tunableop;
 	if (skip) {
 		oc.status = "SKIPPED";
 		oc.reason = rm_xasprintf("skip_gpu_arch ('%s') names this host's GPU '%s' "
@@ -149,18 +129,18 @@ int rm_runner__cannot_run(struct run *r, const rm_selected *s, const rm_spec_in 
 		printf("  would be %s: %s\n", oc.status, oc.reason);
 	} else {
 		rm_runner__outcome_report(r, m, &oc);
-		ret = rm_runner__record(r, s, in, &oc, err);
+		ret = rm_runner__record(r, s, w, &oc, err);
 	}
 	rm_runner__outcome_release(&oc);
 	return ret;
 }
 
 /* Records a build that failed or could not be tried. */
-static int build_failed(struct run *r, const rm_selected *s, const rm_spec_in *in,
+static int build_failed(struct run *r, const rm_selected *s, const rm_workload *w,
 			struct outcome *b, rm_error *err)
 {
 	rm_runner__outcome_report(r, s->model, b);
-	return rm_runner__record(r, s, in, b, err);
+	return rm_runner__record(r, s, w, b, err);
 }
 
 void rm_runner__repeat_logs(const struct run *r, const char *log_base, const struct outcome *b,
@@ -177,7 +157,7 @@ void rm_runner__repeat_logs(const struct run *r, const char *log_base, const str
 	}
 }
 
-int rm_runner__run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in,
+int rm_runner__run_repeats(struct run *r, const rm_selected *s, rm_workload *w,
 			   const char *log_base, const struct outcome *b, size_t *k, rm_error *err)
 {
 	const rm_model *m = s->model;
@@ -189,17 +169,17 @@ int rm_runner__run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in,
 		outcome_from_build(&oc, b, rep == 1);
 		oc.repeat = rep;
 		rm_runner__repeat_logs(r, log_base, b, rep, &oc.log_file, &oc.log_link);
-		if (rm_runner__execute(r, in, (*k)++, &oc) < 0)
+		if (rm_runner__execute(r, w, (*k)++, &oc) < 0)
 			ret = -1;
 		if (!oc.status)
 			rm_runner__fail(&oc, "unknown failure");
 		rm_runner__outcome_report(r, m, &oc);
 		if (!strcmp(oc.status, "SUCCESS"))
 			rm_summary_collect(&sm, &oc.pr);
-		if (rm_runner__record(r, s, in, &oc, err) < 0)
+		if (rm_runner__record(r, s, w, &oc, err) < 0)
 			ret = -1;
 		rm_runner__outcome_release(&oc);
-		if (rm_runner_signal())
+		if (rm_signal_received())
 			ret = -1;
 	}
 	if (r->o->repeat > 1 && sm.n &&
@@ -212,15 +192,15 @@ int rm_runner__run_repeats(struct run *r, const rm_selected *s, rm_spec_in *in,
 
 /* Whether the workloads run on this host (the Docker launcher), where this host's GPUs
  * count; elsewhere (SLURM) the node that runs them checks its own. */
-static int runs_here(struct run *r, const rm_spec_in *in)
+static int runs_here(struct run *r, const rm_workload *w)
 {
 	rm_launch_desc d = {NULL, NULL, 1, 0};
-	r->launcher.ops->describe(r->launcher.state, in, &d);
+	r->launcher.ops->describe(r->launcher.state, w, &d);
 	return !d.deployment_type || !strcmp(d.deployment_type, "local");
 }
 
 /* A prepared image: its --repeat runs now, or (batching) once every model is prepared. */
-static int ready(struct run *r, const rm_selected *s, rm_spec_in *in, const char *log_base,
+static int ready(struct run *r, const rm_selected *s, rm_workload *w, const char *log_base,
 		 struct outcome *b, size_t *k, rm_error *err)
 {
 	if (r->o->skip_model_run) {
@@ -229,14 +209,14 @@ static int ready(struct run *r, const rm_selected *s, rm_spec_in *in, const char
 		return 0;
 	}
 	if (r->batching) {
-		rm_runner__queue_workload(r, s, in, log_base, b, k);
+		rm_runner__queue_workload(r, s, w, log_base, b, k);
 		return 0;
 	}
-	return rm_runner__run_repeats(r, s, in, log_base, b, k, err);
+	return rm_runner__run_repeats(r, s, w, log_base, b, k, err);
 }
 
 /* One kept Dockerfile: build once, run --repeat times. */
-static int run_dockerfile(struct run *r, const rm_selected *s, rm_spec_in *in,
+static int run_dockerfile(struct run *r, const rm_selected *s, rm_workload *w,
 			  const rm_dockerfile *df, size_t n_kept, size_t *k, rm_error *err)
 {
 	const rm_model *m = s->model;
@@ -244,7 +224,7 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_spec_in *in,
 	char *safe = rm_file_safe(m->name), *log_base;
 	/* A Dockerfile made for a GPU vendor cannot run on a host without GPUs: say so before
 	 * pulling a base image of tens of GB. */
-	const char *want = runs_here(r, in)
+	const char *want = runs_here(r, w)
 			       ? json_string_value(json_object_get(df->context_req, "gpu_vendor"))
 			       : NULL;
 	int ret = 0;
@@ -252,13 +232,13 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_spec_in *in,
 	log_base = n_kept > 1 ? rm_xasprintf("%s_%s", safe, df->stem) : rm_xstrdup(safe);
 	free(safe);
 	b.exit_code = -1;
-	b.tunableop = in->tunableop;
+	b.tunableop = w->tunableop;
 	b.dockerfile = rm_xstrdup(df->path);
 	b.base_image = rm_xstrdup(df->base_image);
 	b.image = rm_image_name(m->name, df->stem);
 	b.log_file = rm_runner__log_path(r, log_base, ".live.log");
 	b.log_link = rm_runner__log_link(r, log_base, ".live.log");
-	in->image = b.image;
+	rm_workload_set_image(w, b.image);
 
 	if (r->o->dry_run) {
 		json_t *args = rm_runner__build_args(r, m);
@@ -268,7 +248,7 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_spec_in *in,
 				    .buildargs = args,
 				    .nocache = r->o->clean_docker_cache};
 		char *name = rm_runner__container_name(r, m, 0);
-		rm_job_spec spec = {.in = in, .name = name};
+		rm_job_spec spec = {.w = w, .name = name};
 		rm_runner__dry_run_dockerfile(r, &req, &spec,
 					      want && !r->ctx.gpu_vendor ? want : NULL);
 		free(name);
@@ -280,18 +260,21 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_spec_in *in,
 		    "give --additional-context '{\"gpu_vendor\": \"%s\"}' to build and run it "
 		    "anyway",
 		    df->path, want, want);
-		ret = build_failed(r, s, in, &b, err);
+		ret = build_failed(r, s, w, &b, err);
 	} else {
 		rm_error berr = RM_ERROR_INIT;
-		if (build(r, m, df, log_base, &b, &berr) < 0) {
-			if (rm_runner_signal())
+		int brc = build(r, m, df, log_base, &b, &berr);
+		if (brc < 0) {
+			if (brc == RM_LAUNCH_LOST) /* the engine died under the build */
+				r->engine_lost = 1;
+			if (rm_signal_received())
 				rm_runner__fail(&b, "interrupted by %s during the build",
-						rm_runner__signal_name());
+						rm_signal_name());
 			else
 				rm_runner__fail(&b, "build failed: %s", berr.msg);
-			ret = build_failed(r, s, in, &b, err);
+			ret = build_failed(r, s, w, &b, err);
 		} else {
-			ret = ready(r, s, in, log_base, &b, k, err);
+			ret = ready(r, s, w, log_base, &b, k, err);
 		}
 	}
 	free(log_base);
@@ -340,7 +323,7 @@ static void no_build_output(void *ud, const char *line, size_t len)
 
 /* An image given as it is (MAD_CONTAINER_IMAGE, a build manifest's entry): --repeat runs of
  * it; the launcher builds nothing (it pulls what the engine lacks). */
-int rm_runner__run_given(struct run *r, const rm_selected *s, rm_spec_in *in,
+int rm_runner__run_given(struct run *r, const rm_selected *s, rm_workload *w,
 			 const struct image_src *src, size_t n_images, size_t *k, rm_error *err)
 {
 	const rm_model *m = s->model;
@@ -350,29 +333,29 @@ int rm_runner__run_given(struct run *r, const rm_selected *s, rm_spec_in *in,
 	rm_image_req req = {.model = m,
 			    .image = src->image,
 			    .on_line = no_build_output,
-			    .poll = rm_runner__cancelled};
+			    .poll = rm_signal_cancelled};
 	rm_error perr = RM_ERROR_INIT;
 	int cached = 0, ret = 0;
 
 	b.exit_code = -1;
-	b.tunableop = in->tunableop;
+	b.tunableop = w->tunableop;
 	b.image = rm_xstrdup(src->image);
 	b.dockerfile = rm_xstrdup(src->dockerfile);
 	b.base_image = rm_xstrdup(src->base_image);
 	b.log_file = rm_runner__log_path(r, log_base, ".live.log");
 	b.log_link = rm_runner__log_link(r, log_base, ".live.log");
-	in->image = b.image;
+	rm_workload_set_image(w, b.image);
 	if (r->o->dry_run) {
 		char *name = rm_runner__container_name(r, m, 0);
-		rm_job_spec spec = {.in = in, .name = name};
+		rm_job_spec spec = {.w = w, .name = name};
 		rm_runner__dry_run_dockerfile(r, &req, &spec, NULL);
 		free(name);
 	} else if (r->launcher.ops->prepare(r->launcher.state, &req, &b.image_id, &cached, &perr) <
 		   0) {
 		rm_runner__fail(&b, "%s", perr.msg);
-		ret = build_failed(r, s, in, &b, err);
+		ret = build_failed(r, s, w, &b, err);
 	} else {
-		ret = ready(r, s, in, log_base, &b, k, err);
+		ret = ready(r, s, w, log_base, &b, k, err);
 	}
 	free(safe);
 	free(log_base);
@@ -381,23 +364,23 @@ int rm_runner__run_given(struct run *r, const rm_selected *s, rm_spec_in *in,
 }
 
 /* The runs of a model that can run here: one per kept Dockerfile, or the given image. */
-static int run_images(struct run *r, const rm_selected *s, rm_spec_in *in, const rm_dockerfile *dfs,
+static int run_images(struct run *r, const rm_selected *s, rm_workload *w, const rm_dockerfile *dfs,
 		      size_t n_dfs, rm_error *err)
 {
 	size_t kept = 0, k = 0;
 	int ret = 0;
 
 	if (r->man.path)
-		return rm_runner__run_from_manifest(r, s, in, &k, err);
+		return rm_runner__run_from_manifest(r, s, w, &k, err);
 	if (model_given_image(r)) {
 		struct image_src src = {.image = model_given_image(r), .stem = "given"};
-		return rm_runner__run_given(r, s, in, &src, 1, &k, err);
+		return rm_runner__run_given(r, s, w, &src, 1, &k, err);
 	}
 	for (size_t i = 0; i < n_dfs; i++)
 		kept += dfs[i].kept != 0;
-	for (size_t i = 0; i < n_dfs && ret == 0 && !rm_runner_signal(); i++)
+	for (size_t i = 0; i < n_dfs && ret == 0 && !rm_signal_received(); i++)
 		if (dfs[i].kept)
-			ret = run_dockerfile(r, s, in, &dfs[i], kept, &k, err);
+			ret = run_dockerfile(r, s, w, &dfs[i], kept, &k, err);
 	return ret;
 }
 
@@ -407,51 +390,46 @@ int rm_runner__run_model(struct run *r, const rm_selected *s, rm_error *err)
 	rm_dockerfile *dfs = NULL;
 	size_t n_dfs = 0;
 	rm_error derr = RM_ERROR_INIT, perr = RM_ERROR_INIT;
-	rm_data_plan plan = {0};
-	long runtime_ngpus = m->n_gpus < 0 ? r->ctx.n_gpus : m->n_gpus;
-	const char *tunableop = rm_tunableop_effective(m, r->o->tunableop);
-	int tuning = tunableop && !strcmp(tunableop, "on");
-	char *tdir = tuning ? tunableop_dir(r, m, !r->o->dry_run) : NULL;
-	rm_spec_in in = {m,
-			 &r->ctx,
-			 s->extra_args,
-			 NULL,
-			 r->run_id,
-			 (const char *const *)environ,
-			 runtime_ngpus,
-			 tunableop,
-			 tdir,
-			 r->o->shm_size,
-			 r->o->keep_alive,
-			 &plan};
+	rm_workload_in win = {.model = m,
+			      .ctx = &r->ctx,
+			      .set = &r->o->wl,
+			      .run_id = r->run_id,
+			      .log_dir = r->o->log_dir,
+			      .extra_args = s->extra_args,
+			      .host_env = (const char *const *)environ,
+			      .create_dirs = !r->o->dry_run};
+	rm_workload w;
 	/* A given image (or a manifest's) needs no Dockerfile. */
 	int ret = 0,
 	    sel_rc = model_given_image(r) || r->man.path
 			 ? 0
 			 : rm_dockerfiles_select(m->dockerfile, &r->ctx, &dfs, &n_dfs, &derr);
 
+	if (rm_workload_build(&w, &win, err) < 0) {
+		rm_dockerfiles_free(dfs, n_dfs);
+		return -1;
+	}
 	if (r->o->dry_run)
-		rm_runner__dry_run_model(r, m, &in, dfs, n_dfs);
+		rm_runner__dry_run_model(r, m, &w, dfs, n_dfs);
 	else
 		rm_info("model '%s'", m->name);
 
 	if (!r->o->disable_skip_gpu_arch &&
 	    rm_skip_gpu_arch_match(m->skip_gpu_arch, r->ctx.gpu_arch)) {
-		ret = rm_runner__cannot_run(r, s, &in, "skip_gpu_arch", NULL, err);
-	} else if (precheck(r, m, &plan, &perr) < 0) {
-		ret = rm_runner__cannot_run(r, s, &in, NULL, perr.msg, err);
+		ret = rm_runner__cannot_run(r, s, &w, "skip_gpu_arch", NULL, err);
+	} else if (precheck(r, m, &w.data, &perr) < 0) {
+		ret = rm_runner__cannot_run(r, s, &w, NULL, perr.msg, err);
 	} else if (sel_rc < 0) {
-		ret = rm_runner__cannot_run(r, s, &in, NULL, derr.msg, err);
-	} else if (m->n_gpus > 0 && m->n_gpus > r->ctx.n_gpus && runs_here(r, &in)) {
+		ret = rm_runner__cannot_run(r, s, &w, NULL, derr.msg, err);
+	} else if (m->n_gpus > 0 && m->n_gpus > r->ctx.n_gpus && runs_here(r, &w)) {
 		char *why = rm_xasprintf("the model needs %ld GPUs and the context has %ld",
 					 m->n_gpus, r->ctx.n_gpus);
-		ret = rm_runner__cannot_run(r, s, &in, NULL, why, err);
+		ret = rm_runner__cannot_run(r, s, &w, NULL, why, err);
 		free(why);
 	} else {
-		ret = run_images(r, s, &in, dfs, n_dfs, err);
+		ret = run_images(r, s, &w, dfs, n_dfs, err);
 	}
-	rm_data_plan_release(&plan);
+	rm_workload_release(&w);
 	rm_dockerfiles_free(dfs, n_dfs);
-	free(tdir);
 	return ret;
 }

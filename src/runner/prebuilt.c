@@ -24,7 +24,7 @@ static char *prebuilt_stem_of(const rm_built_image *mi)
 	return s;
 }
 
-int rm_runner__run_from_manifest(struct run *r, const rm_selected *s, rm_spec_in *in, size_t *k,
+int rm_runner__run_from_manifest(struct run *r, const rm_selected *s, rm_workload *w, size_t *k,
 				 rm_error *err)
 {
 	const rm_model *m = s->model;
@@ -41,11 +41,11 @@ int rm_runner__run_from_manifest(struct run *r, const rm_selected *s, rm_spec_in
 		    rm_xasprintf("the build manifest '%s' has no image of this model (build "
 				 "it with: run_models build --tags %s --manifest %s)",
 				 r->man.path, m->name, r->man.path);
-		ret = rm_runner__cannot_run(r, s, in, NULL, why, err);
+		ret = rm_runner__cannot_run(r, s, w, NULL, why, err);
 		free(why);
 		return ret;
 	}
-	for (size_t i = 0; i < r->man.n && ret == 0 && !rm_runner_signal(); i++) {
+	for (size_t i = 0; i < r->man.n && ret == 0 && !rm_signal_received(); i++) {
 		const rm_built_image *mi = &r->man.images[i];
 		if (strcmp(mi->model, m->name) != 0)
 			continue;
@@ -53,13 +53,13 @@ int rm_runner__run_from_manifest(struct run *r, const rm_selected *s, rm_spec_in
 			char *why = rm_xasprintf(
 			    "the build of image '%s' failed (manifest '%s'): %s", mi->key,
 			    r->man.path, mi->reason ? mi->reason : "no reason given");
-			ret = rm_runner__cannot_run(r, s, in, NULL, why, err);
+			ret = rm_runner__cannot_run(r, s, w, NULL, why, err);
 			free(why);
 			continue;
 		}
 		char *ref = rm_built_image_ref(mi), *stem = prebuilt_stem_of(mi);
 		struct image_src src = {ref, mi->dockerfile, mi->base_image, stem};
-		ret = rm_runner__run_given(r, s, in, &src, ok, k, err);
+		ret = rm_runner__run_given(r, s, w, &src, ok, k, err);
 		free(stem);
 		free(ref);
 	}

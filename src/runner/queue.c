@@ -12,9 +12,7 @@
 
 struct queued {
 	const rm_selected *s;
-	rm_spec_in in;	    /* its image points into b */
-	char *tdir;	    /* in.tunableop_host_dir */
-	rm_data_plan *data; /* in.data: the model's plan, resolved again for the queue */
+	rm_workload w; /* a copy of the model's: it outlives the model's turn */
 	char *log_base;
 	struct outcome b;		  /* the build's outcome */
 	size_t k;			  /* the number of its first run */
@@ -22,7 +20,7 @@ struct queued {
 	rm_job_spec spec;
 };
 
-void rm_runner__queue_workload(struct run *r, const rm_selected *s, const rm_spec_in *in,
+void rm_runner__queue_workload(struct run *r, const rm_selected *s, const rm_workload *w,
 			       const char *log_base, struct outcome *b, size_t *k)
 {
 	struct queued *q;
@@ -31,20 +29,10 @@ void rm_runner__queue_workload(struct run *r, const rm_selected *s, const rm_spe
 	q = &r->queue[r->n_queue++];
 	memset(q, 0, sizeof(*q));
 	q->s = s;
-	q->in = *in; /* in->image is b's image or image id: heap strings that move with b */
+	rm_workload_copy(&q->w, w);
 	q->b = *b;
 	memset(b, 0, sizeof(*b));
-	q->tdir = rm_xstrdup(in->tunableop_host_dir);
-	q->in.tunableop_host_dir = q->tdir;
-	/* The caller's plan ends with its model: this one lives until the workload has run
-	 * (rm_runner__data_prepare already succeeded for this model, so it resolves the same). */
-	if (in->data) {
-		rm_error derr = RM_ERROR_INIT;
-		q->data = rm_xcalloc(1, sizeof(*q->data));
-		if (rm_runner__data_prepare(r, s->model, q->data, &derr) < 0)
-			rm_warn("model '%s': %s", s->model->name, derr.msg);
-		q->in.data = q->data;
-	}
+	q->b.tunableop = q->w.tunableop; /* the model's workload ends with its turn */
 	q->log_base = rm_xstrdup(log_base);
 	q->k = *k;
 	*k += (size_t)r->o->repeat;
@@ -55,10 +43,7 @@ void rm_runner__queue_workload(struct run *r, const rm_selected *s, const rm_spe
 static void queued_release(struct queued *q)
 {
 	rm_runner__outcome_release(&q->b);
-	if (q->data)
-		rm_data_plan_release(q->data);
-	free(q->data);
-	free(q->tdir);
+	rm_workload_release(&q->w);
 	free(q->log_base);
 	free(q->name);
 	free(q->log_file);
@@ -70,7 +55,7 @@ static int all_failed(struct run *r, struct queued *q, const char *why, rm_error
 {
 	rm_runner__fail(&q->b, "cannot submit: %s", why);
 	rm_runner__outcome_report(r, q->s->model, &q->b);
-	return rm_runner__record(r, q->s, &q->in, &q->b, err);
+	return rm_runner__record(r, q->s, &q->w, &q->b, err);
 }
 
 int rm_runner__run_queue(struct run *r, rm_error *err)
@@ -81,22 +66,20 @@ int rm_runner__run_queue(struct run *r, rm_error *err)
 
 	for (size_t i = 0; i < r->n_queue; i++) {
 		struct queued *q = &r->queue[i];
-		q->spec = (rm_job_spec){.in = &q->in,
-					.name = q->name,
-					.log_file = q->log_file,
-					.log_link = q->log_link};
+		q->spec = (rm_job_spec){
+		    .w = &q->w, .name = q->name, .log_file = q->log_file, .log_link = q->log_link};
 		specs[i] = &q->spec;
 	}
-	if (r->n_queue && !rm_runner_signal())
+	if (r->n_queue && !rm_signal_received())
 		failed =
 		    r->launcher.ops->submit_all(r->launcher.state, specs, r->n_queue, &serr) < 0;
-	for (size_t i = 0; i < r->n_queue && ret == 0 && !rm_runner_signal(); i++) {
+	for (size_t i = 0; i < r->n_queue && ret == 0 && !rm_signal_received(); i++) {
 		struct queued *q = &r->queue[i];
 		size_t k = q->k;
 		if (failed)
 			ret = all_failed(r, q, serr.msg, err);
 		else
-			ret = rm_runner__run_repeats(r, q->s, &q->in, q->log_base, &q->b, &k, err);
+			ret = rm_runner__run_repeats(r, q->s, &q->w, q->log_base, &q->b, &k, err);
 	}
 	for (size_t i = 0; i < r->n_queue; i++)
 		queued_release(&r->queue[i]);

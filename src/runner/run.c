@@ -19,64 +19,6 @@
 
 extern char **environ;
 
-/* Signals */
-
-static volatile sig_atomic_t got_signal;
-
-static void on_signal(int sig)
-{
-	if (got_signal)
-		_exit(128 + sig); /* the second Ctrl-C: leave at once */
-	got_signal = sig;
-}
-
-static void install_handlers(void (*handler)(int))
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = handler;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	/* A closed terminal or a lost SSH session: stop as for SIGTERM, and keep the rows. */
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
-
-void rm_runner_install_signal_handlers(void)
-{
-	install_handlers(on_signal);
-}
-
-/* node-run: SLURM repeats SIGTERM (scancel, then --kill-on-bad-exit when a rank exits) and
- * its SIGKILL after KillWait is the hard stop, so later signals must not cut the clean-up. */
-static void on_signal_patient(int sig)
-{
-	if (!got_signal)
-		got_signal = sig;
-}
-
-void rm_runner_install_patient_signal_handlers(void)
-{
-	install_handlers(on_signal_patient);
-}
-
-int rm_runner_signal(void)
-{
-	return got_signal;
-}
-
-const char *rm_runner__signal_name(void)
-{
-	return got_signal == SIGTERM ? "SIGTERM" : got_signal == SIGHUP ? "SIGHUP" : "SIGINT";
-}
-
-int rm_runner__cancelled(void *ud)
-{
-	(void)ud;
-	return got_signal != 0;
-}
-
 /* The run id names containers and rows: time, pid and randomness keep two runners on one
  * host apart. */
 void rm_run_id_new(char *out, size_t size)
@@ -170,7 +112,7 @@ static int sweep(struct run *r)
 {
 	rm_error err = RM_ERROR_INIT;
 
-	if (!((!r->o->keep_alive && r->unremoved) || got_signal) || !r->jobs_started)
+	if (!((!r->o->wl.keep_alive && r->unremoved) || rm_signal_received()) || !r->jobs_started)
 		return 0; /* nothing to sweep: no workload was ever started */
 	if (r->launcher.ops->sweep(r->launcher.state, &err) == 0)
 		return 0;
@@ -184,7 +126,7 @@ static void reap(struct run *r)
 	rm_error err = RM_ERROR_INIT;
 	size_t n = 0;
 
-	if (r->launcher.ops->reap(r->launcher.state, &n, &err) < 0 && !got_signal)
+	if (r->launcher.ops->reap(r->launcher.state, &n, &err) < 0 && !rm_signal_received())
 		rm_warn("%s", err.msg);
 	else if (n)
 		rm_info("removed %zu leftover container(s) of runs whose runner is gone", n);
@@ -199,7 +141,14 @@ static int check_outputs(struct run *r, rm_error *err)
 	if (access(r->o->log_dir, W_OK) != 0)
 		return rm_error_set(err, RM_ERR_IO, "--log-dir: cannot write in '%s': %s",
 				    r->o->log_dir, strerror(errno));
-	return rm_perf_check(r->o->output, err);
+	if (rm_perf_check(r->o->output, err) < 0)
+		return -1;
+	const char **names = rm_xcalloc(r->sel.n + 1, sizeof(*names));
+	for (size_t i = 0; i < r->sel.n; i++)
+		names[i] = r->sel.items[i].model->name;
+	int rc = rm_runner_check_outputs(r->o, names, r->sel.n, r->o->repeat, NULL, 0, err);
+	free(names);
+	return rc;
 }
 
 static int run_all(struct run *r, rm_error *err)
@@ -214,9 +163,7 @@ static int run_all(struct run *r, rm_error *err)
 				 .contexts = o->contexts,
 				 .n_contexts = o->n_contexts,
 				 .root = o->root,
-				 .log_dir = o->log_dir,
-				 .tunableop = o->tunableop,
-				 .shm_size = o->shm_size};
+				 .log_dir = o->log_dir};
 	int ret = 0;
 
 	if (!o->dry_run && check_outputs(r, err) < 0)
@@ -238,13 +185,13 @@ static int run_all(struct run *r, rm_error *err)
 			strerror(errno));
 	if (o->sys_env_details)
 		write_sys_env(r);
-	for (size_t i = 0; i < r->sel.n && !got_signal; i++) {
-		if (rm_runner__run_model(r, &r->sel.items[i], err) < 0 && !got_signal) {
+	for (size_t i = 0; i < r->sel.n && !rm_signal_received(); i++) {
+		if (rm_runner__run_model(r, &r->sel.items[i], err) < 0 && !rm_signal_received()) {
 			ret = -1; /* perf.csv could not be written */
 			break;
 		}
 	}
-	if (r->batching && ret == 0 && rm_runner__run_queue(r, err) < 0 && !got_signal)
+	if (r->batching && ret == 0 && rm_runner__run_queue(r, err) < 0 && !rm_signal_received())
 		ret = -1;
 	r->swept = sweep(r) == 0;
 	rm_runner__watchdog_done(r);
@@ -272,9 +219,12 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 	rm_runner__warn_short_secrets();
 	rm_mask_init(&r.mask, (const char *const *)r.secrets, r.n_secrets);
 	rm_runner__outcome_set_mask(&r.mask);
-	rm_interrupt_set(rm_runner__cancelled, NULL);
+	rm_interrupt_set(rm_signal_cancelled, NULL);
 	if (o->progress && !o->dry_run)
 		r.progress_mode = isatty(STDERR_FILENO) && !o->live_output ? 1 : 2;
+	rm_log_set_before(rm_runner__progress_clear);
+	if (!o->dry_run)
+		rm_runner__summary_init(&r);
 
 	if (rm_registry_load_opts(&r.reg, o->root, &ropts, err) < 0 ||
 	    (o->manifest && rm_build_manifest_load(&r.man, o->manifest, err) < 0))
@@ -285,16 +235,21 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 	if (rm_runner__load_context(&r, err) < 0 || rm_runner__data_load(&r, err) < 0)
 		goto out;
 	ret = run_all(&r, err);
-	if (got_signal) {
-		res->interrupted = got_signal;
-		ret = rm_error_set(err, RM_ERR_NONE, "interrupted by %s; %s",
-				   rm_runner__signal_name(),
+	rm_runner__progress_clear();
+	if (rm_log_level() >= 1)
+		rm_runner__summary_print(&r);
+	if (rm_signal_received()) {
+		res->interrupted = rm_signal_received();
+		ret = rm_error_set(err, RM_ERR_NONE, "interrupted by %s; %s", rm_signal_name(),
 				   r.swept ? "what the run started is stopped and removed"
 					   : "what the run started may be left (see above)");
 	}
 	res->n_failed = r.n_failed;
 	res->engine_lost = r.engine_lost;
 out:
+	rm_log_set_before(NULL);
+	rm_table_release(&r.summary);
+	free(r.last_log);
 	rm_runner__outcome_set_mask(NULL);
 	rm_interrupt_set(NULL, NULL);
 	rm_launcher_close(&r.launcher);

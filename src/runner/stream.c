@@ -77,22 +77,27 @@ static void stream_progress(struct stream *st, int final)
 				 st->queued ? 0 : now - st->start, st->timeout, &pp, final);
 }
 
-static void on_stdout_line(void *ud, const char *line, size_t len)
+static void on_stdout_line(void *ud, const char *line, size_t len, int kind)
 {
 	struct stream *st = ud;
-	rm_parser_feed(&st->parser, line, len);
+	rm_parser_feed_split(&st->parser, line, len, kind);
 }
 
-/* The end of the output without a newline: a line cut mid-write never becomes a metric. */
-static void on_stdout_fragment(void *ud, const char *line, size_t len)
+/* The end of the output without a newline, when the workload did not end by itself (or died
+ * of a signal): a line cut mid-write never becomes a metric. */
+static void on_stdout_cut_end(void *ud, const char *line, size_t len, int kind)
 {
 	struct stream *st = ud;
-	rm_parser_feed_fragment(&st->parser, line, len);
+	if (kind == RM_LINE_END)
+		rm_parser_feed_fragment(&st->parser, line, len);
+	else
+		rm_parser_feed_split(&st->parser, line, len, kind);
 }
 
-static void on_stderr_line(void *ud, const char *line, size_t len)
+static void on_stderr_line(void *ud, const char *line, size_t len, int kind)
 {
 	struct stream *st = ud;
+	(void)kind;
 	size_t ml = strlen(st->exit_marker);
 	if (len > ml && !memcmp(line, st->exit_marker, ml)) {
 		char buf[32];
@@ -161,7 +166,7 @@ static int poll_stream(void *ud)
 	struct stream *st = ud;
 	flush_log(st, 0); /* a quiet workload's last lines still reach the file */
 	stream_progress(st, 0);
-	if (rm_runner_signal())
+	if (rm_signal_received())
 		return 1;
 	/* keep-alive: the exit marker comes on stderr, and the engine copies stdout and stderr
 	 * apart, so the script's last stdout lines may still be on their way: stop once the
@@ -175,11 +180,11 @@ static int poll_stream(void *ud)
 	return 0;
 }
 
-struct stream *rm_runner__stream_open(struct run *r, const rm_spec_in *in, double timeout,
+struct stream *rm_runner__stream_open(struct run *r, const rm_workload *w, double timeout,
 				      struct outcome *oc)
 {
 	rm_error err = RM_ERROR_INIT;
-	const rm_model *m = in->model;
+	const rm_model *m = w->model;
 	const char *parser = r->o->parser ? r->o->parser : m->parser;
 	struct stream *st = rm_xcalloc(1, sizeof(*st));
 	rm_parser_config pcfg = {r->o->warmup};
@@ -197,7 +202,7 @@ struct stream *rm_runner__stream_open(struct run *r, const rm_spec_in *in, doubl
 		st->sinks[i].st = st;
 		st->sinks[i].stream = i == 0 ? RM_STREAM_STDOUT : RM_STREAM_STDERR;
 	}
-	if (in->keep_alive)
+	if (w->set.keep_alive)
 		st->exit_marker = rm_xasprintf("%s%s:", RM_EXIT_MARKER, r->run_id);
 	if (rm_parser_start(&st->parser, parser ? parser : "generic", &pcfg) < 0) {
 		rm_runner__fail(oc, "unknown parser '%s' (model field 'parser' or --parser)",
@@ -231,7 +236,7 @@ void rm_runner__stream_bind(struct stream *st, rm_job_spec *spec)
 {
 	spec->on_output = on_frame;
 	spec->poll = poll_stream;
-	spec->cancelled = rm_runner__cancelled;
+	spec->cancelled = rm_signal_cancelled;
 	spec->queued = on_queued;
 	spec->ud = st;
 }
@@ -248,7 +253,11 @@ void rm_runner__stream_end(struct stream *st, struct outcome *oc)
 {
 	for (int i = 0; i < 2; i++)
 		rm_mask_flush(&st->masks[i], on_masked, &st->sinks[i]);
-	rm_lines_flush(&st->lines, on_stdout_fragment, st);
+	/* A last line without '\n' is whole when the workload ended by itself (exit 0): a
+	 * result file printed with `cat` often ends so. When the runner stopped it (timeout,
+	 * signal, lost engine: oc->reason is set) or it died, the line may be cut. */
+	rm_lines_flush(&st->lines,
+		       oc->reason || oc->exit_code != 0 ? on_stdout_cut_end : on_stdout_line, st);
 	stream_progress(st, 1);
 	rm_parser_finish(&st->parser, &oc->pr);
 	mask_result(&st->r->mask, &oc->pr);
@@ -386,7 +395,7 @@ struct build_log *rm_runner__build_log_open(struct run *r, const rm_model *m, co
 void rm_runner__build_log_bind(struct build_log *b, rm_image_req *req)
 {
 	req->on_line = on_build_line;
-	req->poll = rm_runner__cancelled;
+	req->poll = rm_signal_cancelled;
 	req->ud = b;
 }
 

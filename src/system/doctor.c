@@ -201,9 +201,9 @@ static void check_shm(struct findings *fs, const char *dev)
 	char *shm = rm_xasprintf("%s/shm", dev);
 	struct statvfs sv;
 
-	/* Containers with a private IPC namespace get their own /dev/shm (--shm-size,
-	 * HostConfig.ShmSize); only --ipc host containers, as GPU runs are, see this one and
-	 * there --shm-size has no effect. */
+	/* Containers with a private IPC namespace get a /dev/shm of their own, sized by the
+	 * run; only --ipc host containers, as GPU runs are, see this one, whatever size the run
+	 * asks for. */
 	if (statvfs(shm, &sv) != 0) {
 		rm_system__doctor_add(
 		    fs, "WARN", "shm",
@@ -220,10 +220,11 @@ static void check_shm(struct findings *fs, const char *dev)
 		if (size < SHM_WANT)
 			rm_system__doctor_add(
 			    fs, "WARN", "shm",
-			    rm_xasprintf("'%s' is %s (%s free), under 8 GiB: containers run with "
-					 "--ipc host (GPU runs) share it and --shm-size does not "
-					 "apply to them; others get their own from --shm-size",
-					 shm, s, a),
+			    rm_xasprintf(
+				"'%s' is %s (%s free), under 8 GiB: containers run with "
+				"--ipc host (GPU runs) share it whatever size the run asks "
+				"for; others get a /dev/shm of their own",
+				shm, s, a),
 			    rm_xstrdup("sudo mount -o remount,size=64G /dev/shm (the ROCm guides "
 				       "use 8G to 64G)"));
 		else
@@ -329,8 +330,15 @@ void rm_doctor_collect(const rm_doctor_opts *o, rm_finding **out, size_t *n)
 
 void rm_doctor_print(FILE *f, const rm_finding *v, size_t n)
 {
+	/* the terminal gets its statuses coloured; a file (--sys-env-details) never */
+	int term = f == stdout || f == stderr;
+
 	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%-6s%-16s %s\n", v[i].status, v[i].check, v[i].detail);
+		enum rm_color c = !strcmp(v[i].status, "OK")	 ? RM_COLOR_GOOD
+				  : !strcmp(v[i].status, "WARN") ? RM_COLOR_WARN
+								 : RM_COLOR_BAD;
+		fprintf(f, "%s%-6s%s%-16s %s\n", term ? rm_color_start(f, c) : "", v[i].status,
+			term ? rm_color_end(f, c) : "", v[i].check, v[i].detail);
 		if (v[i].action)
 			fprintf(f, "      -> %s\n", v[i].action);
 	}

@@ -10,7 +10,7 @@
 
 #define GIB ((unsigned long long)1 << 30)
 
-/* The ROCm guides start containers with --shm-size 8G to 64G; PyTorch data loaders and
+/* The ROCm guides give containers a /dev/shm of 8G to 64G; PyTorch data loaders and
  * RCCL/NCCL put their buffers there. */
 #define SHM_WANT (8 * GIB)
 /* Seed workload images are 20-60 GB; a run also writes logs and perf files. */

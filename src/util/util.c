@@ -134,6 +134,17 @@ int rm_parse_double(const char *s, double *out)
 	return 0;
 }
 
+char *rm_cell_text(const char *s)
+{
+	double v;
+
+	if (!s)
+		return NULL;
+	if (*s && strchr("=+-@\t\r", *s) && rm_parse_double(s, &v) < 0)
+		return rm_xasprintf("'%s", s);
+	return rm_xstrdup(s);
+}
+
 int rm_starts_with(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;
@@ -266,6 +277,15 @@ char **rm_strv_push(char **v, size_t *n, const char *s)
 	(*n)++;
 	v[*n] = NULL;
 	return v;
+}
+
+size_t rm_strv_len(char *const *v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
 }
 
 void rm_strv_free(char **v)

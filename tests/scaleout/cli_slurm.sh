@@ -15,6 +15,9 @@
 #   queued     a job waiting behind another: --timeout and test_duration count from RUNNING
 #   errors     a request the partition can never meet, an unknown partition, --dry-run
 #   kill9      the submitter killed with SIGKILL: its watchdog cancels the job
+#   same_request  one workload, every container setting given: the container request a node
+#              makes from the job document (node-run --dry-run) is the local dry run's, but
+#              for the run id, the container name and the image (a local build's id)
 #   timeout    (manual: 60-90 s) slurm.time reached: FAILURE TIMEOUT
 # Usage: cli_slurm.sh ENV_FILE RUN_MODELS SOURCE_DIR CASE   (ENV_FILE from fixture.sh start)
 # RM_TEST_KEEP=1 keeps the work folder.
@@ -270,6 +273,40 @@ errors)
 		"node-run --job $mad/"; do
 		grep -qF -- "$want" "$work/out3" || fail "dry run lacks '$want'"
 	done
+	;;
+same_request)
+	ctx='{"docker_env_vars": {"A": "1", "B": "two words"}, "docker_mounts": {"/mnt/x": "/tmp"}, "docker_cpus": "0"}'
+	slurm_ctx=$(jq -c --argjson s "$one" '. + $s' <<<"$ctx")
+	flags=(--tags slurm_env:steps=2 --tunableop on --shm-size 2G --timeout 120 --log-dir logs)
+	MAD_SECRETS_TOKEN=s3cr3t-value "$rm_bin" "${flags[@]}" -c "$slurm_ctx" -o perf.csv >"$work/out" 2>&1 || fail "slurm run: exit $?"
+	rid=$(run_id_of "$work/out")
+	run_ids+=("$rid")
+	[ "$(csv_col perf.csv 1 status)" = SUCCESS ] || fail "slurm run: $(csv_col perf.csv 1 reason)"
+	doc=logs/$rid.job.json
+	[ -f "$doc" ] || fail "no job document $doc"
+	grep -q s3cr3t-value "$doc" && fail "the job document holds a secret's value"
+	key=$(jq -r '.workloads | keys[0]' "$doc")
+	image=$(jq -r ".workloads[\"$key\"].image" "$doc")
+	MAD_SECRETS_TOKEN=s3cr3t-value NODE_RANK=0 "$rm_bin" node-run --job "$doc" --workload "$key" --dry-run \
+		>"$work/out2" 2>&1 || fail "node-run --dry-run: exit $?"
+	MAD_SECRETS_TOKEN=s3cr3t-value "$rm_bin" "${flags[@]}" -c "$ctx" --dry-run >"$work/out3" 2>&1 ||
+		fail "local dry run: exit $?"
+	lrid=$(sed -n 's/.*run \([0-9TZ]*-[0-9]*-[0-9a-f]*\).*/\1/p' "$work/out3" | head -n 1)
+	norm() { # FILE RUN_ID: the docker run line, with what differs by nature made constant
+		grep -m1 '^  docker run ' "$1" | sed -e "s/$2/RUN/g" -e 's/ --name [^ ]*//' \
+			-e "s|$image|IMAGE|" -e 's| ci-slurm_env_smoke | IMAGE |'
+	}
+	node=$(norm "$work/out2" "$rid")
+	local_line=$(norm "$work/out3" "${lrid:-none}")
+	[ -n "$node" ] || fail "node-run --dry-run printed no docker run line"
+	for want in "--shm-size 2147483648" "-e 'B=two words'" "-v /tmp:/mnt/x" "--cpuset-cpus 0" \
+		"-e MAD_SECRETS_TOKEN=***" "PYTORCH_TUNABLEOP_ENABLED=1" "--steps 2"; do
+		grep -qF -- "$want" <<<"$node" || fail "node's request lacks '$want': $node"
+	done
+	[ "$node" = "$local_line" ] || fail "requests differ:
+node:  $node
+local: $local_line"
+	echo "same_request: the node's request is the local one ($(wc -c <<<"$node") bytes)"
 	;;
 kill9)
 	"$rm_bin" --tags slurm_env:steps=300:sleep=0.2 -c "$two" --log-dir logs -o perf.csv >"$work/out" 2>&1 &

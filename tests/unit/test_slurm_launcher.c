@@ -95,7 +95,7 @@ struct fx {
 	rm_context ctx;
 	char *logs, *lf[2], *ll[2];
 	struct follow fw;
-	rm_spec_in in[2];
+	rm_workload w[2];
 	rm_job_spec spec[2];
 	rm_launcher l;
 };
@@ -117,11 +117,11 @@ static int fx_open(struct fx *f)
 		f->m[i].name = i ? "m1" : "m0";
 		f->lf[i] = rm_xasprintf("%s/m%d.R1.live.log", f->logs, i);
 		f->ll[i] = rm_xasprintf("%s/m%d.live.log", f->logs, i);
-		f->in[i] = (rm_spec_in){.model = &f->m[i],
-					.ctx = &f->ctx,
-					.run_id = "R1",
-					.image = i ? "img1" : "img0"};
-		f->spec[i] = (rm_job_spec){.in = &f->in[i],
+		f->w[i] = (rm_workload){.model = &f->m[i],
+					.model_name = (char *)f->m[i].name,
+					.run_id = (char *)"R1",
+					.image = (char *)(i ? "img1" : "img0")};
+		f->spec[i] = (rm_job_spec){.w = &f->w[i],
 					   .name = i ? "run_models-R1-m1-1" : "run_models-R1-m0-0",
 					   .log_file = f->lf[i],
 					   .log_link = f->ll[i],
@@ -155,7 +155,7 @@ static void check_submit(struct fx *f)
 	rm_launch_desc d = {0};
 	char *text;
 
-	f->l.ops->describe(f->l.state, &f->in[0], &d);
+	f->l.ops->describe(f->l.state, &f->w[0], &d);
 	CHECK_STR(d.deployment_type, "slurm");
 	CHECK_STR(d.launcher, "torchrun");
 	CHECK(d.nnodes == 1);

@@ -4,12 +4,14 @@
 #   --steps N      default 3
 #   --sleep S      seconds a step (default 0.3)
 #   --fail_rank R  rank R exits 3 after its first step
+#   --tunableop X  accepted (run_models passes it with --tunableop on|off)
 steps=3 sleep=0.3 fail_rank=-1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--steps) steps=$2; shift 2 ;;
 	--sleep) sleep=$2; shift 2 ;;
 	--fail_rank) fail_rank=$2; shift 2 ;;
+	--tunableop) shift 2 ;;
 	*) echo "slurm_env: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done

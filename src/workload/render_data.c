@@ -1,30 +1,29 @@
 /*
- * The model's data in the container spec (rm_spec_in.data, a plan of rm/data.h): the bind
+ * The model's data in the create body (rm_workload.data, a plan of rm/data.h): the bind
  * mounts of its sources, and the command that runs the custom sources' scripts before the
- * model. Pure, like spec.c: no engine, no files.
+ * model. Pure, like render.c: no engine, no files.
  */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "spec_internal.h"
-#include "rm/util.h"
+#include "workload_internal.h"
 
-size_t rm_spec_data_scripts(const rm_spec_in *in)
+size_t rm_workload_data_scripts(const rm_workload *w)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; in->data && i < in->data->n; i++)
-		n += in->data->sources[i].script != NULL;
+	for (size_t i = 0; i < w->data.n; i++)
+		n += w->data.sources[i].script != NULL;
 	return n;
 }
 
-int rm_launcher__spec_data_binds(const rm_spec_in *in, json_t *hc, rm_error *err)
+int rm_workload__data_binds(const rm_workload *w, json_t *hc, rm_error *err)
 {
 	json_t *binds = json_object_get(hc, "Binds");
 
-	for (size_t i = 0; in->data && i < in->data->n; i++) {
-		const rm_data_source *s = &in->data->sources[i];
+	for (size_t i = 0; i < w->data.n; i++) {
+		const rm_data_source *s = &w->data.sources[i];
 		char *b;
 
 		if (!s->host_path)
@@ -70,18 +69,18 @@ static char *script_in_container(const char *script, size_t i)
 	return rm_xasprintf("%s/%zu/%s", RM_DATA_SCRIPTS, i, base ? base + 1 : script);
 }
 
-int rm_launcher__spec_data_cmd(const rm_spec_in *in, char ***v, size_t *n, rm_error *err)
+int rm_workload__data_cmd(const rm_workload *w, char ***v, size_t *n, rm_error *err)
 {
 	size_t k = 0;
 
-	if (!rm_spec_data_scripts(in))
+	if (!rm_workload_data_scripts(w))
 		return 0;
 	*v = rm_strv_push(*v, n, "sh");
 	*v = rm_strv_push(*v, n, "-c");
 	*v = rm_strv_push(*v, n, data_wrapper);
 	*v = rm_strv_push(*v, n, "run_models-data");
-	for (size_t i = 0; i < in->data->n; i++) {
-		const rm_data_source *s = &in->data->sources[i];
+	for (size_t i = 0; i < w->data.n; i++) {
+		const rm_data_source *s = &w->data.sources[i];
 		char **words = NULL, *path, count[32];
 		size_t nw = 0;
 
@@ -95,8 +94,8 @@ int rm_launcher__spec_data_cmd(const rm_spec_in *in, char ***v, size_t *n, rm_er
 		*v = rm_strv_push(*v, n, s->home);
 		*v = rm_strv_push(*v, n, path);
 		*v = rm_strv_push(*v, n, count);
-		for (size_t w = 0; w < nw; w++)
-			*v = rm_strv_push(*v, n, words[w]);
+		for (size_t j = 0; j < nw; j++)
+			*v = rm_strv_push(*v, n, words[j]);
 		rm_strv_free(words);
 		free(path);
 	}
@@ -104,10 +103,10 @@ int rm_launcher__spec_data_cmd(const rm_spec_in *in, char ***v, size_t *n, rm_er
 	return 0;
 }
 
-const char *rm_spec_data_script(const rm_spec_in *in, size_t k)
+const char *rm_workload_data_script(const rm_workload *w, size_t k)
 {
-	for (size_t i = 0; in->data && i < in->data->n; i++)
-		if (in->data->sources[i].script && k-- == 0)
-			return in->data->sources[i].script;
+	for (size_t i = 0; i < w->data.n; i++)
+		if (w->data.sources[i].script && k-- == 0)
+			return w->data.sources[i].script;
 	return NULL;
 }

@@ -1,9 +1,10 @@
 /*
- * run_models node-run: what each task of a SLURM job runs on its node (rm_node_run in
- * rm/runner.h). The workload comes from the job file the submitter wrote; the context is
- * detected on this node and the user's overrides applied on top, as a local run would; the
- * container runs through the Docker launcher (same spec, devices, scripts, labels), with the
- * job-wide variables of the batch script ($RM_SLURM_ENV) in its environment. Output goes to
+ * run_models node-run: what each task of a SLURM job runs on its node (rm_slurm_node_run in
+ * rm/launcher.h). The workload comes from the job document the submitter wrote (read back
+ * through rm_job_doc_from_json, rm/workload.h); the context is detected on this node and the
+ * user's overrides applied on top, as the submitting run did; the container runs through the
+ * Docker launcher, rendered from the same workload for this node, with the job-wide
+ * variables of the batch script ($RM_SLURM_ENV) added to its environment. Output goes to
  * stdout/stderr masked (srun writes them to the node's files); the verdict is left to the
  * submitter, which reads this node's result file.
  */
@@ -16,23 +17,24 @@
 
 #include <jansson.h>
 
-#include "internal.h"
-#include "rm/report.h"
+#include "rm/launcher.h"
 #include "rm/util.h"
+#include "rm/workload.h"
 
 extern char **environ;
 
 #define JOB_FILE_MAX ((size_t)16 << 20)
 
 struct node {
-	const rm_node_opts *o;
-	json_t *doc, *w; /* the job file, this workload's entry */
+	const rm_slurm_node_opts *o;
+	rm_job_doc doc;	       /* the job file */
+	const rm_job_entry *e; /* this workload's entry */
+	rm_workload w;	       /* its workload, bound to the model, with this node's image */
 	rm_registry reg;
 	rm_context ctx;
 	rm_launcher l;
 	const rm_model *m;
 	long rank;
-	char *log_base;
 	char **secrets;
 	size_t n_secrets;
 	rm_mask masks[2];
@@ -43,15 +45,11 @@ struct node {
 	char *results_path, *results_tar;
 };
 
-static const char *jstr(json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
-
 static int load_job(struct node *n, rm_error *err)
 {
 	char *text = NULL;
 	json_error_t je;
+	json_t *doc;
 	int r = rm_read_file(n->o->job_file, JOB_FILE_MAX, &text, NULL, err);
 
 	if (r == 1)
@@ -61,57 +59,62 @@ static int load_job(struct node *n, rm_error *err)
 			     n->o->job_file);
 	if (r != 0)
 		return -1;
-	n->doc = json_loads(text, 0, &je);
+	doc = json_loads(text, 0, &je);
 	free(text);
-	if (!n->doc)
+	if (!doc)
 		return rm_error_set(err, RM_ERR_INPUT, "job file '%s': %s", n->o->job_file,
 				    je.text);
-	n->w = json_object_get(json_object_get(n->doc, "workloads"), n->o->workload);
-	if (!jstr(n->w, "model") || !jstr(n->w, "image") || !jstr(n->w, "log_base") ||
-	    !jstr(n->doc, "root") || !jstr(n->doc, "run_id"))
-		return rm_error_set(err, RM_ERR_INPUT,
-				    "job file '%s' has no complete workload '%s'", n->o->job_file,
-				    n->o->workload);
+	r = rm_job_doc_from_json(&n->doc, doc, n->o->job_file, err);
+	json_decref(doc);
+	if (r < 0)
+		return -1;
+	if (!(n->e = rm_job_doc_find(&n->doc, n->o->workload)))
+		return rm_error_set(err, RM_ERR_INPUT, "job file '%s' has no workload '%s'",
+				    n->o->job_file, n->o->workload);
 	return 0;
 }
 
-/* This node's context: detected here, then the user's files and texts, then the batch
- * script's variables for the container. */
+/* This node's context: detected here, then the user's files and texts. */
 static int node_context(struct node *n, rm_error *err)
 {
-	json_t *files = json_object_get(n->doc, "context_files"), *texts, *v, *env = json_object();
-	const char *names = getenv("RM_SLURM_ENV");
-	char *copy = rm_xstrdup(names ? names : ""), *js;
-	json_t *wrap;
-	size_t i;
-	int ret = -1;
+	const char *sysfs = n->o->sysfs_root ? n->o->sysfs_root : "/sys";
 
-	if (rm_context_detect(&n->ctx, n->o->sysfs_root ? n->o->sysfs_root : "/sys", 1, err) < 0)
-		goto out;
-	json_array_foreach (files, i, v)
-		if (rm_context_apply_file(&n->ctx, json_string_value(v), err) < 0)
-			goto out;
-	texts = json_object_get(n->doc, "contexts");
-	json_array_foreach (texts, i, v)
-		if (rm_context_apply(&n->ctx, json_string_value(v), "--additional-context", err) <
-		    0)
-			goto out;
+	if (rm_context_detect(&n->ctx, sysfs, 1, err) < 0)
+		return -1;
+	for (char **f = n->doc.context_files; f && *f; f++)
+		if (rm_context_apply_file(&n->ctx, *f, err) < 0)
+			return -1;
+	for (char **t = n->doc.contexts; t && *t; t++)
+		if (rm_context_apply(&n->ctx, *t, "--additional-context", err) < 0)
+			return -1;
+	return 0;
+}
+
+/* The batch script's job-wide variables ($RM_SLURM_ENV names them) join the workload's
+ * environment, after the user's docker_env_vars. */
+static void job_env(struct node *n)
+{
+	const char *names = getenv("RM_SLURM_ENV");
+	char *copy = rm_xstrdup(names ? names : "");
+
 	for (char *w = copy, *end; *w; w = end) {
 		end = w + strcspn(w, " ");
 		if (*end)
 			*end++ = '\0';
-		if (*w && getenv(w))
-			json_object_set_new(env, w, json_string(getenv(w)));
+		if (!*w || !getenv(w))
+			continue;
+		size_t i = 0;
+		while (i < n->w.n_env && strcmp(n->w.env[i].key, w))
+			i++;
+		if (i == n->w.n_env) {
+			n->w.env = rm_xrealloc(n->w.env, (n->w.n_env + 1) * sizeof(*n->w.env));
+			n->w.env[n->w.n_env++].key = rm_xstrdup(w);
+		} else {
+			free(n->w.env[i].value);
+		}
+		n->w.env[i].value = rm_xstrdup(getenv(w));
 	}
-	wrap = json_pack("{s:O}", "docker_env_vars", env);
-	js = json_dumps(wrap, JSON_COMPACT);
-	ret = rm_context_apply(&n->ctx, js, "RM_SLURM_ENV", err);
-	json_decref(wrap);
-	free(js);
-out:
-	json_decref(env);
 	free(copy);
-	return ret;
 }
 
 static void to_fd(void *ud, const char *data, size_t len)
@@ -128,12 +131,6 @@ static void on_output(void *ud, int stream, const char *data, size_t len)
 	rm_mask_feed(&n->masks[i], data, len, to_fd, &fds[i]);
 }
 
-static int node_poll(void *ud)
-{
-	(void)ud;
-	return rm_runner_signal() != 0;
-}
-
 /* rank 0: the multiple_results file copied off the container for the submitter. */
 static void keep_results(struct node *n, rm_job *job)
 {
@@ -144,7 +141,7 @@ static void keep_results(struct node *n, rm_job *job)
 	n->results_path = n->m->multiple_results[0] == '/'
 			      ? rm_xstrdup(n->m->multiple_results)
 			      : rm_xasprintf("%s/%s/%s", RM_WORKSPACE, dir, n->m->multiple_results);
-	n->results_tar = rm_xasprintf("%s.node0.results.tar", n->log_base);
+	n->results_tar = rm_xasprintf("%s.node0.results.tar", n->e->log_base);
 	f = fopen(n->results_tar, "w");
 	if (!f || n->l.ops->fetch(n->l.state, job, n->results_path, fileno(f), (size_t)32 << 20,
 				  &err) < 0) {
@@ -158,19 +155,25 @@ static void keep_results(struct node *n, rm_job *job)
 	free(dir);
 }
 
-/* The container: start, stream, wait; stopped and removed on a signal. */
-static int run_container(struct node *n, rm_spec_in *in, rm_error *err)
+/* The container's name: unique on an engine that several clusters (or "nodes") share: job
+ * ids repeat across clusters, run ids do not. */
+static char *container_name(struct node *n)
 {
-	/* Unique on an engine that several clusters (or "nodes") share: job ids repeat
-	 * across clusters, run ids do not. */
 	const char *jid = getenv("SLURM_JOB_ID");
-	char *name = rm_xasprintf("run_models-%s-%s-%s-n%ld", jstr(n->doc, "run_id"),
-				  jid ? jid : "0", n->o->workload, n->rank);
-	rm_job_spec spec = {.in = in,
+
+	return rm_xasprintf("run_models-%s-%s-%s-n%ld", n->doc.run_id, jid ? jid : "0",
+			    n->o->workload, n->rank);
+}
+
+/* The container: start, stream, wait; stopped and removed on a signal. */
+static int run_container(struct node *n, rm_error *err)
+{
+	char *name = container_name(n);
+	rm_job_spec spec = {.w = &n->w,
 			    .name = name,
 			    .on_output = on_output,
-			    .poll = node_poll,
-			    .cancelled = node_poll,
+			    .poll = rm_signal_cancelled,
+			    .cancelled = rm_signal_cancelled,
 			    .ud = n};
 	rm_job *job = NULL;
 	rm_error cerr = RM_ERROR_INIT;
@@ -179,15 +182,20 @@ static int run_container(struct node *n, rm_spec_in *in, rm_error *err)
 
 	if (n->l.ops->start(n->l.state, &spec, &job, err) < 0)
 		goto out;
-	if (n->l.ops->stream(n->l.state, job, err) == RM_LAUNCH_STOPPED || rm_runner_signal()) {
-		rm_warn("%s on rank %ld: stopping and removing container %s",
-			rm_runner__signal_name(), n->rank, name);
+	if (n->l.ops->stream(n->l.state, job, err) == RM_LAUNCH_STOPPED || rm_signal_received()) {
+		rm_warn("%s on rank %ld: stopping and removing container %s", rm_signal_name(),
+			n->rank, name);
 		n->l.ops->stop(n->l.state, job, &cerr);
-		rm_error_set(err, RM_ERR_NONE, "interrupted by %s", rm_runner__signal_name());
+		rm_error_set(err, RM_ERR_NONE, "interrupted by %s", rm_signal_name());
 		goto out;
 	}
-	if (n->l.ops->wait(n->l.state, job, 0, &status, err) < 0)
+	int wrc = n->l.ops->wait(n->l.state, job, 0, &status, err);
+	if (wrc == RM_LAUNCH_FAILED && status >= 0) { /* an OOM kill: its code, and why */
+		rm_warn("rank %ld: %s", n->rank, err->msg);
+		rm_error_clear(err);
+	} else if (wrc < 0) {
 		goto out;
+	}
 	n->exit_code = status;
 	if (n->rank == 0 && n->m->multiple_results && status == 0)
 		keep_results(n, job);
@@ -204,79 +212,84 @@ out:
 
 static int prepare_image(struct node *n, rm_error *err)
 {
-	const char *image = jstr(n->w, "image");
-	rm_image_req req = {.model = n->m, .image = image}; /* df NULL: run it as it is */
+	rm_image_req req = {.model = n->m, .image = n->w.image}; /* df NULL: run it as it is */
 	int cached = 0;
 
 	if (n->l.ops->prepare(n->l.state, &req, &n->image_id, &cached, err) < 0) {
-		if (!json_is_true(json_object_get(n->w, "pull")))
+		if (!n->e->pull)
 			rm_error_wrap(err, "the image was built on the submit host and is not on "
 					   "this node's engine (build and push it with run_models "
 					   "build --registry, then run --manifest)");
 		return -1;
 	}
+	rm_workload_set_image(&n->w, n->image_id);
 	return 0;
+}
+
+/* --dry-run: what this node would run, as the local dry run prints it (secrets masked);
+ * nothing contacted. */
+static void plan(struct node *n)
+{
+	char *name = container_name(n), *text = NULL, *masked;
+	size_t len = 0;
+	rm_image_req req = {.model = n->m, .image = n->w.image};
+	rm_job_spec spec = {.w = &n->w, .name = name};
+	FILE *f = open_memstream(&text, &len);
+	rm_mask m;
+
+	if (f) {
+		n->l.ops->plan(n->l.state, &req, &spec, f);
+		fclose(f);
+		rm_mask_init(&m, (const char *const *)n->secrets, n->n_secrets);
+		masked = rm_mask_string(&m, text);
+		fputs(masked, stdout);
+		free(masked);
+		rm_mask_release(&m);
+	}
+	free(text);
+	free(name);
 }
 
 static int node_main(struct node *n, rm_error *err)
 {
-	const char *run_id = jstr(n->doc, "run_id");
-	rm_launcher_config lc = {.ctx = &n->ctx, .run_id = run_id};
-	const char *cli_tunableop = jstr(n->doc, "tunableop"), *tunableop;
-	char *tdir = NULL;
+	rm_launcher_config lc = {.ctx = &n->ctx, .run_id = n->doc.run_id, .dry_run = n->o->dry_run};
+	const char *where = getenv("SLURMD_NODENAME");
 	size_t reaped = 0;
-	int ret = -1;
 
-	if (rm_registry_load(&n->reg, jstr(n->doc, "root"), err) < 0)
+	if (rm_registry_load(&n->reg, n->doc.root, err) < 0)
 		return -1;
-	if (!(n->m = rm_registry_find(&n->reg, jstr(n->w, "model"))))
-		return rm_error_set(err, RM_ERR_INPUT, "model '%s' is not in '%s/models.json'",
-				    jstr(n->w, "model"), jstr(n->doc, "root"));
+	rm_workload_copy(&n->w, &n->e->w);
+	if (rm_workload_bind(&n->w, &n->reg, err) < 0)
+		return rm_error_wrap(err, "'%s/models.json'", n->doc.root);
+	n->m = n->w.model;
 	if (node_context(n, err) < 0 || rm_launcher_open_named(&n->l, "docker", &lc, err) < 0)
 		return -1;
+	job_env(n);
+	if (n->m->data && *n->m->data) {
+		rm_warn("model '%s' names data '%s': data providers are not set up on SLURM nodes "
+			"yet; the container gets none",
+			n->m->name, n->m->data);
+		rm_data_plan_release(&n->w.data);
+	}
+	if (n->o->dry_run) {
+		plan(n);
+		return 0;
+	}
 	if (n->l.ops->reap(n->l.state, &reaped, err) < 0)
 		rm_warn("%s", err->msg);
 	rm_error_clear(err);
 	if (n->m->n_gpus > 0 && n->m->n_gpus > n->ctx.n_gpus)
-		return rm_error_set(
-		    err, RM_ERR_INPUT, "model '%s' needs %ld GPUs and node %s has %ld", n->m->name,
-		    n->m->n_gpus, getenv("SLURMD_NODENAME") ? getenv("SLURMD_NODENAME") : "?",
-		    n->ctx.n_gpus);
+		return rm_error_set(err, RM_ERR_INPUT,
+				    "model '%s' needs %ld GPUs and node %s has %ld", n->m->name,
+				    n->m->n_gpus, where ? where : "?", n->ctx.n_gpus);
 	if (prepare_image(n, err) < 0)
 		return -1;
-	tunableop = rm_tunableop_effective(n->m, cli_tunableop);
-	if (tunableop && !strcmp(tunableop, "on")) {
-		char *safe = rm_file_safe(n->m->name);
-		tdir = rm_xasprintf("%s/tunableop/%s", jstr(n->doc, "log_dir"), safe);
-		free(safe);
-		if (rm_mkdirs(tdir, err) < 0)
-			goto out;
-	}
-	rm_spec_in in = {n->m,
-			 &n->ctx,
-			 jstr(n->w, "extra_args"),
-			 n->image_id,
-			 run_id,
-			 (const char *const *)environ,
-			 n->m->n_gpus < 0 ? n->ctx.n_gpus : n->m->n_gpus,
-			 tunableop,
-			 tdir,
-			 (long long)json_integer_value(json_object_get(n->doc, "shm_size")),
-			 0,
-			 NULL};
-	if (n->m->data && *n->m->data)
-		rm_warn("model '%s' names data '%s': data providers are not set up on SLURM nodes "
-			"yet; the container gets none",
-			n->m->name, n->m->data);
-	ret = run_container(n, &in, err);
-out:
-	free(tdir);
-	return ret;
+	return run_container(n, err);
 }
 
 static void write_result(struct node *n)
 {
-	char *path = rm_xasprintf("%s.node%ld.result.json", n->log_base, n->rank);
+	char *path = rm_xasprintf("%s.node%ld.result.json", n->e->log_base, n->rank);
 	const char *node = getenv("SLURMD_NODENAME");
 	json_t *doc = json_pack("{s:I, s:s?, s:s?, s:s?, s:s?, s:s?}", "rank", (json_int_t)n->rank,
 				"node", node, "error", n->error, "image_id", n->image_id,
@@ -294,7 +307,7 @@ static void write_result(struct node *n)
 	free(path);
 }
 
-int rm_node_run(const rm_node_opts *o, rm_error *err)
+int rm_slurm_node_run(const rm_slurm_node_opts *o, rm_error *err)
 {
 	struct node n;
 	const char *rank = getenv("NODE_RANK") ? getenv("NODE_RANK") : getenv("SLURM_NODEID");
@@ -308,14 +321,14 @@ int rm_node_run(const rm_node_opts *o, rm_error *err)
 	n.secrets = rm_secrets_from_env(environ, &n.n_secrets);
 	for (int i = 0; i < 2; i++)
 		rm_mask_init(&n.masks[i], (const char *const *)n.secrets, n.n_secrets);
-	rm_interrupt_set(rm_runner__cancelled, NULL);
+	rm_interrupt_set(rm_signal_cancelled, NULL);
 	if (load_job(&n, err) < 0)
 		goto done; /* nowhere to write a result: the message goes to the node's .err */
-	n.log_base = rm_xstrdup(jstr(n.w, "log_base"));
 	if (node_main(&n, err) == 0) {
-		rc = (int)(n.exit_code >= 0 && n.exit_code < 256 ? n.exit_code : 1);
-	} else if (rm_runner_signal()) {
-		rc = 128 + rm_runner_signal(); /* the job was stopped: SLURM's state says so */
+		rc =
+		    o->dry_run ? 0 : (int)(n.exit_code >= 0 && n.exit_code < 256 ? n.exit_code : 1);
+	} else if (rm_signal_received()) {
+		rc = 128 + rm_signal_received(); /* the job was stopped: SLURM's state says so */
 	} else {
 		rm_mask m;
 		rm_mask_init(&m, (const char *const *)n.secrets, n.n_secrets);
@@ -323,7 +336,8 @@ int rm_node_run(const rm_node_opts *o, rm_error *err)
 		rm_mask_release(&m);
 		rc = 1;
 	}
-	write_result(&n);
+	if (!o->dry_run)
+		write_result(&n);
 	if (rc == 0 || n.exit_code >= 0)
 		err->msg[0] = '\0'; /* the script's own failure: its output said it all */
 done:
@@ -333,9 +347,9 @@ done:
 		rm_mask_release(&n.masks[i]);
 	rm_strv_free(n.secrets);
 	rm_context_release(&n.ctx);
+	rm_workload_release(&n.w);
 	rm_registry_release(&n.reg);
-	json_decref(n.doc);
-	free(n.log_base);
+	rm_job_doc_release(&n.doc);
 	free(n.error);
 	free(n.image_id);
 	free(n.results_path);

@@ -1,13 +1,12 @@
 /*
- * What a model's container runs (part of the container spec, see spec.c): the model dir, the
+ * What a model's container runs (part of the workload, rm/workload.h): the model dir, the
  * script and its interpreter, the effective args (TunableOp, name:key=value tags), and the
  * wrappers around the script (clone of a url, custom data scripts, keep-alive). Pure.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "spec_internal.h"
-#include "rm/util.h"
+#include "workload_internal.h"
 
 char *rm_model_dir(const rm_model *m)
 {
@@ -52,25 +51,6 @@ static void script_of(const rm_model *m, const char **interp, char **name)
 	*name = rm_xstrndup(s + start, len - start);
 }
 
-const char *rm_tunableop_effective(const rm_model *m, const char *cli)
-{
-	if (cli)
-		return cli;
-	if (m->tunableop)
-		return m->tunableop;
-	const char *p = m->args ? strstr(m->args, "--tunableop") : NULL;
-	if (p) {
-		p += strlen("--tunableop");
-		while (*p == ' ' || *p == '=')
-			p++;
-		if (!strncmp(p, "on", 2) && (!p[2] || p[2] == ' '))
-			return "on";
-		if (!strncmp(p, "off", 3) && (!p[3] || p[3] == ' '))
-			return "off";
-	}
-	return NULL;
-}
-
 /* Drops every "--tunableop X" / "--tunableop=X" word pair from args; the setting is added
  * back once, at the end. */
 static char *strip_tunableop(const char *args)
@@ -113,14 +93,14 @@ static char *strip_tunableop(const char *args)
 	return s;
 }
 
-char *rm_spec_args(const rm_spec_in *in)
+char *rm_workload_args(const rm_workload *w)
 {
-	const char *base = in->ctx && in->ctx->model_args ? in->ctx->model_args : in->model->args;
-	const char *extra = in->extra_args ? in->extra_args : "";
-	if (in->tunableop) {
+	const char *base = w->model_args ? w->model_args : w->model->args;
+	const char *extra = w->extra_args ? w->extra_args : "";
+	if (w->tunableop) {
 		char *stripped = strip_tunableop(base ? base : "");
 		char *r = rm_xasprintf("%s%s--tunableop %s%s", stripped, *stripped ? " " : "",
-				       in->tunableop, extra);
+				       w->tunableop, extra);
 		free(stripped);
 		return r;
 	}
@@ -136,9 +116,9 @@ static const char clone_wrapper[] =
     "set -e; git clone --quiet -- \"$1\" \"$2\"; cp -R \"$3\"/. \"$2\"/; cd \"$2\"; "
     "shift 3; exec \"$@\"";
 
-int rm_spec_cmd(const rm_spec_in *in, char ***argv, rm_error *err)
+int rm_workload_cmd(const rm_workload *w, char ***argv, rm_error *err)
 {
-	const rm_model *m = in->model;
+	const rm_model *m = w->model;
 	const char *interp;
 	char *script = NULL, *args = NULL, *dir = NULL;
 	char **words = NULL, **v = NULL;
@@ -146,7 +126,7 @@ int rm_spec_cmd(const rm_spec_in *in, char ***argv, rm_error *err)
 	int ret = -1;
 
 	script_of(m, &interp, &script);
-	args = rm_spec_args(in);
+	args = rm_workload_args(w);
 	if (rm_split_words(args, &words, &nw, err) < 0) {
 		rm_error_wrap(err, "model '%s': field 'args'", m->name);
 		goto out;
@@ -166,13 +146,13 @@ int rm_spec_cmd(const rm_spec_in *in, char ***argv, rm_error *err)
 		free(d);
 		free(stage);
 	}
-	if (rm_launcher__spec_data_cmd(in, &v, &n, err) < 0)
+	if (rm_workload__data_cmd(w, &v, &n, err) < 0)
 		goto out;
-	if (in->keep_alive && !(m->url && *m->url)) {
+	if (w->set.keep_alive && !(m->url && *m->url)) {
 		/* Constant text; the script and its args arrive as positional parameters. */
 		char *keep = rm_xasprintf("\"$@\"; rc=$?; echo \"%s%s:$rc\" >&2; "
 					  "while :; do sleep 3600; done",
-					  RM_EXIT_MARKER, in->run_id);
+					  RM_EXIT_MARKER, w->run_id);
 		v = rm_strv_push(v, &n, "sh");
 		v = rm_strv_push(v, &n, "-c");
 		v = rm_strv_push(v, &n, keep);

@@ -1,15 +1,14 @@
 /*
- * The container a model runs in, as a POST /containers/create body: environment, GPUs,
- * mounts, run options (the command is spec_cmd.c's, the data spec_data.c's). Pure: no
- * engine, no files; the runner and dry runs share it, and unit tests check it.
+ * A workload rendered as a POST /containers/create body for the host that runs it:
+ * environment, GPUs, mounts, run options (the command is cmd.c's, the data render_data.c's).
+ * Pure: no engine, no files; every launcher and dry run uses it, and unit tests check it.
  */
 #include <ctype.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "spec_internal.h"
-#include "rm/util.h"
+#include "workload_internal.h"
 
 /* Env is a list of "K=V"; a later setting of K replaces an earlier one in place. */
 static void env_set(json_t *env, const char *key, const char *value)
@@ -180,19 +179,19 @@ static int set_run_option(json_t *config, json_t *hc, const char *name, char *va
 	return 0;
 }
 
-static int apply_run_options(const rm_spec_in *in, json_t *config, json_t *hc, rm_error *err)
+static int apply_run_options(const rm_workload *w, json_t *config, json_t *hc, rm_error *err)
 {
-	const char *opts = in->model->additional_docker_run_options;
-	char **w = NULL;
+	const char *opts = w->model->additional_docker_run_options;
+	char **words = NULL;
 	size_t n = 0;
 	int ret = -1;
 
 	if (!opts || !*opts)
 		return 0;
-	if (rm_split_words(opts, &w, &n, err) < 0)
+	if (rm_split_words(opts, &words, &n, err) < 0)
 		goto fail;
 	for (size_t i = 0; i < n; i++) {
-		char *name = w[i], *val = NULL, *eq = NULL;
+		char *name = words[i], *val = NULL, *eq = NULL;
 		if (name[0] == '-' && name[1] == '-' && (eq = strchr(name, '=')))
 			*eq = '\0', val = eq + 1;
 		static const char *const flags[] = {"--privileged", "--rm", "-it",
@@ -212,7 +211,7 @@ static int apply_run_options(const rm_spec_in *in, json_t *config, json_t *hc, r
 				rm_error_set(err, RM_ERR_INPUT, "option '%s' needs a value", name);
 				goto fail;
 			}
-			val = w[++i];
+			val = words[++i];
 		}
 		if (set_run_option(config, hc, name, val, err) < 0)
 			goto fail;
@@ -221,16 +220,28 @@ static int apply_run_options(const rm_spec_in *in, json_t *config, json_t *hc, r
 fail:
 	if (ret < 0)
 		rm_error_wrap(err, "model '%s': field 'additional_docker_run_options'",
-			      in->model->name);
-	rm_strv_free(w);
+			      w->model->name);
+	rm_strv_free(words);
 	return ret;
 }
 
-/* MAD's variables, the context's and the model's, and the host's secrets. */
-static void spec_env(const rm_spec_in *in, json_t *env)
+/* The value of name in an environ-like vector, or NULL. */
+static const char *env_value(const char *const *env, const char *name)
 {
-	const rm_model *m = in->model;
-	const rm_context *ctx = in->ctx;
+	size_t len = strlen(name);
+
+	for (const char *const *e = env; e && *e; e++)
+		if (!strncmp(*e, name, len) && (*e)[len] == '=')
+			return *e + len + 1;
+	return NULL;
+}
+
+/* MAD's variables (the host's GPU facts), the context's and the model's, and the secrets
+ * named in the workload with their values on this host. */
+static void render_env(const rm_workload *w, const rm_context *ctx, const char *const *host_env,
+		       json_t *env)
+{
+	const rm_model *m = w->model;
 	const char *vendor = ctx->gpu_vendor;
 	char *tmp;
 
@@ -239,57 +250,58 @@ static void spec_env(const rm_spec_in *in, json_t *env)
 	tmp = rm_xasprintf("%ld", ctx->n_gpus);
 	env_set(env, "MAD_SYSTEM_NGPUS", tmp);
 	free(tmp);
-	tmp = rm_xasprintf("%ld", in->runtime_ngpus);
+	tmp = rm_xasprintf("%ld", rm_workload_gpus(w, ctx));
 	env_set(env, "MAD_RUNTIME_NGPUS", tmp);
 	free(tmp);
 	env_set(env, "MAD_SYSTEM_GPU_ARCHITECTURE", ctx->gpu_arch ? ctx->gpu_arch : "");
-	env_set(env, "MAD_RUN_ID", in->run_id);
-	if (in->data && in->data->n) {
-		env_set(env, "MAD_DATAHOME", in->data->datahome);
-		env_set(env, "MAD_DATANAME", in->data->dataname);
+	env_set(env, "MAD_RUN_ID", w->run_id);
+	if (w->data.n) {
+		env_set(env, "MAD_DATAHOME", w->data.datahome);
+		env_set(env, "MAD_DATANAME", w->data.dataname);
 	}
-	for (size_t i = 0; i < ctx->n_docker_env_vars; i++)
-		env_set(env, ctx->docker_env_vars[i].key, ctx->docker_env_vars[i].value);
+	for (size_t i = 0; i < w->n_env; i++)
+		env_set(env, w->env[i].key, w->env[i].value);
 	for (size_t i = 0; i < m->n_env_vars; i++)
 		env_set_kv(env, m->env_vars[i]);
 	/* Secrets travel in the request body only: never argv, never a build arg. */
-	for (const char *const *e = in->host_env; e && *e; e++) {
-		const char *eq = strchr(*e, '=');
-		if (eq && memmem(*e, (size_t)(eq - *e), "MAD_SECRETS", 11))
-			env_set_kv(env, *e);
+	for (size_t i = 0; i < w->n_secrets; i++) {
+		const char *v = env_value(host_env, w->secrets[i]);
+		if (v)
+			env_set(env, w->secrets[i], v);
 	}
 }
 
 /* The GPUs: AMD's device nodes and capabilities, or NVIDIA's device request. */
-static int spec_gpus(const rm_spec_in *in, json_t *body, json_t *hc, rm_error *err)
+static int render_gpus(const rm_workload *w, const rm_context *ctx, json_t *body, json_t *hc,
+		       rm_error *err)
 {
-	const rm_context *ctx = in->ctx;
 	const char *vendor = ctx->gpu_vendor;
+	long runtime = rm_workload_gpus(w, ctx);
 	json_t *devices = json_object_get(hc, "Devices");
 	long *gpus = NULL;
 	size_t n_gpus = 0;
 	char *tmp;
 	int ret = -1;
 
-	if (vendor && in->runtime_ngpus != 0) {
-		if (ctx->docker_gpus) {
-			if (gpu_list(ctx->docker_gpus, &gpus, &n_gpus, err) < 0)
+	if (vendor && runtime != 0) {
+		if (w->gpus) {
+			if (gpu_list(w->gpus, &gpus, &n_gpus, err) < 0)
 				goto fail;
 		} else {
-			n_gpus = (size_t)in->runtime_ngpus;
+			n_gpus = (size_t)runtime;
 			gpus = rm_xcalloc(n_gpus, sizeof(*gpus));
 			for (size_t i = 0; i < n_gpus; i++)
 				gpus[i] = (long)i;
 		}
 	}
-	if (vendor && !strcmp(vendor, "AMD") && in->runtime_ngpus != 0) {
+	if (vendor && !strcmp(vendor, "AMD") && runtime != 0) {
 		json_object_set_new(body, "User", json_string("root"));
 		json_object_set_new(hc, "IpcMode", json_string("host"));
 		json_object_set_new(hc, "GroupAdd", json_pack("[s]", "video"));
 		json_object_set_new(hc, "CapAdd", json_pack("[s, s]", "SYS_PTRACE", "SYS_ADMIN"));
 		json_object_set_new(hc, "SecurityOpt", json_pack("[s]", "seccomp=unconfined"));
 		json_array_append_new(devices, gpu_device(ctx, "/dev/kfd"));
-		int all = !ctx->docker_gpus && in->runtime_ngpus == ctx->n_gpus;
+		int all = !w->gpus && runtime == ctx->n_gpus;
 		if (all || ctx->n_render_nodes == 0) {
 			json_array_append_new(devices, gpu_device(ctx, "/dev/dri"));
 		} else {
@@ -306,9 +318,9 @@ static int spec_gpus(const rm_spec_in *in, json_t *body, json_t *hc, rm_error *e
 				free(tmp);
 			}
 		}
-	} else if (vendor && !strcmp(vendor, "NVIDIA") && in->runtime_ngpus != 0) {
+	} else if (vendor && !strcmp(vendor, "NVIDIA") && runtime != 0) {
 		json_t *req = json_pack("{s:s, s:[[s]]}", "Driver", "", "Capabilities", "gpu");
-		if (ctx->docker_gpus || in->runtime_ngpus != ctx->n_gpus) {
+		if (w->gpus || runtime != ctx->n_gpus) {
 			json_t *ids = json_array();
 			for (size_t i = 0; i < n_gpus; i++) {
 				tmp = rm_xasprintf("%ld", gpus[i]);
@@ -331,28 +343,28 @@ fail:
 }
 
 /* PyTorch TunableOp: on (tuning, results kept on the host) or off. */
-static void spec_tunableop(const rm_spec_in *in, json_t *env, json_t *hc)
+static void render_tunableop(const rm_workload *w, json_t *env, json_t *hc)
 {
-	if (in->tunableop && !strcmp(in->tunableop, "on")) {
+	if (w->tunableop && !strcmp(w->tunableop, "on")) {
 		env_set(env, "PYTORCH_TUNABLEOP_ENABLED", "1");
 		env_set(env, "PYTORCH_TUNABLEOP_TUNING", "1");
 		env_set(env, "PYTORCH_TUNABLEOP_FILENAME",
 			RM_TUNABLEOP_DIR "/tunableop_results%d.csv");
-		if (in->tunableop_host_dir) {
-			char *b = rm_xasprintf("%s:%s", in->tunableop_host_dir, RM_TUNABLEOP_DIR);
+		if (w->tunableop_dir) {
+			char *b = rm_xasprintf("%s:%s", w->tunableop_dir, RM_TUNABLEOP_DIR);
 			array_add_str(hc, "Binds", b);
 			free(b);
 		}
-	} else if (in->tunableop) {
+	} else if (w->tunableop) {
 		env_set(env, "PYTORCH_TUNABLEOP_ENABLED", "0");
 		env_set(env, "PYTORCH_TUNABLEOP_TUNING", "0");
 	}
 }
 
-int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
+int rm_workload_render(const rm_workload *w, const rm_context *host, const char *const *host_env,
+		       json_t **out, rm_error *err)
 {
-	const rm_model *m = in->model;
-	const rm_context *ctx = in->ctx;
+	const rm_model *m = w->model;
 	json_t *body = json_object(), *hc = json_object(), *env = json_array();
 	json_t *cmd = json_array(), *labels = json_object(), *devices = json_array();
 	char **argv = NULL, *dir = NULL, *workdir = NULL;
@@ -364,14 +376,14 @@ int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
 	json_object_set_new(body, "HostConfig", hc);
 	json_object_set_new(hc, "Devices", devices);
 
-	if (rm_spec_cmd(in, &argv, err) < 0)
+	if (rm_workload_cmd(w, &argv, err) < 0)
 		goto out;
 	for (char **p = argv; *p; p++)
 		json_array_append_new(cmd, json_string(*p));
 	dir = rm_model_dir(m);
 	workdir =
 	    m->url && *m->url ? rm_xstrdup(RM_WORKSPACE) : rm_xasprintf("%s/%s", RM_WORKSPACE, dir);
-	json_object_set_new(body, "Image", json_string(in->image));
+	json_object_set_new(body, "Image", json_string(w->image));
 	json_object_set_new(body, "WorkingDir", json_string(workdir));
 	json_object_set_new(body, "Tty", json_false());
 	json_object_set_new(body, "AttachStdout", json_true());
@@ -380,33 +392,32 @@ int rm_spec_body(const rm_spec_in *in, json_t **out, rm_error *err)
 
 	/* The launcher adds the runner's labels (host, pid) when it creates the container. */
 	json_object_set_new(labels, "run_models", json_string("1"));
-	json_object_set_new(labels, "run_models.run", json_string(in->run_id));
+	json_object_set_new(labels, "run_models.run", json_string(w->run_id));
 	json_object_set_new(labels, "run_models.model", json_string(m->name));
 	/* --keep-alive: the user keeps it on purpose; a later run must not reap it. */
-	if (in->keep_alive)
+	if (w->set.keep_alive)
 		json_object_set_new(labels, "run_models.keep", json_string("1"));
 
-	spec_env(in, env);
+	render_env(w, host, host_env, env);
 
 	json_object_set_new(hc, "NetworkMode", json_string("host"));
 	json_object_set_new(hc, "AutoRemove", json_false());
-	for (size_t i = 0; i < ctx->n_docker_mounts; i++) {
-		char *b =
-		    rm_xasprintf("%s:%s", ctx->docker_mounts[i].value, ctx->docker_mounts[i].key);
+	for (size_t i = 0; i < w->n_mounts; i++) {
+		char *b = rm_xasprintf("%s:%s", w->mounts[i].value, w->mounts[i].key);
 		array_add_str(hc, "Binds", b);
 		free(b);
 	}
-	if (rm_launcher__spec_data_binds(in, hc, err) < 0)
+	if (rm_workload__data_binds(w, hc, err) < 0)
 		goto out;
 
-	if (spec_gpus(in, body, hc, err) < 0)
+	if (render_gpus(w, host, body, hc, err) < 0)
 		goto out;
-	if (ctx->docker_cpus)
-		json_object_set_new(hc, "CpusetCpus", json_string(ctx->docker_cpus));
-	if (in->shm_size > 0)
-		json_object_set_new(hc, "ShmSize", json_integer((json_int_t)in->shm_size));
-	spec_tunableop(in, env, hc);
-	if (apply_run_options(in, body, hc, err) < 0)
+	if (w->cpus)
+		json_object_set_new(hc, "CpusetCpus", json_string(w->cpus));
+	if (w->set.shm_size > 0)
+		json_object_set_new(hc, "ShmSize", json_integer((json_int_t)w->set.shm_size));
+	render_tunableop(w, env, hc);
+	if (apply_run_options(w, body, hc, err) < 0)
 		goto out;
 	*out = body;
 	body = NULL;

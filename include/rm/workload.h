@@ -1,0 +1,205 @@
+/*
+ * The workload: everything a launcher needs to run one model once, built in one place
+ * (rm_workload_build, from the model, the run's context and the run's settings) and read by
+ * every launcher, by dry runs and, through JSON, by the nodes of a SLURM job.
+ *
+ * Its life:
+ *   built      once per model by the runner (or `run_models build`): effective args,
+ *              TunableOp and its host folder, timeout, the user's container settings (the
+ *              context's docker_env_vars, docker_mounts, docker_gpus, docker_cpus,
+ *              model_args), the names of the host's MAD_SECRETS* variables, the data plan,
+ *              the command the container runs; the image is filled in once it is prepared
+ *   rendered   by rm_workload_render into a POST /containers/create body, for the context
+ *              of the host that runs it: GPU devices and the MAD_SYSTEM_* facts are that
+ *              host's (the runner's locally, the node's on SLURM); everything else is the
+ *              workload's, so one workload gives one request wherever the hosts agree
+ *   serialized by rm_job_doc_to_json (a job document of several workloads, schema
+ *              RM_WORKLOAD_SCHEMA) and read back by rm_job_doc_from_json on each node
+ *
+ * Secrets: a workload holds the NAMES of the host's MAD_SECRETS* variables, never their
+ * values; rendering reads the values from the environment it is given, into the request
+ * body only (never an argv, a file or a label).
+ *
+ * Ownership: a workload owns its strings and its data plan; model points into a registry
+ * the caller keeps (NULL after rm_job_doc_from_json until rm_workload_bind). Errors follow
+ * rm/util.h.
+ */
+#ifndef RM_WORKLOAD_H
+#define RM_WORKLOAD_H
+
+#include <stddef.h>
+
+#include "rm/context.h"
+#include "rm/data.h"
+#include "rm/registry.h"
+#include "rm/util.h"
+
+typedef struct json_t json_t;
+
+/* The version of the job document and of the workloads in it; a reader refuses others. */
+#define RM_WORKLOAD_SCHEMA 1
+
+/*
+ * The run's settings that reach its containers as the user gave them (the command line).
+ * One row each: X(kind, name). The field of rm_workload_settings, its key in the job document
+ * and its round trip through JSON all come from this list, so a new container-bound flag is
+ * a row here, its option row and copy in src/cmd/, and its one use in the render.
+ * Kinds: STR (const char *, NULL = not given), BOOL (int), SIZE (long long), SECONDS
+ * (double).
+ */
+#define RM_WORKLOAD_SETTINGS(X)                                                                    \
+	X(STR, tunableop)   /* --tunableop: "on", "off" or NULL (the model's own setting) */       \
+	X(SIZE, shm_size)   /* --shm-size in bytes; 0: the engine's default */                     \
+	X(BOOL, keep_alive) /* --keep-alive: the container outlives the script */                  \
+	X(SECONDS, timeout) /* --timeout: < 0 not given, 0 none */
+
+#define RM_WL_TYPE_STR	   const char *
+#define RM_WL_TYPE_BOOL	   int
+#define RM_WL_TYPE_SIZE	   long long
+#define RM_WL_TYPE_SECONDS double
+
+typedef struct rm_workload_settings {
+#define RM_WL_FIELD(kind, name) RM_WL_TYPE_##kind name;
+	RM_WORKLOAD_SETTINGS(RM_WL_FIELD)
+#undef RM_WL_FIELD
+} rm_workload_settings;
+
+/* Settings as when no option is given. */
+#define RM_WORKLOAD_SETTINGS_INIT                                                                  \
+	{                                                                                          \
+		.timeout = -1                                                                      \
+	}
+
+/* Default timeout when neither the command line nor the model gives one. */
+#define RM_DEFAULT_TIMEOUT 7200.0
+
+/* Paths inside the container. */
+#define RM_TUNABLEOP_DIR "/run_models/tunableop"
+#define RM_EXIT_MARKER	 "run_models-exit-"
+#define RM_WORKSPACE	 "/myworkspace"
+/* The folder of the script of custom data source i is copied to RM_DATA_SCRIPTS/<i>; the
+ * scripts' run writes "<seconds> <exit code>" to RM_DATA_STATUS before the model starts. */
+#define RM_DATA_SCRIPTS RM_WORKSPACE "/.run_models/data"
+#define RM_DATA_STATUS	RM_WORKSPACE "/.run_models/data.status"
+
+typedef struct rm_workload {
+	rm_workload_settings set; /* the run's, strings owned */
+	const rm_model *model;	  /* not owned */
+	char *model_name;
+	char *image; /* what runs: a name, an id or a reference (rm_workload_set_image) */
+	char *run_id;
+	char *log_dir;	  /* where the run's logs go, as given */
+	char *extra_args; /* " --k v" from name:k=v tags, or NULL */
+	char *model_args; /* the context's model_args (replaces the model's args), or NULL */
+	long n_gpus;	  /* the model's n_gpus: -1 = all of the host's */
+	/* effective TunableOp: the command line's, else the model's tunableop field, else a
+	 * "--tunableop on|off" in its args; NULL leaves the model alone */
+	char *tunableop;
+	char *tunableop_dir; /* with "on": the host folder mounted at RM_TUNABLEOP_DIR */
+	double timeout;	     /* effective seconds; 0 = none */
+	/* Environment after the MAD_* variables: the context's docker_env_vars, then what a
+	 * launcher adds (a SLURM node: the batch script's job-wide variables). */
+	rm_kv *env;
+	size_t n_env;
+	char **secrets; /* names of the host variables passed through (MAD_SECRETS*) */
+	size_t n_secrets;
+	rm_kv *mounts; /* the context's docker_mounts: key the container path, value the host's */
+	size_t n_mounts;
+	char *gpus;	   /* docker_gpus ("0,2-4"), or NULL */
+	char *cpus;	   /* docker_cpus, or NULL */
+	rm_data_plan data; /* the model's data; n == 0 without */
+} rm_workload;
+
+/* What a workload is built from; everything is copied. */
+typedef struct rm_workload_in {
+	const rm_model *model;
+	const rm_context *ctx; /* the run's: container settings, and GPUs for the defaults */
+	const rm_workload_settings *set;
+	const char *run_id;
+	const char *log_dir;	     /* NULL: "." */
+	const char *extra_args;	     /* or NULL */
+	const char *const *host_env; /* environ-like: the MAD_SECRETS* names are taken from it */
+	/* taken over (moved, left empty), or NULL */
+	rm_data_plan *data;
+	/* create the TunableOp folder (not in a dry run) */
+	int create_dirs;
+} rm_workload_in;
+
+int rm_workload_build(rm_workload *w, const rm_workload_in *in, rm_error *err);
+void rm_workload_release(rm_workload *w); /* safe on a zeroed workload */
+/* A deep copy (model shared). */
+void rm_workload_copy(rm_workload *dst, const rm_workload *src);
+void rm_workload_set_image(rm_workload *w, const char *image);
+/* Points w at its model in reg (by model_name), after rm_job_doc_from_json. */
+int rm_workload_bind(rm_workload *w, const rm_registry *reg, rm_error *err);
+
+/* The effective TunableOp setting: cli, else the model's field, else its args. */
+const char *rm_tunableop_effective(const rm_model *m, const char *cli);
+/* Where tuned TunableOp results live between runs: "<log dir, real path>/tunableop/<model>",
+ * created when create is set (a failure is warned about: the run goes on without). The one
+ * rule for local runs and SLURM nodes alike. */
+char *rm_workload_tunableop_dir(const char *log_dir, const char *model, int create);
+/* Model dir: the last path part of url (without ".git"), else the model's short name. */
+char *rm_model_dir(const rm_model *m);
+/* GPUs the workload gets on a host whose context is ctx. */
+long rm_workload_gpus(const rm_workload *w, const rm_context *ctx);
+
+/* The argv the container runs (NULL-terminated), with extra args and model_args applied. */
+int rm_workload_cmd(const rm_workload *w, char ***argv, rm_error *err);
+/* The effective args string recorded in perf.csv. */
+char *rm_workload_args(const rm_workload *w);
+/* The POST /containers/create body for a host: host its context, host_env its environment
+ * (the secrets' values come from there). Labels: run_models, run_models.run,
+ * run_models.model (and run_models.keep with keep_alive); a launcher adds its own. */
+int rm_workload_render(const rm_workload *w, const rm_context *host, const char *const *host_env,
+		       json_t **body, rm_error *err);
+/* The custom data scripts: how many sources have one, and the k-th of them (relative to the
+ * registry root), whose folder a launcher copies to RM_DATA_SCRIPTS/<k>. */
+size_t rm_workload_data_scripts(const rm_workload *w);
+const char *rm_workload_data_script(const rm_workload *w, size_t k);
+
+/*
+ * ---- the job document: workloads for other hosts (src/workload/job_doc.c) ----
+ *
+ *   {"schema": 1, "run_id": ..., "root": <registry folder>, "log_dir": ...,
+ *    "context_files": [...], "contexts": [...], "workloads": {"<key>": {<workload>}}}
+ *
+ * context_files and contexts are how the user gave the context: a node detects its own and
+ * applies them on top, as the submitting run did. Each workload holds every field of
+ * rm_workload but model (its name is there) and the settings under "settings". The image is
+ * what the node runs ("pull": whether its engine may pull it). The file holds no secret
+ * value: MAD_SECRETS* appear by name only.
+ */
+typedef struct rm_job_entry {
+	char *key;
+	rm_workload w;
+	int pull;	/* the node's engine may pull w.image (else it is a local build's id) */
+	char *log_base; /* "<log dir>/<model>.<run id>": the node's logs and result file */
+} rm_job_entry;
+
+typedef struct rm_job_doc {
+	int schema;
+	char *run_id;
+	char *root;
+	char *log_dir;
+	char **context_files; /* NULL-terminated */
+	char **contexts;      /* NULL-terminated */
+	rm_job_entry *entries;
+	size_t n;
+} rm_job_doc;
+
+/* Adds (or replaces) the entry of key; w is copied. */
+void rm_job_doc_add(rm_job_doc *d, const char *key, const rm_workload *w, int pull,
+		    const char *log_base);
+json_t *rm_job_doc_to_json(const rm_job_doc *d);
+/* Reads a document; what names its source in messages. Workloads are left unbound. */
+int rm_job_doc_from_json(rm_job_doc *d, json_t *doc, const char *what, rm_error *err);
+/* The entry of key, or NULL. */
+const rm_job_entry *rm_job_doc_find(const rm_job_doc *d, const char *key);
+void rm_job_doc_release(rm_job_doc *d);
+
+/* One workload alone, as it appears in a job document (tests, fuzzing). */
+json_t *rm_workload_to_json(const rm_workload *w);
+int rm_workload_from_json(rm_workload *w, json_t *j, rm_error *err);
+
+#endif

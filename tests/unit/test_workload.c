@@ -1,0 +1,326 @@
+/*
+ * The workload (rm/workload.h). Its data part (src/workload/render_data.c through
+ * rm_workload_render and rm_workload_cmd): bind mounts, MAD_DATAHOME / MAD_DATANAME before
+ * docker_env_vars, and the custom scripts' wrapper (the wrapper itself runs against a real
+ * engine in tests/compat: data_custom, data_custom_fail). Its JSON: every field survives
+ * to-JSON then from-JSON, and the two render the same request.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "rm/context.h"
+#include "rm/workload.h"
+#include "../../src/workload/workload_internal.h"
+#include "rm/util.h"
+
+static rm_model model = {.name = "m",
+			 .short_name = "m",
+			 .scripts = "scripts/m/run.sh",
+			 .args = "--x 1",
+			 .n_gpus = 0,
+			 .parser = "generic"};
+
+static void context(rm_context *ctx, const char *json)
+{
+	rm_error err = RM_ERROR_INIT;
+
+	CHECK(rm_context_detect(ctx, "/nonexistent", 0, &err) == 0);
+	if (json)
+		CHECK(rm_context_apply(ctx, json, "test", &err) == 0);
+}
+
+/* A workload of model for ctx, with a plan the caller owns (dropped before release). */
+static void workload(rm_workload *w, const rm_context *ctx, const rm_workload_settings *set,
+		     const rm_data_plan *plan)
+{
+	static const rm_workload_settings none = RM_WORKLOAD_SETTINGS_INIT;
+	rm_workload_in in = {.model = &model, .ctx = ctx, .set = set ? set : &none, .run_id = "r"};
+	rm_error err = RM_ERROR_INIT;
+
+	CHECK(rm_workload_build(w, &in, &err) == 0);
+	rm_workload_set_image(w, "img");
+	if (plan)
+		w->data = *plan;
+}
+
+static void unplan(rm_workload *w)
+{
+	memset(&w->data, 0, sizeof(w->data));
+	rm_workload_release(w);
+}
+
+static int render(const rm_workload *w, const rm_context *ctx, json_t **body, rm_error *err)
+{
+	return rm_workload_render(w, ctx, NULL, body, err);
+}
+
+/* The value of K in the body's Env, and its index (or -1). */
+static const char *env_of(json_t *body, const char *key, long *at)
+{
+	json_t *env = json_object_get(body, "Env"), *item;
+	size_t i, kl = strlen(key);
+
+	*at = -1;
+	json_array_foreach (env, i, item) {
+		const char *s = json_string_value(item);
+		if (s && !strncmp(s, key, kl) && s[kl] == '=') {
+			*at = (long)i;
+			return s + kl + 1;
+		}
+	}
+	return NULL;
+}
+
+static int has_bind(json_t *body, const char *bind)
+{
+	json_t *b = json_object_get(json_object_get(body, "HostConfig"), "Binds"), *item;
+	size_t i;
+
+	json_array_foreach (b, i, item)
+		if (!strcmp(json_string_value(item), bind))
+			return 1;
+	return 0;
+}
+
+static void test_local(void)
+{
+	rm_data_source src[2] = {
+	    {.dataname = "a",
+	     .provider = "local",
+	     .home = "/data_dlm_0",
+	     .host_path = "/srv/a",
+	     .read_only = 1},
+	    {.dataname = "b", .provider = "local", .home = "/b", .host_path = "/srv/b"}};
+	rm_data_plan plan = {src, 2, "/data_dlm_0,/b", "a,b", "local,local"};
+	rm_context ctx = {0};
+	rm_workload w;
+	rm_error err = RM_ERROR_INIT;
+	json_t *body = NULL;
+	long at_home, at_name, at_id;
+
+	context(&ctx, NULL);
+	workload(&w, &ctx, NULL, &plan);
+	CHECK(render(&w, &ctx, &body, &err) == 0);
+	CHECK(has_bind(body, "/srv/a:/data_dlm_0:ro"));
+	CHECK(has_bind(body, "/srv/b:/b"));
+	CHECK_STR(env_of(body, "MAD_DATAHOME", &at_home), "/data_dlm_0,/b");
+	CHECK_STR(env_of(body, "MAD_DATANAME", &at_name), "a,b");
+	env_of(body, "MAD_RUN_ID", &at_id);
+	CHECK(at_home > at_id && at_name > at_home);
+	/* no custom script: the command is the model's own */
+	CHECK_STR(json_string_value(json_array_get(json_object_get(body, "Cmd"), 0)), "bash");
+	CHECK(rm_workload_data_scripts(&w) == 0);
+	json_decref(body);
+	unplan(&w);
+	rm_context_release(&ctx);
+
+	/* docker_env_vars come after, and win (as in madengine) */
+	context(&ctx, "{\"docker_env_vars\": {\"MAD_DATAHOME\": \"/data\"}}");
+	workload(&w, &ctx, NULL, &plan);
+	CHECK(render(&w, &ctx, &body, &err) == 0);
+	CHECK_STR(env_of(body, "MAD_DATAHOME", &at_home), "/data");
+	json_decref(body);
+
+	/* a host path a bind cannot carry */
+	src[1].host_path = "/srv/x:y";
+	CHECK(render(&w, &ctx, &body, &err) < 0);
+	CHECK(strstr(err.msg, "data 'b': host path '/srv/x:y' holds ':'") != NULL);
+	unplan(&w);
+	rm_context_release(&ctx);
+}
+
+static void test_custom(void)
+{
+	rm_data_source src[2] = {{.dataname = "c",
+				  .provider = "custom",
+				  .home = "/data_dlm_0",
+				  .script = "scripts/common/get.sh",
+				  .script_args = "--to 'a b'"},
+				 {.dataname = "d",
+				  .provider = "custom",
+				  .home = "/d",
+				  .host_path = "/mirror/d",
+				  .script = "get2.sh",
+				  .script_args = ""}};
+	rm_data_plan plan = {src, 2, "/data_dlm_0,/d", "c,d", "custom,custom"};
+	rm_context ctx = {0};
+	rm_workload w;
+	static const char *const want[] = {"run_models-data",
+					   "/data_dlm_0",
+					   RM_DATA_SCRIPTS "/0/get.sh",
+					   "2",
+					   "--to",
+					   "a b",
+					   "/d",
+					   RM_DATA_SCRIPTS "/1/get2.sh",
+					   "0",
+					   "--",
+					   "bash",
+					   "run.sh",
+					   "--x",
+					   "1",
+					   NULL};
+	rm_error err = RM_ERROR_INIT;
+	char **argv = NULL;
+	size_t i;
+
+	context(&ctx, NULL);
+	workload(&w, &ctx, NULL, &plan);
+	CHECK(rm_workload_data_scripts(&w) == 2);
+	CHECK_STR(rm_workload_data_script(&w, 0), "scripts/common/get.sh");
+	CHECK_STR(rm_workload_data_script(&w, 1), "get2.sh");
+	CHECK(rm_workload_data_script(&w, 2) == NULL);
+	CHECK(rm_workload_cmd(&w, &argv, &err) == 0);
+	CHECK(argv && !strcmp(argv[0], "sh") && !strcmp(argv[1], "-c"));
+	/* the shell text is constant: no value of the plan is in it */
+	CHECK(argv && !strstr(argv[2], "get.sh") && !strstr(argv[2], "/data_dlm_0"));
+	CHECK(argv && strstr(argv[2], RM_DATA_STATUS) != NULL);
+	for (i = 0; argv && want[i]; i++)
+		CHECK_STR(argv[i + 3], want[i]);
+	CHECK(argv && argv[i + 3] == NULL);
+	rm_strv_free(argv);
+
+	/* keep-alive: the data scripts run first, then the keep-alive wrapper */
+	w.set.keep_alive = 1;
+	CHECK(rm_workload_cmd(&w, &argv, &err) == 0);
+	for (i = 0; argv && argv[i] && strcmp(argv[i], "--"); i++)
+		;
+	CHECK(argv && argv[i] && argv[i + 1] && !strcmp(argv[i + 1], "sh"));
+	rm_strv_free(argv);
+	w.set.keep_alive = 0;
+
+	/* bad args */
+	src[0].script_args = "'unterminated";
+	CHECK(rm_workload_cmd(&w, &argv, &err) < 0);
+	CHECK(strstr(err.msg, "data 'c': provider 'custom': 'args'") != NULL);
+	unplan(&w);
+	rm_context_release(&ctx);
+}
+
+/* Every field of a workload, none at its default, survives to-JSON then from-JSON, and both
+ * render the same request. */
+static void test_round_trip(void)
+{
+	rm_data_source src[1] = {{.dataname = "c",
+				  .provider = "custom",
+				  .home = "/data_dlm_0",
+				  .host_path = "/mirror/c",
+				  .read_only = 1,
+				  .create_host_path = 1,
+				  .script = "scripts/common/get.sh",
+				  .script_args = "--to 'a b'"}};
+	rm_data_plan plan = {src, 1, "/data_dlm_0", "c", "custom"};
+	rm_workload_settings set = {
+	    .tunableop = "on", .shm_size = 1 << 30, .keep_alive = 1, .timeout = 42};
+	const char *env[] = {"PATH=/bin", "MAD_SECRETS_HF=tok", "X_MAD_SECRETS=y", NULL};
+	rm_context ctx = {0};
+	rm_workload w, back;
+	rm_workload_in in = {.model = &model,
+			     .ctx = &ctx,
+			     .set = &set,
+			     .run_id = "r1",
+			     .log_dir = "/nonexistent/logs",
+			     .extra_args = " --k v",
+			     .host_env = env};
+	rm_error err = RM_ERROR_INIT;
+	json_t *j, *j2, *b1 = NULL, *b2 = NULL;
+	char *text;
+
+	context(&ctx, "{\"docker_env_vars\": {\"A\": \"1\", \"B\": \"two words\"}, "
+		      "\"docker_mounts\": {\"/in\": \"/out\"}, \"docker_gpus\": \"0,2-3\", "
+		      "\"docker_cpus\": \"0-3\", \"model_args\": \"--m 1\"}");
+	CHECK(rm_workload_build(&w, &in, &err) == 0);
+	rm_workload_set_image(&w, "sha256:abc");
+	rm_workload__plan_copy(&w.data, &plan);
+	j = rm_workload_to_json(&w);
+	text = json_dumps(j, JSON_COMPACT);
+	CHECK(text && !strstr(text, "tok")); /* a secret by name only */
+	free(text);
+	CHECK(rm_workload_from_json(&back, j, &err) == 0);
+	CHECK(back.model == NULL);
+	back.model = &model;
+	CHECK_STR(back.model_name, "m");
+	CHECK_STR(back.image, "sha256:abc");
+	CHECK_STR(back.run_id, "r1");
+	CHECK_STR(back.log_dir, "/nonexistent/logs");
+	CHECK_STR(back.extra_args, " --k v");
+	CHECK_STR(back.model_args, "--m 1");
+	CHECK(back.n_gpus == 0);
+	CHECK_STR(back.tunableop, "on");
+	CHECK_STR(back.tunableop_dir, "/nonexistent/logs/tunableop/m");
+	CHECK(back.timeout == 42);
+	CHECK(back.n_env == 2 && !strcmp(back.env[1].key, "B") &&
+	      !strcmp(back.env[1].value, "two words"));
+	CHECK(back.n_secrets == 2 && !strcmp(back.secrets[0], "MAD_SECRETS_HF") &&
+	      !strcmp(back.secrets[1], "X_MAD_SECRETS"));
+	CHECK(back.n_mounts == 1 && !strcmp(back.mounts[0].key, "/in") &&
+	      !strcmp(back.mounts[0].value, "/out"));
+	CHECK_STR(back.gpus, "0,2-3");
+	CHECK_STR(back.cpus, "0-3");
+	CHECK(back.data.n == 1 && back.data.sources[0].read_only &&
+	      back.data.sources[0].create_host_path);
+	CHECK_STR(back.data.sources[0].script_args, "--to 'a b'");
+	CHECK_STR(back.data.sources[0].host_path, "/mirror/c");
+	CHECK_STR(back.data.provider_type, "custom");
+	CHECK_STR(back.set.tunableop, "on");
+	CHECK(back.set.shm_size == 1 << 30 && back.set.keep_alive && back.set.timeout == 42);
+	j2 = rm_workload_to_json(&back);
+	CHECK(json_equal(j, j2));
+	CHECK(rm_workload_render(&w, &ctx, env, &b1, &err) == 0);
+	CHECK(rm_workload_render(&back, &ctx, env, &b2, &err) == 0);
+	CHECK(b1 && b2 && json_equal(b1, b2));
+	json_decref(b1);
+	json_decref(b2);
+	json_decref(j);
+	json_decref(j2);
+	rm_workload_release(&back);
+	rm_workload_release(&w);
+	rm_context_release(&ctx);
+}
+
+/* The reader refuses what a node cannot trust, naming the key. */
+static void test_job_doc_errors(void)
+{
+	static const struct {
+		const char *json, *want;
+	} cases[] = {
+	    {"[]", "not a JSON object"},
+	    {"{\"run_id\": \"r\", \"root\": \"/\", \"workloads\": {}}", "no 'schema'"},
+	    {"{\"schema\": 9, \"run_id\": \"r\", \"root\": \"/\", \"workloads\": {}}",
+	     "schema 9 is not"},
+	    {"{\"schema\": 1, \"root\": \"/\", \"workloads\": {}}", "'run_id' is missing"},
+	    {"{\"schema\": 1, \"run_id\": \"r\", \"root\": \"/\", \"workloads\": {\"k\": "
+	     "{\"model\": \"m\", \"run_id\": \"r\", \"log_base\": \"l\", \"env\": [[\"A\"]]}}}",
+	     "workload 'k': 'env' item 0 is not a pair of strings"},
+	    {"{\"schema\": 1, \"run_id\": \"r\", \"root\": \"/\", \"workloads\": {\"k\": "
+	     "{\"model\": \"m\", \"run_id\": \"r\", \"log_base\": \"l\", \"timeout\": -1}}}",
+	     "'timeout' is negative"},
+	    {"{\"schema\": 1, \"run_id\": \"r\", \"root\": \"/\", \"workloads\": {\"k\": "
+	     "{\"model\": \"m\", \"run_id\": \"r\", \"log_base\": \"l\", \"settings\": "
+	     "{\"shm_size\": \"1G\"}}}}",
+	     "'settings': 'shm_size' is not an integer"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		rm_error err = RM_ERROR_INIT;
+		rm_job_doc d;
+		json_t *doc = json_loads(cases[i].json, JSON_DECODE_ANY, NULL);
+		CHECK(doc && rm_job_doc_from_json(&d, doc, "f.json", &err) < 0);
+		CHECK(strstr(err.msg, cases[i].want) && strstr(err.msg, "job document 'f.json'"));
+		if (!strstr(err.msg, cases[i].want))
+			fprintf(stderr, "case %zu: %s\n", i, err.msg);
+		json_decref(doc);
+	}
+}
+
+int main(void)
+{
+	test_local();
+	test_custom();
+	test_round_trip();
+	test_job_doc_errors();
+	return check_summary();
+}
