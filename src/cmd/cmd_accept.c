@@ -77,7 +77,7 @@ static int since_run(struct accept *x, rm_error *err)
 	return 0;
 }
 
-static void add(struct accept *x, const rm_acceptance *a)
+static void accept_add(struct accept *x, const rm_acceptance *a)
 {
 	x->a = rm_xrealloc(x->a, (x->n + 1) * sizeof(*x->a));
 	x->a[x->n++] = *a;
@@ -125,7 +125,7 @@ static int current(struct accept *x, rm_error *err)
 				   s->n_gpus,	     s->machine,
 				   own(x, since.id), own(x, since.start),
 				   x->now,	     x->cli.reason ? x->cli.reason : ""};
-		add(x, &a);
+		accept_add(x, &a);
 	}
 	if (!x->n)
 		return rm_error_set(
@@ -190,7 +190,7 @@ int cmd_accept(int argc, char **argv, rm_error *err)
 		    x.cli.model, x.cli.metric ? x.cli.metric : "",   "",	  "",
 		    "",		 x.cli.machine ? x.cli.machine : "", x.cli.since, x.since_start,
 		    x.now,	 x.cli.reason ? x.cli.reason : ""};
-		add(&x, &a);
+		accept_add(&x, &a);
 	} else if (current(&x, err) < 0) {
 		goto out;
 	}

@@ -309,7 +309,7 @@ void rm_history_add(rm_baseline *b, const rm_result *r)
 	}
 }
 
-static int add_row(void *ctx, rm_result *row)
+static int history_feed(void *ctx, rm_result *row)
 {
 	rm_history_add(ctx, row);
 	return 0;
@@ -317,7 +317,7 @@ static int add_row(void *ctx, rm_result *row)
 
 int rm_history_read_csv(rm_baseline *b, const char *path, rm_error *err)
 {
-	return rm_results_each(path, NULL, add_row, b, err);
+	return rm_results_each(path, NULL, history_feed, b, err);
 }
 
 size_t rm_history_n_series(const rm_baseline *b)

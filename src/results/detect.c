@@ -64,19 +64,19 @@ double rm_detect_z(size_t n)
 	return z_table[k - 1].z;
 }
 
-static int cmp_double(const void *a, const void *b)
+static int detect_cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /* The median of v[0..n) (n >= 1); sorts a copy. */
-static double median(const double *v, size_t n)
+static double detect_median(const double *v, size_t n)
 {
 	double s[MAXP];
 
 	memcpy(s, v, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), cmp_double);
+	qsort(s, n, sizeof(*s), detect_cmp);
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
@@ -162,10 +162,10 @@ static void noise(const rm_point *p, size_t first, size_t n, double thr_abs, dou
 	if (m >= RM_DETECT_MIN_HISTORY) {
 		for (size_t i = first + 1; i < n; i++)
 			dif[i - first - 1] = p[i].mean - p[i - 1].mean;
-		double md = median(dif, m - 1);
+		double md = detect_median(dif, m - 1);
 		for (size_t i = 0; i < m - 1; i++)
 			dev[i] = fabs(dif[i] - md);
-		hist = 1.4826 * median(dev, m - 1) / sqrt(2.0);
+		hist = 1.4826 * detect_median(dev, m - 1) / sqrt(2.0);
 	}
 	for (size_t i = first; i < n; i++) {
 		if (p[i].n >= 2) {
@@ -195,7 +195,7 @@ static void noise(const rm_point *p, size_t first, size_t n, double thr_abs, dou
 	    thr_abs > 0 && z * fmax(hist, rep) * sqrt(1.0 + 1.0 / (double)(m - 1)) > thr_abs;
 }
 
-/* Whether p[i] is far from the median of the runs before it and of those after it, on the
+/* Whether p[i] is far from the detect_median of the runs before it and of those after it, on the
  * same side. */
 static int is_outlier(const rm_point *p, size_t n, size_t i, double tol)
 {
@@ -208,8 +208,8 @@ static int is_outlier(const rm_point *p, size_t n, size_t i, double tol)
 		r[nr++] = p[k].mean;
 	if (!nl || !nr)
 		return 0;
-	ml = p[i].mean - median(l, nl);
-	mr = p[i].mean - median(r, nr);
+	ml = p[i].mean - detect_median(l, nl);
+	mr = p[i].mean - detect_median(r, nr);
 	return fabs(ml) > tol && fabs(mr) > tol && (ml > 0) == (mr > 0);
 }
 
@@ -304,7 +304,7 @@ void rm_detect_run(const rm_point *p, size_t n, const rm_detect_opts *o, rm_dete
 	d->z_crit = z;
 	for (size_t i = first; i < n; i++)
 		y[i - first] = p[i].mean;
-	thr_abs = thr / 100.0 * fabs(median(y, m));
+	thr_abs = thr / 100.0 * fabs(detect_median(y, m));
 	noise(p, first, n, thr_abs, z, d);
 	/* Outliers: never the run judged, never a run with nothing before it (the points
 	 * before the window count as its neighbours). */

@@ -216,7 +216,7 @@ static const char *what(rm_verdict v)
 }
 
 /* The note of a judged change: the figure first (CI views show the start of it). */
-static void note(rm_change *c, const struct pts *x, double thr)
+static void change_note(rm_change *c, const struct pts *x, double thr)
 {
 	const rm_detect *d = &c->detect;
 	rm_buf b = RM_BUF_INIT((size_t)1 << 16);
@@ -311,7 +311,7 @@ static void judge(rm_change *c, const rm_point *now, const rm_run_ref *self,
 		free(x);
 		return;
 	}
-	note(c, x, thr);
+	change_note(c, x, thr);
 	free(x);
 }
 
