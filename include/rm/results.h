@@ -691,10 +691,6 @@ typedef struct rm_html_opts {
 int rm_html_report(const char *path, const rm_baseline *history, const rm_results *latest,
 		   const rm_html_opts *o, rm_error *err);
 
-/* The same from rows in memory (any number of runs). */
-int rm_html_report_rows(const char *path, const rm_results *rows, const rm_html_opts *o,
-			rm_error *err);
-
 /*
  * Making untrusted text (container logs, failure reasons, model names) safe for the formats
  * reports are written in. All functions append to an rm_buf and return 0, or -1 when the

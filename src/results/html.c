@@ -184,30 +184,3 @@ int rm_html_report(const char *path, const rm_baseline *h, const rm_results *lat
 	rm_buf_release(&out);
 	return ret;
 }
-
-int rm_html_report_rows(const char *path, const rm_results *rows, const rm_html_opts *o,
-			rm_error *err)
-{
-	rm_history_opts ho = {o->window, RM_HTML_PLOT_POINTS, NULL, 1};
-	rm_baseline *h = rm_history_new(&ho);
-	const rm_results *latest;
-	rm_results again = RM_RESULTS_INIT;
-	const char *id;
-	int complete, ret;
-
-	for (size_t i = 0; i < rows->n; i++)
-		rm_history_add(h, &rows->rows[i]);
-	id = rm_history_latest(h, &latest, &complete);
-	if (id && !complete) {
-		for (size_t i = 0; i < rows->n; i++)
-			if (!strcmp(rows->rows[i].col[RM_COL_RUN_ID], id))
-				rm_results_add(&again, rm_perf_header, rows->rows[i].col,
-					       RM_PERF_COLS, rows->rows[i].file,
-					       rows->rows[i].line);
-		latest = &again;
-	}
-	ret = rm_html_report(path, h, latest, o, err);
-	rm_results_release(&again);
-	rm_baseline_free(h);
-	return ret;
-}
