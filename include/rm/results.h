@@ -536,6 +536,7 @@ typedef struct rm_change {
 	double t_crit;	   /* the critical value (Student's t with two runs) */
 	rm_detect detect;  /* the detector's result (verdict NONE when no history) */
 	rm_run_ref since;  /* where the change judged started (id "" when none) */
+	rm_run_ref from;   /* the first run the detector read */
 	rm_run_ref cps[RM_DETECT_MAX_CHANGES]; /* every change point in the window */
 	size_t n_cps;
 	const char *accepted; /* the run an acceptance starts the history at, or NULL */

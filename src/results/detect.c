@@ -40,7 +40,7 @@ static const struct {
 	double z;
 } z_table[] = {
     {5, 7.30},	{6, 6.72},  {8, 5.24},	{10, 4.85},  {15, 4.28},
-    {20, 4.05}, {30, 3.85}, {60, 3.81}, {100, 3.81}, {200, 3.76},
+    {20, 4.05}, {30, 3.85}, {60, 3.64}, {100, 3.67}, {200, 3.64},
 };
 
 /* Under RM_DETECT_MIN_HISTORY runs the noise is not measured from the history: the

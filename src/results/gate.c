@@ -95,7 +95,7 @@ static rm_change *new_change(rm_gate *g, size_t *cap, const rm_result *r, const 
 	c->mean = c->sd = c->min = c->max = NAN;
 	c->base_mean = c->base_sd = c->level = NAN;
 	c->base_run = "";
-	c->since = (rm_run_ref){"", "", ""};
+	c->since = c->from = (rm_run_ref){"", "", ""};
 	c->detect.verdict = RM_VERDICT_NONE;
 	c->direction = rm_direction_lookup(o->directions, c->model, c->metric, &c->direction_why);
 	c->threshold = threshold_for(o, c->model);
@@ -302,6 +302,7 @@ static void judge(rm_change *c, const rm_point *now, const rm_run_ref *self,
 	c->t_crit = d->z_crit;
 	if (d->since != RM_DETECT_NONE)
 		c->since = x->at[d->since];
+	c->from = x->at[d->first];
 	for (size_t i = 0; i < d->n_cps; i++)
 		c->cps[c->n_cps++] = x->at[d->cps[i]];
 	if (d->verdict == RM_VERDICT_NONE) {

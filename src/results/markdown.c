@@ -138,7 +138,7 @@ static void changes(rm_buf *out, const rm_gate *g)
 			    "%zu runs read since run ",
 			    d->noise, d->noise / fabs(d->ref) * 100,
 			    rm_noise_from_name(d->noise_from), d->n);
-		rm_text_md_cell(out, c->base_run);
+		rm_text_md_cell(out, c->from.id);
 		rm_buf_addf(out,
 			    ": a one-run change under %.2f%% cannot be told from it (threshold "
 			    "%.2f%%); a lasting one is seen after a few runs\n",

@@ -41,6 +41,15 @@ static void stable(rm_point *p, size_t n, double noise)
 		p[i] = (rm_point){100 + noise * gauss(), 0, 1};
 }
 
+/* The gate's verdict on p[n - 1]; window 0: the default (30 runs). */
+static rm_verdict judge_w(const rm_point *p, size_t n, double thr, double z, size_t window)
+{
+	rm_detect_opts o = {RM_DIR_HIGHER, thr, window, z};
+	rm_detect d;
+	rm_detect_run(p, n, &o, &d);
+	return d.verdict;
+}
+
 static rm_verdict judge(const rm_point *p, size_t n, double thr, double z)
 {
 	rm_detect_opts o = {RM_DIR_HIGHER, thr, 0, z};
@@ -49,7 +58,8 @@ static rm_verdict judge(const rm_point *p, size_t n, double thr, double z)
 	return d.verdict;
 }
 
-/* Share of stable series of n runs whose last run is judged a regression. */
+/* Share of stable series of n runs whose last run is judged a regression, the window
+ * holding all n. */
 static double false_alarms(size_t n, double thr, double noise, double z, long trials)
 {
 	rm_point p[RM_DETECT_MAX_WINDOW];
@@ -58,7 +68,7 @@ static double false_alarms(size_t n, double thr, double noise, double z, long tr
 	state = 42;
 	for (long t = 0; t < trials; t++) {
 		stable(p, n, noise);
-		fa += judge(p, n, thr, z) == RM_VERDICT_REGRESSION;
+		fa += judge_w(p, n, thr, z, n) == RM_VERDICT_REGRESSION;
 	}
 	return (double)fa / (double)trials;
 }
