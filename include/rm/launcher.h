@@ -239,6 +239,24 @@ typedef struct rm_slurm_node_opts {
 } rm_slurm_node_opts;
 int rm_slurm_node_run(const rm_slurm_node_opts *o, rm_error *err);
 
+/*
+ * A workload's tools after its run (src/launcher/tools_collect.c), for the local runner and
+ * SLURM's per-node runner alike: the tools' status file read back through the launcher's
+ * fetch, and what their outputs globs matched extracted into dest (a folder beside the run's
+ * log, created when there is something to put in it). A launcher whose fetch cannot reach
+ * the workload's files (SLURM's, from the submit host) gives an empty verdict, quietly.
+ */
+typedef struct rm_tools_verdict {
+	int ran;       /* the tools' wrapper wrote its status (it ran to its end) */
+	long model_rc; /* the model's exit code; -1 when it did not run */
+	char *failure; /* "tool 'x': pre script P exited with code N ...", or NULL */
+	int post;      /* failure is a post script's (the model ran) */
+	char *outputs; /* dest when outputs were copied there, else NULL */
+} rm_tools_verdict;
+int rm_launcher_tools_collect(const rm_launcher *l, rm_job *job, const rm_workload *w,
+			      const char *dest, rm_tools_verdict *v, rm_error *err);
+void rm_tools_verdict_release(rm_tools_verdict *v);
+
 /* The docker CLI command lines equivalent to what the Docker launcher sends to the Engine
  * API, for --dry-run: a user can read them, or paste them on a host with the docker CLI.
  * Every word is shell-quoted when it needs it (single quotes, ' as '\''). */

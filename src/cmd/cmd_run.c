@@ -69,6 +69,7 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	o->skip_model_run = cli->skip_model_run;
 	o->disable_skip_gpu_arch = cli->disable_skip_gpu_arch;
 	o->data_config = cli->data_config;
+	o->tools_config = cli->tools_config;
 	o->force_mirror_local = cli->force_mirror_local;
 	o->manifest = cli->manifest;
 	return 0;

@@ -58,6 +58,10 @@ static const struct opt options[] = {
     {"data-config", 0, STR(data_config), "FILE",
      "data providers of the models' `data` field (default `data.json` in the folder)", CMD_RUN,
      "data-config-file-name data_config_file_name"},
+    {"tools-config", 0, STR(tools_config), "FILE",
+     "definitions of the tools the context's `tools` key selects (default "
+     "`scripts/common/tools.json` in the folder, else the built-in ones; docs/tools.md)",
+     CMD_RUN, "tools_config tools-json-file-name tools_json_file_name"},
     {"force-mirror-local", 0, STR(force_mirror_local), "DIR",
      "keep the data of `custom` providers in `DIR/<dataname>` on this host for later runs "
      "(`mirrorlocal` on every provider but `local`)",

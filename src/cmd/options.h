@@ -60,6 +60,7 @@ struct cli {
 	int skip_model_run;
 	int disable_skip_gpu_arch;
 	const char *data_config;
+	const char *tools_config;
 	const char *force_mirror_local;
 	int list;
 	int quiet;

@@ -155,6 +155,30 @@ static void keep_results(struct node *n, rm_job *job)
 	free(dir);
 }
 
+/* Every rank: the tools' outputs beside this rank's log ("<log base>.node<R>.tools"), and a
+ * failed tool script as this rank's error, which the submitter's reason quotes. */
+static void collect_tools(struct node *n, rm_job *job)
+{
+	char *dest = rm_xasprintf("%s.node%ld.tools", n->e->log_base, n->rank);
+	rm_tools_verdict v;
+	rm_error err = RM_ERROR_INIT;
+
+	if (rm_launcher_tools_collect(&n->l, job, &n->w, dest, &v, &err) < 0)
+		rm_warn("rank %ld: %s", n->rank, err.msg);
+	if (v.outputs) {
+		printf("run_models: rank %ld: the tools' outputs are in %s\n", n->rank, v.outputs);
+		fflush(stdout);
+	}
+	if (v.failure && (!v.post || v.model_rc == 0) && !n->error) {
+		rm_mask m;
+		rm_mask_init(&m, (const char *const *)n->secrets, n->n_secrets);
+		n->error = rm_mask_string(&m, v.failure);
+		rm_mask_release(&m);
+	}
+	rm_tools_verdict_release(&v);
+	free(dest);
+}
+
 /* The container's name: unique on an engine that several clusters (or "nodes") share: job
  * ids repeat across clusters, run ids do not. */
 static char *container_name(struct node *n)
@@ -194,6 +218,7 @@ static int run_container(struct node *n, rm_error *err)
 	n->exit_code = status;
 	if (n->rank == 0 && n->m->multiple_results && status == 0)
 		keep_results(n, job);
+	collect_tools(n, job);
 	ret = 0;
 out:
 	for (int i = 0; i < 2; i++)

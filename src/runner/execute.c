@@ -167,6 +167,7 @@ int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct out
 	/* madengine's line, where its timeout tests look for it. */
 	rm_runner__stream_note(st, "Setting timeout to %.15g seconds.", timeout);
 	rm_runner__data_log(st, w);
+	rm_runner__tools_log(st, w);
 	rm_runner__stream_bind(st, &spec);
 	r->jobs_started++;
 	if (L->ops->start(L->state, &spec, &job, &err) < 0) {
@@ -185,6 +186,7 @@ int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct out
 	oc->test_s = rm_now() - rm_runner__stream_started(st);
 	rm_runner__stream_end(st, oc);
 	rm_runner__data_after_run(r, w, job, oc);
+	rm_runner__tools_after_run(r, w, job, st, oc);
 	execute_judge(r, m, job, st, status, oc);
 out:
 	if (job)

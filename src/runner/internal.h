@@ -5,6 +5,7 @@
  *   execute.c   one run of a workload through the launcher, its results read back
  *   results.c   multiple_results: the CSV read back, copied out, its rows
  *   data_run.c  the model's data: resolved before the build, its figures after the run
+ *   tools_run.c the context's tools: resolved before any build, their verdict and outputs
  *   stream.c    the workload's output: masking, the log file, the terminal, the parser
  *   progress.c  the status line / progress lines
  *   record.c    an outcome and its perf rows
@@ -53,6 +54,7 @@ struct run {
 	size_t jobs_started; /* workloads the launcher was asked to start */
 	rm_data_config data; /* data.json (or --data-config) with the context's "data" */
 	int data_loaded;
+	rm_tool_plan tools;    /* the context's tools and scripts (tools_run.c); empty without */
 	rm_build_manifest man; /* run --manifest: its images (man.path NULL without) */
 	/* Batching (the launcher has submit_all): workloads wait here, prepared, until every
 	 * model has been through its build; then they are submitted at once and run. */
@@ -162,6 +164,15 @@ void rm_runner__data_log(struct stream *st, const rm_workload *w);
  * fails the run). */
 void rm_runner__data_after_run(struct run *r, const rm_workload *w, rm_job *job,
 			       struct outcome *oc);
+
+/* tools_run.c: the context's tools resolved into r->tools before anything is built (an
+ * unknown tool is an error); what they are, in a run's log; after the run, a failed tool
+ * script as the run's reason and the outputs in rm_runner__tools_dir(oc->log_file). */
+int rm_runner__tools_load(struct run *r, rm_error *err);
+void rm_runner__tools_log(struct stream *st, const rm_workload *w);
+char *rm_runner__tools_dir(const char *live_log);
+void rm_runner__tools_after_run(struct run *r, const rm_workload *w, rm_job *job, struct stream *st,
+				struct outcome *oc);
 
 /* execute.c: runs a built image once; fills oc. Returns -1 only when interrupted. */
 int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct outcome *oc);

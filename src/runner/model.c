@@ -394,6 +394,7 @@ int rm_runner__run_model(struct run *r, const rm_selected *s, rm_error *err)
 			      .log_dir = r->o->log_dir,
 			      .extra_args = s->extra_args,
 			      .host_env = (const char *const *)environ,
+			      .tools = &r->tools,
 			      .create_dirs = !r->o->dry_run};
 	rm_workload w;
 	/* A given image (or a manifest's) needs no Dockerfile. */

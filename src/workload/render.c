@@ -236,8 +236,8 @@ static const char *env_value(const char *const *env, const char *name)
 	return NULL;
 }
 
-/* MAD's variables (the host's GPU facts), the context's and the model's, and the secrets
- * named in the workload with their values on this host. */
+/* MAD's variables (the host's GPU facts), the data's, the tools', the context's and the
+ * model's, and the secrets named in the workload with their values on this host. */
 static void render_env(const rm_workload *w, const rm_context *ctx, const char *const *host_env,
 		       json_t *env)
 {
@@ -259,6 +259,10 @@ static void render_env(const rm_workload *w, const rm_context *ctx, const char *
 		env_set(env, "MAD_DATAHOME", w->data.datahome);
 		env_set(env, "MAD_DATANAME", w->data.dataname);
 	}
+	/* The tools' env_vars, before the context's docker_env_vars (which win, as in
+	 * madengine). */
+	for (size_t i = 0; i < w->tools.n_env; i++)
+		env_set(env, w->tools.env[i].key, w->tools.env[i].value);
 	for (size_t i = 0; i < w->n_env; i++)
 		env_set(env, w->env[i].key, w->env[i].value);
 	for (size_t i = 0; i < m->n_env_vars; i++)
