@@ -20,7 +20,8 @@
  * encapsulate_script: shell text by definition); the model's words stay positional. A
  * failing pre script stops there (no model, no post scripts); post scripts run after the
  * model whatever its exit code. What fails goes to RM_TOOLS_STATUS; the exit code is the
- * first failure's. Globs expand without eval (IFS set to a newline, unquoted expansion).
+ * first failure's. Globs expand without eval (IFS set to a newline, unquoted expansion); the
+ * text holds no newline, so a dry run prints it on one line.
  */
 static const char tools_wrapper[] =
     "S=" RM_TOOLS_STATUS "; O=" RM_TOOLS_OUTPUTS "; mkdir -p \"${S%/*}\"; rm -rf \"$S\" \"$O\"; "
@@ -43,7 +44,8 @@ static const char tools_wrapper[] =
     "[ $rc -ne 0 ] || rc=$r; echo \"post $k $r\" >> \"$S\"; fi; fi; "
     "shift $((4 + $4)); k=$((k + 1)); done; "
     "n=$1; shift; mkdir -p \"$O\"; while [ $n -gt 0 ]; do d=$1; g=$2; shift 2; n=$((n - 1)); "
-    "f0=; o=$IFS; IFS='\n'; for f in $g; do [ -e \"$f\" ] || [ -L \"$f\" ] || continue; f0=1; "
+    "f0=; o=$IFS; IFS=$(printf '\\n_'); IFS=${IFS%_}; for f in $g; do [ -e \"$f\" ] || [ -L \"$f\" "
+    "] || continue; f0=1; "
     "case $f in */*) t=\"$O/$d/${f%/*}\";; *) t=\"$O/$d\";; esac; "
     "mkdir -p \"$t\" && { cp -lR \"$f\" \"$t/\" 2>/dev/null || cp -R \"$f\" \"$t/\"; }; done; "
     "IFS=$o; [ -n \"$f0\" ] || printf 'run_models: tool %s: nothing matches %s\\n' \"$d\" "

@@ -103,7 +103,7 @@ in_order() { # FILE REGEX...
 	local f=$1 at=0 n
 	shift
 	for re in "$@"; do
-		n=$(tail -n +"$((at + 1))" "$f" | grep -nE -m1 -- "^($re)\$" | cut -d: -f1)
+		n=$(tail -n +"$((at + 1))" "$f" | grep -nE -m1 -- "^($re)\$" | cut -d: -f1 || true)
 		[ -n "$n" ] || fail "'$re' is not in $f after line $at: $(cat "$f")"
 		at=$((at + n))
 	done
