@@ -48,8 +48,18 @@ static char *scalar_text(const json_t *v)
 		return rm_xstrdup(json_string_value(v));
 	if (json_is_integer(v))
 		return rm_xasprintf("%lld", (long long)json_integer_value(v));
-	if (json_is_real(v))
-		return rm_xasprintf("%.17g", json_real_value(v));
+	if (json_is_real(v)) {
+		/* the shortest text that reads back as the same number, as Python's str() */
+		double d = json_real_value(v);
+		char *t = NULL;
+		for (int prec = 1; prec <= 17; prec++) {
+			free(t);
+			t = rm_xasprintf("%.*g", prec, d);
+			if (strtod(t, NULL) == d)
+				break;
+		}
+		return t;
+	}
 	if (json_is_boolean(v))
 		return rm_xstrdup(json_is_true(v) ? "True" : "False");
 	return NULL;

@@ -658,12 +658,15 @@ tools_builtin_run) # a built-in trace on the real engine: its variables reach th
 	grep -q "rocblas-bench" "dummy_tools.$run_id.tools/rocblas_trace/myworkspace/rocblas_bench.log" ||
 		fail "rocblas_bench.log not copied: $(find . -path '*.tools*')"
 	;;
-tools_archive) # --archive holds the tools' outputs beside the logs
+tools_archive) # --archive holds the tools' outputs beside the logs, one folder per repeat
 	tools_model
-	rm_run_ctx "{'tools': [{'name': 'stub_profiler'}]}" --tags dummy_tools --archive run.tar.gz
+	rm_run_ctx "{'tools': [{'name': 'stub_profiler'}]}" --tags dummy_tools --repeat 2 --archive run.tar.gz
 	want_rc 0
+	want_verdicts "dummy_tools:SUCCESS dummy_tools:SUCCESS"
 	tar tzf run.tar.gz >list.txt
-	grep -q "\.tools/stub_profiler/stub_output/trace.txt$" list.txt || fail "archive: $(cat list.txt)"
+	for r in 1 2; do
+		grep -q "\.r$r\.tools/stub_profiler/stub_output/trace.txt$" list.txt || fail "archive, run $r: $(cat list.txt)"
+	done
 	;;
 
 *)

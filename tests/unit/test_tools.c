@@ -142,11 +142,11 @@ static void test_order(void)
 	/* the context's entry: cmd replaces, env_vars merge over, outputs replace */
 	CHECK(resolve(&c,
 		      "{\"tools\": [{\"name\": \"test_tools_B\", \"cmd\": \"mine --\", "
-		      "\"env_vars\": {\"S\": \"ctx\", \"N\": 1.5}, \"outputs\": [\"x/*.db\"], "
+		      "\"env_vars\": {\"S\": \"ctx\", \"N\": 0.1}, \"outputs\": [\"x/*.db\"], "
 		      "\"_comment\": \"ignored\"}]}",
 		      &p, &err) == 0);
 	CHECK_STR(p.wrap, "mine --");
-	CHECK(p.n_env == 3 && !strcmp(p.env[1].value, "ctx") && !strcmp(p.env[2].value, "1.5"));
+	CHECK(p.n_env == 3 && !strcmp(p.env[1].value, "ctx") && !strcmp(p.env[2].value, "0.1"));
 	CHECK(p.n_outputs == 1 && !strcmp(p.outputs[0].glob, "x/*.db"));
 	rm_tool_plan_release(&p);
 
