@@ -110,6 +110,10 @@ int rm_tool_plan_empty(const rm_tool_plan *p);
 void rm_tool_plan_copy(rm_tool_plan *dst, const rm_tool_plan *src);
 void rm_tool_plan_release(rm_tool_plan *p);
 
+/* The context keys this module reads (NULL-terminated): tools, pre_scripts, post_scripts,
+ * encapsulate_script. */
+extern const char *const rm_tools_context_keys[];
+
 /* The names of the built-in tools, in their table's order (NULL-terminated, static). */
 const char *const *rm_tools_builtin_names(void);
 

@@ -140,7 +140,7 @@ int rm_launcher_tools_collect(const rm_launcher *l, rm_job *job, const rm_worklo
 		return rm_error_wrap(err, "the tools' outputs");
 	}
 	/* The tar holds "tool_outputs/<tool>/...": its top folder is dropped. */
-	if (rm_tar_extract_dir(tar, dest, 1, err) < 0)
+	if (rm_tar_extract_dir(tar, dest, 1, NULL, err) < 0) /* no device nodes, FIFOs, sockets */
 		ret = rm_error_wrap(err, "the tools' outputs");
 	else if (has_entries(dest))
 		v->outputs = rm_xstrdup(dest);

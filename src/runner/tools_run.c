@@ -23,10 +23,11 @@ int rm_runner__tools_load(struct run *r, rm_error *err)
 	const rm_run_opts *o = r->o;
 	const json_t *obj = r->ctx.obj;
 	rm_tools_config c;
-	int tools = has_key(obj, "tools"), ret;
+	int tools = has_key(obj, "tools"), any = 0, ret;
 
-	if (!tools && !has_key(obj, "pre_scripts") && !has_key(obj, "post_scripts") &&
-	    !has_key(obj, "encapsulate_script")) {
+	for (const char *const *k = rm_tools_context_keys; *k; k++)
+		any |= has_key(obj, *k);
+	if (!any) {
 		if (o->tools_config)
 			rm_warn("--tools-config '%s' given, but the context selects no tool (add "
 				"\"tools\": [{\"name\": ...}] to --additional-context)",

@@ -12,6 +12,9 @@
 
 #define TOOLS_FILE_MAX ((size_t)4 << 20)
 
+const char *const rm_tools_context_keys[] = {"tools", "pre_scripts", "post_scripts",
+					     "encapsulate_script", NULL};
+
 /* ---- the tools file ---- */
 
 static int str_in(const char *s, const char *const *set)
@@ -42,7 +45,7 @@ static int glob_ok(const char *g)
 }
 
 /* A scalar JSON value as text (env_vars values may be numbers or booleans, as in Python). */
-static char *scalar_text(const json_t *v)
+static char *env_text(const json_t *v)
 {
 	if (json_is_string(v))
 		return rm_xstrdup(json_string_value(v));
@@ -108,7 +111,7 @@ static int check_env(const json_t *o, rm_error *err)
 		return rm_error_set(err, RM_ERR_INPUT,
 				    "'env_vars' is not an object {\"NAME\": ...}");
 	json_object_foreach ((json_t *)o, k, v) {
-		char *t = scalar_text(v);
+		char *t = env_text(v);
 		int bad = !t || !*k || strchr(k, '=') || (json_is_string(v) && !clean_str(v));
 		free(t);
 		if (bad)
@@ -121,7 +124,7 @@ static int check_env(const json_t *o, rm_error *err)
 	return 0;
 }
 
-static int check_outputs(const json_t *a, rm_error *err)
+static int check_globs(const json_t *a, rm_error *err)
 {
 	size_t i;
 	json_t *g;
@@ -154,7 +157,7 @@ static int check_def(const char *name, const json_t *d, rm_error *err)
 		return rm_error_set(err, RM_ERR_INPUT, "tool '%s': 'cmd' is not a string", name);
 	if ((v = json_object_get(d, "env_vars")) && !json_is_null(v) && check_env(v, err) < 0)
 		return rm_error_wrap(err, "tool '%s'", name);
-	if ((v = json_object_get(d, "outputs")) && !json_is_null(v) && check_outputs(v, err) < 0)
+	if ((v = json_object_get(d, "outputs")) && !json_is_null(v) && check_globs(v, err) < 0)
 		return rm_error_wrap(err, "tool '%s'", name);
 	return 0;
 }
@@ -429,7 +432,7 @@ static void add_env_json(rm_tool_plan *p, const json_t *o)
 	json_t *v;
 
 	json_object_foreach ((json_t *)o, k, v) {
-		char *t = scalar_text(v);
+		char *t = env_text(v);
 		env_put(&p->env, &p->n_env, k, t);
 		free(t);
 	}
@@ -486,7 +489,7 @@ static int check_entry(const json_t *e, size_t i, const char **name, rm_error *e
 	else if (!((v = json_object_get(e, "env_vars")) && !json_is_null(v) &&
 		   check_env(v, err) < 0) &&
 		 !((v = json_object_get(e, "outputs")) && !json_is_null(v) &&
-		   check_outputs(v, err) < 0))
+		   check_globs(v, err) < 0))
 		return 0;
 	return rm_error_wrap(err, "context key 'tools': tool '%s'", *name);
 }
