@@ -13,9 +13,11 @@
  * Constant text, run by bash in the model's folder. Values arrive only as positional
  * parameters:
  *   P, then P pre entries "LABEL KIND SRC N ARG1..ARGN" (KIND f: SRC a script file in the
- *   container, copied into the model's folder and run there by its name, as madengine does;
- *   KIND t: SRC shell text, run with bash -c), then the prefix W, then M and the model's M
- *   words, then Q post entries, then O outputs "DIR GLOB".
+ *   container, run where it is; KIND t: SRC shell text, run with bash -c; both in the
+ *   model's folder), then the prefix W, then M and the model's M words, then Q post
+ *   entries, then O outputs "DIR GLOB". (madengine copies a script into the model's folder
+ *   first: here it would overwrite a model's file of the same name, as the model's files
+ *   are already there.)
  * eval only ever sees "${N}" references and W, the tools' own command text (madengine's
  * encapsulate_script: shell text by definition); the model's words stay positional. A
  * failing pre script stops there (no model, no post scripts); post scripts run after the
@@ -29,9 +31,7 @@ static const char tools_wrapper[] =
     /* run the entry at the head of the parameters ($1..$4 and N args) */
     "one() { printf 'run_models: %s\\n' \"$1\"; a=''; i=5; while [ $i -lt $((5 + $4)) ]; do "
     "a=\"$a \\\"\\${$i}\\\"\"; i=$((i + 1)); done; "
-    "if [ \"$2\" = f ]; then b=${3##*/}; "
-    "if ! { [ -e \"./$b\" ] && [ \"$3\" -ef \"./$b\" ]; }; then cp -LR \"$3\" \"./$b\" || "
-    "return $?; fi; eval \"bash \\\"\\$b\\\" $a\"; "
+    "if [ \"$2\" = f ]; then eval \"bash \\\"\\$3\\\" $a\"; "
     "else eval \"bash -c \\\"\\$3\\\" \\\"run_models-tool\\\" $a\"; fi; }; "
     "k=0; p=$1; shift; while [ $k -lt $p ]; do "
     "if [ -z \"$stop\" ]; then one \"$@\"; r=$?; if [ $r -ne 0 ]; then stop=1; rc=$r; "

@@ -621,6 +621,12 @@ tools_context_scripts) # the context's own pre_scripts, encapsulate_script and p
 	want_rc 0
 	in_order dummy.live.log "pre_script A" "ctx pre" "cmd_A" "ctx wrap" "performance: .*" \
 		"ctx post" "post_script A"
+	# a tool script named as the model's own script runs where it is: the model's stays
+	printf '#!/bin/bash\necho "a pre script called run.sh, in $(basename "$PWD")"\n' >scripts/common/run.sh
+	rm_run_ctx "{'pre_scripts': [{'path': 'scripts/common/run.sh'}]}" --tags dummy
+	want_rc 0
+	want_verdicts "dummy:SUCCESS dummy:SUCCESS dummy:SUCCESS"
+	in_order dummy.live.log "a pre script called run.sh, in dummy" "performance: .*"
 	# a script that leaves the folder, one that is missing: refused before any build
 	rm_run_ctx "{'pre_scripts': [{'path': '../x.sh'}]}" --tags dummy
 	[ "$rc" = 3 ] || fail "exit $rc"
