@@ -18,7 +18,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +34,7 @@
 struct rm_telem {
 	pthread_t th;
 	pthread_mutex_t mu;
-	atomic_int refs;
+	int refs; /* under mu: the caller and the thread */
 	int stop_fd[2];
 	int nvidia;
 	double interval;
@@ -58,7 +57,13 @@ struct rm_telem {
 
 static void release(rm_telem *t)
 {
-	if (atomic_fetch_sub(&t->refs, 1) != 1)
+	int last;
+
+	/* Through the mutex, not an atomic: whoever frees sees everything the other did. */
+	pthread_mutex_lock(&t->mu);
+	last = --t->refs == 0;
+	pthread_mutex_unlock(&t->mu);
+	if (!last)
 		return;
 	if (t->series)
 		fclose(t->series);
@@ -276,7 +281,7 @@ int rm_telem_start(rm_telem **out, const rm_telem_opts *o, rm_error *err)
 	*out = NULL;
 	t->stop_fd[0] = t->stop_fd[1] = -1;
 	pthread_mutex_init(&t->mu, NULL);
-	atomic_init(&t->refs, 1);
+	t->refs = 1;
 	t->series = o->series;
 	t->interval = o->interval > 0 ? o->interval : RM_TELEM_INTERVAL;
 	t->n = o->n_gpus > RM_TELEM_MAX_GPUS ? RM_TELEM_MAX_GPUS : o->n_gpus;
@@ -303,11 +308,11 @@ int rm_telem_start(rm_telem **out, const rm_telem_opts *o, rm_error *err)
 	/* The thread takes no signal: the runner's handlers stay in the runner's thread. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	atomic_store(&t->refs, 2);
+	t->refs = 2;
 	rc = pthread_create(&t->th, NULL, thread_main, t);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
-		atomic_store(&t->refs, 1);
+		t->refs = 1;
 		rm_error_set(err, RM_ERR_IO, "cannot start the sampling thread: %s", strerror(rc));
 		goto fail;
 	}

@@ -8,6 +8,7 @@
 # Monitoring", https://docs.kernel.org/gpu/amdgpu/thermal.html).
 #
 # Usage: fake-gpu-sysfs.sh ROOT [GPUS [WATTS [BUSY [SCLK_MHZ]]]]   (defaults 2 100 100 2100)
+# WATTS may be a comma list, one per GPU ("300,100"); the last one counts for the rest.
 # Environment: POWER_FILE=power1_input writes that file instead of power1_average.
 # Rewriting an existing tree updates the values in place (same files), as a driver would.
 set -euo pipefail
@@ -25,7 +26,8 @@ for i in $(seq 0 $((gpus - 1))); do
 	hw=$dev/hwmon/hwmon$i
 	mkdir -p "$hw"
 	# printf with > rewrites the same inode, as sysfs attributes stay the same files
-	printf '%d\n' "$(awk -v w="$watts" 'BEGIN { printf "%d", w * 1000000 }')" >"$hw/$power_file"
+	w=$(echo "$watts" | awk -F, -v i=$((i + 1)) '{ print (i <= NF ? $i : $NF) }')
+	printf '%d\n' "$(awk -v w="$w" 'BEGIN { printf "%d", w * 1000000 }')" >"$hw/$power_file"
 	printf '45000\n' >"$hw/temp1_input"
 	printf '65000\n' >"$hw/temp2_input"
 	printf '55000\n' >"$hw/temp3_input"
