@@ -168,13 +168,15 @@ void rm_runner__data_after_run(struct run *r, const rm_workload *w, rm_job *job,
 			       struct outcome *oc);
 
 /* telemetry_run.c: the GPU telemetry of one run (rm/telemetry.h). start after the stream's
- * clock starts (NULL: nothing sampled; the log says why); finish after rm_runner__stream_end:
- * stops sampling, adds the figures to oc->pr (perf_<model>.csv) and notes them in the log. */
+ * clock starts (NULL: nothing sampled here; the log says why when it matters); finish after
+ * rm_runner__stream_end: stops sampling (or, for a workload that ran elsewhere, asks the
+ * launcher what its hosts sampled), adds the figures to oc->pr (perf_<model>.csv) and notes
+ * them in the log. */
 struct telem_run;
 struct telem_run *rm_runner__telemetry_start(struct run *r, const rm_workload *w, struct stream *st,
 					     const struct outcome *oc);
-void rm_runner__telemetry_finish(struct run *r, struct telem_run *tr, struct stream *st,
-				 struct outcome *oc, const char *model);
+void rm_runner__telemetry_finish(struct run *r, struct telem_run *tr, const rm_workload *w,
+				 rm_job *job, struct stream *st, struct outcome *oc);
 
 /* execute.c: runs a built image once; fills oc. Returns -1 only when interrupted. */
 int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct outcome *oc);

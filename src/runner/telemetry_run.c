@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "rm/launcher.h"
 #include "rm/parser.h"
 #include "rm/telemetry.h"
 #include "rm/util.h"
@@ -137,45 +138,62 @@ static void summary_note(struct stream *st, const rm_telem_summary *s)
 	rm_buf_release(&b);
 }
 
-void rm_runner__telemetry_finish(struct run *r, struct telem_run *tr, struct stream *st,
-				 struct outcome *oc, const char *model)
+/* The figures into the outcome's metrics (perf_<model>.csv) and the log. */
+static void record(struct stream *st, struct outcome *oc, const rm_telem_summary *s,
+		   const char *model)
 {
-	rm_telem_summary s;
-	rm_error err = RM_ERROR_INIT;
-
-	(void)r;
-	if (!tr)
-		return;
-	if (rm_telem_stop(tr->t, &s, &err) < 0) {
-		rm_runner__stream_note(st, "run_models: telemetry: %s", err.msg);
-		rm_warn("model '%s': telemetry: %s", model, err.msg);
-	}
-	add_metric(oc, "gpu_power_avg_w", s.power_avg_w, "W");
-	add_metric(oc, "gpu_power_max_w", s.power_max_w, "W");
-	add_metric(oc, "gpu_energy_j", s.energy_j, "J");
-	add_metric(oc, "gpu_vram_max_mib", s.vram_max_mib, "MiB");
-	add_metric(oc, "gpu_util_avg_pct", s.util_avg_pct, "%");
-	add_metric(oc, "gpu_temp_max_c", s.temp_max_c, "C");
-	add_metric(oc, "gpu_throttle_pct", s.throttle_pct, "%");
+	add_metric(oc, "gpu_power_avg_w", s->power_avg_w, "W");
+	add_metric(oc, "gpu_power_max_w", s->power_max_w, "W");
+	add_metric(oc, "gpu_energy_j", s->energy_j, "J");
+	add_metric(oc, "gpu_vram_max_mib", s->vram_max_mib, "MiB");
+	add_metric(oc, "gpu_util_avg_pct", s->util_avg_pct, "%");
+	add_metric(oc, "gpu_temp_max_c", s->temp_max_c, "C");
+	add_metric(oc, "gpu_throttle_pct", s->throttle_pct, "%");
 	/* The run's figure over its GPUs' average power; a multiple_results run has several
 	 * figures and no one of them is the run's. */
-	if (oc->pr.has_performance && !oc->mr_n && s.power_avg_w > 0) {
+	if (oc->pr.has_performance && !oc->mr_n && s->power_avg_w > 0) {
 		char *unit = rm_xasprintf(
 		    "%s/W", oc->pr.performance_metric ? oc->pr.performance_metric : "performance");
-		add_metric(oc, "performance_per_watt", oc->pr.performance / s.power_avg_w, unit);
+		add_metric(oc, "performance_per_watt", oc->pr.performance / s->power_avg_w, unit);
 		free(unit);
 	}
-	summary_note(st, &s);
-	if (s.throttle_gpu >= 0) {
+	summary_note(st, s);
+	if (s->throttle_gpu >= 0) {
 		char *what = rm_xasprintf(
 		    "GPU %ld's clock fell from %.0f MHz to %.0f MHz at %.1f s while %.0f%% busy "
 		    "(throttling: %.0f%% of busy readings ran below %.0f%% of the peak clock)",
-		    s.throttle_gpu, s.throttle_from_mhz, s.throttle_to_mhz, s.throttle_t,
-		    s.throttle_util_pct, s.throttle_pct, 100.0 - RM_TELEM_THROTTLE_DROP_PCT);
+		    s->throttle_gpu, s->throttle_from_mhz, s->throttle_to_mhz, s->throttle_t,
+		    s->throttle_util_pct, s->throttle_pct, 100.0 - RM_TELEM_THROTTLE_DROP_PCT);
 		rm_runner__stream_note(st, "run_models: telemetry: %s", what);
 		rm_warn("model '%s': %s", model, what);
 		free(what);
 	}
-	free(tr->series);
-	free(tr);
+}
+
+void rm_runner__telemetry_finish(struct run *r, struct telem_run *tr, const rm_workload *w,
+				 rm_job *job, struct stream *st, struct outcome *oc)
+{
+	const rm_launcher *L = &r->launcher;
+	const char *mode = w->set.telemetry ? w->set.telemetry : "auto";
+	const char *model = w->model->name;
+	rm_telem_summary s;
+	rm_error err = RM_ERROR_INIT;
+
+	if (tr) {
+		if (rm_telem_stop(tr->t, &s, &err) < 0) {
+			rm_runner__stream_note(st, "run_models: telemetry: %s", err.msg);
+			rm_warn("model '%s': telemetry: %s", model, err.msg);
+		}
+		free(tr->series);
+		free(tr);
+	} else if (job && L->ops->telemetry && strcmp(mode, "off") && !rm_runner__runs_here(r, w)) {
+		/* Sampled where it ran (SLURM: each node's node-run), merged over the hosts. */
+		if (L->ops->telemetry(L->state, job, &s) < 0)
+			return;
+		rm_runner__stream_note(st, "run_models: telemetry: as the workload's hosts "
+					   "sampled it (their *.telemetry.csv beside the logs)");
+	} else {
+		return;
+	}
+	record(st, oc, &s, model);
 }

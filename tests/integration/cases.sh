@@ -461,6 +461,50 @@ S
 	[ "$(csv_col perf.csv 4 status)" = SUCCESS ] || fail "status without telemetry"
 	;;
 
+telemetry_node_run)
+	# What each SLURM task runs (run_models node-run) samples its node's GPUs itself: the
+	# series beside the node's log, the figures in its result file (the submitter merges
+	# every node's). Driven here without SLURM, from a job document written by hand.
+	mkdir -p dev/dri logs
+	mknod dev/kfd c 1 3 && mknod dev/dri/renderD128 c 1 3 && mknod dev/dri/renderD129 c 1 3 || fail "mknod"
+	"$SRC/tests/telemetry/fake-gpu-sysfs.sh" "$WORK/sys" 2 250
+	script tnode <<'S'
+sleep 1
+echo "performance: 7 samples_per_sec"
+S
+	entry it_tnode tnode "" '"n_gpus": "1"' | sed 's/"n_gpus":"-1",//; s/^/[/; s/$/]/' | mkmad
+	{ cat docker/smoke.Dockerfile; echo 'RUN echo "video:x:44:" > /etc/group && echo "root:x:0:0:root:/root:/bin/sh" > /etc/passwd'; } >docker/gpu.Dockerfile
+	jq '.[0].dockerfile = "docker/gpu"' models.json >m && mv m models.json
+	ctx="{\"docker_device_root\": \"$WORK/dev\"}"
+	RM_SYSFS_ROOT=$WORK/sys "$RM" --tags it_tnode --skip-model-run --additional-context "$ctx" 2>err.txt ||
+		fail "build: $(cat err.txt)"
+	jobdoc() { # SETTINGS_JSON
+		jq -n --arg root "$WORK" --arg ctx "$ctx" --argjson set "$1" '{schema: 1, run_id: "R1",
+			root: $root, log_dir: ($root + "/logs"), context_files: [], contexts: [$ctx],
+			workloads: {k: {model: "it_tnode", image: "ci-it_tnode_gpu", run_id: "R1",
+				log_dir: ($root + "/logs"), n_gpus: 1, gpus: "1", timeout: 60,
+				settings: $set, pull: false, log_base: ($root + "/logs/it_tnode.R1")}}}' >job.json
+	}
+	jobdoc '{}'
+	RM_SYSFS_ROOT=$WORK/sys NODE_RANK=0 "$RM" node-run --job job.json --workload k >node.out 2>node.err ||
+		fail "node-run: exit $?: $(cat node.err)"
+	res=logs/it_tnode.R1.node0.result.json
+	jq -e '.exit_code == 0' "$res" >/dev/null || fail "result: $(cat "$res")"
+	jq -e '.telemetry.power_avg_w > 249 and .telemetry.power_avg_w < 251 and .telemetry.n_gpus == 1' "$res" >/dev/null ||
+		fail "telemetry in the result file: $(cat "$res")"
+	jq -e '.telemetry.energy_j > 200 and .telemetry.vram_max_mib == 2048' "$res" >/dev/null || fail "energy, VRAM: $(cat "$res")"
+	series=logs/it_tnode.R1.node0.telemetry.csv
+	[ "$(tail -n +2 "$series" | cut -d, -f2 | sort -u)" = 1 ] || fail "series: $(head -3 "$series")"
+	[ "$(tail -n +2 "$series" | wc -l)" -ge 8 ] || fail "few readings: $(wc -l <"$series")"
+	# the setting travels in the job document
+	rm "$res" "$series"
+	jobdoc '{"telemetry": "off"}'
+	RM_SYSFS_ROOT=$WORK/sys NODE_RANK=0 "$RM" node-run --job job.json --workload k >node.out 2>node.err ||
+		fail "node-run off: exit $?: $(cat node.err)"
+	jq -e 'has("telemetry") | not' "$res" >/dev/null || fail "--telemetry off sampled: $(cat "$res")"
+	[ -e "$series" ] && fail "--telemetry off wrote a series"
+	;;
+
 keep_alive_running)
 	script kar <<'S'
 echo "performance: 2 x"
