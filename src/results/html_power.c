@@ -24,13 +24,13 @@ struct html_power {
 
 static const struct ctx *power_ctx;
 
-static int by_run_id(const void *a, const void *b)
+static int power_by_run_id(const void *a, const void *b)
 {
 	const size_t *x = a, *y = b;
 	return strcmp(power_ctx->runs[*x].id, power_ctx->runs[*y].id);
 }
 
-static int by_model_then_run(const void *a, const void *b)
+static int power_by_model_run(const void *a, const void *b)
 {
 	const struct power_point *x = a, *y = b;
 	int c = strcmp(x->model, y->model);
@@ -38,7 +38,7 @@ static int by_model_then_run(const void *a, const void *b)
 }
 
 /* The run index of id, through runs sorted by id; -1 when the history has no such run. */
-static long run_of(const struct ctx *c, const size_t *by_id, const char *id)
+static long power_run_of(const struct ctx *c, const size_t *by_id, const char *id)
 {
 	size_t lo = 0, hi = c->n_runs;
 	while (lo < hi) {
@@ -67,22 +67,22 @@ struct html_power *rm_results__html_power_new(const struct ctx *c, const rm_metr
 	for (size_t i = 0; i < c->n_runs; i++)
 		by_id[i] = i;
 	power_ctx = c;
-	qsort(by_id, c->n_runs, sizeof(*by_id), by_run_id);
+	qsort(by_id, c->n_runs, sizeof(*by_id), power_by_run_id);
 	for (size_t i = 0; i < m->n; i++) {
 		const rm_metric_row *r = &m->rows[i];
 		long run;
 		if (strcmp(r->metric, "gpu_power_avg_w") || !isfinite(r->value) ||
-		    (run = run_of(c, by_id, r->run_id)) < 0)
+		    (run = power_run_of(c, by_id, r->run_id)) < 0)
 			continue;
 		hp->p[hp->n++] = (struct power_point){r->model, (size_t)run, r->value};
 	}
 	free(by_id);
-	qsort(hp->p, hp->n, sizeof(*hp->p), by_model_then_run);
+	qsort(hp->p, hp->n, sizeof(*hp->p), power_by_model_run);
 	/* the repeats of a run: their mean */
 	for (size_t i = 0; i < hp->n;) {
 		size_t j = i;
 		double sum = 0;
-		for (; j < hp->n && !by_model_then_run(&hp->p[i], &hp->p[j]); j++)
+		for (; j < hp->n && !power_by_model_run(&hp->p[i], &hp->p[j]); j++)
 			sum += hp->p[j].w;
 		hp->p[k] = hp->p[i];
 		hp->p[k++].w = sum / (double)(j - i);

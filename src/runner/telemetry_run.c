@@ -26,7 +26,7 @@ struct telem_run {
 };
 
 /* "<dir>/<model>.<run id>.live.log" -> "<dir>/<model>.<run id>.telemetry.csv" */
-static char *beside_log(const char *log)
+static char *telemetry_series_path(const char *log)
 {
 	size_t n = strlen(log), sl = strlen(".live.log");
 
@@ -35,7 +35,7 @@ static char *beside_log(const char *log)
 	return rm_xasprintf("%s.telemetry.csv", log);
 }
 
-static void not_sampled(struct stream *st, int wanted, const char *model, const char *why)
+static void telemetry_not_sampled(struct stream *st, int wanted, const char *model, const char *why)
 {
 	rm_runner__stream_note(st, "run_models: telemetry: not sampled: %s", why);
 	if (wanted)
@@ -60,19 +60,19 @@ struct telem_run *rm_runner__telemetry_start(struct run *r, const rm_workload *w
 	tr = rm_xcalloc(1, sizeof(*tr));
 	tr->wanted = !strcmp(mode, "on");
 	if (rm_workload_gpu_indexes(w, &r->ctx, &gpus, &n, &err) < 0) {
-		not_sampled(st, tr->wanted, w->model->name, err.msg);
+		telemetry_not_sampled(st, tr->wanted, w->model->name, err.msg);
 		goto fail;
 	}
 	if (!n) {
 		if (tr->wanted)
-			not_sampled(st, 1, w->model->name, "the run has no GPU");
+			telemetry_not_sampled(st, 1, w->model->name, "the run has no GPU");
 		goto fail;
 	}
 	for (size_t i = 0; i < n; i++)
 		rm_buf_addf(&ids, "%s%ld", i ? "," : "", gpus[i]);
 	if (oc->log_file) {
-		tr->series = beside_log(oc->log_file);
-		link = oc->log_link ? beside_log(oc->log_link) : NULL;
+		tr->series = telemetry_series_path(oc->log_file);
+		link = oc->log_link ? telemetry_series_path(oc->log_link) : NULL;
 		series = rm_runner__log_create(r, tr->series, link, &err);
 		if (!series)
 			rm_runner__stream_note(st, "run_models: telemetry: no time series: %s",
@@ -93,7 +93,7 @@ struct telem_run *rm_runner__telemetry_start(struct run *r, const rm_workload *w
 			if (link)
 				unlink(link);
 		}
-		not_sampled(st, tr->wanted, w->model->name, err.msg);
+		telemetry_not_sampled(st, tr->wanted, w->model->name, err.msg);
 		goto fail;
 	}
 	rm_runner__stream_note(
@@ -113,14 +113,14 @@ fail:
 	return NULL;
 }
 
-static void add_metric(struct outcome *oc, const char *name, double v, const char *unit)
+static void telemetry_metric(struct outcome *oc, const char *name, double v, const char *unit)
 {
 	if (isfinite(v))
 		rm_result_add(&oc->pr, name, v, unit, -1, "summary");
 }
 
 /* One line of the run's figures in its log; what no GPU reported is left out. */
-static void summary_note(struct stream *st, const rm_telem_summary *s)
+static void telemetry_note(struct stream *st, const rm_telem_summary *s)
 {
 	rm_buf b = RM_BUF_INIT(1 << 12);
 
@@ -139,25 +139,26 @@ static void summary_note(struct stream *st, const rm_telem_summary *s)
 }
 
 /* The figures into the outcome's metrics (perf_<model>.csv) and the log. */
-static void record(struct stream *st, struct outcome *oc, const rm_telem_summary *s,
-		   const char *model)
+static void telemetry_record(struct stream *st, struct outcome *oc, const rm_telem_summary *s,
+			     const char *model)
 {
-	add_metric(oc, "gpu_power_avg_w", s->power_avg_w, "W");
-	add_metric(oc, "gpu_power_max_w", s->power_max_w, "W");
-	add_metric(oc, "gpu_energy_j", s->energy_j, "J");
-	add_metric(oc, "gpu_vram_max_mib", s->vram_max_mib, "MiB");
-	add_metric(oc, "gpu_util_avg_pct", s->util_avg_pct, "%");
-	add_metric(oc, "gpu_temp_max_c", s->temp_max_c, "C");
-	add_metric(oc, "gpu_throttle_pct", s->throttle_pct, "%");
+	telemetry_metric(oc, "gpu_power_avg_w", s->power_avg_w, "W");
+	telemetry_metric(oc, "gpu_power_max_w", s->power_max_w, "W");
+	telemetry_metric(oc, "gpu_energy_j", s->energy_j, "J");
+	telemetry_metric(oc, "gpu_vram_max_mib", s->vram_max_mib, "MiB");
+	telemetry_metric(oc, "gpu_util_avg_pct", s->util_avg_pct, "%");
+	telemetry_metric(oc, "gpu_temp_max_c", s->temp_max_c, "C");
+	telemetry_metric(oc, "gpu_throttle_pct", s->throttle_pct, "%");
 	/* The run's figure over its GPUs' average power; a multiple_results run has several
 	 * figures and no one of them is the run's. */
 	if (oc->pr.has_performance && !oc->mr_n && s->power_avg_w > 0) {
 		char *unit = rm_xasprintf(
 		    "%s/W", oc->pr.performance_metric ? oc->pr.performance_metric : "performance");
-		add_metric(oc, "performance_per_watt", oc->pr.performance / s->power_avg_w, unit);
+		telemetry_metric(oc, "performance_per_watt", oc->pr.performance / s->power_avg_w,
+				 unit);
 		free(unit);
 	}
-	summary_note(st, s);
+	telemetry_note(st, s);
 	if (s->throttle_gpu >= 0) {
 		char *what = rm_xasprintf(
 		    "GPU %ld's clock fell from %.0f MHz to %.0f MHz at %.1f s while %.0f%% busy "
@@ -195,5 +196,5 @@ void rm_runner__telemetry_finish(struct run *r, struct telem_run *tr, const rm_w
 	} else {
 		return;
 	}
-	record(st, oc, &s, model);
+	telemetry_record(st, oc, &s, model);
 }

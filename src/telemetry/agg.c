@@ -35,7 +35,7 @@ struct rm_telem_agg {
 	struct gpu_acc g[];
 };
 
-static double fmax_nan(double a, double b)
+static double agg_fmax(double a, double b)
 {
 	return isnan(a) ? b : isnan(b) ? a : fmax(a, b);
 }
@@ -76,7 +76,7 @@ void rm_telem_agg_free(rm_telem_agg *a)
 	free(a);
 }
 
-static void add_power(rm_telem_agg *a, struct gpu_acc *g, double t, double p)
+static void agg_power(rm_telem_agg *a, struct gpu_acc *g, double t, double p)
 {
 	double total = 0;
 	int all = 1;
@@ -95,11 +95,11 @@ static void add_power(rm_telem_agg *a, struct gpu_acc *g, double t, double p)
 		total += a->g[i].last_p;
 	}
 	if (all)
-		a->power_max = fmax_nan(a->power_max, total);
+		a->power_max = agg_fmax(a->power_max, total);
 }
 
 /* Busy with its clock below the fraction of its busy peak: the clock fell under load. */
-static void add_clock(rm_telem_agg *a, struct gpu_acc *g, double t, double util, double mhz)
+static void agg_clock(rm_telem_agg *a, struct gpu_acc *g, double t, double util, double mhz)
 {
 	if (isnan(util) || isnan(mhz) || util < RM_TELEM_BUSY_PCT)
 		return;
@@ -116,7 +116,7 @@ static void add_clock(rm_telem_agg *a, struct gpu_acc *g, double t, double util,
 			a->thr_util = util;
 		}
 	}
-	g->peak_busy_mhz = fmax_nan(g->peak_busy_mhz, mhz);
+	g->peak_busy_mhz = agg_fmax(g->peak_busy_mhz, mhz);
 }
 
 void rm_telem_agg_add(rm_telem_agg *a, size_t i, double t, const rm_telem_sample *s)
@@ -128,16 +128,16 @@ void rm_telem_agg_add(rm_telem_agg *a, size_t i, double t, const rm_telem_sample
 	g = &a->g[i];
 	a->n_samples++;
 	if (isfinite(s->power_w) && s->power_w >= 0)
-		add_power(a, g, t, s->power_w);
+		agg_power(a, g, t, s->power_w);
 	if (isfinite(s->util_pct)) {
 		g->util_sum += s->util_pct;
 		g->util_n++;
 	}
 	if (isfinite(s->vram_mib))
-		g->vram_max = fmax_nan(g->vram_max, s->vram_mib);
+		g->vram_max = agg_fmax(g->vram_max, s->vram_mib);
 	if (isfinite(s->temp_c))
-		g->temp_max = fmax_nan(g->temp_max, s->temp_c);
-	add_clock(a, g, t, s->util_pct, s->sclk_mhz);
+		g->temp_max = agg_fmax(g->temp_max, s->temp_c);
+	agg_clock(a, g, t, s->util_pct, s->sclk_mhz);
 }
 
 void rm_telem_agg_summary(const rm_telem_agg *a, double t_end, rm_telem_summary *out)
@@ -161,8 +161,8 @@ void rm_telem_agg_summary(const rm_telem_agg *a, double t_end, rm_telem_summary 
 		}
 		util += g->util_sum;
 		util_n += g->util_n;
-		out->vram_max_mib = fmax_nan(out->vram_max_mib, g->vram_max);
-		out->temp_max_c = fmax_nan(out->temp_max_c, g->temp_max);
+		out->vram_max_mib = agg_fmax(out->vram_max_mib, g->vram_max);
+		out->temp_max_c = agg_fmax(out->temp_max_c, g->temp_max);
 		busy += g->busy_n;
 		throttled += g->throttled_n;
 	}
@@ -185,7 +185,7 @@ void rm_telem_agg_summary(const rm_telem_agg *a, double t_end, rm_telem_summary 
 }
 
 /* a + b where NAN means "not measured": one side alone counts. */
-static double add_nan(double a, double b)
+static double agg_sum(double a, double b)
 {
 	return isnan(a) ? b : isnan(b) ? a : a + b;
 }
@@ -194,18 +194,18 @@ void rm_telem_summary_merge(rm_telem_summary *into, const rm_telem_summary *o)
 {
 	size_t n_into = into->n_samples, n_o = o->n_samples;
 
-	into->power_avg_w = add_nan(into->power_avg_w, o->power_avg_w);
-	into->power_max_w = add_nan(into->power_max_w, o->power_max_w);
-	into->energy_j = add_nan(into->energy_j, o->energy_j);
-	into->vram_max_mib = fmax_nan(into->vram_max_mib, o->vram_max_mib);
-	into->temp_max_c = fmax_nan(into->temp_max_c, o->temp_max_c);
+	into->power_avg_w = agg_sum(into->power_avg_w, o->power_avg_w);
+	into->power_max_w = agg_sum(into->power_max_w, o->power_max_w);
+	into->energy_j = agg_sum(into->energy_j, o->energy_j);
+	into->vram_max_mib = agg_fmax(into->vram_max_mib, o->vram_max_mib);
+	into->temp_max_c = agg_fmax(into->temp_max_c, o->temp_max_c);
 	if (isnan(into->util_avg_pct) || !n_into)
 		into->util_avg_pct = o->util_avg_pct;
 	else if (!isnan(o->util_avg_pct) && n_o)
 		into->util_avg_pct =
 		    (into->util_avg_pct * (double)n_into + o->util_avg_pct * (double)n_o) /
 		    (double)(n_into + n_o);
-	into->throttle_pct = fmax_nan(into->throttle_pct, o->throttle_pct);
+	into->throttle_pct = agg_fmax(into->throttle_pct, o->throttle_pct);
 	if (into->throttle_gpu < 0 && o->throttle_gpu >= 0) {
 		into->throttle_gpu = o->throttle_gpu;
 		into->throttle_t = o->throttle_t;

@@ -29,7 +29,7 @@ struct rm_telem__amd {
 	struct amd_gpu g[];
 };
 
-static int open_ro(const char *dir, const char *name)
+static int amd_open_ro(const char *dir, const char *name)
 {
 	char *p = rm_xasprintf("%s/%s", dir, name);
 	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -38,7 +38,7 @@ static int open_ro(const char *dir, const char *name)
 }
 
 /* The first hwmon* folder of the device (amdgpu registers one), or NULL. */
-static char *hwmon_dir(const char *dev)
+static char *amd_hwmon_dir(const char *dev)
 {
 	char *dir = rm_xasprintf("%s/hwmon", dev), *found = NULL;
 	DIR *d = opendir(dir);
@@ -61,14 +61,14 @@ static char *hwmon_dir(const char *dev)
 	return found;
 }
 
-static void open_temps(struct amd_gpu *g, const char *hw)
+static void amd_open_temps(struct amd_gpu *g, const char *hw)
 {
 	DIR *d = opendir(hw);
 	struct dirent *e;
 
 	while (d && (e = readdir(d)) && g->n_temps < MAX_TEMPS)
 		if (rm_starts_with(e->d_name, "temp") && rm_ends_with(e->d_name, "_input")) {
-			int fd = open_ro(hw, e->d_name);
+			int fd = amd_open_ro(hw, e->d_name);
 			if (fd >= 0)
 				g->temps[g->n_temps++] = fd;
 		}
@@ -76,25 +76,25 @@ static void open_temps(struct amd_gpu *g, const char *hw)
 		closedir(d);
 }
 
-static void open_gpu(struct amd_gpu *g, const char *dev)
+static void amd_open_gpu(struct amd_gpu *g, const char *dev)
 {
-	char *hw = hwmon_dir(dev);
+	char *hw = amd_hwmon_dir(dev);
 
 	g->power = g->vram = g->busy = g->sclk = -1;
 	if (hw) {
-		if ((g->power = open_ro(hw, "power1_average")) >= 0)
+		if ((g->power = amd_open_ro(hw, "power1_average")) >= 0)
 			g->power_name = "power1_average";
-		else if ((g->power = open_ro(hw, "power1_input")) >= 0)
+		else if ((g->power = amd_open_ro(hw, "power1_input")) >= 0)
 			g->power_name = "power1_input";
-		open_temps(g, hw);
+		amd_open_temps(g, hw);
 	}
-	g->vram = open_ro(dev, "mem_info_vram_used");
-	g->busy = open_ro(dev, "gpu_busy_percent");
-	g->sclk = open_ro(dev, "pp_dpm_sclk");
+	g->vram = amd_open_ro(dev, "mem_info_vram_used");
+	g->busy = amd_open_ro(dev, "gpu_busy_percent");
+	g->sclk = amd_open_ro(dev, "pp_dpm_sclk");
 	free(hw);
 }
 
-static void close_gpu(struct amd_gpu *g)
+static void amd_close_gpu(struct amd_gpu *g)
 {
 	int fds[] = {g->power, g->vram, g->busy, g->sclk};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
@@ -123,7 +123,7 @@ int rm_telem__amd_open(struct rm_telem__amd **out, const char *sysfs_root, const
 		}
 		dev = rm_xasprintf("%s/class/drm/renderD%ld/device", root,
 				   ctx->render_nodes[gpus[i]]);
-		open_gpu(g, dev);
+		amd_open_gpu(g, dev);
 		a->n = i + 1;
 		if (g->power < 0 && g->vram < 0 && g->busy < 0 && g->sclk < 0 && !g->n_temps) {
 			rm_error_set(err, RM_ERR_IO,
@@ -144,7 +144,7 @@ fail:
 }
 
 /* The attribute's text, or -1 (a missing file, or a read the driver refused now). */
-static int read_attr(int fd, char *buf, size_t size)
+static int amd_read_attr(int fd, char *buf, size_t size)
 {
 	ssize_t n;
 
@@ -159,12 +159,12 @@ static int read_attr(int fd, char *buf, size_t size)
 	return 0;
 }
 
-static double read_value(int fd, double scale)
+static double amd_read_value(int fd, double scale)
 {
 	char buf[64];
 	double v;
 
-	if (read_attr(fd, buf, sizeof(buf)) < 0 || rm_telem_parse_value(buf, scale, &v) < 0)
+	if (amd_read_attr(fd, buf, sizeof(buf)) < 0 || rm_telem_parse_value(buf, scale, &v) < 0)
 		return NAN;
 	return v;
 }
@@ -175,18 +175,19 @@ void rm_telem__amd_read(struct rm_telem__amd *a, size_t i, rm_telem_sample *s)
 	char buf[1024];
 	double mhz;
 
-	s->power_w = read_value(g->power, 1e-6);
-	s->vram_mib = read_value(g->vram, 1.0 / 1048576.0);
-	s->util_pct = read_value(g->busy, 1.0);
+	s->power_w = amd_read_value(g->power, 1e-6);
+	s->vram_mib = amd_read_value(g->vram, 1.0 / 1048576.0);
+	s->util_pct = amd_read_value(g->busy, 1.0);
 	s->temp_c = NAN;
 	for (size_t k = 0; k < g->n_temps; k++) {
-		double t = read_value(g->temps[k], 1e-3);
+		double t = amd_read_value(g->temps[k], 1e-3);
 		if (!isnan(t) && (isnan(s->temp_c) || t > s->temp_c))
 			s->temp_c = t;
 	}
 	s->sclk_mhz =
-	    read_attr(g->sclk, buf, sizeof(buf)) == 0 && rm_telem_parse_sclk(buf, &mhz) == 0 ? mhz
-											     : NAN;
+	    amd_read_attr(g->sclk, buf, sizeof(buf)) == 0 && rm_telem_parse_sclk(buf, &mhz) == 0
+		? mhz
+		: NAN;
 }
 
 void rm_telem__amd_has(const struct rm_telem__amd *a, size_t i, int has[5], const char **power)
@@ -206,6 +207,6 @@ void rm_telem__amd_close(struct rm_telem__amd *a)
 	if (!a)
 		return;
 	for (size_t i = 0; i < a->n; i++)
-		close_gpu(&a->g[i]);
+		amd_close_gpu(&a->g[i]);
 	free(a);
 }

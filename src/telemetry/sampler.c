@@ -55,7 +55,7 @@ struct rm_telem {
 	char error[512];      /* why sampling ended early; under mu */
 };
 
-static void release(rm_telem *t)
+static void sampler_release(rm_telem *t)
 {
 	int last;
 
@@ -79,8 +79,8 @@ static void release(rm_telem *t)
 	free(t);
 }
 
-static void set_error(rm_telem *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_error(rm_telem *t, const char *fmt, ...)
+static void sampler_error(rm_telem *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sampler_error(rm_telem *t, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -95,7 +95,7 @@ static void set_error(rm_telem *t, const char *fmt, ...)
 
 /* ---- the series file ---- */
 
-static void put_num(FILE *f, double v, const char *fmt)
+static void series_num(FILE *f, double v, const char *fmt)
 {
 	fputc(',', f);
 	if (isfinite(v))
@@ -109,11 +109,11 @@ static void series_row(rm_telem *t, double now, size_t i, const rm_telem_sample 
 	if (!f || t->series_errno)
 		return;
 	fprintf(f, "%.3f,%ld", now - t->t0, t->gpus[i]);
-	put_num(f, s->power_w, "%.3f");
-	put_num(f, s->temp_c, "%.1f");
-	put_num(f, s->vram_mib, "%.1f");
-	put_num(f, s->util_pct, "%.0f");
-	put_num(f, s->sclk_mhz, "%.0f");
+	series_num(f, s->power_w, "%.3f");
+	series_num(f, s->temp_c, "%.1f");
+	series_num(f, s->vram_mib, "%.1f");
+	series_num(f, s->util_pct, "%.0f");
+	series_num(f, s->sclk_mhz, "%.0f");
 	fputc('\n', f);
 }
 
@@ -126,7 +126,7 @@ static void series_flush(rm_telem *t, double now, int force)
 		t->series_errno = errno ? errno : EIO;
 }
 
-static void add(rm_telem *t, size_t i, double now, const rm_telem_sample *s)
+static void sampler_add(rm_telem *t, size_t i, double now, const rm_telem_sample *s)
 {
 	int late;
 
@@ -140,7 +140,7 @@ static void add(rm_telem *t, size_t i, double now, const rm_telem_sample *s)
 }
 
 /* Waits up to `seconds` for the stop byte; non-zero when it came. */
-static int stop_requested(rm_telem *t, double seconds)
+static int sampler_stop_requested(rm_telem *t, double seconds)
 {
 	struct pollfd p = {t->stop_fd[0], POLLIN, 0};
 	int ms = seconds > 0 ? (int)ceil(seconds * 1000) : 0, r;
@@ -153,7 +153,7 @@ static int stop_requested(rm_telem *t, double seconds)
 
 /* ---- AMD: sysfs on a fixed cadence ---- */
 
-static void loop_amd(rm_telem *t)
+static void sampler_loop_amd(rm_telem *t)
 {
 	double next = t->t0;
 
@@ -163,14 +163,14 @@ static void loop_amd(rm_telem *t)
 			rm_telem__amd_read(t->amd, i, &t->samples[i]);
 		now = rm_now(); /* the instant the readings stand for: after the reads */
 		for (size_t i = 0; i < t->n; i++)
-			add(t, i, now, &t->samples[i]);
+			sampler_add(t, i, now, &t->samples[i]);
 		series_flush(t, now, 0);
 		/* A late tick (a slow read) is skipped, never made up in a burst. */
 		next += t->interval;
 		now = rm_now();
 		while (next <= now)
 			next += t->interval;
-		if (stop_requested(t, next - now))
+		if (sampler_stop_requested(t, next - now))
 			return;
 	}
 }
@@ -192,19 +192,19 @@ static void on_nvsmi_line(void *ud, const char *line, size_t len)
 	}
 	for (size_t i = 0; i < t->n; i++)
 		if (t->gpus[i] == gpu) {
-			add(t, i, now, &s);
+			sampler_add(t, i, now, &s);
 			break;
 		}
 }
 
-static void loop_nvidia(rm_telem *t)
+static void sampler_loop_nvidia(rm_telem *t)
 {
 	pid_t pid;
 	int fd, status;
 	char buf[4096];
 
 	if (rm_telem__spawn(t->argv, &pid, &fd) < 0) {
-		set_error(t, "cannot start '%s': %s", t->argv[0], strerror(errno));
+		sampler_error(t, "cannot start '%s': %s", t->argv[0], strerror(errno));
 		return;
 	}
 	for (;;) {
@@ -226,10 +226,10 @@ static void loop_nvidia(rm_telem *t)
 			rm_lines_flush(&t->lines, on_nvsmi_line, t);
 			status = rm_telem__reap(pid);
 			pid = -1;
-			set_error(t, "nvidia-smi ended during the run (%s%d)%s%s",
-				  WIFSIGNALED(status) ? "signal " : "exit status ",
-				  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
-				  t->first_junk[0] ? ": " : "", t->first_junk);
+			sampler_error(t, "nvidia-smi ended during the run (%s%d)%s%s",
+				      WIFSIGNALED(status) ? "signal " : "exit status ",
+				      WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
+				      t->first_junk[0] ? ": " : "", t->first_junk);
 			break;
 		}
 		rm_lines_feed(&t->lines, buf, (size_t)n, on_nvsmi_line, t);
@@ -239,22 +239,22 @@ static void loop_nvidia(rm_telem *t)
 		rm_telem__reap(pid);
 }
 
-static void *thread_main(void *arg)
+static void *sampler_main(void *arg)
 {
 	rm_telem *t = arg;
 
 	if (t->nvidia)
-		loop_nvidia(t);
+		sampler_loop_nvidia(t);
 	else
-		loop_amd(t);
+		sampler_loop_amd(t);
 	series_flush(t, rm_now(), 1);
-	release(t);
+	sampler_release(t);
 	return NULL;
 }
 
 /* ---- start and stop ---- */
 
-static int open_source(rm_telem *t, const rm_telem_opts *o, rm_error *err)
+static int sampler_open_source(rm_telem *t, const rm_telem_opts *o, rm_error *err)
 {
 	if (o->vendor && !strcmp(o->vendor, "AMD"))
 		return rm_telem__amd_open(&t->amd, o->sysfs_root, o->ctx, t->gpus, t->n, err);
@@ -292,7 +292,7 @@ int rm_telem_start(rm_telem **out, const rm_telem_opts *o, rm_error *err)
 		rm_error_set(err, RM_ERR_INPUT, "no GPU to sample");
 		goto fail;
 	}
-	if (open_source(t, o, err) < 0)
+	if (sampler_open_source(t, o, err) < 0)
 		goto fail;
 	if (pipe2(t->stop_fd, O_CLOEXEC) < 0) {
 		rm_error_set(err, RM_ERR_IO, "pipe: %s", strerror(errno));
@@ -309,7 +309,7 @@ int rm_telem_start(rm_telem **out, const rm_telem_opts *o, rm_error *err)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	t->refs = 2;
-	rc = pthread_create(&t->th, NULL, thread_main, t);
+	rc = pthread_create(&t->th, NULL, sampler_main, t);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
 		t->refs = 1;
@@ -319,7 +319,7 @@ int rm_telem_start(rm_telem **out, const rm_telem_opts *o, rm_error *err)
 	*out = t;
 	return 0;
 fail:
-	release(t);
+	sampler_release(t);
 	return -1;
 }
 
@@ -357,6 +357,6 @@ int rm_telem_stop(rm_telem *t, rm_telem_summary *out, rm_error *err)
 	else if (joined && t->series_errno && ret == 0)
 		ret = rm_error_set(err, RM_ERR_IO, "cannot write the time series: %s",
 				   strerror(t->series_errno));
-	release(t);
+	sampler_release(t);
 	return ret;
 }
