@@ -51,6 +51,7 @@ struct rm_telem {
 	/* NVIDIA */
 	char **argv;
 	rm_lines lines;
+	int in_piece;	      /* the last line handed over was a piece of a longer one */
 	char first_junk[160]; /* the first line that was no sample (an error, usually) */
 	char error[512];      /* why sampling ended early; under mu */
 };
@@ -177,15 +178,19 @@ static void sampler_loop_amd(rm_telem *t)
 
 /* ---- NVIDIA: nvidia-smi's lines as they come ---- */
 
-static void on_nvsmi_line(void *ud, const char *line, size_t len)
+static void on_nvsmi_line(void *ud, const char *line, size_t len, int kind)
 {
 	rm_telem *t = ud;
 	rm_telem_sample s;
 	long gpu;
 	double now = rm_now();
+	int cut = t->in_piece || kind != RM_LINE_WHOLE;
 
 	(void)len;
-	if (rm_telem_parse_nvsmi(line, &gpu, &s) < 0) {
+	t->in_piece = kind == RM_LINE_PIECE;
+	/* A line cut short (nvidia-smi killed mid-write, an over-long line) is never a sample:
+	 * "0, 380.42, 37, 45000, 100, 19" would read as a clock of 19 MHz. */
+	if (cut || rm_telem_parse_nvsmi(line, &gpu, &s) < 0) {
 		if (!t->first_junk[0] && *line)
 			snprintf(t->first_junk, sizeof(t->first_junk), "%s", line);
 		return;
