@@ -40,6 +40,7 @@
 
 #include "rm/context.h"
 #include "rm/registry.h"
+#include "rm/telemetry.h"
 #include "rm/util.h"
 #include "rm/workload.h"
 
@@ -177,6 +178,12 @@ typedef struct rm_launcher_ops {
 	 * -1: nothing was submitted, and err says why; the runner then fails every workload
 	 * with it. */
 	int (*submit_all)(void *state, const rm_job_spec *const *specs, size_t n, rm_error *err);
+	/* Optional (NULL): the GPU telemetry the hosts that ran the workload sampled themselves
+	 * (SLURM: every node's node-run), merged over them (rm_telem_summary_merge), once wait
+	 * has returned. 0 with *out filled; -1 when no host sampled any. A launcher without it
+	 * runs workloads on this host (its describe says "local"), where the runner samples
+	 * them. */
+	int (*telemetry)(void *state, rm_job *job, rm_telem_summary *out);
 } rm_launcher_ops;
 
 /* NULL-terminated, in the order launchers are asked to claim a context. */

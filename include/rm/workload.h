@@ -53,7 +53,8 @@ typedef struct json_t json_t;
 	X(STR, tunableop)   /* --tunableop: "on", "off" or NULL (the model's own setting) */       \
 	X(SIZE, shm_size)   /* --shm-size in bytes; 0: the engine's default */                     \
 	X(BOOL, keep_alive) /* --keep-alive: the container outlives the script */                  \
-	X(SECONDS, timeout) /* --timeout: < 0 not given, 0 none */
+	X(SECONDS, timeout) /* --timeout: < 0 not given, 0 none */                                 \
+	X(STR, telemetry)   /* --telemetry: "auto", "on", "off" or NULL (auto) */
 
 #define RM_WL_TYPE_STR	   const char *
 #define RM_WL_TYPE_BOOL	   int
@@ -155,6 +156,11 @@ char *rm_workload_tunableop_dir(const char *log_dir, const char *model, int crea
 char *rm_model_dir(const rm_model *m);
 /* GPUs the workload gets on a host whose context is ctx. */
 long rm_workload_gpus(const rm_workload *w, const rm_context *ctx);
+/* Which ones, as GPU indexes of that host (docker_gpus, else the first
+ * rm_workload_gpus): what the render gives the container, and what telemetry samples.
+ * *out (caller frees) is NULL and *n 0 without GPUs; -1 on a malformed docker_gpus. */
+int rm_workload_gpu_indexes(const rm_workload *w, const rm_context *ctx, long **out, size_t *n,
+			    rm_error *err);
 
 /* The argv the container runs (NULL-terminated), with extra args and model_args applied. */
 int rm_workload_cmd(const rm_workload *w, char ***argv, rm_error *err);

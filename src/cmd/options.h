@@ -68,6 +68,7 @@ struct cli {
 	int quiet;
 	const char *tunableop;
 	const char *shm_size;
+	const char *telemetry; /* "auto", "on", "off" or NULL */
 	int dry_run;
 	long repeat;
 	const char *score;

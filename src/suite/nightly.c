@@ -304,8 +304,14 @@ static int outputs(struct finish *f, const rm_gate_opts *go, rm_error *err)
 	if (summary(f, err) < 0)
 		return -1;
 	if (o->html) {
-		rm_html_opts ho = {f->suite, o->perf_csv, go->threshold_pct, f->dirs};
-		if (rm_html_report(o->html, &f->history, &ho, err) < 0)
+		/* the GPU power of every run beside perf.csv, for the power column */
+		rm_metrics power = RM_METRICS_INIT;
+		rm_html_opts ho = {f->suite, o->perf_csv, go->threshold_pct, f->dirs, &power};
+		int rc = rm_metrics_read_dir_named(&power, f->dir, NULL, "gpu_power_avg_w", err);
+		if (rc == 0)
+			rc = rm_html_report(o->html, &f->history, &ho, err);
+		rm_metrics_release(&power);
+		if (rc < 0)
 			return -1;
 	}
 	for (size_t i = 0; i < o->n_export_dbs; i++)

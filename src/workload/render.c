@@ -275,6 +275,24 @@ static void render_env(const rm_workload *w, const rm_context *ctx, const char *
 	}
 }
 
+int rm_workload_gpu_indexes(const rm_workload *w, const rm_context *ctx, long **out, size_t *n,
+			    rm_error *err)
+{
+	long runtime = rm_workload_gpus(w, ctx);
+
+	*out = NULL;
+	*n = 0;
+	if (!ctx->gpu_vendor || runtime <= 0)
+		return 0;
+	if (w->gpus)
+		return gpu_list(w->gpus, out, n, err);
+	*n = (size_t)runtime;
+	*out = rm_xcalloc(*n, sizeof(**out));
+	for (size_t i = 0; i < *n; i++)
+		(*out)[i] = (long)i;
+	return 0;
+}
+
 /* The GPUs: AMD's device nodes and capabilities, or NVIDIA's device request. */
 static int render_gpus(const rm_workload *w, const rm_context *ctx, json_t *body, json_t *hc,
 		       rm_error *err)
@@ -287,17 +305,8 @@ static int render_gpus(const rm_workload *w, const rm_context *ctx, json_t *body
 	char *tmp;
 	int ret = -1;
 
-	if (vendor && runtime != 0) {
-		if (w->gpus) {
-			if (gpu_list(w->gpus, &gpus, &n_gpus, err) < 0)
-				goto fail;
-		} else {
-			n_gpus = (size_t)runtime;
-			gpus = rm_xcalloc(n_gpus, sizeof(*gpus));
-			for (size_t i = 0; i < n_gpus; i++)
-				gpus[i] = (long)i;
-		}
-	}
+	if (rm_workload_gpu_indexes(w, ctx, &gpus, &n_gpus, err) < 0)
+		goto fail;
 	if (vendor && !strcmp(vendor, "AMD") && runtime != 0) {
 		json_object_set_new(body, "User", json_string("root"));
 		json_object_set_new(hc, "IpcMode", json_string("host"));

@@ -330,8 +330,11 @@ static void test_round_trip(void)
 				  .script = "scripts/common/get.sh",
 				  .script_args = "--to 'a b'"}};
 	rm_data_plan plan = {src, 1, "/data_dlm_0", "c", "custom"};
-	rm_workload_settings set = {
-	    .tunableop = "on", .shm_size = 1 << 30, .keep_alive = 1, .timeout = 42};
+	rm_workload_settings set = {.tunableop = "on",
+				    .shm_size = 1 << 30,
+				    .keep_alive = 1,
+				    .timeout = 42,
+				    .telemetry = "on"};
 	const char *env[] = {"PATH=/bin", "MAD_SECRETS_HF=tok", "X_MAD_SECRETS=y", NULL};
 	rm_context ctx = {0};
 	rm_workload w, back;
@@ -394,6 +397,7 @@ static void test_round_trip(void)
 	CHECK(back.tools.n_copies == 1 && !strcmp(back.tools.copies[0].host, "./scripts/common"));
 	CHECK_STR(back.set.tunableop, "on");
 	CHECK(back.set.shm_size == 1 << 30 && back.set.keep_alive && back.set.timeout == 42);
+	CHECK_STR(back.set.telemetry, "on");
 	j2 = rm_workload_to_json(&back);
 	CHECK(json_equal(j, j2));
 	CHECK(rm_workload_render(&w, &ctx, env, &b1, &err) == 0);
@@ -409,6 +413,46 @@ static void test_round_trip(void)
 }
 
 /* The reader refuses what a node cannot trust, naming the key. */
+/* The GPUs a workload uses on a host: what the render gives it and telemetry samples. */
+static void test_gpu_indexes(void)
+{
+	rm_context ctx = {0};
+	rm_workload w;
+	rm_error err = RM_ERROR_INIT;
+	long *g = NULL;
+	size_t n = 9;
+
+	context(&ctx, "{\"gpu_vendor\": \"AMD\", \"MAD_SYSTEM_NGPUS\": 8}");
+	ctx.n_gpus = 8;
+	workload(&w, &ctx, NULL, NULL);
+	w.n_gpus = 2; /* the first two */
+	CHECK(rm_workload_gpu_indexes(&w, &ctx, &g, &n, &err) == 0);
+	CHECK(n == 2 && g && g[0] == 0 && g[1] == 1);
+	free(g);
+	w.n_gpus = -1; /* all of the host's */
+	CHECK(rm_workload_gpu_indexes(&w, &ctx, &g, &n, &err) == 0 && n == 8 && g[7] == 7);
+	free(g);
+	w.gpus = rm_xstrdup("1,4-5"); /* docker_gpus picks them */
+	CHECK(rm_workload_gpu_indexes(&w, &ctx, &g, &n, &err) == 0);
+	CHECK(n == 3 && g[0] == 1 && g[1] == 4 && g[2] == 5);
+	free(g);
+	free(w.gpus);
+	w.gpus = rm_xstrdup("1,x");
+	CHECK(rm_workload_gpu_indexes(&w, &ctx, &g, &n, &err) < 0 && g == NULL);
+	CHECK(strstr(err.msg, "docker_gpus '1,x'") != NULL);
+	w.n_gpus = 0; /* a GPU-less model: none */
+	CHECK(rm_workload_gpu_indexes(&w, &ctx, &g, &n, &err) == 0 && n == 0 && g == NULL);
+	rm_workload_release(&w);
+	rm_context_release(&ctx);
+	/* a host without GPUs: none */
+	context(&ctx, NULL);
+	workload(&w, &ctx, NULL, NULL);
+	w.n_gpus = -1;
+	CHECK(rm_workload_gpu_indexes(&w, &ctx, &g, &n, &err) == 0 && n == 0);
+	rm_workload_release(&w);
+	rm_context_release(&ctx);
+}
+
 static void test_job_doc_errors(void)
 {
 	static const struct {
@@ -461,6 +505,7 @@ int main(void)
 	test_custom();
 	test_tools();
 	test_round_trip();
+	test_gpu_indexes();
 	test_job_doc_errors();
 	return check_summary();
 }
