@@ -118,6 +118,10 @@ int rm_metrics_read(rm_metrics *m, const char *path, const char *run_id, rm_erro
  * (perf_summary.csv and files of other shapes are passed over). A missing dir adds nothing.
  */
 int rm_metrics_read_dir(rm_metrics *m, const char *dir, const char *run_id, rm_error *err);
+/* The same, only the rows of one metric (NULL: all), e.g. "gpu_power_avg_w" over a history:
+ * memory for what is kept, not for every metric of every run. */
+int rm_metrics_read_dir_named(rm_metrics *m, const char *dir, const char *run_id,
+			      const char *metric, rm_error *err);
 
 void rm_metrics_release(rm_metrics *m);
 
@@ -352,6 +356,11 @@ void rm_history_add(rm_baseline *b, const rm_result *row);
 
 /* Streams the rows of the perf.csv at path into b (rm_results_each). */
 int rm_history_read_csv(rm_baseline *b, const char *path, rm_error *err);
+
+/* Streams the rows of one metric of every perf_<model>.csv in dir into b, as series of
+ * (model, metric) without a Dockerfile, architecture or machine (a missing dir adds
+ * nothing): e.g. each model's gpu_power_avg_w per run over a history. */
+int rm_history_read_metric_dir(rm_baseline *b, const char *dir, const char *metric, rm_error *err);
 
 size_t rm_history_n_series(const rm_baseline *b);
 const rm_hseries *rm_history_series_at(const rm_baseline *b, size_t i);
@@ -680,6 +689,10 @@ typedef struct rm_html_opts {
 	double threshold_pct; /* change colouring and verdicts; < 0: 5 */
 	const rm_direction_table *directions; /* NULL: the metric table only */
 	size_t window;			      /* the detector's; 0: RM_DETECT_WINDOW */
+	/* The GPU power per run of each model (rm_history_read_metric_dir of gpu_power_avg_w),
+	 * or NULL: plotted beside its trend on the same run axis (a column shown only when
+	 * some run of the history has a figure). */
+	const rm_baseline *power;
 } rm_html_opts;
 
 /* Points a series keeps for its trend (rm_history_opts.plot). */

@@ -55,7 +55,7 @@ static int report_html(int argc, char **argv, rm_error *err)
 {
 	struct cli cli;
 	struct opt_list pos = {0};
-	rm_baseline *h = NULL;
+	rm_baseline *h = NULL, *power = NULL;
 	rm_results again = RM_RESULTS_INIT;
 	const rm_results *latest;
 	rm_direction_table *dirs = rm_direction_table_new();
@@ -86,7 +86,9 @@ static int report_html(int argc, char **argv, rm_error *err)
 		goto out;
 	}
 	rm_history_opts hopt = {(size_t)cli.history_window, RM_HTML_PLOT_POINTS, NULL, 1};
+	rm_history_opts popt = {(size_t)cli.history_window, RM_HTML_PLOT_POINTS, NULL, 0};
 	in.h = h = rm_history_new(&hopt);
+	power = rm_history_new(&popt);
 	/* Positional words: perf.csv files, or database URLs. */
 	for (size_t i = 0; i < pos.n; i++)
 		if (rm_db_is_url(pos.v[i])) {
@@ -98,12 +100,19 @@ static int report_html(int argc, char **argv, rm_error *err)
 		pos.v[pos.n++] = "perf.csv";
 	}
 	for (size_t i = 0; i < pos.n; i++) {
+		char *dir;
 		if (rm_db_is_url(pos.v[i]))
 			continue;
 		if (rm_results_each(pos.v[i], NULL, html_row, &in, err) < 0 ||
 		    rm_accepted_read(h, pos.v[i], err) < 0)
 			goto out;
 		rm_buf_addf(&source, "%s%s", source.len ? ", " : "", pos.v[i]);
+		/* the GPU power of its runs, from the perf_<model>.csv files beside it */
+		dir = rm_dirname(pos.v[i]);
+		rc = rm_history_read_metric_dir(power, dir, "gpu_power_avg_w", err);
+		free(dir);
+		if (rc < 0)
+			goto out;
 	}
 	for (size_t i = 0; i < cli.db.n; i++) {
 		rm_db *db = NULL;
@@ -127,8 +136,8 @@ static int report_html(int argc, char **argv, rm_error *err)
 			goto out;
 		latest = &again;
 	}
-	rm_html_opts ho = {cli.title, rm_buf_str(&source), cli.threshold, dirs,
-			   (size_t)cli.history_window};
+	rm_html_opts ho = {cli.title, rm_buf_str(&source),	  cli.threshold,
+			   dirs,      (size_t)cli.history_window, power};
 	const char *out = cli.output ? cli.output : "report.html";
 	if (rm_html_report(out, h, latest, &ho, err) < 0)
 		goto out;
@@ -140,6 +149,7 @@ out:
 	rm_direction_table_free(dirs);
 	rm_results_release(&again);
 	rm_baseline_free(h);
+	rm_baseline_free(power);
 	opt_list_release(&pos);
 	cli_release(&cli);
 	return ret;

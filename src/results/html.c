@@ -166,6 +166,7 @@ int rm_html_report(const char *path, const rm_baseline *h, const rm_results *lat
 	r.n_runs = rm_history_n_runs(h);
 	r.latest_id = rm_history_latest(h, NULL, NULL);
 	order_runs(&r);
+	r.power = rm_results__html_power_new(&r, o->power);
 	for (size_t i = 0; i < latest->n; i++)
 		r.n_fail_latest += !strcmp(latest->rows[i].col[RM_COL_STATUS], "FAILURE");
 	rm_gate_eval(latest, h, &go, &r.gate);
@@ -177,6 +178,7 @@ int rm_html_report(const char *path, const rm_baseline *h, const rm_results *lat
 			     HTML_MAX >> 20);
 	else
 		ret = rm_write_text_file(path, out.data, out.len, 0, err);
+	rm_results__html_power_free(r.power);
 	free(r.ser);
 	free(r.by_rank);
 	free(r.rank_of);

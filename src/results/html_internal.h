@@ -39,10 +39,21 @@ struct report {
 	rm_gate gate;
 	struct series *ser;
 	size_t n_series, n_models;
+	struct html_power *power; /* html_power.c, or NULL: no power column */
 };
 
 /* html.c: the x of a point (merged points: the middle of their runs). */
 double rm_results__html_x(const struct report *r, const rm_hpoint *p);
+
+/* html_power.c: each model's GPU power per run beside its trend. new returns NULL when no
+ * run of the history has a figure (the page then has no such column); head writes the
+ * column's <th>, cell its "</td><td>plot" (after the trend's cell). */
+struct html_power;
+struct html_power *rm_results__html_power_new(const struct report *r, const rm_baseline *power);
+void rm_results__html_power_free(struct html_power *hp);
+void rm_results__html_power_head(rm_buf *out, const struct html_power *hp);
+void rm_results__html_power_cell(rm_buf *out, const struct html_power *hp, const struct report *r,
+				 const char *model);
 
 /* html_page.c: the whole page into out. */
 void rm_results__html_page(rm_buf *out, const struct report *r);

@@ -319,6 +319,7 @@ static void model_row(rm_buf *out, const struct report *r, const struct series *
 	}
 	rm_buf_addstr(out, "</td><td>");
 	plot(out, r, s);
+	rm_results__html_power_cell(out, r->power, r, s->h->model);
 	value_cells(out, r, s, cls);
 	rm_buf_addf(out, "</td><td class=\"n\">%zu/%zu</td></tr>\n", nfail, nseen);
 }
@@ -335,9 +336,11 @@ void rm_results__html_page(rm_buf *out, const struct report *r)
 		    "within the threshold or the noise</span><span>dashed line: the reference "
 		    "level; vertical lines: change points (red: where the change judged "
 		    "started); red ticks: failed runs</span></p>"
-		    "<table><tr><th>model</th><th>metric</th><th>trend</th><th>latest</th>"
-		    "<th>reference</th><th>change</th><th>since</th><th>failed runs</th></tr>\n",
+		    "<table><tr><th>model</th><th>metric</th><th>trend</th>",
 		    r->n_series, r->gate.threshold_pct, r->gate.threshold_pct);
+	rm_results__html_power_head(out, r->power);
+	rm_buf_addstr(out, "<th>latest</th><th>reference</th><th>change</th><th>since</th>"
+			   "<th>failed runs</th></tr>\n");
 	for (size_t i = 0; i < r->n_series; i++)
 		model_row(out, r, &r->ser[i]);
 	rm_buf_addstr(out, "</table></details>\n<details><summary><h2>How changes are judged"

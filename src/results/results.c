@@ -266,8 +266,8 @@ static int header_is(char **rec, size_t n, const char *const *want, size_t nw)
 	return 1;
 }
 
-static int metrics_read(rm_metrics *m, const char *path, const char *run_id, int quiet_foreign,
-			rm_error *err)
+static int metrics_read(rm_metrics *m, const char *path, const char *run_id, const char *metric,
+			int quiet_foreign, rm_error *err)
 {
 	FILE *f = fopen(path, "r");
 	char **rec = NULL;
@@ -294,7 +294,8 @@ static int metrics_read(rm_metrics *m, const char *path, const char *run_id, int
 	rec = NULL;
 	while ((rc = rm_csv_read_record(f, &rec, &n, err)) == 1) {
 		line++;
-		if (n != 8 || (run_id && strcmp(rec[1], run_id))) {
+		if (n != 8 || (run_id && strcmp(rec[1], run_id)) ||
+		    (metric && strcmp(rec[3], metric))) {
 			rm_strv_free(rec);
 			rec = NULL;
 			continue;
@@ -330,7 +331,7 @@ out:
 
 int rm_metrics_read(rm_metrics *m, const char *path, const char *run_id, rm_error *err)
 {
-	return metrics_read(m, path, run_id, 0, err);
+	return metrics_read(m, path, run_id, NULL, 0, err);
 }
 
 static int by_name(const void *a, const void *b)
@@ -339,6 +340,98 @@ static int by_name(const void *a, const void *b)
 }
 
 int rm_metrics_read_dir(rm_metrics *m, const char *dir, const char *run_id, rm_error *err)
+{
+	return rm_metrics_read_dir_named(m, dir, run_id, NULL, err);
+}
+
+/* The perf_<model>.csv files of dir, sorted (the same order on every host). */
+static char **metric_files(const char *dir, size_t *n, rm_error *err, int *rc)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names = NULL;
+
+	*n = 0;
+	*rc = 0;
+	if (!d) {
+		if (errno != ENOENT)
+			*rc = rm_error_set(err, RM_ERR_IO, "cannot read folder '%s': %s", dir,
+					   strerror(errno));
+		return NULL;
+	}
+	while ((e = readdir(d)))
+		if (rm_starts_with(e->d_name, "perf_") && rm_ends_with(e->d_name, ".csv") &&
+		    strcmp(e->d_name, "perf_summary.csv"))
+			names = rm_strv_push(names, n, e->d_name);
+	closedir(d);
+	if (names)
+		qsort(names, *n, sizeof(*names), by_name);
+	return names;
+}
+
+/* One perf_<model>.csv's rows of one metric into the history, a row at a time. */
+static int metric_file_each(rm_baseline *b, const char *path, const char *metric, rm_error *err)
+{
+	FILE *f = fopen(path, "r");
+	char **rec = NULL;
+	size_t n = 0;
+	long line = 1;
+	int rc, ret = -1;
+	rm_result r;
+
+	if (!f)
+		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+	rc = rm_csv_read_record(f, &rec, &n, err);
+	if (rc <= 0 || !header_is(rec, n, rm_metric_header, 8)) {
+		ret = rc >= 0 ? 0 : rm_error_wrap(err, "reading '%s'", path); /* another shape */
+		goto out;
+	}
+	rm_strv_free(rec);
+	rec = NULL;
+	while ((rc = rm_csv_read_record(f, &rec, &n, err)) == 1) {
+		line++;
+		if (n == 8 && !strcmp(rec[3], metric)) {
+			memset(&r, 0, sizeof(r));
+			for (int c = 0; c < RM_PERF_COLS; c++)
+				r.col[c] = "";
+			r.col[RM_COL_TIMESTAMP] = rec[0];
+			r.col[RM_COL_RUN_ID] = rec[1];
+			r.col[RM_COL_MODEL] = rec[2];
+			r.col[RM_COL_METRIC] = rec[3];
+			r.col[RM_COL_PERFORMANCE] = rec[4];
+			r.col[RM_COL_STATUS] = "SUCCESS";
+			r.file = path;
+			r.line = line;
+			rm_result_numbers(&r);
+			rm_history_add(b, &r);
+		}
+		rm_strv_free(rec);
+		rec = NULL;
+	}
+	ret = rc < 0 ? rm_error_wrap(err, "'%s' record %ld", path, line + 1) : 0;
+out:
+	rm_strv_free(rec);
+	fclose(f);
+	return ret;
+}
+
+int rm_history_read_metric_dir(rm_baseline *b, const char *dir, const char *metric, rm_error *err)
+{
+	size_t n;
+	int ret;
+	char **names = metric_files(dir, &n, err, &ret);
+
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		char *p = rm_xasprintf("%s/%s", dir, names[i]);
+		ret = metric_file_each(b, p, metric, err);
+		free(p);
+	}
+	rm_strv_free(names);
+	return ret;
+}
+
+int rm_metrics_read_dir_named(rm_metrics *m, const char *dir, const char *run_id,
+			      const char *metric, rm_error *err)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -359,7 +452,7 @@ int rm_metrics_read_dir(rm_metrics *m, const char *dir, const char *run_id, rm_e
 		qsort(names, n, sizeof(*names), by_name); /* same order on every host */
 	for (size_t i = 0; i < n && ret == 0; i++) {
 		char *p = rm_xasprintf("%s/%s", dir, names[i]);
-		ret = metrics_read(m, p, run_id, 1, err);
+		ret = metrics_read(m, p, run_id, metric, 1, err);
 		free(p);
 	}
 	rm_strv_free(names);

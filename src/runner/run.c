@@ -232,7 +232,8 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 	if (o->manifest && !o->n_tags ? rm_runner__select_from_manifest(&r, err) < 0
 				      : rm_select(&r.reg, o->tags, o->n_tags, &r.sel, err) < 0)
 		goto out;
-	if (rm_runner__load_context(&r, err) < 0 || rm_runner__data_load(&r, err) < 0)
+	if (rm_runner__load_context(&r, err) < 0 || rm_runner__data_load(&r, err) < 0 ||
+	    rm_runner__tools_load(&r, err) < 0)
 		goto out;
 	ret = run_all(&r, err);
 	rm_runner__progress_clear();
@@ -258,6 +259,7 @@ out:
 	rm_strv_free(r.secrets);
 	free(r.git_commit);
 	rm_data_config_release(&r.data);
+	rm_tool_plan_release(&r.tools);
 	rm_context_release(&r.ctx);
 	rm_selection_release(&r.sel);
 	rm_registry_release(&r.reg);

@@ -4,6 +4,7 @@
  * thresholds, the gate and the baseline; so `run --junit ...` and a later `report ci` on
  * the same files reach the same verdicts.
  */
+#include <glob.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,28 @@ static char *build_log(const char *log)
 	return rm_xasprintf("%.*s.build.log", (int)n, log);
 }
 
-/* A row's log, its build log and its perf_<model>.csv, when they exist. */
+/* The tools' outputs of a live log <base>[.rN].live.log: <base>[.rN].tools, and SLURM's
+ * per-rank <base>.node<R>.tools. */
+static char **add_tools_dirs(char **v, size_t *n, const char *log)
+{
+	size_t len = strlen(log) - strlen(".live.log");
+	char *dir = rm_xasprintf("%.*s.tools", (int)len, log);
+	char *pat = rm_xasprintf("%.*s.node*.tools", (int)len, log);
+	glob_t g;
+
+	if (nightly_exists(dir))
+		v = add_unique(v, n, dir);
+	if (glob(pat, GLOB_NOESCAPE, NULL, &g) == 0)
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			v = add_unique(v, n, g.gl_pathv[i]);
+	globfree(&g);
+	free(pat);
+	free(dir);
+	return v;
+}
+
+/* A row's log, its build log, its tools' outputs and its perf_<model>.csv, when they
+ * exist. */
 static char **add_row_files(char **v, size_t *n, const char *dir, const rm_result *r)
 {
 	const char *log = r->col[RM_COL_LOG_FILE];
@@ -67,14 +89,16 @@ static char **add_row_files(char **v, size_t *n, const char *dir, const rm_resul
 		if (b && nightly_exists(b))
 			v = add_unique(v, n, b);
 		free(b);
+		if (rm_ends_with(log, ".live.log"))
+			v = add_tools_dirs(v, n, log);
 	}
 	free(moved);
 	return v;
 }
 
 /* The run's files for the archive: perf.csv, the perf_<model>.csv of its models,
- * perf_summary.csv, every log named in its rows (and the build logs beside them), and the
- * accepted changes, and the outputs. */
+ * perf_summary.csv, every log named in its rows (and the build logs and the tools' outputs
+ * beside them), the accepted changes, and the outputs. */
 static char **archive_list(const rm_nightly_opts *o, const rm_results *run, size_t *n)
 {
 	char **v = NULL, *dir = rm_dirname(o->perf_csv);
@@ -350,13 +374,15 @@ static int export(struct finish *f, const char *url, rm_error *err)
 	return rc;
 }
 
-/* The HTML report over perf.csv's whole history, streamed once more into plot points. */
+/* The HTML report over perf.csv's whole history, streamed once more into plot points, with
+ * the GPU power of the perf_<model>.csv files beside it. */
 static int html(struct finish *f, const rm_gate_opts *go, rm_error *err)
 {
 	const rm_nightly_opts *o = f->o;
 	rm_history_opts hopt = {f->window, RM_HTML_PLOT_POINTS, NULL, 1};
-	rm_baseline *h = rm_history_new(&hopt);
-	rm_html_opts ho = {f->suite, o->perf_csv, go->threshold_pct, f->dirs, f->window};
+	rm_history_opts popt = {f->window, RM_HTML_PLOT_POINTS, NULL, 0};
+	rm_baseline *h = rm_history_new(&hopt), *power = rm_history_new(&popt);
+	rm_html_opts ho = {f->suite, o->perf_csv, go->threshold_pct, f->dirs, f->window, power};
 	rm_results again = RM_RESULTS_INIT;
 	const rm_results *latest;
 	const char *id;
@@ -365,6 +391,9 @@ static int html(struct finish *f, const rm_gate_opts *go, rm_error *err)
 	rc = rm_history_read_csv(h, o->perf_csv, err);
 	if (rc == 0)
 		rc = rm_accepted_read(h, o->perf_csv, err);
+	/* the GPU power of every run beside perf.csv, for the power column */
+	if (rc == 0)
+		rc = rm_history_read_metric_dir(power, f->dir, "gpu_power_avg_w", err);
 	if (rc == 0 && (id = rm_history_latest(h, &latest, &complete)) && !complete) {
 		rc = rm_results_read(&again, o->perf_csv, id, err);
 		latest = &again;
@@ -373,6 +402,7 @@ static int html(struct finish *f, const rm_gate_opts *go, rm_error *err)
 		rc = rm_html_report(o->html, h, latest, &ho, err);
 	rm_results_release(&again);
 	rm_baseline_free(h);
+	rm_baseline_free(power);
 	return rc;
 }
 

@@ -236,8 +236,8 @@ static const char *env_value(const char *const *env, const char *name)
 	return NULL;
 }
 
-/* MAD's variables (the host's GPU facts), the context's and the model's, and the secrets
- * named in the workload with their values on this host. */
+/* MAD's variables (the host's GPU facts), the data's, the tools', the context's and the
+ * model's, and the secrets named in the workload with their values on this host. */
 static void render_env(const rm_workload *w, const rm_context *ctx, const char *const *host_env,
 		       json_t *env)
 {
@@ -259,6 +259,10 @@ static void render_env(const rm_workload *w, const rm_context *ctx, const char *
 		env_set(env, "MAD_DATAHOME", w->data.datahome);
 		env_set(env, "MAD_DATANAME", w->data.dataname);
 	}
+	/* The tools' env_vars, before the context's docker_env_vars (which win, as in
+	 * madengine). */
+	for (size_t i = 0; i < w->tools.n_env; i++)
+		env_set(env, w->tools.env[i].key, w->tools.env[i].value);
 	for (size_t i = 0; i < w->n_env; i++)
 		env_set(env, w->env[i].key, w->env[i].value);
 	for (size_t i = 0; i < m->n_env_vars; i++)
@@ -269,6 +273,24 @@ static void render_env(const rm_workload *w, const rm_context *ctx, const char *
 		if (v)
 			env_set(env, w->secrets[i], v);
 	}
+}
+
+int rm_workload_gpu_indexes(const rm_workload *w, const rm_context *ctx, long **out, size_t *n,
+			    rm_error *err)
+{
+	long runtime = rm_workload_gpus(w, ctx);
+
+	*out = NULL;
+	*n = 0;
+	if (!ctx->gpu_vendor || runtime <= 0)
+		return 0;
+	if (w->gpus)
+		return gpu_list(w->gpus, out, n, err);
+	*n = (size_t)runtime;
+	*out = rm_xcalloc(*n, sizeof(**out));
+	for (size_t i = 0; i < *n; i++)
+		(*out)[i] = (long)i;
+	return 0;
 }
 
 /* The GPUs: AMD's device nodes and capabilities, or NVIDIA's device request. */
@@ -283,17 +305,8 @@ static int render_gpus(const rm_workload *w, const rm_context *ctx, json_t *body
 	char *tmp;
 	int ret = -1;
 
-	if (vendor && runtime != 0) {
-		if (w->gpus) {
-			if (gpu_list(w->gpus, &gpus, &n_gpus, err) < 0)
-				goto fail;
-		} else {
-			n_gpus = (size_t)runtime;
-			gpus = rm_xcalloc(n_gpus, sizeof(*gpus));
-			for (size_t i = 0; i < n_gpus; i++)
-				gpus[i] = (long)i;
-		}
-	}
+	if (rm_workload_gpu_indexes(w, ctx, &gpus, &n_gpus, err) < 0)
+		goto fail;
 	if (vendor && !strcmp(vendor, "AMD") && runtime != 0) {
 		json_object_set_new(body, "User", json_string("root"));
 		json_object_set_new(hc, "IpcMode", json_string("host"));

@@ -170,6 +170,8 @@ int rm_workload_build(rm_workload *w, const rm_workload_in *in, rm_error *err)
 		w->data = *in->data;
 		memset(in->data, 0, sizeof(*in->data));
 	}
+	if (in->tools)
+		rm_tool_plan_copy(&w->tools, in->tools);
 	return 0;
 }
 
@@ -198,6 +200,7 @@ void rm_workload_copy(rm_workload *dst, const rm_workload *src)
 	dst->gpus = dup_or_null(src->gpus);
 	dst->cpus = dup_or_null(src->cpus);
 	rm_workload__plan_copy(&dst->data, &src->data);
+	rm_tool_plan_copy(&dst->tools, &src->tools);
 }
 
 void rm_workload_release(rm_workload *w)
@@ -219,6 +222,7 @@ void rm_workload_release(rm_workload *w)
 	free(w->gpus);
 	free(w->cpus);
 	rm_data_plan_release(&w->data);
+	rm_tool_plan_release(&w->tools);
 	memset(w, 0, sizeof(*w));
 }
 

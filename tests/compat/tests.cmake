@@ -13,7 +13,9 @@ set(RM_COMPAT_CASES
     output_option skip_gpu_arch skip_gpu_arch_nvidia disable_skip_gpu_arch
     multi_results multi_results_columns multi_results_bad_rows multi_results_workspace
     perf_csv_foreign perf_csv_unwritable cli_spellings
-    hostile_paths hostile_symlink)
+    hostile_paths hostile_symlink
+    tools_A tools_stacked tools_log_order tools_builtin_dry_run tools_unknown tools_fail_pre
+    tools_fail_post tools_context_scripts tools_config_option tools_builtin_run tools_archive)
 
 # Cases expected to fail (none now: issue 10's phase 2 made every case pass). A case listed
 # here runs with WILL_FAIL, so ctest flags the list as out of date when the case passes.
