@@ -218,6 +218,18 @@ static void roff(FILE *f, const char *s)
 		fputs("\\fR", f);
 }
 
+/* A list of terms and their meanings (.TP paragraphs). */
+static void roff_terms(FILE *f, const char *const (*rows)[2], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		fputs(".TP\n.B ", f);
+		roff(f, rows[i][0]);
+		fputc('\n', f);
+		roff(f, rows[i][1]);
+		fputc('\n', f);
+	}
+}
+
 static void man_options(FILE *f, unsigned cmd)
 {
 	for (const struct opt *t = opt_table; t->name; t++) {
@@ -281,13 +293,7 @@ void opt_man(FILE *f)
 	    {"RM_DYNAMIC_REGISTRY", "`run`: run the folder's get_models_json.py files"},
 	    {"GITHUB_STEP_SUMMARY", "the Markdown summary of a CI run is appended to this file"},
 	};
-	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
-		fputs(".TP\n.B ", f);
-		roff(f, env[i][0]);
-		fputc('\n', f);
-		roff(f, env[i][1]);
-		fputc('\n', f);
-	}
+	roff_terms(f, env, sizeof(env) / sizeof(env[0]));
 	fputs(".SH EXIT STATUS\n", f);
 	static const char *const codes[][2] = {
 	    {"0", "every selected model succeeded"},
@@ -299,13 +305,7 @@ void opt_man(FILE *f)
 	    {"6", "every model ran and a metric regressed (--fail-on-regression)"},
 	    {"129, 130, 143", "stopped by SIGHUP, SIGINT or SIGTERM (what ran is removed)"},
 	};
-	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
-		fputs(".TP\n.B ", f);
-		roff(f, codes[i][0]);
-		fputc('\n', f);
-		roff(f, codes[i][1]);
-		fputc('\n', f);
-	}
+	roff_terms(f, codes, sizeof(codes) / sizeof(codes[0]));
 	fputs(".SH FILES\n", f);
 	roff(f, "`models.json`, `docker/`, `scripts/` (the registry, read from the current "
 		"folder); `perf.csv`, `perf_<model>.csv`, `perf_summary.csv` (results); "

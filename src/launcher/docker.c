@@ -78,14 +78,32 @@ static const char *docker_where(void *state)
 	return dl->where ? dl->where : "no engine (dry run)";
 }
 
+/* The tree at host path src, put into the container under prefix (relative to /). */
+static int put_tree(struct docker_launcher *dl, const char *id, const char *src, const char *prefix,
+		    rm_error *err)
+{
+	char *tar_path = NULL;
+	int fd = rm_make_temp(&tar_path, err), ret = -1;
+
+	if (fd >= 0 && rm_tar_tree(src, prefix, fd, err) == 0 &&
+	    rm_engine_put_archive(dl->d, id, "/", tar_path, err) == 0)
+		ret = 0;
+	if (fd >= 0)
+		close(fd);
+	if (tar_path)
+		unlink(tar_path);
+	free(tar_path);
+	return ret;
+}
+
 /* The scripts folder (or the folder of the script file) goes to /myworkspace/<model dir>
  * (under .run_models/ when a url is cloned there first). */
 static int copy_scripts(struct docker_launcher *dl, const rm_model *m, const char *id,
 			rm_error *err)
 {
-	char *src = rm_xstrdup(m->scripts), *dir = rm_model_dir(m), *prefix, *tar_path = NULL;
+	char *src = rm_xstrdup(m->scripts), *dir = rm_model_dir(m), *prefix;
 	struct stat st;
-	int fd = -1, ret = -1;
+	int ret = -1;
 
 	if (stat(src, &st) != 0) {
 		rm_error_set(err, RM_ERR_INPUT, "model '%s': field 'scripts': cannot read '%s': %s",
@@ -101,17 +119,9 @@ static int copy_scripts(struct docker_launcher *dl, const rm_model *m, const cha
 	}
 	prefix = m->url && *m->url ? rm_xasprintf("%s/.run_models/%s", &RM_WORKSPACE[1], dir)
 				   : rm_xasprintf("%s/%s", &RM_WORKSPACE[1], dir);
-	fd = rm_make_temp(&tar_path, err);
-	if (fd >= 0 && rm_tar_tree(src, prefix, fd, err) == 0 &&
-	    rm_engine_put_archive(dl->d, id, "/", tar_path, err) == 0)
-		ret = 0;
+	ret = put_tree(dl, id, src, prefix, err);
 	free(prefix);
 out:
-	if (fd >= 0)
-		close(fd);
-	if (tar_path)
-		unlink(tar_path);
-	free(tar_path);
 	free(src);
 	free(dir);
 	return ret;
@@ -128,18 +138,10 @@ static int copy_data_scripts(struct docker_launcher *dl, const rm_workload *w, c
 		const char *script = rm_workload_data_script(w, k);
 		const char *slash = strrchr(script, '/');
 		char *src = slash ? rm_xstrndup(script, (size_t)(slash - script)) : rm_xstrdup(".");
-		char *prefix = rm_xasprintf("%s/%zu", &RM_DATA_SCRIPTS[1], k), *tar_path = NULL;
-		int fd = rm_make_temp(&tar_path, err);
+		char *prefix = rm_xasprintf("%s/%zu", &RM_DATA_SCRIPTS[1], k);
 
-		ret = fd >= 0 && rm_tar_tree(src, prefix, fd, err) == 0 &&
-			      rm_engine_put_archive(dl->d, id, "/", tar_path, err) == 0
-			  ? 0
-			  : rm_error_wrap(err, "data script '%s'", script);
-		if (fd >= 0)
-			close(fd);
-		if (tar_path)
-			unlink(tar_path);
-		free(tar_path);
+		if (put_tree(dl, id, src, prefix, err) < 0)
+			ret = rm_error_wrap(err, "data script '%s'", script);
 		free(prefix);
 		free(src);
 	}
@@ -155,18 +157,10 @@ static int copy_tool_files(struct docker_launcher *dl, const rm_workload *w, con
 
 	for (size_t k = 0; ret == 0 && k < w->tools.n_copies; k++) {
 		const rm_tool_copy *c = &w->tools.copies[k];
-		char *prefix = rm_xasprintf("%s/%s", &RM_WORKSPACE[1], c->dest), *tar_path = NULL;
-		int fd = rm_make_temp(&tar_path, err);
+		char *prefix = rm_xasprintf("%s/%s", &RM_WORKSPACE[1], c->dest);
 
-		ret = fd >= 0 && rm_tar_tree(c->host, prefix, fd, err) == 0 &&
-			      rm_engine_put_archive(dl->d, id, "/", tar_path, err) == 0
-			  ? 0
-			  : rm_error_wrap(err, "the tools' files '%s'", c->host);
-		if (fd >= 0)
-			close(fd);
-		if (tar_path)
-			unlink(tar_path);
-		free(tar_path);
+		if (put_tree(dl, id, c->host, prefix, err) < 0)
+			ret = rm_error_wrap(err, "the tools' files '%s'", c->host);
 		free(prefix);
 	}
 	return ret;
