@@ -18,6 +18,7 @@
 #define WORDS(f)      OPT_WORDS, CHECKED(f, struct opt_list)
 #define NUM(f)	      OPT_NUMBER, CHECKED(f, double)
 #define INT(f)	      OPT_INT, CHECKED(f, long)
+#define SECS(f)	      OPT_SECONDS, CHECKED(f, double)
 #define SEL	      (CMD_RUN | CMD_LIST)
 #define CI	      (CMD_RUN | CMD_REPORT_CI)
 #define RB	      (CMD_RUN | CMD_BUILD)
@@ -46,8 +47,10 @@ static const struct opt options[] = {
      "where `<model>.live.log` and `<model>.build.log` go (default `.`)", RB, "log_dir"},
     {"live-output", 'l', FLAG(live_output), NULL, "stream build and run output to the terminal", RB,
      "live_output"},
-    {"timeout", 0, NUM(timeout), "S",
-     "seconds; default: the model's `timeout`, else 7200; `0` = none", CMD_RUN, NULL},
+    {"timeout", 0, SECS(timeout), "S",
+     "seconds; default: the model's `timeout` (negative there: none), else 7200; `0` or "
+     "negative (`-1`) = none",
+     CMD_RUN, NULL},
     {"skip-model-run", 0, FLAG(skip_model_run), NULL,
      "build the images and stop: nothing runs and no rows are written, but a failed build is "
      "a FAILURE row",
@@ -285,6 +288,16 @@ static int set_value(const struct opt *o, struct cli *c, const char *val, rm_err
 					    "--%s takes a number%s >= 0, not '%s'", o->name,
 					    !strcmp(o->arg, "S") ? " of seconds" : "", val);
 		*(double *)field = d;
+		return 0;
+	}
+	case OPT_SECONDS: {
+		double d;
+		if (rm_parse_double(val, &d) < 0)
+			return rm_error_set(err, RM_ERR_USAGE,
+					    "--%s takes a number of seconds (0 or negative: none), "
+					    "not '%s'",
+					    o->name, val);
+		*(double *)field = d < 0 ? 0 : d;
 		return 0;
 	}
 	case OPT_INT: {

@@ -28,12 +28,13 @@ enum {
 };
 
 enum opt_type {
-	OPT_FLAG,   /* int, set to 1 */
-	OPT_STRING, /* const char *, the last one wins */
-	OPT_LIST,   /* struct opt_list, every occurrence appended */
-	OPT_WORDS,  /* OPT_LIST, and the words after it up to the next option (nargs='+') */
-	OPT_NUMBER, /* double, >= 0 */
-	OPT_INT,    /* long, >= 0 */
+	OPT_FLAG,    /* int, set to 1 */
+	OPT_STRING,  /* const char *, the last one wins */
+	OPT_LIST,    /* struct opt_list, every occurrence appended */
+	OPT_WORDS,   /* OPT_LIST, and the words after it up to the next option (nargs='+') */
+	OPT_NUMBER,  /* double, >= 0 */
+	OPT_INT,     /* long, >= 0 */
+	OPT_SECONDS, /* double; a negative value (madengine's -1) means none and is stored as 0 */
 };
 
 struct opt_list {

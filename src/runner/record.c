@@ -146,8 +146,9 @@ static void base_row(struct run *r, const rm_workload *w, const struct outcome *
 	row->cell[RM_COL_STATUS] = oc->status;
 	row->cell[RM_COL_BUILD_DURATION] = t->build_s;
 	row->cell[RM_COL_TEST_DURATION] = t->test_s;
-	row->cell[RM_COL_DATANAME] = m->data;
 	if (w->data.n) {
+		/* the names a provider served (madengine leaves the columns empty without) */
+		row->cell[RM_COL_DATANAME] = w->data.dataname;
 		row->cell[RM_COL_DATA_PROVIDER] = w->data.provider_type;
 		row->cell[RM_COL_DATA_SIZE] = oc->data_size;
 		snprintf(t->data_s, sizeof(t->data_s), "%.15g", oc->data_s);

@@ -255,10 +255,12 @@ static void render_env(const rm_workload *w, const rm_context *ctx, const char *
 	free(tmp);
 	env_set(env, "MAD_SYSTEM_GPU_ARCHITECTURE", ctx->gpu_arch ? ctx->gpu_arch : "");
 	env_set(env, "MAD_RUN_ID", w->run_id);
-	if (w->data.n) {
+	/* madengine: MAD_DATANAME is the model's data field whether or not a provider serves
+	 * it; MAD_DATAHOME only what a provider serves. */
+	if (w->data.n)
 		env_set(env, "MAD_DATAHOME", w->data.datahome);
-		env_set(env, "MAD_DATANAME", w->data.dataname);
-	}
+	if (m->data && *m->data)
+		env_set(env, "MAD_DATANAME", m->data);
 	for (size_t i = 0; i < w->n_env; i++)
 		env_set(env, w->env[i].key, w->env[i].value);
 	for (size_t i = 0; i < m->n_env_vars; i++)

@@ -156,7 +156,10 @@ int rm_workload_build(rm_workload *w, const rm_workload_in *in, rm_error *err)
 	w->tunableop = dup_or_null(tunableop);
 	if (tunableop && !strcmp(tunableop, "on"))
 		w->tunableop_dir = rm_workload_tunableop_dir(w->log_dir, m->name, in->create_dirs);
+	/* The command line's (0: none), else the model's (negative: none; 0: not given),
+	 * else the default. */
 	w->timeout = in->set->timeout >= 0 ? in->set->timeout
+		     : m->timeout < 0	   ? 0
 		     : m->timeout > 0	   ? m->timeout
 					   : RM_DEFAULT_TIMEOUT;
 	w->env = rm_workload__kv_copy(ctx->docker_env_vars, ctx->n_docker_env_vars);

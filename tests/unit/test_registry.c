@@ -314,21 +314,27 @@ static void test_hostile(void)
 	CHECK(strstr(err.msg, "field 'dockerfile' ('../../../docker/dummy') leaves") != NULL);
 
 	/* Numbers. */
-	const char *bad_timeouts[] = {"-2", "-0.5", "31536001", "1e300"};
+	const char *bad_timeouts[] = {"-31536001", "31536001", "1e300", "-1e300"};
 	for (size_t i = 0; i < sizeof(bad_timeouts) / sizeof(bad_timeouts[0]); i++) {
 		char *t =
 		    rm_xasprintf("[" ENTRY("pyt_a", ", \"timeout\": %s") "]", bad_timeouts[i]);
 		CHECK(load(&reg, t, "models.json", &err) < 0);
-		CHECK(strstr(err.msg, "field 'timeout' must be a number of seconds from 0 to "
+		CHECK(strstr(err.msg, "field 'timeout' must be a number of seconds up to "
 				      "31536000") != NULL);
 		free(t);
 	}
-	CHECK(load(&reg,
-		   "[" ENTRY("pyt_a", ", \"timeout\": -1") "," ENTRY(
-		       "pyt_b", ", \"timeout\": 0") "," ENTRY("pyt_c", ", \"timeout\": 0.5") "]",
-		   "models.json", &err) == 0);
-	CHECK(reg.n == 3 && reg.models[0].timeout == 0 && reg.models[1].timeout == 0 &&
-	      reg.models[2].timeout == 0.5);
+	/* MAD's -1 (any negative) is no time limit, stored as -1; 0 is no model override. */
+	CHECK(
+	    load(&reg,
+		 "[" ENTRY("pyt_a", ", \"timeout\": -1") "," ENTRY(
+		     "pyt_b",
+		     ", \"timeout\": 0") "," ENTRY("pyt_c",
+						   ", \"timeout\": 0.5") "," ENTRY("pyt_d",
+										   ", \"timeout\": "
+										   "-2.5") "]",
+		 "models.json", &err) == 0);
+	CHECK(reg.n == 4 && reg.models[0].timeout == -1 && reg.models[1].timeout == 0 &&
+	      reg.models[2].timeout == 0.5 && reg.models[3].timeout == -1);
 	rm_registry_release(&reg);
 	CHECK(load(&reg,
 		   "[{\"name\": \"pyt_a\", \"dockerfile\": \"d\", \"scripts\": \"s\", \"n_gpus\": "

@@ -101,6 +101,7 @@ static void test_local(void)
 	json_t *body = NULL;
 	long at_home, at_name, at_id;
 
+	model.data = "a,b";
 	context(&ctx, NULL);
 	workload(&w, &ctx, NULL, &plan);
 	CHECK(render(&w, &ctx, &body, &err) == 0);
@@ -115,6 +116,16 @@ static void test_local(void)
 	CHECK(rm_workload_data_scripts(&w) == 0);
 	json_decref(body);
 	unplan(&w);
+
+	/* data no provider serves (an empty plan): MAD_DATANAME is still the model's data
+	 * field, MAD_DATAHOME is not set, nothing is mounted (madengine's run without data) */
+	workload(&w, &ctx, NULL, NULL);
+	CHECK(render(&w, &ctx, &body, &err) == 0);
+	CHECK_STR(env_of(body, "MAD_DATANAME", &at_name), "a,b");
+	CHECK(env_of(body, "MAD_DATAHOME", &at_home) == NULL);
+	CHECK(json_object_get(json_object_get(body, "HostConfig"), "Binds") == NULL);
+	json_decref(body);
+	rm_workload_release(&w);
 	rm_context_release(&ctx);
 
 	/* docker_env_vars come after, and win (as in madengine) */
@@ -130,6 +141,7 @@ static void test_local(void)
 	CHECK(strstr(err.msg, "data 'b': host path '/srv/x:y' holds ':'") != NULL);
 	unplan(&w);
 	rm_context_release(&ctx);
+	model.data = NULL;
 }
 
 static void test_custom(void)
