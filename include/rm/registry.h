@@ -127,13 +127,17 @@ const rm_model *rm_registry_find(const rm_registry *reg, const char *name);
 int rm_model_check_paths(const rm_model *m, const char *root, rm_error *err);
 
 /*
- * Whether a skip_gpu_arch comma list names this GPU (blanks ignored, case-insensitive).
- * gpu_arch is the context's MAD_SYSTEM_GPU_ARCHITECTURE: an AMD target ("gfx942", also
- * matched by "gfx942:sramecc+:xnack-") or what nvidia-smi -L prints for NVIDIA ("NVIDIA
- * A100-SXM4-80GB", "NVIDIA H100 80GB HBM3"), which the product name matches: "A100",
- * "A100-SXM4-80GB", "H100". An empty list or arch never matches.
+ * Whether a skip_gpu_arch comma list names this GPU (blanks ignored, case-insensitive), by
+ * its architecture or by its product name, as madengine compares both. gpu_arch is the
+ * context's MAD_SYSTEM_GPU_ARCHITECTURE: an AMD target ("gfx942", also matched by
+ * "gfx942:sramecc+:xnack-"), an NVIDIA one ("sm_80") or what nvidia-smi -L prints, which
+ * madengine uses as the NVIDIA architecture ("NVIDIA A100-SXM4-80GB"). product is
+ * MAD_SYSTEM_GPU_PRODUCT_NAME ("NVIDIA A100-SXM4-80GB", "AMD Instinct MI300X"), or NULL.
+ * A vendor's name or product matches without its vendor prefix, by its first word, and that
+ * word before its first '-': "A100", "A100-SXM4-80GB", "H100", "MI300X". An empty list, or
+ * neither an arch nor a product, never matches.
  */
-int rm_skip_gpu_arch_match(const char *skip_list, const char *gpu_arch);
+int rm_skip_gpu_arch_match(const char *skip_list, const char *gpu_arch, const char *product);
 
 /* Tag selection. */
 typedef struct rm_selected {

@@ -52,6 +52,7 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	o->wl.timeout = cli->timeout;
 	o->live_output = cli->live_output;
 	o->wl.keep_alive = cli->keep_alive;
+	o->wl.allow_sensitive_mounts = cli->allow_sensitive_mounts;
 	o->keep_model_dir = cli->keep_model_dir;
 	o->clean_docker_cache = cli->clean_docker_cache;
 	o->sysfs_root = getenv("RM_SYSFS_ROOT");

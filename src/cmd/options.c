@@ -94,6 +94,11 @@ static const struct opt options[] = {
     {"keep-alive", 0, FLAG(keep_alive), NULL,
      "keep the container running after the script; prints how to enter and remove it", CMD_RUN,
      "keep_alive"},
+    {"allow-sensitive-mounts", 0, FLAG(allow_sensitive_mounts), NULL,
+     "let the folder's `additional_docker_run_options` and `data.json` bind the host's root "
+     "folder, its system folders read-write or the Docker socket into containers (refused "
+     "otherwise)",
+     CMD_RUN, NULL},
     {"keep-model-dir", 0, FLAG(keep_model_dir), NULL,
      "copy the model dir out of the container into the log dir", CMD_RUN, "keep_model_dir"},
     {"clean-docker-cache", 0, FLAG(clean_docker_cache), NULL, "rebuild without the layer cache", RB,

@@ -56,6 +56,7 @@ struct cli {
 	double timeout;
 	int live_output;
 	int keep_alive;
+	int allow_sensitive_mounts;
 	int keep_model_dir;
 	int clean_docker_cache;
 	int skip_model_run;

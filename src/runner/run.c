@@ -5,6 +5,7 @@
  * at all (no registry, no selection, unwritable perf.csv) ends the run early.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -78,6 +79,37 @@ int rm_runner__load_context(struct run *r, rm_error *err)
 		if (rm_context_apply(&r->ctx, o->contexts[i], "--additional-context", err) < 0)
 			return -1;
 	return 0;
+}
+
+/* Context keys nobody reads are warned about (k8s refused): known are run_models' own, the
+ * launchers' and those a CONTEXT line of a selected model's Dockerfiles names. */
+static int check_context_keys(struct run *r, rm_error *err)
+{
+	json_t *launchers = rm_launcher_deployment(&r->ctx), *v;
+	char **known = rm_xcalloc(1, sizeof(*known)), **also = rm_xcalloc(1, sizeof(*also));
+	size_t n_known = 0, n_also = 0;
+	const char *key;
+	int ret;
+
+	json_object_foreach (launchers, key, v)
+		known = rm_strv_push(known, &n_known, key);
+	for (size_t i = 0; i < r->sel.n; i++) {
+		rm_dockerfile *dfs = NULL;
+		size_t n = 0;
+		rm_error derr = RM_ERROR_INIT;
+
+		rm_dockerfiles_select(r->sel.items[i].model->dockerfile, &r->ctx, &dfs, &n, &derr);
+		for (size_t k = 0; k < n; k++)
+			json_object_foreach (dfs[k].context_req, key, v)
+				also = rm_strv_push(also, &n_also, key);
+		rm_dockerfiles_free(dfs, n);
+	}
+	ret = rm_context_check_keys(&r->ctx, (const char *const *)known, (const char *const *)also,
+				    err);
+	rm_strv_free(known);
+	rm_strv_free(also);
+	json_decref(launchers);
+	return ret;
 }
 
 /* --sys-env-details: the doctor's findings beside the run's logs. */
@@ -222,7 +254,8 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 	if (o->manifest && !o->n_tags ? rm_runner__select_from_manifest(&r, err) < 0
 				      : rm_select(&r.reg, o->tags, o->n_tags, &r.sel, err) < 0)
 		goto out;
-	if (rm_runner__load_context(&r, err) < 0 || rm_runner__data_load(&r, err) < 0)
+	if (rm_runner__load_context(&r, err) < 0 || check_context_keys(&r, err) < 0 ||
+	    rm_runner__data_load(&r, err) < 0)
 		goto out;
 	ret = run_all(&r, err);
 	if (rm_signal_received()) {

@@ -527,24 +527,33 @@ static void test_skip_gpu_arch(void)
 {
 	const char *list = "gfx908, gfx90a, gfx1100, gfx940, gfx941, gfx942, gfx950, A100, H100";
 
-	CHECK(rm_skip_gpu_arch_match(list, "gfx942"));
-	CHECK(rm_skip_gpu_arch_match(list, "gfx942:sramecc+:xnack-"));
-	CHECK(rm_skip_gpu_arch_match(list, "GFX90A"));
-	CHECK(!rm_skip_gpu_arch_match(list, "gfx1201"));
-	CHECK(!rm_skip_gpu_arch_match(list, "gfx94"));
+	CHECK(rm_skip_gpu_arch_match(list, "gfx942", NULL));
+	CHECK(rm_skip_gpu_arch_match(list, "gfx942:sramecc+:xnack-", NULL));
+	CHECK(rm_skip_gpu_arch_match(list, "GFX90A", NULL));
+	CHECK(!rm_skip_gpu_arch_match(list, "gfx1201", NULL));
+	CHECK(!rm_skip_gpu_arch_match(list, "gfx94", NULL));
 	/* what nvidia-smi -L prints (madengine's MAD_SYSTEM_GPU_ARCHITECTURE for NVIDIA) */
-	CHECK(rm_skip_gpu_arch_match(list, "NVIDIA A100-SXM4-80GB"));
-	CHECK(rm_skip_gpu_arch_match(list, "NVIDIA H100 80GB HBM3"));
-	CHECK(rm_skip_gpu_arch_match(list, "A100"));
-	CHECK(!rm_skip_gpu_arch_match(list, "NVIDIA L40S"));
-	CHECK(rm_skip_gpu_arch_match("L40S", "NVIDIA L40S"));
-	CHECK(rm_skip_gpu_arch_match("A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB"));
-	CHECK(rm_skip_gpu_arch_match("GeForce RTX 4090", "NVIDIA GeForce RTX 4090"));
-	CHECK(!rm_skip_gpu_arch_match("A100-PCIE-40GB", "NVIDIA A100-SXM4-80GB"));
-	CHECK(!rm_skip_gpu_arch_match(NULL, "gfx942"));
-	CHECK(!rm_skip_gpu_arch_match(list, NULL));
-	CHECK(!rm_skip_gpu_arch_match(list, " "));
-	CHECK(!rm_skip_gpu_arch_match(" , ,", "gfx942"));
+	CHECK(rm_skip_gpu_arch_match(list, "NVIDIA A100-SXM4-80GB", NULL));
+	CHECK(rm_skip_gpu_arch_match(list, "NVIDIA H100 80GB HBM3", NULL));
+	CHECK(rm_skip_gpu_arch_match(list, "A100", NULL));
+	CHECK(!rm_skip_gpu_arch_match(list, "NVIDIA L40S", NULL));
+	CHECK(rm_skip_gpu_arch_match("L40S", "NVIDIA L40S", NULL));
+	CHECK(rm_skip_gpu_arch_match("A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB", NULL));
+	CHECK(rm_skip_gpu_arch_match("GeForce RTX 4090", "NVIDIA GeForce RTX 4090", NULL));
+	CHECK(!rm_skip_gpu_arch_match("A100-PCIE-40GB", "NVIDIA A100-SXM4-80GB", NULL));
+	CHECK(!rm_skip_gpu_arch_match(NULL, "gfx942", NULL));
+	CHECK(!rm_skip_gpu_arch_match(list, NULL, NULL));
+	/* the architecture nvidia-smi's compute capability gives (sm_80) names no product: the
+	 * product name is compared too, as madengine compares what nvidia-smi -L prints */
+	CHECK(!rm_skip_gpu_arch_match(list, "sm_80", NULL));
+	CHECK(rm_skip_gpu_arch_match(list, "sm_80", "NVIDIA A100-SXM4-80GB"));
+	CHECK(rm_skip_gpu_arch_match(list, "sm_90", "NVIDIA H100 80GB HBM3"));
+	CHECK(!rm_skip_gpu_arch_match(list, "sm_89", "NVIDIA L40S"));
+	CHECK(rm_skip_gpu_arch_match("MI300X", "gfx942", "AMD Instinct MI300X"));
+	CHECK(rm_skip_gpu_arch_match("sm_80", "sm_80", "NVIDIA A100-SXM4-80GB"));
+	CHECK(!rm_skip_gpu_arch_match(list, NULL, ""));
+	CHECK(!rm_skip_gpu_arch_match(list, " ", NULL));
+	CHECK(!rm_skip_gpu_arch_match(" , ,", "gfx942", NULL));
 }
 
 /* Checks that need the file system: symlinks out of the folder, folders for files. */
