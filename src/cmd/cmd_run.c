@@ -55,6 +55,7 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	o->wl.allow_sensitive_mounts = cli->allow_sensitive_mounts;
 	o->keep_model_dir = cli->keep_model_dir;
 	o->clean_docker_cache = cli->clean_docker_cache;
+	o->no_pull = cli->no_pull;
 	o->sysfs_root = getenv("RM_SYSFS_ROOT");
 	o->wl.tunableop = cli->tunableop;
 	if (cli_warmup(cli, &o->warmup, err) < 0)

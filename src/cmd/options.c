@@ -103,6 +103,10 @@ static const struct opt options[] = {
      "copy the model dir out of the container into the log dir", CMD_RUN, "keep_model_dir"},
     {"clean-docker-cache", 0, FLAG(clean_docker_cache), NULL, "rebuild without the layer cache", RB,
      "clean_docker_cache"},
+    {"no-pull", 0, FLAG(no_pull), NULL,
+     "build on the base images the engine has: no pull of a newer one first (madengine's "
+     "`--pull`, the default; a registry out of reach is only warned about)",
+     RB, NULL},
     {"sys-env-details", 0, FLAG(sys_env_details), NULL,
      "store `run_models doctor`'s findings beside the run's logs", CMD_RUN,
      "sys_env_details generate-sys-env-details generate_sys_env_details"},

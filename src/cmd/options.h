@@ -59,6 +59,7 @@ struct cli {
 	int allow_sensitive_mounts;
 	int keep_model_dir;
 	int clean_docker_cache;
+	int no_pull;
 	int skip_model_run;
 	int disable_skip_gpu_arch;
 	const char *data_config;

@@ -69,6 +69,7 @@ static int build(struct run *r, const rm_model *m, const rm_dockerfile *df, cons
 			    .image = oc->image,
 			    .buildargs = args,
 			    .nocache = r->o->clean_docker_cache,
+			    .no_pull = r->o->no_pull,
 			    .log = path};
 	double start = rm_now();
 	struct build_log *bl = rm_runner__build_log_open(r, m, path, link, err);
@@ -250,7 +251,8 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_workload *w,
 				    .df = df,
 				    .image = b.image,
 				    .buildargs = args,
-				    .nocache = r->o->clean_docker_cache};
+				    .nocache = r->o->clean_docker_cache,
+				    .no_pull = r->o->no_pull};
 		char *name = rm_runner__container_name(r, m, 0);
 		rm_job_spec spec = {.w = w, .name = name};
 		rm_runner__dry_run_dockerfile(r, &req, &spec,

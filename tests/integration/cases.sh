@@ -370,7 +370,8 @@ S
 devices)
 	# stand-in GPU nodes (copies of /dev/null) and a fake sysfs with two gfx942 GPUs
 	mkdir -p dev/dri sys/class/kfd/kfd/topology/nodes/0 sys/class/kfd/kfd/topology/nodes/1 sys/class/kfd/kfd/topology/nodes/2
-	mknod dev/kfd c 1 3 && mknod dev/dri/renderD128 c 1 3 && mknod dev/dri/renderD129 c 1 3 || fail "mknod"
+	mknod dev/kfd c 1 3 && mknod dev/dri/renderD128 c 1 3 && mknod dev/dri/renderD129 c 1 3 &&
+		mknod dev/fuse c 1 3 || fail "mknod"
 	printf 'cpu_cores_count 8\nsimd_count 0\ngfx_target_version 0\n' >sys/class/kfd/kfd/topology/nodes/0/properties
 	for i in 1 2; do
 		printf 'simd_count 304\ngfx_target_version 90402\ndrm_render_minor %d\n' $((127 + i)) >sys/class/kfd/kfd/topology/nodes/$i/properties

@@ -331,6 +331,30 @@ static void test_madengine_container(void)
 	model.multiple_results = NULL;
 }
 
+/* A model with a url: its repository is cloned with its submodules (MAD and madengine run
+ * `git submodule update --init --recursive` after the clone), the url a positional word. */
+static void test_clone(void)
+{
+	rm_context ctx = {0};
+	rm_workload w;
+	rm_error err = RM_ERROR_INIT;
+	char **argv = NULL;
+
+	model.url = "https://github.com/huggingface/transformers";
+	context(&ctx, NULL);
+	workload(&w, &ctx, NULL, NULL);
+	CHECK(rm_workload_cmd(&w, &argv, &err) == 0);
+	CHECK(argv && !strcmp(argv[0], "bash") && !strcmp(argv[1], "-c"));
+	CHECK(argv && strstr(argv[2], "git clone --quiet --recurse-submodules -- \"$1\" \"$2\""));
+	CHECK(argv && !strstr(argv[2], "transformers"));
+	CHECK_STR(argv ? argv[4] : NULL, "https://github.com/huggingface/transformers");
+	CHECK_STR(argv ? argv[5] : NULL, RM_WORKSPACE "/transformers");
+	rm_strv_free(argv);
+	rm_workload_release(&w);
+	rm_context_release(&ctx);
+	model.url = NULL;
+}
+
 /* Issue 22, item 11: binds the folder asks for must not reach the host's root, its system
  * folders (read-write) or the Docker socket, unless the user allows it. */
 static void test_sensitive_mounts(void)
@@ -542,6 +566,7 @@ int main(void)
 	test_local();
 	test_custom();
 	test_madengine_container();
+	test_clone();
 	test_sensitive_mounts();
 	test_round_trip();
 	test_job_doc_errors();
