@@ -87,7 +87,7 @@ typedef struct rm_image_req {
 	 * first (a newer one makes a new fingerprint, so the image is rebuilt); a registry out
 	 * of reach is warned about and the build goes on with the engine's copy. */
 	int no_pull;
-	const char *log;   /* the build log's name, for messages */
+	const char *log; /* the build log's name, for messages */
 	void (*on_line)(void *ud, const char *line, size_t len); /* build output, raw */
 	int (*poll)(void *ud); /* non-zero: give up (a signal came) */
 	void *ud;

@@ -54,7 +54,7 @@ int cmd_build(int argc, char **argv, rm_error *err)
 	struct opt_list pos = {0};
 	rm_run_opts o = {0};
 	rm_build_result res;
-	int rc, md, ret = -1;
+	int rc, md, quiet = 0, ret = -1;
 
 	cli_init(&cli);
 	rc = opt_parse(CMD_BUILD, &cli, argc, argv, &pos, &md, err);
@@ -76,7 +76,9 @@ int cmd_build(int argc, char **argv, rm_error *err)
 	}
 	if (build_opts(&cli, &o, err) < 0)
 		goto out;
-	if (cli.quiet)
+	if (cli_quiet(&cli, &quiet, err) < 0)
+		goto out;
+	if (quiet)
 		rm_log_set_level(0);
 	rm_signals_install(0);
 	if (rm_runner_build(&o, &res, err) < 0) {

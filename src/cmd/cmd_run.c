@@ -190,7 +190,7 @@ int cmd_run(int argc, char **argv, rm_error *err)
 	struct opt_list pos = {0};
 	rm_run_opts o = {0};
 	rm_run_result res;
-	int rc, md, repeat_given, ret = -1;
+	int rc, md, repeat_given, quiet = 0, ret = -1;
 
 	cli_init(&cli);
 	cli.repeat = -1; /* to tell a given --repeat from the default (a suite's entries) */
@@ -218,7 +218,9 @@ int cmd_run(int argc, char **argv, rm_error *err)
 	}
 	if (run_opts(&cli, &o, err) < 0)
 		goto out;
-	if (cli.quiet)
+	if (cli_quiet(&cli, &quiet, err) < 0)
+		goto out;
+	if (quiet)
 		rm_log_set_level(0);
 	rm_signals_install(0);
 	if (wants_ci(&cli)) {

@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "options.h"
 #include "rm/parser.h"
@@ -120,6 +121,20 @@ static const struct opt options[] = {
      "pulls what it lacks; without `--tags`, every model the manifest names",
      CMD_RUN, "manifest-file manifest_file"},
     {"quiet", 'q', FLAG(quiet), NULL, "only warnings and errors from the runner itself", RB, NULL},
+    /* madengine's and MAD's spellings that keep their meaning here */
+    {"verbose", 'v', FLAG(verbose), NULL,
+     "madengine's: every message of the runner (the default; `--quiet` for fewer)", RB, NULL},
+    {"log-level", 0, STR(log_level), "LEVEL",
+     "MAD's: `DEBUG` or `INFO` show every message (the default), `WARNING` or `ERROR` only "
+     "warnings and errors (as `--quiet`)",
+     RB, "log_level"},
+    {"cleanup-perf", 0, FLAG(cleanup_perf), NULL,
+     "madengine's: removes its intermediate `perf_entry` files; run_models writes none, so "
+     "there is nothing to remove",
+     CMD_RUN, NULL},
+    {"ignore-deprecated", 0, FLAG(ignore_deprecated), NULL,
+     "madengine's: run models marked deprecated; run_models runs them in any case", CMD_RUN,
+     "ignore_deprecated"},
     /* build */
     {"registry", 0, STR(registry), "HOST:PORT",
      "push each image as `HOST:PORT/<image>:<fingerprint>`; an image whose fingerprint the "
@@ -270,6 +285,28 @@ int cli_run_dynamic(const struct cli *c, int *run, rm_error *err)
 	return 0;
 }
 
+int cli_quiet(const struct cli *c, int *quiet, rm_error *err)
+{
+	static const char *const loud[] = {"DEBUG", "INFO", "NOTSET", NULL};
+	static const char *const hushed[] = {"WARNING", "WARN", "ERROR", "CRITICAL", "FATAL", NULL};
+
+	*quiet = c->quiet;
+	if (!c->log_level)
+		return 0;
+	for (size_t i = 0; loud[i]; i++)
+		if (!strcasecmp(c->log_level, loud[i]))
+			return 0;
+	for (size_t i = 0; hushed[i]; i++)
+		if (!strcasecmp(c->log_level, hushed[i])) {
+			*quiet = 1;
+			return 0;
+		}
+	return rm_error_set(err, RM_ERR_USAGE,
+			    "--log-level takes DEBUG, INFO, WARNING or ERROR (MAD's levels), not "
+			    "'%s'",
+			    c->log_level);
+}
+
 static void list_add(struct opt_list *l, const char *s)
 {
 	l->v = rm_xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
@@ -321,6 +358,19 @@ static int set_value(const struct opt *o, struct cli *c, const char *val, rm_err
 	}
 	return 0;
 }
+
+/* madengine's spellings with no counterpart here: refused, saying what to use instead. */
+static const struct {
+	const char *name; /* without "--" */
+	const char *instead;
+} refused[] = {
+    {"summary-output", "madengine's JSON summary of the run is not written by run_models: the "
+		       "results are in the perf CSV (-o), and --junit FILE or --summary-markdown "
+		       "FILE write a summary for CI"},
+    {"summary_output", "madengine's JSON summary of the run is not written by run_models: the "
+		       "results are in the perf CSV (-o), and --junit FILE or --summary-markdown "
+		       "FILE write a summary for CI"},
+    {NULL, NULL}};
 
 /* Whether the long option spelled name[0..len) is o's name or one of its aliases. */
 static int spells(const struct opt *o, const char *name, size_t len)
@@ -387,6 +437,16 @@ int opt_parse(unsigned accept, struct cli *c, int argc, char **argv, struct opt_
 		} else if (!a[2]) {
 			o = find_short(accept, a[1]);
 		}
+		for (size_t k = 0; !o && a[1] == '-' && refused[k].name; k++) {
+			size_t len = strcspn(a + 2, "=");
+			if (strlen(refused[k].name) == len && !strncmp(a + 2, refused[k].name, len))
+				return rm_error_set(err, RM_ERR_USAGE, "'--%s': %s",
+						    refused[k].name, refused[k].instead);
+		}
+		if (!o && !strcmp(a, "-s"))
+			return rm_error_set(err, RM_ERR_USAGE,
+					    "'-s' (madengine's --summary-output): %s",
+					    refused[0].instead);
 		if (!o)
 			return rm_error_set(err, RM_ERR_USAGE,
 					    "unknown option '%s' (see '%s --help')", a, argv[0]);

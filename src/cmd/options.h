@@ -66,6 +66,12 @@ struct cli {
 	const char *force_mirror_local;
 	int list;
 	int quiet;
+	/* madengine's and MAD's spellings (options.c): --verbose, --log-level, --cleanup-perf,
+	 * --ignore-deprecated */
+	int verbose;
+	const char *log_level;
+	int cleanup_perf;
+	int ignore_deprecated;
 	const char *tunableop;
 	const char *shm_size;
 	int dry_run;
@@ -134,6 +140,9 @@ int opt_parse(unsigned accept, struct cli *c, int argc, char **argv, struct opt_
 void opt_help(FILE *f, unsigned cmd, const char *usage, int markdown);
 void opt_list_release(struct opt_list *l);
 /* --dynamic-registry run|skip, else $RM_DYNAMIC_REGISTRY ("run" runs them): *run 0 or 1. */
+/* Whether the runner's messages are to be quiet: --quiet, or MAD's --log-level WARNING or
+ * ERROR (DEBUG, INFO: not); another level is an error. */
+int cli_quiet(const struct cli *c, int *quiet, rm_error *err);
 int cli_run_dynamic(const struct cli *c, int *run, rm_error *err);
 
 #endif

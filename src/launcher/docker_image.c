@@ -185,10 +185,11 @@ static void refresh_base(struct docker_launcher *dl, const rm_image_req *req)
 	if (rm_engine_auth(reg, &auth, &src, &err) == 0) {
 		o.auth = auth;
 		if (rm_engine_image_pull(dl->d, ref, &o, NULL, &err) == 0) {
-			msg = rm_xasprintf("run_models: base image '%s' pulled from %s (a newer one "
-					   "rebuilds the image; --no-pull builds on the engine's "
-					   "copy)",
-					   ref, reg);
+			msg =
+			    rm_xasprintf("run_models: base image '%s' pulled from %s (a newer one "
+					 "rebuilds the image; --no-pull builds on the engine's "
+					 "copy)",
+					 ref, reg);
 			say(req, msg);
 			free(msg);
 			goto out;

@@ -219,7 +219,7 @@ int rm_runner__record(struct run *r, const rm_selected *s, const rm_workload *w,
 	}
 	if (!strcmp(oc->status, "SUCCESS"))
 		relative_changes(r, rows, n, rel);
-	ret = rm_perf_append(r->o->output, rows, n, err);
+	ret = rm_perf_append(r->o->output, m->name, rows, n, err);
 	if (ret == 0)
 		ret = rm_metrics_append(r->o->output, t.ts, r->run_id, m->name, &oc->pr, err);
 	if (ret == 0 && oc->mr_extra.n)
