@@ -13,7 +13,11 @@ set(RM_COMPAT_CASES
     output_option skip_gpu_arch skip_gpu_arch_nvidia disable_skip_gpu_arch
     multi_results multi_results_columns multi_results_bad_rows multi_results_workspace
     perf_csv_foreign perf_csv_unwritable cli_spellings
-    hostile_paths hostile_symlink)
+    hostile_paths hostile_symlink
+    mad_dry_run mad_data_unserved mad_timeout_none mad_container mad_clone_submodules
+    mad_perf_csv_madengine mad_perf_csv_crlf
+    skip_gpu_arch_nvidia_product scope_rule context_keys cli_madengine_spellings build_pull
+    sensitive_mounts)
 
 # Cases expected to fail (none now: issue 10's phase 2 made every case pass). A case listed
 # here runs with WILL_FAIL, so ctest flags the list as out of date when the case passes.
