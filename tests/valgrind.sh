@@ -27,9 +27,12 @@ printf 'suite: vg\nentries:\n  - tags: [smoke]\n    repeat: 2\n    additional_co
 ctx='{"gpu_vendor":"AMD","guest_os":"UBUNTU","MAD_SYSTEM_GPU_ARCHITECTURE":"gfx942","MAD_SYSTEM_NGPUS":8}'
 # What a SLURM task runs, without a cluster: node-run from a job file written here.
 cat >"$work/job.json" <<JOB
-{"run_id": "vg", "root": "$work", "log_dir": "$work", "context_files": [], "contexts": [],
- "shm_size": 0, "workloads": {"smoke-0": {"model": "smoke_busybox", "image": "ci-smoke_busybox_smoke",
- "pull": true, "log_base": "$work/smoke.vg"}}}
+{"schema": 1, "run_id": "vg", "root": "$work", "log_dir": "$work", "context_files": [],
+ "contexts": [], "workloads": {"smoke-0": {"model": "smoke_busybox", "run_id": "vg",
+ "image": "ci-smoke_busybox_smoke", "log_dir": "$work",
+ "timeout": 60, "env": [["VG", "1"]],
+ "secrets": ["MAD_SECRETS_VG"], "settings": {"shm_size": 1048576}, "pull": true,
+ "log_base": "$work/smoke.vg"}}}
 JOB
 while read -r label; do
 	read -r -a cmd

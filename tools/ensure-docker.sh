@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Makes sure a Docker engine answers, and prints the DOCKER_HOST to use.
 #
-# Uses $DOCKER_HOST or /var/run/docker.sock when an engine answers there. Otherwise, when
-# running as root, starts a private dockerd (no bridge network, no iptables) with its socket,
-# data and logs under $RM_DOCKER_DIR (default /var/tmp/run_models-dockerd) and prints
-# unix://$RM_DOCKER_DIR/docker.sock. Exit 1 with a message when no engine can be had.
+# Uses $DOCKER_HOST or /var/run/docker.sock when an engine answers there. Otherwise starts the
+# system engine when systemd runs and has docker.io's unit (the standard socket again).
+# Otherwise, when running as root, starts a private dockerd (no bridge network, no iptables)
+# with its socket, data and logs under $RM_DOCKER_DIR (default /var/tmp/run_models-dockerd)
+# and prints unix://$RM_DOCKER_DIR/docker.sock; run_models looks there by itself when
+# DOCKER_HOST is not set and /var/run/docker.sock is not there. The private engine does not
+# survive a reboot: run this again. Exit 1 with a message when no engine can be had.
 set -euo pipefail
 
 ping() { # $1: unix socket path
@@ -22,6 +25,21 @@ fi
 if ping /var/run/docker.sock; then
 	echo unix:///var/run/docker.sock
 	exit 0
+fi
+if [ -d /run/systemd/system ] && systemctl cat docker.service >/dev/null 2>&1; then
+	sudo=""
+	[ "$(id -u)" = 0 ] || sudo=sudo
+	if $sudo systemctl start docker.service >&2; then
+		for _ in $(seq 1 100); do
+			if ping /var/run/docker.sock; then
+				echo unix:///var/run/docker.sock
+				exit 0
+			fi
+			sleep 0.2
+		done
+	fi
+	echo "ensure-docker: 'systemctl start docker' did not bring up /var/run/docker.sock;" \
+		"starting a private engine" >&2
 fi
 
 dir=${RM_DOCKER_DIR:-/var/tmp/run_models-dockerd}

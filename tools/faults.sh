@@ -44,6 +44,15 @@ CASES=(
 	outputs_first
 	secrets
 	hostile_paths
+	long_lines
+	secret_outputs
+	output_clash
+	results_limits
+	oom_removed
+	keep_dir_nodes
+	perf_symlink
+	engine_dies_build
+	formula_cells
 )
 
 RM=${RM_BIN:-$SRC/build/run_models}
@@ -235,6 +244,16 @@ fault_full_disk() { integration_case disk_full "full tmpfs: the live log fails t
 fault_same_model_shared_log() { integration_case log_per_run "two runs of one model at once: a log each, the latest linked, a planted symlink not followed"; }
 fault_outputs_first() { integration_case outputs_first "missing --log-dir created; foreign or unwritable perf.csv refused before any build"; }
 fault_secrets() { integration_case secrets "multi-line secret masked line by line, short one warned about, metric not lost"; }
+# issue 22
+fault_long_lines() { integration_case long_lines "65,536-byte line, last line without a line end, MLPerf run_stop without newline / aborted: figures right, live and parse"; }
+fault_secret_outputs() { integration_case secret_outputs "secret as a tag argument: in no file of the run (run.json, JUnit, report, archive unpacked)"; }
+fault_output_clash() { integration_case output_clash "-o perf_<model>.csv, model 'summary' with --repeat, foreign perf_<model>.csv, --html over perf.csv: refused before any build, exit 5"; }
+fault_results_limits() { integration_case results_limits "multiple_results over 16 MiB, a symlink, a folder: reasons that say so"; }
+fault_oom_removed() { integration_case oom_removed "OOM kill and a container removed by someone else: reasons that say so, exit 1"; }
+fault_keep_dir_nodes() { integration_case keep_dir_nodes "--keep-model-dir: no device node, FIFO or socket made on the host"; }
+fault_perf_symlink() { integration_case perf_symlink "dangling perf.csv / perf_<model>.csv symlink: not followed, refused before any build, exit 5"; }
+fault_engine_dies_build() { integration_case engine_dies_build "private dockerd killed during a build: exit 4 naming the engine; the next run reaps the build container"; }
+fault_formula_cells() { integration_case formula_cells "formula text from the workload defused with a leading ', numbers and args unchanged"; }
 fault_hostile_paths() {
 	local out rc=0
 	out=$(bash "$SRC/tests/compat/cases.sh" hostile_paths "$RM" "$SRC" 2>&1) || rc=$?

@@ -2,7 +2,8 @@
 # The README's second command (and what CI runs): set up, then the whole test suite. Each
 # stage prints its time, and a table of all of them comes at the end, so a slow stage is
 # seen before it costs a submission (CI must stay under 45 minutes on 2 cores):
-#   setup     packages, the build, a Docker engine
+#   setup     packages (tools/setup.sh --tests: the test-only ones too), the build of every
+#             test, a Docker engine
 #   tests     a normal build: unit, golden, fuzz-corpus replay, lint, and the integration,
 #             fault, compatibility, results (SQLite, PostgreSQL, Chromium) and scale-out
 #             (SLURM, registry) suites against real servers (ctest)
@@ -14,8 +15,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# shellcheck source=tools/lib.sh
-. tools/lib.sh
 
 stages=()
 stage() { # NAME COMMAND...: runs the command (in a subshell, with set -e), prints and records its time
@@ -42,8 +41,7 @@ report() {
 trap report EXIT
 
 setup() {
-	ensure_packages clang valgrind shellcheck time bc
-	RM_BUILD_DIR=build tools/setup.sh >/dev/null
+	RM_BUILD_DIR=build tools/setup.sh --tests >/dev/null
 }
 
 tests() {

@@ -1,7 +1,10 @@
 /*
  * A Docker Engine API client: libcurl over the unix socket (or tcp://), JSON with jansson.
  *
- * Connection: DOCKER_HOST (unix:///path or tcp://host:port) or unix:///var/run/docker.sock.
+ * Connection: the host given, else DOCKER_HOST (unix:///path or tcp://host:port), else
+ * unix:///var/run/docker.sock when that socket exists, else the private engine that
+ * tools/ensure-docker.sh starts ($RM_DOCKER_DIR/docker.sock, default
+ * /var/tmp/run_models-dockerd/docker.sock) when its socket exists.
  * rm_engine_open pings the engine and negotiates the API version: min(the engine's
  * Api-Version header, RM_ENGINE_API_MAX). Every request uses /v<version>/ paths.
  *
@@ -79,6 +82,8 @@ const char *rm_engine_host(const rm_docker *d);	       /* what we connected to *
 
 /* GET /version; *out owned by caller (json_decref). */
 int rm_engine_version(rm_docker *d, json_t **out, rm_error *err);
+/* GET /_ping: 0 when the engine answers (within 20 s), else -1. */
+int rm_engine_ping(rm_docker *d, rm_error *err);
 
 typedef struct rm_build_opts {
 	const char *context_tar; /* path of a tar file written by rm_tar_build_context */
@@ -88,6 +93,9 @@ typedef struct rm_build_opts {
 	int nocache;
 	const char *networkmode; /* "host" or NULL */
 	json_t *labels;		 /* image labels, object of strings, or NULL */
+	/* "name:ip" added to /etc/hosts of the build's RUN containers, or NULL: a mark the
+	 * classic builder puts on the containers it makes (labels reach only the image) */
+	const char *extrahosts;
 	/* Each line of build output (the "stream" texts, split at '\n'), for the build log. */
 	void (*on_line)(void *ud, const char *line, size_t len);
 	void *ud;
@@ -132,11 +140,17 @@ int rm_engine_kill(rm_docker *d, const char *id, const char *signal, rm_error *e
 int rm_engine_remove(rm_docker *d, const char *id, rm_error *err);
 /* GET /containers/{id}/json; *out owned by caller. */
 int rm_engine_inspect(rm_docker *d, const char *id, json_t **out, rm_error *err);
+/* How a container ended, from GET /containers/{id}/json: *gone = 1 when someone removed it
+ * (the engine no longer knows it, 404, or its State.Status is "removing": a forced removal
+ * says so before it kills), *oom_killed from State.OOMKilled. Returns 0, or -1 when the
+ * engine cannot say (unreachable, another error). */
+int rm_engine_container_end(rm_docker *d, const char *id, int *gone, int *oom_killed,
+			    rm_error *err);
 /* GET /containers/json?all=1&filters={"label":[label]}: ids (NULL-terminated, free with
  * rm_strv_free). */
 int rm_engine_list_by_label(rm_docker *d, const char *label, char ***ids, size_t *n, rm_error *err);
 /* The same listing as the engine gives it: an array of {Id, Names, Labels, State, ...};
- * *out owned by caller. */
+ * label NULL lists every container; *out owned by caller. */
 int rm_engine_list_containers(rm_docker *d, const char *label, json_t **out, rm_error *err);
 
 /* ---- images and registries (src/engine/images.c) ----
@@ -247,9 +261,11 @@ int rm_tar_extract_one(int in_fd, int out_fd, size_t max_bytes, rm_error *err);
 /*
  * Extracts a tar stream from in_fd below dest_dir, securely (no "..", no absolute paths, no
  * writing through symlinks: libarchive's ARCHIVE_EXTRACT_SECURE_* flags). strip removes the
- * given number of leading path components.
+ * given number of leading path components. Only files, folders and symlinks are made:
+ * device nodes, FIFOs and sockets (and hard links to them) are left out, their number in
+ * *skipped (may be NULL).
  */
-int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, rm_error *err);
+int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, size_t *skipped, rm_error *err);
 
 /* .dockerignore matching, exposed for unit tests. Patterns are the file's lines. */
 typedef struct rm_ignore rm_ignore;

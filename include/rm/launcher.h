@@ -51,6 +51,9 @@ typedef struct json_t json_t;
  * CANCELLED, NODE_FAIL, ...): err holds the reason for the FAILURE row, and *status the exit
  * code when one is known, else -1. */
 #define RM_LAUNCH_FAILED (-3)
+/* prepare: the back end went away during the build (the engine died): err names it; the
+ * run counts an engine loss (exit 4). */
+#define RM_LAUNCH_LOST (-4)
 
 /* Given once, when the launcher is opened; everything here outlives the launcher. */
 typedef struct rm_launcher_config {

@@ -6,22 +6,24 @@
  * Feeding (the same for the live stream and `run_models parse`):
  *
  *   rm_parser_start(&p, name, &cfg);
- *   for each line of stdout:   rm_parser_feed(&p, line, len);           (no '\n')
- *   at the end of the stream:  rm_parser_feed_fragment(&p, rest, len);  (bytes after the last
- *                                                                         '\n', if any)
+ *   for each piece rm_lines (rm/util.h) hands out:
+ *                              rm_parser_feed_split(&p, line, len, kind);  (no '\n')
+ *   or, the end cut short:     rm_parser_feed_fragment(&p, rest, len);
  *   rm_parser_finish(&p, &result);  ...  rm_parse_result_release(&result);
  *   rm_parser_stop(&p);
  *
- * Lines are split by the caller with rm_lines (rm/util.h) initialised with RM_PARSER_LINE_MAX:
- * a longer line arrives as pieces of exactly RM_PARSER_LINE_MAX bytes followed by a shorter
- * last piece. rm_parser_feed() treats a call of RM_PARSER_LINE_MAX bytes or more as a piece
- * that continues in the next call (so a line of exactly RM_PARSER_LINE_MAX bytes counts as
- * over-long), and hands the parser only whole text: in a piece, the text before its first '\r'
- * (when it continues an earlier piece) and after its last '\r' (when more follows) is cut text
- * and is dropped; what lies between carriage returns is whole progress-bar updates. The final
- * fragment (a run killed mid-write leaves `lm loss: 8.` or half a JSON record) is treated the
- * same way: only text before its last '\r' can count, so a line without '\r' never becomes a
- * metric. stderr and the runner's own messages are never fed.
+ * Lines are split by the caller with rm_lines initialised with RM_PARSER_LINE_MAX, which says
+ * what each call is: a whole line (RM_LINE_WHOLE, whatever its length: a line of exactly
+ * RM_PARSER_LINE_MAX bytes is whole), a piece of a longer line that continues in the next
+ * call (RM_LINE_PIECE), or the last line of the stream without a line end (RM_LINE_END, read
+ * as a whole line: a result file's last record often has no '\n'). Of a longer line the
+ * parser sees only whole text: in a piece, the text before its first '\r' (when it continues
+ * an earlier piece) and after its last '\r' (when more follows) is cut text and is dropped;
+ * what lies between carriage returns is whole progress-bar updates. When the caller knows the
+ * end was cut short (the runner stopped the workload mid-write: a timeout, a signal, a lost
+ * engine, `lm loss: 8.` or half a JSON record left behind) it hands the end to
+ * rm_parser_feed_fragment() instead: only text before its last '\r' can count there, so a cut
+ * line never becomes a metric. stderr and the runner's own messages are never fed.
  *
  * A parser keeps constant memory: running sums, last values and the first
  * RM_PARSER_WARMUP_WINDOW steps of each series, never the log.
@@ -143,10 +145,13 @@ typedef struct rm_parser {
 
 /* Returns 0, or -1 when no parser has that name. cfg may be NULL (defaults). */
 int rm_parser_start(rm_parser *p, const char *name, const rm_parser_config *cfg);
-/* One line without its '\n', or a piece of an over-long line (see above). */
+/* One whole line without its '\n' (any length). */
 void rm_parser_feed(rm_parser *p, const char *line, size_t len);
-/* The unterminated bytes after the last '\n' of the stream: never parsed as a metric unless
- * they hold whole '\r'-terminated progress updates. Call at most once, before finish. */
+/* What rm_lines hands out, with its kind (RM_LINE_WHOLE, RM_LINE_PIECE, RM_LINE_END). */
+void rm_parser_feed_split(rm_parser *p, const char *line, size_t len, int kind);
+/* The unterminated bytes after the last '\n' of a stream that was cut short: never parsed
+ * as a metric unless they hold whole '\r'-terminated progress updates. Call at most once,
+ * before finish. */
 void rm_parser_feed_fragment(rm_parser *p, const char *line, size_t len);
 void rm_parser_finish(rm_parser *p, rm_parse_result *out);
 void rm_parser_stop(rm_parser *p); /* frees the state; safe to call twice */
@@ -189,8 +194,9 @@ void rm_parse_result_release(rm_parse_result *r);
  * tests and benchmarks can drive it without the program's main().
  *
  * The file is read in fixed-size chunks and split with rm_lines (rm/util.h) at
- * RM_PARSER_LINE_MAX, exactly as the runner splits a container's stdout; the unterminated end
- * of the file goes through rm_parser_feed_fragment(). Memory stays bounded whatever the file
+ * RM_PARSER_LINE_MAX, exactly as the runner splits a container's stdout; the end of the file
+ * is the end of the output, so a last line without a line end is read as a whole line (as the
+ * runner reads it when the workload ended by itself). Memory stays bounded whatever the file
  * size.
  *
  * Output formats:

@@ -93,6 +93,12 @@ int rm_perf_check(const char *path, rm_error *err);
 int rm_perf_append(const char *path, const char *model, const rm_perf_row *rows, size_t n,
 		   rm_error *err);
 
+/* Before a run: perf_<model>.csv beside perf_path, when it exists, is a regular file with
+ * our header (a stale file of another tool would fail the run at its end). */
+int rm_metrics_check(const char *perf_path, const char *model, rm_error *err);
+/* The same for perf_summary.csv (written by --repeat). */
+int rm_summary_check(const char *perf_path, rm_error *err);
+
 /* "<folder of perf_path>/<name>": where perf_<model>.csv and perf_summary.csv go. */
 char *rm_perf_sibling(const char *perf_path, const char *name);
 

@@ -346,6 +346,7 @@ typedef struct rm_manifest {
 	long n_gpus;
 	const rm_finding *findings; /* the doctor's (GPU, driver, ROCm, CUDA, OS, docker) */
 	size_t n_findings;
+	const rm_mask *mask; /* the run's secrets: every string (and key) masked; NULL: none */
 } rm_manifest;
 
 /* The manifest as JSON: run_id, started_at, git_commit, host, gpu {vendor, arch, count},
@@ -361,10 +362,12 @@ json_t *rm_manifest_read(const char *path, rm_error *err);
 /*
  * Writes a gzip-compressed tar (libarchive) of the given files and folders (folders with
  * everything under them), each stored under top/ by its path when that is relative and has
- * no "..", else by its base name. A path that does not exist is an error naming it.
+ * no "..", else by its base name. A path that does not exist is an error naming it. With an
+ * active mask (the run's secrets), every regular file is stored masked, whoever wrote it:
+ * the archive is what a CI job uploads.
  */
 int rm_archive_write(const char *out_path, const char *top, const char *const *paths, size_t n,
-		     rm_error *err);
+		     const rm_mask *mask, rm_error *err);
 
 /*
  * The HTML trend report (run_models report html): ONE self-contained file, no scripts, no

@@ -79,6 +79,26 @@ void rm_run_id_new(char *out, size_t size);
  * interrupted (err says why; res->interrupted holds the signal number). */
 int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err);
 
+/* A file a run writes besides perf.csv, its perf_<model>.csv and its logs (run.json, the CI
+ * outputs); what names it in messages ("--html"). A NULL path is skipped. */
+typedef struct rm_run_output {
+	const char *path;
+	const char *what;
+} rm_run_output;
+
+/*
+ * Before the first build (src/runner/outputs.c): the files the run will write, each
+ * resolved (the current folder, "..", symlinks of the parts that exist), must be distinct:
+ * perf.csv (o->output), perf_summary.csv beside it when repeat > 1, perf_<model>.csv of each
+ * of the models, the extra outputs; none may be named like a model's log link in o->log_dir.
+ * A perf_<model>.csv or perf_summary.csv that exists must have our header; an extra output
+ * must not be a folder and its folder must be writable. The error names the file and both
+ * of its uses. rm_runner_run checks its own selection; a suite run checks every entry's
+ * models and its CI outputs before it writes run.json.
+ */
+int rm_runner_check_outputs(const rm_run_opts *o, const char *const *models, size_t n_models,
+			    long repeat, const rm_run_output *extra, size_t n_extra, rm_error *err);
+
 /*
  * ---- the build manifest (src/runner/build_manifest.c) ----
  *

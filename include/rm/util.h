@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct rm_error;
 
@@ -31,6 +32,12 @@ char *rm_xvasprintf(const char *fmt, va_list ap);
 int rm_parse_long(const char *s, long min, long max, long *out);
 /* Same for a finite double (no nan/inf). */
 int rm_parse_double(const char *s, double *out);
+/* Text that came from a workload, for a CSV cell (a metric name, a unit): when it starts
+ * with '=', '+', '-', '@', a tab or a carriage return and is not a number, a copy with a
+ * leading "'", so a spreadsheet that opens the CSV shows it instead of running it as a
+ * formula; anything else (and every number: "-1.5", "+0.00") copied as it is. Caller
+ * frees. */
+char *rm_cell_text(const char *s);
 /* A size as Docker writes it: "64G", "512m", "1.5g", "1073741824" (k m g t, powers of 1024,
  * an optional trailing b). Returns 0 and sets *bytes, or -1. */
 int rm_parse_size(const char *s, long long *bytes);
@@ -150,9 +157,15 @@ typedef void (*rm_output_cb)(void *ud, int stream, const char *data, size_t len)
  * Line assembly for one stream: bytes in, whole lines out (without the '\n'; a trailing
  * '\r' is kept for the parser to decide). Lines longer than max_line are delivered in
  * max_line pieces, so memory stays bounded whatever the container prints. Each line handed
- * to the callback is also NUL-terminated (line[len] == '\0').
+ * to the callback is also NUL-terminated (line[len] == '\0'), with what it is:
+ *   RM_LINE_WHOLE  a line that ended with '\n' (or the last piece of a longer one), whatever
+ *                  its length: a line of exactly max_line bytes is one whole line
+ *   RM_LINE_PIECE  max_line bytes of a longer line: more of the same line follows
+ *   RM_LINE_END    the bytes after the last '\n' when the data ended (rm_lines_flush): a
+ *                  last line without a line end, whole or cut, as the caller knows
  */
-typedef void (*rm_line_cb)(void *ud, const char *line, size_t len);
+enum { RM_LINE_WHOLE = 0, RM_LINE_PIECE = 1, RM_LINE_END = 2 };
+typedef void (*rm_line_cb)(void *ud, const char *line, size_t len, int kind);
 
 typedef struct rm_lines {
 	char *buf;
@@ -162,7 +175,7 @@ typedef struct rm_lines {
 
 void rm_lines_init(rm_lines *l, size_t max_line);
 void rm_lines_feed(rm_lines *l, const char *data, size_t len, rm_line_cb cb, void *ud);
-/* Delivers a last unterminated line, if any. */
+/* Delivers a last unterminated line, if any, as RM_LINE_END. */
 void rm_lines_flush(rm_lines *l, rm_line_cb cb, void *ud);
 void rm_lines_release(rm_lines *l);
 
@@ -218,8 +231,61 @@ void rm_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rm_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* 0 = quiet (warnings only), 1 = normal, 2 = verbose. */
 void rm_log_set_level(int level);
+int rm_log_level(void);
 /* Number of warnings printed so far (tests use it). */
 unsigned rm_warn_count(void);
+/* Called before each message is printed (the status line clears itself there); NULL: none. */
+void rm_log_set_before(void (*fn)(void));
+/* Tests: messages go into b (one line each, "warning: " before a warning) instead of stderr,
+ * so that a negative test checks the warning it expects and prints nothing. NULL: stderr. */
+void rm_log_capture(rm_buf *b);
+
+/*
+ * ---- the terminal (util/term.c): colour, width, tables ----
+ *
+ * Colour is on for a stream when --color always; off when --color never; otherwise (auto,
+ * the default) when the stream is a terminal, NO_COLOR is unset or empty and TERM is not
+ * "dumb" (https://no-color.org).
+ */
+enum rm_color { RM_COLOR_NONE, RM_COLOR_GOOD, RM_COLOR_BAD, RM_COLOR_WARN, RM_COLOR_BOLD };
+/* "auto", "always" or "never"; -1 (RM_ERR_USAGE) for anything else. */
+int rm_color_mode(const char *when, struct rm_error *err);
+int rm_color_on(FILE *f);
+/* The escape that starts colour c on f, and the one that ends it ("" when f gets none). */
+const char *rm_color_start(FILE *f, enum rm_color c);
+const char *rm_color_end(FILE *f, enum rm_color c);
+/* The colour of a perf row status: SUCCESS good, FAILURE bad, SKIPPED warn, else none. */
+enum rm_color rm_status_color(const char *status);
+/* The columns of the terminal f writes to ($COLUMNS when the size is unknown), or 0 when f
+ * is not a terminal. */
+int rm_term_width(FILE *f);
+/* Columns s takes on a terminal (UTF-8: one per character; escapes are not expected). */
+size_t rm_text_width(const char *s);
+/* The longest start of s that takes at most cols columns, in bytes (never splits a UTF-8
+ * character). */
+size_t rm_text_clip(const char *s, size_t cols);
+
+/*
+ * A table of text: a header, aligned columns two spaces apart, and, when it would be wider
+ * than the width given, the columns marked RM_TABLE_SHRINK cut (with "~" at the cut) down to
+ * their minimum: those of the lowest rank first, the widest of a rank first. RM_TABLE_RIGHT aligns
+ * right (numbers); RM_TABLE_STATUS colours its cells with rm_status_color. The table copies what it
+ * is given.
+ */
+enum { RM_TABLE_RIGHT = 1, RM_TABLE_SHRINK = 2, RM_TABLE_STATUS = 4 };
+typedef struct rm_table {
+	size_t ncols, nrows;
+	char **cells; /* nrows + 1 rows (the header first) of ncols */
+	unsigned *flags;
+	size_t *min;	/* the narrowest a shrinking column gets */
+	unsigned *rank; /* shrinking columns of a lower rank are cut first */
+} rm_table;
+void rm_table_init(rm_table *t, size_t ncols, const char *const *header);
+void rm_table_column(rm_table *t, size_t col, unsigned flags, size_t min_width, unsigned rank);
+void rm_table_add(rm_table *t, const char *const *cells); /* NULL cells print empty */
+/* Prints it to f, each line after indent, within width columns (0: no limit). */
+void rm_table_print(const rm_table *t, FILE *f, const char *indent, size_t width);
+void rm_table_release(rm_table *t);
 
 /*
  * SHA-256 through OpenSSL's libcrypto, for build-context fingerprints (an image whose

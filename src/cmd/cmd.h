@@ -10,6 +10,8 @@
 
 #include "rm/util.h"
 
+#define RM_VERSION "0.1.0"
+
 /* Exit codes (docs/exit-codes.md). */
 enum {
 	RM_EXIT_OK = 0, /* every selected model succeeded */
@@ -39,6 +41,7 @@ int cmd_suite(int argc, char **argv, rm_error *err);
 int rm_exit_code_for(size_t n_failed, size_t n_regressions, int engine_lost);
 int cmd_build(int argc, char **argv, rm_error *err);
 int cmd_node_run(int argc, char **argv, rm_error *err);
+int cmd_completion(int argc, char **argv, rm_error *err);
 
 struct cli;
 struct rm_nightly_opts;

@@ -1,8 +1,11 @@
 /*
- * run_models list [--tags TAG] [--additional-context JSON]: the selection, one line per kept
- * Dockerfile: <model>\t<dockerfile>\t<parser>\t<tags>. A model whose Dockerfiles are all
- * dropped for this context prints "-" as its Dockerfile and a warning saying why.
+ * run_models list [--tags TAG] [--additional-context JSON] [--format table|csv|json]: the
+ * selection, one row per kept Dockerfile: model, dockerfile, parser, tags. A model whose
+ * Dockerfiles are all dropped for this context gets one row with no Dockerfile ("-" in the
+ * table) and a warning saying why. The table has a header and aligned columns, cut to the
+ * terminal's width; csv and json are for scripts.
  */
+#include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,11 +14,43 @@
 #include "cmd.h"
 #include "options.h"
 #include "rm/context.h"
+#include "rm/report.h"
 #include "rm/util.h"
 #include "rm/registry.h"
 
-/* One line per kept Dockerfile, or one "-" line and a warning when none is kept. */
-static void list_model(const rm_model *m, const rm_context *ctx)
+enum list_format { LIST_TABLE, LIST_CSV, LIST_JSON };
+
+struct listing {
+	enum list_format format;
+	rm_table table;
+	json_t *json;
+	rm_buf csv;
+};
+
+static void listing_row(struct listing *l, const rm_model *m, const char *dockerfile,
+			const char *tags)
+{
+	const char *cells[] = {m->name, dockerfile, m->parser, tags};
+
+	if (l->format == LIST_TABLE) {
+		cells[1] = dockerfile ? dockerfile : "-";
+		rm_table_add(&l->table, cells);
+	} else if (l->format == LIST_CSV) {
+		rm_csv_record(&l->csv, cells, 4);
+		fputs(rm_buf_str(&l->csv), stdout);
+		rm_buf_reset(&l->csv);
+	} else {
+		json_t *t = json_array();
+		for (size_t i = 0; i < m->n_tags; i++)
+			json_array_append_new(t, json_string(m->tags[i]));
+		json_array_append_new(l->json, json_pack("{s:s, s:s?, s:s?, s:o}", "model", m->name,
+							 "dockerfile", dockerfile, "parser",
+							 m->parser, "tags", t));
+	}
+}
+
+/* One row per kept Dockerfile, or one row without and a warning when none is kept. */
+static void list_model(struct listing *l, const rm_model *m, const rm_context *ctx)
 {
 	rm_dockerfile *dfs = NULL;
 	size_t n = 0, kept = 0;
@@ -34,14 +69,67 @@ static void list_model(const rm_model *m, const rm_context *ctx)
 		if (!dfs[k].kept)
 			continue;
 		kept++;
-		printf("%s\t%s\t%s\t%s\n", m->name, dfs[k].path, m->parser, tags);
+		listing_row(l, m, dfs[k].path, tags);
 	}
 	if (!kept) {
-		printf("%s\t-\t%s\t%s\n", m->name, m->parser, tags);
+		listing_row(l, m, NULL, tags);
 		rm_warn("model '%s': %s", m->name, derr.msg);
 	}
 	rm_dockerfiles_free(dfs, n);
 	free(tags);
+}
+
+static int list_format(const struct cli *cli, enum list_format *f, rm_error *err)
+{
+	if (!cli->format || !strcmp(cli->format, "table"))
+		*f = LIST_TABLE;
+	else if (!strcmp(cli->format, "csv"))
+		*f = LIST_CSV;
+	else if (!strcmp(cli->format, "json"))
+		*f = LIST_JSON;
+	else
+		return rm_error_set(err, RM_ERR_USAGE,
+				    "--format takes 'table', 'csv' or 'json', not '%s'",
+				    cli->format);
+	return 0;
+}
+
+static void listing_start(struct listing *l)
+{
+	static const char *const header[] = {"model", "dockerfile", "parser", "tags"};
+
+	if (l->format == LIST_TABLE) {
+		rm_table_init(&l->table, 4, header);
+		/* at 80 columns the tags give way first, then the Dockerfile, then the name */
+		rm_table_column(&l->table, 0, RM_TABLE_SHRINK, 16, 2);
+		rm_table_column(&l->table, 1, RM_TABLE_SHRINK, 16, 1);
+		rm_table_column(&l->table, 3, RM_TABLE_SHRINK, 8, 0);
+	} else if (l->format == LIST_CSV) {
+		rm_buf_init(&l->csv, (size_t)1 << 24);
+		rm_csv_record(&l->csv, header, 4);
+		fputs(rm_buf_str(&l->csv), stdout);
+		rm_buf_reset(&l->csv);
+	} else {
+		l->json = json_array();
+	}
+}
+
+static void listing_end(struct listing *l, int print)
+{
+	if (l->format == LIST_TABLE) {
+		if (print)
+			rm_table_print(&l->table, stdout, "", (size_t)rm_term_width(stdout));
+		rm_table_release(&l->table);
+	} else if (l->format == LIST_CSV) {
+		rm_buf_release(&l->csv);
+	} else {
+		char *text =
+		    print ? json_dumps(l->json, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+		if (text)
+			puts(text);
+		free(text);
+		json_decref(l->json);
+	}
 }
 
 /* Prints the selection of cli's tags (default all) for cli's context. */
@@ -53,8 +141,11 @@ int list_selection(const struct cli *cli, rm_error *err)
 	static const char *const all[] = {"all"};
 	const char *sysfs = getenv("RM_SYSFS_ROOT");
 	rm_registry_opts ro = {0, 0};
+	struct listing l = {0};
 	int ret = -1;
 
+	if (list_format(cli, &l.format, err) < 0)
+		return -1;
 	if (cli_run_dynamic(cli, &ro.run_dynamic, err) < 0 ||
 	    rm_registry_load_opts(&reg, ".", &ro, err) < 0 ||
 	    rm_select(&reg, cli->tags.n ? cli->tags.v : all, cli->tags.n ? cli->tags.n : 1, &sel,
@@ -69,8 +160,10 @@ int list_selection(const struct cli *cli, rm_error *err)
 	for (size_t i = 0; i < cli->contexts.n; i++)
 		if (rm_context_apply(&ctx, cli->contexts.v[i], "--additional-context", err) < 0)
 			goto out;
+	listing_start(&l);
 	for (size_t i = 0; i < sel.n; i++)
-		list_model(sel.items[i].model, &ctx);
+		list_model(&l, sel.items[i].model, &ctx);
+	listing_end(&l, 1);
 	ret = RM_EXIT_OK;
 out:
 	rm_context_release(&ctx);
@@ -94,9 +187,11 @@ int cmd_list(int argc, char **argv, rm_error *err)
 			opt_help(stdout, CMD_LIST, "usage: run_models list [--tags TAG] [options]",
 				 md);
 			if (!md)
-				puts(
-				    "\n'list' also accepts every 'run' option (without effect), so "
-				    "a run's command line\ncan be listed as it is.");
+				opt_wrap(
+				    stdout,
+				    "\n'list' also accepts every 'run' option (without effect), "
+				    "so a run's command line can be listed as it is.",
+				    0, 0, opt_help_width(stdout));
 			ret = RM_EXIT_OK;
 		}
 		goto out;

@@ -20,8 +20,10 @@ static void usage(FILE *f, int markdown)
 	if (markdown)
 		return;
 	fputs("\nparsers:\n", f);
-	for (size_t i = 0; rm_parsers[i]; i++)
-		fprintf(f, "  %-22s %s\n", rm_parsers[i]->name, rm_parsers[i]->description);
+	for (size_t i = 0; rm_parsers[i]; i++) {
+		fprintf(f, "  %-13s ", rm_parsers[i]->name);
+		opt_wrap(f, rm_parsers[i]->description, 16, 16, opt_help_width(f));
+	}
 	fputs("\nCSV rows: metric,value,unit,step,aggregate (last, mean or summary); the primary\n"
 	      "figure is the row whose metric is 'performance' (its unit column names the\n"
 	      "figure). Exit status: 0 when a performance figure was found, 1 when none was\n"

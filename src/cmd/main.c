@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "rm/util.h"
 
 struct cmd_entry {
@@ -24,18 +25,25 @@ static const struct cmd_entry commands[] = {
     {"export", cmd_export, "export perf.csv results to SQLite or PostgreSQL"},
     {"suite", cmd_suite, "check a suite file and print its resolved entries"},
     {"build", cmd_build, "build (and push) the selected models' images, write a build manifest"},
+    {"completion", cmd_completion, "print the bash completion script (installed with run_models)"},
     {"node-run", cmd_node_run, NULL},
 };
 
 static void main_usage(FILE *f)
 {
+	size_t width = opt_help_width(f);
+
 	fputs("usage: run_models [run] --tags TAG[,TAG...] [options]\n"
 	      "       run_models <command> [options]\n\ncommands:\n",
 	      f);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (commands[i].summary)
-			fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fputs("\n'run_models <command> --help' lists each command's options.\n", f);
+		if (commands[i].summary) {
+			fprintf(f, "  %-11s ", commands[i].name);
+			opt_wrap(f, commands[i].summary, 14, 14, width);
+		}
+	fputs("\n'run_models <command> --help' lists each command's options; 'man run_models'\n"
+	      "has them all.\n",
+	      f);
 }
 
 static int exit_code_for(int kind)
@@ -66,7 +74,11 @@ int main(int argc, char **argv)
 		return RM_EXIT_OK;
 	}
 	if (argc > 1 && !strcmp(argv[1], "--version")) {
-		puts("run_models 0.1.0");
+		puts("run_models " RM_VERSION);
+		return RM_EXIT_OK;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--help=man")) {
+		opt_man(stdout);
 		return RM_EXIT_OK;
 	}
 	if (argc > 1 && argv[1][0] != '-') {
@@ -84,7 +96,8 @@ int main(int argc, char **argv)
 	}
 	rc = cmd->fn(argc, argv, &err);
 	if (rc < 0) {
-		fprintf(stderr, "run_models: error: %s\n", err.msg[0] ? err.msg : "unknown error");
+		fprintf(stderr, "run_models: %serror:%s %s\n", rm_color_start(stderr, RM_COLOR_BAD),
+			rm_color_end(stderr, RM_COLOR_BAD), err.msg[0] ? err.msg : "unknown error");
 		return exit_code_for(err.kind);
 	}
 	return rc;

@@ -23,7 +23,7 @@
 #define SEL	      (CMD_RUN | CMD_LIST)
 #define CI	      (CMD_RUN | CMD_REPORT_CI)
 #define RB	      (CMD_RUN | CMD_BUILD)
-static const struct opt options[] = {
+const struct opt opt_table[] = {
     {"tags", 't', WORDS(tags), "TAG [TAG ...]",
      "names, tags, `all`, `scope/tag`, `name:key=value`; several after one `--tags` (as in "
      "madengine), repeatable, comma lists",
@@ -223,6 +223,16 @@ static const struct opt options[] = {
     /* doctor */
     {"format", 0, STR(format), "text|json", "one line per finding (default), or a JSON array",
      CMD_DOCTOR, NULL},
+    /* list */
+    {"format", 0, STR(format), "table|csv|json",
+     "`table` (default: a header and aligned columns, cut to the terminal's width), or `csv` "
+     "or `json` for scripts",
+     CMD_LIST, NULL},
+    /* every command */
+    {"color", 0, STR(color), "auto|always|never",
+     "colour SUCCESS, FAILURE, SKIPPED and warnings: `auto` (default) on a terminal unless "
+     "`NO_COLOR` is set",
+     CMD_ALL, "colour"},
     {NULL, 0, OPT_FLAG, 0, NULL, NULL, 0, NULL},
 };
 #undef SEL
@@ -391,7 +401,7 @@ static int spells(const struct opt *o, const char *name, size_t len)
 
 static const struct opt *find_long(unsigned accept, const char *name, size_t len)
 {
-	for (const struct opt *t = options; t->name; t++)
+	for (const struct opt *t = opt_table; t->name; t++)
 		if ((t->cmds & accept) && spells(t, name, len))
 			return t;
 	return NULL;
@@ -399,7 +409,7 @@ static const struct opt *find_long(unsigned accept, const char *name, size_t len
 
 static const struct opt *find_short(unsigned accept, char c)
 {
-	for (const struct opt *t = options; t->name; t++)
+	for (const struct opt *t = opt_table; t->name; t++)
 		if ((t->cmds & accept) && t->short_name == c)
 			return t;
 	return NULL;
@@ -466,104 +476,7 @@ int opt_parse(unsigned accept, struct cli *c, int argc, char **argv, struct opt_
 		while (o->type == OPT_WORDS && i + 1 < argc && argv[i + 1][0] != '-')
 			list_add((struct opt_list *)((char *)c + o->offset), argv[++i]);
 	}
+	if (c->color && rm_color_mode(c->color, err) < 0)
+		return -1;
 	return 0;
-}
-
-/* "-t, --tags TAGS" or "    --log-dir DIR" (markdown: no indent for a missing short). */
-static void left_column(char *buf, size_t size, const struct opt *t, int markdown)
-{
-	const char *pad = markdown ? "" : "    ";
-	if (t->short_name)
-		snprintf(buf, size, "-%c, --%s%s%s", t->short_name, t->name, t->arg ? " " : "",
-			 t->arg ? t->arg : "");
-	else
-		snprintf(buf, size, "%s--%s%s%s", pad, t->name, t->arg ? " " : "",
-			 t->arg ? t->arg : "");
-}
-
-/* Help texts are written for the README (Markdown); the terminal gets them without the
- * backquotes, wrapped to HELP_WIDTH columns under their own column. */
-#define HELP_INDENT 37
-#define HELP_WIDTH  100
-
-static void wrapped(FILE *f, const char *text)
-{
-	size_t col = HELP_INDENT;
-
-	while (*text) {
-		size_t word = strcspn(text, " "), shown = 0;
-		for (size_t i = 0; i < word; i++)
-			shown += text[i] != '`';
-		if (col > HELP_INDENT && col + 1 + shown > HELP_WIDTH) {
-			fprintf(f, "\n%*s", HELP_INDENT, "");
-			col = HELP_INDENT;
-		} else if (col > HELP_INDENT) {
-			fputc(' ', f);
-			col++;
-		}
-		for (size_t i = 0; i < word; i++)
-			if (text[i] != '`')
-				fputc(text[i], f);
-		col += shown;
-		text += word;
-		while (*text == ' ')
-			text++;
-	}
-	fputc('\n', f);
-}
-
-/* " (also --a, --b)" */
-static char *aliases_text(const struct opt *t)
-{
-	rm_buf b = RM_BUF_INIT(4096);
-	const char *a = t->aliases;
-
-	rm_buf_addstr(&b, " (also");
-	while (a && *a) {
-		size_t n = strcspn(a, " ");
-		rm_buf_addf(&b, "%s --%.*s", b.len > 6 ? "," : "", (int)n, a);
-		a += n;
-		a += *a == ' ';
-	}
-	rm_buf_addch(&b, ')');
-	return rm_buf_detach(&b);
-}
-
-void opt_help(FILE *f, unsigned cmd, const char *usage, int markdown)
-{
-	if (markdown)
-		fputs("| option | meaning |\n|---|---|\n", f);
-	else
-		fprintf(f, "%s\n\noptions:\n", usage);
-	for (const struct opt *t = options; t->name; t++) {
-		char left[64];
-		char *also = t->aliases ? aliases_text(t) : rm_xstrdup("");
-		if (!(t->cmds & cmd)) {
-			free(also);
-			continue;
-		}
-		left_column(left, sizeof(left), t, markdown);
-		if (markdown) {
-			/* a | inside a cell would end it */
-			fputs("| `", f);
-			for (const char *p = left; *p; p++) {
-				if (*p == '|')
-					fputc('\\', f);
-				fputc(*p, f);
-			}
-			fprintf(f, "` | %s%s |\n", t->help, also);
-		} else {
-			char *text = rm_xasprintf("%s%s", t->help, also);
-			int n = fprintf(f, "  %s", left);
-			if (n >= HELP_INDENT)
-				fprintf(f, "\n%*s", HELP_INDENT, "");
-			else
-				fprintf(f, "%*s", HELP_INDENT - n, "");
-			wrapped(f, text);
-			free(text);
-		}
-		free(also);
-	}
-	if (!markdown)
-		fputs("  -h, --help                         show this help\n", f);
 }

@@ -25,6 +25,8 @@ enum {
 	CMD_SUITE = 1 << 7,
 	CMD_BUILD = 1 << 8,
 	CMD_NODE_RUN = 1 << 9, /* hidden: what each SLURM task runs */
+	CMD_COMPLETION = 1 << 10,
+	CMD_ALL = (1 << 11) - 1,
 };
 
 enum opt_type {
@@ -105,7 +107,9 @@ struct cli {
 	/* node-run */
 	const char *job;
 	const char *workload;
-	/* parse, doctor */
+	/* every command */
+	const char *color; /* auto, always, never (applied by opt_parse) */
+	/* parse, doctor, list */
 	const char *format;
 	int explain;
 	int list_parsers;
@@ -122,6 +126,9 @@ struct opt {
 	const char *aliases; /* other long spellings, space-separated, or NULL */
 };
 
+/* Every option of every command, ended by a row whose name is NULL (options.c). */
+extern const struct opt opt_table[];
+
 /* The defaults every command starts from (timeout -1 = not given, ...). */
 void cli_init(struct cli *c);
 void cli_release(struct cli *c);
@@ -136,8 +143,29 @@ int cli_warmup(const struct cli *c, long *warmup, rm_error *err);
  */
 int opt_parse(unsigned accept, struct cli *c, int argc, char **argv, struct opt_list *positional,
 	      int *help_markdown, rm_error *err);
-/* The help of one command: usage line, then its options (rows whose cmds include cmd). */
+/* The help of one command: usage line, then its options (rows whose cmds include cmd),
+ * wrapped to the width of the terminal f is (80 columns when it is none). */
 void opt_help(FILE *f, unsigned cmd, const char *usage, int markdown);
+/* Text wrapped to width columns; lines after the first start with indent spaces. Breaks at
+ * blanks (a word longer than a line is cut); keeps the text's own line ends. Backquotes
+ * (Markdown) are left out. */
+void opt_wrap(FILE *f, const char *text, size_t first_col, size_t indent, size_t width);
+/* The width help is wrapped to on f: the terminal's (at most 100), else 80. */
+size_t opt_help_width(FILE *f);
+
+/* What the man page and the completion know of a command. */
+struct opt_cmd {
+	const char *name;     /* "run", "report html" */
+	unsigned mask;	      /* CMD_* */
+	const char *synopsis; /* after "usage: " in its --help */
+	const char *about;    /* a paragraph for the man page */
+};
+extern const struct opt_cmd opt_cmds[];
+/* The man page (roff), generated from the option table and opt_cmds. */
+void opt_man(FILE *f);
+/* The bash completion script: commands, each command's options and their values, and the
+ * model names and tags of the folder's models.json (run_models completion tags). */
+void opt_bash_completion(FILE *f);
 void opt_list_release(struct opt_list *l);
 /* --dynamic-registry run|skip, else $RM_DYNAMIC_REGISTRY ("run" runs them): *run 0 or 1. */
 /* Whether the runner's messages are to be quiet: --quiet, or MAD's --log-level WARNING or

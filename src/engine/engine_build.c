@@ -35,6 +35,13 @@ static void build_text_line(void *ud, const char *line, size_t len)
 		b->o->on_line(b->o->ud, line, len);
 }
 
+/* Pieces of an over-long build line go to the log as lines of their own. */
+static void build_text_piece(void *ud, const char *line, size_t len, int kind)
+{
+	(void)kind;
+	build_text_line(ud, line, len);
+}
+
 static void build_object(void *ud, const char *p, size_t n)
 {
 	struct build_state *b = ud;
@@ -65,7 +72,7 @@ static void build_object(void *ud, const char *p, size_t n)
 	const char *stream = json_string_value(json_object_get(o, "stream"));
 	if (stream)
 		rm_lines_feed(&b->text, stream, json_string_length(json_object_get(o, "stream")),
-			      build_text_line, b);
+			      build_text_piece, b);
 
 	/* Pull progress of a FROM image: the status line, never the progress bar. */
 	const char *status = json_string_value(json_object_get(o, "status"));
@@ -146,6 +153,8 @@ int rm_engine_build(rm_docker *d, const rm_build_opts *o, char **image_id, rm_er
 	if (o->networkmode)
 		bad |= add_param(&q, "networkmode", o->networkmode);
 	bad |= add_json_param(&q, "labels", o->labels);
+	if (o->extrahosts)
+		bad |= add_param(&q, "extrahosts", o->extrahosts);
 	if (bad) {
 		rm_error_set(err, RM_ERR_INPUT, "the build arguments are too long");
 		goto out;
@@ -166,7 +175,7 @@ int rm_engine_build(rm_docker *d, const rm_build_opts *o, char **image_id, rm_er
 		goto out;
 	ret = -1;
 	build_object(&b, rm_buf_str(&b.line), b.line.len);
-	rm_lines_flush(&b.text, build_text_line, &b);
+	rm_lines_flush(&b.text, build_text_piece, &b);
 	if (b.error) {
 		rm_error_set(err, RM_ERR_DOCKER, "POST /build: %s", b.error);
 		goto out;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -26,6 +27,32 @@ static int parse_version(const char *s, long *major, long *minor)
 		: -1;
 	free(maj);
 	return r;
+}
+
+static int is_socket(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+/* Without DOCKER_HOST: the standard socket when it is there, else the private engine that
+ * tools/ensure-docker.sh starts on a host without a system engine (its socket under
+ * $RM_DOCKER_DIR, default PRIVATE_ENGINE_DIR), so that a new shell needs nothing set. */
+static char *default_host(void)
+{
+	const char *dir = getenv("RM_DOCKER_DIR");
+	char *priv;
+
+	if (is_socket(&DEFAULT_HOST[strlen("unix://")]))
+		return rm_xstrdup(DEFAULT_HOST);
+	priv = rm_xasprintf("%s/docker.sock", dir && *dir ? dir : PRIVATE_ENGINE_DIR);
+	if (is_socket(priv)) {
+		char *host = rm_xasprintf("unix://%s", priv);
+		free(priv);
+		return host;
+	}
+	free(priv);
+	return rm_xstrdup(DEFAULT_HOST);
 }
 
 static int parse_host(rm_docker *d, const char *host, rm_error *err)
@@ -82,13 +109,10 @@ int rm_engine_open(rm_docker **out, const char *host, rm_error *err)
 	struct req r;
 	long emaj, emin, mmaj, mmin;
 
-	if (!host || !*host) {
+	if (!host || !*host)
 		host = getenv("DOCKER_HOST");
-		if (!host || !*host)
-			host = DEFAULT_HOST;
-	}
-	d->host = rm_xstrdup(host);
-	if (parse_host(d, host, err) < 0)
+	d->host = host && *host ? rm_xstrdup(host) : default_host();
+	if (parse_host(d, d->host, err) < 0)
 		goto out;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		rm_error_set(err, RM_ERR_INTERNAL, "cannot initialise libcurl");
@@ -152,6 +176,15 @@ const char *rm_engine_api_version(const rm_docker *d)
 const char *rm_engine_host(const rm_docker *d)
 {
 	return d->host;
+}
+
+int rm_engine_ping(rm_docker *d, rm_error *err)
+{
+	struct req r;
+
+	rm_engine__req_init(&r, "GET", "/_ping", PING_TIMEOUT);
+	r.unversioned = 1;
+	return rm_engine__do_request(d, &r, err) < 0 ? -1 : 0;
 }
 
 int rm_engine_version(rm_docker *d, json_t **out, rm_error *err)

@@ -138,21 +138,53 @@ int rm_engine_inspect(rm_docker *d, const char *id, json_t **out, rm_error *err)
 	return ret;
 }
 
+int rm_engine_container_end(rm_docker *d, const char *id, int *gone, int *oom_killed, rm_error *err)
+{
+	struct req r;
+	char *esc = rm_engine__escape(id), *path = rm_xasprintf("/containers/%s/json", esc);
+	json_t *o = NULL;
+	int ret;
+
+	*gone = 0;
+	*oom_killed = 0;
+	rm_engine__req_init(&r, "GET", path, SHORT_TIMEOUT);
+	ret = rm_engine__json_request(d, &r, &o, err);
+	if (ret < 0 && r.status == 404) {
+		*gone = 1;
+		rm_error_clear(err);
+		ret = 0;
+	} else if (ret == 0) {
+		json_t *st = json_object_get(o, "State");
+		const char *status = json_string_value(json_object_get(st, "Status"));
+		/* a forced removal marks the container "removing" before it kills it */
+		*gone = status && !strcmp(status, "removing");
+		*oom_killed = json_is_true(json_object_get(st, "OOMKilled"));
+	}
+	json_decref(o);
+	free(path);
+	free(esc);
+	return ret < 0 ? -1 : 0;
+}
+
 int rm_engine_list_containers(rm_docker *d, const char *label, json_t **out, rm_error *err)
 {
 	int ret = -1;
 	struct req r;
 	json_t *resp = NULL;
-	json_t *filters = json_pack("{s:[s]}", "label", label);
+	json_t *filters = label ? json_pack("{s:[s]}", "label", label) : NULL;
 	char *js = filters ? json_dumps(filters, JSON_COMPACT) : NULL;
 	char *esc = NULL, *path = NULL;
 
-	if (!js) {
+	if (label && !js) {
 		rm_error_set(err, RM_ERR_INTERNAL, "cannot encode the label filter");
 		goto out;
 	}
-	esc = rm_engine__escape(js);
-	path = rm_xasprintf("/containers/json?all=1&filters=%s", esc);
+	if (js) {
+		esc = rm_engine__escape(js);
+		path = rm_xasprintf("/containers/json?all=1&filters=%s", esc);
+	} else {
+		path = rm_xstrdup("/containers/json?all=1");
+	}
 	rm_engine__req_init(&r, "GET", path, SHORT_TIMEOUT);
 	if (rm_engine__json_request(d, &r, &resp, err) < 0)
 		goto out;
@@ -236,10 +268,12 @@ struct archive_sink {
 static int archive_data(void *ud, const char *p, size_t n)
 {
 	struct archive_sink *s = ud;
+	/* RM_ERR_IO, not RM_ERR_INPUT: the path exists (a missing one is RM_ERR_INPUT, 404) */
 	if (n > s->max - s->written)
-		return rm_error_set(s->err, RM_ERR_INPUT,
-				    "'%s' in the container is larger than the limit of %zu bytes",
-				    s->path, s->max);
+		return rm_error_set(
+		    s->err, RM_ERR_IO,
+		    "'%s' in the container is over the limit of %zu bytes (%zu MiB)", s->path,
+		    s->max, s->max >> 20);
 	s->written += n;
 	while (n) {
 		ssize_t w = write(s->fd, p, n);

@@ -11,11 +11,13 @@
 #include "rm/engine.h"
 #include "rm/util.h"
 
-#define DEFAULT_HOST	"unix:///var/run/docker.sock"
-#define CONNECT_TIMEOUT 10L
-#define SHORT_TIMEOUT	60L
-#define LONG_TIMEOUT	300L /* remove (volumes, big layers) and archive copies */
-#define PING_TIMEOUT	20L
+#define DEFAULT_HOST "unix:///var/run/docker.sock"
+/* Where tools/ensure-docker.sh keeps a private engine (RM_DOCKER_DIR overrides it). */
+#define PRIVATE_ENGINE_DIR "/var/tmp/run_models-dockerd"
+#define CONNECT_TIMEOUT	   10L
+#define SHORT_TIMEOUT	   60L
+#define LONG_TIMEOUT	   300L /* remove (volumes, big layers) and archive copies */
+#define PING_TIMEOUT	   20L
 /* After an interrupt (Ctrl-C), each clean-up call gets at most this long. */
 #define CLEANUP_TIMEOUT_MS 1500L
 /* How often a waiting request looks at its cancel function and the interrupt (ms). */

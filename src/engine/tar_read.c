@@ -37,15 +37,26 @@ int rm_tar_extract_one(int in_fd, int out_fd, size_t max_bytes, rm_error *err)
 {
 	int ret = -1, found = 0, r;
 	struct archive_entry *e;
-	char *buf = NULL;
+	char *buf = NULL, *other = NULL; /* what the archive held instead of a file */
 	struct archive *a = tar_reader(in_fd, err);
 
 	if (!a)
 		return -1;
 	buf = rm_xmalloc(COPY_BLOCK);
 	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
-		if (archive_entry_filetype(e) != AE_IFREG)
+		if (archive_entry_filetype(e) != AE_IFREG) {
+			const char *name = archive_entry_pathname(e),
+				   *to = archive_entry_symlink(e);
+			if (!other && archive_entry_filetype(e) == AE_IFLNK)
+				other = rm_xasprintf("'%s' is a symbolic link (to '%s'), not a "
+						     "file: it is not followed",
+						     name ? name : "?", to ? to : "?");
+			else if (!other && archive_entry_filetype(e) == AE_IFDIR)
+				other = rm_xasprintf("'%.*s' is a folder, not a file",
+						     name ? (int)strcspn(name, "/") : 1,
+						     name ? name : "?");
 			continue;
+		}
 		if (found) {
 			rm_error_set(err, RM_ERR_INPUT,
 				     "the archive holds more than one file (a folder was given?)");
@@ -55,8 +66,9 @@ int rm_tar_extract_one(int in_fd, int out_fd, size_t max_bytes, rm_error *err)
 		if (archive_entry_size_is_set(e) && archive_entry_size(e) >= 0 &&
 		    (uint64_t)archive_entry_size(e) > max_bytes) {
 			rm_error_set(err, RM_ERR_INPUT,
-				     "'%s' is larger than the limit of %zu bytes",
-				     archive_entry_pathname(e), max_bytes);
+				     "'%s' is %lld bytes, over the limit of %zu bytes (%zu MiB)",
+				     archive_entry_pathname(e), (long long)archive_entry_size(e),
+				     max_bytes, max_bytes >> 20);
 			goto out;
 		}
 		size_t total = 0;
@@ -65,8 +77,8 @@ int rm_tar_extract_one(int in_fd, int out_fd, size_t max_bytes, rm_error *err)
 			total += (size_t)n;
 			if (total > max_bytes) {
 				rm_error_set(err, RM_ERR_INPUT,
-					     "'%s' is larger than the limit of %zu bytes",
-					     archive_entry_pathname(e), max_bytes);
+					     "'%s' is over the limit of %zu bytes (%zu MiB)",
+					     archive_entry_pathname(e), max_bytes, max_bytes >> 20);
 				goto out;
 			}
 			if (rm_write_all(out_fd, buf, (size_t)n) < 0) {
@@ -85,11 +97,13 @@ int rm_tar_extract_one(int in_fd, int out_fd, size_t max_bytes, rm_error *err)
 		goto out;
 	}
 	if (!found) {
-		rm_error_set(err, RM_ERR_INPUT, "the archive holds no regular file");
+		rm_error_set(err, RM_ERR_INPUT, "%s",
+			     other ? other : "the archive holds no regular file");
 		goto out;
 	}
 	ret = 0;
 out:
+	free(other);
 	free(buf);
 	archive_read_free(a);
 	return ret;
@@ -134,11 +148,29 @@ static int extract_entry(struct archive *a, struct archive *out, struct archive_
 	return 0;
 }
 
-int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, rm_error *err)
+/* A device node, FIFO or socket: never made on the host (a block device node readable by
+ * everyone is a disk anyone can read). */
+static int special_file(struct archive_entry *e)
+{
+	mode_t t = archive_entry_filetype(e);
+	return t == AE_IFCHR || t == AE_IFBLK || t == AE_IFIFO || t == AE_IFSOCK;
+}
+
+static int name_in(char *const *v, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i], name))
+			return 1;
+	return 0;
+}
+
+int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, size_t *skipped, rm_error *err)
 {
 	int ret = -1, cwd = -1, moved = 0, r;
 	struct archive *a = NULL, *out = NULL;
 	struct archive_entry *e;
+	char **left_out = NULL; /* names of the special files left out (hard links to them too) */
+	size_t n_left = 0;
 
 	/*
 	 * libarchive extracts relative to the working directory, and its SECURE_* checks
@@ -183,6 +215,15 @@ int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, rm_error *err
 			copy = rm_xstrdup(l);
 			archive_entry_set_hardlink(e, copy);
 			free(copy);
+			if (name_in(left_out, n_left, archive_entry_hardlink(e))) {
+				left_out =
+				    rm_strv_push(left_out, &n_left, archive_entry_pathname(e));
+				continue;
+			}
+		}
+		if (special_file(e)) {
+			left_out = rm_strv_push(left_out, &n_left, archive_entry_pathname(e));
+			continue;
 		}
 		if (extract_entry(a, out, e, err) < 0)
 			goto out;
@@ -197,7 +238,10 @@ int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, rm_error *err
 		goto out;
 	}
 	ret = 0;
+	if (skipped)
+		*skipped = n_left;
 out:
+	rm_strv_free(left_out);
 	if (out)
 		archive_write_free(out);
 	if (a)

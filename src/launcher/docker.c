@@ -214,12 +214,41 @@ static int wait_poll(void *ud)
 	return w->spec->cancelled ? w->spec->cancelled(w->spec->ud) : 0;
 }
 
+/*
+ * The exit status, and what the engine knows of an end that is not the script's own: an
+ * out-of-memory kill (State.OOMKilled) or a container removed by someone else (the engine
+ * no longer knows it) is the row's reason (RM_LAUNCH_FAILED), not "exited with code 137" nor
+ * a lost engine.
+ */
 static int docker_wait(void *state, rm_job *job, double timeout, long *status, rm_error *err)
 {
 	struct docker_launcher *dl = state;
 	struct wait_budget w = {job->spec, timeout > 0 ? rm_now() + timeout : 0};
+	rm_error ierr = RM_ERROR_INIT;
+	int rc = rm_engine_wait(dl->d, job->id, "not-running", status, wait_poll, &w, err);
+	int gone = 0, oom = 0;
 
-	return rm_engine_wait(dl->d, job->id, "not-running", status, wait_poll, &w, err);
+	if ((rc == 0 && *status == 0) || rc == RM_ENGINE_CANCELLED || rm_interrupt_pending())
+		return rc;
+	if (rm_engine_container_end(dl->d, job->id, &gone, &oom, &ierr) < 0)
+		return rc; /* the engine cannot say: what wait found stands */
+	if (gone) {
+		*status = -1; /* what wait said (137) is the removal's kill, not the script's */
+		rm_error_set(
+		    err, RM_ERR_DOCKER,
+		    "the container was removed while the workload ran (by another process: "
+		    "'docker rm -f', a clean-up job); its exit status is unknown");
+		return RM_LAUNCH_FAILED;
+	}
+	if (rc == 0 && oom) {
+		rm_error_set(err, RM_ERR_DOCKER,
+			     "out of memory: the kernel killed the workload (the container's "
+			     "State.OOMKilled; exit code %ld); give it more memory or make it use "
+			     "less (batch size)",
+			     *status);
+		return RM_LAUNCH_FAILED;
+	}
+	return rc;
 }
 
 static int docker_fetch(void *state, rm_job *job, const char *path, int fd, size_t max,
@@ -286,6 +315,101 @@ static int runner_gone(const struct docker_launcher *dl, json_t *labels)
 	return p != (long)getpid() && rm_process_gone(p, st);
 }
 
+/* Host names in the build mark: letters, digits, '-' and '.' (the rest becomes '-'). */
+static void mark_host(const struct docker_launcher *dl, char *out, size_t size)
+{
+	size_t i;
+	for (i = 0; dl->host[i] && i + 1 < size; i++) {
+		char c = dl->host[i];
+		out[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+				 (c >= '0' && c <= '9') || c == '.' || c == '-'
+			     ? c
+			     : '-';
+	}
+	out[i] = '\0';
+}
+
+char *rm_launcher__docker_build_mark(const struct docker_launcher *dl)
+{
+	char host[256];
+	mark_host(dl, host, sizeof(host));
+	return rm_xasprintf(RM_DOCKER_BUILD_MARK "%s.%s.%s", dl->pid, dl->pid_start, host);
+}
+
+/* The runner pid of a build container whose mark names a runner on this host that is gone,
+ * else 0. */
+static long build_runner_gone(const struct docker_launcher *dl, json_t *extra_hosts)
+{
+	char host[256];
+	size_t i;
+	json_t *h;
+
+	mark_host(dl, host, sizeof(host));
+	json_array_foreach (extra_hosts, i, h) {
+		const char *v = json_string_value(h), *p;
+		char *end;
+		long pid;
+		long long start;
+		size_t hl = strlen(host);
+		if (!v || !rm_starts_with(v, RM_DOCKER_BUILD_MARK))
+			continue;
+		p = v + strlen(RM_DOCKER_BUILD_MARK);
+		pid = strtol(p, &end, 10);
+		if (end == p || *end != '.')
+			continue;
+		p = end + 1;
+		start = strtoll(p, &end, 10);
+		if (end == p || *end != '.' || strncmp(end + 1, host, hl) || end[1 + hl] != ':')
+			continue; /* another host's build: not ours to judge */
+		if (pid > 0 && pid != (long)getpid() && rm_process_gone(pid, start))
+			return pid;
+	}
+	return 0;
+}
+
+/* Build containers the engine kept when it died mid-build (it finds a RUN step's container
+ * again when it comes back, and nothing removes it): marked by our builds in /etc/hosts,
+ * removed once their runner is gone. Only containers on the host network without our
+ * workload label are inspected (our builds use the host network). */
+static int reap_builds(struct docker_launcher *dl, size_t *n, rm_error *err)
+{
+	json_t *list = NULL, *c;
+	size_t i;
+	int ret = 0;
+
+	if (rm_engine_list_containers(dl->d, NULL, &list, err) < 0)
+		return -1;
+	json_array_foreach (list, i, c) {
+		const char *id = json_string_value(json_object_get(c, "Id"));
+		const char *net = json_string_value(
+		    json_object_get(json_object_get(c, "HostConfig"), "NetworkMode"));
+		json_t *info = NULL;
+		rm_error rerr = RM_ERROR_INIT;
+		long pid;
+
+		if (!id || json_object_get(json_object_get(c, "Labels"), "run_models") || !net ||
+		    strcmp(net, "host") || rm_engine_inspect(dl->d, id, &info, &rerr) < 0)
+			continue;
+		pid = build_runner_gone(
+		    dl, json_object_get(json_object_get(info, "HostConfig"), "ExtraHosts"));
+		json_decref(info);
+		if (!pid)
+			continue;
+		if (rm_engine_remove(dl->d, id, &rerr) < 0) {
+			ret = rm_error_set(err, rerr.kind,
+					   "could not remove leftover build container %.12s: %s",
+					   id, rerr.msg);
+			continue;
+		}
+		(*n)++;
+		rm_info("removed leftover build container %.12s of a build whose runner (pid %ld) "
+			"is gone",
+			id, pid);
+	}
+	json_decref(list);
+	return ret;
+}
+
 static int docker_reap(void *state, size_t *n, rm_error *err)
 {
 	struct docker_launcher *dl = state;
@@ -317,6 +441,8 @@ static int docker_reap(void *state, size_t *n, rm_error *err)
 			json_string_value(json_object_get(labels, "run_models.pid")));
 	}
 	json_decref(list);
+	if (reap_builds(dl, n, ret < 0 ? NULL : err) < 0)
+		ret = -1;
 	return ret;
 }
 

@@ -215,7 +215,7 @@ int rm_launcher__docker_prepare(void *state, const rm_image_req *req, char **ima
 {
 	struct docker_launcher *dl = state;
 	const char *ctx_dir = req->model->dockercontext;
-	char *tar_path = NULL, *df_name = NULL;
+	char *tar_path = NULL, *df_name = NULL, *mark = NULL, *extrahosts = NULL;
 	json_t *labels;
 	char fp[65];
 	int fd = -1, ret = -1;
@@ -258,8 +258,11 @@ int rm_launcher__docker_prepare(void *state, const rm_image_req *req, char **ima
 		goto out;
 	}
 	rm_info("building '%s' from '%s' (log: %s)", req->image, req->df->path, req->log);
+	mark = rm_launcher__docker_build_mark(dl);
+	extrahosts = rm_xasprintf("%s:127.0.0.1", mark);
 	rm_build_opts bo = {
 	    .labels = labels,
+	    .extrahosts = extrahosts,
 	    .context_tar = tar_path,
 	    .dockerfile = df_name,
 	    .tag = req->image,
@@ -272,6 +275,21 @@ int rm_launcher__docker_prepare(void *state, const rm_image_req *req, char **ima
 	    .cancel_ud = req->ud,
 	};
 	ret = rm_engine_build(dl->d, &bo, image_id, err);
+	if (ret < 0 && !rm_interrupt_pending() && !(req->poll && req->poll(req->ud))) {
+		/* A failed build, or the engine went away under it: ask. */
+		rm_error perr = RM_ERROR_INIT;
+		if (rm_engine_ping(dl->d, &perr) < 0) {
+			char *why = rm_xstrdup(err->msg);
+			rm_error_set(
+			    err, RM_ERR_DOCKER,
+			    "lost the engine at %s while building the image (%s): the build "
+			    "did not finish; the next run removes what the engine kept of "
+			    "it",
+			    rm_engine_host(dl->d), why);
+			free(why);
+			ret = RM_LAUNCH_LOST;
+		}
+	}
 out:
 	if (fd >= 0)
 		close(fd);
@@ -279,6 +297,8 @@ out:
 		unlink(tar_path);
 	free(tar_path);
 	free(df_name);
+	free(mark);
+	free(extrahosts);
 	json_decref(labels);
 	return ret;
 }

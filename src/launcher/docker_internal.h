@@ -23,6 +23,13 @@ struct docker_launcher {
 	size_t n_pulled;
 };
 
+/* The name our builds add to /etc/hosts of the engine's build containers (extrahosts):
+ * "run-models-build.<pid>.<pid_start>.<host>", so that the next run can tell the build
+ * container an engine kept after it died (labels reach only the image) and whether its
+ * runner is gone. Caller frees. */
+#define RM_DOCKER_BUILD_MARK "run-models-build."
+char *rm_launcher__docker_build_mark(const struct docker_launcher *dl);
+
 /* Adds the run's and the runner's labels to a labels object. */
 void rm_launcher__docker_label(const struct docker_launcher *dl, json_t *labels);
 

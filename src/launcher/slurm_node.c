@@ -189,8 +189,13 @@ static int run_container(struct node *n, rm_error *err)
 		rm_error_set(err, RM_ERR_NONE, "interrupted by %s", rm_signal_name());
 		goto out;
 	}
-	if (n->l.ops->wait(n->l.state, job, 0, &status, err) < 0)
+	int wrc = n->l.ops->wait(n->l.state, job, 0, &status, err);
+	if (wrc == RM_LAUNCH_FAILED && status >= 0) { /* an OOM kill: its code, and why */
+		rm_warn("rank %ld: %s", n->rank, err->msg);
+		rm_error_clear(err);
+	} else if (wrc < 0) {
 		goto out;
+	}
 	n->exit_code = status;
 	if (n->rank == 0 && n->m->multiple_results && status == 0)
 		keep_results(n, job);

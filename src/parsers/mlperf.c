@@ -16,10 +16,13 @@
  *
  * Metrics: time_to_train in MINUTES (run_stop.time_ms - run_start.time_ms) / 60000, the unit
  * MLPerf results are published in (aggregate "summary", as run_success, overall_throughput and
- * samples_count); run_success 1/0 from run_stop's status; throughput (last and steady mean);
- * eval_accuracy (last); samples_count (run_stop's metadata.samples_count, else
- * the train_samples value, which some implementations log before run_start as the dataset
- * size rather than the samples trained).
+ * samples_count), only for a run whose run_stop says "success" (an aborted run has no time to
+ * train, not even as a side metric); run_success 1/0 from run_stop's status; throughput (last
+ * and steady mean); eval_accuracy (last); samples_count: run_stop's metadata.samples_count,
+ * else the train_samples value logged after run_start of a run that reached run_stop (some
+ * implementations log the samples trained that way). A train_samples logged before run_start
+ * is the configured dataset size (3901 for llama2_70b_lora), not the samples trained, and a
+ * run without run_stop did not finish: neither gives a samples_count.
  *
  * Primary figure: time_to_train as metric "time_to_train_min", and only for a run whose
  * run_stop says status "success": an aborted run has no valid score, so it reports no
@@ -149,6 +152,8 @@ static void mlperf_record(struct mlperf *m, const char *k, size_t kl, json_t *ro
 			m->have_stop = 0; /* a new run begins */
 			m->success = 0;
 			m->status[0] = '\0';
+			m->have_samples = 0;
+			m->have_train_samples = 0;
 		}
 	} else if (key_is(k, kl, "run_stop")) {
 		const char *st = json_string_value(json_object_get(meta, "status"));
@@ -182,7 +187,8 @@ static void mlperf_record(struct mlperf *m, const char *k, size_t kl, json_t *ro
 			m->have_eval = 1;
 		}
 	} else if (key_is(k, kl, "train_samples")) {
-		if (mlperf_num(val, &v) == 0) {
+		/* before run_start it is the dataset size, not samples trained */
+		if (m->have_start && mlperf_num(val, &v) == 0) {
 			m->train_samples = v;
 			m->have_train_samples = 1;
 		}
@@ -238,7 +244,7 @@ static void mlperf_finish(void *state, rm_parse_result *out)
 	double ttt = NAN;
 	pu_cut cut = rm_parsers__series_cut(&m->tp, 1);
 
-	if (m->have_start && m->have_stop && m->stop_ms >= m->start_ms) {
+	if (m->have_start && m->have_stop && m->success && m->stop_ms >= m->start_ms) {
 		ttt = (m->stop_ms - m->start_ms) / 60000.0;
 		rm_result_add(out, "time_to_train", ttt, "min", -1, "summary");
 	}
@@ -249,9 +255,9 @@ static void mlperf_finish(void *state, rm_parse_result *out)
 		rm_result_add(out, "overall_throughput", m->overall, "samples/s", -1, "summary");
 	if (m->have_eval)
 		rm_result_add(out, "eval_accuracy", m->eval, "", m->eval_step, "last");
-	if (m->have_samples)
+	if (m->have_stop && m->have_samples)
 		rm_result_add(out, "samples_count", m->samples_count, "samples", -1, "summary");
-	else if (m->have_train_samples)
+	else if (m->have_stop && m->have_train_samples)
 		rm_result_add(out, "samples_count", m->train_samples, "samples", -1, "summary");
 	if (m->success && isfinite(ttt))
 		rm_result_set_performance_agg(out, ttt, "time_to_train_min", "summary");

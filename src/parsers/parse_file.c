@@ -13,18 +13,13 @@
 
 #define CHUNK (64 * 1024)
 
-static void on_line(void *ud, const char *line, size_t len)
+static void on_line(void *ud, const char *line, size_t len, int kind)
 {
-	rm_parser_feed(ud, line, len);
+	rm_parser_feed_split(ud, line, len, kind);
 }
 
-static void on_fragment(void *ud, const char *line, size_t len)
-{
-	rm_parser_feed_fragment(ud, line, len);
-}
-
-/* Splits the stream exactly as the runner does (rm_lines at RM_PARSER_LINE_MAX); the
- * unterminated end goes through the fragment path. */
+/* Splits the stream exactly as the runner does (rm_lines at RM_PARSER_LINE_MAX); the end of
+ * the file is the end of the output, so its last line counts whether or not '\n' ends it. */
 static int feed_stream(FILE *f, rm_parser *p)
 {
 	char *buf = rm_xmalloc(CHUNK);
@@ -38,7 +33,7 @@ static int feed_stream(FILE *f, rm_parser *p)
 	if (ferror(f))
 		rc = -1;
 	else
-		rm_lines_flush(&lines, on_fragment, p);
+		rm_lines_flush(&lines, on_line, p);
 	rm_lines_release(&lines);
 	free(buf);
 	return rc;

@@ -75,20 +75,41 @@ static void feed_whole(rm_parser *p, const char *s, size_t len, int head_cut, in
 		p->ops->feed_line(p->state, s, len);
 }
 
-void rm_parser_feed(rm_parser *p, const char *line, size_t len)
+/* The length of an unterminated last line without a number that runs into its very end:
+ * `lm loss: 2` may be the start of `lm loss: 2.4774` (a run killed mid-write), while a
+ * record that ends in anything else (`}}`, a unit, a metric name) is read whole. */
+static size_t end_without_cut_number(const char *s, size_t len)
 {
-	int head_cut, tail_cut;
+	if (!len || !((s[len - 1] >= '0' && s[len - 1] <= '9') || s[len - 1] == '.'))
+		return len;
+	while (len && ((s[len - 1] >= '0' && s[len - 1] <= '9') || strchr(".,eE+-", s[len - 1])))
+		len--;
+	return len;
+}
+
+void rm_parser_feed_split(rm_parser *p, const char *line, size_t len, int kind)
+{
+	int head_cut, tail_cut = kind == RM_LINE_PIECE;
 
 	if (!p->ops || !p->state)
 		return;
 	head_cut = p->in_piece;
-	tail_cut = len >= RM_PARSER_LINE_MAX;
 	p->in_piece = tail_cut;
+	if (kind == RM_LINE_END) {
+		len = end_without_cut_number(line, len);
+		if (!len)
+			return;
+	}
 	if (!head_cut && !tail_cut) {
 		p->ops->feed_line(p->state, line, len);
 		return;
 	}
 	feed_whole(p, line, len, head_cut, tail_cut);
+}
+
+void rm_parser_feed(rm_parser *p, const char *line, size_t len)
+{
+	rm_parser_feed_split(p, line, len, RM_LINE_WHOLE);
 }
 
 void rm_parser_feed_fragment(rm_parser *p, const char *line, size_t len)
@@ -142,9 +163,10 @@ void rm_result_add(rm_parse_result *r, const char *name, double value, const cha
 		return;
 	r->metrics = rm_xrealloc(r->metrics, (r->n + 1) * sizeof(*r->metrics));
 	m = &r->metrics[r->n++];
-	m->name = rm_xstrdup(name ? name : "");
+	/* names and units come from the log: never a spreadsheet formula in a CSV */
+	m->name = rm_cell_text(name ? name : "");
 	m->value = value;
-	m->unit = rm_xstrdup(unit ? unit : "");
+	m->unit = rm_cell_text(unit ? unit : "");
 	m->step = step;
 	m->aggregate = rm_xstrdup(aggregate ? aggregate : "last");
 }
@@ -164,7 +186,7 @@ void rm_result_set_performance_agg(rm_parse_result *r, double value, const char 
 	free(r->performance_aggregate);
 	free(r->problem);
 	r->problem = NULL;
-	r->performance_metric = rm_xstrdup(metric ? metric : "");
+	r->performance_metric = rm_cell_text(metric ? metric : "");
 	r->performance_aggregate = rm_xstrdup(aggregate ? aggregate : "last");
 	r->performance = value;
 	r->has_performance = 1;

@@ -135,6 +135,49 @@ static int plan_layout(const char *path, const char *const *header, size_t n_col
 	return 0;
 }
 
+/* A symlink whose target does not exist: creating the file would create that target,
+ * wherever it points (outside the folder, over a path of someone else's choosing). */
+static int dangling(const char *path, rm_error *err)
+{
+	struct stat st;
+	char target[512];
+	ssize_t n;
+
+	if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
+		return 0;
+	n = readlink(path, target, sizeof(target) - 1);
+	target[n > 0 ? n : 0] = '\0';
+	errno = ENOENT;
+	return rm_error_set(err, RM_ERR_IO,
+			    "'%s' is a symbolic link to '%s', which does not exist: it is not "
+			    "followed (remove the link, or point it at an existing file)",
+			    path, target);
+}
+
+/* Opens path for appending: an existing file (through a symlink too), or a new one created
+ * here; a dangling symlink is never followed (O_EXCL does not follow the last link). */
+static int open_append(const char *path, rm_error *err)
+{
+	for (int tries = 0; tries < 3; tries++) {
+		int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (fd >= 0 || errno != ENOENT)
+			return fd >= 0 ? fd
+				       : rm_error_set(err, RM_ERR_IO,
+						      "cannot open '%s' for appending: %s", path,
+						      strerror(errno));
+		if (dangling(path, err) < 0)
+			return -1;
+		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd >= 0 || errno != EEXIST) /* EEXIST: another runner made it just now */
+			return fd >= 0 ? fd
+				       : rm_error_set(err, RM_ERR_IO,
+						      "cannot open '%s' for appending: %s", path,
+						      strerror(errno));
+	}
+	return rm_error_set(err, RM_ERR_IO, "cannot open '%s' for appending: it keeps changing",
+			    path);
+}
+
 int rm_csv_check_by_name(const char *path, const char *const *header, size_t n_cols,
 			 const char *const *required, char ***file_cols, rm_error *err)
 {
@@ -145,6 +188,8 @@ int rm_csv_check_by_name(const char *path, const char *const *header, size_t n_c
 	if (file_cols)
 		*file_cols = NULL;
 	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && dangling(path, err) < 0)
+		goto out;
 	if (fd < 0 && errno == ENOENT) {
 		/* No file yet: the first append creates it, if its folder lets us. */
 		char *dir = rm_xstrdup(path), *slash = strrchr(dir, '/');
@@ -251,12 +296,9 @@ int rm_csv_append_by_name(const char *path, const char *const *header, size_t n_
 		rm_error_set(err, RM_ERR_INTERNAL, "csv header too long");
 		goto out;
 	}
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot open '%s' for appending: %s", path,
-			     strerror(errno));
+	fd = open_append(path, err);
+	if (fd < 0)
 		goto out;
-	}
 	/* The lock covers the size check, the header and the rows: a second runner waits here
 	 * and then sees our header. */
 	if (lock(fd, path, err) < 0)

@@ -213,6 +213,19 @@ static char *fmt_num(double v)
 	return rm_xasprintf("%.10g", v);
 }
 
+int rm_metrics_check(const char *perf_path, const char *model, rm_error *err)
+{
+	enum { COLS = sizeof(metric_header) / sizeof(metric_header[0]) };
+	char *safe = rm_file_safe(model), *name = rm_xasprintf("perf_%s.csv", safe);
+	char *path = rm_perf_sibling(perf_path, name);
+	int ret = rm_csv_check(path, metric_header, COLS, err);
+
+	free(path);
+	free(name);
+	free(safe);
+	return ret;
+}
+
 int rm_metrics_append(const char *perf_path, const char *timestamp, const char *run_id,
 		      const char *model, const rm_parse_result *pr, rm_error *err)
 {

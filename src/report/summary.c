@@ -79,6 +79,15 @@ static int mlperf_score(const rm_series *x, const char *model, const char *score
 	return 1;
 }
 
+int rm_summary_check(const char *perf_path, rm_error *err)
+{
+	char *path = rm_perf_sibling(perf_path, "perf_summary.csv");
+	int ret = rm_csv_check(path, summary_header, SUMMARY_COLS, err);
+
+	free(path);
+	return ret;
+}
+
 int rm_summary_write(const rm_summary *sm, const char *perf_path, const char *run_id,
 		     const char *model, long runs, const char *score, FILE *out, rm_error *err)
 {
@@ -90,10 +99,17 @@ int rm_summary_write(const rm_summary *sm, const char *perf_path, const char *ru
 	size_t nr = 0, nc = 0;
 	int ret;
 
+	/* The terminal's table: within 80 columns (the metric's name gives way), figures to 6
+	 * significant digits (perf_summary.csv keeps 10), a score column only when scored. */
+	static const char *const head[] = {
+	    "metric (aggregate)", "n", "mean", "median", "stddev", "min", "max", "score"};
+	rm_table tab;
+	size_t n_scored = 0, ncols;
+	int width = rm_term_width(out);
+	char **shown_rows = rm_xcalloc(sm->n * 8 + 1, sizeof(*shown_rows));
+
 	rm_utc_timestamp(ts, sizeof(ts));
-	fprintf(out, "summary of %ld runs of '%s':\n  %-40s %5s %12s %12s %10s %12s %12s %12s\n",
-		runs, model, "metric (aggregate)", "n", "mean", "median", "stddev", "min", "max",
-		"score");
+	fprintf(out, "summary of %ld runs of '%s':\n", runs, model);
 	for (size_t i = 0; i < sm->n; i++) {
 		const rm_series *x = &sm->s[i];
 		rm_stats st;
@@ -115,8 +131,15 @@ int rm_summary_write(const rm_summary *sm, const char *perf_path, const char *ru
 		c[5] = summary_fmt_num(st.max);
 		c[6] = scored ? summary_fmt_num(sc) : rm_xstrdup("");
 		nc += 7;
-		fprintf(out, "  %-40s %5zu %12.6g %12.6g %10.4g %12.6g %12.6g %12s\n", label, st.n,
-			st.mean, st.median, st.stddev, st.min, st.max, c[6]);
+		const double figures[6] = {st.mean, st.median, st.stddev, st.min, st.max, sc};
+		char **tr = shown_rows + (nr * 8);
+		tr[0] = rm_xstrdup(label);
+		tr[1] = rm_xstrdup(c[0]);
+		for (size_t k = 0; k < 6; k++)
+			tr[2 + k] = rm_xasprintf("%.6g", figures[k]);
+		if (!scored)
+			tr[7][0] = '\0';
+		n_scored += scored != 0;
 		const char *row[SUMMARY_COLS] = {
 		    ts,	     run_id,
 		    model,   x->name,
@@ -128,6 +151,19 @@ int rm_summary_write(const rm_summary *sm, const char *perf_path, const char *ru
 		memcpy(rows + nr * SUMMARY_COLS, row, sizeof(row));
 		nr++;
 	}
+	/* without a score, the table has no score column */
+	ncols = n_scored ? 8 : 7;
+	rm_table_init(&tab, ncols, head);
+	rm_table_column(&tab, 0, RM_TABLE_SHRINK, 16, 0);
+	for (size_t k = 1; k < ncols; k++)
+		rm_table_column(&tab, k, RM_TABLE_RIGHT, 0, 0);
+	for (size_t i = 0; i < nr; i++)
+		rm_table_add(&tab, (const char *const *)shown_rows + i * 8);
+	rm_table_print(&tab, out, "  ", width > 0 ? (size_t)width : 80);
+	rm_table_release(&tab);
+	for (size_t i = 0; i < nr * 8; i++)
+		free(shown_rows[i]);
+	free(shown_rows);
 	ret = nr ? rm_csv_append(path, summary_header, SUMMARY_COLS, rows, nr, err) : 0;
 	for (size_t i = 0; i < nc; i++)
 		free(cells[i]);

@@ -56,9 +56,77 @@ static int archive_copy_data(struct archive *disk, struct archive *a, const char
 	return 0;
 }
 
+/* A short write shows in ferror(), checked once at the end. */
+static void to_file(void *ud, const char *p, size_t n)
+{
+	if (n && fwrite(p, 1, n, ud) != n)
+		return;
+}
+
+/* A regular file's data through the run's mask into a temporary file; the entry gets its
+ * masked size and the data comes from there (the header, with the size, goes first). */
+static int archive_masked(struct archive *disk, struct archive *a, struct archive_entry *e,
+			  const rm_mask *mask, const char *path, rm_error *err)
+{
+	char *tmp_path = NULL, buf[64 * 1024];
+	int fd = rm_make_temp(&tmp_path, err), ret = -1;
+	FILE *f = fd >= 0 ? fdopen(fd, "w+b") : NULL;
+	rm_mask m;
+	const void *block;
+	size_t size, got;
+	la_int64_t offset;
+	long len;
+	int r;
+
+	rm_mask_init(&m, (const char *const *)mask->secrets, mask->n);
+	if (!f) {
+		if (fd >= 0) {
+			close(fd);
+			rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", tmp_path,
+				     strerror(errno));
+		}
+		goto out;
+	}
+	while ((r = archive_read_data_block(disk, &block, &size, &offset)) == ARCHIVE_OK)
+		rm_mask_feed(&m, block, size, to_file, f);
+	if (r != ARCHIVE_EOF) {
+		rm_error_set(err, RM_ERR_IO, "reading '%s': %s", path, archive_error_string(disk));
+		goto out;
+	}
+	rm_mask_flush(&m, to_file, f);
+	if (fflush(f) != 0 || ferror(f) || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+		rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", tmp_path, strerror(errno));
+		goto out;
+	}
+	archive_entry_set_size(e, len);
+	if (archive_write_header(a, e) < ARCHIVE_WARN) {
+		rm_error_set(err, RM_ERR_IO, "archiving '%s': %s", path, archive_error_string(a));
+		goto out;
+	}
+	while ((got = fread(buf, 1, sizeof(buf), f)) > 0)
+		if (archive_write_data(a, buf, got) < 0) {
+			rm_error_set(err, RM_ERR_IO, "archiving '%s': %s", path,
+				     archive_error_string(a));
+			goto out;
+		}
+	if (ferror(f)) {
+		rm_error_set(err, RM_ERR_IO, "cannot read '%s': %s", tmp_path, strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	rm_mask_release(&m);
+	if (f)
+		fclose(f);
+	if (tmp_path)
+		unlink(tmp_path);
+	free(tmp_path);
+	return ret;
+}
+
 /* Adds path (a file, or a folder and everything below it). */
 static int archive_add_path(struct archive *a, const char *top, const char *path,
-			    const struct stat *self, rm_error *err)
+			    const struct stat *self, const rm_mask *mask, rm_error *err)
 {
 	struct archive *disk = archive_read_disk_new();
 	struct archive_entry *e = NULL;
@@ -102,6 +170,13 @@ static int archive_add_path(struct archive *a, const char *top, const char *path
 		archive_entry_set_uid(e, 0);
 		archive_entry_set_gid(e, 0);
 		free(name);
+		if (mask && archive_entry_filetype(e) == AE_IFREG && archive_entry_size(e) > 0) {
+			if (archive_masked(disk, a, e, mask, src, err) < 0)
+				goto out;
+			archive_entry_free(e);
+			e = NULL;
+			continue;
+		}
 		r = archive_write_header(a, e);
 		if (r < ARCHIVE_WARN) {
 			rm_error_set(err, RM_ERR_IO, "archiving '%s': %s", src,
@@ -124,7 +199,7 @@ out:
 }
 
 int rm_archive_write(const char *out_path, const char *top, const char *const *paths, size_t n,
-		     rm_error *err)
+		     const rm_mask *mask, rm_error *err)
 {
 	struct archive *a = archive_write_new();
 	char *tmp = rm_xasprintf("%s.tmp.%ld", out_path, (long)getpid());
@@ -150,7 +225,8 @@ int rm_archive_write(const char *out_path, const char *top, const char *const *p
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (archive_add_path(a, top, paths[i], &st, err) < 0)
+		if (archive_add_path(a, top, paths[i], &st,
+				     mask && rm_mask_active(mask) ? mask : NULL, err) < 0)
 			goto out;
 	if (archive_write_close(a) != ARCHIVE_OK) {
 		rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", tmp, archive_error_string(a));

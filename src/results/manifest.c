@@ -16,6 +16,36 @@ static json_t *str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
+/* A copy of j with every string and object key masked (a tag argument, a suite entry's
+ * context or a path may hold a secret's value). */
+static json_t *masked_copy(const rm_mask *mask, const json_t *j)
+{
+	if (json_is_string(j)) {
+		char *v = rm_mask_string(mask, json_string_value(j));
+		json_t *out = json_string(v);
+		free(v);
+		return out ? out : json_string("***");
+	}
+	if (json_is_array(j)) {
+		json_t *out = json_array(), *v;
+		size_t i;
+		json_array_foreach (j, i, v)
+			json_array_append_new(out, masked_copy(mask, v));
+		return out;
+	}
+	if (json_is_object(j)) {
+		json_t *out = json_object(), *v;
+		const char *k;
+		json_object_foreach ((json_t *)j, k, v) {
+			char *mk = rm_mask_string(mask, k);
+			json_object_set_new(out, mk, masked_copy(mask, v));
+			free(mk);
+		}
+		return out;
+	}
+	return json_deep_copy(j);
+}
+
 json_t *rm_manifest_json(const rm_manifest *m)
 {
 	json_t *o = json_object(), *gpu = json_object(), *versions = json_object();
@@ -58,6 +88,11 @@ json_t *rm_manifest_json(const rm_manifest *m)
 	json_object_set_new(o, "entries",
 			    m->suite_entries ? json_deep_copy(m->suite_entries) : json_array());
 	json_object_set_new(o, "options", m->options ? json_deep_copy(m->options) : json_object());
+	if (m->mask && rm_mask_active(m->mask)) {
+		json_t *masked = masked_copy(m->mask, o);
+		json_decref(o);
+		o = masked;
+	}
 	return o;
 }
 

@@ -249,6 +249,7 @@ int rm_runner_build(const rm_run_opts *o, rm_build_result *res, rm_error *err)
 	rm_interrupt_set(rm_signal_cancelled, NULL);
 	if (o->progress)
 		r.progress_mode = isatty(STDERR_FILENO) && !o->live_output ? 1 : 2;
+	rm_log_set_before(rm_runner__progress_clear);
 	if (rm_registry_load(&r.reg, o->root, err) < 0 ||
 	    rm_select(&r.reg, o->tags, o->n_tags, &r.sel, err) < 0 ||
 	    rm_runner__load_context(&r, err) < 0)
@@ -265,6 +266,8 @@ int rm_runner_build(const rm_run_opts *o, rm_build_result *res, rm_error *err)
 		rm_info("manifest '%s': %zu image(s) built, %zu up to date, %zu failed",
 			o->manifest, res->n_built, res->n_reused, res->n_failed);
 out:
+	rm_runner__progress_clear();
+	rm_log_set_before(NULL);
 	rm_runner__outcome_set_mask(NULL);
 	rm_interrupt_set(NULL, NULL);
 	rm_launcher_close(&r.launcher);

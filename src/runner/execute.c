@@ -26,11 +26,17 @@ static int keep_model_dir(struct run *r, const rm_model *m, rm_job *job, rm_erro
 	char *dir = rm_model_dir(m), *path = rm_xasprintf("%s/%s", RM_WORKSPACE, dir);
 	char *tar_path = NULL;
 	int fd = rm_make_temp(&tar_path, err), ret = -1;
+	size_t skipped = 0;
 
 	if (fd >= 0 &&
 	    r->launcher.ops->fetch(r->launcher.state, job, path, fd, (size_t)8 << 30, err) == 0 &&
-	    lseek(fd, 0, SEEK_SET) == 0 && rm_tar_extract_dir(fd, r->o->log_dir, 0, err) == 0) {
+	    lseek(fd, 0, SEEK_SET) == 0 &&
+	    rm_tar_extract_dir(fd, r->o->log_dir, 0, &skipped, err) == 0) {
 		rm_info("kept the model dir as '%s/%s'", r->o->log_dir, dir);
+		if (skipped)
+			rm_info("model '%s': left out %zu device node(s), FIFO(s) or socket(s) of "
+				"its model dir: they are never made on this host",
+				m->name, skipped);
 		ret = 0;
 	}
 	if (fd >= 0)

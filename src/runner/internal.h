@@ -10,6 +10,7 @@
  *   record.c    an outcome and its perf rows
  *   dryrun.c    what --dry-run prints
  *   logs.c      log file names and their safe creation
+ *   outputs.c   every file the run writes, resolved and checked before the first build
  *   watchdog.c  the process that removes the run's containers when the runner is killed
  *   prebuilt.c  the images of a build manifest (run --manifest): no build
  *   queue.c     batching: every workload prepared first, then the launcher's submit_all
@@ -54,6 +55,8 @@ struct run {
 	rm_data_config data; /* data.json (or --data-config) with the context's "data" */
 	int data_loaded;
 	rm_build_manifest man; /* run --manifest: its images (man.path NULL without) */
+	rm_table summary;      /* a row per perf row of the run, printed at its end */
+	char *last_log;	       /* the live log of the last run (the end names it) */
 	/* Batching (the launcher has submit_all): workloads wait here, prepared, until every
 	 * model has been through its build; then they are submitted at once and run. */
 	int batching;
@@ -104,7 +107,7 @@ void rm_runner__outcome_release(struct outcome *oc);
 /* Prints what became of the run and counts failures. */
 void rm_runner__outcome_report(struct run *r, const rm_model *m, const struct outcome *oc);
 /* Appends the perf rows of an outcome (one, or one per multiple_results row) and its
- * metrics to perf_<model>.csv. */
+ * metrics to perf_<model>.csv, and their rows to the run's summary table. */
 int rm_runner__record(struct run *r, const rm_selected *s, const rm_workload *w, struct outcome *oc,
 		      rm_error *err);
 
@@ -167,7 +170,12 @@ void rm_runner__data_after_run(struct run *r, const rm_workload *w, rm_job *job,
 int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct outcome *oc);
 char *rm_runner__container_name(const struct run *r, const rm_model *m, size_t k);
 
-/* progress.c */
+/* progress.c; progress_clear takes the status line off the terminal (before a message). */
+void rm_runner__progress_clear(void);
+/* The end of a run on stdout: the summary table (model, status, performance, metric,
+ * duration) within 80 columns (or the terminal's), then where the results and logs are. */
+void rm_runner__summary_init(struct run *r);
+void rm_runner__summary_print(struct run *r);
 void rm_runner__progress_line(struct run *r, const char *model, const char *what, double elapsed,
 			      double timeout, const rm_parse_progress *pp, int final);
 

@@ -269,7 +269,10 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_workload *w,
 		ret = build_failed(r, s, w, &b, err);
 	} else {
 		rm_error berr = RM_ERROR_INIT;
-		if (build(r, m, df, log_base, &b, &berr) < 0) {
+		int brc = build(r, m, df, log_base, &b, &berr);
+		if (brc < 0) {
+			if (brc == RM_LAUNCH_LOST) /* the engine died under the build */
+				r->engine_lost = 1;
 			if (rm_signal_received())
 				rm_runner__fail(&b, "interrupted by %s during the build",
 						rm_signal_name());

@@ -1,11 +1,25 @@
 /*
  * Progress goes to stderr, never into the logs: on a terminal one status line redrawn in
  * place (unless the output itself is streamed there), elsewhere (CI) a plain line every
- * --progress-interval seconds.
+ * --progress-interval seconds. The status line is cut to the terminal's width (a line that
+ * wraps cannot be redrawn in place: each redraw would leave a row behind), and every message
+ * of the runner clears it first (rm_log_set_before) so that none is printed after it.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "internal.h"
+
+static int status_shown; /* the status line is on the terminal */
+
+void rm_runner__progress_clear(void)
+{
+	if (!status_shown)
+		return;
+	fputs("\r\033[K", stderr);
+	fflush(stderr);
+	status_shown = 0;
+}
 
 static void fmt_duration(char *buf, size_t size, double s)
 {
@@ -50,7 +64,7 @@ void rm_runner__progress_line(struct run *r, const char *model, const char *what
 	if (!r->progress_mode)
 		return;
 	if (r->progress_mode == 1 && final) {
-		fputs("\r\033[K", stderr);
+		rm_runner__progress_clear();
 		return;
 	}
 	if (final)
@@ -62,9 +76,13 @@ void rm_runner__progress_line(struct run *r, const char *model, const char *what
 	}
 	n = (size_t)snprintf(line, sizeof(line), "[%s] %s %s%s", model, what, el, to);
 	add_parse_progress(line, sizeof(line), n, elapsed, timeout, pp);
-	if (r->progress_mode == 1)
-		fprintf(stderr, "\r\033[K%s", line);
-	else
+	if (r->progress_mode == 1) {
+		/* one column spare: a line that fills the last column wraps on some terminals */
+		int width = rm_term_width(stderr);
+		size_t keep = width > 1 ? rm_text_clip(line, (size_t)width - 1) : strlen(line);
+		fprintf(stderr, "\r\033[K%.*s", (int)keep, line);
+		status_shown = 1;
+	} else
 		fprintf(stderr, "run_models: %s\n", line);
 	fflush(stderr);
 }

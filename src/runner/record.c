@@ -56,9 +56,12 @@ void rm_runner__outcome_report(struct run *r, const rm_model *m, const struct ou
 {
 	if (!strcmp(oc->status, "FAILURE")) {
 		r->n_failed++;
-		rm_warn("model '%s' failed: %s", m->name, oc->reason);
+		rm_warn("model '%s' %sfailed%s: %s", m->name, rm_color_start(stderr, RM_COLOR_BAD),
+			rm_color_end(stderr, RM_COLOR_BAD), oc->reason);
 	} else if (!strcmp(oc->status, "SKIPPED")) {
-		rm_info("model '%s' skipped: %s", m->name, oc->reason);
+		rm_info("model '%s' %sskipped%s: %s", m->name,
+			rm_color_start(stderr, RM_COLOR_WARN), rm_color_end(stderr, RM_COLOR_WARN),
+			oc->reason);
 	} else if (oc->mr_n) {
 		size_t bad = 0;
 		for (size_t i = 0; i < oc->mr_n; i++) {
@@ -70,13 +73,16 @@ void rm_runner__outcome_report(struct run *r, const rm_model *m, const struct ou
 				oc->mr_reason[i]);
 		}
 		if (bad < oc->mr_n)
-			rm_info("model '%s': SUCCESS, %zu results%s", m->name, oc->mr_n - bad,
+			rm_info("model '%s': %sSUCCESS%s, %zu results%s", m->name,
+				rm_color_start(stderr, RM_COLOR_GOOD),
+				rm_color_end(stderr, RM_COLOR_GOOD), oc->mr_n - bad,
 				bad ? " (and FAILURE rows, see above)" : "");
 	} else {
 		/* The figure and its unit together may spell a secret: mask the whole line. */
-		char *raw =
-		    rm_xasprintf("model '%s': SUCCESS, %.6g %s", m->name, oc->pr.performance,
-				 oc->pr.performance_metric ? oc->pr.performance_metric : "");
+		char *raw = rm_xasprintf(
+		    "model '%s': %sSUCCESS%s, %.6g %s", m->name,
+		    rm_color_start(stderr, RM_COLOR_GOOD), rm_color_end(stderr, RM_COLOR_GOOD),
+		    oc->pr.performance, oc->pr.performance_metric ? oc->pr.performance_metric : "");
 		char *line = rm_mask_string(&r->mask, raw);
 		rm_info("%s", line);
 		free(line);
@@ -191,6 +197,83 @@ static void relative_changes(struct run *r, rm_perf_row *rows, size_t n, char **
 	}
 }
 
+/* ---- the summary at the end of a run ---- */
+
+static void fmt_seconds(char *buf, size_t size, double s)
+{
+	long t = s < 0 ? 0 : (long)(s + 0.5);
+	if (s < 60)
+		snprintf(buf, size, "%.1f s", s < 0 ? 0 : s);
+	else if (t < 3600)
+		snprintf(buf, size, "%ld:%02ld", t / 60, t % 60);
+	else
+		snprintf(buf, size, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+}
+
+void rm_runner__summary_init(struct run *r)
+{
+	static const char *const header[] = {"model", "status", "performance", "metric",
+					     "duration"};
+	rm_table_init(&r->summary, 5, header);
+	/* at 80 columns the metric gives way first, then the model's name */
+	rm_table_column(&r->summary, 0, RM_TABLE_SHRINK, 16, 1);
+	rm_table_column(&r->summary, 1, RM_TABLE_STATUS, 0, 0);
+	rm_table_column(&r->summary, 2, RM_TABLE_RIGHT, 0, 0);
+	rm_table_column(&r->summary, 3, RM_TABLE_SHRINK, 10, 0);
+	rm_table_column(&r->summary, 4, RM_TABLE_RIGHT, 0, 0);
+}
+
+static void summary_rows(struct run *r, rm_perf_row *rows, size_t n, const struct outcome *oc)
+{
+	char dur[32];
+
+	if (!r->summary.ncols)
+		return;
+	fmt_seconds(dur, sizeof(dur), oc->test_s);
+	for (size_t i = 0; i < n; i++) {
+		const char **c = rows[i].cell;
+		char *perf = NULL;
+		double v;
+		/* the figure as the terminal reads it; perf.csv keeps every digit */
+		if (c[RM_COL_PERFORMANCE] && rm_parse_double(c[RM_COL_PERFORMANCE], &v) == 0)
+			perf = rm_xasprintf("%.6g", v);
+		/* repeats: "model #2" */
+		char *name = r->o->repeat > 1
+				 ? rm_xasprintf("%s #%s", c[RM_COL_MODEL], c[RM_COL_REPEAT])
+				 : NULL;
+		const char *cells[] = {name ? name : c[RM_COL_MODEL], c[RM_COL_STATUS],
+				       perf ? perf : c[RM_COL_PERFORMANCE], c[RM_COL_METRIC], dur};
+		char *masked[5];
+		for (size_t k = 0; k < 5; k++) {
+			masked[k] = cells[k] ? rm_mask_string(&r->mask, cells[k]) : NULL;
+			cells[k] = masked[k];
+		}
+		rm_table_add(&r->summary, cells);
+		for (size_t k = 0; k < 5; k++)
+			free(masked[k]);
+		free(perf);
+		free(name);
+	}
+	free(r->last_log);
+	r->last_log = rm_xstrdup(oc->log_link ? oc->log_link : oc->log_file);
+}
+
+void rm_runner__summary_print(struct run *r)
+{
+	int width = rm_term_width(stdout);
+
+	if (!r->summary.nrows)
+		return;
+	fputc('\n', stdout);
+	rm_table_print(&r->summary, stdout, "", width > 0 ? (size_t)width : 80);
+	printf("results: %s\n", r->o->output);
+	if (r->summary.nrows == 1 && r->last_log)
+		printf("log:     %s\n", r->last_log);
+	else
+		printf("logs:    %s/\n", r->o->log_dir);
+	fflush(stdout);
+}
+
 int rm_runner__record(struct run *r, const rm_selected *s, const rm_workload *w, struct outcome *oc,
 		      rm_error *err)
 {
@@ -219,6 +302,7 @@ int rm_runner__record(struct run *r, const rm_selected *s, const rm_workload *w,
 	}
 	if (!strcmp(oc->status, "SUCCESS"))
 		relative_changes(r, rows, n, rel);
+	summary_rows(r, rows, n, oc);
 	ret = rm_perf_append(r->o->output, m->name, rows, n, err);
 	if (ret == 0)
 		ret = rm_metrics_append(r->o->output, t.ts, r->run_id, m->name, &oc->pr, err);

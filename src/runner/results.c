@@ -20,7 +20,9 @@
 #include "rm/util.h"
 #include "rm/engine.h"
 
+/* The largest multiple_results (or data status) file read back (docs/workloads.md). */
 #define RESULTS_MAX_BYTES ((size_t)16 << 20)
+#define RESULTS_TAR_SLACK ((size_t)64 << 10)
 
 FILE *rm_runner__fetch_file(struct run *r, rm_job *job, const char *path, rm_error *err)
 {
@@ -30,13 +32,17 @@ FILE *rm_runner__fetch_file(struct run *r, rm_job *job, const char *path, rm_err
 
 	if (tfd < 0)
 		goto out;
-	if (r->launcher.ops->fetch(r->launcher.state, job, path, tfd, RESULTS_MAX_BYTES * 2, err) <
-	    0)
+	/* the tar of one file: the file, a header or two and padding */
+	if (r->launcher.ops->fetch(r->launcher.state, job, path, tfd,
+				   RESULTS_MAX_BYTES + RESULTS_TAR_SLACK, err) < 0)
 		goto out;
 	cfd = rm_make_temp(&csv_path, err);
-	if (cfd < 0 || lseek(tfd, 0, SEEK_SET) < 0 ||
-	    rm_tar_extract_one(tfd, cfd, RESULTS_MAX_BYTES, err) < 0)
+	if (cfd < 0 || lseek(tfd, 0, SEEK_SET) < 0)
 		goto out;
+	if (rm_tar_extract_one(tfd, cfd, RESULTS_MAX_BYTES, err) < 0) {
+		err->kind = RM_ERR_IO; /* it is there, and not usable: never "missing" */
+		goto out;
+	}
 	f = fopen(csv_path, "r");
 	if (!f)
 		rm_error_set(err, RM_ERR_IO, "cannot read '%s'", csv_path);
@@ -66,10 +72,12 @@ static FILE *fetch_results(struct run *r, const rm_model *m, rm_job *job, char *
 	for (int i = 0; i < 2 && !f; i++) {
 		rm_error_clear(err);
 		f = rm_runner__fetch_file(r, job, paths[i], err);
-		if (f)
+		if (f) {
 			*where = rm_xstrdup(paths[i]);
-		else if (err->kind != RM_ERR_INPUT) /* not a missing file: say what it was */
+		} else if (err->kind != RM_ERR_INPUT) { /* there, but not usable: say why */
+			rm_error_wrap(err, "multiple_results '%s'", m->multiple_results);
 			break;
+		}
 	}
 	if (!f && err->kind == RM_ERR_INPUT)
 		rm_error_set(err, RM_ERR_INPUT,
@@ -181,7 +189,7 @@ static void add_row(struct outcome *oc, const rm_model *m, const struct results_
 		    size_t n, size_t line)
 {
 	const char *name = cell(rec, n, c->model), *perf = cell(rec, n, c->perf);
-	char *row_model = rm_xasprintf("%s_%s", m->name, name), *why;
+	char *row_model = rm_xasprintf("%s_%s", m->name, name), *why, *metric;
 	size_t k = oc->mr_n;
 	double v;
 
@@ -198,7 +206,9 @@ static void add_row(struct outcome *oc, const rm_model *m, const struct results_
 	k = oc->mr_n;
 	oc->mr_perf = rm_strv_push(oc->mr_perf, &k, *why ? "" : perf);
 	k = oc->mr_n;
-	oc->mr_metric = rm_strv_push(oc->mr_metric, &k, cell(rec, n, c->metric));
+	metric = rm_cell_text(cell(rec, n, c->metric)); /* the script's text: no formula */
+	oc->mr_metric = rm_strv_push(oc->mr_metric, &k, metric);
+	free(metric);
 	k = oc->mr_n;
 	oc->mr_reason = rm_strv_push(oc->mr_reason, &k, why);
 	oc->mr_n = k;

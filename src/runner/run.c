@@ -173,7 +173,14 @@ static int check_outputs(struct run *r, rm_error *err)
 	if (access(r->o->log_dir, W_OK) != 0)
 		return rm_error_set(err, RM_ERR_IO, "--log-dir: cannot write in '%s': %s",
 				    r->o->log_dir, strerror(errno));
-	return rm_perf_check(r->o->output, err);
+	if (rm_perf_check(r->o->output, err) < 0)
+		return -1;
+	const char **names = rm_xcalloc(r->sel.n + 1, sizeof(*names));
+	for (size_t i = 0; i < r->sel.n; i++)
+		names[i] = r->sel.items[i].model->name;
+	int rc = rm_runner_check_outputs(r->o, names, r->sel.n, r->o->repeat, NULL, 0, err);
+	free(names);
+	return rc;
 }
 
 static int run_all(struct run *r, rm_error *err)
@@ -247,6 +254,9 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 	rm_interrupt_set(rm_signal_cancelled, NULL);
 	if (o->progress && !o->dry_run)
 		r.progress_mode = isatty(STDERR_FILENO) && !o->live_output ? 1 : 2;
+	rm_log_set_before(rm_runner__progress_clear);
+	if (!o->dry_run)
+		rm_runner__summary_init(&r);
 
 	if (rm_registry_load_opts(&r.reg, o->root, &ropts, err) < 0 ||
 	    (o->manifest && rm_build_manifest_load(&r.man, o->manifest, err) < 0))
@@ -258,6 +268,9 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 	    rm_runner__data_load(&r, err) < 0)
 		goto out;
 	ret = run_all(&r, err);
+	rm_runner__progress_clear();
+	if (rm_log_level() >= 1)
+		rm_runner__summary_print(&r);
 	if (rm_signal_received()) {
 		res->interrupted = rm_signal_received();
 		ret = rm_error_set(err, RM_ERR_NONE, "interrupted by %s; %s", rm_signal_name(),
@@ -267,6 +280,9 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 	res->n_failed = r.n_failed;
 	res->engine_lost = r.engine_lost;
 out:
+	rm_log_set_before(NULL);
+	rm_table_release(&r.summary);
+	free(r.last_log);
 	rm_runner__outcome_set_mask(NULL);
 	rm_interrupt_set(NULL, NULL);
 	rm_launcher_close(&r.launcher);

@@ -77,22 +77,27 @@ static void stream_progress(struct stream *st, int final)
 				 st->queued ? 0 : now - st->start, st->timeout, &pp, final);
 }
 
-static void on_stdout_line(void *ud, const char *line, size_t len)
+static void on_stdout_line(void *ud, const char *line, size_t len, int kind)
 {
 	struct stream *st = ud;
-	rm_parser_feed(&st->parser, line, len);
+	rm_parser_feed_split(&st->parser, line, len, kind);
 }
 
-/* The end of the output without a newline: a line cut mid-write never becomes a metric. */
-static void on_stdout_fragment(void *ud, const char *line, size_t len)
+/* The end of the output without a newline, when the workload did not end by itself (or died
+ * of a signal): a line cut mid-write never becomes a metric. */
+static void on_stdout_cut_end(void *ud, const char *line, size_t len, int kind)
 {
 	struct stream *st = ud;
-	rm_parser_feed_fragment(&st->parser, line, len);
+	if (kind == RM_LINE_END)
+		rm_parser_feed_fragment(&st->parser, line, len);
+	else
+		rm_parser_feed_split(&st->parser, line, len, kind);
 }
 
-static void on_stderr_line(void *ud, const char *line, size_t len)
+static void on_stderr_line(void *ud, const char *line, size_t len, int kind)
 {
 	struct stream *st = ud;
+	(void)kind;
 	size_t ml = strlen(st->exit_marker);
 	if (len > ml && !memcmp(line, st->exit_marker, ml)) {
 		char buf[32];
@@ -248,7 +253,11 @@ void rm_runner__stream_end(struct stream *st, struct outcome *oc)
 {
 	for (int i = 0; i < 2; i++)
 		rm_mask_flush(&st->masks[i], on_masked, &st->sinks[i]);
-	rm_lines_flush(&st->lines, on_stdout_fragment, st);
+	/* A last line without '\n' is whole when the workload ended by itself (exit 0): a
+	 * result file printed with `cat` often ends so. When the runner stopped it (timeout,
+	 * signal, lost engine: oc->reason is set) or it died, the line may be cut. */
+	rm_lines_flush(&st->lines,
+		       oc->reason || oc->exit_code != 0 ? on_stdout_cut_end : on_stdout_line, st);
 	stream_progress(st, 1);
 	rm_parser_finish(&st->parser, &oc->pr);
 	mask_result(&st->r->mask, &oc->pr);

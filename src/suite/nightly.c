@@ -291,7 +291,15 @@ static int outputs(struct finish *f, const rm_gate_opts *go, rm_error *err)
 		size_t n = 0;
 		char *top = rm_xasprintf("run_models-%s", f->run_id);
 		char **files = archive_list(o, &f->run, &n);
-		int rc = rm_archive_write(o->archive, top, (const char *const *)files, n, err);
+		/* Masked again here: the archive is what CI uploads, whoever wrote its files. */
+		size_t n_secrets = 0;
+		char **secrets = rm_secrets_from_env(environ, &n_secrets);
+		rm_mask mask;
+		rm_mask_init(&mask, (const char *const *)secrets, n_secrets);
+		int rc =
+		    rm_archive_write(o->archive, top, (const char *const *)files, n, &mask, err);
+		rm_mask_release(&mask);
+		rm_strv_free(secrets);
 		rm_strv_free(files);
 		free(top);
 		if (rc < 0)

@@ -14,6 +14,7 @@
 #include "rm/doctor.h"
 #include "rm/util.h"
 #include "rm/registry.h"
+#include "rm/report.h"
 #include "rm/runner.h"
 #include "rm/suite.h"
 
@@ -162,6 +163,42 @@ out:
 	return ret;
 }
 
+/* Every file of the run, before anything is built: the perf CSVs of every entry's models,
+ * run.json and the CI outputs (a clash found at the end would lose them). */
+static int suite_check_outputs(const struct srun *s, rm_error *err)
+{
+	const rm_nightly_opts *ci = &s->o->ci;
+	char *dir = rm_dirname(s->run->output), *manifest = rm_xasprintf("%s/run.json", dir);
+	const rm_run_output extra[] = {{manifest, "the run's run.json (beside the perf CSV)"},
+				       {ci->junit, "--junit"},
+				       {ci->summary_markdown, "--summary-markdown"},
+				       {ci->html, "--html"},
+				       {ci->archive, "--archive"}};
+	const char **names = NULL;
+	size_t n = 0;
+	long repeat = 1;
+	int ret;
+
+	for (size_t i = 0; i < s->n; i++) {
+		size_t k;
+		json_t *v;
+		if (s->p[i].repeat > repeat)
+			repeat = s->p[i].repeat;
+		json_array_foreach (s->p[i].selected, k, v) {
+			names = rm_xrealloc(names, (n + 1) * sizeof(*names));
+			names[n++] = json_string_value(v);
+		}
+	}
+	ret = rm_perf_check(s->run->output, err);
+	if (ret == 0)
+		ret = rm_runner_check_outputs(s->run, names, n, repeat, extra,
+					      sizeof(extra) / sizeof(extra[0]), err);
+	free(names);
+	free(manifest);
+	free(dir);
+	return ret;
+}
+
 /* The baseline, opened once: from the command line, else the suite's. */
 static int open_baseline(struct srun *s, rm_error *err)
 {
@@ -270,12 +307,17 @@ static int write_manifest(struct srun *s, rm_error *err)
 			       "/dev",	     run->docker_host,
 			       run->log_dir, 1};
 	rm_finding *findings = NULL;
-	size_t n_findings = 0;
+	size_t n_findings = 0, n_secrets = 0;
 	char *dir = rm_dirname(run->output), *commit = rm_git_commit(run->root);
+	char **secrets = rm_secrets_from_env(environ, &n_secrets);
+	rm_mask mask;
 	json_t *entries = entries_json(s), *options = options_json(s);
 	int ret = -1;
 
 	memset(&ctx, 0, sizeof(ctx));
+	/* A tag argument or an entry's context may carry a secret's value: run.json is
+	 * masked as every other file of the run. */
+	rm_mask_init(&mask, (const char *const *)secrets, n_secrets);
 	s->manifest = rm_xasprintf("%s/run.json", dir);
 	if (manifest_context(s, &ctx, err) < 0)
 		goto out;
@@ -293,9 +335,12 @@ static int write_manifest(struct srun *s, rm_error *err)
 			 ctx.gpu_arch,
 			 ctx.n_gpus,
 			 findings,
-			 n_findings};
+			 n_findings,
+			 &mask};
 	ret = rm_mkdirs(dir, err) < 0 ? -1 : rm_manifest_write(s->manifest, &m, err);
 out:
+	rm_mask_release(&mask);
+	rm_strv_free(secrets);
 	rm_findings_free(findings, n_findings);
 	rm_context_release(&ctx);
 	json_decref(entries);
@@ -412,8 +457,8 @@ int rm_suite_run(const rm_suite_run_opts *o, rm_suite_run_result *res, rm_error 
 		ret = run_entries(&s, res, err);
 		goto out;
 	}
-	if (check_selection(&s, err) < 0 || open_baseline(&s, err) < 0 ||
-	    write_manifest(&s, err) < 0)
+	if (check_selection(&s, err) < 0 || suite_check_outputs(&s, err) < 0 ||
+	    open_baseline(&s, err) < 0 || write_manifest(&s, err) < 0)
 		goto out;
 	if (run_entries(&s, res, err) < 0) {
 		finish_partial(&s, res);

@@ -330,8 +330,15 @@ void rm_doctor_collect(const rm_doctor_opts *o, rm_finding **out, size_t *n)
 
 void rm_doctor_print(FILE *f, const rm_finding *v, size_t n)
 {
+	/* the terminal gets its statuses coloured; a file (--sys-env-details) never */
+	int term = f == stdout || f == stderr;
+
 	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%-6s%-16s %s\n", v[i].status, v[i].check, v[i].detail);
+		enum rm_color c = !strcmp(v[i].status, "OK")	 ? RM_COLOR_GOOD
+				  : !strcmp(v[i].status, "WARN") ? RM_COLOR_WARN
+								 : RM_COLOR_BAD;
+		fprintf(f, "%s%-6s%s%-16s %s\n", term ? rm_color_start(f, c) : "", v[i].status,
+			term ? rm_color_end(f, c) : "", v[i].check, v[i].detail);
 		if (v[i].action)
 			fprintf(f, "      -> %s\n", v[i].action);
 	}

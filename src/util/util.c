@@ -134,6 +134,17 @@ int rm_parse_double(const char *s, double *out)
 	return 0;
 }
 
+char *rm_cell_text(const char *s)
+{
+	double v;
+
+	if (!s)
+		return NULL;
+	if (*s && strchr("=+-@\t\r", *s) && rm_parse_double(s, &v) < 0)
+		return rm_xasprintf("'%s", s);
+	return rm_xstrdup(s);
+}
+
 int rm_starts_with(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;

@@ -150,8 +150,8 @@ name_is_tag) # test_model_names_are_automatically_tags (exit 3 before: 'dummy' r
 	[ "$(csv_col perf.csv 1 docker_file)" = docker/dummy.ubuntu.amd.Dockerfile ] || fail "docker_file"
 	;;
 dockerfile_glob) # docker/dummy.* takes dummy's files only, not dummy_sglang*'s (RUN false)
-	RM_SYSFS_ROOT=$WORK/sys "$RM" list --tags dummy --additional-context "$HOSTCTX" >list.txt
-	[ "$(cut -f2 list.txt)" = docker/dummy.ubuntu.amd.Dockerfile ] || fail "list: $(cat list.txt)"
+	RM_SYSFS_ROOT=$WORK/sys "$RM" list --tags dummy --additional-context "$HOSTCTX" --format json >list.txt
+	[ "$(jq -r '.[].dockerfile' list.txt)" = docker/dummy.ubuntu.amd.Dockerfile ] || fail "list: $(cat list.txt)"
 	rm_run --tags dummy_group_1
 	want_rc 0
 	[ "$(rows perf.csv)" = 2 ] || fail "rows"

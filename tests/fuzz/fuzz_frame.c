@@ -19,6 +19,7 @@ struct out {
 	size_t len, cap;
 	size_t lines, line_bytes;
 	uint32_t line_hash;
+	size_t max_line;
 };
 
 static void put(struct out *o, unsigned char tag, const char *p, size_t n)
@@ -38,16 +39,18 @@ static void on_frame(void *ud, int stream, const char *p, size_t n)
 	put(ud, (unsigned char)stream, p, n);
 }
 
-static void on_line(void *ud, const char *line, size_t len)
+static void on_line(void *ud, const char *line, size_t len, int kind)
 {
 	struct out *o = ud;
 	if (line[len] != '\0' || memchr(line, '\n', len))
 		abort();
+	if (kind == RM_LINE_PIECE && len != o->max_line)
+		abort(); /* a piece is always a full buffer */
 	o->lines++;
 	o->line_bytes += len;
 	for (size_t i = 0; i < len; i++)
 		o->line_hash = o->line_hash * 31 + (unsigned char)line[i];
-	o->line_hash = o->line_hash * 31 + 0xff;
+	o->line_hash = o->line_hash * 31 + 0xff + (uint32_t)kind;
 }
 
 static uint32_t next(uint32_t *s)
@@ -81,6 +84,7 @@ static int decode(const uint8_t *stream, size_t len, int raw, size_t max_line, u
 	*incomplete = rm_frame_incomplete(&d);
 
 	/* Lines of stdout, fed in the decoder's output pieces or cut again. */
+	o->max_line = max_line;
 	rm_lines_init(&l, max_line);
 	size_t i = 0;
 	while (i < o->len) {

@@ -254,10 +254,23 @@ S
 list_command)
 	printf '[%s, %s]\n' "$(entry it_l1 a "")" "$(entry it_l2 b "")" | mkmad
 	jq '.[1].tags = ["other"]' models.json >m && mv m models.json
+	# a header and aligned columns
 	out=$("$RM" list --tags it)
-	[ "$(echo "$out" | wc -l)" = 1 ] || fail "list: $out"
-	echo "$out" | grep -q "^it_l1	docker/smoke.Dockerfile	generic	it$" || fail "list line: $out"
-	"$RM" --list --tags it_l2 | grep -q "^it_l2	" || fail "--list"
+	[ "$(echo "$out" | wc -l)" = 2 ] || fail "list: $out"
+	echo "$out" | head -1 | grep -qE '^model +dockerfile +parser +tags$' || fail "list header: $out"
+	echo "$out" | tail -1 | grep -qE '^it_l1 +docker/smoke.Dockerfile +generic +it$' || fail "list line: $out"
+	# where each field starts, on both lines
+	starts='{p = 1; for (i = 1; i <= NF; i++) {s = index(substr($0, p), $i) + p - 1; printf "%d ", s; p = s + length($i)}}'
+	[ "$(echo "$out" | head -1 | awk "$starts")" = "$(echo "$out" | tail -1 | awk "$starts")" ] ||
+		fail "columns not aligned: $out"
+	# for scripts
+	[ "$("$RM" list --tags it --format csv)" = "$(printf 'model,dockerfile,parser,tags\nit_l1,docker/smoke.Dockerfile,generic,it')" ] ||
+		fail "csv: $("$RM" list --tags it --format csv)"
+	"$RM" list --tags it --format json | jq -e '. == [{"model": "it_l1", "dockerfile": "docker/smoke.Dockerfile", "parser": "generic", "tags": ["it"]}]' >/dev/null ||
+		fail "json: $("$RM" list --tags it --format json)"
+	"$RM" list --format yaml 2>err.txt && fail "--format yaml accepted"
+	grep -q "'table', 'csv' or 'json'" err.txt || fail "format error: $(cat err.txt)"
+	"$RM" --list --tags it_l2 | grep -q "^it_l2 " || fail "--list"
 	;;
 
 args_are_argv)

@@ -336,6 +336,324 @@ S
 	[ "$(csv_col perf.csv 1 metric)" = samples_per_sec ] || fail "metric name: $(cat perf.csv)"
 	;;
 
+long_lines)
+	# Issue 22 (1, 2): a line of exactly 65,536 bytes (or a multiple) is one line, so the
+	# performance line after it counts; a last line without a line end is read, live and by
+	# `parse`; an MLPerf result ending in run_stop without a newline gives its time to train,
+	# an aborted one gives none.
+	script ll <<'S'
+head -c 65536 /dev/zero | tr '\0' x; echo
+head -c 131072 /dev/zero | tr '\0' y; echo
+echo "performance: 11 samples_per_sec"
+S
+	script noeol <<'S'
+echo "warming up"
+printf 'performance: 12 samples_per_sec'
+S
+	fx=$SRC/tests/parsers/mlperf/amd_mi300x_llama2_70b_lora_result_0
+	script mlok <<'S'
+cat result.txt
+S
+	script mlab <<'S'
+cat result.txt
+S
+	sed '/^# /d' "${fx}_no_eol.log" >scripts/mlok/result.txt # keeps the missing line end
+	grep -v '^# ' "${fx}_aborted.log" >scripts/mlab/result.txt
+	[ "$(tail -c 2 scripts/mlok/result.txt)" = '}}' ] || fail "the fixture ends with a newline"
+	printf '[%s, %s, %s, %s]\n' "$(entry it_ll ll "")" "$(entry it_noeol noeol "")" \
+		"$(entry it_mlok mlok "" '"parser": "mlperf"')" "$(entry it_mlab mlab "" '"parser": "mlperf"')" | mkmad
+	"$RM" --tags it_ll -o perf.csv 2>err.txt || fail "65,536-byte line: exit $?: $(cat err.txt; cat perf.csv)"
+	[ "$(csv_col perf.csv 1 performance)" = 11 ] || fail "the line after a 65,536-byte line was lost"
+	"$RM" --tags it_noeol -o perf.csv 2>err.txt || fail "no line end: exit $?: $(cat err.txt; cat perf.csv)"
+	[ "$(csv_col perf.csv 2 performance)" = 12 ] || fail "the last line without a line end was lost"
+	"$RM" parse it_noeol.live.log >parse.csv || fail "parse of the live log: $(cat parse.csv)"
+	grep -q '^performance,12,samples_per_sec' parse.csv || fail "parse: $(cat parse.csv)"
+	"$RM" parse it_ll.live.log >parse.csv || fail "parse of the long-line log: $(cat parse.csv)"
+	grep -q '^performance,11,samples_per_sec' parse.csv || fail "parse: $(cat parse.csv)"
+	"$RM" --tags it_mlok -o perf.csv 2>err.txt || fail "MLPerf without a final newline: $(cat err.txt; cat perf.csv)"
+	[ "$(csv_col perf.csv 3 performance)" = 33.9308 ] || fail "time to train: $(cat perf.csv)"
+	set +e
+	"$RM" --tags it_mlab -o perf.csv 2>err.txt
+	rc=$?
+	set -e
+	[ $rc = 1 ] || fail "aborted MLPerf run: exit $rc: $(cat err.txt)"
+	[ "$(csv_col perf.csv 4 status)" = FAILURE ] || fail "an aborted run is $(csv_col perf.csv 4 status)"
+	grep -q "run_stop status is 'aborted'" perf.csv || fail "reason: $(cat perf.csv)"
+	if grep -q time_to_train perf_it_mlab.csv; then fail "an aborted run has a time to train"; fi
+	grep -q 'samples_count,3840' perf_it_mlab.csv || fail "samples_count: $(cat perf_it_mlab.csv)"
+	;;
+
+secret_outputs)
+	# Issue 22 (3): a secret given as a tag argument is in no file the run writes: perf CSVs,
+	# logs, run.json, JUnit, summary, report and the archive CI uploads (read inside).
+	script targ <<'S'
+echo "args: $*"
+echo "performance: 3 samples_per_sec"
+S
+	entry it_targ targ "" | sed 's/^/[/; s/$/]/' | mkmad
+	MAD_SECRETS_TOK=tok_SeCrEt_4711 "$RM" --tags "it_targ:tok=tok_SeCrEt_4711" -o out/perf.csv \
+		--log-dir out/logs --junit out/j.xml --summary-markdown out/s.md --html out/r.html \
+		--archive out/a.tar.gz >out.txt 2>err.txt || fail "exit $?: $(cat err.txt)"
+	[ -f out/run.json ] && [ -f out/a.tar.gz ] || fail "outputs missing: $(ls out)"
+	grep -q 'args: .*tok' out/logs/it_targ.live.log || fail "the argument did not reach the script"
+	mkdir unpacked && tar -xzf out/a.tar.gz -C unpacked
+	[ "$(find unpacked -name run.json | wc -l)" = 1 ] || fail "no run.json in the archive"
+	if grep -rl tok_SeCrEt_4711 out unpacked out.txt err.txt; then fail "the secret is in a file the run wrote"; fi
+	grep -q 'it_targ:tok=\*\*\*' out/run.json || fail "run.json does not name the tag: $(cat out/run.json)"
+	;;
+
+output_clash)
+	# Issue 22 (4): output names that clash are refused before any image is built, naming
+	# the file: -o perf_<model>.csv of a model of the run, a model named "summary" with
+	# --repeat (perf_summary.csv), another tool's perf_<model>.csv, --html over perf.csv.
+	script oc <<'S'
+echo "performance: 2 samples_per_sec"
+S
+	printf '[%s, %s]\n' "$(entry it_oc oc "")" "$(entry summary oc "")" | mkmad
+	refused() { # LOG_DIR PATTERN ARGS...: exit 5, the message matches, nothing built
+		local logs=$1 pat=$2 rc
+		shift 2
+		set +e
+		"$RM" --log-dir "$logs" "$@" >out.txt 2>err.txt
+		rc=$?
+		set -e
+		[ $rc = 5 ] || fail "$*: exit $rc, want 5: $(cat err.txt)"
+		grep -q "$pat" err.txt || fail "$*: message: $(cat err.txt)"
+		if ls "$logs"/*.build.log >/dev/null 2>&1; then fail "$*: built before refusing"; fi
+	}
+	refused l1 "output clash: 'perf_it_oc.csv' would be both the perf CSV (-o) and the metrics of model 'it_oc'" \
+		--tags it_oc -o perf_it_oc.csv
+	refused l2 "'out/perf_summary.csv' would be both the summary of the repeated runs (perf_summary.csv) and the metrics of model 'summary'" \
+		--tags summary --repeat 2 -o out/perf.csv
+	echo '"name","value"' >perf_it_oc.csv
+	refused l3 "'perf_it_oc.csv' exists with a different header" --tags it_oc -o perf.csv
+	rm perf_it_oc.csv
+	refused l4 "'perf.csv' (the perf CSV (-o)) and './perf.csv' (--html) are one file" \
+		--tags it_oc -o perf.csv --html ./perf.csv
+	[ ! -e perf.csv ] || fail "perf.csv was written: $(cat perf.csv)"
+	# the same run without the clash goes through, its report written
+	"$RM" --tags it_oc --repeat 2 -o perf.csv --html report.html 2>err.txt || fail "$(cat err.txt)"
+	[ -s report.html ] && [ "$(csv_col perf_summary.csv 1 model)" = it_oc ] || fail "outputs missing"
+	;;
+
+perf_symlink)
+	# Issue 22 (8): perf.csv (or a perf_<model>.csv) as a dangling symlink is not followed:
+	# refused before any build, its target never created (as the logs refuse symlinks).
+	script ps <<'S'
+echo "performance: 6 samples_per_sec"
+S
+	entry it_psym ps "" | sed 's/^/[/; s/$/]/' | mkmad
+	mkdir outside
+	ln -s "$WORK/outside/created" perf.csv
+	set +e
+	"$RM" --tags it_psym -o perf.csv --log-dir l1 2>err.txt
+	rc=$?
+	set -e
+	[ $rc = 5 ] || fail "exit $rc, want 5: $(cat err.txt)"
+	grep -q "'perf.csv' is a symbolic link to '$WORK/outside/created', which does not exist: it is not followed" err.txt ||
+		fail "message: $(cat err.txt)"
+	[ ! -e outside/created ] || fail "the symlink was followed"
+	if ls l1/*.build.log >/dev/null 2>&1; then fail "built before refusing"; fi
+	rm perf.csv
+	ln -s "$WORK/outside/metrics" perf_it_psym.csv
+	set +e
+	"$RM" --tags it_psym -o perf.csv --log-dir l2 2>err.txt
+	rc=$?
+	set -e
+	[ $rc = 5 ] && [ ! -e outside/metrics ] || fail "perf_<model>.csv: exit $rc: $(cat err.txt)"
+	;;
+
+results_limits)
+	# Issue 22 (5): a multiple_results file over the 16 MiB limit (under and over the
+	# engine's 32 MiB copy limit), a symlink and a folder each get a reason that says so,
+	# not "the script wrote no such file".
+	script big <<'S'
+printf 'model,performance,metric\n' > results.csv
+head -c 16777216 /dev/zero | tr '\0' 'a' >> results.csv
+S
+	script huge <<'S'
+head -c 41943040 /dev/zero > results.csv
+S
+	script link <<'S'
+printf 'model,performance,metric\nm,1,x\n' > /tmp/real.csv
+ln -s /tmp/real.csv results.csv
+S
+	script dir <<'S'
+mkdir results.csv
+S
+	mr='"multiple_results": "results.csv"'
+	printf '[%s, %s, %s, %s]\n' "$(entry it_rbig big "" "$mr")" "$(entry it_rhuge huge "" "$mr")" \
+		"$(entry it_rlink link "" "$mr")" "$(entry it_rdir dir "" "$mr")" | mkmad
+	reason_of() { # MODEL PATTERN
+		set +e
+		"$RM" --tags "$1" -o "$1.csv" 2>"$1.err"
+		rc=$?
+		set -e
+		[ $rc = 1 ] || fail "$1: exit $rc: $(cat "$1.err")"
+		[ "$(csv_col "$1.csv" 1 status)" = FAILURE ] || fail "$1: status"
+		grep -q "$2" "$1.csv" || fail "$1: reason: $(csv_col "$1.csv" 1 reason)"
+		if grep -q "wrote no such file" "$1.csv"; then fail "$1: called missing"; fi
+	}
+	reason_of it_rbig "multiple_results 'results.csv': 'results.csv' is 16777241 bytes, over the limit of 16777216 bytes (16 MiB)"
+	reason_of it_rhuge "multiple_results 'results.csv': .*'/myworkspace/it_rhuge/results.csv' in the container is over the limit of 16842752 bytes (16 MiB)"
+	reason_of it_rlink "multiple_results 'results.csv': 'results.csv' is a symbolic link (to '/tmp/real.csv'), not a file: it is not followed"
+	reason_of it_rdir "multiple_results 'results.csv': 'results.csv' is a folder, not a file"
+	;;
+
+oom_removed)
+	# Issue 22 (6): an out-of-memory kill reads as such (the engine's State.OOMKilled), and
+	# a container removed by someone else mid-run reads as such (exit 1, not a lost engine),
+	# neither as "the script exited with code 137".
+	script oom <<'S'
+echo started
+sleep 3
+exec dd if=/dev/zero of=/dev/null bs=256M count=1
+echo "performance: 1 samples_per_sec"
+S
+	printf '[%s, %s]\n' "$(entry it_oom oom "")" "$(entry it_gone sleeper "")" | mkmad
+	script sleeper <<'S'
+echo started
+sleep 300
+S
+	cid_of() { # MODEL: the id of its running container
+		api GET "/containers/json?filters=$(printf '{"label":["run_models.model=%s"]}' "$1" | jq -sRr @uri)" | jq -r '.[0].Id'
+	}
+	"$RM" --tags it_oom -o perf.csv 2>err.txt &
+	pid=$!
+	wait_started it_oom 60
+	# a memory limit the workload's next step cannot live with
+	curl -fsS --unix-socket "$SOCK" -X POST -H 'Content-Type: application/json' \
+		-d '{"Memory": 67108864, "MemorySwap": 67108864}' \
+		"http://localhost/containers/$(cid_of it_oom)/update" >/dev/null || fail "cannot set a memory limit"
+	set +e
+	wait $pid
+	rc=$?
+	set -e
+	[ $rc = 1 ] || fail "OOM: exit $rc: $(cat err.txt)"
+	grep -q "out of memory: the kernel killed the workload" perf.csv || fail "OOM reason: $(csv_col perf.csv 1 reason)"
+	[ "$(csv_col perf.csv 1 exit_code)" = 137 ] || fail "exit_code column: $(csv_col perf.csv 1 exit_code)"
+	"$RM" --tags it_gone -o perf.csv 2>err.txt &
+	pid=$!
+	wait_started it_gone 60
+	api DELETE "/containers/$(cid_of it_gone)?force=1" >/dev/null
+	set +e
+	wait $pid
+	rc=$?
+	set -e
+	[ $rc = 1 ] || fail "removed: exit $rc: $(cat err.txt)"
+	grep -q "the container was removed while the workload ran" perf.csv || fail "removed reason: $(csv_col perf.csv 2 reason)"
+	if grep -q "exited with code 137" perf.csv; then fail "reads as an exit code"; fi
+	[ "$(containers_of it_gone)" = 0 ] || fail "container left"
+	;;
+
+keep_dir_nodes)
+	# Issue 22 (7): --keep-model-dir never recreates the device nodes or FIFOs a script
+	# made in its model dir on the host (a block device node 0644 on the host is a disk
+	# anyone can read); its files are kept.
+	script knodes <<'S'
+mknod disk b 8 0 && chmod 644 disk
+mknod tty c 5 0
+mkfifo fifo
+ln disk disk.hardlink
+echo "kept" > result.txt
+ls -l
+echo "performance: 3 samples_per_sec"
+S
+	entry it_knodes knodes "" | sed 's/^/[/; s/$/]/' | mkmad
+	"$RM" --tags it_knodes --keep-model-dir --log-dir logs -o perf.csv 2>err.txt || fail "exit $?: $(cat err.txt)"
+	grep -q '^brw-r--r--.* disk$' logs/it_knodes.live.log || fail "the script made no device node: $(cat logs/it_knodes.live.log)"
+	grep -q kept logs/it_knodes/result.txt || fail "model dir not kept: $(cat err.txt)"
+	[ -z "$(find logs -type b -o -type c -o -type p -o -type s)" ] || fail "special files on the host: $(find logs -type b -o -type c -o -type p)"
+	grep -q "left out 4 device node(s), FIFO(s) or socket(s) of its model dir" err.txt || fail "no word of it: $(cat err.txt)"
+	;;
+
+engine_dies_build)
+	# Issue 22 (10): the engine dies during a build: the documented engine loss (exit 4,
+	# the reason names the engine), and the build's container, which the engine keeps when
+	# it comes back, is removed by the next run.
+	# shellcheck source=tests/faults/lib.sh
+	. "$SRC/tests/faults/lib.sh"
+	edir=$(mktemp -d /var/tmp/rmb.XXXXXX)/e
+	faults_dockerd_start "$edir" || fail "cannot start a private dockerd"
+	cleanup_fns+=("faults_dockerd_cleanup $edir")
+	DOCKER_HOST=unix://$edir/docker.sock
+	SOCK=$edir/docker.sock
+	script bdie <<'S'
+echo "performance: 1 samples_per_sec"
+S
+	printf '[%s, %s]\n' "$(entry it_bdie bdie "" | sed 's|docker/smoke|docker/slow|')" \
+		"$(entry it_bnext bdie "")" | mkmad
+	cat >docker/slow.Dockerfile <<'D'
+FROM scratch
+COPY smoke/busybox /bin/busybox
+RUN ["/bin/busybox", "--install", "-s", "/bin"]
+RUN echo building-slowly && sleep 300
+D
+	"$RM" --tags it_bdie -o perf.csv 2>err.txt &
+	pid=$!
+	left() { api GET "/containers/json?all=1" | jq '[.[] | select(.Command | test("building-slowly"))] | length'; }
+	for _ in $(seq 1 600); do [ "$(left)" = 1 ] && break; sleep 0.1; done
+	[ "$(left)" = 1 ] || fail "the build never reached its RUN step: $(cat err.txt)"
+	t=$(now)
+	faults_dockerd_kill "$edir" || fail "cannot kill the engine"
+	set +e
+	wait $pid
+	rc=$?
+	set -e
+	echo "recovered in $(since "$t") s"
+	[ $rc = 4 ] || fail "exit $rc, want 4: $(cat err.txt)"
+	[ "$(csv_col perf.csv 1 status)" = FAILURE ] || fail "status: $(cat perf.csv)"
+	grep -q "lost the engine at unix://$edir/docker.sock while building" perf.csv ||
+		fail "reason: $(csv_col perf.csv 1 reason)"
+	# the engine comes back with the build's container; the next run removes it
+	faults_dockerd_start "$edir" || fail "cannot restart the engine"
+	[ "$(left)" = 1 ] || fail "the engine kept no build container to reap: $(api GET '/containers/json?all=1')"
+	"$RM" --tags it_bnext -o next.csv 2>next.txt || fail "next run: $(cat next.txt)"
+	[ "$(left)" = 0 ] || fail "the build container is left after the next run"
+	grep -q "removed leftover build container .* of a build whose runner (pid $pid) is gone" next.txt ||
+		fail "the next run did not say so: $(cat next.txt)"
+	;;
+
+formula_cells)
+	# Issue 22 (12): workload text that a spreadsheet would run as a formula (a metric name
+	# from the log, a multiple_results metric) is written with a leading "'"; every number
+	# (a negative one too) and everything from models.json (args "--batch-size 8") is
+	# written as it is, so a CSV reader gets the same values.
+	script fcell <<'S'
+echo 'performance: -7.25 =cmd|calc!A0'
+S
+	script fmulti <<'S'
+printf 'model,performance,metric\nrow1,-3.5,@SUM(1+1)\nrow2,2,+cmd|calc\n' > results.csv
+S
+	printf '[%s, %s]\n' "$(entry it_fcell fcell "--batch-size 8")" \
+		"$(entry it_fmulti fmulti "" '"multiple_results": "results.csv"')" | mkmad
+	"$RM" --tags it_fcell -o perf.csv 2>err.txt || fail "exit $?: $(cat err.txt)"
+	"$RM" --tags it_fmulti -o perf.csv 2>err.txt || fail "exit $?: $(cat err.txt)"
+	python3 - perf.csv perf_it_fcell.csv <<'P' || fail "$(cat perf.csv perf_it_fcell.csv)"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+want = [("it_fcell", -7.25, "'=cmd|calc!A0"),
+        ("it_fmulti_row1", -3.5, "'@SUM(1+1)"), ("it_fmulti_row2", 2.0, "'+cmd|calc")]
+for r, (model, perf, metric) in zip(rows, want):
+    assert r["model"] == model, r["model"]
+    assert float(r["performance"]) == perf, r["performance"]
+    assert r["metric"] == metric, r["metric"]
+assert rows[0]["args"] == "--batch-size 8", rows[0]["args"]
+def number(c):
+    try:
+        float(c)
+        return True
+    except ValueError:
+        return False
+# nothing a spreadsheet would run, but numbers and the models.json args
+formula = [c for r in rows for c in r.values()
+           if c and c[0] in "=+-@" and not number(c) and c != "--batch-size 8"]
+assert not formula, formula
+m = list(csv.DictReader(open(sys.argv[2], newline="")))
+assert any(x["metric"] == "'=cmd|calc!A0" and float(x["value"]) == -7.25 for x in m), m
+P
+	;;
+
 *)
 	fail "unknown case"
 	;;

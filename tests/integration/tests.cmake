@@ -29,7 +29,9 @@ set_tests_properties(integration.no_container_left PROPERTIES FIXTURES_CLEANUP d
 # Fault cases (docs/reliability.md): each injects its fault itself. hung_engine needs the
 # fake engine of tests/faults (HUNG_ENGINE below, when that helper is built).
 set(RM_FAULT_CASES kill9_watchdog kill9_reap sighup sigpipe engine_dies disk_full log_per_run
-                   outputs_first secrets hung_engine)
+                   outputs_first secrets hung_engine long_lines
+                   secret_outputs output_clash perf_symlink results_limits
+                   oom_removed keep_dir_nodes engine_dies_build formula_cells)
 foreach(c ${RM_FAULT_CASES})
   add_test(NAME fault.${c}
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/faults.sh ${c}
@@ -38,3 +40,35 @@ foreach(c ${RM_FAULT_CASES})
   set_tests_properties(fault.${c} PROPERTIES LABELS "integration;fault" TIMEOUT 300
                        FIXTURES_REQUIRED docker_engine)
 endforeach()
+
+# What a user sees (tests/integration/terminal.sh): the status line at 80 columns in a real
+# terminal (tmux), colour on a terminal and never with NO_COLOR, --color never or a pipe, the
+# summary tables within 80 columns, --help wrapped, the man page and the bash completion, the
+# engine found without DOCKER_HOST.
+set(RM_TERMINAL_CASES status_line colour summary help_width man_page completion engine_found)
+foreach(c ${RM_TERMINAL_CASES})
+  add_test(NAME terminal.${c}
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/terminal.sh ${c}
+                   $<TARGET_FILE:run_models> ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(terminal.${c} PROPERTIES LABELS "integration;terminal" TIMEOUT 120
+                       FIXTURES_REQUIRED docker_engine)
+endforeach()
+
+# Every README command line that needs no GPU and no cluster runs as written.
+add_test(NAME integration.readme
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/readme.sh $<TARGET_FILE:run_models>
+                 ${CMAKE_SOURCE_DIR})
+set_tests_properties(integration.readme PROPERTIES LABELS integration TIMEOUT 300
+                     FIXTURES_REQUIRED docker_engine)
+
+# The first hour (tools/first-hour.sh): a fresh clone of the committed HEAD, the README's first
+# command twice (at most 30 lines, the second without a build), then a clean login shell. It
+# installs under the build folder, not /usr/local. The smoke image is shared with the cases
+# that run the shipped smoke model: they must not rebuild it between the two runs.
+add_test(NAME firsthour.fresh_clone
+         COMMAND env RM_PREFIX=${CMAKE_BINARY_DIR}/first-hour-prefix
+                 bash ${CMAKE_SOURCE_DIR}/tools/first-hour.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(firsthour.fresh_clone PROPERTIES LABELS "integration;firsthour" TIMEOUT 900
+                     FIXTURES_REQUIRED docker_engine RESOURCE_LOCK smoke_image)
+set_tests_properties(integration.smoke integration.gpu_less_seed integration.readme
+                     PROPERTIES RESOURCE_LOCK smoke_image)

@@ -418,14 +418,9 @@ static double whole_update_mean(const char *data, size_t len)
 	return n ? sum / (double)n : NAN;
 }
 
-static void feed_cb(void *ud, const char *line, size_t len)
+static void feed_cb(void *ud, const char *line, size_t len, int kind)
 {
-	rm_parser_feed(ud, line, len);
-}
-
-static void frag_cb(void *ud, const char *line, size_t len)
-{
-	rm_parser_feed_fragment(ud, line, len);
+	rm_parser_feed_split(ud, line, len, kind);
 }
 
 /* The live stream (rm_lines at RM_PARSER_LINE_MAX fed in odd chunk sizes) and `parse` give
@@ -447,7 +442,7 @@ static void test_long_lines_same_both_ways(void)
 	rm_lines_init(&lines, RM_PARSER_LINE_MAX);
 	for (size_t off = 0; off < len; off += 777)
 		rm_lines_feed(&lines, data + off, len - off < 777 ? len - off : 777, feed_cb, &p);
-	rm_lines_flush(&lines, frag_cb, &p);
+	rm_lines_flush(&lines, feed_cb, &p);
 	rm_lines_release(&lines);
 	rm_parser_finish(&p, &r);
 	rm_parser_stop(&p);
@@ -478,6 +473,90 @@ static void test_long_lines_same_both_ways(void)
 	free(data);
 	free(a);
 	free(b);
+}
+
+/* Feeds text through rm_lines at RM_PARSER_LINE_MAX in chunks of `step`, as the live stream
+ * and `parse` do; `cut` hands an unterminated end to the cut-end path (the runner stopped the
+ * workload). */
+struct split_feed {
+	rm_parser *p;
+	int cut;
+};
+
+static void split_cb(void *ud, const char *line, size_t len, int kind)
+{
+	struct split_feed *f = ud;
+	if (kind == RM_LINE_END && f->cut)
+		rm_parser_feed_fragment(f->p, line, len);
+	else
+		rm_parser_feed_split(f->p, line, len, kind);
+}
+
+static rm_parse_result run_split(const char *parser, const char *text, size_t len, size_t step,
+				 int cut)
+{
+	rm_parser p;
+	rm_parse_result r = {0};
+	rm_lines lines;
+	struct split_feed f = {&p, cut};
+
+	CHECK(rm_parser_start(&p, parser, NULL) == 0);
+	rm_lines_init(&lines, RM_PARSER_LINE_MAX);
+	for (size_t off = 0; off < len; off += step)
+		rm_lines_feed(&lines, text + off, len - off < step ? len - off : step, split_cb,
+			      &f);
+	rm_lines_flush(&lines, split_cb, &f);
+	rm_lines_release(&lines);
+	rm_parser_finish(&p, &r);
+	rm_parser_stop(&p);
+	return r;
+}
+
+/* Issue 22: a line of exactly RM_PARSER_LINE_MAX bytes (or a multiple) is a whole line, so
+ * the performance line after it counts; a last line without a line end counts when the
+ * output ended by itself, unless a number runs into its very end. */
+static void test_line_max_and_last_line(void)
+{
+	const char *perf = "performance: 42.5 samples_per_sec\n";
+	size_t sizes[] = {RM_PARSER_LINE_MAX, 2 * RM_PARSER_LINE_MAX, RM_PARSER_LINE_MAX - 1,
+			  RM_PARSER_LINE_MAX + 1};
+	size_t steps[] = {1 << 20, 4096, 777};
+	rm_parse_result r;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i], len = n + 1 + strlen(perf);
+		char *text = rm_xmalloc(len + 1);
+		memset(text, 'x', n);
+		text[n] = '\n';
+		memcpy(text + n + 1, perf, strlen(perf) + 1);
+		for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+			r = run_split("generic", text, len, steps[k], 0);
+			CHECK(r.has_performance && r.performance == 42.5);
+			rm_parse_result_release(&r);
+		}
+		free(text);
+	}
+
+	/* The last line without '\n': whole when the output ended by itself, not when cut. */
+	const char *last = "warming up\nperformance: 7 samples_per_sec";
+	r = run_split("generic", last, strlen(last), 5, 0);
+	CHECK(r.has_performance && r.performance == 7);
+	CHECK(r.performance_metric && !strcmp(r.performance_metric, "samples_per_sec"));
+	rm_parse_result_release(&r);
+	r = run_split("generic", last, strlen(last), 5, 1);
+	CHECK(!r.has_performance);
+	rm_parse_result_release(&r);
+
+	/* A number that runs into the end may be cut: `lm loss: 2` of `lm loss: 2.47`. */
+	const char *cutnum = "iteration 1/ 9 | elapsed time per iteration (ms): 10.0 | lm loss: "
+			     "2.5 |\niteration 2/ 9 | elapsed time per iteration (ms): 12.0 | lm "
+			     "loss: 2";
+	r = run_split("megatron", cutnum, strlen(cutnum), 1 << 20, 0);
+	const rm_metric *m = find(&r, "lm_loss", "last");
+	CHECK(m && m->value == 2.5 && m->step == 1);
+	m = find(&r, "step_time_ms", "last");
+	CHECK(m && m->value == 12 && m->step == 2);
+	rm_parse_result_release(&r);
 }
 
 static void test_auto(void)
@@ -549,12 +628,26 @@ static void test_mlperf_crlf(void)
 	rm_parse_result r = run("mlperf", lines, 1);
 	const rm_metric *m = find(&r, "time_to_train", "summary");
 
-	CHECK(m && fabs(m->value - 33.9308) < 1e-9);
-	CHECK(!r.has_performance); /* aborted: no valid score */
+	/* aborted: no valid score, and no time to train even as a side metric (issue 22) */
+	CHECK(!m);
+	CHECK(!r.has_performance);
 	CHECK(r.problem && strstr(r.problem, "'aborted'"));
 	m = find(&r, "run_success", "summary");
 	CHECK(m && m->value == 0);
+	m = find(&r, "samples_count", "summary");
+	CHECK(m && m->value == 3840);
 	rm_parse_result_release(&r);
+
+	/* The same pair with status success: 33.9308 minutes, CRLF and prefix tolerated. */
+	char *ok = rm_xstrdup(lines[1]);
+	memcpy(strstr(ok, "aborted"), "success", 7);
+	const char *const good[] = {lines[0], ok, NULL};
+	r = run("mlperf", good, 1);
+	m = find(&r, "time_to_train", "summary");
+	CHECK(m && fabs(m->value - 33.9308) < 1e-9);
+	CHECK(r.has_performance && fabs(r.performance - 33.9308) < 1e-9);
+	rm_parse_result_release(&r);
+	free(ok);
 }
 
 static void test_registry(void)
@@ -608,6 +701,7 @@ int main(void)
 	test_ranks();
 	test_broken_lines();
 	test_long_lines_same_both_ways();
+	test_line_max_and_last_line();
 	test_auto();
 	test_missing_not_zero();
 	test_mlperf_crlf();

@@ -212,7 +212,7 @@ list_expect() {
 	while IFS=$'\t' read -r name df parser tags; do
 		expected="$name"$'\t'"$df.ubuntu.amd.Dockerfile"$'\t'"$parser"$'\t'"$tags"
 		rc=0
-		(cd "$dir" && "$RUN_MODELS" list --tags "$name" --additional-context "$MI300X_CONTEXT") \
+		(cd "$dir" && set -o pipefail && "$RUN_MODELS" list --tags "$name" --additional-context "$MI300X_CONTEXT" --format json | jq -r '.[] | [.model, (.dockerfile // "-"), .parser, (.tags | join(","))] | @tsv') \
 			>"$TMP/out" 2>"$TMP/err" || rc=$?
 		out="$(cat "$TMP/out")"
 		if [ "$rc" -eq 0 ] && [ "$out" = "$expected" ]; then
@@ -221,7 +221,7 @@ list_expect() {
 			fail "$where: list --tags $name (AMD/UBUNTU gfx942) exit $rc, got [$out] want [$expected]; stderr: $(cat "$TMP/err")"
 		fi
 		rc=0
-		(cd "$dir" && "$RUN_MODELS" list --tags "$name" --additional-context "$NVIDIA_CONTEXT") \
+		(cd "$dir" && set -o pipefail && "$RUN_MODELS" list --tags "$name" --additional-context "$NVIDIA_CONTEXT" --format json | jq -r '.[] | [.model, (.dockerfile // "-"), .parser, (.tags | join(","))] | @tsv') \
 			>"$TMP/out" 2>"$TMP/err" || rc=$?
 		line="$(cat "$TMP/out")"
 		expected="$name"$'\t-\t'"$parser"$'\t'"$tags"
@@ -250,7 +250,7 @@ check_list() {
 	list_expect "$stage" "staged seed registry"
 	# All seed models in one call: one line each, exit 0.
 	local n
-	n="$(cd "$stage" && "$RUN_MODELS" list --tags all --additional-context "$MI300X_CONTEXT" 2>"$TMP/err" | wc -l)"
+	n="$(cd "$stage" && "$RUN_MODELS" list --tags all --additional-context "$MI300X_CONTEXT" --format json 2>"$TMP/err" | jq length)"
 	if [ "$n" -eq "$(jq length "$SEED_JSON")" ]; then ok "list --tags all: one line per seed model"; else fail "list --tags all printed $n lines"; fi
 	if [ -s "$TMP/err" ]; then
 		fail "the seed registry does not load cleanly: $(cat "$TMP/err")"

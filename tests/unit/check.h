@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rm/util.h"
+
 static int check_passed, check_failed;
 
 #define CHECK(cond)                                                                                \
@@ -31,6 +33,27 @@ static int check_passed, check_failed;
 				__FILE__, __LINE__, #a, #b, check_a_ ? check_a_ : "(null)",        \
 				check_b_ ? check_b_ : "(null)");                                   \
 		}                                                                                  \
+	} while (0)
+
+/*
+ * Negative tests: the messages (warnings) of what they call are captured instead of printed,
+ * so that the test output holds no warning that reads as a real problem. CAPTURE_MESSAGES()
+ * starts; CHECK_LOGGED(text) checks that a captured message holds text, then stops and
+ * forgets them.
+ */
+static rm_buf check_log __attribute__((unused)) = RM_BUF_INIT((size_t)1 << 20);
+#define CAPTURE_MESSAGES() rm_log_capture(&check_log)
+#define CHECK_LOGGED(text)                                                                         \
+	do {                                                                                       \
+		if (strstr(rm_buf_str(&check_log), (text))) {                                      \
+			check_passed++;                                                            \
+		} else {                                                                           \
+			check_failed++;                                                            \
+			fprintf(stderr, "%s:%d: no message holding '%s' (got '%s')\n", __FILE__,   \
+				__LINE__, (text), rm_buf_str(&check_log));                         \
+		}                                                                                  \
+		rm_log_capture(NULL);                                                              \
+		rm_buf_release(&check_log);                                                        \
 	} while (0)
 
 static inline int check_summary(void)

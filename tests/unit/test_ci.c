@@ -191,7 +191,8 @@ static void test_manifest_archive(const char *dir)
 			 "n.yaml", NULL,
 			 NULL,	   "AMD",
 			 "gfx942", 8,
-			 f,	   2};
+			 f,	   2,
+			 NULL};
 	char *mp = rm_xasprintf("%s/run.json", dir), *out = rm_xasprintf("%s/a.tar.gz", dir);
 	json_t *j;
 
@@ -208,7 +209,7 @@ static void test_manifest_archive(const char *dir)
 	tfs_put(dir, "logs/sub/b.txt", "bb\n");
 	char *logs = rm_xasprintf("%s/logs", dir);
 	const char *paths[] = {mp, logs};
-	CHECK(rm_archive_write(out, "run_models-run9", paths, 2, &err) == 0);
+	CHECK(rm_archive_write(out, "run_models-run9", paths, 2, NULL, &err) == 0);
 	/* Read it back with libarchive. */
 	struct archive *a = archive_read_new();
 	struct archive_entry *e;
@@ -227,9 +228,64 @@ static void test_manifest_archive(const char *dir)
 	archive_read_free(a);
 	CHECK(seen == 3 && files == 3);
 	const char *missing[] = {"/nonexistent/x"};
-	CHECK(rm_archive_write(out, "t", missing, 1, &err) == -1 &&
+	CHECK(rm_archive_write(out, "t", missing, 1, NULL, &err) == -1 &&
 	      strstr(err.msg, "/nonexistent/x"));
 	free(logs);
+	free(mp);
+	free(out);
+}
+
+/* Issue 22: a secret given as a tag argument reaches no byte of run.json (strings and keys)
+ * nor of the archive, whoever wrote the archived file. */
+static void test_manifest_archive_masked(const char *dir)
+{
+	rm_error err = RM_ERROR_INIT;
+	const char *secret = "tok_S3cr3t_value";
+	const char *values[] = {secret};
+	rm_mask mask;
+	json_t *opts = json_pack("{s:[s], s:{s:s}}", "tags", "m:tok=tok_S3cr3t_value", "ctx",
+				 "tok_S3cr3t_value", "x");
+	rm_manifest m = {"run8", NULL, NULL, ".", "hostx", NULL, NULL, NULL,
+			 opts,	 NULL, NULL, 0,	  NULL,	   0,	 &mask};
+	char *mp = rm_xasprintf("%s/masked-run.json", dir), *out = rm_xasprintf("%s/m.tar.gz", dir);
+	char *text = NULL, *raw = NULL;
+	size_t len = 0;
+
+	rm_mask_init(&mask, values, 1);
+	CHECK(rm_manifest_write(mp, &m, &err) == 0);
+	CHECK(rm_read_file(mp, 1 << 20, &text, &len, &err) == 0);
+	CHECK(!strstr(text, secret));
+	CHECK(strstr(text, "m:tok=***") != NULL);
+	free(text);
+
+	/* a file the run did not mask itself, large enough for several blocks */
+	rm_buf big = RM_BUF_INIT(1 << 24);
+	for (int i = 0; i < 20000; i++)
+		rm_buf_addstr(&big, "line with tok_S3cr3t_value in it\n");
+	raw = rm_xasprintf("%s/raw.log", dir);
+	CHECK(rm_write_text_file(raw, big.data, big.len, 0, &err) == 0);
+	const char *paths[] = {mp, raw};
+	CHECK(rm_archive_write(out, "run_models-run8", paths, 2, &mask, &err) == 0);
+	struct archive *a = archive_read_new();
+	struct archive_entry *e;
+	char buf[8192];
+	rm_buf all = RM_BUF_INIT(1 << 24);
+	ssize_t got;
+	archive_read_support_filter_gzip(a);
+	archive_read_support_format_tar(a);
+	CHECK(archive_read_open_filename(a, out, 10240) == ARCHIVE_OK);
+	while (archive_read_next_header(a, &e) == ARCHIVE_OK)
+		while ((got = archive_read_data(a, buf, sizeof(buf))) > 0)
+			rm_buf_add(&all, buf, (size_t)got);
+	archive_read_free(a);
+	CHECK(all.len > 20000 * 20);
+	CHECK(!memmem(all.data, all.len, secret, strlen(secret)));
+	CHECK(memmem(all.data, all.len, "line with *** in it\n", 20) != NULL);
+	rm_buf_release(&all);
+	rm_buf_release(&big);
+	rm_mask_release(&mask);
+	json_decref(opts);
+	free(raw);
 	free(mp);
 	free(out);
 }
@@ -314,6 +370,7 @@ int main(void)
 	test_suite(dir);
 	test_junit(dir);
 	test_manifest_archive(dir);
+	test_manifest_archive_masked(dir);
 	test_nightly_manifest(dir);
 	tfs_rm_tree(dir);
 	free(dir);

@@ -410,7 +410,9 @@ static void test_ctx_test(void)
 	unlink(file);
 	CHECK(symlink("/etc/hostname", file) == 0);
 	fresh(&ctx);
+	CAPTURE_MESSAGES();
 	CHECK(rm_context_ctx_test(&ctx, root, &err) == 0);
+	CHECK_LOGGED("ctx_test' is not a readable file: ctx_test is None");
 	CHECK_STR(rm_context_get(&ctx, "ctx_test"), "None");
 	rm_context_release(&ctx);
 	tfs_rm_tree(root);

@@ -341,6 +341,35 @@ static void test_lock_held(const char *dir)
 	free(path);
 }
 
+/* Issue 22 (8): a dangling perf.csv symlink is refused by the check and by the append, and
+ * its target is never created; a symlink to an existing file is still appended to. */
+static void test_dangling_symlink(const char *dir)
+{
+	char *path = rm_xasprintf("%s/perf.csv", dir), *target = rm_xasprintf("%s/elsewhere", dir);
+	const char *hdr[] = {"a"};
+	const char *rows[] = {"1"};
+	rm_error err = RM_ERROR_INIT;
+	struct stat st;
+
+	CHECK(symlink(target, path) == 0);
+	CHECK(rm_csv_check(path, hdr, 1, &err) == -1);
+	CHECK(strstr(err.msg, "is a symbolic link to") && strstr(err.msg, "not followed"));
+	rm_error_clear(&err);
+	CHECK(rm_csv_append(path, hdr, 1, rows, 1, &err) == -1);
+	CHECK(strstr(err.msg, "does not exist: it is not followed"));
+	CHECK(lstat(target, &st) != 0);
+	/* pointing at a file that exists is the user's choice: appended there */
+	CHECK(close(open(target, O_CREAT | O_WRONLY, 0644)) == 0);
+	rm_error_clear(&err);
+	CHECK(rm_csv_check(path, hdr, 1, &err) == 0);
+	CHECK(rm_csv_append(path, hdr, 1, rows, 1, &err) == 0);
+	CHECK(stat(target, &st) == 0 && st.st_size == 4);
+	unlink(path);
+	unlink(target);
+	free(path);
+	free(target);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/rm-test-csv-XXXXXX";
@@ -350,6 +379,7 @@ int main(void)
 	test_peer_headers(dir);
 	test_concurrent(dir);
 	test_lock_held(dir);
+	test_dangling_symlink(dir);
 	rmdir(dir);
 	return check_summary();
 }

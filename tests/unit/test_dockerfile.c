@@ -123,7 +123,9 @@ static void test_none_kept(void)
 	rm_dockerfiles_free(v, n);
 	rm_context_release(&ctx);
 
+	CAPTURE_MESSAGES();
 	context_with(&ctx, "{'gpu_vendor': 'INTEL'}");
+	CHECK_LOGGED("gpu_vendor 'INTEL' is neither 'AMD' nor 'NVIDIA'");
 	CHECK(rm_dockerfiles_select(pre, &ctx, &v, &n, &err) < 0);
 	CHECK(err.kind == RM_ERR_INPUT);
 	/* *out is still filled so the caller can show every candidate. */

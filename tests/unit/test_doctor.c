@@ -20,6 +20,7 @@
  * command (and the option parser it uses) into this test, so its static doctor_main can be
  * pointed at fake trees and a capture file. */
 #include "../../src/cmd/options.c"
+#include "../../src/cmd/help.c"
 #include "../../src/cmd/cmd_doctor.c"
 
 static char *make_tmp(void)

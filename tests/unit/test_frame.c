@@ -173,12 +173,13 @@ static void test_raw_and_broken(void)
 }
 
 struct lines {
-	rm_buf all; /* lines joined with '|' */
+	rm_buf all;   /* lines joined with '|' */
+	rm_buf kinds; /* one letter a line: w whole, p piece, e end */
 	int n;
 	int nul_ok;
 };
 
-static void on_line(void *ud, const char *line, size_t len)
+static void on_line(void *ud, const char *line, size_t len, int kind)
 {
 	struct lines *l = ud;
 	if (line[len] != '\0')
@@ -186,11 +187,13 @@ static void on_line(void *ud, const char *line, size_t len)
 	if (l->n++)
 		rm_buf_addch(&l->all, '|');
 	rm_buf_add(&l->all, line, len);
+	rm_buf_addch(&l->kinds, kind == RM_LINE_WHOLE ? 'w' : kind == RM_LINE_PIECE ? 'p' : 'e');
 }
 
-static void run_lines(const char *in, size_t max, size_t step, const char *want, int want_n)
+static void run_lines(const char *in, size_t max, size_t step, const char *want, int want_n,
+		      const char *want_kinds)
 {
-	struct lines out = {RM_BUF_INIT(1 << 20), 0, 1};
+	struct lines out = {RM_BUF_INIT(1 << 20), RM_BUF_INIT(1 << 20), 0, 1};
 	rm_lines l;
 	size_t len = strlen(in);
 
@@ -201,23 +204,28 @@ static void run_lines(const char *in, size_t max, size_t step, const char *want,
 	rm_lines_flush(&l, on_line, &out); /* a second flush adds nothing */
 	CHECK_STR(rm_buf_str(&out.all), want);
 	CHECK(out.n == want_n);
+	CHECK_STR(rm_buf_str(&out.kinds), want_kinds);
 	CHECK(out.nul_ok);
 	rm_lines_release(&l);
 	rm_lines_release(&l);
 	rm_buf_release(&out.all);
+	rm_buf_release(&out.kinds);
 }
 
 static void test_lines(void)
 {
 	for (size_t step = 1; step <= 9; step++) {
-		run_lines("a\nbb\n\nccc", 100, step, "a|bb||ccc", 4);
-		run_lines("one\r\ntwo\r\n", 100, step, "one\r|two\r", 2);
-		/* Long lines come in max_line pieces; exactly max_line stays whole. */
-		run_lines("abcdefghij\nxy\n", 4, step, "abcd|efgh|ij|xy", 4);
-		run_lines("abcd\nefgh", 4, step, "abcd|efgh", 2);
-		run_lines("abcdefgh\n", 4, step, "abcd|efgh", 2);
-		run_lines("", 4, step, "", 0);
-		run_lines("\n", 4, step, "", 1);
+		run_lines("a\nbb\n\nccc", 100, step, "a|bb||ccc", 4, "wwwe");
+		run_lines("one\r\ntwo\r\n", 100, step, "one\r|two\r", 2, "ww");
+		/* Long lines come in max_line pieces; exactly max_line stays whole, and says so:
+		 * the line after it is a line of its own (issue 22). */
+		run_lines("abcdefghij\nxy\n", 4, step, "abcd|efgh|ij|xy", 4, "ppww");
+		run_lines("abcd\nefgh", 4, step, "abcd|efgh", 2, "we");
+		run_lines("abcd\nxy\n", 4, step, "abcd|xy", 2, "ww");
+		run_lines("abcdefgh\n", 4, step, "abcd|efgh", 2, "pw");
+		run_lines("abcdefgh", 4, step, "abcd|efgh", 2, "pe");
+		run_lines("", 4, step, "", 0, "");
+		run_lines("\n", 4, step, "", 1, "w");
 	}
 	rm_lines l;
 	rm_lines_init(&l, 0); /* 0 picks a default */

@@ -428,9 +428,11 @@ static void test_unknown_field(void)
 	rm_error err = RM_ERROR_INIT;
 	unsigned warns = rm_warn_count();
 
+	CAPTURE_MESSAGES();
 	CHECK(load(&reg, "[" ENTRY("pyt_a", ", \"colour\": \"red\", \"nnodes\": 2") "]",
 		   "models.json", &err) == 0);
 	CHECK(rm_warn_count() == warns + 1);
+	CHECK_LOGGED("warning: 'models.json': model 'pyt_a': unknown field 'colour' ignored");
 	CHECK(reg.n == 1);
 	rm_registry_release(&reg);
 }
@@ -641,7 +643,10 @@ static void test_dynamic(void)
 		"    return [CustomModel(name='m3', dockerfile='../../docker/dummy', "
 		"scripts='run.sh', tags=['g3']), M(name='m4', tags=['g3'])]\n");
 	/* not run by default: recorded and warned about */
+	CAPTURE_MESSAGES();
 	CHECK(rm_registry_load_opts(&reg, d, NULL, &err) == 0);
+	CHECK_LOGGED("get_models_json.py' lists models by running Python on this host; it was "
+		     "not run");
 	CHECK(reg.n == 1 && reg.n_dynamic_skipped == 1);
 	CHECK(reg.n_dynamic_skipped == 1 &&
 	      strcmp(reg.dynamic_skipped[0], "scripts/dyn/get_models_json.py") == 0);

@@ -52,6 +52,30 @@ static void test_numbers(void)
 	CHECK(rm_parse_size("", &b) == -1);
 }
 
+/* Issue 22 (12): workload text that a spreadsheet would run as a formula gets a leading
+ * "'"; numbers and other text are written as they are. */
+static void test_cell_text(void)
+{
+	const char *cases[][2] = {
+	    {"=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"},
+	    {"@SUM(A1:A2)", "'@SUM(A1:A2)"},
+	    {"+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"},
+	    {"-2+3+cmd|' /C calc'!A0", "'-2+3+cmd|' /C calc'!A0"},
+	    {"\t=1", "'\t=1"},
+	    {"-1.5", "-1.5"},
+	    {"+0.00", "+0.00"},
+	    {"-3e2", "-3e2"},
+	    {"samples_per_sec", "samples_per_sec"},
+	    {"", ""},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = rm_cell_text(cases[i][0]);
+		CHECK_STR(got, cases[i][1]);
+		free(got);
+	}
+	CHECK(rm_cell_text(NULL) == NULL);
+}
+
 static void test_split(void)
 {
 	char **v = NULL;
@@ -100,6 +124,7 @@ int main(void)
 {
 	test_buf();
 	test_numbers();
+	test_cell_text();
 	test_split();
 	test_error();
 	return check_summary();
