@@ -63,24 +63,6 @@ void rm_runner__warn_short_secrets(void)
 	}
 }
 
-/* The context: detected (with the folder's ctx_test), then --additional-context-file, then
- * --additional-context. */
-int rm_runner__load_context(struct run *r, rm_error *err)
-{
-	const rm_run_opts *o = r->o;
-
-	if (rm_context_detect(&r->ctx, o->sysfs_root ? o->sysfs_root : "/sys", 1, err) < 0 ||
-	    rm_context_ctx_test(&r->ctx, o->root, err) < 0)
-		return -1;
-	for (size_t i = 0; i < o->n_context_files; i++)
-		if (rm_context_apply_file(&r->ctx, o->context_files[i], err) < 0)
-			return -1;
-	for (size_t i = 0; i < o->n_contexts; i++)
-		if (rm_context_apply(&r->ctx, o->contexts[i], "--additional-context", err) < 0)
-			return -1;
-	return 0;
-}
-
 /* Context keys nobody reads are warned about (k8s refused): known are run_models' own, the
  * launchers' and those a CONTEXT line of a selected model's Dockerfiles names. */
 static int check_context_keys(struct run *r, rm_error *err)
@@ -110,6 +92,24 @@ static int check_context_keys(struct run *r, rm_error *err)
 	rm_strv_free(also);
 	json_decref(launchers);
 	return ret;
+}
+
+/* The context: detected (with the folder's ctx_test), then --additional-context-file, then
+ * --additional-context; keys nobody reads are named (the selection must be made). */
+int rm_runner__load_context(struct run *r, rm_error *err)
+{
+	const rm_run_opts *o = r->o;
+
+	if (rm_context_detect(&r->ctx, o->sysfs_root ? o->sysfs_root : "/sys", 1, err) < 0 ||
+	    rm_context_ctx_test(&r->ctx, o->root, err) < 0)
+		return -1;
+	for (size_t i = 0; i < o->n_context_files; i++)
+		if (rm_context_apply_file(&r->ctx, o->context_files[i], err) < 0)
+			return -1;
+	for (size_t i = 0; i < o->n_contexts; i++)
+		if (rm_context_apply(&r->ctx, o->contexts[i], "--additional-context", err) < 0)
+			return -1;
+	return check_context_keys(r, err);
 }
 
 /* --sys-env-details: the doctor's findings beside the run's logs. */
@@ -264,8 +264,7 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 	if (o->manifest && !o->n_tags ? rm_runner__select_from_manifest(&r, err) < 0
 				      : rm_select(&r.reg, o->tags, o->n_tags, &r.sel, err) < 0)
 		goto out;
-	if (rm_runner__load_context(&r, err) < 0 || check_context_keys(&r, err) < 0 ||
-	    rm_runner__data_load(&r, err) < 0)
+	if (rm_runner__load_context(&r, err) < 0 || rm_runner__data_load(&r, err) < 0)
 		goto out;
 	ret = run_all(&r, err);
 	rm_runner__progress_clear();
