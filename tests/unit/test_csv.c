@@ -127,7 +127,9 @@ static void test_peer_headers(const char *dir)
 	      "SUCCESS,10,20,,,,,0,\n",
 	      f);
 	fclose(f);
+	CAPTURE_MESSAGES();
 	CHECK(rm_perf_check(madengine, &err) == 0);
+	CHECK_LOGGED("has another tool's header (madengine's or MAD's, 29 columns): it is kept");
 	perf_row(&row, "dummy", "110");
 	rm_perf_relative_changes(madengine, &row, 1, rel);
 	CHECK_STR(rel[0], "+10.00"); /* found by column name */
@@ -163,6 +165,7 @@ static void test_peer_headers(const char *dir)
 	CHECK(strstr(metrics, ",metric,run_id") == NULL && strstr(metrics, ",timestamp,") == NULL);
 	free(metrics);
 	unlink(mpath);
+	free(mpath);
 
 	/* MAD: CRLF, its own columns (host_os stays empty), ours go to perf_<model>.csv */
 	static const char mad_hdr[] =
@@ -175,7 +178,9 @@ static void test_peer_headers(const char *dir)
 	      "12.5,tokens_per_second,SUCCESS,1,2,,\r\n",
 	      f);
 	fclose(f);
+	CAPTURE_MESSAGES();
 	CHECK(rm_perf_check(mad, &err) == 0);
+	CHECK_LOGGED("(madengine's or MAD's, 20 columns)");
 	perf_row(&row, "pyt_vllm_llama-3.1-8b", "13");
 	CHECK(rm_perf_append(mad, "pyt_vllm_llama-3.1-8b", &row, 1, &err) == 0);
 	text = slurp(mad);
