@@ -32,8 +32,17 @@ cat >"$work/job.json" <<JOB
  "image": "ci-smoke_busybox_smoke", "log_dir": "$work",
  "timeout": 60, "env": [["VG", "1"]],
  "secrets": ["MAD_SECRETS_VG"], "settings": {"shm_size": 1048576}, "pull": true,
+ "tools": {"tools": ["vg_tool"], "sources": ["built in"],
+  "pre": [{"tool": "vg_tool", "path": null, "text": "echo pre > vg_out.txt", "args": "a"}],
+  "post": [], "wrap": "echo w &&", "env": [["VG_TOOL", "1"]],
+  "outputs": [["vg_tool", "vg_*.txt"]], "copies": []},
  "log_base": "$work/smoke.vg"}}}
 JOB
+# A tool of the folder's tools.json (scripts copied in, outputs copied out), for the run below.
+mkdir -p "$work/scripts/common"
+printf '#!/bin/bash\necho "vg tool $*" > vg_out.txt\n' >"$work/scripts/common/vg.sh"
+printf '{"tools": {"vg_tool": {"pre_scripts": [{"path": "scripts/common/vg.sh", "args": "pre"}], "cmd": "echo vg &&", "env_vars": {"VG_TOOL": 1}, "post_scripts": [{"path": "scripts/common/vg.sh", "args": "post"}], "outputs": ["vg_out.txt"]}}}\n' \
+	>"$work/scripts/common/tools.json"
 while read -r label; do
 	read -r -a cmd
 	if (cd "$work" && MAD_SECRETS_VG=vg_secret_value "${vg[@]}" "$build/run_models" "${cmd[@]}" >/dev/null 2>&1); then
@@ -57,6 +66,10 @@ build without a registry, writing a manifest
 build --tags smoke --manifest $work/man.json -q
 run from the manifest
 --manifest $work/man.json -q -o $work/perf.csv
+tools (the folder's and a built-in; the outputs copied back)
+--tags smoke -q -o $work/perf_tools.csv --additional-context {"tools":[{"name":"vg_tool"},{"name":"rocblas_trace"}]}
+dry run with tools
+--tags smoke --dry-run --additional-context {"tools":[{"name":"rpd"},{"name":"vg_tool"}]}
 node-run (one SLURM task's container)
 node-run --job $work/job.json --workload smoke-0
 parse

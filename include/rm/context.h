@@ -75,9 +75,10 @@ int rm_context_ctx_test(rm_context *ctx, const char *root, rm_error *err);
 int rm_context_apply_file(rm_context *ctx, const char *path, rm_error *err);
 
 /*
- * The keys of the context nobody reads: each one neither run_models, a launcher (known,
- * NULL-terminated: their context_keys) nor a Dockerfile CONTEXT line of the models about to
- * run (also NULL-terminated; either may be NULL) uses is warned about by name (with the
+ * The keys of the context nobody reads: each one neither run_models, another module (known,
+ * NULL-terminated: the launchers' and the tools' context keys) nor a Dockerfile CONTEXT line
+ * of the models about to run (also NULL-terminated; either may be NULL) uses is warned about
+ * by name (with the
  * closest known key when there is one); a madengine key run_models does not implement is
  * warned about with what it did there. k8s / kubernetes (madengine's Kubernetes
  * deployment) is refused, pointing at SLURM.

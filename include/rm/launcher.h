@@ -40,6 +40,7 @@
 
 #include "rm/context.h"
 #include "rm/registry.h"
+#include "rm/telemetry.h"
 #include "rm/util.h"
 #include "rm/workload.h"
 
@@ -182,6 +183,12 @@ typedef struct rm_launcher_ops {
 	 * -1: nothing was submitted, and err says why; the runner then fails every workload
 	 * with it. */
 	int (*submit_all)(void *state, const rm_job_spec *const *specs, size_t n, rm_error *err);
+	/* Optional (NULL): the GPU telemetry the hosts that ran the workload sampled themselves
+	 * (SLURM: every node's node-run), merged over them (rm_telem_summary_merge), once wait
+	 * has returned. 0 with *out filled; -1 when no host sampled any. A launcher without it
+	 * runs workloads on this host (its describe says "local"), where the runner samples
+	 * them. */
+	int (*telemetry)(void *state, rm_job *job, rm_telem_summary *out);
 } rm_launcher_ops;
 
 /* NULL-terminated, in the order launchers are asked to claim a context. */
@@ -246,6 +253,24 @@ typedef struct rm_slurm_node_opts {
 	int dry_run;
 } rm_slurm_node_opts;
 int rm_slurm_node_run(const rm_slurm_node_opts *o, rm_error *err);
+
+/*
+ * A workload's tools after its run (src/launcher/tools_collect.c), for the local runner and
+ * SLURM's per-node runner alike: the tools' status file read back through the launcher's
+ * fetch, and what their outputs globs matched extracted into dest (a folder beside the run's
+ * log, created when there is something to put in it). A launcher whose fetch cannot reach
+ * the workload's files (SLURM's, from the submit host) gives an empty verdict, quietly.
+ */
+typedef struct rm_tools_verdict {
+	int ran;       /* the tools' wrapper wrote its status (it ran to its end) */
+	long model_rc; /* the model's exit code; -1 when it did not run */
+	char *failure; /* "tool 'x': pre script P exited with code N ...", or NULL */
+	int post;      /* failure is a post script's (the model ran) */
+	char *outputs; /* dest when outputs were copied there, else NULL */
+} rm_tools_verdict;
+int rm_launcher_tools_collect(const rm_launcher *l, rm_job *job, const rm_workload *w,
+			      const char *dest, rm_tools_verdict *v, rm_error *err);
+void rm_tools_verdict_release(rm_tools_verdict *v);
 
 /* The docker CLI command lines equivalent to what the Docker launcher sends to the Engine
  * API, for --dry-run: a user can read them, or paste them on a host with the docker CLI.

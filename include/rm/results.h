@@ -101,6 +101,10 @@ int rm_metrics_read(rm_metrics *m, const char *path, const char *run_id, rm_erro
  * (perf_summary.csv and files of other shapes are passed over). A missing dir adds nothing.
  */
 int rm_metrics_read_dir(rm_metrics *m, const char *dir, const char *run_id, rm_error *err);
+/* The same, only the rows of one metric (NULL: all), e.g. "gpu_power_avg_w" over a history:
+ * memory for what is kept, not for every metric of every run. */
+int rm_metrics_read_dir_named(rm_metrics *m, const char *dir, const char *run_id,
+			      const char *metric, rm_error *err);
 
 void rm_metrics_release(rm_metrics *m);
 
@@ -384,6 +388,10 @@ typedef struct rm_html_opts {
 	const char *source;   /* shown under the title: the files or database read */
 	double threshold_pct; /* change colouring and verdicts; < 0: 5 */
 	const rm_direction_table *directions; /* NULL: the metric table only */
+	/* perf_<model>.csv rows of gpu_power_avg_w (rm_metrics_read_dir_named), or NULL: each
+	 * model's GPU power per run, plotted beside its trend on the same run axis (a column
+	 * shown only when some run has a figure). */
+	const rm_metrics *power;
 } rm_html_opts;
 
 /* Writes the report of history (rows of any number of runs; the newest run is the one

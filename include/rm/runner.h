@@ -48,9 +48,11 @@ typedef struct rm_run_opts {
 	size_t n_context_files;
 	long warmup;	 /* steps left out of steady-state means; RM_PARSER_WARMUP_AUTO: detected */
 	int run_dynamic; /* run scripts/<dir>/get_models_json.py (rm_registry_opts) */
-	int skip_model_run;		/* build the images, run nothing */
-	int disable_skip_gpu_arch;	/* ignore the models' skip_gpu_arch */
-	const char *data_config;	/* data providers; NULL: <root>/data.json */
+	int skip_model_run;	   /* build the images, run nothing */
+	int disable_skip_gpu_arch; /* ignore the models' skip_gpu_arch */
+	const char *data_config;   /* data providers; NULL: <root>/data.json */
+	/* tool definitions (rm/tools.h); NULL: <root>/scripts/common/tools.json, else built-in */
+	const char *tools_config;
 	const char *force_mirror_local; /* --force-mirror-local DIR, or NULL */
 	const char *run_id; /* NULL: a new one (rm_run_id_new); a suite passes its own to every
 			       entry */

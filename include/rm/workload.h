@@ -8,7 +8,8 @@
  *              TunableOp and its host folder, timeout, the user's container settings (the
  *              context's docker_env_vars, docker_mounts, docker_gpus, docker_cpus,
  *              model_args), the names of the host's MAD_SECRETS* variables, the data plan,
- *              the command the container runs; the image is filled in once it is prepared
+ *              the tools' plan, the command the container runs; the image is filled in
+ *              once it is prepared
  *   rendered   by rm_workload_render into a POST /containers/create body, for the context
  *              of the host that runs it: GPU devices, the run options of its GPU vendor
  *              (madengine's container_runner.py) and the MAD_SYSTEM_* facts (GPU product
@@ -34,6 +35,7 @@
 #include "rm/context.h"
 #include "rm/data.h"
 #include "rm/registry.h"
+#include "rm/tools.h"
 #include "rm/util.h"
 
 typedef struct json_t json_t;
@@ -54,6 +56,7 @@ typedef struct json_t json_t;
 	X(SIZE, shm_size)   /* --shm-size in bytes; 0: the engine's default */                     \
 	X(BOOL, keep_alive) /* --keep-alive: the container outlives the script */                  \
 	X(SECONDS, timeout) /* --timeout: < 0 not given, 0 none */                                 \
+	X(STR, telemetry)   /* --telemetry: "auto", "on", "off" or NULL (auto) */                  \
 	/* --allow-sensitive-mounts: the folder may bind the host's root, its system folders or    \
 	 * the Docker socket (additional_docker_run_options, data.json) */                         \
 	X(BOOL, allow_sensitive_mounts)
@@ -86,6 +89,11 @@ typedef struct rm_workload_settings {
  * scripts' run writes "<seconds> <exit code>" to RM_DATA_STATUS before the model starts. */
 #define RM_DATA_SCRIPTS RM_WORKSPACE "/.run_models/data"
 #define RM_DATA_STATUS	RM_WORKSPACE "/.run_models/data.status"
+/* The tools' wrapper (cmd.c) writes what failed, one line each, to RM_TOOLS_STATUS ("pre K
+ * RC", "model RC", "post K RC": K the script's index in the plan's pre or post list), and
+ * copies what the outputs globs match to RM_TOOLS_OUTPUTS/<tool>/<path>. */
+#define RM_TOOLS_STATUS	 RM_WORKSPACE "/.run_models/tools.status"
+#define RM_TOOLS_OUTPUTS RM_WORKSPACE "/.run_models/tool_outputs"
 
 typedef struct rm_workload {
 	rm_workload_settings set; /* the run's, strings owned */
@@ -113,6 +121,9 @@ typedef struct rm_workload {
 	char *gpus;	   /* docker_gpus ("0,2-4"), or NULL */
 	char *cpus;	   /* docker_cpus, or NULL */
 	rm_data_plan data; /* the model's data; n == 0 without */
+	/* the run's tools and the context's pre/post scripts and encapsulate_script (rm/tools.h);
+	 * empty without */
+	rm_tool_plan tools;
 	/* JENKINS_BUILD_NUMBER: the submitting host's BUILD_NUMBER (CI's), "0" without, as
 	 * madengine sets it */
 	char *build_number;
@@ -133,6 +144,8 @@ typedef struct rm_workload_in {
 	const char *const *host_env; /* environ-like: the MAD_SECRETS* names are taken from it */
 	/* taken over (moved, left empty), or NULL */
 	rm_data_plan *data;
+	/* the run's tools, copied; or NULL */
+	const rm_tool_plan *tools;
 	/* create the TunableOp folder (not in a dry run) */
 	int create_dirs;
 } rm_workload_in;
@@ -155,9 +168,17 @@ char *rm_workload_tunableop_dir(const char *log_dir, const char *model, int crea
 char *rm_model_dir(const rm_model *m);
 /* GPUs the workload gets on a host whose context is ctx. */
 long rm_workload_gpus(const rm_workload *w, const rm_context *ctx);
+/* Which ones, as GPU indexes of that host (docker_gpus, else the first
+ * rm_workload_gpus): what the render gives the container, and what telemetry samples.
+ * *out (caller frees) is NULL and *n 0 without GPUs; -1 on a malformed docker_gpus. */
+int rm_workload_gpu_indexes(const rm_workload *w, const rm_context *ctx, long **out, size_t *n,
+			    rm_error *err);
 
 /* The argv the container runs (NULL-terminated), with extra args and model_args applied. */
 int rm_workload_cmd(const rm_workload *w, char ***argv, rm_error *err);
+/* The model's command as madengine writes it, under the tools' prefix (encapsulate_script):
+ * "<prefix> bash run.sh <args>", for people to read (dry runs). */
+char *rm_workload_command_text(const rm_workload *w);
 /* The effective args string recorded in perf.csv. */
 char *rm_workload_args(const rm_workload *w);
 /* The POST /containers/create body for a host: host its context, host_env its environment
@@ -169,6 +190,11 @@ int rm_workload_render(const rm_workload *w, const rm_context *host, const char 
  * registry root), whose folder a launcher copies to RM_DATA_SCRIPTS/<k>. */
 size_t rm_workload_data_scripts(const rm_workload *w);
 const char *rm_workload_data_script(const rm_workload *w, size_t k);
+/* How a tool's (or the context's) script k of the pre (post 0) or post (post 1) list is
+ * named in the log and in a failure's reason (caller frees). */
+char *rm_workload_tool_script_label(const rm_tool_plan *p, int post, size_t k);
+/* The folder under a run's tools folder that tool's outputs go to (caller frees). */
+char *rm_workload_tool_dir(const char *tool);
 
 /*
  * ---- the job document: workloads for other hosts (src/workload/job_doc.c) ----

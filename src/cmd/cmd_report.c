@@ -23,6 +23,7 @@ static int report_html(int argc, char **argv, rm_error *err)
 	struct cli cli;
 	struct opt_list pos = {0};
 	rm_results h = RM_RESULTS_INIT;
+	rm_metrics power = RM_METRICS_INIT;
 	rm_direction_table *dirs = rm_direction_table_new();
 	rm_buf source = RM_BUF_INIT((size_t)1 << 16);
 	double t0 = rm_now();
@@ -53,11 +54,18 @@ static int report_html(int argc, char **argv, rm_error *err)
 		pos.v[pos.n++] = "perf.csv";
 	}
 	for (size_t i = 0; i < pos.n; i++) {
+		char *dir;
 		if (rm_db_is_url(pos.v[i]))
 			continue;
 		if (rm_results_read(&h, pos.v[i], NULL, err) < 0)
 			goto out;
 		rm_buf_addf(&source, "%s%s", source.len ? ", " : "", pos.v[i]);
+		/* the GPU power of its runs, from the perf_<model>.csv files beside it */
+		dir = rm_dirname(pos.v[i]);
+		rc = rm_metrics_read_dir_named(&power, dir, NULL, "gpu_power_avg_w", err);
+		free(dir);
+		if (rc < 0)
+			goto out;
 	}
 	for (size_t i = 0; i < cli.db.n; i++) {
 		rm_db *db = NULL;
@@ -73,7 +81,7 @@ static int report_html(int argc, char **argv, rm_error *err)
 	}
 	if (cli.models_root && rm_direction_table_load(dirs, cli.models_root, err) < 0)
 		goto out;
-	rm_html_opts ho = {cli.title, rm_buf_str(&source), cli.threshold, dirs};
+	rm_html_opts ho = {cli.title, rm_buf_str(&source), cli.threshold, dirs, &power};
 	const char *out = cli.output ? cli.output : "report.html";
 	if (rm_html_report(out, &h, &ho, err) < 0)
 		goto out;
@@ -82,6 +90,7 @@ static int report_html(int argc, char **argv, rm_error *err)
 out:
 	rm_buf_release(&source);
 	rm_direction_table_free(dirs);
+	rm_metrics_release(&power);
 	rm_results_release(&h);
 	opt_list_release(&pos);
 	cli_release(&cli);

@@ -32,6 +32,11 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	    (rm_parse_size(cli->shm_size, &o->wl.shm_size) < 0 || o->wl.shm_size <= 0))
 		return rm_error_set(err, RM_ERR_USAGE,
 				    "--shm-size takes a size such as 64G, not '%s'", cli->shm_size);
+	if (cli->telemetry && strcmp(cli->telemetry, "auto") && strcmp(cli->telemetry, "on") &&
+	    strcmp(cli->telemetry, "off"))
+		return rm_error_set(err, RM_ERR_USAGE,
+				    "--telemetry takes 'auto', 'on' or 'off', not '%s'",
+				    cli->telemetry);
 	if (cli->repeat < 1)
 		return rm_error_set(err, RM_ERR_USAGE, "--repeat takes a count >= 1");
 	if (cli->score && strcmp(cli->score, "mlperf"))
@@ -58,6 +63,7 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	o->no_pull = cli->no_pull;
 	o->sysfs_root = getenv("RM_SYSFS_ROOT");
 	o->wl.tunableop = cli->tunableop;
+	o->wl.telemetry = cli->telemetry;
 	if (cli_warmup(cli, &o->warmup, err) < 0)
 		return -1;
 	o->dry_run = cli->dry_run;
@@ -71,6 +77,7 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	o->skip_model_run = cli->skip_model_run;
 	o->disable_skip_gpu_arch = cli->disable_skip_gpu_arch;
 	o->data_config = cli->data_config;
+	o->tools_config = cli->tools_config;
 	o->force_mirror_local = cli->force_mirror_local;
 	o->manifest = cli->manifest;
 	return 0;

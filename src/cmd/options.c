@@ -62,6 +62,10 @@ const struct opt opt_table[] = {
     {"data-config", 0, STR(data_config), "FILE",
      "data providers of the models' `data` field (default `data.json` in the folder)", CMD_RUN,
      "data-config-file-name data_config_file_name"},
+    {"tools-config", 0, STR(tools_config), "FILE",
+     "definitions of the tools the context's `tools` key selects (default "
+     "`scripts/common/tools.json` in the folder, else the built-in ones; docs/tools.md)",
+     CMD_RUN, "tools_config tools-json-file-name tools_json_file_name"},
     {"force-mirror-local", 0, STR(force_mirror_local), "DIR",
      "keep the data of `custom` providers in `DIR/<dataname>` on this host for later runs "
      "(`mirrorlocal` on every provider but `local`)",
@@ -74,6 +78,11 @@ const struct opt opt_table[] = {
     {"shm-size", 0, STR(shm_size), "SIZE",
      "`/dev/shm` of the containers, e.g. `64G` (a model's own `--shm-size` wins)", CMD_RUN,
      "shm_size"},
+    {"telemetry", 0, STR(telemetry), "auto|on|off",
+     "GPU power, energy, VRAM, busy, temperature and clock sampled on the host at 10 Hz while "
+     "each run's container runs (`perf_<model>.csv` gets `gpu_power_avg_w`, `gpu_energy_j`, "
+     "`performance_per_watt`, ...; docs/telemetry.md); `auto` (default): when the run has GPUs",
+     CMD_RUN, NULL},
     {"dry-run", 'n', FLAG(dry_run), NULL,
      "print Dockerfiles (kept and dropped, with why), build args and the equivalent "
      "`docker build` / `docker run` lines; no engine contacted",

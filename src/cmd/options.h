@@ -65,6 +65,7 @@ struct cli {
 	int skip_model_run;
 	int disable_skip_gpu_arch;
 	const char *data_config;
+	const char *tools_config;
 	const char *force_mirror_local;
 	int list;
 	int quiet;
@@ -76,6 +77,7 @@ struct cli {
 	int ignore_deprecated;
 	const char *tunableop;
 	const char *shm_size;
+	const char *telemetry; /* "auto", "on", "off" or NULL */
 	int dry_run;
 	long repeat;
 	const char *score;

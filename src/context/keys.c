@@ -11,14 +11,25 @@
 #include "rm/context.h"
 #include "rm/util.h"
 
-/* Every key run_models itself reads. */
-static const char *const known_keys[] = {
-    "gpu_vendor", "guest_os", "MAD_SYSTEM_GPU_ARCHITECTURE", "MAD_SYSTEM_NGPUS",
-    "MAD_SYSTEM_GPU_PRODUCT_NAME", "MAD_SYSTEM_HIP_VERSION", "docker_env_vars", "docker_build_arg",
-    "docker_mounts", "docker_gpus", "docker_cpus", "model_args", "docker_device_root", "ctx_test",
-    "MAD_CONTAINER_IMAGE", "data",
-    /* profiling tools and the scripts around the model (the tools module's) */
-    "tools", "pre_scripts", "post_scripts", "encapsulate_script", NULL};
+/* Every key the context module and the runner read (the launchers' and the tools' keys come
+ * from those modules, through rm_context_check_keys' known). */
+static const char *const known_keys[] = {"gpu_vendor",
+					 "guest_os",
+					 "MAD_SYSTEM_GPU_ARCHITECTURE",
+					 "MAD_SYSTEM_NGPUS",
+					 "MAD_SYSTEM_GPU_PRODUCT_NAME",
+					 "MAD_SYSTEM_HIP_VERSION",
+					 "docker_env_vars",
+					 "docker_build_arg",
+					 "docker_mounts",
+					 "docker_gpus",
+					 "docker_cpus",
+					 "model_args",
+					 "docker_device_root",
+					 "ctx_test",
+					 "MAD_CONTAINER_IMAGE",
+					 "data",
+					 NULL};
 
 /* madengine keys that do nothing here, and what they did there. */
 static const struct {

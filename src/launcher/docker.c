@@ -3,8 +3,8 @@
  * Engine API (rm/engine.h). Images are built by docker_image.c.
  *
  *   start    POST /containers/create (Cmd as an argv array, Env in the body), then the
- *            scripts folder (and the custom data scripts' folders) copied in with PUT
- *            /archive: nothing runs yet
+ *            scripts folder (and the custom data scripts' and the tools' folders) copied
+ *            in with PUT /archive: nothing runs yet
  *   stream   attach, then start once the engine has answered: no output is lost
  *   stop     SIGKILL (the container must not outlive its budget by more than one poll)
  *   wait     POST /wait?condition=not-running
@@ -147,6 +147,32 @@ static int copy_data_scripts(struct docker_launcher *dl, const rm_workload *w, c
 	return ret;
 }
 
+/* The tools' script folders (rm_tool_plan.copies) go to RM_WORKSPACE/<dest>, where their
+ * scripts, and the commands that name them (../scripts/common/...), find them. */
+static int copy_tool_files(struct docker_launcher *dl, const rm_workload *w, const char *id,
+			   rm_error *err)
+{
+	int ret = 0;
+
+	for (size_t k = 0; ret == 0 && k < w->tools.n_copies; k++) {
+		const rm_tool_copy *c = &w->tools.copies[k];
+		char *prefix = rm_xasprintf("%s/%s", &RM_WORKSPACE[1], c->dest), *tar_path = NULL;
+		int fd = rm_make_temp(&tar_path, err);
+
+		ret = fd >= 0 && rm_tar_tree(c->host, prefix, fd, err) == 0 &&
+			      rm_engine_put_archive(dl->d, id, "/", tar_path, err) == 0
+			  ? 0
+			  : rm_error_wrap(err, "the tools' files '%s'", c->host);
+		if (fd >= 0)
+			close(fd);
+		if (tar_path)
+			unlink(tar_path);
+		free(tar_path);
+		free(prefix);
+	}
+	return ret;
+}
+
 void rm_launcher__docker_label(const struct docker_launcher *dl, json_t *labels)
 {
 	json_object_set_new(labels, "run_models", json_string("1"));
@@ -176,6 +202,8 @@ static int docker_start(void *state, const rm_job_spec *spec, rm_job **out, rm_e
 	ret = copy_scripts(dl, spec->w->model, (*out)->id, err);
 	if (ret == 0)
 		ret = copy_data_scripts(dl, spec->w, (*out)->id, err);
+	if (ret == 0)
+		ret = copy_tool_files(dl, spec->w, (*out)->id, err);
 out:
 	if (job) {
 		free(job->name);

@@ -334,4 +334,5 @@ const rm_launcher_ops rm_launcher_slurm = {
     .plan = slurm_plan,
     .probe = slurm_probe,
     .submit_all = rm_launcher__slurm_submit_all,
+    .telemetry = rm_launcher__slurm_telemetry,
 };

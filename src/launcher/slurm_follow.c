@@ -93,6 +93,28 @@ static json_t *result(const rm_job *job, long rank)
 	return doc;
 }
 
+int rm_launcher__slurm_telemetry(void *state, rm_job *job, rm_telem_summary *out)
+{
+	int any = 0;
+
+	(void)state;
+	rm_telem_summary_none(out);
+	for (long r = 0; r < job->sl->sc.nodes; r++) {
+		json_t *res = result(job, r), *t = json_object_get(res, "telemetry");
+		rm_telem_summary s;
+		if (json_is_object(t)) {
+			rm_telem_summary_from_json(t, &s);
+			if (any)
+				rm_telem_summary_merge(out, &s);
+			else
+				*out = s;
+			any = 1;
+		}
+		json_decref(res);
+	}
+	return any ? 0 : -1;
+}
+
 /* Whether every rank's runner has written its result file (they write it last). */
 static int all_results(const rm_job *job)
 {

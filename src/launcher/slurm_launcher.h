@@ -8,9 +8,9 @@
  * "<log dir>/<run id>.job.json", naming for each workload its model, image and log base;
  * the batch script's tasks run `run_models node-run --job FILE --workload KEY` on every
  * node; srun writes each node's stdout and stderr to "<log base>.node<R>.log" / ".err",
- * and node-run writes "<log base>.node<R>.result.json" (exit code, an error, and on rank 0
- * the multiple_results tar). The follower reads those files: the log folder must be shared
- * by the submit host and the nodes.
+ * and node-run writes "<log base>.node<R>.result.json" (exit code, an error, the node's GPU
+ * telemetry, and on rank 0 the multiple_results tar) and "<log base>.node<R>.telemetry.csv". The
+ * follower reads those files: the log folder must be shared by the submit host and the nodes.
  */
 #ifndef RM_LAUNCHER_SLURM_LAUNCHER_H
 #define RM_LAUNCHER_SLURM_LAUNCHER_H
@@ -97,6 +97,8 @@ int rm_launcher__slurm_cleanup(void *state, rm_job *job, int keep, rm_error *err
 /* slurm_follow.c */
 int rm_launcher__slurm_stream(void *state, rm_job *job, rm_error *err);
 int rm_launcher__slurm_wait(void *state, rm_job *job, double timeout, long *status, rm_error *err);
+/* Every rank's telemetry (its result file's "telemetry"), merged. */
+int rm_launcher__slurm_telemetry(void *state, rm_job *job, rm_telem_summary *out);
 int rm_launcher__slurm_fetch(void *state, rm_job *job, const char *path, int fd, size_t max,
 			     rm_error *err);
 /* Asks the queue (or the shell, inside an allocation) whether the job still runs: 0, or -1

@@ -8,6 +8,7 @@
  * stdout/stderr masked (srun writes them to the node's files); the verdict is left to the
  * submitter, which reads this node's result file.
  */
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <jansson.h>
 
 #include "rm/launcher.h"
+#include "rm/telemetry.h"
 #include "rm/util.h"
 #include "rm/workload.h"
 
@@ -43,6 +45,8 @@ struct node {
 	char *error;
 	char *image_id;
 	char *results_path, *results_tar;
+	rm_telem_summary telem; /* this node's GPU telemetry */
+	int have_telem;
 };
 
 static int load_job(struct node *n, rm_error *err)
@@ -155,6 +159,30 @@ static void keep_results(struct node *n, rm_job *job)
 	free(dir);
 }
 
+/* Every rank: the tools' outputs beside this rank's log ("<log base>.node<R>.tools"), and a
+ * failed tool script as this rank's error, which the submitter's reason quotes. */
+static void collect_tools(struct node *n, rm_job *job)
+{
+	char *dest = rm_xasprintf("%s.node%ld.tools", n->e->log_base, n->rank);
+	rm_tools_verdict v;
+	rm_error err = RM_ERROR_INIT;
+
+	if (rm_launcher_tools_collect(&n->l, job, &n->w, dest, &v, &err) < 0)
+		rm_warn("rank %ld: %s", n->rank, err.msg);
+	if (v.outputs) {
+		printf("run_models: rank %ld: the tools' outputs are in %s\n", n->rank, v.outputs);
+		fflush(stdout);
+	}
+	if (v.failure && (!v.post || v.model_rc == 0) && !n->error) {
+		rm_mask m;
+		rm_mask_init(&m, (const char *const *)n->secrets, n->n_secrets);
+		n->error = rm_mask_string(&m, v.failure);
+		rm_mask_release(&m);
+	}
+	rm_tools_verdict_release(&v);
+	free(dest);
+}
+
 /* The container's name: unique on an engine that several clusters (or "nodes") share: job
  * ids repeat across clusters, run ids do not. */
 static char *container_name(struct node *n)
@@ -163,6 +191,62 @@ static char *container_name(struct node *n)
 
 	return rm_xasprintf("run_models-%s-%s-%s-n%ld", n->doc.run_id, jid ? jid : "0",
 			    n->o->workload, n->rank);
+}
+
+/* This node's GPUs of the workload, sampled while its container runs (rm/telemetry.h),
+ * into "<log base>.node<R>.telemetry.csv"; the figures go to the result file, where the
+ * submitter merges every node's. NULL when nothing is sampled (stderr says why). */
+static rm_telem *node_telemetry(struct node *n)
+{
+	const char *mode = n->w.set.telemetry ? n->w.set.telemetry : "auto";
+	int wanted = !strcmp(mode, "on");
+	rm_error err = RM_ERROR_INIT;
+	long *gpus = NULL;
+	size_t ng = 0;
+	rm_telem *t = NULL;
+	char *path;
+	int fd;
+
+	if (!strcmp(mode, "off"))
+		return NULL;
+	if (rm_workload_gpu_indexes(&n->w, &n->ctx, &gpus, &ng, &err) < 0 || !ng) {
+		if (wanted)
+			rm_warn("--telemetry on, but nothing is sampled on rank %ld: %s", n->rank,
+				ng ? err.msg : "no GPU");
+		free(gpus);
+		return NULL;
+	}
+	path = rm_xasprintf("%s.node%ld.telemetry.csv", n->e->log_base, n->rank);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	rm_telem_opts to = {.vendor = n->ctx.gpu_vendor,
+			    .sysfs_root = n->o->sysfs_root,
+			    .ctx = &n->ctx,
+			    .gpus = gpus,
+			    .n_gpus = ng,
+			    .series = fd >= 0 ? fdopen(fd, "w") : NULL};
+	if (fd >= 0 && !to.series)
+		close(fd);
+	if (rm_telem_start(&t, &to, &err) < 0) {
+		unlink(path);
+		if (wanted)
+			rm_warn("--telemetry on, but nothing is sampled on rank %ld: %s", n->rank,
+				err.msg);
+		t = NULL;
+	}
+	free(path);
+	free(gpus);
+	return t;
+}
+
+static void node_telemetry_stop(struct node *n, rm_telem *t)
+{
+	rm_error err = RM_ERROR_INIT;
+
+	if (!t)
+		return;
+	if (rm_telem_stop(t, &n->telem, &err) < 0)
+		rm_warn("telemetry on rank %ld: %s", n->rank, err.msg);
+	n->have_telem = 1;
 }
 
 /* The container: start, stream, wait; stopped and removed on a signal. */
@@ -177,11 +261,13 @@ static int run_container(struct node *n, rm_error *err)
 			    .ud = n};
 	rm_job *job = NULL;
 	rm_error cerr = RM_ERROR_INIT;
+	rm_telem *telem = NULL;
 	long status = -1;
 	int ret = -1;
 
 	if (n->l.ops->start(n->l.state, &spec, &job, err) < 0)
 		goto out;
+	telem = node_telemetry(n);
 	if (n->l.ops->stream(n->l.state, job, err) == RM_LAUNCH_STOPPED || rm_signal_received()) {
 		rm_warn("%s on rank %ld: stopping and removing container %s", rm_signal_name(),
 			n->rank, name);
@@ -196,11 +282,15 @@ static int run_container(struct node *n, rm_error *err)
 	} else if (wrc < 0) {
 		goto out;
 	}
+	node_telemetry_stop(n, telem);
+	telem = NULL;
 	n->exit_code = status;
 	if (n->rank == 0 && n->m->multiple_results && status == 0)
 		keep_results(n, job);
+	collect_tools(n, job);
 	ret = 0;
 out:
+	node_telemetry_stop(n, telem);
 	for (int i = 0; i < 2; i++)
 		rm_mask_flush(&n->masks[i], to_fd,
 			      i ? &(int){STDERR_FILENO} : &(int){STDOUT_FILENO});
@@ -299,6 +389,8 @@ static void write_result(struct node *n)
 
 	json_object_set_new(doc, "exit_code",
 			    n->exit_code >= 0 ? json_integer(n->exit_code) : json_null());
+	if (n->have_telem)
+		json_object_set_new(doc, "telemetry", rm_telem_summary_to_json(&n->telem));
 	text = json_dumps(doc, JSON_COMPACT);
 	if (rm_write_file_atomic(path, text, strlen(text), 0644, &err) < 0)
 		rm_warn("%s", err.msg);

@@ -278,6 +278,7 @@ int rm_html_report(const char *path, const rm_results *h, const rm_html_opts *o,
 	r.c.h = h;
 	r.latest = (rm_results)RM_RESULTS_INIT;
 	index_runs(&r.c);
+	r.power = rm_results__html_power_new(&r.c, o->power);
 	judge_latest(&r, h);
 	make_series(&r, h);
 	drop_metricless(&r);
@@ -289,6 +290,7 @@ int rm_html_report(const char *path, const rm_results *h, const rm_html_opts *o,
 			     HTML_MAX >> 20);
 	else
 		ret = rm_write_text_file(path, out.data, out.len, 0, err);
+	rm_results__html_power_free(r.power);
 	free(r.fidx);
 	free(r.ser);
 	free(r.idx);

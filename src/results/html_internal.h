@@ -61,6 +61,7 @@ struct report {
 	size_t n_series, n_models;
 	size_t *fidx; /* FAILURE rows by model, then run */
 	size_t n_fidx;
+	struct html_power *power; /* html_power.c, or NULL: no power column */
 };
 
 /* html.c */
@@ -68,6 +69,16 @@ size_t rm_results__html_points_of(const struct ctx *c, const struct series *s, s
 /* The first of idx[0..n) (sorted by model) whose model is not below model. */
 size_t rm_results__html_lower_model(const struct ctx *c, const size_t *idx, size_t n,
 				    const char *model);
+
+/* html_power.c: each model's GPU power per run beside its trend. new returns NULL when no
+ * run of the history has a figure (the page then has no such column); head writes the
+ * column's <th>, cell its "</td><td>plot" (after the trend's cell). */
+struct html_power;
+struct html_power *rm_results__html_power_new(const struct ctx *c, const rm_metrics *m);
+void rm_results__html_power_free(struct html_power *hp);
+void rm_results__html_power_head(rm_buf *out, const struct html_power *hp);
+void rm_results__html_power_cell(rm_buf *out, const struct html_power *hp, const struct ctx *c,
+				 const char *model);
 
 /* rm_results__html_page.c: the whole page into out. */
 void rm_results__html_page(rm_buf *out, const struct report *r);

@@ -281,6 +281,7 @@ static void model_row(rm_buf *out, const struct report *r, const struct series *
 	}
 	rm_buf_addstr(out, "</td><td>");
 	plot(out, &r->c, s, w->pts, np, w->failed_runs);
+	rm_results__html_power_cell(out, r->power, &r->c, s->r0->col[RM_COL_MODEL]);
 	value_cells(out, s, w, np, cls);
 	rm_buf_addf(out, "</td><td class=\"n\">%zu/%zu</td></tr>\n", w->nfail, w->nseen);
 }
@@ -300,9 +301,11 @@ void rm_results__html_page(rm_buf *out, const struct report *r)
 		    "<span class=\"better\">better than %.2f%%</span><span class=\"noise\">"
 		    "within the threshold or the noise</span><span>dashed line: baseline; "
 		    "red ticks: failed runs</span></p>"
-		    "<table><tr><th>model</th><th>metric</th><th>trend</th><th>latest</th>"
-		    "<th>baseline</th><th>change</th><th>failed runs</th></tr>\n",
+		    "<table><tr><th>model</th><th>metric</th><th>trend</th>",
 		    r->n_series, r->gate.threshold_pct, r->gate.threshold_pct);
+	rm_results__html_power_head(out, r->power);
+	rm_buf_addstr(out, "<th>latest</th><th>baseline</th><th>change</th><th>failed runs</th>"
+			   "</tr>\n");
 	for (size_t i = 0; i < r->n_series; i++)
 		model_row(out, r, &r->ser[i], &w);
 	rm_buf_addstr(out, "</table></details>\n<details><summary><h2>How changes are judged"

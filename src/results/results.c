@@ -225,8 +225,8 @@ static int header_is(char **rec, size_t n, const char *const *want, size_t nw)
 	return 1;
 }
 
-static int metrics_read(rm_metrics *m, const char *path, const char *run_id, int quiet_foreign,
-			rm_error *err)
+static int metrics_read(rm_metrics *m, const char *path, const char *run_id, const char *metric,
+			int quiet_foreign, rm_error *err)
 {
 	FILE *f = fopen(path, "r");
 	char **rec = NULL;
@@ -253,7 +253,8 @@ static int metrics_read(rm_metrics *m, const char *path, const char *run_id, int
 	rec = NULL;
 	while ((rc = rm_csv_read_record(f, &rec, &n, err)) == 1) {
 		line++;
-		if (n != 8 || (run_id && strcmp(rec[1], run_id))) {
+		if (n != 8 || (run_id && strcmp(rec[1], run_id)) ||
+		    (metric && strcmp(rec[3], metric))) {
 			rm_strv_free(rec);
 			rec = NULL;
 			continue;
@@ -289,7 +290,7 @@ out:
 
 int rm_metrics_read(rm_metrics *m, const char *path, const char *run_id, rm_error *err)
 {
-	return metrics_read(m, path, run_id, 0, err);
+	return metrics_read(m, path, run_id, NULL, 0, err);
 }
 
 static int by_name(const void *a, const void *b)
@@ -298,6 +299,12 @@ static int by_name(const void *a, const void *b)
 }
 
 int rm_metrics_read_dir(rm_metrics *m, const char *dir, const char *run_id, rm_error *err)
+{
+	return rm_metrics_read_dir_named(m, dir, run_id, NULL, err);
+}
+
+int rm_metrics_read_dir_named(rm_metrics *m, const char *dir, const char *run_id,
+			      const char *metric, rm_error *err)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -318,7 +325,7 @@ int rm_metrics_read_dir(rm_metrics *m, const char *dir, const char *run_id, rm_e
 		qsort(names, n, sizeof(*names), by_name); /* same order on every host */
 	for (size_t i = 0; i < n && ret == 0; i++) {
 		char *p = rm_xasprintf("%s/%s", dir, names[i]);
-		ret = metrics_read(m, p, run_id, 1, err);
+		ret = metrics_read(m, p, run_id, metric, 1, err);
 		free(p);
 	}
 	rm_strv_free(names);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "rm/report.h"
 #include "rm/util.h"
 
 static void print_masked(struct run *r, const char *text)
@@ -13,6 +14,58 @@ static void print_masked(struct run *r, const char *text)
 	char *m = rm_mask_string(&r->mask, text);
 	fputs(m, stdout);
 	free(m);
+}
+
+/* The tools: what runs before and after the model, the command they wrap, their
+ * environment, what is copied in and what comes back out. */
+static void dry_run_tools(struct run *r, const rm_model *m, const rm_workload *w)
+{
+	const rm_tool_plan *p = &w->tools;
+	char *safe, *live, *dir;
+	rm_buf b = RM_BUF_INIT((size_t)16 << 20);
+
+	if (rm_tool_plan_empty(p))
+		return;
+	for (size_t i = 0; i < p->n_tools; i++)
+		rm_buf_addf(&b, "%s%s (%s)", i ? ", " : "", p->tools[i], p->sources[i]);
+	if (p->n_tools)
+		rm_buf_addf(&b, "\n");
+	for (size_t i = 0; i < p->n_pre; i++) {
+		char *l = rm_workload_tool_script_label(p, 0, i);
+		rm_buf_addf(&b, "  before the model: %s\n", l);
+		free(l);
+	}
+	{
+		char *c = rm_workload_command_text(w);
+		rm_buf_addf(&b, "  command: %s\n", c);
+		free(c);
+	}
+	for (size_t i = 0; i < p->n_post; i++) {
+		char *l = rm_workload_tool_script_label(p, 1, i);
+		rm_buf_addf(&b, "  after the model: %s\n", l);
+		free(l);
+	}
+	for (size_t i = 0; i < p->n_env; i++)
+		rm_buf_addf(&b, "  tool env: %s=%s\n", p->env[i].key, p->env[i].value);
+	for (size_t i = 0; i < p->n_copies; i++)
+		rm_buf_addf(&b, "  copied in: %s -> %s/%s\n", p->copies[i].host, RM_WORKSPACE,
+			    p->copies[i].dest);
+	safe = rm_file_safe(m->name);
+	live = rm_runner__log_path(r, safe, ".live.log");
+	dir = rm_runner__tools_dir(live);
+	for (size_t i = 0; i < p->n_outputs; i++) {
+		char *d = rm_workload_tool_dir(p->outputs[i].tool);
+		rm_buf_addf(&b, "  outputs of %s: %s -> %s/%s/\n", p->outputs[i].tool,
+			    p->outputs[i].glob, dir, d);
+		free(d);
+	}
+	if (p->n_tools)
+		printf("  tools: ");
+	print_masked(r, rm_buf_str(&b));
+	rm_buf_release(&b);
+	free(dir);
+	free(live);
+	free(safe);
 }
 
 void rm_runner__dry_run_model(struct run *r, const rm_model *m, const rm_workload *w,
@@ -39,6 +92,7 @@ void rm_runner__dry_run_model(struct run *r, const rm_model *m, const rm_workloa
 	for (size_t i = 0; i < n_dfs; i++)
 		if (!dfs[i].kept)
 			printf("  dropped: %s: %s\n", dfs[i].path, dfs[i].why_dropped);
+	dry_run_tools(r, m, w);
 	free(head);
 	free(args);
 }

@@ -165,6 +165,7 @@ int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct out
 	rm_job_spec spec = {
 	    .w = w, .name = name, .log_file = oc->log_file, .log_link = oc->log_link};
 	rm_job *job = NULL;
+	struct telem_run *tm = NULL;
 	long status = -1;
 	int rc, ret = 0, done = 0;
 
@@ -174,6 +175,7 @@ int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct out
 	rm_runner__stream_note(st, "Setting timeout to %.15g seconds.%s", timeout,
 			       timeout > 0 ? "" : " (none: the run is never stopped)");
 	rm_runner__data_log(st, w);
+	rm_runner__tools_log(st, w);
 	rm_runner__stream_bind(st, &spec);
 	r->jobs_started++;
 	if (L->ops->start(L->state, &spec, &job, &err) < 0) {
@@ -181,6 +183,7 @@ int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct out
 		goto out;
 	}
 	rm_runner__stream_begin(st);
+	tm = rm_runner__telemetry_start(r, w, st, oc);
 	rc = L->ops->stream(L->state, job, &err);
 	if ((done = rm_runner__stream_script_done(
 		 st, &status))) /* keep-alive: the container lives on */
@@ -191,7 +194,9 @@ int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct out
 		waited(r, job, &status, oc);
 	oc->test_s = rm_now() - rm_runner__stream_started(st);
 	rm_runner__stream_end(st, oc);
+	rm_runner__telemetry_finish(r, tm, w, job, st, oc);
 	rm_runner__data_after_run(r, w, job, oc);
+	rm_runner__tools_after_run(r, w, job, st, oc);
 	execute_judge(r, m, job, st, status, oc);
 out:
 	if (job)

@@ -5,6 +5,8 @@
  *   execute.c   one run of a workload through the launcher, its results read back
  *   results.c   multiple_results: the CSV read back, copied out, its rows
  *   data_run.c  the model's data: resolved before the build, its figures after the run
+ *   tools_run.c the context's tools: resolved before any build, their verdict and outputs
+ *   telemetry_run.c  GPU telemetry while a workload runs here: its figures and time series
  *   stream.c    the workload's output: masking, the log file, the terminal, the parser
  *   progress.c  the status line / progress lines
  *   record.c    an outcome and its perf rows
@@ -54,6 +56,7 @@ struct run {
 	size_t jobs_started; /* workloads the launcher was asked to start */
 	rm_data_config data; /* data.json (or --data-config) with the context's "data" */
 	int data_loaded;
+	rm_tool_plan tools;    /* the context's tools and scripts (tools_run.c); empty without */
 	rm_build_manifest man; /* run --manifest: its images (man.path NULL without) */
 	rm_table summary;      /* a row per perf row of the run, printed at its end */
 	char *last_log;	       /* the live log of the last run (the end names it) */
@@ -113,6 +116,9 @@ int rm_runner__record(struct run *r, const rm_selected *s, const rm_workload *w,
 
 /* model.c */
 int rm_runner__run_model(struct run *r, const rm_selected *s, rm_error *err);
+/* Whether the launcher runs w on this host (its describe says "local"), where this host's
+ * GPUs count and are sampled. */
+int rm_runner__runs_here(struct run *r, const rm_workload *w);
 json_t *rm_runner__build_args(struct run *r, const rm_model *m);
 /* A row for a model that cannot run here at all: SKIPPED (skip given) or FAILURE (why). */
 int rm_runner__cannot_run(struct run *r, const rm_selected *s, const rm_workload *w,
@@ -165,6 +171,25 @@ void rm_runner__data_log(struct stream *st, const rm_workload *w);
  * fails the run). */
 void rm_runner__data_after_run(struct run *r, const rm_workload *w, rm_job *job,
 			       struct outcome *oc);
+
+/* tools_run.c: the context's tools resolved into r->tools before anything is built (an
+ * unknown tool is an error); what they are, in a run's log; after the run, a failed tool
+ * script as the run's reason and the outputs in rm_runner__tools_dir(oc->log_file). */
+int rm_runner__tools_load(struct run *r, rm_error *err);
+void rm_runner__tools_log(struct stream *st, const rm_workload *w);
+char *rm_runner__tools_dir(const char *live_log);
+void rm_runner__tools_after_run(struct run *r, const rm_workload *w, rm_job *job, struct stream *st,
+				struct outcome *oc);
+/* telemetry_run.c: the GPU telemetry of one run (rm/telemetry.h). start after the stream's
+ * clock starts (NULL: nothing sampled here; the log says why when it matters); finish after
+ * rm_runner__stream_end: stops sampling (or, for a workload that ran elsewhere, asks the
+ * launcher what its hosts sampled), adds the figures to oc->pr (perf_<model>.csv) and notes
+ * them in the log. */
+struct telem_run;
+struct telem_run *rm_runner__telemetry_start(struct run *r, const rm_workload *w, struct stream *st,
+					     const struct outcome *oc);
+void rm_runner__telemetry_finish(struct run *r, struct telem_run *tr, const rm_workload *w,
+				 rm_job *job, struct stream *st, struct outcome *oc);
 
 /* execute.c: runs a built image once; fills oc. Returns -1 only when interrupted. */
 int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct outcome *oc);

@@ -197,7 +197,7 @@ int rm_runner__run_repeats(struct run *r, const rm_selected *s, rm_workload *w,
 
 /* Whether the workloads run on this host (the Docker launcher), where this host's GPUs
  * count; elsewhere (SLURM) the node that runs them checks its own. */
-static int runs_here(struct run *r, const rm_workload *w)
+int rm_runner__runs_here(struct run *r, const rm_workload *w)
 {
 	rm_launch_desc d = {NULL, NULL, 1, 0};
 	r->launcher.ops->describe(r->launcher.state, w, &d);
@@ -229,7 +229,7 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_workload *w,
 	char *safe = rm_file_safe(m->name), *log_base;
 	/* A Dockerfile made for a GPU vendor cannot run on a host without GPUs: say so before
 	 * pulling a base image of tens of GB. */
-	const char *want = runs_here(r, w)
+	const char *want = rm_runner__runs_here(r, w)
 			       ? json_string_value(json_object_get(df->context_req, "gpu_vendor"))
 			       : NULL;
 	int ret = 0;
@@ -415,6 +415,7 @@ int rm_runner__run_model(struct run *r, const rm_selected *s, rm_error *err)
 			      .log_dir = r->o->log_dir,
 			      .extra_args = s->extra_args,
 			      .host_env = (const char *const *)environ,
+			      .tools = &r->tools,
 			      .create_dirs = !r->o->dry_run};
 	rm_workload w;
 	/* A given image (or a manifest's) needs no Dockerfile. */
@@ -439,12 +440,12 @@ int rm_runner__run_model(struct run *r, const rm_selected *s, rm_error *err)
 		ret = rm_runner__cannot_run(r, s, &w, NULL, perr.msg, err);
 	} else if (sel_rc < 0) {
 		ret = rm_runner__cannot_run(r, s, &w, NULL, derr.msg, err);
-	} else if (m->n_gpus > 0 && m->n_gpus > r->ctx.n_gpus && runs_here(r, &w)) {
+	} else if (m->n_gpus > 0 && m->n_gpus > r->ctx.n_gpus && rm_runner__runs_here(r, &w)) {
 		char *why = rm_xasprintf("the model needs %ld GPUs and the context has %ld",
 					 m->n_gpus, r->ctx.n_gpus);
 		ret = rm_runner__cannot_run(r, s, &w, NULL, why, err);
 		free(why);
-	} else if (runs_here(r, &w) && renders(&w, &r->ctx, &perr) < 0) {
+	} else if (rm_runner__runs_here(r, &w) && renders(&w, &r->ctx, &perr) < 0) {
 		ret = rm_runner__cannot_run(r, s, &w, NULL, perr.msg, err);
 	} else {
 		ret = run_images(r, s, &w, dfs, n_dfs, err);

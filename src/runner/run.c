@@ -15,6 +15,7 @@
 
 #include "internal.h"
 #include "rm/doctor.h"
+#include "rm/tools.h"
 #include "rm/util.h"
 #include "rm/report.h"
 
@@ -64,7 +65,7 @@ void rm_runner__warn_short_secrets(void)
 }
 
 /* Context keys nobody reads are warned about (k8s refused): known are run_models' own, the
- * launchers' and those a CONTEXT line of a selected model's Dockerfiles names. */
+ * launchers', the tools' and those a CONTEXT line of a selected model's Dockerfiles names. */
 static int check_context_keys(struct run *r, rm_error *err)
 {
 	json_t *launchers = rm_launcher_deployment(&r->ctx), *v;
@@ -75,6 +76,8 @@ static int check_context_keys(struct run *r, rm_error *err)
 
 	json_object_foreach (launchers, key, v)
 		known = rm_strv_push(known, &n_known, key);
+	for (const char *const *k = rm_tools_context_keys; *k; k++)
+		known = rm_strv_push(known, &n_known, *k);
 	for (size_t i = 0; i < r->sel.n; i++) {
 		rm_dockerfile *dfs = NULL;
 		size_t n = 0;
@@ -264,7 +267,8 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 	if (o->manifest && !o->n_tags ? rm_runner__select_from_manifest(&r, err) < 0
 				      : rm_select(&r.reg, o->tags, o->n_tags, &r.sel, err) < 0)
 		goto out;
-	if (rm_runner__load_context(&r, err) < 0 || rm_runner__data_load(&r, err) < 0)
+	if (rm_runner__load_context(&r, err) < 0 || rm_runner__data_load(&r, err) < 0 ||
+	    rm_runner__tools_load(&r, err) < 0)
 		goto out;
 	ret = run_all(&r, err);
 	rm_runner__progress_clear();
@@ -290,6 +294,7 @@ out:
 	rm_strv_free(r.secrets);
 	free(r.git_commit);
 	rm_data_config_release(&r.data);
+	rm_tool_plan_release(&r.tools);
 	rm_context_release(&r.ctx);
 	rm_selection_release(&r.sel);
 	rm_registry_release(&r.reg);

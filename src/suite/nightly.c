@@ -4,6 +4,7 @@
  * thresholds, the gate and the baseline; so `run --junit ...` and a later `report ci` on
  * the same files reach the same verdicts.
  */
+#include <glob.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,28 @@ static char *build_log(const char *log)
 	return rm_xasprintf("%.*s.build.log", (int)n, log);
 }
 
-/* A row's log, its build log and its perf_<model>.csv, when they exist. */
+/* The tools' outputs of a live log <base>[.rN].live.log: <base>[.rN].tools, and SLURM's
+ * per-rank <base>.node<R>.tools. */
+static char **add_tools_dirs(char **v, size_t *n, const char *log)
+{
+	size_t len = strlen(log) - strlen(".live.log");
+	char *dir = rm_xasprintf("%.*s.tools", (int)len, log);
+	char *pat = rm_xasprintf("%.*s.node*.tools", (int)len, log);
+	glob_t g;
+
+	if (nightly_exists(dir))
+		v = add_unique(v, n, dir);
+	if (glob(pat, GLOB_NOESCAPE, NULL, &g) == 0)
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			v = add_unique(v, n, g.gl_pathv[i]);
+	globfree(&g);
+	free(pat);
+	free(dir);
+	return v;
+}
+
+/* A row's log, its build log, its tools' outputs and its perf_<model>.csv, when they
+ * exist. */
 static char **add_row_files(char **v, size_t *n, const char *dir, const rm_result *r)
 {
 	const char *log = r->col[RM_COL_LOG_FILE];
@@ -67,14 +89,16 @@ static char **add_row_files(char **v, size_t *n, const char *dir, const rm_resul
 		if (b && nightly_exists(b))
 			v = add_unique(v, n, b);
 		free(b);
+		if (rm_ends_with(log, ".live.log"))
+			v = add_tools_dirs(v, n, log);
 	}
 	free(moved);
 	return v;
 }
 
 /* The run's files for the archive: perf.csv, the perf_<model>.csv of its models,
- * perf_summary.csv, every log named in its rows (and the build logs beside them), and the
- * outputs. */
+ * perf_summary.csv, every log named in its rows (and the build logs and the tools' outputs
+ * beside them), and the outputs. */
 static char **archive_list(const rm_nightly_opts *o, const rm_results *run, size_t *n)
 {
 	char **v = NULL, *dir = rm_dirname(o->perf_csv);
@@ -280,8 +304,14 @@ static int outputs(struct finish *f, const rm_gate_opts *go, rm_error *err)
 	if (summary(f, err) < 0)
 		return -1;
 	if (o->html) {
-		rm_html_opts ho = {f->suite, o->perf_csv, go->threshold_pct, f->dirs};
-		if (rm_html_report(o->html, &f->history, &ho, err) < 0)
+		/* the GPU power of every run beside perf.csv, for the power column */
+		rm_metrics power = RM_METRICS_INIT;
+		rm_html_opts ho = {f->suite, o->perf_csv, go->threshold_pct, f->dirs, &power};
+		int rc = rm_metrics_read_dir_named(&power, f->dir, NULL, "gpu_power_avg_w", err);
+		if (rc == 0)
+			rc = rm_html_report(o->html, &f->history, &ho, err);
+		rm_metrics_release(&power);
+		if (rc < 0)
 			return -1;
 	}
 	for (size_t i = 0; i < o->n_export_dbs; i++)

@@ -1,5 +1,6 @@
 /*
- * The GPU checks of `run_models doctor`: the GPUs and their device nodes, ROCm and CUDA.
+ * The GPU checks of `run_models doctor`: the GPUs and their device nodes, whether their
+ * telemetry reads, ROCm and CUDA.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -13,6 +14,7 @@
 
 #include "rm/context.h"
 #include "rm/doctor.h"
+#include "rm/telemetry.h"
 #include "rm/util.h"
 #include "system_internal.h"
 
@@ -109,6 +111,33 @@ out:
 	free(kfd);
 }
 
+/* Whether runs can sample the GPUs' power and the rest (rm/telemetry.h). */
+static void check_telemetry(struct findings *fs, const rm_context *ctx, const rm_doctor_opts *o)
+{
+	rm_error err = RM_ERROR_INIT;
+	char *detail = NULL;
+	int amd = ctx->gpu_vendor && !strcmp(ctx->gpu_vendor, "AMD");
+
+	if (!ctx->gpu_vendor || ctx->n_gpus <= 0) {
+		rm_system__doctor_add(fs, "OK", "telemetry",
+				      rm_xstrdup("no GPU on this host: runs sample nothing"), NULL);
+		return;
+	}
+	if (rm_telem_probe(ctx, o->sysfs_root, &detail, &err) == 0) {
+		rm_system__doctor_add(fs, "OK", "telemetry", detail, NULL);
+		return;
+	}
+	rm_system__doctor_add(
+	    fs, "WARN", "telemetry", rm_xstrdup(err.msg),
+	    amd ? rm_xasprintf("runs go on without the figures it lacks; check that amdgpu exposes "
+			       "its sensors under '%s/class/drm/renderD*/device' (hwmon, "
+			       "gpu_busy_percent; inside a container, give it the host's /sys)",
+			       o->sysfs_root)
+		: rm_xstrdup("runs go on without power figures; put the driver's nvidia-smi on "
+			     "PATH and check that 'nvidia-smi --query-gpu=power.draw "
+			     "--format=csv' prints a figure"));
+}
+
 void rm_system__check_gpus(struct findings *fs, const rm_doctor_opts *o)
 {
 	rm_context ctx;
@@ -153,6 +182,7 @@ void rm_system__check_gpus(struct findings *fs, const rm_doctor_opts *o)
 		    rm_xstrdup("only GPU-less models (e.g. tag smoke) can run; dry runs work with "
 			       "--additional-context"));
 	}
+	check_telemetry(fs, &ctx, o);
 	rm_context_release(&ctx);
 }
 

@@ -1,7 +1,8 @@
 /*
  * What a model's container runs (part of the workload, rm/workload.h): the model dir, the
  * script and its interpreter, the effective args (TunableOp, name:key=value tags), and the
- * wrappers around the script (clone of a url, custom data scripts, keep-alive). Pure.
+ * wrappers around the script, outermost first: clone of a url, custom data scripts,
+ * keep-alive, the tools (render_tools.c). Pure.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,19 @@ char *rm_workload_args(const rm_workload *w)
 	return rm_xasprintf("%s%s", base ? base : "", extra);
 }
 
+char *rm_workload_command_text(const rm_workload *w)
+{
+	const char *interp;
+	char *script = NULL, *args = rm_workload_args(w), *t;
+
+	script_of(w->model, &interp, &script);
+	t = rm_xasprintf("%s%s%s %s%s%s", w->tools.wrap ? w->tools.wrap : "",
+			 w->tools.wrap ? " " : "", interp, script, *args ? " " : "", args);
+	free(script);
+	free(args);
+	return t;
+}
+
 /*
  * When the model has a url, the repository is cloned inside the container first, with its
  * submodules (MAD and madengine run `git submodule update --init --recursive`); the
@@ -160,10 +174,26 @@ int rm_workload_cmd(const rm_workload *w, char ***argv, rm_error *err)
 		v = rm_strv_push(v, &n, "run_models");
 		free(keep);
 	}
-	v = rm_strv_push(v, &n, interp);
-	v = rm_strv_push(v, &n, script);
-	for (size_t i = 0; i < nw; i++)
-		v = rm_strv_push(v, &n, words[i]);
+	if (!rm_tool_plan_empty(&w->tools)) {
+		/* The tools wrap the script alone: inside keep-alive, so their post scripts run
+		 * before the exit marker. */
+		char **mv = rm_xcalloc(1, sizeof(*mv));
+		size_t nm = 0;
+		mv = rm_strv_push(mv, &nm, interp);
+		mv = rm_strv_push(mv, &nm, script);
+		for (size_t i = 0; i < nw; i++)
+			mv = rm_strv_push(mv, &nm, words[i]);
+		if (rm_workload__tools_cmd(w, &v, &n, mv, nm, err) < 0) {
+			rm_strv_free(mv);
+			goto out;
+		}
+		rm_strv_free(mv);
+	} else {
+		v = rm_strv_push(v, &n, interp);
+		v = rm_strv_push(v, &n, script);
+		for (size_t i = 0; i < nw; i++)
+			v = rm_strv_push(v, &n, words[i]);
+	}
 	*argv = v;
 	v = NULL;
 	ret = 0;

@@ -57,6 +57,36 @@ static json_t *plan_json(const rm_data_plan *p)
 			 "provider_type", json_str_or_null(p->provider_type));
 }
 
+static json_t *scripts_json(const rm_tool_script *v, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(
+		    a, json_pack("{s:o, s:o, s:o, s:o}", "tool", json_str_or_null(v[i].tool),
+				 "path", json_str_or_null(v[i].path), "text",
+				 json_str_or_null(v[i].text), "args", json_str_or_null(v[i].args)));
+	return a;
+}
+
+static json_t *tools_json(const rm_tool_plan *p)
+{
+	json_t *outputs = json_array(), *copies = json_array();
+
+	for (size_t i = 0; i < p->n_outputs; i++)
+		json_array_append_new(outputs,
+				      json_pack("[s, s]", p->outputs[i].tool, p->outputs[i].glob));
+	for (size_t i = 0; i < p->n_copies; i++)
+		json_array_append_new(copies,
+				      json_pack("[s, s]", p->copies[i].host, p->copies[i].dest));
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "tools",
+			 json_strv(p->tools, p->n_tools), "sources",
+			 json_strv(p->sources, p->sources ? p->n_tools : 0), "pre",
+			 scripts_json(p->pre, p->n_pre), "post", scripts_json(p->post, p->n_post),
+			 "wrap", json_str_or_null(p->wrap), "env", kv_pairs(p->env, p->n_env),
+			 "outputs", outputs, "copies", copies);
+}
+
 /* Per kind of RM_WORKLOAD_SETTINGS row: its JSON value. */
 static json_t *set_STR(const char *v)
 {
@@ -104,6 +134,7 @@ json_t *rm_workload_to_json(const rm_workload *w)
 	json_object_set_new(o, "gpus", json_str_or_null(w->gpus));
 	json_object_set_new(o, "cpus", json_str_or_null(w->cpus));
 	json_object_set_new(o, "data", plan_json(&w->data));
+	json_object_set_new(o, "tools", tools_json(&w->tools));
 	json_object_set_new(o, "build_number", json_str_or_null(w->build_number));
 	json_object_set_new(o, "launcher", json_str_or_null(w->launcher));
 	json_object_set_new(o, "settings", settings_json(&w->set));
@@ -287,6 +318,103 @@ static int plan_from(json_t *o, rm_data_plan *p, rm_error *err)
 	return 0;
 }
 
+static int scripts_from(json_t *o, const char *key, rm_tool_script **v, size_t *n, rm_error *err)
+{
+	json_t *a = json_object_get(o, key), *s;
+	size_t i;
+
+	*v = NULL;
+	*n = 0;
+	if (!a || json_is_null(a))
+		return 0;
+	if (!json_is_array(a))
+		return rm_error_set(err, RM_ERR_INPUT, "'%s' is not an array", key);
+	*v = rm_xcalloc(json_array_size(a) + 1, sizeof(**v));
+	json_array_foreach (a, i, s) {
+		rm_tool_script *t = &(*v)[i];
+		(*n)++;
+		if (!json_is_object(s))
+			return rm_error_set(err, RM_ERR_INPUT, "'%s' item %zu is not an object",
+					    key, i);
+		if (member_str(s, "tool", &t->tool, err) < 0 ||
+		    member_str(s, "path", &t->path, err) < 0 ||
+		    member_str(s, "text", &t->text, err) < 0 ||
+		    member_str(s, "args", &t->args, err) < 0)
+			return rm_error_wrap(err, "'%s' item %zu", key, i);
+		if (!t->path == !t->text)
+			return rm_error_set(err, RM_ERR_INPUT,
+					    "'%s' item %zu has no 'path' or 'text', or both", key,
+					    i);
+	}
+	return 0;
+}
+
+/* [[a, b], ...] into pairs of the plan's own types. */
+static int pairs_from(json_t *o, const char *key, char ***a, char ***b, size_t *n, rm_error *err)
+{
+	rm_kv *kv = NULL;
+	size_t k = 0;
+
+	if (member_pairs(o, key, &kv, &k, err) < 0) {
+		rm_workload__kv_free(kv, k);
+		return -1;
+	}
+	*n = k;
+	*a = rm_xcalloc(k + 1, sizeof(**a));
+	*b = rm_xcalloc(k + 1, sizeof(**b));
+	for (size_t i = 0; i < k; i++) {
+		(*a)[i] = kv[i].key;
+		(*b)[i] = kv[i].value;
+	}
+	free(kv);
+	return 0;
+}
+
+static int tools_from(json_t *o, rm_tool_plan *p, rm_error *err)
+{
+	json_t *t = json_object_get(o, "tools");
+	char **a = NULL, **b = NULL;
+	size_t n = 0, ns = 0;
+	int ret = -1;
+
+	if (!t || json_is_null(t))
+		return 0;
+	if (!json_is_object(t))
+		return rm_error_set(err, RM_ERR_INPUT, "'tools' is not an object");
+	if (member_strv(t, "tools", &p->tools, &p->n_tools, err) < 0 ||
+	    member_strv(t, "sources", &p->sources, &ns, err) < 0 ||
+	    scripts_from(t, "pre", &p->pre, &p->n_pre, err) < 0 ||
+	    scripts_from(t, "post", &p->post, &p->n_post, err) < 0 ||
+	    member_str(t, "wrap", &p->wrap, err) < 0 ||
+	    member_pairs(t, "env", &p->env, &p->n_env, err) < 0)
+		goto out;
+	if (ns != p->n_tools) {
+		rm_error_set(err, RM_ERR_INPUT, "'sources' has %zu items and 'tools' %zu", ns,
+			     p->n_tools);
+		goto out;
+	}
+	if (pairs_from(t, "outputs", &a, &b, &n, err) < 0)
+		goto out;
+	p->outputs = n ? rm_xcalloc(n, sizeof(*p->outputs)) : NULL;
+	for (size_t i = 0; i < n; i++)
+		p->outputs[i] = (rm_tool_output){a[i], b[i]};
+	p->n_outputs = n;
+	free(a);
+	free(b);
+	a = b = NULL;
+	if (pairs_from(t, "copies", &a, &b, &n, err) < 0)
+		goto out;
+	p->copies = n ? rm_xcalloc(n, sizeof(*p->copies)) : NULL;
+	for (size_t i = 0; i < n; i++)
+		p->copies[i] = (rm_tool_copy){a[i], b[i]};
+	p->n_copies = n;
+	ret = 0;
+out:
+	free(a);
+	free(b);
+	return ret < 0 ? rm_error_wrap(err, "'tools'") : 0;
+}
+
 /* Per kind of RM_WORKLOAD_SETTINGS row: its value from JSON. */
 static int read_STR(json_t *o, const char *key, const char **out, rm_error *err)
 {
@@ -346,7 +474,7 @@ static int workload_fields(json_t *j, rm_workload *w, rm_error *err)
 	    member_strv(j, "secrets", &w->secrets, &w->n_secrets, err) < 0 ||
 	    member_pairs(j, "mounts", &w->mounts, &w->n_mounts, err) < 0 ||
 	    member_str(j, "gpus", &w->gpus, err) < 0 || member_str(j, "cpus", &w->cpus, err) < 0 ||
-	    plan_from(j, &w->data, err) < 0 ||
+	    plan_from(j, &w->data, err) < 0 || tools_from(j, &w->tools, err) < 0 ||
 	    member_str(j, "build_number", &w->build_number, err) < 0 ||
 	    member_str(j, "launcher", &w->launcher, err) < 0)
 		return -1;

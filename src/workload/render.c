@@ -392,8 +392,8 @@ static int workload_env_has(const rm_workload *w, const char *key)
 }
 
 /* MAD's variables (the host's GPU facts, as madengine's core/context.py and
- * container_runner.py set them), the context's and the model's, and the secrets named in
- * the workload with their values on this host. */
+ * container_runner.py set them), the data's, the tools', the context's and the model's, and
+ * the secrets named in the workload with their values on this host. */
 static void render_env(const rm_workload *w, const rm_context *ctx, const char *const *host_env,
 		       json_t *env)
 {
@@ -434,6 +434,10 @@ static void render_env(const rm_workload *w, const rm_context *ctx, const char *
 		env_set(env, "MAD_DATAHOME", w->data.datahome);
 	if (m->data && *m->data)
 		env_set(env, "MAD_DATANAME", m->data);
+	/* The tools' env_vars, before the context's docker_env_vars (which win, as in
+	 * madengine). */
+	for (size_t i = 0; i < w->tools.n_env; i++)
+		env_set(env, w->tools.env[i].key, w->tools.env[i].value);
 	for (size_t i = 0; i < w->n_env; i++)
 		env_set(env, w->env[i].key, w->env[i].value);
 	for (size_t i = 0; i < m->n_env_vars; i++)
@@ -444,6 +448,24 @@ static void render_env(const rm_workload *w, const rm_context *ctx, const char *
 		if (v)
 			env_set(env, w->secrets[i], v);
 	}
+}
+
+int rm_workload_gpu_indexes(const rm_workload *w, const rm_context *ctx, long **out, size_t *n,
+			    rm_error *err)
+{
+	long runtime = rm_workload_gpus(w, ctx);
+
+	*out = NULL;
+	*n = 0;
+	if (!ctx->gpu_vendor || runtime <= 0)
+		return 0;
+	if (w->gpus)
+		return gpu_list(w->gpus, out, n, err);
+	*n = (size_t)runtime;
+	*out = rm_xcalloc(*n, sizeof(**out));
+	for (size_t i = 0; i < *n; i++)
+		(*out)[i] = (long)i;
+	return 0;
 }
 
 /* The GPUs: AMD's device nodes and capabilities, or NVIDIA's device request. */
@@ -458,17 +480,8 @@ static int render_gpus(const rm_workload *w, const rm_context *ctx, json_t *body
 	char *tmp;
 	int ret = -1;
 
-	if (vendor && runtime != 0) {
-		if (w->gpus) {
-			if (gpu_list(w->gpus, &gpus, &n_gpus, err) < 0)
-				goto fail;
-		} else {
-			n_gpus = (size_t)runtime;
-			gpus = rm_xcalloc(n_gpus, sizeof(*gpus));
-			for (size_t i = 0; i < n_gpus; i++)
-				gpus[i] = (long)i;
-		}
-	}
+	if (rm_workload_gpu_indexes(w, ctx, &gpus, &n_gpus, err) < 0)
+		goto fail;
 	/* madengine's container_runner.py, per vendor, whatever the model's GPU count: AMD
 	 * "--network host -u root --group-add video --cap-add=SYS_PTRACE --cap-add SYS_ADMIN
 	 * --device /dev/fuse --security-opt seccomp=unconfined --security-opt

@@ -199,6 +199,8 @@ int rm_workload_build(rm_workload *w, const rm_workload_in *in, rm_error *err)
 		w->data = *in->data;
 		memset(in->data, 0, sizeof(*in->data));
 	}
+	if (in->tools)
+		rm_tool_plan_copy(&w->tools, in->tools);
 	return 0;
 }
 
@@ -229,6 +231,7 @@ void rm_workload_copy(rm_workload *dst, const rm_workload *src)
 	rm_workload__plan_copy(&dst->data, &src->data);
 	dst->build_number = dup_or_null(src->build_number);
 	dst->launcher = dup_or_null(src->launcher);
+	rm_tool_plan_copy(&dst->tools, &src->tools);
 }
 
 void rm_workload_release(rm_workload *w)
@@ -252,6 +255,7 @@ void rm_workload_release(rm_workload *w)
 	rm_data_plan_release(&w->data);
 	free(w->build_number);
 	free(w->launcher);
+	rm_tool_plan_release(&w->tools);
 	memset(w, 0, sizeof(*w));
 }
 

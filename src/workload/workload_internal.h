@@ -1,6 +1,6 @@
 /*
  * Shared by the workload's files: workload.c (build, copy, release), cmd.c (the command),
- * render.c and render_data.c (the create body), job_doc.c (JSON).
+ * render.c, render_data.c and render_tools.c (the create body), job_doc.c (JSON).
  */
 #ifndef RM_WORKLOAD_INTERNAL_H
 #define RM_WORKLOAD_INTERNAL_H
@@ -52,5 +52,10 @@ const char *rm_workload__sensitive_bind(const char *host_path, int read_only);
 typedef struct json_t json_t;
 int rm_workload__data_binds(const rm_workload *w, json_t *hc, rm_error *err);
 int rm_workload__data_cmd(const rm_workload *w, char ***v, size_t *n, rm_error *err);
+
+/* render_tools.c: the tools' wrapper around the model's words (model, n_model) appended to
+ * argv *v of *n words. */
+int rm_workload__tools_cmd(const rm_workload *w, char ***v, size_t *n, char *const *model,
+			   size_t n_model, rm_error *err);
 
 #endif

@@ -120,6 +120,22 @@ rm_run_ctx() { # CTX ARGS...
 	set -e
 }
 want_rc() { [ "$rc" = "$1" ] || fail "exit code $rc, want $1: $(cat err.txt) $(cat perf.csv 2>/dev/null)"; }
+# Each extended regex matches a whole line of FILE, each on a later line than the one before.
+in_order() { # FILE REGEX...
+	local f=$1 at=0 n
+	shift
+	for re in "$@"; do
+		n=$(tail -n +"$((at + 1))" "$f" | grep -nE -m1 -- "^($re)\$" | cut -d: -f1 || true)
+		[ -n "$n" ] || fail "'$re' is not in $f after line $at: $(cat "$f")"
+		at=$((at + n))
+	done
+}
+# A model that prints the tools' variables and its args (the tools cases)
+tools_model() {
+	printf '#!/bin/bash\necho "model sees STUB_PROFILER=$STUB_PROFILER STUB_LEVEL=$STUB_LEVEL ROCBLAS_LAYER=$ROCBLAS_LAYER args [$*]"\n[ -z "$ROCBLAS_LOG_BENCH_PATH" ] || echo "./rocblas-bench -f gemm" > "$ROCBLAS_LOG_BENCH_PATH"\necho "performance: 5 samples_per_second"\n' >scripts/dummy/run_tools.sh
+	jq '. + [(.[] | select(.name == "dummy") | .name = "dummy_tools" |
+		.scripts = "scripts/dummy/run_tools.sh" | .args = "--batch 8" | .tags = ["dummy_tools"])]' models.json >m && mv m models.json
+}
 want_verdicts() { # EXPECTED [FILE]
 	local got
 	got=$(verdicts "${2:-perf.csv}")
@@ -775,6 +791,161 @@ sensitive_mounts) # issue 22 item 11: the folder asks to bind the host's root: r
 	want_rc 1
 	csv_col perf.csv 1 reason | grep -q "data 'dummy_data_local': provider 'local': path '/' is the host's root folder" ||
 		fail "reason: $(csv_col perf.csv 1 reason)"
+	;;
+
+# --- profiling tools (tests/e2e/test_profiling_workflows.py; docs/tools.md) -----------------
+tools_A) # test_toolA_runs_correctly: pre_script A, cmd_A, post_script A in the live log
+	rm_run_ctx "{'tools': [{'name': 'test_tools_A'}]}" --tags dummy --live-output
+	want_rc 0
+	want_verdicts "dummy:SUCCESS"
+	in_order dummy.live.log "pre_script A" "cmd_A" "performance: .*" "post_script A"
+	grep -q "run_models: tool 'test_tools_A' (scripts/common/tools.json)" dummy.live.log ||
+		fail "the log does not say which tool ran: $(cat dummy.live.log)"
+	;;
+tools_stacked) # test_stackable_design_runs_correctly: tools [A, B] in madengine's order
+	rm_run_ctx "{'tools': [{'name': 'test_tools_A'}, {'name': 'test_tools_B'}]}" --tags dummy
+	want_rc 0
+	want_verdicts "dummy:SUCCESS"
+	in_order dummy.live.log "pre_script B" "pre_script A" "cmd_B" "cmd_A" "performance: .*" \
+		"post_script A" "post_script B"
+	;;
+tools_log_order) # a tool of the folder's tools.json: pre script with its args, the wrapper
+	# around the model, the tool's environment in the model, the post script; its files on
+	# the host beside the log
+	tools_model
+	rm_run_ctx "{'tools': [{'name': 'stub_profiler'}]}" --tags dummy_tools
+	want_rc 0
+	want_verdicts "dummy_tools:SUCCESS"
+	[ "$(csv_col perf.csv 1 performance)" = 5 ] || fail "performance $(csv_col perf.csv 1 performance)"
+	in_order dummy_tools.live.log \
+		"run_models: tool 'stub_profiler': pre script 'scripts/common/stub_tool/pre.sh --out 'trace dir' -v'" \
+		"stub pre: args \[--out trace dir -v\] in dummy_tools" \
+		"stub wrapper: runs \[bash run_tools.sh --batch 8\]" \
+		"model sees STUB_PROFILER=on STUB_LEVEL=3 ROCBLAS_LAYER= args \[--batch 8\]" \
+		"stub wrapper: the command exited with 0" \
+		"stub post: args \[collect\], trace: trace of dummy_tools" \
+		"run_models: tool stub_profiler: nothing matches no_such_\*.db" \
+		"run_models: the tools' outputs are in .*"
+	run_id=$(csv_col perf.csv 1 run_id)
+	dir=dummy_tools.$run_id.tools/stub_profiler
+	[ "$(cat "$dir/stub_output/trace.txt" 2>/dev/null)" = "trace of dummy_tools" ] ||
+		fail "the tool's file is not on the host: $(find . -name '*.tools' -o -name trace.txt)"
+	[ -f "$dir/stub_kernels.csv" ] || fail "stub_*.csv not copied: $(ls -R "$dir")"
+	grep -q "the tools' outputs are in" err.txt || fail "the runner does not say where the outputs are"
+	;;
+tools_builtin_dry_run) # rocprofv3: built in (the folder's tools.json lacks it), wraps the command
+	rm_run_ctx "{'tools': [{'name': 'rocprofv3'}]}" --tags dummy --dry-run
+	want_rc 0
+	grep -q "tools: rocprofv3 (built in)" out.txt || fail "dry run: $(cat out.txt)"
+	grep -qF "command: rocprofv3 --runtime-trace -d ./rocprof_output -- bash run.sh" out.txt ||
+		fail "rocprofv3 does not wrap the command: $(cat out.txt)"
+	grep -qF "outputs of rocprofv3: rocprof_output -> ./dummy." out.txt || fail "outputs: $(cat out.txt)"
+	grep -qF "'rocprofv3 --runtime-trace -d ./rocprof_output --' 2 bash run.sh 0 1 rocprofv3 rocprof_output" out.txt ||
+		fail "the docker run line does not carry the wrapper: $(cat out.txt)"
+	[ ! -f perf.csv ] || fail "a dry run wrote rows"
+	# the stacked pair, in madengine's order, and a tool's env_vars from the context
+	rm_run_ctx "{'tools': [{'name': 'test_tools_A'}, {'name': 'rocprofv3', 'env_vars': {'ROCPROF_X': '1'}}]}" --tags dummy --dry-run
+	want_rc 0
+	grep -qF "command: rocprofv3 --runtime-trace -d ./rocprof_output -- echo cmd_A && bash run.sh" out.txt ||
+		fail "stacked: $(cat out.txt)"
+	grep -qF "tool env: ROCPROF_X=1" out.txt || fail "env: $(cat out.txt)"
+	grep -qF "copied in: scripts/common -> /myworkspace/scripts/common" out.txt || fail "copies: $(cat out.txt)"
+	;;
+tools_unknown) # refused before any build, naming the tool and the known ones
+	rm_run_ctx "{'tools': [{'name': 'test_tools_A'}, {'name': 'rocprof_v9'}]}" --tags dummy
+	[ "$rc" = 3 ] || fail "exit $rc: $(cat err.txt)"
+	grep -q "unknown tool 'rocprof_v9'" err.txt || fail "message: $(cat err.txt)"
+	grep -q "known tools: test_tools_A, test_tools_B, .*rocprofv3, .*rocblas_trace" err.txt ||
+		fail "the known tools are not named: $(cat err.txt)"
+	[ -z "$(ls ./*.build.log 2>/dev/null)" ] || fail "it built first: $(ls)"
+	[ ! -f perf.csv ] || fail "a row was written"
+	# a context entry with a key madengine does not have
+	rm_run_ctx "{'tools': [{'name': 'rocprofv3', 'env': {'A': '1'}}]}" --tags dummy
+	[ "$rc" = 3 ] || fail "exit $rc: $(cat err.txt)"
+	grep -q "tool 'rocprofv3': unknown key 'env'" err.txt || fail "message: $(cat err.txt)"
+	;;
+tools_fail_pre) # a failing pre script: FAILURE naming the tool and the phase, no model run
+	rm_run_ctx "{'tools': [{'name': 'stub_fail_pre'}]}" --tags dummy
+	want_rc 1
+	want_verdicts "dummy:FAILURE"
+	csv_col perf.csv 1 reason | grep -qF "tool 'stub_fail_pre': pre script 'scripts/common/stub_tool/fail.sh pre' exited with code 3" ||
+		fail "reason: $(csv_col perf.csv 1 reason)"
+	csv_col perf.csv 1 reason | grep -q "the model did not run" || fail "reason: $(csv_col perf.csv 1 reason)"
+	grep -q "stub fail: giving up (pre)" dummy.live.log || fail "the script's output is not in the log"
+	! grep -q "performance:" dummy.live.log || fail "the model ran"
+	;;
+tools_fail_post) # a failing post script: FAILURE naming the tool and the phase, after the model
+	rm_run_ctx "{'tools': [{'name': 'stub_fail_post'}]}" --tags dummy
+	want_rc 1
+	want_verdicts "dummy:FAILURE"
+	csv_col perf.csv 1 reason | grep -qF "tool 'stub_fail_post': post script 'scripts/common/stub_tool/fail.sh post' exited with code 3" ||
+		fail "reason: $(csv_col perf.csv 1 reason)"
+	in_order dummy.live.log "performance: .*" "stub fail: giving up \(post\)"
+	;;
+tools_context_scripts) # the context's own pre_scripts, encapsulate_script and post_scripts,
+	# and a tool around them (madengine: the tool's pre first, its post last)
+	ctx="{'pre_scripts': [{'path': 'scripts/common/test_echo.sh', 'args': 'ctx pre'}],
+	      'encapsulate_script': 'echo ctx wrap && ',
+	      'post_scripts': [{'path': 'scripts/common/test_echo.sh', 'args': 'ctx post'}]"
+	rm_run_ctx "$ctx}" --tags dummy
+	want_rc 0
+	in_order dummy.live.log "ctx pre" "ctx wrap" "performance: .*" "ctx post"
+	rm_run_ctx "$ctx, 'tools': [{'name': 'test_tools_A'}]}" --tags dummy
+	want_rc 0
+	in_order dummy.live.log "pre_script A" "ctx pre" "cmd_A" "ctx wrap" "performance: .*" \
+		"ctx post" "post_script A"
+	# a tool script named as the model's own script runs where it is: the model's stays
+	printf '#!/bin/bash\necho "a pre script called run.sh, in $(basename "$PWD")"\n' >scripts/common/run.sh
+	rm_run_ctx "{'pre_scripts': [{'path': 'scripts/common/run.sh'}]}" --tags dummy
+	want_rc 0
+	want_verdicts "dummy:SUCCESS dummy:SUCCESS dummy:SUCCESS"
+	in_order dummy.live.log "a pre script called run.sh, in dummy" "performance: .*"
+	# a script that leaves the folder, one that is missing: refused before any build
+	rm_run_ctx "{'pre_scripts': [{'path': '../x.sh'}]}" --tags dummy
+	[ "$rc" = 3 ] || fail "exit $rc"
+	grep -q "context key 'pre_scripts': 'pre_scripts' item 1: 'path' must be a path inside the MAD folder" err.txt ||
+		fail "message: $(cat err.txt)"
+	rm_run_ctx "{'post_scripts': [{'path': 'scripts/common/nothere.sh'}]}" --tags dummy
+	[ "$rc" = 3 ] || fail "exit $rc"
+	grep -q "script 'scripts/common/nothere.sh': No such file" err.txt || fail "message: $(cat err.txt)"
+	;;
+tools_config_option) # --tools-config: another file; its definitions win over the built-ins
+	mkdir -p prof
+	cp scripts/common/test_echo.sh prof/echo.sh
+	echo '{"tools": {"rocprofv3": {"pre_scripts": [{"path": "prof/echo.sh", "args": "my rocprofv3 pre"}],
+	       "cmd": "echo my rocprofv3 && "}}}' >prof/tools.json
+	rm_run_ctx "{'tools': [{'name': 'rocprofv3'}]}" --tags dummy --tools-config prof/tools.json
+	want_rc 0
+	in_order dummy.live.log "run_models: tool 'rocprofv3' \(prof/tools.json\)" "my rocprofv3 pre" \
+		"my rocprofv3" "performance: .*"
+	rm_run_ctx "{'tools': [{'name': 'rocprofv3'}]}" --tags dummy --tools-config prof/none.json
+	[ "$rc" = 3 ] || fail "exit $rc"
+	grep -q "tools-config 'prof/none.json': no such file" err.txt || fail "message: $(cat err.txt)"
+	echo '{"tools": {"x": {"outputs": ["../up"]}}}' >prof/bad.json
+	rm_run_ctx "{'tools': [{'name': 'x'}]}" --tags dummy --tools-config prof/bad.json
+	[ "$rc" = 3 ] || fail "exit $rc"
+	grep -q "'prof/bad.json': tool 'x': 'outputs' item 1 must be a glob with no '..' part" err.txt ||
+		fail "message: $(cat err.txt)"
+	;;
+tools_builtin_run) # a built-in trace on the real engine: its variables reach the model, the
+	# library's log file (an absolute glob) comes back
+	tools_model
+	rm_run_ctx "{'tools': [{'name': 'rocblas_trace'}]}" --tags dummy_tools
+	want_rc 0
+	grep -q "model sees .*ROCBLAS_LAYER=6" dummy_tools.live.log || fail "env: $(cat dummy_tools.live.log)"
+	run_id=$(csv_col perf.csv 1 run_id)
+	grep -q "rocblas-bench" "dummy_tools.$run_id.tools/rocblas_trace/myworkspace/rocblas_bench.log" ||
+		fail "rocblas_bench.log not copied: $(find . -path '*.tools*')"
+	;;
+tools_archive) # --archive holds the tools' outputs beside the logs, one folder per repeat
+	tools_model
+	rm_run_ctx "{'tools': [{'name': 'stub_profiler'}]}" --tags dummy_tools --repeat 2 --archive run.tar.gz
+	want_rc 0
+	want_verdicts "dummy_tools:SUCCESS dummy_tools:SUCCESS"
+	tar tzf run.tar.gz >list.txt
+	for r in 1 2; do
+		grep -q "\.r$r\.tools/stub_profiler/stub_output/trace.txt$" list.txt || fail "archive, run $r: $(cat list.txt)"
+	done
 	;;
 
 *)

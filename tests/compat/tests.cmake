@@ -17,7 +17,9 @@ set(RM_COMPAT_CASES
     mad_dry_run mad_data_unserved mad_timeout_none mad_container mad_clone_submodules
     mad_perf_csv_madengine mad_perf_csv_crlf
     skip_gpu_arch_nvidia_product scope_rule context_keys cli_madengine_spellings build_pull
-    sensitive_mounts)
+    sensitive_mounts
+    tools_A tools_stacked tools_log_order tools_builtin_dry_run tools_unknown tools_fail_pre
+    tools_fail_post tools_context_scripts tools_config_option tools_builtin_run tools_archive)
 
 # Cases expected to fail (none now: issue 10's phase 2 made every case pass). A case listed
 # here runs with WILL_FAIL, so ctest flags the list as out of date when the case passes.

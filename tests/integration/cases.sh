@@ -410,6 +410,115 @@ S
 	grep -q "needs 4 GPUs and the context has 2" perf2.csv || fail "reason: $(cat perf2.csv)"
 	;;
 
+telemetry)
+	# A stand-in AMD host: two GPUs (fake sysfs written by tests/telemetry/fake-gpu-sysfs.sh,
+	# device nodes that are /dev/null); GPU 0 draws 300 W, GPU 1 is held at 100 W, and the
+	# model runs on GPU 1 alone (docker_gpus).
+	mkdir -p dev/dri
+	mknod dev/kfd c 1 3 && mknod dev/dri/renderD128 c 1 3 && mknod dev/dri/renderD129 c 1 3 || fail "mknod"
+	"$SRC/tests/telemetry/fake-gpu-sysfs.sh" "$WORK/sys" 2 300,100
+	script tpow <<'S'
+sleep 2
+echo "performance: 500 samples_per_sec"
+S
+	entry it_tpow tpow "" '"n_gpus": "1"' | sed 's/"n_gpus":"-1",//; s/^/[/; s/$/]/' | mkmad
+	{ cat docker/smoke.Dockerfile; echo 'RUN echo "video:x:44:" > /etc/group && echo "root:x:0:0:root:/root:/bin/sh" > /etc/passwd'; } >docker/gpu.Dockerfile
+	jq '.[0].dockerfile = "docker/gpu"' models.json >m && mv m models.json
+	ctx="{\"docker_device_root\": \"$WORK/dev\", \"docker_gpus\": \"1\"}"
+	RM_SYSFS_ROOT=$WORK/sys "$RM" --tags it_tpow -o perf.csv --additional-context "$ctx" 2>err.txt ||
+		fail "exit $?: $(cat err.txt) $(cat perf.csv)"
+	metric() { awk -F, -v m="$1" '$4 == m { v = $5 } END { print v }' perf_it_tpow.csv; }
+	unit() { awk -F, -v m="$1" '$4 == m { v = $6 } END { print v }' perf_it_tpow.csv; }
+	dur=$(csv_col perf.csv 1 test_duration)
+	awk -v p="$(metric gpu_power_avg_w)" 'BEGIN { exit !(p > 99 && p < 101) }' ||
+		fail "gpu_power_avg_w $(metric gpu_power_avg_w), want 100: $(cat perf_it_tpow.csv)"
+	awk -v e="$(metric gpu_energy_j)" -v d="$dur" 'BEGIN { exit !(e > 0.95 * 100 * d && e < 1.05 * 100 * d) }' ||
+		fail "gpu_energy_j $(metric gpu_energy_j), want 100 W x $dur s"
+	awk -v x="$(metric performance_per_watt)" 'BEGIN { exit !(x > 4.95 && x < 5.05) }' ||
+		fail "performance_per_watt $(metric performance_per_watt), want 500 / 100"
+	[ "$(unit performance_per_watt)" = "samples_per_sec/W" ] || fail "unit $(unit performance_per_watt)"
+	[ "$(metric gpu_power_max_w)" = 100 ] || fail "gpu_power_max_w $(metric gpu_power_max_w)"
+	[ "$(metric gpu_vram_max_mib)" = 2048 ] || fail "VRAM of GPU 1: $(metric gpu_vram_max_mib)"
+	[ "$(metric gpu_util_avg_pct)" = 100 ] && [ "$(metric gpu_temp_max_c)" = 65 ] ||
+		fail "busy/temperature: $(cat perf_it_tpow.csv)"
+	[ "$(metric gpu_throttle_pct)" = 0 ] || fail "throttled at a steady clock"
+	# the time series beside the log: GPU 1's readings only, at 10 per second
+	[ -L it_tpow.telemetry.csv ] || fail "no stable link to the time series"
+	head -1 it_tpow.telemetry.csv | grep -qx 't_s,gpu,power_w,temp_c,vram_mib,util_pct,sclk_mhz' || fail "series header"
+	rows=$(tail -n +2 it_tpow.telemetry.csv | wc -l)
+	[ "$(tail -n +2 it_tpow.telemetry.csv | cut -d, -f2 | sort -u)" = 1 ] || fail "a GPU the run does not use was sampled"
+	awk -v n="$rows" -v d="$dur" 'BEGIN { exit !(n >= 8 * d) }' || fail "$rows readings in $dur s"
+	grep -q "run_models: telemetry: sampling AMD GPU(s) 1 every 100 ms" it_tpow.live.log || fail "log: $(cat it_tpow.live.log)"
+	grep -q "power 100.0 W average" it_tpow.live.log || fail "log summary"
+	# throttling: the clock falls from 2100 to 1400 MHz while the GPU stays 100 % busy
+	(sleep 1.2 && "$SRC/tests/telemetry/fake-gpu-sysfs.sh" "$WORK/sys" 2 300,100 100 1400) &
+	RM_SYSFS_ROOT=$WORK/sys "$RM" --tags it_tpow -o perf.csv --additional-context "$ctx" 2>err.txt ||
+		fail "exit $?: $(cat err.txt)"
+	wait
+	awk -v t="$(metric gpu_throttle_pct)" 'BEGIN { exit !(t > 10 && t < 90) }' ||
+		fail "gpu_throttle_pct $(metric gpu_throttle_pct)"
+	grep -q "GPU 1's clock fell from 2100 MHz to 1400 MHz at" it_tpow.live.log || fail "no throttle note: $(grep telemetry it_tpow.live.log)"
+	grep -q "model 'it_tpow': GPU 1's clock fell" err.txt || fail "throttling not said on the terminal"
+	# --telemetry off: no figures, no series
+	"$SRC/tests/telemetry/fake-gpu-sysfs.sh" "$WORK/sys" 2 300,100
+	rm -f it_tpow.telemetry.csv
+	RM_SYSFS_ROOT=$WORK/sys "$RM" --tags it_tpow -o perf.csv --telemetry off --additional-context "$ctx" 2>err.txt ||
+		fail "exit $?: $(cat err.txt)"
+	run3=$(csv_col perf.csv 3 run_id)
+	grep "$run3" perf_it_tpow.csv | grep -q gpu_ && fail "--telemetry off sampled"
+	[ -e it_tpow.telemetry.csv ] && fail "--telemetry off wrote a series"
+	# --telemetry on where nothing can be read: the run goes on and says why
+	rm -r "$WORK/sys/class/drm"
+	RM_SYSFS_ROOT=$WORK/sys "$RM" --tags it_tpow -o perf.csv --telemetry on --additional-context "$ctx" 2>err.txt ||
+		fail "exit $?: $(cat err.txt)"
+	grep -q "telemetry on, but nothing is sampled: GPU 1: no readable sensor" err.txt || fail "no warning: $(cat err.txt)"
+	[ "$(csv_col perf.csv 4 status)" = SUCCESS ] || fail "status without telemetry"
+	;;
+
+telemetry_node_run)
+	# What each SLURM task runs (run_models node-run) samples its node's GPUs itself: the
+	# series beside the node's log, the figures in its result file (the submitter merges
+	# every node's). Driven here without SLURM, from a job document written by hand.
+	mkdir -p dev/dri logs
+	mknod dev/kfd c 1 3 && mknod dev/dri/renderD128 c 1 3 && mknod dev/dri/renderD129 c 1 3 || fail "mknod"
+	"$SRC/tests/telemetry/fake-gpu-sysfs.sh" "$WORK/sys" 2 250
+	script tnode <<'S'
+sleep 1
+echo "performance: 7 samples_per_sec"
+S
+	entry it_tnode tnode "" '"n_gpus": "1"' | sed 's/"n_gpus":"-1",//; s/^/[/; s/$/]/' | mkmad
+	{ cat docker/smoke.Dockerfile; echo 'RUN echo "video:x:44:" > /etc/group && echo "root:x:0:0:root:/root:/bin/sh" > /etc/passwd'; } >docker/gpu.Dockerfile
+	jq '.[0].dockerfile = "docker/gpu"' models.json >m && mv m models.json
+	ctx="{\"docker_device_root\": \"$WORK/dev\"}"
+	RM_SYSFS_ROOT=$WORK/sys "$RM" --tags it_tnode --skip-model-run --additional-context "$ctx" 2>err.txt ||
+		fail "build: $(cat err.txt)"
+	jobdoc() { # SETTINGS_JSON
+		jq -n --arg root "$WORK" --arg ctx "$ctx" --argjson set "$1" '{schema: 1, run_id: "R1",
+			root: $root, log_dir: ($root + "/logs"), context_files: [], contexts: [$ctx],
+			workloads: {k: {model: "it_tnode", image: "ci-it_tnode_gpu", run_id: "R1",
+				log_dir: ($root + "/logs"), n_gpus: 1, gpus: "1", timeout: 60,
+				settings: $set, pull: false, log_base: ($root + "/logs/it_tnode.R1")}}}' >job.json
+	}
+	jobdoc '{}'
+	RM_SYSFS_ROOT=$WORK/sys NODE_RANK=0 "$RM" node-run --job job.json --workload k >node.out 2>node.err ||
+		fail "node-run: exit $?: $(cat node.err)"
+	res=logs/it_tnode.R1.node0.result.json
+	jq -e '.exit_code == 0' "$res" >/dev/null || fail "result: $(cat "$res")"
+	jq -e '.telemetry.power_avg_w > 249 and .telemetry.power_avg_w < 251 and .telemetry.n_gpus == 1' "$res" >/dev/null ||
+		fail "telemetry in the result file: $(cat "$res")"
+	jq -e '.telemetry.energy_j > 200 and .telemetry.vram_max_mib == 2048' "$res" >/dev/null || fail "energy, VRAM: $(cat "$res")"
+	series=logs/it_tnode.R1.node0.telemetry.csv
+	[ "$(tail -n +2 "$series" | cut -d, -f2 | sort -u)" = 1 ] || fail "series: $(head -3 "$series")"
+	[ "$(tail -n +2 "$series" | wc -l)" -ge 8 ] || fail "few readings: $(wc -l <"$series")"
+	# the setting travels in the job document
+	rm "$res" "$series"
+	jobdoc '{"telemetry": "off"}'
+	RM_SYSFS_ROOT=$WORK/sys NODE_RANK=0 "$RM" node-run --job job.json --workload k >node.out 2>node.err ||
+		fail "node-run off: exit $?: $(cat node.err)"
+	jq -e 'has("telemetry") | not' "$res" >/dev/null || fail "--telemetry off sampled: $(cat "$res")"
+	[ -e "$series" ] && fail "--telemetry off wrote a series"
+	;;
+
 keep_alive_running)
 	script kar <<'S'
 echo "performance: 2 x"

@@ -5,7 +5,8 @@ if(SHELLCHECK)
   file(GLOB RM_SHELL_SCRIPTS ${CMAKE_SOURCE_DIR}/tools/*.sh ${CMAKE_SOURCE_DIR}/tests/*.sh
        ${CMAKE_SOURCE_DIR}/tests/integration/*.sh ${CMAKE_SOURCE_DIR}/tests/lint/*.sh
        ${CMAKE_SOURCE_DIR}/tests/compat/*.sh ${CMAKE_SOURCE_DIR}/tests/results/*.sh
-       ${CMAKE_SOURCE_DIR}/scripts/smoke/*.sh
+       ${CMAKE_SOURCE_DIR}/scripts/smoke/*.sh ${CMAKE_SOURCE_DIR}/tests/telemetry/*.sh
+       ${CMAKE_SOURCE_DIR}/tests/telemetry/nvidia-smi
        ${CMAKE_SOURCE_DIR}/.ci/run)
   add_test(NAME lint.shellcheck COMMAND ${SHELLCHECK} -x -S warning ${RM_SHELL_SCRIPTS}
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})

@@ -225,6 +225,37 @@ html_chromium)
 	grep -q 'CONSOLE' leaky.txt || fail "a blocked network load left no console message: the check is blind"
 	;;
 
+html_power)
+	# The report's power column: each model's gpu_power_avg_w per run (perf_<model>.csv
+	# beside perf.csv, the mean of a run's repeats), plotted beside its trend; a history
+	# without power has no such column.
+	bash "$SRC/tests/results/gen-perf.sh" 2 3 >perf.csv
+	expect 0 "$RM" report html perf.csv -o plain.html
+	grep -q 'GPU power' plain.html && fail "a power column without power figures"
+	runs=$(cut -d, -f31 perf.csv | tail -n +2 | sort -u)
+	r1=$(echo "$runs" | sed -n 1p) r3=$(echo "$runs" | sed -n 3p)
+	{
+		echo "timestamp,run_id,model,metric,value,unit,step,aggregate"
+		echo "2024-01-01T01:00:00Z,$r1,model_001,gpu_power_avg_w,600,W,,summary"
+		echo "2024-01-01T01:00:00Z,$r1,model_001,gpu_energy_j,36600,J,,summary"
+		echo "2024-01-03T01:00:00Z,$r3,model_001,gpu_power_avg_w,700,W,,summary"
+		echo "2024-01-03T01:00:00Z,$r3,model_001,gpu_power_avg_w,720,W,,summary"
+		echo "2024-01-03T01:00:00Z,other-run,model_001,gpu_power_avg_w,9999,W,,summary"
+	} >perf_model_001.csv
+	expect 0 "$RM" report html perf.csv -o power.html
+	grep -q '<th>trend</th><th>GPU power (W)</th><th>latest</th>' power.html || fail "no power column"
+	svg=$(grep -o '<svg class="trend power" data-model="model_001"[^>]*><title>[^<]*</title><polyline[^>]*>' power.html) ||
+		fail "no power plot for model_001"
+	echo "$svg" | grep -q 'gpu_power_avg_w: 2 runs, min 600 W, max 710 W' || fail "power plot: $svg"
+	[ "$(echo "$svg" | grep -o '[0-9.]\+,[0-9.]\+ ' | wc -l)" = 2 ] || fail "two runs, two points: $svg"
+	grep -q '</svg>710 W</td>' power.html || fail "the latest run's power"
+	grep -q 'data-model="model_002"' power.html || fail "model_002 missing"
+	grep -q '<svg class="trend power" data-model="model_002"' power.html && fail "model_002 has no power figures"
+	# the same through the end of a nightly run (report ci --html)
+	expect 0 "$RM" report ci perf.csv --html ci.html --no-step-summary
+	grep -q 'gpu_power_avg_w: 2 runs, min 600 W, max 710 W' ci.html || fail "report ci --html has no power plot"
+	;;
+
 report_ci)
 	bash "$SRC/tests/results/gen-perf.sh" 10 5 3 >perf.csv
 	rows=$(($(wc -l <perf.csv) - 1))

@@ -18,6 +18,9 @@
 #   same_request  one workload, every container setting given: the container request a node
 #              makes from the job document (node-run --dry-run) is the local dry run's, but
 #              for the run id, the container name and the image (a local build's id)
+#   tools      a tool of the folder's tools.json on two nodes: pre script, wrapper, model, post
+#              script in each rank's log, each rank's output beside its log; a failing pre
+#              script's FAILURE names the tool; node-run's request is the local dry run's
 #   timeout    (manual: 60-90 s) slurm.time reached: FAILURE TIMEOUT
 # Usage: cli_slurm.sh ENV_FILE RUN_MODELS SOURCE_DIR CASE   (ENV_FILE from fixture.sh start)
 # RM_TEST_KEEP=1 keeps the work folder.
@@ -307,6 +310,77 @@ same_request)
 node:  $node
 local: $local_line"
 	echo "same_request: the node's request is the local one ($(wc -c <<<"$node") bytes)"
+	;;
+tools)
+	# every rank runs the tools (the folder's tools.json); outputs come back per rank; a
+	# failing tool script is the row's reason; the node's request is the local dry run's
+	mkdir -p scripts/common
+	printf '#!/bin/bash\necho "rank tool $1 rank $NODE_RANK"\n' >scripts/common/say.sh
+	printf '#!/bin/bash\necho "rank tool wraps rank $NODE_RANK ($RANK_TOOL)"\n"$@"\nrc=$?\necho "trace of rank $NODE_RANK" > rank_trace.txt\nexit $rc\n' \
+		>scripts/common/wrap.sh
+	printf '#!/bin/bash\necho "rank tool fails on rank $NODE_RANK"\nexit 4\n' >scripts/common/fail.sh
+	cat >scripts/common/tools.json <<'EOF'
+{"tools": {
+  "rank_tool": {"pre_scripts": [{"path": "scripts/common/say.sh", "args": "pre"}],
+                "cmd": "bash ../scripts/common/wrap.sh", "env_vars": {"RANK_TOOL": "on"},
+                "post_scripts": [{"path": "scripts/common/say.sh", "args": "post"}],
+                "outputs": ["rank_trace.txt"]},
+  "fail_tool": {"pre_scripts": [{"path": "scripts/common/fail.sh"}]}}}
+EOF
+	ctx=$(jq -c '. + {"tools": [{"name": "rank_tool"}]}' <<<"$two")
+	"$rm_bin" --tags slurm_env:steps=2 -c "$ctx" --log-dir logs -o perf.csv >"$work/out" 2>&1 || fail "exit $?"
+	rid=$(run_id_of "$work/out")
+	run_ids+=("$rid")
+	[ "$(csv_col perf.csv 1 status)" = SUCCESS ] || fail "$(csv_col perf.csv 1 reason)"
+	for r in 0 1; do
+		log=logs/slurm_env.$rid.node$r.log
+		n=0
+		for want in "rank tool pre rank $r" "rank tool wraps rank $r \\(on\\)" "model=slurm_env rank=$r .*" \
+			"performance: 100$r.5 samples_per_sec" "rank tool post rank $r"; do
+			m=$(tail -n +"$((n + 1))" "$log" | grep -nE -m1 "^$want\$" | cut -d: -f1 || true)
+			[ -n "$m" ] || fail "rank $r: no '$want' after line $n of $log: $(cat "$log")"
+			n=$((n + m))
+		done
+		[ "$(cat "logs/slurm_env.$rid.node$r.tools/rank_tool/rank_trace.txt" 2>/dev/null)" = "trace of rank $r" ] ||
+			fail "rank $r's output: $(find logs -path '*.tools*')"
+	done
+	grep -q "^run_models: rank 0: the tools' outputs are in " "logs/slurm_env.$rid.live.log" ||
+		fail "the live log does not say where rank 0's outputs are"
+	no_containers "$rid"
+	# a pre script failing on every rank: FAILURE naming the tool and the phase
+	rc=0
+	ctx=$(jq -c '. + {"tools": [{"name": "fail_tool"}]}' <<<"$two")
+	"$rm_bin" --tags slurm_env:steps=2 -c "$ctx" --log-dir logs -o perf2.csv >"$work/out" 2>&1 || rc=$?
+	rid=$(run_id_of "$work/out")
+	run_ids+=("$rid")
+	[ "$rc" = 1 ] || fail "exit $rc, want 1"
+	csv_col perf2.csv 1 reason | grep -qF "tool 'fail_tool': pre script 'scripts/common/fail.sh' exited with code 4" ||
+		fail "reason: $(csv_col perf2.csv 1 reason)"
+	no_containers "$rid"
+	# the container a node makes is the local one
+	ctx=$(jq -c '. + {"tools": [{"name": "rank_tool"}]}' <<<"$one")
+	"$rm_bin" --tags slurm_env:steps=2 -c "$ctx" --log-dir logs -o perf3.csv >"$work/out" 2>&1 || fail "exit $?"
+	rid=$(run_id_of "$work/out")
+	run_ids+=("$rid")
+	doc=logs/$rid.job.json
+	key=$(jq -r '.workloads | keys[0]' "$doc")
+	image=$(jq -r ".workloads[\"$key\"].image" "$doc")
+	NODE_RANK=0 "$rm_bin" node-run --job "$doc" --workload "$key" --dry-run >"$work/out2" 2>&1 ||
+		fail "node-run --dry-run: exit $?"
+	"$rm_bin" --tags slurm_env:steps=2 -c '{"tools": [{"name": "rank_tool"}]}' --log-dir logs --dry-run \
+		>"$work/out3" 2>&1 || fail "local dry run: exit $?"
+	lrid=$(sed -n 's/.*run \([0-9TZ]*-[0-9]*-[0-9a-f]*\).*/\1/p' "$work/out3" | head -n 1)
+	tnorm() { # FILE RUN_ID
+		grep -m1 '^  docker run ' "$1" | sed -e "s/$2/RUN/g" -e 's/ --name [^ ]*//' \
+			-e "s|$image|IMAGE|" -e 's| ci-slurm_env_smoke | IMAGE |'
+	}
+	node=$(tnorm "$work/out2" "$rid")
+	local_line=$(tnorm "$work/out3" "${lrid:-none}")
+	grep -qF "RANK_TOOL=on" <<<"$node" && grep -qF "../scripts/common/wrap.sh" <<<"$node" ||
+		fail "the node's request has no tool: $node"
+	[ "$node" = "$local_line" ] || fail "requests differ:
+node:  $node
+local: $local_line"
 	;;
 kill9)
 	"$rm_bin" --tags slurm_env:steps=300:sleep=0.2 -c "$two" --log-dir logs -o perf.csv >"$work/out" 2>&1 &

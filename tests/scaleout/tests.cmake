@@ -33,7 +33,7 @@ set_tests_properties(scaleout.fixture_stop PROPERTIES FIXTURES_CLEANUP scaleout_
 # The SLURM launcher through the real CLI (tests/scaleout/cli_slurm.sh; its `timeout` case,
 # 60-90 s of waiting for SLURM's time limit, is run by hand).
 set(RM_SLURM_CASES two_node cancel array fail manifest alloc results queued errors kill9
-    same_request)
+    same_request tools)
 foreach(c ${RM_SLURM_CASES})
   add_test(NAME scaleout.slurm_${c}
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scaleout/cli_slurm.sh ${RM_SCALEOUT_ENV}

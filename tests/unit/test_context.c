@@ -493,7 +493,9 @@ static int check_keys(const char *json, const char *const *known, const char *co
  * did there, k8s is refused pointing at SLURM; known, launcher and CONTEXT keys pass. */
 static void test_check_keys(void)
 {
-	static const char *const launchers[] = {"slurm", "distributed", NULL};
+	static const char *const launchers[] = {"slurm",       "distributed",  "tools",
+						"pre_scripts", "post_scripts", "encapsulate_script",
+						NULL};
 	static const char *const context_lines[] = {"mi_variant", NULL};
 	rm_error err = RM_ERROR_INIT;
 	char *out = NULL;

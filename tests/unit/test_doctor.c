@@ -197,6 +197,67 @@ static void test_amd_devices(void)
 	fake_release(&f);
 }
 
+/* Whether telemetry reads: the amdgpu files under each GPU's render node. */
+static void test_telemetry(void)
+{
+	struct fake f;
+	rm_finding *v;
+	size_t n;
+	const rm_finding *x;
+
+	fake_init(&f);
+	add_two_gfx942(&f);
+	/* GPUs, but no /class/drm (a container given a partial /sys) */
+	rm_doctor_collect(&f.o, &v, &n);
+	x = find(v, n, "telemetry");
+	CHECK(x != NULL);
+	if (x) {
+		CHECK_STR(x->status, "WARN");
+		CHECK(contains(x->detail, "GPU 0: no readable sensor under"));
+		CHECK(contains(x->action, "class/drm/renderD*/device"));
+	}
+	rm_findings_free(v, n);
+	for (int i = 0; i < 2; i++) {
+		char *dev = rm_xasprintf("sys/class/drm/renderD%d/device", 128 + i), *p;
+		p = rm_xasprintf("%s/hwmon/hwmon%d/power1_average", dev, i);
+		tfs_put(f.root, p, "54231000\n");
+		free(p);
+		p = rm_xasprintf("%s/hwmon/hwmon%d/temp1_input", dev, i);
+		tfs_put(f.root, p, "40000\n");
+		free(p);
+		p = rm_xasprintf("%s/gpu_busy_percent", dev);
+		tfs_put(f.root, p, "3\n");
+		free(p);
+		p = rm_xasprintf("%s/mem_info_vram_used", dev);
+		tfs_put(f.root, p, "1048576\n");
+		free(p);
+		p = rm_xasprintf("%s/pp_dpm_sclk", dev);
+		tfs_put(f.root, p, "0: 1000Mhz \n1: 1500Mhz *\n2: 2000Mhz \n");
+		free(p);
+		free(dev);
+	}
+	rm_doctor_collect(&f.o, &v, &n);
+	x = find(v, n, "telemetry");
+	CHECK(x != NULL);
+	if (x) {
+		CHECK_STR(x->status, "OK");
+		CHECK(contains(x->detail,
+			       "2 AMD GPU(s) through sysfs (hwmon power1_average): power, "
+			       "temperature, VRAM, busy and clock readable"));
+		CHECK(x->action == NULL);
+	}
+	rm_findings_free(v, n);
+	fake_release(&f);
+
+	/* no GPU: nothing to sample, and nothing to do about it */
+	fake_init(&f);
+	rm_doctor_collect(&f.o, &v, &n);
+	x = find(v, n, "telemetry");
+	CHECK(x != NULL && !strcmp(x->status, "OK") && contains(x->detail, "no GPU"));
+	rm_findings_free(v, n);
+	fake_release(&f);
+}
+
 static void test_no_gpu_and_shm(void)
 {
 	struct fake f;
@@ -594,6 +655,7 @@ int main(void)
 {
 	test_numa();
 	test_amd_devices();
+	test_telemetry();
 	test_no_gpu_and_shm();
 	test_docker_missing_socket();
 	test_json();

@@ -187,8 +187,16 @@ static void check_completed(struct fx *f)
 	CHECK_STR(rm_buf_str(&f->fw.out), "step 1\nperformance: 5 x\n");
 	CHECK_STR(rm_buf_str(&f->fw.err), "a warning\n");
 	put("sacct.out", "41_0|COMPLETED|0:0\n41_1|FAILED|3:0\n", 0644);
-	put("logs/m0.R1.node0.result.json", "{\"rank\":0,\"exit_code\":0}", 0644);
+	put("logs/m0.R1.node0.result.json",
+	    "{\"rank\":0,\"exit_code\":0,\"telemetry\":{\"n_gpus\":8,\"n_samples\":80,"
+	    "\"window_s\":1.0,\"power_avg_w\":5600.5,\"energy_j\":5600.5,\"throttle_gpu\":2}}",
+	    0644);
 	CHECK(f->l.ops->wait(f->l.state, job, 5, &status, &err) == 0 && status == 0);
+	{ /* what the node sampled, for the perf rows */
+		rm_telem_summary ts;
+		CHECK(f->l.ops->telemetry(f->l.state, job, &ts) == 0);
+		CHECK(ts.n_gpus == 8 && ts.power_avg_w == 5600.5 && ts.throttle_gpu == 2);
+	}
 	CHECK(f->l.ops->fetch(f->l.state, job, "/x.csv", 1, 10, &err) < 0 &&
 	      err.kind == RM_ERR_INPUT);
 	CHECK(f->l.ops->cleanup(f->l.state, job, 0, &err) == 0);
@@ -218,6 +226,10 @@ static void check_failed_task(struct fx *f)
 		return;
 	CHECK(f->l.ops->stream(f->l.state, job, &err) == 0);
 	CHECK(f->l.ops->wait(f->l.state, job, 5, &status, &err) == RM_LAUNCH_FAILED);
+	{ /* the node sampled nothing */
+		rm_telem_summary ts;
+		CHECK(f->l.ops->telemetry(f->l.state, job, &ts) < 0);
+	}
 	CHECK_STR(err.msg, "slurm job 41_1: FAILED (rank 0 on n2 exited with code 3): rank 0: "
 			   "cannot pull 'img1'");
 	CHECK(status == -1);

@@ -437,6 +437,123 @@ static void test_sensitive_mounts(void)
 	rm_context_release(&ctx);
 }
 
+/* A plan of two tools and the context's scripts (what rm_tools_resolve makes). */
+static rm_tool_script plan_pre[2] = {
+    {.tool = "prof", .path = "scripts/common/pre.sh", .args = "--out 'a b' -v"},
+    {.tool = "rpd", .text = "echo built-in pre \"$@\""}};
+static rm_tool_script plan_post[1] = {{.path = "scripts/common/post.sh", .args = "x"}};
+static rm_kv plan_env[2] = {{"PROF", "on"}, {"SHARED", "tool"}};
+static rm_tool_output plan_out[2] = {{"prof", "prof_out"}, {"rpd", "/tmp/*.rpd"}};
+static rm_tool_copy plan_copies[1] = {{"./scripts/common", "scripts/common"}};
+static char *plan_tools[] = {"prof", "rpd", NULL};
+static char *plan_sources[] = {"scripts/common/tools.json", "built in", NULL};
+static const rm_tool_plan tool_plan = {plan_tools, 2, plan_sources, plan_pre, 2,
+				       plan_post,  1, "wrap.sh --", plan_env, 2,
+				       plan_out,   2, plan_copies,  1};
+
+/* The tools around the model: constant shell text, every value a positional parameter; the
+ * tools' env_vars before the context's docker_env_vars, which win (as in madengine). */
+static void test_tools(void)
+{
+	rm_context ctx = {0};
+	rm_workload w;
+	rm_workload_in in = {.model = &model, .set = NULL, .run_id = "r", .tools = &tool_plan};
+	static const rm_workload_settings none = RM_WORKLOAD_SETTINGS_INIT;
+	static const char *const want[] = {
+	    "run_models-tools",
+	    "2",
+	    "tool 'prof': pre script 'scripts/common/pre.sh --out 'a b' -v'",
+	    "f",
+	    RM_WORKSPACE "/scripts/common/pre.sh",
+	    "3",
+	    "--out",
+	    "a b",
+	    "-v",
+	    "tool 'rpd': pre script (built in)",
+	    "t",
+	    "echo built-in pre \"$@\"",
+	    "0",
+	    "wrap.sh --",
+	    "4",
+	    "bash",
+	    "run.sh",
+	    "--x",
+	    "1",
+	    "1",
+	    "the context's post_scripts: 'scripts/common/post.sh x'",
+	    "f",
+	    RM_WORKSPACE "/scripts/common/post.sh",
+	    "1",
+	    "x",
+	    "2",
+	    "prof",
+	    "prof_out",
+	    "rpd",
+	    "/tmp/*.rpd",
+	    NULL};
+	rm_error err = RM_ERROR_INIT;
+	char **argv = NULL, *text;
+	json_t *body = NULL;
+	long at_tool, at_ctx, at_shared;
+	size_t i;
+
+	context(&ctx, "{\"docker_env_vars\": {\"SHARED\": \"ctx\"}}");
+	in.ctx = &ctx;
+	in.set = &none;
+	CHECK(rm_workload_build(&w, &in, &err) == 0);
+	rm_workload_set_image(&w, "img");
+	CHECK(rm_workload_cmd(&w, &argv, &err) == 0);
+	CHECK(argv && !strcmp(argv[0], "bash") && !strcmp(argv[1], "-c"));
+	/* no value of the plan in the shell text */
+	CHECK(argv && !strstr(argv[2], "pre.sh") && !strstr(argv[2], "wrap.sh") &&
+	      !strstr(argv[2], "prof") && !strstr(argv[2], "run.sh"));
+	CHECK(argv && strstr(argv[2], RM_TOOLS_STATUS) && strstr(argv[2], RM_TOOLS_OUTPUTS));
+	for (i = 0; argv && want[i]; i++) {
+		CHECK(argv[i + 3] != NULL);
+		if (!argv[i + 3])
+			break;
+		CHECK_STR(argv[i + 3], want[i]);
+	}
+	CHECK(argv && argv[i + 3] == NULL);
+	rm_strv_free(argv);
+
+	text = rm_workload_command_text(&w);
+	CHECK_STR(text, "wrap.sh -- bash run.sh --x 1");
+	free(text);
+
+	CHECK(render(&w, &ctx, &body, &err) == 0);
+	CHECK_STR(env_of(body, "PROF", &at_tool), "on");
+	CHECK_STR(env_of(body, "SHARED", &at_shared), "ctx");
+	env_of(body, "MAD_RUN_ID", &at_ctx);
+	/* after MAD's own, in the plan's order; SHARED replaced in place by the context's */
+	CHECK(at_tool > at_ctx && at_shared == at_tool + 1);
+	json_decref(body);
+
+	/* keep-alive wraps the tools: their post scripts run before the exit marker */
+	w.set.keep_alive = 1;
+	CHECK(rm_workload_cmd(&w, &argv, &err) == 0);
+	CHECK(argv && !strcmp(argv[0], "sh") && argv[4] && !strcmp(argv[4], "bash") && argv[7] &&
+	      !strcmp(argv[7], "run_models-tools"));
+	rm_strv_free(argv);
+	w.set.keep_alive = 0;
+
+	/* bad args name the script */
+	free(w.tools.pre[0].args);
+	w.tools.pre[0].args = rm_xstrdup("'unterminated");
+	CHECK(rm_workload_cmd(&w, &argv, &err) < 0);
+	CHECK(strstr(err.msg, "tool 'prof': pre script") && strstr(err.msg, "'args'"));
+	rm_workload_release(&w);
+
+	/* no tools: the model's command alone */
+	in.tools = NULL;
+	CHECK(rm_workload_build(&w, &in, &err) == 0);
+	CHECK(rm_workload_cmd(&w, &argv, &err) == 0);
+	CHECK(argv && !strcmp(argv[0], "bash") && !strcmp(argv[1], "run.sh"));
+	rm_strv_free(argv);
+	rm_workload_release(&w);
+	rm_context_release(&ctx);
+}
+
 /* Every field of a workload, none at its default, survives to-JSON then from-JSON, and both
  * render the same request. */
 static void test_round_trip(void)
@@ -454,6 +571,7 @@ static void test_round_trip(void)
 				    .shm_size = 1 << 30,
 				    .keep_alive = 1,
 				    .timeout = 42,
+				    .telemetry = "on",
 				    .allow_sensitive_mounts = 1};
 	const char *env[] = {"PATH=/bin", "MAD_SECRETS_HF=tok", "X_MAD_SECRETS=y",
 			     "BUILD_NUMBER=1234", NULL};
@@ -465,7 +583,8 @@ static void test_round_trip(void)
 			     .run_id = "r1",
 			     .log_dir = "/nonexistent/logs",
 			     .extra_args = " --k v",
-			     .host_env = env};
+			     .host_env = env,
+			     .tools = &tool_plan};
 	rm_error err = RM_ERROR_INIT;
 	json_t *j, *j2, *b1 = NULL, *b2 = NULL;
 	char *text;
@@ -507,11 +626,21 @@ static void test_round_trip(void)
 	CHECK_STR(back.data.sources[0].script_args, "--to 'a b'");
 	CHECK_STR(back.data.sources[0].host_path, "/mirror/c");
 	CHECK_STR(back.data.provider_type, "custom");
+	CHECK(back.tools.n_tools == 2 && !strcmp(back.tools.tools[1], "rpd") &&
+	      !strcmp(back.tools.sources[1], "built in"));
+	CHECK(back.tools.n_pre == 2 && !strcmp(back.tools.pre[0].args, "--out 'a b' -v") &&
+	      back.tools.pre[1].path == NULL && back.tools.pre[1].text != NULL);
+	CHECK(back.tools.n_post == 1 && back.tools.post[0].tool == NULL);
+	CHECK_STR(back.tools.wrap, "wrap.sh --");
+	CHECK(back.tools.n_env == 2 && !strcmp(back.tools.env[1].value, "tool"));
+	CHECK(back.tools.n_outputs == 2 && !strcmp(back.tools.outputs[1].glob, "/tmp/*.rpd"));
+	CHECK(back.tools.n_copies == 1 && !strcmp(back.tools.copies[0].host, "./scripts/common"));
 	CHECK_STR(back.set.tunableop, "on");
 	CHECK(back.set.shm_size == 1 << 30 && back.set.keep_alive && back.set.timeout == 42 &&
 	      back.set.allow_sensitive_mounts);
 	CHECK_STR(back.build_number, "1234");
 	CHECK_STR(back.launcher, "deepspeed");
+	CHECK_STR(back.set.telemetry, "on");
 	j2 = rm_workload_to_json(&back);
 	CHECK(json_equal(j, j2));
 	CHECK(rm_workload_render(&w, &ctx, env, &b1, &err) == 0);
@@ -527,6 +656,46 @@ static void test_round_trip(void)
 }
 
 /* The reader refuses what a node cannot trust, naming the key. */
+/* The GPUs a workload uses on a host: what the render gives it and telemetry samples. */
+static void test_gpu_indexes(void)
+{
+	rm_context ctx = {0};
+	rm_workload w;
+	rm_error err = RM_ERROR_INIT;
+	long *g = NULL;
+	size_t n = 9;
+
+	context(&ctx, "{\"gpu_vendor\": \"AMD\", \"MAD_SYSTEM_NGPUS\": 8}");
+	ctx.n_gpus = 8;
+	workload(&w, &ctx, NULL, NULL);
+	w.n_gpus = 2; /* the first two */
+	CHECK(rm_workload_gpu_indexes(&w, &ctx, &g, &n, &err) == 0);
+	CHECK(n == 2 && g && g[0] == 0 && g[1] == 1);
+	free(g);
+	w.n_gpus = -1; /* all of the host's */
+	CHECK(rm_workload_gpu_indexes(&w, &ctx, &g, &n, &err) == 0 && n == 8 && g[7] == 7);
+	free(g);
+	w.gpus = rm_xstrdup("1,4-5"); /* docker_gpus picks them */
+	CHECK(rm_workload_gpu_indexes(&w, &ctx, &g, &n, &err) == 0);
+	CHECK(n == 3 && g[0] == 1 && g[1] == 4 && g[2] == 5);
+	free(g);
+	free(w.gpus);
+	w.gpus = rm_xstrdup("1,x");
+	CHECK(rm_workload_gpu_indexes(&w, &ctx, &g, &n, &err) < 0 && g == NULL);
+	CHECK(strstr(err.msg, "docker_gpus '1,x'") != NULL);
+	w.n_gpus = 0; /* a GPU-less model: none */
+	CHECK(rm_workload_gpu_indexes(&w, &ctx, &g, &n, &err) == 0 && n == 0 && g == NULL);
+	rm_workload_release(&w);
+	rm_context_release(&ctx);
+	/* a host without GPUs: none */
+	context(&ctx, NULL);
+	workload(&w, &ctx, NULL, NULL);
+	w.n_gpus = -1;
+	CHECK(rm_workload_gpu_indexes(&w, &ctx, &g, &n, &err) == 0 && n == 0);
+	rm_workload_release(&w);
+	rm_context_release(&ctx);
+}
+
 static void test_job_doc_errors(void)
 {
 	static const struct {
@@ -547,6 +716,18 @@ static void test_job_doc_errors(void)
 	     "{\"model\": \"m\", \"run_id\": \"r\", \"log_base\": \"l\", \"settings\": "
 	     "{\"shm_size\": \"1G\"}}}}",
 	     "'settings': 'shm_size' is not an integer"},
+	    {"{\"schema\": 1, \"run_id\": \"r\", \"root\": \"/\", \"workloads\": {\"k\": "
+	     "{\"model\": \"m\", \"run_id\": \"r\", \"log_base\": \"l\", \"tools\": "
+	     "{\"pre\": [{\"tool\": \"t\"}]}}}}",
+	     "'tools': 'pre' item 0 has no 'path' or 'text', or both"},
+	    {"{\"schema\": 1, \"run_id\": \"r\", \"root\": \"/\", \"workloads\": {\"k\": "
+	     "{\"model\": \"m\", \"run_id\": \"r\", \"log_base\": \"l\", \"tools\": "
+	     "{\"tools\": [\"a\"], \"sources\": []}}}}",
+	     "'tools': 'sources' has 0 items and 'tools' 1"},
+	    {"{\"schema\": 1, \"run_id\": \"r\", \"root\": \"/\", \"workloads\": {\"k\": "
+	     "{\"model\": \"m\", \"run_id\": \"r\", \"log_base\": \"l\", \"tools\": "
+	     "{\"outputs\": [[\"a\"]]}}}}",
+	     "'tools': 'outputs' item 0 is not a pair of strings"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -568,7 +749,9 @@ int main(void)
 	test_madengine_container();
 	test_clone();
 	test_sensitive_mounts();
+	test_tools();
 	test_round_trip();
+	test_gpu_indexes();
 	test_job_doc_errors();
 	return check_summary();
 }

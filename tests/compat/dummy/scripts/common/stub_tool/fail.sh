@@ -1,0 +1,4 @@
+#!/bin/bash
+# A tool script that fails.
+echo "stub fail: giving up ($*)"
+exit 3

@@ -1,0 +1,3 @@
+#!/bin/bash
+# madengine's scripts/common/test_echo.sh: prints its arguments.
+echo "$@"

@@ -1,0 +1,534 @@
+/*
+ * GPU telemetry (rm/telemetry.h): the sysfs and nvidia-smi texts, the aggregation, throttle
+ * detection, the summary's JSON and merge, and the sampler itself against a fake sysfs tree
+ * and a stand-in nvidia-smi (tests/telemetry/nvidia-smi) on PATH.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "testfs.h"
+#include "rm/context.h"
+#include "rm/telemetry.h"
+#include "rm/util.h"
+
+#define NEAR(a, b, eps) (fabs((a) - (b)) <= (eps))
+
+static void sleep_s(double s)
+{
+	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static void test_parse_value(void)
+{
+	double v = 0;
+
+	/* hwmon power1_average of a real GPU (amdgpu-sysfs-rs, tests/data/bc250/hwmon/hwmon1/
+	 * power1_average: "54231000\n", microwatts) */
+	CHECK(rm_telem_parse_value("54231000\n", 1e-6, &v) == 0 && NEAR(v, 54.231, 1e-9));
+	CHECK(rm_telem_parse_value("65000\n", 1e-3, &v) == 0 && NEAR(v, 65, 1e-12));
+	CHECK(rm_telem_parse_value("1073741824", 1.0 / 1048576, &v) == 0 && v == 1024);
+	CHECK(rm_telem_parse_value("100\n", 1, &v) == 0 && v == 100);
+	CHECK(rm_telem_parse_value("", 1, &v) < 0);
+	CHECK(rm_telem_parse_value("N/A\n", 1, &v) < 0);
+	CHECK(rm_telem_parse_value("12 34\n", 1, &v) < 0);
+	CHECK(rm_telem_parse_value("99999999999999999999999\n", 1, &v) < 0);
+}
+
+static void test_parse_sclk(void)
+{
+	double mhz = -1;
+
+	/* pp_dpm_sclk of real GPUs (amdgpu-sysfs-rs tests/data): bc250 under load, and an
+	 * idle rx6950xt whose levels both read 0 and both are starred */
+	CHECK(rm_telem_parse_sclk("0: 1000Mhz \n1: 1500Mhz *\n2: 2000Mhz \n", &mhz) == 0 &&
+	      mhz == 1500);
+	CHECK(rm_telem_parse_sclk("0: 0Mhz *\n1: 0Mhz *", &mhz) == 0 && mhz == 0);
+	/* fine-grained DPM shows the actual clock as the middle level */
+	CHECK(rm_telem_parse_sclk("0: 500Mhz\n1: 1432Mhz *\n2: 2100Mhz\n", &mhz) == 0 &&
+	      mhz == 1432);
+	CHECK(rm_telem_parse_sclk("0: 500Mhz\n1: 2100Mhz\n", &mhz) < 0);
+	CHECK(rm_telem_parse_sclk("", &mhz) < 0);
+	CHECK(rm_telem_parse_sclk("*: garbage *\n", &mhz) < 0);
+}
+
+static void test_parse_nvsmi(void)
+{
+	rm_telem_sample s;
+	long gpu = -1;
+
+	/* with units (--format=csv): the figures of a public B200 capture */
+	CHECK(rm_telem_parse_nvsmi("0, 380.42 W, 37, 45000 MiB, 100 %, 1965 MHz", &gpu, &s) == 0);
+	CHECK(gpu == 0 && NEAR(s.power_w, 380.42, 1e-9) && s.temp_c == 37 && s.vram_mib == 45000 &&
+	      s.util_pct == 100 && s.sclk_mhz == 1965);
+	/* nounits, as run_models asks */
+	CHECK(rm_telem_parse_nvsmi("3, 336.61, 41, 81000, 98, 1980\r", &gpu, &s) == 0);
+	CHECK(gpu == 3 && NEAR(s.power_w, 336.61, 1e-9) && s.util_pct == 98);
+	/* what a GPU does not report */
+	CHECK(rm_telem_parse_nvsmi("1, [N/A], 40, 100, [Not Supported], 210", &gpu, &s) == 0);
+	CHECK(gpu == 1 && isnan(s.power_w) && isnan(s.util_pct) && s.sclk_mhz == 210);
+	/* not samples */
+	CHECK(rm_telem_parse_nvsmi("index, power.draw [W], temperature.gpu, memory.used [MiB], "
+				   "utilization.gpu [%], clocks.current.sm [MHz]",
+				   &gpu, &s) < 0);
+	CHECK(rm_telem_parse_nvsmi("NVIDIA-SMI has failed because it couldn't communicate with "
+				   "the NVIDIA driver. Make sure that the latest NVIDIA driver is "
+				   "installed and running.",
+				   &gpu, &s) < 0);
+	CHECK(rm_telem_parse_nvsmi("0, 380.42, 37, 45000, 100", &gpu, &s) < 0);
+	CHECK(rm_telem_parse_nvsmi("0, 380.42, 37, 45000, 100, 1965, 7", &gpu, &s) < 0);
+	CHECK(rm_telem_parse_nvsmi("0.5, 380.42, 37, 45000, 100, 1965", &gpu, &s) < 0);
+	CHECK(rm_telem_parse_nvsmi("[N/A], 380.42, 37, 45000, 100, 1965", &gpu, &s) < 0);
+	CHECK(rm_telem_parse_nvsmi("0, 380.42 kW, 37, 45000, 100, 1965", &gpu, &s) < 0);
+	CHECK(rm_telem_parse_nvsmi("", &gpu, &s) < 0);
+}
+
+static rm_telem_sample sample(double p, double util, double mhz)
+{
+	rm_telem_sample s = {p, 60, 2048, util, mhz};
+	return s;
+}
+
+static void test_agg_power(void)
+{
+	rm_telem_summary s;
+	long ids[2] = {4, 6};
+	rm_telem_agg *a = rm_telem_agg_new(1, ids, 10.0);
+
+	/* A GPU held at 100 W, read at 10 Hz from 0.05 s into a 3 s window: 100 W, 300 J. */
+	for (int i = 0; i < 30; i++) {
+		rm_telem_sample x = sample(100, 100, 2100);
+		rm_telem_agg_add(a, 0, 10.05 + i * 0.1, &x);
+	}
+	rm_telem_agg_summary(a, 13.0, &s);
+	CHECK(s.n_gpus == 1 && s.n_samples == 30);
+	CHECK(NEAR(s.window_s, 3.0, 1e-9));
+	CHECK(NEAR(s.power_avg_w, 100, 1e-9) && NEAR(s.energy_j, 300, 1e-9));
+	CHECK(NEAR(s.power_max_w, 100, 1e-9));
+	CHECK(s.util_avg_pct == 100 && s.vram_max_mib == 2048 && s.temp_max_c == 60);
+	CHECK(s.throttle_pct == 0 && s.throttle_gpu == -1);
+	rm_telem_agg_free(a);
+
+	/* A ramp 0..100 W over 1 s: trapezoids integrate it exactly (50 J). */
+	a = rm_telem_agg_new(1, NULL, 0);
+	for (int i = 0; i <= 10; i++) {
+		rm_telem_sample x = sample(i * 10.0, NAN, NAN);
+		rm_telem_agg_add(a, 0, i * 0.1, &x);
+	}
+	rm_telem_agg_summary(a, 1.0, &s);
+	CHECK(NEAR(s.energy_j, 50, 1e-9) && NEAR(s.power_avg_w, 50, 1e-9));
+	CHECK(NEAR(s.power_max_w, 100, 1e-9));
+	CHECK(isnan(s.util_avg_pct) && isnan(s.throttle_pct));
+	rm_telem_agg_free(a);
+
+	/* Two GPUs, 100 W and 50 W: the run draws 150 W; max counts once both have read. */
+	a = rm_telem_agg_new(2, ids, 0);
+	for (int i = 0; i < 10; i++) {
+		rm_telem_sample x = sample(100, 90, 2000), y = sample(50, 10, 1000);
+		x.vram_mib = 1000 + i;
+		y.temp_c = 70;
+		y.vram_mib = 500;
+		rm_telem_agg_add(a, 0, i * 0.1, &x);
+		if (i) /* GPU 6 reads late: 100 W alone is never the run's power */
+			rm_telem_agg_add(a, 1, i * 0.1, &y);
+	}
+	rm_telem_agg_summary(a, 1.0, &s);
+	CHECK(NEAR(s.power_avg_w, 150, 1e-9) && NEAR(s.energy_j, 150, 1e-9));
+	CHECK(NEAR(s.power_max_w, 150, 1e-9));
+	CHECK(s.vram_max_mib == 1009 && s.temp_max_c == 70);
+	CHECK(NEAR(s.util_avg_pct, (10 * 90 + 9 * 10) / 19.0, 1e-9));
+	rm_telem_agg_free(a);
+
+	/* No power reading at all: no power figures, the others stay. */
+	a = rm_telem_agg_new(1, NULL, 0);
+	{
+		rm_telem_sample x = sample(NAN, 50, NAN);
+		rm_telem_agg_add(a, 0, 0.5, &x);
+		rm_telem_agg_add(a, 5, 0.5, &x); /* no such slot: ignored */
+	}
+	rm_telem_agg_summary(a, 1.0, &s);
+	CHECK(isnan(s.power_avg_w) && isnan(s.energy_j) && isnan(s.power_max_w));
+	CHECK(s.util_avg_pct == 50 && s.n_samples == 1);
+	rm_telem_agg_free(a);
+}
+
+static void test_agg_throttle(void)
+{
+	rm_telem_summary s;
+	long ids[2] = {0, 3};
+	rm_telem_agg *a = rm_telem_agg_new(2, ids, 100);
+
+	for (int i = 0; i < 15; i++) {
+		/* GPU 3 ramps up (no fall), then holds 2100 MHz for 10 busy readings, then falls
+		 * to 1400 MHz while still busy; GPU 0 idles at a low clock (not busy: no fall) */
+		double mhz = i < 2 ? 1500 + i * 300 : i < 10 ? 2100 : 1400;
+		rm_telem_sample busy = sample(700, 100, mhz), idle = sample(90, 5, 200);
+		rm_telem_agg_add(a, 0, 100 + i * 0.1, &idle);
+		rm_telem_agg_add(a, 1, 100 + i * 0.1, &busy);
+	}
+	rm_telem_agg_summary(a, 101.5, &s);
+	CHECK(s.throttle_gpu == 3);
+	CHECK(NEAR(s.throttle_t, 1.0, 1e-9));
+	CHECK(s.throttle_from_mhz == 2100 && s.throttle_to_mhz == 1400 &&
+	      s.throttle_util_pct == 100);
+	CHECK(NEAR(s.throttle_pct, 100.0 * 5 / 15, 1e-9));
+	rm_telem_agg_free(a);
+
+	/* A small dip (within RM_TELEM_THROTTLE_DROP_PCT) and a drop while idle are not
+	 * throttling. */
+	a = rm_telem_agg_new(1, NULL, 0);
+	{
+		rm_telem_sample x = sample(500, 100, 2100), y = sample(500, 100, 1950),
+				z = sample(100, 10, 500);
+		rm_telem_agg_add(a, 0, 0.1, &x);
+		rm_telem_agg_add(a, 0, 0.2, &y);
+		rm_telem_agg_add(a, 0, 0.3, &z);
+	}
+	rm_telem_agg_summary(a, 0.4, &s);
+	CHECK(s.throttle_gpu == -1 && s.throttle_pct == 0);
+	rm_telem_agg_free(a);
+}
+
+static void test_summary_json_merge(void)
+{
+	rm_telem_summary a, b, back;
+	long ids[1] = {2};
+	rm_telem_agg *g = rm_telem_agg_new(1, ids, 0);
+	json_t *j;
+
+	for (int i = 0; i < 10; i++) {
+		rm_telem_sample x = sample(200, i < 5 ? 100 : 50, i < 8 ? 2000 : 1000);
+		rm_telem_agg_add(g, 0, i * 0.1, &x);
+	}
+	rm_telem_agg_summary(g, 1.0, &a);
+	rm_telem_agg_free(g);
+	CHECK(a.throttle_gpu == -1); /* the fall came while 50 % busy */
+
+	j = rm_telem_summary_to_json(&a);
+	rm_telem_summary_from_json(j, &back);
+	json_decref(j);
+	CHECK(back.n_gpus == 1 && back.n_samples == 10);
+	CHECK(NEAR(back.power_avg_w, 200, 1e-9) && NEAR(back.energy_j, 200, 1e-9));
+	CHECK(NEAR(back.util_avg_pct, 75, 1e-9) && back.vram_max_mib == 2048);
+	CHECK(back.throttle_gpu == -1 && back.throttle_pct == 0);
+	rm_telem_summary_from_json(NULL, &back);
+	CHECK(isnan(back.power_avg_w) && back.n_samples == 0);
+
+	/* Two nodes of one job: power and energy add up, busy weighs by readings. */
+	rm_telem_summary_none(&b);
+	b.n_gpus = 8;
+	b.n_samples = 30;
+	b.power_avg_w = 5000;
+	b.power_max_w = 5600;
+	b.energy_j = 5000;
+	b.util_avg_pct = 95;
+	b.temp_max_c = 80;
+	b.window_s = 1.2;
+	b.throttle_gpu = 5;
+	b.throttle_pct = 12;
+	rm_telem_summary_merge(&a, &b);
+	CHECK(a.n_gpus == 9 && a.n_samples == 40);
+	CHECK(NEAR(a.power_avg_w, 5200, 1e-9) && NEAR(a.energy_j, 5200, 1e-9));
+	CHECK(NEAR(a.util_avg_pct, (75 * 10 + 95 * 30) / 40.0, 1e-9));
+	CHECK(a.temp_max_c == 80 && a.vram_max_mib == 2048 && a.window_s == 1.2);
+	CHECK(a.throttle_gpu == 5 && a.throttle_pct == 12);
+	/* merging into nothing gives the other */
+	rm_telem_summary_none(&back);
+	rm_telem_summary_merge(&back, &b);
+	CHECK(back.power_avg_w == 5000 && back.util_avg_pct == 95);
+}
+
+/* A fake host: the KFD topology and the amdgpu files of two GPUs at watts each. */
+static void fake_gpus(const char *root, int watts, int with_power)
+{
+	char text[64];
+
+	tfs_put(root, "class/kfd/kfd/topology/nodes/0/properties",
+		"cpu_cores_count 8\nsimd_count 0\ngfx_target_version 0\n");
+	for (int i = 0; i < 2; i++) {
+		char *props = rm_xasprintf("class/kfd/kfd/topology/nodes/%d/properties", i + 1);
+		char *dev = rm_xasprintf("class/drm/renderD%d/device", 128 + i);
+		char *p;
+		snprintf(text, sizeof(text),
+			 "simd_count 304\ngfx_target_version 90402\ndrm_render_minor %d\n",
+			 128 + i);
+		tfs_put(root, props, text);
+		if (with_power) {
+			p = rm_xasprintf("%s/hwmon/hwmon%d/power1_input", dev, i + 3);
+			snprintf(text, sizeof(text), "%d\n", watts * 1000000);
+			tfs_put(root, p, text);
+			free(p);
+		}
+		p = rm_xasprintf("%s/hwmon/hwmon%d/temp2_input", dev, i + 3);
+		tfs_put(root, p, i ? "71000\n" : "64000\n");
+		free(p);
+		p = rm_xasprintf("%s/hwmon/hwmon%d/temp1_input", dev, i + 3);
+		tfs_put(root, p, "40000\n");
+		free(p);
+		p = rm_xasprintf("%s/mem_info_vram_used", dev);
+		tfs_put(root, p, "2147483648\n");
+		free(p);
+		p = rm_xasprintf("%s/gpu_busy_percent", dev);
+		tfs_put(root, p, "97\n");
+		free(p);
+		p = rm_xasprintf("%s/pp_dpm_sclk", dev);
+		tfs_put(root, p, "0: 500Mhz\n1: 1432Mhz *\n2: 2100Mhz\n");
+		free(p);
+		free(dev);
+		free(props);
+	}
+}
+
+static size_t count_lines(const char *path, const char *prefix, size_t *matching)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+	size_t n = 0;
+
+	*matching = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		n++;
+		*matching += prefix && strstr(line, prefix) != NULL;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static void test_sampler_amd(void)
+{
+	char tmpl[] = "/tmp/rm_test_telem_XXXXXX";
+	char *root = mkdtemp(tmpl), *series_path;
+	rm_context ctx;
+	rm_error err = RM_ERROR_INIT;
+	rm_telem *t = NULL;
+	rm_telem_summary s;
+	long gpus[1] = {1};
+	size_t rows, of_gpu1;
+	FILE *series;
+
+	CHECK(root != NULL);
+	if (!root)
+		return;
+	fake_gpus(root, 100, 1);
+	CHECK(rm_context_detect(&ctx, root, 0, &err) == 0);
+	CHECK(ctx.n_render_nodes == 2);
+	series_path = rm_xasprintf("%s/series.csv", root);
+	series = fopen(series_path, "w");
+	rm_telem_opts o = {.vendor = "AMD",
+			   .sysfs_root = root,
+			   .ctx = &ctx,
+			   .gpus = gpus,
+			   .n_gpus = 1,
+			   .series = series};
+	CHECK(rm_telem_start(&t, &o, &err) == 0);
+	sleep_s(0.55);
+	CHECK(rm_telem_stop(t, &s, &err) == 0);
+	/* GPU 1 only: 100 W, its hottest sensor, 2 GiB, 97 % busy, 1432 MHz */
+	CHECK(s.n_gpus == 1);
+	CHECK(s.n_samples >= 3);
+	CHECK(NEAR(s.power_avg_w, 100, 1e-6) && NEAR(s.energy_j, 100 * s.window_s, 1e-6));
+	CHECK(s.temp_max_c == 71 && s.vram_max_mib == 2048 && s.util_avg_pct == 97);
+	CHECK(s.throttle_pct == 0);
+	rows = count_lines(series_path, ",1,100.000,71.0,2048.0,97,1432", &of_gpu1);
+	CHECK(rows == s.n_samples + 1 && of_gpu1 == s.n_samples);
+	{
+		char *text = NULL;
+		CHECK(rm_read_file(series_path, 1 << 20, &text, NULL, &err) == 0);
+		CHECK(text && rm_starts_with(text, RM_TELEM_SERIES_HEADER "\n"));
+		free(text);
+	}
+
+	/* Both GPUs: the run draws 200 W. */
+	long both[2] = {0, 1};
+	o.gpus = both;
+	o.n_gpus = 2;
+	o.series = NULL;
+	CHECK(rm_telem_start(&t, &o, &err) == 0);
+	sleep_s(0.25);
+	CHECK(rm_telem_stop(t, &s, &err) == 0);
+	CHECK(s.n_gpus == 2 && NEAR(s.power_avg_w, 200, 1e-6) && NEAR(s.power_max_w, 200, 1e-6));
+
+	/* A GPU index the host does not have, and no vendor: refused at start. */
+	long three[1] = {3};
+	o.gpus = three;
+	o.n_gpus = 1;
+	CHECK(rm_telem_start(&t, &o, &err) < 0 && t == NULL);
+	CHECK(strstr(err.msg, "GPU 3 has no DRM render node") != NULL);
+	o.gpus = gpus;
+	o.vendor = NULL;
+	CHECK(rm_telem_start(&t, &o, &err) < 0);
+	CHECK(rm_telem_stop(NULL, &s, &err) == 0 && isnan(s.power_avg_w));
+
+	/* doctor: every GPU's power readable */
+	char *detail = NULL;
+	CHECK(rm_telem_probe(&ctx, root, &detail, &err) == 0);
+	CHECK(detail && strstr(detail, "2 AMD GPU(s) through sysfs (hwmon power1_input)"));
+	free(detail);
+	rm_context_release(&ctx);
+	free(series_path);
+	tfs_rm_tree(root);
+}
+
+static void test_sampler_amd_missing(void)
+{
+	char tmpl[] = "/tmp/rm_test_telem_XXXXXX";
+	char *root = mkdtemp(tmpl), *detail = NULL;
+	rm_context ctx;
+	rm_error err = RM_ERROR_INIT;
+	rm_telem *t = NULL;
+	rm_telem_summary s;
+	long gpus[1] = {0};
+
+	if (!root)
+		return;
+	/* no power file: sampled all the same, without power figures; doctor says so */
+	fake_gpus(root, 0, 0);
+	CHECK(rm_context_detect(&ctx, root, 0, &err) == 0);
+	rm_telem_opts o = {
+	    .vendor = "AMD", .sysfs_root = root, .ctx = &ctx, .gpus = gpus, .n_gpus = 1};
+	CHECK(rm_telem_start(&t, &o, &err) == 0);
+	sleep_s(0.15);
+	CHECK(rm_telem_stop(t, &s, &err) == 0);
+	CHECK(isnan(s.power_avg_w) && s.util_avg_pct == 97);
+	CHECK(rm_telem_probe(&ctx, root, &detail, &err) < 0 && detail == NULL);
+	CHECK(strstr(err.msg, "GPU 0 power") != NULL);
+	rm_context_release(&ctx);
+
+	/* no sensor at all under the device: nothing to sample */
+	tfs_rm_tree(root);
+	tfs_put(root, "class/kfd/kfd/topology/nodes/1/properties",
+		"simd_count 304\ngfx_target_version 90402\ndrm_render_minor 128\n");
+	tfs_put(root, "class/drm/renderD128/device/uevent", "DRIVER=amdgpu\n");
+	CHECK(rm_context_detect(&ctx, root, 0, &err) == 0);
+	CHECK(rm_telem_start(&t, &o, &err) < 0);
+	CHECK(strstr(err.msg, "GPU 0: no readable sensor under") != NULL);
+	rm_context_release(&ctx);
+	tfs_rm_tree(root);
+}
+
+/* The stand-in nvidia-smi of tests/telemetry on PATH. */
+static char *with_fake_nvsmi(void)
+{
+	const char *src = getenv("RM_SOURCE_DIR");
+	const char *path = getenv("PATH");
+	char *old = rm_xstrdup(path ? path : "");
+	char *np = rm_xasprintf("%s/tests/telemetry:%s", src ? src : ".", old);
+
+	setenv("PATH", np, 1);
+	free(np);
+	return old;
+}
+
+static long logged_pid(const char *log)
+{
+	char *text = NULL;
+	long pid = -1;
+	rm_error err = RM_ERROR_INIT;
+
+	if (rm_read_file(log, 1 << 16, &text, NULL, &err) == 0 && rm_starts_with(text, "pid "))
+		pid = strtol(text + 4, NULL, 10);
+	free(text);
+	return pid;
+}
+
+static void test_sampler_nvidia(void)
+{
+	char tmpl[] = "/tmp/rm_test_telem_XXXXXX";
+	char *root = mkdtemp(tmpl), *old_path = with_fake_nvsmi(), *log, *text = NULL;
+	rm_error err = RM_ERROR_INIT;
+	rm_telem *t = NULL;
+	rm_telem_summary s;
+	long gpus[2] = {0, 2}, pid;
+	char *series_path;
+	size_t rows, of_gpu2;
+
+	if (!root)
+		return;
+	log = rm_xasprintf("%s/nvsmi.log", root);
+	series_path = rm_xasprintf("%s/series.csv", root);
+	setenv("FAKE_NVSMI_LOG", log, 1);
+	rm_telem_opts o = {
+	    .vendor = "NVIDIA", .gpus = gpus, .n_gpus = 2, .series = fopen(series_path, "w")};
+	CHECK(rm_telem_start(&t, &o, &err) == 0);
+	sleep_s(0.7);
+	CHECK(rm_telem_stop(t, &s, &err) == 0);
+	/* two GPUs at 380.42 W each */
+	CHECK(s.n_gpus == 2 && s.n_samples >= 4);
+	CHECK(NEAR(s.power_avg_w, 2 * 380.42, 1e-6) && NEAR(s.power_max_w, 2 * 380.42, 1e-6));
+	CHECK(s.vram_max_mib == 45000 && s.util_avg_pct == 100 && s.temp_max_c == 37);
+	rows = count_lines(series_path, ",2,380.420,37.0,45000.0,100,1965", &of_gpu2);
+	CHECK(rows == s.n_samples + 1 && of_gpu2 >= 2);
+	/* one long-lived process asked for the run's GPUs only, and gone after stop */
+	CHECK(rm_read_file(log, 1 << 16, &text, NULL, &err) == 0);
+	CHECK(text && strstr(text, "args --query-gpu=index,power.draw,temperature.gpu,memory.used,"
+				   "utilization.gpu,clocks.sm --format=csv,noheader,nounits -lms "
+				   "100 -i 0,2\n"));
+	CHECK(text && strstr(strstr(text, "args") + 1, "args") == NULL);
+	free(text);
+	pid = logged_pid(log);
+	CHECK(pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH);
+
+	/* units and all: the same figures */
+	setenv("FAKE_NVSMI_UNITS", "1", 1);
+	o.series = NULL;
+	CHECK(rm_telem_start(&t, &o, &err) == 0);
+	sleep_s(0.3);
+	CHECK(rm_telem_stop(t, &s, &err) == 0);
+	CHECK(NEAR(s.power_avg_w, 2 * 380.42, 1e-6));
+	unsetenv("FAKE_NVSMI_UNITS");
+
+	/* the driver is not there: the run goes on, the error says why */
+	setenv("FAKE_NVSMI_FAIL", "1", 1);
+	CHECK(rm_telem_start(&t, &o, &err) == 0);
+	sleep_s(0.3);
+	CHECK(rm_telem_stop(t, &s, &err) < 0);
+	CHECK(strstr(err.msg,
+		     "nvidia-smi ended during the run (exit status 9): NVIDIA-SMI has "
+		     "failed because it couldn't communicate with the NVIDIA driver") != NULL);
+	CHECK(s.n_samples == 0 && isnan(s.power_avg_w));
+
+	/* doctor */
+	char *detail = NULL;
+	rm_context ctx = {0};
+	ctx.gpu_vendor = "NVIDIA";
+	ctx.n_gpus = 2;
+	CHECK(rm_telem_probe(&ctx, NULL, &detail, &err) < 0 && strstr(err.msg, "NVIDIA-SMI has"));
+	unsetenv("FAKE_NVSMI_FAIL");
+	CHECK(rm_telem_probe(&ctx, NULL, &detail, &err) == 0);
+	CHECK(detail && rm_starts_with(detail, "2 NVIDIA GPU(s) through nvidia-smi"));
+	free(detail);
+
+	/* not on PATH */
+	setenv("PATH", "/nonexistent", 1);
+	CHECK(rm_telem_start(&t, &o, &err) < 0 && strstr(err.msg, "nvidia-smi is not on PATH"));
+	setenv("PATH", old_path, 1);
+	unsetenv("FAKE_NVSMI_LOG");
+	free(old_path);
+	free(series_path);
+	free(log);
+	tfs_rm_tree(root);
+}
+
+int main(void)
+{
+	test_parse_value();
+	test_parse_sclk();
+	test_parse_nvsmi();
+	test_agg_power();
+	test_agg_throttle();
+	test_summary_json_merge();
+	test_sampler_amd();
+	test_sampler_amd_missing();
+	test_sampler_nvidia();
+	return check_summary();
+}
