@@ -415,7 +415,8 @@ telemetry)
 	# device nodes that are /dev/null); GPU 0 draws 300 W, GPU 1 is held at 100 W, and the
 	# model runs on GPU 1 alone (docker_gpus).
 	mkdir -p dev/dri
-	mknod dev/kfd c 1 3 && mknod dev/dri/renderD128 c 1 3 && mknod dev/dri/renderD129 c 1 3 || fail "mknod"
+	mknod dev/kfd c 1 3 && mknod dev/dri/renderD128 c 1 3 && mknod dev/dri/renderD129 c 1 3 &&
+		mknod dev/fuse c 1 3 || fail "mknod"
 	"$SRC/tests/telemetry/fake-gpu-sysfs.sh" "$WORK/sys" 2 300,100
 	script tpow <<'S'
 sleep 2
@@ -480,7 +481,8 @@ telemetry_node_run)
 	# series beside the node's log, the figures in its result file (the submitter merges
 	# every node's). Driven here without SLURM, from a job document written by hand.
 	mkdir -p dev/dri logs
-	mknod dev/kfd c 1 3 && mknod dev/dri/renderD128 c 1 3 && mknod dev/dri/renderD129 c 1 3 || fail "mknod"
+	mknod dev/kfd c 1 3 && mknod dev/dri/renderD128 c 1 3 && mknod dev/dri/renderD129 c 1 3 &&
+		mknod dev/fuse c 1 3 || fail "mknod"
 	"$SRC/tests/telemetry/fake-gpu-sysfs.sh" "$WORK/sys" 2 250
 	script tnode <<'S'
 sleep 1
