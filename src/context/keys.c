@@ -57,7 +57,7 @@ static const struct {
 		      "slurm.gpus_per_node"},
     {NULL, NULL}};
 
-static int in_list(const char *const *list, const char *key)
+static int key_listed(const char *const *list, const char *key)
 {
 	for (; list && *list; list++)
 		if (!strcmp(*list, key))
@@ -139,7 +139,7 @@ int rm_context_check_keys(const rm_context *ctx, const char *const *known, const
 			    "'%s' deployment); run on a cluster through SLURM with the 'slurm' key "
 			    "(docs/scale-out.md), or leave '%s' out to run on this host",
 			    key, key, key);
-		if (in_list(known_keys, key) || in_list(known, key) || in_list(also, key))
+		if (key_listed(known_keys, key) || key_listed(known, key) || key_listed(also, key))
 			continue;
 		for (i = 0; madengine_only[i].key; i++)
 			if (!strcmp(madengine_only[i].key, key))

@@ -36,7 +36,7 @@ static const int base_cols[] = {RM_COL_STATUS,	   RM_COL_PERFORMANCE, RM_COL_MOD
 #define N_BASE_COLS (sizeof(base_cols) / sizeof(base_cols[0]))
 
 /* The cell of column base_cols[k] in rec, "" when the file has no such column. */
-static const char *cell(char **rec, size_t nf, const int *at, size_t k)
+static const char *base_cell(char **rec, size_t nf, const int *at, size_t k)
 {
 	return at[k] >= 0 && (size_t)at[k] < nf ? rec[at[k]] : "";
 }
@@ -45,10 +45,10 @@ static const char *cell(char **rec, size_t nf, const int *at, size_t k)
  * Dockerfile, machine and GPU architecture, and a SUCCESS. */
 static int is_baseline(char **rec, size_t nf, const int *at, const rm_perf_row *row)
 {
-	if (!row->cell[RM_COL_METRIC] || strcmp(cell(rec, nf, at, 0), "SUCCESS"))
+	if (!row->cell[RM_COL_METRIC] || strcmp(base_cell(rec, nf, at, 0), "SUCCESS"))
 		return 0;
 	for (size_t k = 2; k < N_BASE_COLS; k++)
-		if (!same(cell(rec, nf, at, k), row->cell[base_cols[k]]))
+		if (!same(base_cell(rec, nf, at, k), row->cell[base_cols[k]]))
 			return 0;
 	return 1;
 }
@@ -77,7 +77,7 @@ void rm_perf_relative_changes(const char *path, rm_perf_row *rows, size_t n, cha
 	 * multiple_results model can have many rows. */
 	while (f && at[1] >= 0 && rm_csv_read_record(f, &rec, &nf, &err) == 1) {
 		double v;
-		if (rm_parse_double(cell(rec, nf, at, 1), &v) == 0) {
+		if (rm_parse_double(base_cell(rec, nf, at, 1), &v) == 0) {
 			for (size_t i = 0; i < n; i++) {
 				if (is_baseline(rec, nf, at, &rows[i])) {
 					last[i] = v;
