@@ -38,6 +38,8 @@ cat >"$work/job.json" <<JOB
   "outputs": [["vg_tool", "vg_*.txt"]], "copies": []},
  "log_base": "$work/smoke.vg"}}}
 JOB
+bash "$src/tests/results/gen-planted.sh" 30 >"$work/planted.csv"
+printf 'steady: {samples_per_second: {value: 1100, lower: 5}}\n' >"$work/refs.yaml"
 # A tool of the folder's tools.json (scripts copied in, outputs copied out), for the run below.
 mkdir -p "$work/scripts/common"
 printf '#!/bin/bash\necho "vg tool $*" > vg_out.txt\n' >"$work/scripts/common/vg.sh"
@@ -88,6 +90,10 @@ run --suite --dry-run
 run --suite $work/s.yaml --dry-run
 suite
 suite $work/s.yaml
+the history gate on planted histories, with references (gate off: exit 0)
+report ci $work/planted.csv --references $work/refs.yaml --junit $work/pj.xml --summary-markdown $work/ps.md --html $work/pr.html --no-step-summary
+accept a step (the companion file)
+accept $work/planted.csv --model step_persist --reason vg
 EOF
 if [ $status = 0 ]; then echo "valgrind: 1 passed, 0 failed"; else echo "valgrind: 0 passed, 1 failed"; fi
 exit $status

@@ -5,9 +5,13 @@
 #     copy of the page logs performance.now()), plus the wall time of a full screenshot;
 #   - the export rate for 100,000 perf.csv rows into a fresh SQLite file and a fresh private
 #     PostgreSQL server (tests/results/pg.sh), first export and a re-export (all conflicts);
-#   - a 20-model suite on the Docker engine (`run --suite`), with and without the CI outputs.
+#   - a 20-model suite on the Docker engine (`run --suite`), with and without the CI outputs;
+#   - the history gate (with `history` as the second argument, only this): `report ci` over
+#     500 models x 90 nights, and `report html` and `report ci` over 1,000,000 rows (peak
+#     RSS: the history is streamed into per-series state), each against awk reading the same
+#     file in the same run.
 # Wall times on a shared machine depend on its load, so CPU times are printed too.
-#   tools/bench-report.sh [BUILD_DIR]
+#   tools/bench-report.sh [BUILD_DIR] [history]
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$src/build}" && pwd)
@@ -26,6 +30,36 @@ timed() { # LABEL CMD...: prints wall, user and sys seconds
 	/usr/bin/time -f "$label: %e s wall, %U s user, %S s sys, %M KiB max RSS" "$@"
 }
 echo "== machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+history() {
+	# report ci exits 1 here (gen-perf's models fail some nights): only its figures count
+	quiet() { grep -v -e '^report:' -e '^Command exited'; }
+	echo "== history gate: 500 models x 90 nights"
+	bash "$src/tests/results/gen-perf.sh" 500 90 >hist.csv
+	echo "hist.csv: $(($(wc -l <hist.csv) - 1)) rows"
+	for i in 1 2 3; do
+		timed "report ci, round $i" "$rm_bin" report ci hist.csv --fail-on-regression 5 \
+			--no-step-summary 2>&1 | quiet || true
+		timed "awk reading it (reference), round $i" awk -F, '{n += NF} END {print n}' \
+			hist.csv 2>&1 >/dev/null | quiet || true
+	done
+	"$build/detect_sim" speed 500 90 | sed 's/^/the detector alone: /'
+	echo "== history: 1,000,000 rows (1,000 models x 1,000 nights)"
+	bash "$src/tests/results/gen-perf.sh" 1000 1000 >big1m.csv
+	echo "big1m.csv: $(($(wc -l <big1m.csv) - 1)) rows, $(wc -c <big1m.csv) bytes"
+	timed "report html" "$rm_bin" report html big1m.csv -o big1m.html 2>&1 | quiet || true
+	echo "big1m.html: $(wc -c <big1m.html) bytes"
+	timed "report ci" "$rm_bin" report ci big1m.csv --fail-on-regression 5 --no-step-summary \
+		2>&1 | quiet || true
+	timed "report ci --html" "$rm_bin" report ci big1m.csv --html ci.html --no-step-summary \
+		2>&1 | quiet || true
+	timed "awk reading it (reference)" awk -F, '{n += NF} END {print n}' big1m.csv 2>&1 \
+		>/dev/null | quiet || true
+}
+if [ "${2:-}" = history ]; then
+	history
+	exit 0
+fi
 
 echo "== HTML report, 500 models x 90 nights"
 bash "$src/tests/results/gen-perf.sh" 500 90 >perf.csv
@@ -47,6 +81,8 @@ start=$(date +%s.%N)
 "$chrome" "${flags[@]}" --user-data-dir="$work/ps" --window-size=1280,900 \
 	--screenshot="$work/shot.png" "file://$work/report.html" >/dev/null 2>&1
 echo "chromium screenshot, wall incl. browser start: $(echo "$(date +%s.%N) - $start" | bc) s"
+
+history
 
 echo "== export, 100,000 rows"
 bash "$src/tests/results/gen-perf.sh" 1000 100 >big.csv

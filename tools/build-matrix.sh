@@ -31,7 +31,7 @@ t0=$(now)
 for cc in "${compilers[@]}"; do
 	for type in "${types[@]}"; do
 		dir=$top/$cc-$type
-		log=$dir.log
+		log=$PWD/$dir.log
 		start=$(now)
 		result=ok
 		: >"$log"

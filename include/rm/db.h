@@ -11,6 +11,8 @@
  *   metrics      one row per perf_<model>.csv row, unique on (run_id, model, metric,
  *                aggregate, step, repeat)
  *   environment  (run_id, name, value) from the run's run.json: host, GPU, driver/ROCm
+ *   accepted     changes accepted as intended (run_models accept): the key (empty fields
+ *                match any), since_run and its start, accepted_at, reason
  *   rm_schema    applied migrations (version, description, applied_at)
  *
  * Opening a database applies the migrations it lacks, in one transaction. An export runs in
@@ -35,7 +37,7 @@ struct rm_baseline;
 struct rm_direction_table;
 
 /* The schema version this build writes. */
-#define RM_DB_SCHEMA_VERSION 1
+#define RM_DB_SCHEMA_VERSION 2
 
 /* Whether s names a database (sqlite:..., postgresql://..., postgres://...) rather than a
  * file. */
@@ -64,18 +66,36 @@ int rm_db_export(rm_db *db, const rm_results *rows, const rm_metrics *metrics,
 		 const json_t *manifest, const struct rm_direction_table *directions,
 		 rm_export_stats *st, rm_error *err);
 
+/*
+ * Streams the results (of one run, or all when run_id is NULL) to fn as perf.csv rows,
+ * oldest run first: by start time, then by export order (a run's first row id), so runs
+ * started within the same second keep their order.
+ */
+int rm_db_each_result(rm_db *db, const char *run_id, rm_result_fn fn, void *ctx, rm_error *err);
+
 /* Appends the results (of one run, or all when run_id is NULL), oldest run first. */
 int rm_db_read_results(rm_db *db, const char *run_id, rm_results *out, rm_error *err);
 
-/* Counts rows of a table ("runs", "results", "metrics", "environment"). */
+/* The start of a run ("YYYY-MM-DDTHH:MM:SSZ") into a new string, or NULL when the
+ * database has no such run. */
+int rm_db_run_start(rm_db *db, const char *run_id, char **start, rm_error *err);
+
+/* Counts rows of a table ("runs", "results", "metrics", "environment", "accepted"). */
 int rm_db_count(rm_db *db, const char *table, long long *n, rm_error *err);
 
 /*
- * Feeds b (rm/results.h) the SUCCESS values of each key's latest run that started before
- * `before` (ISO-8601; NULL: any), leaving out exclude_run_id; oldest first.
+ * Feeds the history b (rm/results.h) the SUCCESS values of each series' last `runs` runs
+ * that started before `before` (ISO-8601; NULL: any), leaving out exclude_run_id; oldest
+ * first (start time, then export order). runs 0: the latest run only.
  */
-int rm_db_baseline(rm_db *db, const char *exclude_run_id, const char *before, struct rm_baseline *b,
-		   rm_error *err);
+int rm_db_baseline(rm_db *db, const char *exclude_run_id, const char *before, size_t runs,
+		   struct rm_baseline *b, rm_error *err);
+
+/* The accepted changes into the history b. */
+int rm_db_accepted(rm_db *db, struct rm_baseline *b, rm_error *err);
+
+/* Records accepted changes, in one transaction. */
+int rm_db_accept(rm_db *db, const rm_acceptance *a, size_t n, rm_error *err);
 
 /* Baselines from either source */
 
@@ -86,9 +106,12 @@ typedef struct rm_baseline_opts {
 	const char *exclude_run_id;
 	/* Databases: only runs that started before this ISO-8601 time (NULL: any). */
 	const char *before;
+	/* Runs of each series the detector reads; 0: RM_DETECT_WINDOW. */
+	size_t window;
 } rm_baseline_opts;
 
-/* Opens a baseline: reads the CSV, or queries the database. */
+/* Opens a baseline, the history of each series: streams the CSV (the runs before
+ * exclude_run_id), or queries the database; with the source's accepted changes. */
 int rm_baseline_open(const rm_baseline_opts *o, rm_baseline **out, rm_error *err);
 
 /* The URL with any password replaced by "***", for messages; caller frees. */

@@ -17,6 +17,7 @@
 #define RM_RESULTS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "rm/doctor.h"
 #include "rm/util.h"
@@ -58,11 +59,27 @@ typedef struct rm_results {
 int rm_results_read(rm_results *res, const char *path, const char *run_id, rm_error *err);
 
 /*
+ * Streams the rows of the perf.csv at path (run_id as above) to fn, one at a time: the row
+ * and its strings live only during the call (fn may keep the strings by taking
+ * row->fields_ and setting it to NULL), so a file of any size is read in constant memory.
+ * fn returns non-zero to stop early. Errors as rm_results_read.
+ */
+typedef int (*rm_result_fn)(void *ctx, rm_result *row);
+int rm_results_each(const char *path, const char *run_id, rm_result_fn fn, void *ctx,
+		    rm_error *err);
+/* The same from an open stream; name is the file's in messages and rows. */
+int rm_results_each_file(FILE *f, const char *name, const char *run_id, rm_result_fn fn, void *ctx,
+			 rm_error *err);
+
+/*
  * Appends a row made of n (column, value) pairs (columns not named read as ""), e.g. rows
  * read back from a database. The strings are copied. file/line describe where it came from.
  */
 void rm_results_add(rm_results *res, const char *const *names, const char *const *values, size_t n,
 		    const char *file, long line);
+
+/* Fills a row's performance, test_s and repeat from its col[]. */
+void rm_result_numbers(rm_result *r);
 
 void rm_results_release(rm_results *res);
 
@@ -171,53 +188,6 @@ int rm_direction_table_load(rm_direction_table *t, const char *root, rm_error *e
 rm_direction rm_direction_lookup(const rm_direction_table *t, const char *model, const char *metric,
 				 const char **why);
 
-/* Baseline */
-
-/* The values a key had in its latest earlier run (several when that run had repeats). */
-typedef struct rm_baseline_entry {
-	const char *model, *metric, *docker_file, *arch, *machine, *run_id;
-	double *values;
-	size_t n;
-} rm_baseline_entry;
-
-typedef struct rm_baseline rm_baseline;
-
-/* A baseline made from rows in memory (history), leaving out exclude_run_id. Rows later in
- * the array are newer. */
-rm_baseline *rm_baseline_from_results(const rm_results *rows, const char *exclude_run_id);
-
-/* For sources that feed values one at a time, oldest first (the database reader). */
-rm_baseline *rm_baseline_new(void);
-void rm_baseline_add(rm_baseline *b, const char *model, const char *metric, const char *docker_file,
-		     const char *arch, const char *machine, const char *run_id, double value);
-/* Builds the lookup index; call once after the last rm_baseline_add. */
-void rm_baseline_seal(rm_baseline *b);
-
-/*
- * The baseline of a key: the latest earlier run that has SUCCESS values for the same model,
- * metric, Dockerfile and GPU architecture, from the same machine when the baseline has one,
- * else from any machine. NULL when there is none.
- */
-const rm_baseline_entry *rm_baseline_find(const rm_baseline *b, const char *model,
-					  const char *metric, const char *docker_file,
-					  const char *arch, const char *machine);
-
-/* Number of keys held. */
-size_t rm_baseline_size(const rm_baseline *b);
-
-/*
- * relative_change for one perf.csv row (as the runner writes it): "%+.2f" of the row's value
- * against the mean of its baseline, into buf. Returns 0, or 1 leaving buf "" when the row
- * has no value or no baseline (or the baseline mean is 0).
- */
-int rm_baseline_change(const rm_baseline *b, const char *model, const char *metric,
-		       const char *docker_file, const char *arch, const char *machine, double value,
-		       char *buf, size_t size);
-
-void rm_baseline_free(rm_baseline *b);
-
-/* The gate */
-
 typedef enum rm_verdict {
 	RM_VERDICT_NONE = 0,   /* no baseline to compare with */
 	RM_VERDICT_FAILED,     /* no SUCCESS value in this run (FAILURE rows) */
@@ -231,6 +201,305 @@ typedef enum rm_verdict {
 
 const char *rm_verdict_name(rm_verdict v); /* "none", "failed", ..., "regression" */
 
+/*
+ * Change detection over a series' history (src/results/detect.c): pure, no I/O, no
+ * allocation. docs/nightly.md has the method, its false-alarm rate and its power.
+ *
+ * The input is one point per run, oldest first, the run being judged last. The last
+ * `window` points are analysed; up to RM_DETECT_CONTEXT points before them, when given,
+ * are the neighbours that tell the window's first runs from outliers. Indexes in the
+ * result are into the caller's array.
+ *
+ *  - noise: the standard deviation of one run's mean, the largest of: the window's
+ *    run-to-run differences (1.4826 MAD / sqrt 2, robust to steps, drift and outliers; from
+ *    RM_DETECT_MIN_HISTORY runs on), the repeats' pooled standard error, and a floor of
+ *    threshold / (2 z) so that changes far under the threshold are not resolved;
+ *  - outliers: a run (neither the first of the series nor the last) that is more than
+ *    RM_DETECT_OUTLIER noise from the median of the three runs before it and from the
+ *    median of the three after it, on the same side of both, is set aside;
+ *  - levels: the piecewise-constant fit of the remaining runs that minimises the squared
+ *    error over noise^2 plus z^2 per change (optimal partitioning, exact), so a change is
+ *    kept when its two-sample z exceeds z;
+ *  - the reference: the first level, replaced by each later level that is better by more
+ *    than the threshold and significantly (improvements become the level to keep); worse
+ *    levels never replace it, so a step stays reported and drift adds up;
+ *  - the verdict: the latest level against the reference: regression when worse by more
+ *    than the threshold and by more than z standard errors, noise when only the first,
+ *    better when the latest level is an improvement, else same.
+ * With two runs (one earlier) the plain threshold applies, with Welch's noise band when
+ * either run has repeats (as rm_gate has always done).
+ */
+#define RM_DETECT_WINDOW      30  /* runs analysed by default, the one judged included */
+#define RM_DETECT_MAX_WINDOW  200 /* the largest window accepted */
+#define RM_DETECT_CONTEXT     3	  /* runs before the window used to judge its first runs */
+#define RM_DETECT_MIN_HISTORY 5	  /* runs in the window before their differences count */
+#define RM_DETECT_OUTLIER     4.0 /* noise units from both neighbourhoods: an outlier */
+#define RM_DETECT_MAX_CHANGES 16  /* change points kept (the latest) */
+#define RM_DETECT_NONE	      ((size_t)-1)
+
+/* One run of a series: its SUCCESS values' mean, standard deviation and count. */
+typedef struct rm_point {
+	double mean;
+	double sd; /* 0 with one value */
+	size_t n;  /* >= 1 */
+} rm_point;
+
+typedef enum rm_noise_from {
+	RM_NOISE_NONE = 0,  /* two runs without repeats: the threshold alone */
+	RM_NOISE_REPEATS,   /* the repeats' spread */
+	RM_NOISE_HISTORY,   /* the run-to-run differences in the window */
+	RM_NOISE_THRESHOLD, /* the floor: too few runs, or a quieter series than the threshold */
+} rm_noise_from;
+
+const char *rm_noise_from_name(rm_noise_from f);
+
+typedef struct rm_detect_opts {
+	rm_direction direction; /* RM_DIR_UNKNOWN: levels are found, the verdict is UNKNOWN */
+	double threshold_pct;	/* >= 0 */
+	size_t window;		/* points analysed; 0: RM_DETECT_WINDOW */
+	double z;		/* critical value; 0: rm_detect_z's for the window's size */
+} rm_detect_opts;
+
+typedef struct rm_detect {
+	rm_verdict verdict; /* NONE (fewer than two runs, or a value that is not finite),
+			       UNKNOWN, SAME, BETTER, NOISE, REGRESSION */
+	size_t first;	    /* index of the window's first point */
+	size_t n;	    /* points in the window, the judged one included */
+	double level;	    /* the latest level: the mean of the runs since its change */
+	size_t level_n;
+	double ref; /* the reference level */
+	size_t ref_first, ref_n;
+	size_t since;	   /* index of the first run of the change judged, or RM_DETECT_NONE */
+	double change_pct; /* (level - ref) / |ref| * 100; NAN when ref is 0 */
+	double noise;	   /* of one run's mean, absolute; NAN with two runs and no repeats */
+	rm_noise_from noise_from;
+	double band_pct;  /* z_crit standard errors of the change, as percent of |ref|; NAN
+			     when not computed */
+	double z, z_crit; /* the change in standard errors, and the critical value (Student's t
+			     with two runs) */
+	int unstable;	  /* the measured noise hides a one-run change of the threshold's size */
+	size_t n_outliers;
+	unsigned long long outliers_[(RM_DETECT_MAX_WINDOW + 63) / 64]; /* rm_detect_is_outlier */
+	size_t cps[RM_DETECT_MAX_CHANGES]; /* first run of each level after the first, oldest
+					      first */
+	size_t n_cps;
+} rm_detect;
+
+/* The calibrated critical value for a window of n runs (docs/nightly.md). */
+double rm_detect_z(size_t n);
+
+/* Judges p[n - 1] against the history p[0 .. n - 1). */
+void rm_detect_run(const rm_point *p, size_t n, const rm_detect_opts *o, rm_detect *out);
+
+/* Whether p[i] was set aside as an outlier. */
+int rm_detect_is_outlier(const rm_detect *d, size_t i);
+
+/*
+ * The history (src/results/baseline.c): per series (model, metric, Dockerfile, GPU
+ * architecture, GPU count, machine) a bounded list of its runs, fed one perf.csv row at a
+ * time, so that memory grows with the number of series, not of rows. Each run of a series
+ * is one point (the mean and spread of its SUCCESS values, its FAILURE rows counted).
+ * Runs are numbered in the order they first appear (an append-only perf.csv is in time
+ * order; a database is read by start time, then export order).
+ *
+ * A series keeps its last `window` + RM_DETECT_CONTEXT runs for the detector; with `plot`
+ * set it keeps up to that many points, older runs being merged pairwise as more come (the
+ * HTML report's trends: recent runs exact, older ones coarser).
+ *
+ * The "baseline" of the earlier gate is the latest valued run of a series (rm_baseline_find,
+ * rm_baseline_change: relative_change in perf.csv).
+ */
+
+typedef struct rm_baseline rm_baseline;
+
+typedef struct rm_history_opts {
+	size_t window; /* runs kept per series for the detector; 0: RM_DETECT_WINDOW */
+	size_t plot;   /* > 0: keep up to this many points per series, merging older ones */
+	/* Rows of this run are left out, and of the runs that first appear after it (a
+	 * history is what came before the run judged). NULL: none. */
+	const char *before_run;
+	/* Keep the rows of the run that appeared last (rm_history_latest). */
+	int keep_latest;
+} rm_history_opts;
+
+/* A run of the history. */
+typedef struct rm_run_info {
+	const char *id;
+	const char *start;  /* its earliest row timestamp, "" when none */
+	const char *commit; /* the models folder's git commit of its first row that has one */
+} rm_run_info;
+
+/* One run of a series (or, in a plot, several merged runs). */
+typedef struct rm_hpoint {
+	double mean, m2;  /* of its SUCCESS values (Welford: m2 = sum of squared deviations) */
+	unsigned n;	  /* SUCCESS values; 0 when the run only failed */
+	unsigned failed;  /* FAILURE rows */
+	size_t run;	  /* rm_baseline_run index */
+	size_t run_first; /* a merged point: the first run it covers (else == run) */
+} rm_hpoint;
+
+typedef struct rm_hseries {
+	const char *model, *metric, *docker_file, *arch, *n_gpus, *machine;
+	rm_hpoint *p; /* oldest first */
+	size_t n;
+	size_t n_runs, n_failed_runs; /* every run seen, and those with a FAILURE row */
+	size_t cap_, next_;
+	double *last_; /* values of the latest valued run (rm_baseline_find) */
+	size_t n_last_, cap_last_, last_run_;
+	char *keys_;
+} rm_hseries;
+
+rm_baseline *rm_history_new(const rm_history_opts *o);
+
+/* One perf.csv row (any status). */
+void rm_history_add(rm_baseline *b, const rm_result *row);
+
+/* Streams the rows of the perf.csv at path into b (rm_results_each). */
+int rm_history_read_csv(rm_baseline *b, const char *path, rm_error *err);
+
+/* Streams the rows of one metric of every perf_<model>.csv in dir into b, as series of
+ * (model, metric) without a Dockerfile, architecture or machine (a missing dir adds
+ * nothing): e.g. each model's gpu_power_avg_w per run over a history. */
+int rm_history_read_metric_dir(rm_baseline *b, const char *dir, const char *metric, rm_error *err);
+
+size_t rm_history_n_series(const rm_baseline *b);
+const rm_hseries *rm_history_series_at(const rm_baseline *b, size_t i);
+size_t rm_history_n_runs(const rm_baseline *b);
+const rm_run_info *rm_history_run(const rm_baseline *b, size_t i);
+/* The index of a run id, or RM_DETECT_NONE. */
+size_t rm_history_run_index(const rm_baseline *b, const char *id);
+
+/*
+ * The series of a machine configuration: the same machine's when there is one, else the
+ * one whose latest run is the newest among the machines (CI runners change host names).
+ * Model, metric, Dockerfile, GPU architecture and GPU count must match. NULL: none.
+ */
+const rm_hseries *rm_history_find(const rm_baseline *b, const char *model, const char *metric,
+				  const char *docker_file, const char *arch, const char *n_gpus,
+				  const char *machine);
+
+/*
+ * The latest run (the newest start time; of equal ones, the last to appear) and, with
+ * keep_latest, its rows. *complete is 0 when the latest run is not the one that appeared
+ * last (files given out of time order): read its rows again by run id. NULL: no runs.
+ */
+const char *rm_history_latest(const rm_baseline *b, const rm_results **rows, int *complete);
+
+/* A series' point as the detector takes it. */
+rm_point rm_hpoint_value(const rm_hpoint *p);
+
+/*
+ * Accepted changes ("intended since run X"): a record per key, empty fields matching any
+ * value. rm_history_accepted gives, for a series, the latest acceptance's run and start
+ * time (NULL when none): the gate judges only the runs from there on.
+ */
+void rm_history_accept(rm_baseline *b, const char *model, const char *metric,
+		       const char *docker_file, const char *arch, const char *n_gpus,
+		       const char *machine, const char *since_run, const char *since_start);
+const char *rm_history_accepted(const rm_baseline *b, const rm_hseries *s, const char **start);
+
+/* The index of the first point of s the gate judges from: after the acceptance, if any. */
+size_t rm_history_from(const rm_baseline *b, const rm_hseries *s);
+
+/*
+ * Accepted changes, recorded by `run_models accept`: "this model's metric changed on
+ * purpose from run X on". For a perf.csv they live in its companion file beside it,
+ * PERF.accepted.csv (perf.csv -> perf.accepted.csv), a CSV of rm_accepted_header's columns
+ * appended under the same lock as perf.csv; for a database, in its `accepted` table. Empty
+ * key fields match any value.
+ */
+typedef struct rm_acceptance {
+	const char *model, *metric, *docker_file, *arch, *n_gpus, *machine;
+	const char *since_run, *since_start, *accepted_at, *reason;
+} rm_acceptance;
+
+extern const char *const rm_accepted_header[10];
+
+/* The companion file of a perf.csv; caller frees. */
+char *rm_accepted_path(const char *perf_csv);
+
+/* Reads the acceptances of perf_csv's companion file into b (none when it is missing). */
+int rm_accepted_read(rm_baseline *b, const char *perf_csv, rm_error *err);
+
+/* Appends acceptances to perf_csv's companion file, creating it with its header. */
+int rm_accepted_append(const char *perf_csv, const rm_acceptance *a, size_t n, rm_error *err);
+
+/* Baseline: the earlier API, for relative_change and the two-run gate. */
+
+/* The values a key had in its latest earlier run (several when that run had repeats). */
+typedef struct rm_baseline_entry {
+	const char *model, *metric, *docker_file, *arch, *machine, *run_id;
+	double *values;
+	size_t n;
+} rm_baseline_entry;
+
+/* A baseline made from rows in memory (history), leaving out exclude_run_id. Rows later in
+ * the array are newer. */
+rm_baseline *rm_baseline_from_results(const rm_results *rows, const char *exclude_run_id);
+
+/* For sources that feed values one at a time, oldest first. */
+rm_baseline *rm_baseline_new(void);
+void rm_baseline_add(rm_baseline *b, const char *model, const char *metric, const char *docker_file,
+		     const char *arch, const char *machine, const char *run_id, double value);
+/* Builds the lookup index; call once after the last add. */
+void rm_baseline_seal(rm_baseline *b);
+
+/*
+ * The baseline of a key: the latest earlier run that has SUCCESS values for the same model,
+ * metric, Dockerfile and GPU architecture, from the same machine when the baseline has one,
+ * else from any machine. NULL when there is none.
+ */
+const rm_baseline_entry *rm_baseline_find(const rm_baseline *b, const char *model,
+					  const char *metric, const char *docker_file,
+					  const char *arch, const char *machine);
+
+/* Number of keys with a valued run. */
+size_t rm_baseline_size(const rm_baseline *b);
+
+/*
+ * relative_change for one perf.csv row (as the runner writes it): "%+.2f" of the row's value
+ * against the mean of its baseline, into buf. Returns 0, or 1 leaving buf "" when the row
+ * has no value or no baseline (or the baseline mean is 0).
+ */
+int rm_baseline_change(const rm_baseline *b, const char *model, const char *metric,
+		       const char *docker_file, const char *arch, const char *machine, double value,
+		       char *buf, size_t size);
+
+void rm_baseline_free(rm_baseline *b);
+
+/*
+ * Pinned references (ReFrame's): an expected value per model and metric with a tolerance
+ * below and above it, in percent. A value outside on the bad side is a regression whatever
+ * the history says; outside on the good side it is reported (time to update the reference).
+ * For a metric whose direction is unknown, both sides fail.
+ *
+ *   {"pyt_resnet50": {"samples_per_second": {"value": 2400, "lower": 5, "upper": 10}}}
+ *
+ * (YAML or JSON, optionally under a top-level "references" key; lower or upper left out:
+ * no bound on that side.)
+ */
+typedef struct rm_reference {
+	const char *model, *metric;
+	double value;
+	double lower_pct, upper_pct; /* NAN: no bound on that side */
+} rm_reference;
+
+typedef struct rm_references rm_references;
+
+rm_references *rm_references_new(void);
+void rm_references_free(rm_references *t);
+/* Adds the references of an object as above; errors name source, model and metric. */
+int rm_references_add_json(rm_references *t, const json_t *obj, const char *source, rm_error *err);
+/* Reads a YAML or JSON file of references. */
+int rm_references_load(rm_references *t, const char *path, rm_error *err);
+const rm_reference *rm_references_find(const rm_references *t, const char *model,
+				       const char *metric);
+size_t rm_references_size(const rm_references *t);
+/* The table as an object of the form above (for run.json). */
+json_t *rm_references_json(const rm_references *t);
+
+/* The gate */
+
 /* A suite entry's own threshold for the models it selected. */
 typedef struct rm_threshold {
 	const char *model;
@@ -243,11 +512,18 @@ typedef struct rm_gate_opts {
 	const rm_threshold *thresholds; /* per model, overriding threshold_pct */
 	size_t n_thresholds;
 	const rm_direction_table *directions; /* NULL: the metric table only */
+	size_t window;			      /* runs the detector reads; 0: RM_DETECT_WINDOW */
+	const rm_references *references;      /* NULL: none */
 } rm_gate_opts;
 
-/* One model, metric, Dockerfile and GPU architecture of the run. */
+/* A run where a change started: the run judged, or one of the history's. */
+typedef struct rm_run_ref {
+	const char *id, *start, *commit; /* "" when unknown */
+} rm_run_ref;
+
+/* One model, metric, Dockerfile, GPU architecture and GPU count of the run. */
 typedef struct rm_change {
-	const char *model, *metric, *docker_file, *arch, *machine; /* point into the results */
+	const char *model, *metric, *docker_file, *arch, *n_gpus, *machine; /* into the rows */
 	const char *reason; /* of the first FAILURE/SKIPPED row, "" when none */
 	const char *log_file;
 	size_t n_rows, n_success, n_failed, n_skipped;
@@ -255,32 +531,56 @@ typedef struct rm_change {
 	const char *direction_why;
 	/* This run's SUCCESS values */
 	double mean, sd, min, max;
-	/* The baseline's */
-	const char *base_run;
-	size_t base_n;
+	/* What it is judged against: with one earlier run, that run; with more, the reference
+	 * level of the history (rm_detect) */
+	const char *base_run; /* the reference's first run */
+	size_t base_n;	      /* its runs (one earlier run: its values) */
 	double base_mean, base_sd;
-	double change_pct; /* NAN when not compared */
+	double level;	   /* the latest level (this run alone, or the runs since its change) */
+	size_t level_n;	   /* runs in it */
+	size_t n_history;  /* runs the detector read, this one included */
+	double change_pct; /* (level - reference) / |reference|; NAN when not compared */
 	double threshold;  /* percent used for this model; < 0 when not gated */
-	double noise_pct;  /* the noise band as percent of the baseline; NAN without repeats */
-	double t_crit;	   /* Student's t used (0 without repeats) */
-	rm_verdict verdict;
+	double noise_pct;  /* the significance band as percent of the reference; NAN if none */
+	double t_crit;	   /* the critical value (Student's t with two runs) */
+	rm_detect detect;  /* the detector's result (verdict NONE when no history) */
+	rm_run_ref since;  /* where the change judged started (id "" when none) */
+	rm_run_ref from;   /* the first run the detector read */
+	rm_run_ref cps[RM_DETECT_MAX_CHANGES]; /* every change point in the window */
+	size_t n_cps;
+	const char *accepted; /* the run an acceptance starts the history at, or NULL */
+	const rm_reference *pin;
+	rm_verdict pin_verdict; /* NONE, SAME, BETTER (above the upper bound), REGRESSION */
+	rm_verdict verdict;	/* the detector's, made REGRESSION by the reference */
 	char *note; /* one line for reports, e.g. "-7.10% (worse), outside the noise ..." */
 } rm_change;
 
 typedef struct rm_gate {
 	rm_change *v; /* in the run's row order of first appearance */
 	size_t n;
-	size_t n_regressions, n_compared, n_failed, n_skipped, n_unknown;
+	size_t n_regressions, n_compared, n_failed, n_skipped, n_unknown, n_better, n_unstable;
 	int enforce;
 	double threshold_pct;
 	int have_baseline;
 	char *rule; /* how the verdicts were reached, one paragraph for reports */
 } rm_gate;
 
-/* Judges run (one run's rows) against base (NULL: no baseline). */
+/* Judges run (one run's rows) against the history base (NULL: none). */
 void rm_gate_eval(const rm_results *run, const rm_baseline *base, const rm_gate_opts *o,
 		  rm_gate *out);
 void rm_gate_release(rm_gate *g);
+
+/*
+ * Judges the latest valued run of a series of the history against the runs before it (from
+ * its acceptance on), as the gate would have judged that run: returns 0 and fills d and
+ * *since (the run the change started at, id "" when none), or -1 when it has fewer than
+ * two valued runs.
+ */
+int rm_history_judge(const rm_baseline *b, const rm_hseries *s, const rm_detect_opts *o,
+		     rm_detect *d, rm_run_ref *since);
+
+/* The run a change starts at, as "run ID (TIME, models at COMMIT)" into buf. */
+void rm_run_ref_text(const rm_run_ref *r, char *buf, size_t size);
 
 /* Student's t two-sided 95 % critical value for dof degrees of freedom (>= 1). */
 double rm_t95(double dof);
@@ -388,16 +688,22 @@ typedef struct rm_html_opts {
 	const char *source;   /* shown under the title: the files or database read */
 	double threshold_pct; /* change colouring and verdicts; < 0: 5 */
 	const rm_direction_table *directions; /* NULL: the metric table only */
-	/* perf_<model>.csv rows of gpu_power_avg_w (rm_metrics_read_dir_named), or NULL: each
-	 * model's GPU power per run, plotted beside its trend on the same run axis (a column
-	 * shown only when some run has a figure). */
-	const rm_metrics *power;
+	size_t window;			      /* the detector's; 0: RM_DETECT_WINDOW */
+	/* The GPU power per run of each model (rm_history_read_metric_dir of gpu_power_avg_w),
+	 * or NULL: plotted beside its trend on the same run axis (a column shown only when
+	 * some run of the history has a figure). */
+	const rm_baseline *power;
 } rm_html_opts;
 
-/* Writes the report of history (rows of any number of runs; the newest run is the one
- * judged) to path. */
-int rm_html_report(const char *path, const rm_results *history, const rm_html_opts *o,
-		   rm_error *err);
+/* Points a series keeps for its trend (rm_history_opts.plot). */
+#define RM_HTML_PLOT_POINTS 128
+
+/*
+ * Writes the report of a history store made with rm_history_opts.plot (and keep_latest);
+ * latest is the latest run's rows (rm_history_latest), the run judged.
+ */
+int rm_html_report(const char *path, const rm_baseline *history, const rm_results *latest,
+		   const rm_html_opts *o, rm_error *err);
 
 /*
  * Making untrusted text (container logs, failure reasons, model names) safe for the formats

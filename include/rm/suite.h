@@ -10,7 +10,8 @@
  *     repeat: 3
  *     timeout: 3600                   # seconds per model run; 0 = none
  *     additional_context: {gpu_vendor: AMD}
- *     regression: {fail_on_regression: 5, baseline: nightly-baseline.csv}
+ *     regression: {fail_on_regression: 5, baseline: nightly-baseline.csv,
+ *                  references: refs.yaml, window: 30}
  *   entries:
  *     - tags: [llm, training]
  *       repeat: 5
@@ -20,8 +21,9 @@
  *
  * An included file holds `defaults:` (and may include others); its defaults apply first,
  * then the including file's, then each entry's. additional_context objects merge key by
- * key; the others replace. `baseline` is one per suite (under defaults.regression): a
- * relative path is resolved against the file that names it; a database URL is kept.
+ * key; the others replace. `baseline`, `references` and `window` are one per suite (under
+ * defaults.regression): a relative path is resolved against the file that names it; a
+ * database URL is kept; a references file is read and checked at once.
  *
  * Errors name the file, the line and column, and the field ("'nightly.yaml' line 12
  * column 14: entries[1].repeat: must be a whole number >= 1, not 'three'"). Unknown fields
@@ -58,7 +60,9 @@ typedef struct rm_suite {
 	char *name;
 	char *description; /* NULL when none */
 	char *file;
-	char *baseline; /* resolved path or database URL; NULL when none */
+	char *baseline;	    /* resolved path or database URL; NULL when none */
+	json_t *references; /* pinned references (loaded from their file); NULL: none */
+	size_t window;	    /* the detector's window; 0: not set */
 	rm_suite_entry *entries;
 	size_t n;
 	char **files; /* the suite file and every file it included, NULL-terminated */
@@ -81,10 +85,16 @@ typedef struct rm_nightly_opts {
 	const char *run_id;	 /* NULL: the last run in perf_csv */
 	const char *suite;	 /* suite name for JUnit and the summary; NULL: "run_models" */
 	const char *models_root; /* models.json folder for metric_direction; NULL: none */
-	/* Baseline: a perf.csv from an earlier run or a database URL. NULL: the manifest's
-	 * ("regression.baseline"), else the earlier runs in perf_csv itself. */
+	/* Baseline: the history to judge against, a perf.csv or a database URL. NULL: the
+	 * manifest's (options.baseline), else the earlier runs in perf_csv itself. */
 	const char *baseline;
-	const rm_baseline *baseline_open; /* already open (run): used instead of opening one */
+	rm_baseline *baseline_open; /* already open (run): used instead of opening one */
+	/* Pinned references: a YAML/JSON file; NULL: the manifest's (options.references). */
+	const char *references;
+	const rm_references *references_open; /* already loaded (run): used instead */
+	/* Runs of each series the detector reads; 0: the manifest's (options.history_window),
+	 * else RM_DETECT_WINDOW. */
+	size_t window;
 	/* Percent; < 0: the manifest's "regression.fail_on_regression", else gate off (the
 	 * report still judges at 5). The manifest's suite entries add per-model thresholds
 	 * (rm_nightly_thresholds). */
@@ -103,12 +113,15 @@ typedef struct rm_nightly_opts {
 
 typedef struct rm_nightly_result {
 	size_t n_rows, n_failed, n_skipped; /* rows and (model, metric) groups failed/skipped */
-	size_t n_compared, n_regressions;
+	size_t n_compared, n_regressions, n_better, n_unstable;
 	int gate_enforced;
 } rm_nightly_result;
 
 /*
- * Reads the run's rows, opens the baseline, judges them (rm_gate_eval), then writes, in this
+ * Reads the run's rows and its history (streamed: memory grows with the number of series,
+ * not of rows), the accepted changes (the perf.csv's companion file, and the baseline's:
+ * rm_accepted_read, rm_db_accepted), the pinned references, judges the run (rm_gate_eval),
+ * then writes, in this
  * order, JUnit, the Markdown summary (and $GITHUB_STEP_SUMMARY), the HTML report, the
  * database export and the archive (last, so it holds the others). Returns 0 with *res
  * filled; the caller turns it into the exit code (model failed, regression found). -1 when

@@ -32,6 +32,7 @@ int cmd_run(int argc, char **argv, rm_error *err);
 int cmd_list(int argc, char **argv, rm_error *err);
 int cmd_parse(int argc, char **argv, rm_error *err);
 int cmd_doctor(int argc, char **argv, rm_error *err);
+int cmd_accept(int argc, char **argv, rm_error *err);
 int cmd_report(int argc, char **argv, rm_error *err);
 int cmd_export(int argc, char **argv, rm_error *err);
 int cmd_suite(int argc, char **argv, rm_error *err);

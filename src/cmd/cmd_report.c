@@ -18,31 +18,77 @@
 #include "rm/util.h"
 #include "rm/suite.h"
 
+/* report html's reading: every row into the history, counted. */
+struct html_in {
+	rm_baseline *h;
+	size_t rows;
+};
+
+static int html_row(void *ctx, rm_result *row)
+{
+	struct html_in *in = ctx;
+	rm_history_add(in->h, row);
+	in->rows++;
+	return 0;
+}
+
+/* The latest run's rows again, by run id, when the sources were not in time order. */
+static int latest_again(struct opt_list *pos, const struct cli *cli, const char *id,
+			rm_results *out, rm_error *err)
+{
+	for (size_t i = 0; i < pos->n; i++)
+		if (!rm_db_is_url(pos->v[i]) && rm_results_read(out, pos->v[i], id, err) < 0)
+			return -1;
+	for (size_t i = 0; i < cli->db.n; i++) {
+		rm_db *db = NULL;
+		int rc = rm_db_open(cli->db.v[i], &db, err);
+		if (rc == 0)
+			rc = rm_db_read_results(db, id, out, err);
+		rm_db_close(db);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int report_html(int argc, char **argv, rm_error *err)
 {
 	struct cli cli;
 	struct opt_list pos = {0};
-	rm_results h = RM_RESULTS_INIT;
-	rm_metrics power = RM_METRICS_INIT;
+	rm_baseline *h = NULL, *power = NULL;
+	rm_results again = RM_RESULTS_INIT;
+	const rm_results *latest;
 	rm_direction_table *dirs = rm_direction_table_new();
 	rm_buf source = RM_BUF_INIT((size_t)1 << 16);
+	struct html_in in = {NULL, 0};
 	double t0 = rm_now();
-	int rc, md, ret = -1;
+	const char *id;
+	int rc, md, complete, ret = -1;
 
 	cli_init(&cli);
 	rc = opt_parse(CMD_REPORT_HTML, &cli, argc, argv, &pos, &md, err);
 	if (rc != 0) {
 		if (rc == 1) {
-			opt_help(stdout, CMD_REPORT_HTML,
-				 "usage: run_models report html [PERF_CSV...|DB_URL] [-o FILE]\n\n"
-				 "One self-contained HTML file: a trend per model and metric over "
-				 "the history,\nthe latest value against its baseline, the latest "
-				 "run's failures.",
-				 md);
+			opt_help(
+			    stdout, CMD_REPORT_HTML,
+			    "usage: run_models report html [PERF_CSV...|DB_URL] [-o FILE]\n\n"
+			    "One self-contained HTML file: a trend per model and metric over "
+			    "the history\nwith its change points, the latest value against its "
+			    "reference level, the latest\nrun's failures.",
+			    md);
 			ret = RM_EXIT_OK;
 		}
 		goto out;
 	}
+	if (cli.history_window == 1 || cli.history_window > RM_DETECT_MAX_WINDOW) {
+		rm_error_set(err, RM_ERR_USAGE, "--history-window takes 2 to %d runs, not %ld",
+			     RM_DETECT_MAX_WINDOW, cli.history_window);
+		goto out;
+	}
+	rm_history_opts hopt = {(size_t)cli.history_window, RM_HTML_PLOT_POINTS, NULL, 1};
+	rm_history_opts popt = {(size_t)cli.history_window, RM_HTML_PLOT_POINTS, NULL, 0};
+	in.h = h = rm_history_new(&hopt);
+	power = rm_history_new(&popt);
 	/* Positional words: perf.csv files, or database URLs. */
 	for (size_t i = 0; i < pos.n; i++)
 		if (rm_db_is_url(pos.v[i])) {
@@ -57,12 +103,13 @@ static int report_html(int argc, char **argv, rm_error *err)
 		char *dir;
 		if (rm_db_is_url(pos.v[i]))
 			continue;
-		if (rm_results_read(&h, pos.v[i], NULL, err) < 0)
+		if (rm_results_each(pos.v[i], NULL, html_row, &in, err) < 0 ||
+		    rm_accepted_read(h, pos.v[i], err) < 0)
 			goto out;
 		rm_buf_addf(&source, "%s%s", source.len ? ", " : "", pos.v[i]);
 		/* the GPU power of its runs, from the perf_<model>.csv files beside it */
 		dir = rm_dirname(pos.v[i]);
-		rc = rm_metrics_read_dir_named(&power, dir, NULL, "gpu_power_avg_w", err);
+		rc = rm_history_read_metric_dir(power, dir, "gpu_power_avg_w", err);
 		free(dir);
 		if (rc < 0)
 			goto out;
@@ -72,7 +119,9 @@ static int report_html(int argc, char **argv, rm_error *err)
 		char *red = rm_db_redact(cli.db.v[i]);
 		rc = rm_db_open(cli.db.v[i], &db, err);
 		if (rc == 0)
-			rc = rm_db_read_results(db, NULL, &h, err);
+			rc = rm_db_each_result(db, NULL, html_row, &in, err);
+		if (rc == 0)
+			rc = rm_db_accepted(db, h, err);
 		rm_db_close(db);
 		rm_buf_addf(&source, "%s%s", source.len ? ", " : "", red);
 		free(red);
@@ -81,17 +130,26 @@ static int report_html(int argc, char **argv, rm_error *err)
 	}
 	if (cli.models_root && rm_direction_table_load(dirs, cli.models_root, err) < 0)
 		goto out;
-	rm_html_opts ho = {cli.title, rm_buf_str(&source), cli.threshold, dirs, &power};
+	id = rm_history_latest(h, &latest, &complete);
+	if (id && !complete) {
+		if (latest_again(&pos, &cli, id, &again, err) < 0)
+			goto out;
+		latest = &again;
+	}
+	rm_html_opts ho = {cli.title, rm_buf_str(&source),	  cli.threshold,
+			   dirs,      (size_t)cli.history_window, power};
 	const char *out = cli.output ? cli.output : "report.html";
-	if (rm_html_report(out, &h, &ho, err) < 0)
+	if (rm_html_report(out, h, latest, &ho, err) < 0)
 		goto out;
-	fprintf(stderr, "report: %s from %zu rows in %.2f s\n", out, h.n, rm_now() - t0);
+	fprintf(stderr, "report: %s from %zu rows (%zu series, %zu runs) in %.2f s\n", out, in.rows,
+		rm_history_n_series(h), rm_history_n_runs(h), rm_now() - t0);
 	ret = RM_EXIT_OK;
 out:
 	rm_buf_release(&source);
 	rm_direction_table_free(dirs);
-	rm_metrics_release(&power);
-	rm_results_release(&h);
+	rm_results_release(&again);
+	rm_baseline_free(h);
+	rm_baseline_free(power);
 	opt_list_release(&pos);
 	cli_release(&cli);
 	return ret;
@@ -140,9 +198,10 @@ static int report_ci(int argc, char **argv, rm_error *err)
 	if (rm_nightly_finish(&o, &res, err) < 0)
 		goto out;
 	fprintf(stderr,
-		"report: %zu results, %zu failed, %zu skipped, %zu compared, %zu regression(s)%s\n",
-		res.n_rows, res.n_failed, res.n_skipped, res.n_compared, res.n_regressions,
-		res.gate_enforced ? "" : " (gate off)");
+		"report: %zu results, %zu failed, %zu skipped, %zu compared, %zu improvement(s), "
+		"%zu unstable, %zu regression(s)%s\n",
+		res.n_rows, res.n_failed, res.n_skipped, res.n_compared, res.n_better,
+		res.n_unstable, res.n_regressions, res.gate_enforced ? "" : " (gate off)");
 	ret = rm_exit_code_for(res.n_failed, res.gate_enforced ? res.n_regressions : 0, 0);
 out:
 	free(beside);

@@ -104,6 +104,8 @@ void nightly_outputs(const struct cli *cli, rm_nightly_opts *o)
 	o->baseline = cli->baseline;
 	o->fail_on_regression = cli->fail_on_regression;
 	o->no_step_summary = cli->no_step_summary;
+	o->references = cli->references;
+	o->window = (size_t)cli->history_window;
 }
 
 int rm_exit_code_for(size_t n_failed, size_t n_regressions, int engine_lost)
@@ -119,7 +121,8 @@ int rm_exit_code_for(size_t n_failed, size_t n_regressions, int engine_lost)
 static int wants_ci(const struct cli *c)
 {
 	return c->suite || c->junit || c->summary_markdown || c->html || c->archive ||
-	       c->export_dbs.n || c->baseline || c->fail_on_regression >= 0;
+	       c->export_dbs.n || c->baseline || c->fail_on_regression >= 0 || c->references ||
+	       c->history_window;
 }
 
 /* A suite, or --tags with CI outputs: one run id, run.json, the outputs at the end. */

@@ -38,6 +38,10 @@ const struct opt_cmd opt_cmds[] = {
      "run_models build --tags TAG[,TAG...] [--registry HOST:PORT] [--manifest FILE] [options]",
      "Builds (and pushes) the selected models' images and writes a build manifest that `run "
      "--manifest` runs."},
+    {"accept", CMD_ACCEPT, "run_models accept [PERF_CSV|DB_URL] --model NAME [options]",
+     "Records that a model's change is intended from a run on (the run where the gate finds "
+     "its regression started, or `--since RUN_ID`), in the perf CSV's companion file "
+     "(`perf.accepted.csv`) or the database: the gate then judges it only from that run on."},
     {"completion", CMD_COMPLETION, "run_models completion bash|tags",
      "`bash` prints the bash completion script (installed with run_models); `tags` prints the "
      "model names and tags of the folder's models.json, which the script completes "
@@ -400,6 +404,7 @@ void opt_bash_completion(FILE *f)
 		    {"export", CMD_EXPORT},
 		    {"suite", CMD_SUITE},
 		    {"build", CMD_BUILD},
+		    {"accept", CMD_ACCEPT},
 		    {"completion", CMD_COMPLETION}};
 	const size_t n = sizeof(cmds) / sizeof(cmds[0]);
 

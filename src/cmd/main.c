@@ -23,6 +23,7 @@ static const struct cmd_entry commands[] = {
     {"doctor", cmd_doctor, "check this host before benchmarking"},
     {"report", cmd_report, "HTML trend report; CI outputs (JUnit, summary, gate) from perf.csv"},
     {"export", cmd_export, "export perf.csv results to SQLite or PostgreSQL"},
+    {"accept", cmd_accept, "record that a model's change is intended (the gate stops flagging it)"},
     {"suite", cmd_suite, "check a suite file and print its resolved entries"},
     {"build", cmd_build, "build (and push) the selected models' images, write a build manifest"},
     {"completion", cmd_completion, "print the bash completion script (installed with run_models)"},

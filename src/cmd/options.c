@@ -189,9 +189,31 @@ const struct opt opt_table[] = {
      "default: the earlier rows of the perf CSV",
      CI, NULL},
     {"fail-on-regression", 0, NUM(fail_on_regression), "PCT",
-     "exit 6 when every model ran but a metric got worse by more than PCT percent and outside "
-     "the noise of the repeats",
+     "exit 6 when every model ran but a metric is worse than its history's reference level by "
+     "more than PCT percent and outside the noise (docs/nightly.md), or outside its pinned "
+     "reference",
      CI, NULL},
+    {"references", 0, STR(references), "FILE",
+     "pinned references, YAML or JSON: `{model: {metric: {value: V, lower: PCT, upper: "
+     "PCT}}}`; a value outside on the bad side is a regression",
+     CI, NULL},
+    {"history-window", 0, INT(history_window), "N",
+     "runs of each model and metric the gate reads (default 30, at most 200)",
+     CI | CMD_REPORT_HTML | CMD_ACCEPT, NULL},
+    /* accept */
+    {"model", 0, STR(model), "NAME", "the model whose change is intended", CMD_ACCEPT, NULL},
+    {"metric", 0, STR(metric), "NAME", "only this metric (default: every metric of the model)",
+     CMD_ACCEPT, NULL},
+    {"since", 0, STR(since), "RUN_ID",
+     "the run the intended change starts at (default: where the gate finds the model's "
+     "current regression started)",
+     CMD_ACCEPT, NULL},
+    {"machine", 0, STR(machine), "HOST", "only this machine (default: every machine)", CMD_ACCEPT,
+     NULL},
+    {"reason", 0, STR(reason), "TEXT", "why the change is intended, kept with the record",
+     CMD_ACCEPT, NULL},
+    {"fail-on-regression", 0, NUM(fail_on_regression), "PCT",
+     "without `--since`: the threshold the gate uses (default 5)", CMD_ACCEPT, NULL},
     /* report ci, report html, export */
     {"output", 'o', STR(output), "FILE", "the report to write (default `report.html`)",
      CMD_REPORT_HTML, NULL},
@@ -213,7 +235,7 @@ const struct opt opt_table[] = {
      CMD_REPORT_CI | CMD_EXPORT, NULL},
     {"models-root", 0, STR(models_root), "DIR",
      "read `metric_direction` overrides from DIR/models.json",
-     CMD_REPORT_HTML | CMD_REPORT_CI | CMD_EXPORT, NULL},
+     CMD_REPORT_HTML | CMD_REPORT_CI | CMD_EXPORT | CMD_ACCEPT, NULL},
     {"add", 0, LIST(archive_add), "PATH", "one more file or folder for the archive; repeatable",
      CMD_REPORT_CI, NULL},
     {"no-metrics", 0, FLAG(no_metrics), NULL, "leave the perf_<model>.csv files out", CMD_EXPORT,

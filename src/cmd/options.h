@@ -26,7 +26,8 @@ enum {
 	CMD_BUILD = 1 << 8,
 	CMD_NODE_RUN = 1 << 9, /* hidden: what each SLURM task runs */
 	CMD_COMPLETION = 1 << 10,
-	CMD_ALL = (1 << 11) - 1,
+	CMD_ACCEPT = 1 << 11,
+	CMD_ALL = (1 << 12) - 1,
 };
 
 enum opt_type {
@@ -95,6 +96,14 @@ struct cli {
 	const char *baseline;
 	double fail_on_regression; /* percent; -1 when not given */
 	int no_step_summary;
+	const char *references;
+	long history_window; /* 0 when not given */
+	/* accept */
+	const char *model;
+	const char *metric;
+	const char *since;
+	const char *reason;
+	const char *machine;
 	/* report ci, report html, export */
 	const char *run_id;
 	const char *manifest;

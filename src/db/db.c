@@ -132,6 +132,20 @@ static const struct migration {
      " name TEXT NOT NULL,"
      " value TEXT NOT NULL,"
      " PRIMARY KEY (run_id, name));"},
+    {2, "accepted changes",
+     "CREATE TABLE accepted ("
+     " id {ID},"
+     " model TEXT NOT NULL,"
+     " metric TEXT NOT NULL DEFAULT '',"
+     " docker_file TEXT NOT NULL DEFAULT '',"
+     " gpu_architecture TEXT NOT NULL DEFAULT '',"
+     " n_gpus TEXT NOT NULL DEFAULT '',"
+     " machine_name TEXT NOT NULL DEFAULT '',"
+     " since_run TEXT NOT NULL,"
+     " since_at {TS},"
+     " accepted_at {TS} NOT NULL,"
+     " reason TEXT NOT NULL DEFAULT '');"
+     "CREATE INDEX accepted_model ON accepted (model);"},
 };
 #define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
 
@@ -257,8 +271,8 @@ static int count_row(void *ctx, const char *const *cols, size_t n)
 
 int rm_db_count(rm_db *db, const char *table, long long *n, rm_error *err)
 {
-	static const char *const tables[] = {"runs", "results", "metrics", "environment",
-					     "rm_schema"};
+	static const char *const tables[] = {"runs",	    "results",	"metrics",
+					     "environment", "accepted", "rm_schema"};
 	char sql[64];
 	size_t i;
 

@@ -125,30 +125,36 @@ static void pg_finalize(db_stmt *s)
 	free(s);
 }
 
+/* Rows one at a time (libpq's single-row mode): a query over a large history is never
+ * held in memory whole. */
 static int pg_query(void *h, const char *sql, const char *const *params, int n_params, db_row_fn fn,
 		    void *ctx, rm_error *err)
 {
-	PGresult *r = PQexecParams(h, sql, n_params, NULL, params, NULL, NULL, 0);
 	const char **cols = NULL;
-	int nr, nc;
+	PGresult *r;
+	int stop = 0, failed = 0;
 
-	if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) {
-		postgres_fail(h, r, err, "query");
+	if (!PQsendQueryParams(h, sql, n_params, NULL, params, NULL, NULL, 0))
+		return postgres_fail(h, NULL, err, "query");
+	PQsetSingleRowMode(h);
+	/* Every result is read, after a failure or a stop too: the connection must be idle
+	 * again. */
+	while ((r = PQgetResult(h))) {
+		ExecStatusType st = PQresultStatus(r);
+		if (st == PGRES_SINGLE_TUPLE && !stop && !failed) {
+			int nc = PQnfields(r);
+			cols = rm_xrealloc(cols, ((size_t)nc + 1) * sizeof(*cols));
+			for (int j = 0; j < nc; j++)
+				cols[j] = PQgetisnull(r, 0, j) ? NULL : PQgetvalue(r, 0, j);
+			stop = fn(ctx, cols, (size_t)nc);
+		} else if (st != PGRES_SINGLE_TUPLE && st != PGRES_TUPLES_OK && !failed) {
+			postgres_fail(h, r, err, "query");
+			failed = 1;
+		}
 		PQclear(r);
-		return -1;
-	}
-	nr = PQntuples(r);
-	nc = PQnfields(r);
-	cols = rm_xcalloc((size_t)nc + 1, sizeof(*cols));
-	for (int i = 0; i < nr; i++) {
-		for (int j = 0; j < nc; j++)
-			cols[j] = PQgetisnull(r, i, j) ? NULL : PQgetvalue(r, i, j);
-		if (fn(ctx, cols, (size_t)nc))
-			break;
 	}
 	free(cols);
-	PQclear(r);
-	return 0;
+	return failed ? -1 : 0;
 }
 
 const db_backend rm_db_postgres = {

@@ -1,7 +1,7 @@
 /*
- * The HTML trend report. Everything is computed once over sorted row indexes: the runs in
- * time order, one series per (model, metric, Dockerfile, GPU architecture, machine), the
- * latest run judged against its baseline by the same gate as CI uses.
+ * The HTML trend report from a history store (rm/results.h): the runs in time order, one
+ * row per series, the latest run judged by the same gate as CI, its change points marked.
+ * Memory is the store's (bounded per series) and the latest run's rows.
  */
 #include <math.h>
 #include <stdio.h>
@@ -11,136 +11,47 @@
 #include "html_internal.h"
 #include "rm/results.h"
 
-static struct ctx *sort_ctx;
+static const struct report *sort_report;
 
-static int key_cmp(const rm_result *a, const rm_result *b)
-{
-	static const int cols[] = {RM_COL_MODEL, RM_COL_METRIC, RM_COL_DOCKERFILE, RM_COL_ARCH,
-				   RM_COL_MACHINE};
-	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
-		int c = strcmp(a->col[cols[i]], b->col[cols[i]]);
-		if (c)
-			return c;
-	}
-	return 0;
-}
-
-static int by_key_run(const void *pa, const void *pb)
-{
-	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-	int c = key_cmp(&sort_ctx->h->rows[a], &sort_ctx->h->rows[b]);
-	if (c)
-		return c;
-	if (sort_ctx->run_of[a] != sort_ctx->run_of[b])
-		return sort_ctx->run_of[a] < sort_ctx->run_of[b] ? -1 : 1;
-	return (a > b) - (a < b);
-}
-
+/* Runs by start time, then order of appearance. */
 static int by_start(const void *pa, const void *pb)
 {
-	const struct run *a = pa, *b = pb;
-	int c = strcmp(a->start, b->start);
-	return c ? c : (a->order > b->order) - (a->order < b->order);
-}
-
-/* Runs in time order; run_of[] per row. */
-static void index_runs(struct ctx *c)
-{
-	const rm_results *h = c->h;
-	size_t cap = 0, last = (size_t)-1, *map;
-
-	c->run_of = rm_xcalloc(h->n ? h->n : 1, sizeof(*c->run_of));
-	for (size_t i = 0; i < h->n; i++) {
-		const char *id = h->rows[i].col[RM_COL_RUN_ID],
-			   *ts = h->rows[i].col[RM_COL_TIMESTAMP];
-		size_t k = last;
-		/* Rows of a run sit together in an append-only file: try the last one first. */
-		if (k == (size_t)-1 || strcmp(c->runs[k].id, id))
-			for (k = 0; k < c->n_runs; k++)
-				if (!strcmp(c->runs[k].id, id))
-					break;
-		if (k == c->n_runs) {
-			if (c->n_runs == cap) {
-				cap = cap ? cap * 2 : 64;
-				c->runs = rm_xrealloc(c->runs, cap * sizeof(*c->runs));
-			}
-			c->runs[k].id = id;
-			c->runs[k].start = ts;
-			c->runs[k].order = k;
-			c->n_runs++;
-		} else if (ts[0] && (!c->runs[k].start[0] || strcmp(ts, c->runs[k].start) < 0)) {
-			c->runs[k].start = ts;
-		}
-		c->run_of[i] = k;
-		last = k;
-	}
-	/* Sort by start, then renumber the rows' run indexes. */
-	struct run *sorted = rm_xcalloc(c->n_runs ? c->n_runs : 1, sizeof(*sorted));
-	memcpy(sorted, c->runs, c->n_runs * sizeof(*sorted));
-	qsort(sorted, c->n_runs, sizeof(*sorted), by_start);
-	map = rm_xcalloc(c->n_runs ? c->n_runs : 1, sizeof(*map));
-	for (size_t k = 0; k < c->n_runs; k++)
-		map[sorted[k].order] = k;
-	for (size_t i = 0; i < h->n; i++)
-		c->run_of[i] = map[c->run_of[i]];
-	free(c->runs);
-	c->runs = sorted;
-	free(map);
-	c->latest = c->n_runs ? c->n_runs - 1 : 0;
-}
-
-static int success(const rm_result *r)
-{
-	return !strcmp(r->col[RM_COL_STATUS], "SUCCESS") && isfinite(r->performance);
-}
-
-size_t rm_results__html_points_of(const struct ctx *c, const struct series *s, struct point *p)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < s->n;) {
-		size_t run = c->run_of[s->rows[i]], cnt = 0;
-		double sum = 0;
-		int failed = 0;
-		for (; i < s->n && c->run_of[s->rows[i]] == run; i++) {
-			const rm_result *r = &c->h->rows[s->rows[i]];
-			if (success(r)) {
-				sum += r->performance;
-				cnt++;
-			} else if (!strcmp(r->col[RM_COL_STATUS], "FAILURE")) {
-				failed = 1;
-			}
-		}
-		p[n].run = run;
-		p[n].v = cnt ? sum / (double)cnt : NAN;
-		p[n].failed = failed;
-		n++;
-	}
-	return n;
-}
-
-static int by_model_run(const void *pa, const void *pb)
-{
 	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-	int c =
-	    strcmp(sort_ctx->h->rows[a].col[RM_COL_MODEL], sort_ctx->h->rows[b].col[RM_COL_MODEL]);
-	if (c)
-		return c;
-	return (sort_ctx->run_of[a] > sort_ctx->run_of[b]) -
-	       (sort_ctx->run_of[a] < sort_ctx->run_of[b]);
+	int c = strcmp(rm_history_run(sort_report->h, a)->start,
+		       rm_history_run(sort_report->h, b)->start);
+	return c ? c : (a > b) - (a < b);
 }
 
-size_t rm_results__html_lower_model(const struct ctx *c, const size_t *idx, size_t n,
-				    const char *model)
+static void order_runs(struct report *r)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (strcmp(c->h->rows[idx[mid]].col[RM_COL_MODEL], model) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	size_t n = r->n_runs ? r->n_runs : 1;
+
+	r->by_rank = rm_xcalloc(n, sizeof(*r->by_rank));
+	r->rank_of = rm_xcalloc(n, sizeof(*r->rank_of));
+	for (size_t k = 0; k < r->n_runs; k++)
+		r->by_rank[k] = k;
+	sort_report = r;
+	qsort(r->by_rank, r->n_runs, sizeof(*r->by_rank), by_start);
+	for (size_t k = 0; k < r->n_runs; k++)
+		r->rank_of[r->by_rank[k]] = k;
+}
+
+double rm_results__html_x(const struct report *r, const rm_hpoint *p)
+{
+	double a = (double)r->rank_of[p->run_first], b = (double)r->rank_of[p->run];
+	if (r->n_runs < 2)
+		return PLOT / 2.0;
+	return PAD + (a + b) / 2 * (PLOT - 2 * PAD) / (double)(r->n_runs - 1);
+}
+
+static int key_cmp(const rm_hseries *a, const rm_hseries *b)
+{
+	int c;
+	if ((c = strcmp(a->model, b->model)) || (c = strcmp(a->metric, b->metric)) ||
+	    (c = strcmp(a->docker_file, b->docker_file)) || (c = strcmp(a->arch, b->arch)) ||
+	    (c = strcmp(a->n_gpus, b->n_gpus)))
+		return c;
+	return strcmp(a->machine, b->machine);
 }
 
 static int rank_of(const struct series *s)
@@ -160,76 +71,60 @@ static int by_rank(const void *pa, const void *pb)
 	const struct series *a = pa, *b = pb;
 	if (a->rank != b->rank)
 		return a->rank - b->rank;
-	return key_cmp(a->r0, b->r0);
+	return key_cmp(a->h, b->h);
 }
 
-/* The latest run's rows (shallow copies: owned by h) and its verdicts. */
-static void judge_latest(struct report *r, const rm_results *h)
+static int by_key(const void *pa, const void *pb)
 {
-	rm_gate_opts go = {r->o->threshold_pct, 0, NULL, 0, r->o->directions};
+	const struct series *a = pa, *b = pb;
+	return key_cmp(a->h, b->h);
+}
 
-	if (!r->c.n_runs)
-		return;
-	for (size_t i = 0; i < h->n; i++) {
-		if (r->c.run_of[i] != r->c.latest)
-			continue;
-		if (r->latest.n == r->latest.cap_) {
-			r->latest.cap_ = r->latest.cap_ ? r->latest.cap_ * 2 : 64;
-			r->latest.rows =
-			    rm_xrealloc(r->latest.rows, r->latest.cap_ * sizeof(*r->latest.rows));
-		}
-		r->latest.rows[r->latest.n++] = h->rows[i];
-		r->n_fail_latest += !strcmp(h->rows[i].col[RM_COL_STATUS], "FAILURE");
+static int has_value(const rm_hseries *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->p[i].n)
+			return 1;
+	return 0;
+}
+
+/*
+ * The rows of the page: series with a value, and the metric-less series (failures) of a
+ * model that never produced one. A model's failures mark every plot of that model.
+ */
+static void make_series(struct report *r)
+{
+	size_t n = rm_history_n_series(r->h), w = 0;
+	struct series *all = rm_xcalloc(n ? n : 1, sizeof(*all));
+
+	for (size_t i = 0; i < n; i++) {
+		all[i].h = rm_history_series_at(r->h, i);
 	}
-	r->base = rm_baseline_from_results(h, r->c.runs[r->c.latest].id);
-	rm_gate_eval(&r->latest, r->base, &go, &r->gate);
-}
-
-/* Series: rows sorted by key then run, one series per key. Rows without a metric are
- * failures of a model that has a series of its own; they make a series only for a model
- * that never produced a value. */
-static void make_series(struct report *r, const rm_results *h)
-{
-	r->idx = rm_xcalloc(h->n ? h->n : 1, sizeof(*r->idx));
-	for (size_t i = 0; i < h->n; i++)
-		r->idx[i] = i;
-	sort_ctx = &r->c;
-	qsort(r->idx, h->n, sizeof(*r->idx), by_key_run);
-	r->ser = rm_xcalloc(h->n ? h->n : 1, sizeof(*r->ser));
-	for (size_t i = 0; i < h->n;) {
-		size_t j = i;
-		int any_value = 0;
-		while (j < h->n && !key_cmp(&h->rows[r->idx[i]], &h->rows[r->idx[j]]))
-			any_value |= success(&h->rows[r->idx[j++]]);
-		struct series *s = &r->ser[r->n_series];
-		s->rows = r->idx + i;
-		s->n = j - i;
-		s->r0 = &h->rows[r->idx[i]];
-		if (any_value || !s->r0->col[RM_COL_METRIC][0])
-			r->n_series++;
+	qsort(all, n, sizeof(*all), by_key); /* a model's series together, metric "" first */
+	r->ser = rm_xcalloc(n ? n : 1, sizeof(*r->ser));
+	for (size_t i = 0; i < n;) {
+		size_t j = i, fail = RM_DETECT_NONE, kept = 0;
+		while (j < n && !strcmp(all[j].h->model, all[i].h->model))
+			j++;
+		for (size_t k = i; k < j; k++)
+			if (!all[k].h->metric[0] && all[k].h->n_failed_runs &&
+			    (fail == RM_DETECT_NONE ||
+			     all[k].h->n_failed_runs > all[fail].h->n_failed_runs))
+				fail = k;
+		for (size_t k = i; k < j; k++)
+			if (all[k].h->metric[0] && has_value(all[k].h)) {
+				r->ser[w] = all[k];
+				r->ser[w++].fail = fail != RM_DETECT_NONE ? all[fail].h : NULL;
+				kept++;
+			}
+		if (!kept && fail != RM_DETECT_NONE) {
+			r->ser[w] = all[fail];
+			r->ser[w++].fail = all[fail].h;
+		}
 		i = j;
 	}
-}
-
-/* Metric-less series of models that have a real series are dropped; the failures still mark
- * the real series' plots and the failure table. */
-static void drop_metricless(struct report *r)
-{
-	size_t w = 0;
-
-	for (size_t i = 0; i < r->n_series; i++) {
-		const struct series *s = &r->ser[i];
-		int keep = 1;
-		if (!s->r0->col[RM_COL_METRIC][0])
-			for (size_t k = 0; k < r->n_series && keep; k++)
-				if (k != i && r->ser[k].r0->col[RM_COL_METRIC][0] &&
-				    !strcmp(r->ser[k].r0->col[RM_COL_MODEL],
-					    s->r0->col[RM_COL_MODEL]))
-					keep = 0;
-		if (keep)
-			r->ser[w++] = *s;
-	}
 	r->n_series = w;
+	free(all);
 }
 
 /* Each series' verdict in the latest run, its rank, and the number of models. */
@@ -237,53 +132,46 @@ static void attach_changes(struct report *r)
 {
 	for (size_t i = 0; i < r->n_series; i++) {
 		struct series *s = &r->ser[i];
-		const char *model = s->r0->col[RM_COL_MODEL];
 		for (size_t k = 0; k < r->gate.n; k++) {
 			const rm_change *ch = &r->gate.v[k];
-			if (strcmp(ch->model, model))
+			if (strcmp(ch->model, s->h->model))
 				continue;
 			if (ch->n_failed)
 				s->failed_latest = 1;
-			if (!strcmp(ch->metric, s->r0->col[RM_COL_METRIC]) &&
-			    !strcmp(ch->docker_file, s->r0->col[RM_COL_DOCKERFILE]) &&
-			    !strcmp(ch->arch, s->r0->col[RM_COL_ARCH]) && ch->n_success)
+			if (!strcmp(ch->metric, s->h->metric) &&
+			    !strcmp(ch->docker_file, s->h->docker_file) &&
+			    !strcmp(ch->arch, s->h->arch) && !strcmp(ch->n_gpus, s->h->n_gpus) &&
+			    !strcmp(ch->machine, s->h->machine) && ch->n_success)
 				s->change = ch;
 		}
 		s->rank = rank_of(s);
-		if (i == 0 || strcmp(model, r->ser[i - 1].r0->col[RM_COL_MODEL]))
+		if (i == 0 || strcmp(s->h->model, r->ser[i - 1].h->model))
 			r->n_models++;
 	}
 	qsort(r->ser, r->n_series, sizeof(*r->ser), by_rank);
 }
 
-/* FAILURE rows by model, then run. */
-static void index_failures(struct report *r, const rm_results *h)
-{
-	r->fidx = rm_xcalloc(h->n ? h->n : 1, sizeof(*r->fidx));
-	for (size_t i = 0; i < h->n; i++)
-		if (!strcmp(h->rows[i].col[RM_COL_STATUS], "FAILURE"))
-			r->fidx[r->n_fidx++] = i;
-	sort_ctx = &r->c;
-	qsort(r->fidx, r->n_fidx, sizeof(*r->fidx), by_model_run);
-}
-
-int rm_html_report(const char *path, const rm_results *h, const rm_html_opts *o, rm_error *err)
+int rm_html_report(const char *path, const rm_baseline *h, const rm_results *latest,
+		   const rm_html_opts *o, rm_error *err)
 {
 	struct report r;
 	rm_buf out = RM_BUF_INIT(HTML_MAX);
+	rm_gate_opts go = {o->threshold_pct, 0, NULL, 0, o->directions, o->window, NULL};
 	int ret = -1;
 
 	memset(&r, 0, sizeof(r));
 	r.o = o;
-	r.c.h = h;
-	r.latest = (rm_results)RM_RESULTS_INIT;
-	index_runs(&r.c);
-	r.power = rm_results__html_power_new(&r.c, o->power);
-	judge_latest(&r, h);
-	make_series(&r, h);
-	drop_metricless(&r);
+	r.h = h;
+	r.latest = latest;
+	r.n_runs = rm_history_n_runs(h);
+	r.latest_id = rm_history_latest(h, NULL, NULL);
+	order_runs(&r);
+	r.power = rm_results__html_power_new(&r, o->power);
+	for (size_t i = 0; i < latest->n; i++)
+		r.n_fail_latest += !strcmp(latest->rows[i].col[RM_COL_STATUS], "FAILURE");
+	rm_gate_eval(latest, h, &go, &r.gate);
+	make_series(&r);
 	attach_changes(&r);
-	index_failures(&r, h);
 	rm_results__html_page(&out, &r);
 	if (out.len >= out.max)
 		rm_error_set(err, RM_ERR_IO, "report '%s' would exceed %zu MiB", path,
@@ -291,14 +179,10 @@ int rm_html_report(const char *path, const rm_results *h, const rm_html_opts *o,
 	else
 		ret = rm_write_text_file(path, out.data, out.len, 0, err);
 	rm_results__html_power_free(r.power);
-	free(r.fidx);
 	free(r.ser);
-	free(r.idx);
-	free(r.c.run_of);
-	free(r.c.runs);
-	free(r.latest.rows);
+	free(r.by_rank);
+	free(r.rank_of);
 	rm_gate_release(&r.gate);
-	rm_baseline_free(r.base);
 	rm_buf_release(&out);
 	return ret;
 }

@@ -29,6 +29,8 @@ static const char css[] =
     "svg text{font-size:9px;fill:#59636e;text-anchor:end}"
     "svg circle{fill:#0969da}svg circle.regression,svg circle.failed{fill:#cf222e}"
     "svg circle.better{fill:#1a7f37}svg circle.old{fill:#8c959f}"
+    "svg line.cp{stroke:#9a6700;stroke-dasharray:2 2}svg line.cp.since{stroke:#cf222e;"
+    "stroke-dasharray:none}svg line.ref{stroke:#1a7f37;stroke-dasharray:4 2}"
     ".regression{color:#cf222e;font-weight:600}.better{color:#1a7f37}"
     ".noise,.same,.none{color:#59636e}.unknown{color:#9a6700}.failed{color:#cf222e}"
     "tr.regression td{background:#ffebe9}pre{white-space:pre-wrap;margin:0;font-size:12px}"
@@ -56,25 +58,50 @@ static const char *verdict_class(const rm_change *ch)
 	}
 }
 
-static double xpos(const struct ctx *c, size_t run)
+/* The x of a run index (for change points). */
+static double run_x(const struct report *r, size_t run)
 {
-	if (c->n_runs < 2)
-		return PLOT / 2.0;
-	return PAD + (double)run * (PLOT - 2 * PAD) / (double)(c->n_runs - 1);
+	rm_hpoint p = {0};
+	p.run = p.run_first = run;
+	return rm_results__html_x(r, &p);
 }
 
-static void plot(rm_buf *o, const struct ctx *c, const struct series *s, const struct point *p,
-		 size_t np, const unsigned char *failed_runs)
+/* Vertical marks where the latest verdict's change points are: the one the change judged
+ * started at in red, the others dashed. */
+static void change_points(rm_buf *o, const struct report *r, const rm_change *ch)
 {
-	double lo = INFINITY, hi = -INFINITY, span;
-	const rm_change *ch = s->change;
-	size_t nv = 0;
+	char since[256];
 
-	for (size_t i = 0; i < np; i++)
-		if (isfinite(p[i].v)) {
-			lo = fmin(lo, p[i].v);
-			hi = fmax(hi, p[i].v);
+	for (size_t i = 0; ch && i < ch->n_cps; i++) {
+		size_t run = rm_history_run_index(r->h, ch->cps[i].id);
+		int is_since = ch->since.id[0] && !strcmp(ch->since.id, ch->cps[i].id);
+		double x;
+		if (run == RM_DETECT_NONE)
+			continue;
+		x = run_x(r, run);
+		rm_run_ref_text(&ch->cps[i], since, sizeof(since));
+		rm_buf_addf(o,
+			    "<line class=\"cp%s\" x1=\"%.1f\" x2=\"%.1f\" y1=\"1\" y2=\"%d\">"
+			    "<title>change point: ",
+			    is_since ? " since" : "", x, x, PH - 1);
+		rm_text_html(o, since);
+		rm_buf_addstr(o, "</title></line>");
+	}
+}
+
+static void plot(rm_buf *o, const struct report *r, const struct series *s)
+{
+	const rm_hseries *h = s->h;
+	const rm_change *ch = s->change;
+	double lo = INFINITY, hi = -INFINITY, span;
+	size_t nv = 0, last = RM_DETECT_NONE;
+
+	for (size_t i = 0; i < h->n; i++)
+		if (h->p[i].n) {
+			lo = fmin(lo, h->p[i].mean);
+			hi = fmax(hi, h->p[i].mean);
 			nv++;
+			last = i;
 		}
 	if (ch && isfinite(ch->base_mean)) {
 		lo = fmin(lo, ch->base_mean);
@@ -85,33 +112,47 @@ static void plot(rm_buf *o, const struct ctx *c, const struct series *s, const s
 		span = fabs(hi) > 0 ? fabs(hi) * 0.1 : 1;
 #define Y(v) (PH - 10 - ((v)-lo) / span * (PH - 18) + 2)
 	rm_buf_addf(o, "<svg class=\"trend\" data-model=\"");
-	rm_text_html(o, s->r0->col[RM_COL_MODEL]);
+	rm_text_html(o, h->model);
 	rm_buf_addf(o, "\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\"><title>",
 		    PW, PH, PW, PH);
-	rm_text_html(o, s->r0->col[RM_COL_MODEL]);
+	rm_text_html(o, h->model);
 	rm_buf_addstr(o, " ");
-	rm_text_html(o, s->r0->col[RM_COL_METRIC]);
+	rm_text_html(o, h->metric);
 	if (nv)
-		rm_buf_addf(o, ": %zu runs, min %.6g, max %.6g", nv, lo, hi);
+		rm_buf_addf(o, ": %zu runs, min %.6g, max %.6g", h->n_runs, lo, hi);
+	if (ch && ch->n_cps)
+		rm_buf_addf(o, "; %zu change point%s", ch->n_cps, ch->n_cps == 1 ? "" : "s");
+	if (ch && ch->detect.n_outliers)
+		rm_buf_addf(o, "; %zu outlier%s set aside", ch->detect.n_outliers,
+			    ch->detect.n_outliers == 1 ? "" : "s");
 	rm_buf_addstr(o, "</title>");
 	if (ch && isfinite(ch->base_mean))
-		rm_buf_addf(o, "<line class=\"base\" x1=\"0\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>",
-			    PLOT, Y(ch->base_mean), Y(ch->base_mean));
+		rm_buf_addf(o,
+			    "<line class=\"base\" x1=\"0\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\">"
+			    "<title>reference level %.6g</title></line>",
+			    PLOT, Y(ch->base_mean), Y(ch->base_mean), ch->base_mean);
+	change_points(o, r, ch);
 	if (nv > 1) {
 		rm_buf_addstr(o, "<polyline points=\"");
-		for (size_t i = 0; i < np; i++)
-			if (isfinite(p[i].v))
-				rm_buf_addf(o, "%.1f,%.1f ", xpos(c, p[i].run), Y(p[i].v));
+		for (size_t i = 0; i < h->n; i++)
+			if (h->p[i].n)
+				rm_buf_addf(o, "%.1f,%.1f ", rm_results__html_x(r, &h->p[i]),
+					    Y(h->p[i].mean));
 		rm_buf_addstr(o, "\"/>");
 	}
-	for (size_t k = 0; k < c->n_runs; k++)
-		if (failed_runs[k])
-			rm_buf_addf(o, "<path class=\"fail\" d=\"M%.1f %dv-6\"/>", xpos(c, k),
-				    PH - 1);
-	if (np && isfinite(p[np - 1].v))
+	/* Red ticks: the runs this series or its model failed. */
+	for (const rm_hseries *f = h; f; f = f == h && s->fail != h ? s->fail : NULL)
+		for (size_t i = 0; i < f->n; i++)
+			if (f->p[i].failed)
+				rm_buf_addf(o, "<path class=\"fail\" d=\"M%.1f %dv-6\"/>",
+					    rm_results__html_x(r, &f->p[i]), PH - 1);
+	if (last != RM_DETECT_NONE) {
+		int is_latest =
+		    r->latest_id && !strcmp(rm_history_run(r->h, h->p[last].run)->id, r->latest_id);
 		rm_buf_addf(o, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"/>",
-			    p[np - 1].run == c->latest ? verdict_class(ch) : "old",
-			    xpos(c, p[np - 1].run), Y(p[np - 1].v));
+			    is_latest ? verdict_class(ch) : "old",
+			    rm_results__html_x(r, &h->p[last]), Y(h->p[last].mean));
+	}
 	if (nv)
 		rm_buf_addf(o,
 			    "<text x=\"%d\" y=\"9\">%.4g</text><text x=\"%d\" y=\"%d\">%.4g</text>",
@@ -122,7 +163,6 @@ static void plot(rm_buf *o, const struct ctx *c, const struct series *s, const s
 
 static void head(rm_buf *out, const struct report *r)
 {
-	const struct ctx *c = &r->c;
 	const char *title = r->o->title ? r->o->title : "run_models results";
 	char now[32];
 
@@ -135,13 +175,15 @@ static void head(rm_buf *out, const struct report *r)
 	rm_buf_addf(out, "</title><style>%s</style></head><body>\n<h1>", css);
 	rm_text_html(out, title);
 	rm_buf_addstr(out, "</h1><div class=\"meta\">");
-	if (c->n_runs) {
-		rm_buf_addf(out, "%zu run%s from ", c->n_runs, c->n_runs == 1 ? "" : "s");
-		rm_text_html(out, c->runs[0].start);
+	if (r->n_runs) {
+		const rm_run_info *first = rm_history_run(r->h, r->by_rank[0]);
+		const rm_run_info *last = rm_history_run(r->h, r->by_rank[r->n_runs - 1]);
+		rm_buf_addf(out, "%zu run%s from ", r->n_runs, r->n_runs == 1 ? "" : "s");
+		rm_text_html(out, first->start);
 		rm_buf_addstr(out, " to ");
-		rm_text_html(out, c->runs[c->latest].start);
+		rm_text_html(out, last->start);
 		rm_buf_addstr(out, "; latest run <code>");
-		rm_text_html(out, c->runs[c->latest].id);
+		rm_text_html(out, r->latest_id ? r->latest_id : "");
 		rm_buf_addstr(out, "</code>");
 	} else {
 		rm_buf_addstr(out, "no results");
@@ -170,8 +212,8 @@ static void failures(rm_buf *out, const struct report *r)
 		    "</h2> (%zu)</summary><table><tr><th>model</th><th>reason</th>"
 		    "<th>exit code</th><th>log</th></tr>\n",
 		    r->n_fail_latest <= 10 ? " open" : "", r->n_fail_latest);
-	for (size_t i = 0; i < r->latest.n; i++) {
-		const rm_result *row = &r->latest.rows[i];
+	for (size_t i = 0; i < r->latest->n; i++) {
+		const rm_result *row = &r->latest->rows[i];
 		if (strcmp(row->col[RM_COL_STATUS], "FAILURE"))
 			continue;
 		rm_buf_addstr(out, "<tr class=\"failed\" data-failed=\"");
@@ -189,56 +231,39 @@ static void failures(rm_buf *out, const struct report *r)
 	rm_buf_addstr(out, "</table></details>\n");
 }
 
-/* Scratch space of the model rows, one slot per run. */
-struct row_scratch {
-	struct point *pts;
-	unsigned char *failed_runs, *seen_runs;
-	size_t nfail, nseen;
-	const char *why; /* the reason of the model's failure in the latest run */
-};
-
-/* The runs the series' model failed and ran in (failures sit in no value series: their
- * metric is empty). */
-static void mark_runs(const struct report *r, const struct series *s, size_t np,
-		      struct row_scratch *w)
+/* The reason of the model's failure in the latest run, or NULL. */
+static const char *why_failed(const struct report *r, const char *model)
 {
-	const struct ctx *c = &r->c;
-	const char *model = s->r0->col[RM_COL_MODEL];
-
-	memset(w->failed_runs, 0, c->n_runs);
-	memset(w->seen_runs, 0, c->n_runs);
-	w->nfail = w->nseen = 0;
-	w->why = NULL;
-	for (size_t k = 0; k < np; k++)
-		w->seen_runs[w->pts[k].run] = 1;
-	for (size_t k = rm_results__html_lower_model(c, r->fidx, r->n_fidx, model);
-	     k < r->n_fidx && !strcmp(c->h->rows[r->fidx[k]].col[RM_COL_MODEL], model); k++) {
-		size_t run = c->run_of[r->fidx[k]];
-		w->failed_runs[run] = w->seen_runs[run] = 1;
-		if (run == c->latest)
-			w->why = c->h->rows[r->fidx[k]].col[RM_COL_REASON];
+	for (size_t i = 0; i < r->latest->n; i++) {
+		const rm_result *row = &r->latest->rows[i];
+		if (!strcmp(row->col[RM_COL_MODEL], model) &&
+		    !strcmp(row->col[RM_COL_STATUS], "FAILURE"))
+			return row->col[RM_COL_REASON];
 	}
-	for (size_t k = 0; k < c->n_runs; k++) {
-		w->nfail += w->failed_runs[k];
-		w->nseen += w->seen_runs[k];
-	}
+	return NULL;
 }
 
-/* The latest, baseline and change cells. */
-static void value_cells(rm_buf *out, const struct series *s, const struct row_scratch *w, size_t np,
+/* The latest, reference and change cells. */
+static void value_cells(rm_buf *out, const struct report *r, const struct series *s,
 			const char *cls)
 {
 	const rm_change *ch = s->change;
+	const rm_hseries *h = s->h;
+	const rm_hpoint *last = NULL;
 
+	for (size_t i = h->n; i-- > 0 && !last;)
+		if (h->p[i].n)
+			last = &h->p[i];
 	rm_buf_addstr(out, "</td><td class=\"n\">");
 	if (ch && isfinite(ch->mean)) {
 		rm_buf_addf(out, "%.6g", ch->mean);
 	} else if (s->failed_latest) {
+		const char *why = why_failed(r, h->model);
 		rm_buf_addstr(out, "<span class=\"failed\" title=\"");
-		rm_text_html(out, w->why ? w->why : "");
+		rm_text_html(out, why ? why : "");
 		rm_buf_addstr(out, "\">failed</span>");
-	} else if (np && isfinite(w->pts[np - 1].v)) {
-		rm_buf_addf(out, "<span class=\"none\">%.6g (older run)</span>", w->pts[np - 1].v);
+	} else if (last) {
+		rm_buf_addf(out, "<span class=\"none\">%.6g (older run)</span>", last->mean);
 	}
 	rm_buf_addstr(out, "</td><td class=\"n\">");
 	if (ch && isfinite(ch->base_mean))
@@ -256,42 +281,51 @@ static void value_cells(rm_buf *out, const struct series *s, const struct row_sc
 		rm_buf_addstr(out, " (noise)");
 	if (ch && ch->verdict == RM_VERDICT_UNKNOWN)
 		rm_buf_addstr(out, " (direction?)");
+	if (ch && ch->detect.unstable)
+		rm_buf_addstr(out, " <span class=\"unknown\">(unstable)</span>");
+	rm_buf_addstr(out, "</td><td>");
+	if (ch && ch->since.id[0] && ch->verdict != RM_VERDICT_SAME) {
+		char since[256];
+		rm_run_ref_text(&ch->since, since, sizeof(since));
+		rm_buf_addstr(out, "<small>");
+		rm_text_html(out, since);
+		rm_buf_addstr(out, "</small>");
+	}
 }
 
-static void model_row(rm_buf *out, const struct report *r, const struct series *s,
-		      struct row_scratch *w)
+static void model_row(rm_buf *out, const struct report *r, const struct series *s)
 {
 	const rm_change *ch = s->change;
-	size_t np = rm_results__html_points_of(&r->c, s, w->pts);
 	const char *cls = s->failed_latest && !ch ? "failed" : verdict_class(ch);
+	size_t nfail = s->h->n_failed_runs, nseen = s->h->n_runs;
 
-	mark_runs(r, s, np, w);
+	/* the model's failures (metric-less rows) count as its failed runs */
+	if (s->fail && s->fail != s->h) {
+		nfail += s->fail->n_failed_runs;
+		nseen += s->fail->n_failed_runs;
+	}
 	rm_buf_addf(out, "<tr class=\"%s\" data-model=\"", cls);
-	rm_text_html(out, s->r0->col[RM_COL_MODEL]);
+	rm_text_html(out, s->h->model);
 	rm_buf_addstr(out, "\"><td>");
-	rm_text_html(out, s->r0->col[RM_COL_MODEL]);
+	rm_text_html(out, s->h->model);
 	rm_buf_addstr(out, "</td><td>");
-	rm_text_html(out, s->r0->col[RM_COL_METRIC]);
-	if (s->r0->col[RM_COL_ARCH][0]) {
+	rm_text_html(out, s->h->metric);
+	if (s->h->arch[0]) {
 		rm_buf_addstr(out, "<br><small>");
-		rm_text_html(out, s->r0->col[RM_COL_ARCH]);
+		rm_text_html(out, s->h->arch);
 		rm_buf_addstr(out, " ");
-		rm_text_html(out, s->r0->col[RM_COL_MACHINE]);
+		rm_text_html(out, s->h->machine);
 		rm_buf_addstr(out, "</small>");
 	}
 	rm_buf_addstr(out, "</td><td>");
-	plot(out, &r->c, s, w->pts, np, w->failed_runs);
-	rm_results__html_power_cell(out, r->power, &r->c, s->r0->col[RM_COL_MODEL]);
-	value_cells(out, s, w, np, cls);
-	rm_buf_addf(out, "</td><td class=\"n\">%zu/%zu</td></tr>\n", w->nfail, w->nseen);
+	plot(out, r, s);
+	rm_results__html_power_cell(out, r->power, r, s->h->model);
+	value_cells(out, r, s, cls);
+	rm_buf_addf(out, "</td><td class=\"n\">%zu/%zu</td></tr>\n", nfail, nseen);
 }
 
 void rm_results__html_page(rm_buf *out, const struct report *r)
 {
-	size_t n = r->c.n_runs ? r->c.n_runs : 1;
-	struct row_scratch w = {
-	    rm_xcalloc(n, sizeof(struct point)), rm_xcalloc(n, 1), rm_xcalloc(n, 1), 0, 0, NULL};
-
 	head(out, r);
 	failures(out, r);
 	rm_buf_addf(out,
@@ -299,22 +333,21 @@ void rm_results__html_page(rm_buf *out, const struct report *r)
 		    "(%zu)</summary>"
 		    "<p class=\"legend\"><span class=\"regression\">worse than %.2f%%</span>"
 		    "<span class=\"better\">better than %.2f%%</span><span class=\"noise\">"
-		    "within the threshold or the noise</span><span>dashed line: baseline; "
-		    "red ticks: failed runs</span></p>"
+		    "within the threshold or the noise</span><span>dashed line: the reference "
+		    "level; vertical lines: change points (red: where the change judged "
+		    "started); red ticks: failed runs</span></p>"
 		    "<table><tr><th>model</th><th>metric</th><th>trend</th>",
 		    r->n_series, r->gate.threshold_pct, r->gate.threshold_pct);
 	rm_results__html_power_head(out, r->power);
-	rm_buf_addstr(out, "<th>latest</th><th>baseline</th><th>change</th><th>failed runs</th>"
-			   "</tr>\n");
+	rm_buf_addstr(out, "<th>latest</th><th>reference</th><th>change</th><th>since</th>"
+			   "<th>failed runs</th></tr>\n");
 	for (size_t i = 0; i < r->n_series; i++)
-		model_row(out, r, &r->ser[i], &w);
+		model_row(out, r, &r->ser[i]);
 	rm_buf_addstr(out, "</table></details>\n<details><summary><h2>How changes are judged"
 			   "</h2></summary><p>");
 	rm_text_html(out, r->gate.rule ? r->gate.rule : "");
-	rm_buf_addstr(out, " The change is (latest - baseline) / |baseline| &times; 100, "
-			   "both the means of their run's repeats; its colour says whether "
-			   "that is good for the metric.</p></details>\n</body></html>\n");
-	free(w.pts);
-	free(w.failed_runs);
-	free(w.seen_runs);
+	rm_buf_addstr(out,
+		      " The change is (latest level - reference) / |reference| &times; 100, "
+		      "each the mean of its runs (a run: the mean of its repeats); its colour "
+		      "says whether that is good for the metric.</p></details>\n</body></html>\n");
 }

@@ -178,6 +178,18 @@ static void row_properties(struct jw *j, const rm_results *run, const rm_junit_o
 		k = rm_xasprintf("%s.%s.vs_baseline", c->model, c->metric);
 		property(j, k, c->note ? c->note : "");
 		free(k);
+		/* Where the change judged started, and its size, for tools that read properties. */
+		if (c->since.id[0] && c->verdict != RM_VERDICT_SAME) {
+			char since[256], pct[32];
+			rm_run_ref_text(&c->since, since, sizeof(since));
+			k = rm_xasprintf("%s.%s.change_point", c->model, c->metric);
+			property(j, k, since);
+			free(k);
+			snprintf(pct, sizeof(pct), "%+.2f", c->change_pct);
+			k = rm_xasprintf("%s.%s.change_pct", c->model, c->metric);
+			property(j, k, pct);
+			free(k);
+		}
 	}
 }
 

@@ -67,6 +67,88 @@ static void row(rm_buf *out, const rm_change *c)
 	rm_buf_addstr(out, " |\n");
 }
 
+/* One line of the changes list: what, where it started, how big, against what. */
+static void change_line(rm_buf *out, const rm_change *c, const char *mark)
+{
+	char since[256];
+
+	rm_buf_addf(out, "- %s `", mark);
+	rm_text_md_cell(out, c->model);
+	rm_buf_addstr(out, "` ");
+	rm_text_md_cell(out, c->metric);
+	if (c->machine[0]) {
+		rm_buf_addstr(out, " on `");
+		rm_text_md_cell(out, c->machine);
+		rm_buf_addstr(out, "`");
+	}
+	rm_buf_addstr(out, ":");
+	if (isfinite(c->change_pct))
+		rm_buf_addf(out, " %+.2f%%", c->change_pct);
+	if (c->since.id[0]) {
+		rm_run_ref_text(&c->since, since, sizeof(since));
+		rm_buf_addstr(out, " since ");
+		rm_text_md_cell(out, since);
+	}
+	if (c->n_history > 2 && isfinite(c->level))
+		rm_buf_addf(out, "; level %.6g over %zu run%s vs %.6g", c->level, c->level_n,
+			    c->level_n == 1 ? "" : "s", c->base_mean);
+	if (c->pin_verdict == RM_VERDICT_REGRESSION || c->pin_verdict == RM_VERDICT_BETTER)
+		rm_buf_addf(out, "; %.6g is %s its reference %.6g", c->mean,
+			    c->pin_verdict == RM_VERDICT_BETTER ? "better than" : "outside",
+			    c->pin->value);
+	if (c->accepted) {
+		rm_buf_addstr(out, "; accepted from run ");
+		rm_text_md_cell(out, c->accepted);
+	}
+	if (c->verdict == RM_VERDICT_REGRESSION && c->threshold < 0)
+		rm_buf_addstr(out, " (not gated: its suite entry is off)");
+	rm_buf_addstr(out, "\n");
+}
+
+/* Regressions, improvements and unstable metrics, with the run each started at. */
+static void changes(rm_buf *out, const rm_gate *g)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < g->n; i++) {
+		const rm_change *c = &g->v[i];
+		n += c->verdict == RM_VERDICT_REGRESSION || c->verdict == RM_VERDICT_BETTER ||
+		     c->detect.unstable;
+	}
+	if (!n)
+		return;
+	rm_buf_addstr(out, "### Changes over the history\n\n");
+	for (size_t i = 0; i < g->n; i++)
+		if (g->v[i].verdict == RM_VERDICT_REGRESSION)
+			change_line(out, &g->v[i], "\xf0\x9f\x94\xb4 regression:");
+	for (size_t i = 0; i < g->n; i++)
+		if (g->v[i].verdict == RM_VERDICT_BETTER)
+			change_line(out, &g->v[i], "\xf0\x9f\x9f\xa2 improvement:");
+	for (size_t i = 0; i < g->n; i++) {
+		const rm_change *c = &g->v[i];
+		const rm_detect *d = &c->detect;
+		if (!d->unstable)
+			continue;
+		rm_buf_addstr(out, "- \xe3\x80\xb0\xef\xb8\x8f unstable: `");
+		rm_text_md_cell(out, c->model);
+		rm_buf_addstr(out, "` ");
+		rm_text_md_cell(out, c->metric);
+		rm_buf_addf(out,
+			    ": run-to-run noise %.3g (%.2f%% of its level, from the %s) over the "
+			    "%zu runs read since run ",
+			    d->noise, d->noise / fabs(d->ref) * 100,
+			    rm_noise_from_name(d->noise_from), d->n);
+		rm_text_md_cell(out, c->from.id);
+		rm_buf_addf(out,
+			    ": a one-run change under %.2f%% cannot be told from it (threshold "
+			    "%.2f%%); a lasting one is seen after a few runs\n",
+			    d->z_crit * d->noise * sqrt(1.0 + 1.0 / (double)(d->n - 1)) /
+				fabs(d->ref) * 100.0,
+			    c->threshold >= 0 ? c->threshold : g->threshold_pct);
+	}
+	rm_buf_addstr(out, "\n");
+}
+
 int rm_summary_markdown(rm_buf *out, const char *title, const rm_results *run, const rm_gate *gate)
 {
 	rm_gate local;
@@ -74,7 +156,7 @@ int rm_summary_markdown(rm_buf *out, const char *title, const rm_results *run, c
 	size_t passed = 0;
 
 	if (!g) {
-		rm_gate_opts o = {-1, 0, NULL, 0, NULL};
+		rm_gate_opts o = {-1, 0, NULL, 0, NULL, 0, NULL};
 		rm_gate_eval(run, NULL, &o, &local);
 		g = &local;
 	}
@@ -115,10 +197,14 @@ int rm_summary_markdown(rm_buf *out, const char *title, const rm_results *run, c
 		for (size_t i = 0; i < g->n; i++)
 			if (rank(&g->v[i]) == k)
 				row(out, &g->v[i]);
-	rm_buf_addstr(out, "\n<details><summary>How changes are judged</summary>\n\n");
+	rm_buf_addstr(out, "\n");
+	changes(out, g);
+	rm_buf_addstr(out, "<details><summary>How changes are judged</summary>\n\n");
 	rm_text_md_cell(out, g->rule);
-	rm_buf_addstr(out, "\n\nchange = (value - baseline) / |baseline| \xc3\x97 100; "
-			   "value and baseline are means over the repeats of each run.\n"
+	rm_buf_addstr(out, "\n\nchange = (level - baseline) / |baseline| \xc3\x97 100, where "
+			   "the baseline is the reference level of the history and the level the "
+			   "mean of the runs since its latest change (with one earlier run: that "
+			   "run and this one); a run counts as the mean of its repeats.\n"
 			   "</details>\n\n");
 	if (g == &local)
 		rm_gate_release(&local);

@@ -58,8 +58,7 @@ static rm_result *new_row(rm_results *res)
 	return r;
 }
 
-/* Parsed numbers of a row whose col[] is filled. */
-static void finish_row(rm_result *r)
+void rm_result_numbers(rm_result *r)
 {
 	long rep;
 	r->performance = num_or_nan(r->col[RM_COL_PERFORMANCE]);
@@ -87,23 +86,18 @@ void rm_results_add(rm_results *res, const char *const *names, const char *const
 	}
 	r->file = file ? add_file(res, file) : "";
 	r->line = line;
-	finish_row(r);
+	rm_result_numbers(r);
 }
 
-int rm_results_read(rm_results *res, const char *path, const char *run_id, rm_error *err)
+/* The perf.csv header's columns: map[c] is the record field of column c, or -1. */
+static int read_header(FILE *f, const char *path, int *map, rm_error *err)
 {
 	static const int required[] = {RM_COL_MODEL, RM_COL_PERFORMANCE, RM_COL_METRIC,
 				       RM_COL_STATUS};
-	FILE *f = fopen(path, "r");
 	char **rec = NULL;
 	size_t n = 0;
-	int map[RM_PERF_COLS], rc, ret = -1;
-	long line = 1;
-	const char *file;
+	int rc = rm_csv_read_record(f, &rec, &n, err), ret = -1;
 
-	if (!f)
-		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-	rc = rm_csv_read_record(f, &rec, &n, err);
 	if (rc <= 0) {
 		if (rc == 0)
 			rm_error_set(err, RM_ERR_INPUT, "'%s' is empty: not a perf.csv", path);
@@ -126,30 +120,44 @@ int rm_results_read(rm_results *res, const char *path, const char *run_id, rm_er
 			goto out;
 		}
 	}
+	ret = 0;
+out:
 	rm_strv_free(rec);
-	rec = NULL;
-	file = add_file(res, path);
+	return ret;
+}
+
+int rm_results_each_file(FILE *f, const char *path, const char *run_id, rm_result_fn fn, void *ctx,
+			 rm_error *err)
+{
+	char **rec = NULL;
+	size_t n = 0;
+	int map[RM_PERF_COLS], rc, ret = -1;
+	long line = 1;
+	rm_result r;
+
+	if (read_header(f, path, map, err) < 0)
+		goto out;
 	while ((rc = rm_csv_read_record(f, &rec, &n, err)) == 1) {
 		line++;
-		if (n == 1 && !rec[0][0]) { /* blank line */
+		if ((n == 1 && !rec[0][0]) || /* blank line */
+		    (run_id && (map[RM_COL_RUN_ID] < 0 || (size_t)map[RM_COL_RUN_ID] >= n ||
+				strcmp(rec[map[RM_COL_RUN_ID]], run_id)))) {
 			rm_strv_free(rec);
 			rec = NULL;
 			continue;
 		}
-		if (run_id && (map[RM_COL_RUN_ID] < 0 || (size_t)map[RM_COL_RUN_ID] >= n ||
-			       strcmp(rec[map[RM_COL_RUN_ID]], run_id))) {
-			rm_strv_free(rec);
-			rec = NULL;
-			continue;
-		}
-		rm_result *r = new_row(res);
+		memset(&r, 0, sizeof(r));
 		for (int c = 0; c < RM_PERF_COLS; c++)
-			r->col[c] = map[c] >= 0 && (size_t)map[c] < n ? rec[map[c]] : "";
-		r->fields_ = rec;
+			r.col[c] = map[c] >= 0 && (size_t)map[c] < n ? rec[map[c]] : "";
+		r.fields_ = rec;
+		r.file = path;
+		r.line = line;
+		rm_result_numbers(&r);
+		rc = fn(ctx, &r);
+		rm_strv_free(r.fields_); /* NULL when fn kept the record */
 		rec = NULL;
-		r->file = file;
-		r->line = line;
-		finish_row(r);
+		if (rc)
+			break;
 	}
 	if (rc < 0) {
 		rm_error_wrap(err, "'%s' record %ld", path, line + 1);
@@ -158,8 +166,41 @@ int rm_results_read(rm_results *res, const char *path, const char *run_id, rm_er
 	ret = 0;
 out:
 	rm_strv_free(rec);
+	return ret;
+}
+
+int rm_results_each(const char *path, const char *run_id, rm_result_fn fn, void *ctx, rm_error *err)
+{
+	FILE *f = fopen(path, "r");
+	int ret;
+
+	if (!f)
+		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+	ret = rm_results_each_file(f, path, run_id, fn, ctx, err);
 	fclose(f);
 	return ret;
+}
+
+/* rm_results_read's collector: keeps each row, its strings handed over. */
+struct keep_ctx {
+	rm_results *res;
+	const char *file;
+};
+
+static int keep_row(void *ctx, rm_result *row)
+{
+	struct keep_ctx *k = ctx;
+	rm_result *r = new_row(k->res);
+	*r = *row;
+	r->file = k->file;
+	row->fields_ = NULL;
+	return 0;
+}
+
+int rm_results_read(rm_results *res, const char *path, const char *run_id, rm_error *err)
+{
+	struct keep_ctx k = {res, add_file(res, path)};
+	return rm_results_each(path, run_id, keep_row, &k, err);
 }
 
 void rm_results_release(rm_results *res)
@@ -301,6 +342,92 @@ static int by_name(const void *a, const void *b)
 int rm_metrics_read_dir(rm_metrics *m, const char *dir, const char *run_id, rm_error *err)
 {
 	return rm_metrics_read_dir_named(m, dir, run_id, NULL, err);
+}
+
+/* The perf_<model>.csv files of dir, sorted (the same order on every host). */
+static char **metric_files(const char *dir, size_t *n, rm_error *err, int *rc)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names = NULL;
+
+	*n = 0;
+	*rc = 0;
+	if (!d) {
+		if (errno != ENOENT)
+			*rc = rm_error_set(err, RM_ERR_IO, "cannot read folder '%s': %s", dir,
+					   strerror(errno));
+		return NULL;
+	}
+	while ((e = readdir(d)))
+		if (rm_starts_with(e->d_name, "perf_") && rm_ends_with(e->d_name, ".csv") &&
+		    strcmp(e->d_name, "perf_summary.csv"))
+			names = rm_strv_push(names, n, e->d_name);
+	closedir(d);
+	if (names)
+		qsort(names, *n, sizeof(*names), by_name);
+	return names;
+}
+
+/* One perf_<model>.csv's rows of one metric into the history, a row at a time. */
+static int metric_file_each(rm_baseline *b, const char *path, const char *metric, rm_error *err)
+{
+	FILE *f = fopen(path, "r");
+	char **rec = NULL;
+	size_t n = 0;
+	long line = 1;
+	int rc, ret = -1;
+	rm_result r;
+
+	if (!f)
+		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+	rc = rm_csv_read_record(f, &rec, &n, err);
+	if (rc <= 0 || !header_is(rec, n, rm_metric_header, 8)) {
+		ret = rc >= 0 ? 0 : rm_error_wrap(err, "reading '%s'", path); /* another shape */
+		goto out;
+	}
+	rm_strv_free(rec);
+	rec = NULL;
+	while ((rc = rm_csv_read_record(f, &rec, &n, err)) == 1) {
+		line++;
+		if (n == 8 && !strcmp(rec[3], metric)) {
+			memset(&r, 0, sizeof(r));
+			for (int c = 0; c < RM_PERF_COLS; c++)
+				r.col[c] = "";
+			r.col[RM_COL_TIMESTAMP] = rec[0];
+			r.col[RM_COL_RUN_ID] = rec[1];
+			r.col[RM_COL_MODEL] = rec[2];
+			r.col[RM_COL_METRIC] = rec[3];
+			r.col[RM_COL_PERFORMANCE] = rec[4];
+			r.col[RM_COL_STATUS] = "SUCCESS";
+			r.file = path;
+			r.line = line;
+			rm_result_numbers(&r);
+			rm_history_add(b, &r);
+		}
+		rm_strv_free(rec);
+		rec = NULL;
+	}
+	ret = rc < 0 ? rm_error_wrap(err, "'%s' record %ld", path, line + 1) : 0;
+out:
+	rm_strv_free(rec);
+	fclose(f);
+	return ret;
+}
+
+int rm_history_read_metric_dir(rm_baseline *b, const char *dir, const char *metric, rm_error *err)
+{
+	size_t n;
+	int ret;
+	char **names = metric_files(dir, &n, err, &ret);
+
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		char *p = rm_xasprintf("%s/%s", dir, names[i]);
+		ret = metric_file_each(b, p, metric, err);
+		free(p);
+	}
+	rm_strv_free(names);
+	return ret;
 }
 
 int rm_metrics_read_dir_named(rm_metrics *m, const char *dir, const char *run_id,

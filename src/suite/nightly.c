@@ -98,7 +98,7 @@ static char **add_row_files(char **v, size_t *n, const char *dir, const rm_resul
 
 /* The run's files for the archive: perf.csv, the perf_<model>.csv of its models,
  * perf_summary.csv, every log named in its rows (and the build logs and the tools' outputs
- * beside them), and the outputs. */
+ * beside them), the accepted changes, and the outputs. */
 static char **archive_list(const rm_nightly_opts *o, const rm_results *run, size_t *n)
 {
 	char **v = NULL, *dir = rm_dirname(o->perf_csv);
@@ -108,10 +108,14 @@ static char **archive_list(const rm_nightly_opts *o, const rm_results *run, size
 	v = add_unique(v, n, o->perf_csv);
 	for (size_t i = 0; i < run->n; i++)
 		v = add_row_files(v, n, dir, &run->rows[i]);
-	char *summary = rm_xasprintf("%s/perf_summary.csv", dir);
+	char *summary = rm_xasprintf("%s/perf_summary.csv", dir),
+	     *acc = rm_accepted_path(o->perf_csv);
 	if (nightly_exists(summary))
 		v = add_unique(v, n, summary);
+	if (nightly_exists(acc))
+		v = add_unique(v, n, acc);
 	free(summary);
+	free(acc);
 	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++)
 		if (nightly_exists(outs[i]))
 			v = add_unique(v, n, outs[i]);
@@ -124,14 +128,17 @@ static char **archive_list(const rm_nightly_opts *o, const rm_results *run, size
 /* What the finish works on. */
 struct finish {
 	const rm_nightly_opts *o;
-	rm_results run, history;
+	rm_results run; /* the run's rows */
 	rm_metrics metrics;
 	rm_direction_table *dirs;
 	json_t *manifest; /* NULL, or the run.json of this run */
 	rm_baseline *base;
-	const rm_baseline *use_base;
+	rm_baseline *use_base;
+	rm_references *refs;
+	const rm_references *use_refs;
 	rm_threshold *thresholds;
 	size_t n_thresholds;
+	size_t window;
 	rm_gate gate;
 	char *run_id, *dir;
 	const char *suite;
@@ -142,30 +149,60 @@ static const char *nightly_manifest_str(const json_t *m, const char *key)
 	return json_string_value(json_object_get(m, key));
 }
 
-/* The run's rows from perf.csv (and its history), its metrics, its run.json. */
-static int load(struct finish *f, rm_error *err)
+static const json_t *manifest_option(const json_t *m, const char *key)
+{
+	return json_object_get(json_object_get(m, "options"), key);
+}
+
+/* The run id of the last row that has one (the newest run of an append-only file). */
+static int last_run_row(void *ctx, rm_result *row)
+{
+	char **id = ctx;
+	if (row->col[RM_COL_RUN_ID][0] && (!*id || strcmp(*id, row->col[RM_COL_RUN_ID]))) {
+		free(*id);
+		*id = rm_xstrdup(row->col[RM_COL_RUN_ID]);
+	}
+	return 0;
+}
+
+/* One pass over perf.csv: the run's rows, and (with no other baseline) its history. */
+struct collect {
+	struct finish *f;
+	rm_baseline *h;
+};
+
+static int collect_row(void *ctx, rm_result *row)
+{
+	struct collect *c = ctx;
+	if (!strcmp(row->col[RM_COL_RUN_ID], c->f->run_id))
+		rm_results_add(&c->f->run, rm_perf_header, row->col, RM_PERF_COLS,
+			       c->f->o->perf_csv, row->line);
+	if (c->h)
+		rm_history_add(c->h, row);
+	return 0;
+}
+
+/* The baseline source: the caller's, else run.json's (unless its password is hidden). */
+static const char *baseline_source(const struct finish *f)
+{
+	const char *cfg = json_string_value(manifest_option(f->manifest, "baseline"));
+
+	if (f->o->baseline)
+		return f->o->baseline;
+	if (cfg && strstr(cfg, "***")) {
+		rm_warn("the baseline in '%s' (%s) has its password hidden: give --baseline to use "
+			"it; comparing with the earlier runs in '%s'",
+			f->o->manifest, cfg, f->o->perf_csv);
+		return NULL;
+	}
+	return cfg;
+}
+
+/* run.json: read, and dropped when it is another run's. */
+static int read_manifest(struct finish *f, rm_error *err)
 {
 	const rm_nightly_opts *o = f->o;
 
-	if (rm_results_read(&f->history, o->perf_csv, NULL, err) < 0)
-		return -1;
-	f->run_id = rm_xstrdup(o->run_id ? o->run_id : rm_results_last_run(&f->history));
-	if (!f->run_id)
-		return rm_error_set(err, RM_ERR_INPUT, "'%s' has no run_id: nothing to report on",
-				    o->perf_csv);
-	for (size_t i = 0; i < f->history.n; i++) {
-		const rm_result *r = &f->history.rows[i];
-		if (!strcmp(r->col[RM_COL_RUN_ID], f->run_id))
-			rm_results_add(&f->run, rm_perf_header, r->col, RM_PERF_COLS, r->file,
-				       r->line);
-	}
-	if (!f->run.n)
-		return rm_error_set(err, RM_ERR_INPUT, "'%s' has no rows of run '%s'", o->perf_csv,
-				    f->run_id);
-	if (rm_metrics_read_dir(&f->metrics, f->dir, f->run_id, err) < 0)
-		return -1;
-	if (o->models_root && rm_direction_table_load(f->dirs, o->models_root, err) < 0)
-		return -1;
 	if (o->manifest && nightly_exists(o->manifest) &&
 	    !(f->manifest = rm_manifest_read(o->manifest, err)))
 		return -1;
@@ -177,7 +214,80 @@ static int load(struct finish *f, rm_error *err)
 		json_decref(f->manifest);
 		f->manifest = NULL;
 	}
+	return 0;
+}
+
+/*
+ * The run's rows from perf.csv, its history (perf.csv's earlier runs, or the baseline's),
+ * the accepted changes, its metrics, its run.json. perf.csv is streamed: once for the run
+ * id when it is not given, once for the rows and the history.
+ */
+static int load(struct finish *f, rm_error *err)
+{
+	const rm_nightly_opts *o = f->o;
+	const json_t *win;
+	const char *src;
+	struct collect c = {f, NULL};
+
+	if (o->run_id)
+		f->run_id = rm_xstrdup(o->run_id);
+	else if (rm_results_each(o->perf_csv, NULL, last_run_row, &f->run_id, err) < 0)
+		return -1;
+	if (!f->run_id)
+		return rm_error_set(err, RM_ERR_INPUT, "'%s' has no run_id: nothing to report on",
+				    o->perf_csv);
+	/* The manifest first: it may name the baseline and the window. */
+	if (read_manifest(f, err) < 0)
+		return -1;
+	win = manifest_option(f->manifest, "history_window");
+	f->window = o->window		   ? o->window
+		    : json_is_integer(win) ? (size_t)json_integer_value(win)
+					   : RM_DETECT_WINDOW;
+	src = baseline_source(f);
+	if (o->baseline_open) {
+		f->use_base = o->baseline_open;
+	} else if (!src) {
+		rm_history_opts ho = {f->window, 0, f->run_id, 0};
+		c.h = f->base = rm_history_new(&ho);
+	}
+	if (rm_results_each(o->perf_csv, NULL, collect_row, &c, err) < 0)
+		return -1;
+	if (!f->run.n)
+		return rm_error_set(err, RM_ERR_INPUT, "'%s' has no rows of run '%s'", o->perf_csv,
+				    f->run_id);
+	if (!f->use_base && src) {
+		rm_baseline_opts bo = {src, f->run_id,
+				       nightly_manifest_str(f->manifest, "started_at"), f->window};
+		if (rm_baseline_open(&bo, &f->base, err) < 0)
+			return -1;
+	}
+	if (!f->use_base)
+		f->use_base = f->base;
+	/* Changes accepted in perf.csv's companion count whatever the history's source. */
+	if (rm_accepted_read(f->use_base, o->perf_csv, err) < 0)
+		return -1;
+	if (rm_metrics_read_dir(&f->metrics, f->dir, f->run_id, err) < 0)
+		return -1;
+	if (o->models_root && rm_direction_table_load(f->dirs, o->models_root, err) < 0)
+		return -1;
 	f->suite = o->suite ? o->suite : nightly_manifest_str(f->manifest, "suite");
+	return 0;
+}
+
+/* The pinned references: the caller's, a file, or run.json's. */
+static int references(struct finish *f, rm_error *err)
+{
+	const json_t *inline_refs = manifest_option(f->manifest, "references");
+
+	if (f->o->references_open) {
+		f->use_refs = f->o->references_open;
+		return 0;
+	}
+	f->use_refs = f->refs = rm_references_new();
+	if (f->o->references)
+		return rm_references_load(f->refs, f->o->references, err);
+	if (json_is_object(inline_refs))
+		return rm_references_add_json(f->refs, inline_refs, f->o->manifest, err);
 	return 0;
 }
 
@@ -197,7 +307,7 @@ static void add_threshold(struct finish *f, const char *model, double pct)
 static void gate_opts(struct finish *f, rm_gate_opts *go)
 {
 	const json_t *m = f->manifest, *entries = json_object_get(m, "entries"), *e, *name;
-	const json_t *cfg = json_object_get(json_object_get(m, "options"), "fail_on_regression");
+	const json_t *cfg = manifest_option(m, "fail_on_regression");
 	size_t i, k;
 	int any = 0;
 
@@ -222,35 +332,8 @@ static void gate_opts(struct finish *f, rm_gate_opts *go)
 	go->thresholds = f->thresholds;
 	go->n_thresholds = f->n_thresholds;
 	go->directions = f->dirs;
-}
-
-/* The baseline: the caller's, open or named; run.json's; else the earlier runs of perf.csv. */
-static int baseline(struct finish *f, rm_error *err)
-{
-	const char *src = f->o->baseline;
-	const char *cfg =
-	    json_string_value(json_object_get(json_object_get(f->manifest, "options"), "baseline"));
-
-	if (f->o->baseline_open) {
-		f->use_base = f->o->baseline_open;
-		return 0;
-	}
-	if (!src && cfg && strstr(cfg, "***"))
-		rm_warn("the baseline in '%s' (%s) has its password hidden: give --baseline to use "
-			"it; comparing with the earlier runs in '%s'",
-			f->o->manifest, cfg, f->o->perf_csv);
-	else if (!src)
-		src = cfg;
-	if (src) {
-		rm_baseline_opts bo = {src, f->run_id,
-				       nightly_manifest_str(f->manifest, "started_at")};
-		if (rm_baseline_open(&bo, &f->base, err) < 0)
-			return -1;
-	} else {
-		f->base = rm_baseline_from_results(&f->history, f->run_id);
-	}
-	f->use_base = f->base;
-	return 0;
+	go->window = f->window;
+	go->references = f->use_refs;
 }
 
 /* The Markdown summary, into its file and $GITHUB_STEP_SUMMARY. */
@@ -291,6 +374,38 @@ static int export(struct finish *f, const char *url, rm_error *err)
 	return rc;
 }
 
+/* The HTML report over perf.csv's whole history, streamed once more into plot points, with
+ * the GPU power of the perf_<model>.csv files beside it. */
+static int html(struct finish *f, const rm_gate_opts *go, rm_error *err)
+{
+	const rm_nightly_opts *o = f->o;
+	rm_history_opts hopt = {f->window, RM_HTML_PLOT_POINTS, NULL, 1};
+	rm_history_opts popt = {f->window, RM_HTML_PLOT_POINTS, NULL, 0};
+	rm_baseline *h = rm_history_new(&hopt), *power = rm_history_new(&popt);
+	rm_html_opts ho = {f->suite, o->perf_csv, go->threshold_pct, f->dirs, f->window, power};
+	rm_results again = RM_RESULTS_INIT;
+	const rm_results *latest;
+	const char *id;
+	int complete, rc;
+
+	rc = rm_history_read_csv(h, o->perf_csv, err);
+	if (rc == 0)
+		rc = rm_accepted_read(h, o->perf_csv, err);
+	/* the GPU power of every run beside perf.csv, for the power column */
+	if (rc == 0)
+		rc = rm_history_read_metric_dir(power, f->dir, "gpu_power_avg_w", err);
+	if (rc == 0 && (id = rm_history_latest(h, &latest, &complete)) && !complete) {
+		rc = rm_results_read(&again, o->perf_csv, id, err);
+		latest = &again;
+	}
+	if (rc == 0)
+		rc = rm_html_report(o->html, h, latest, &ho, err);
+	rm_results_release(&again);
+	rm_baseline_free(h);
+	rm_baseline_free(power);
+	return rc;
+}
+
 /* Every output, in order; the archive last, so that it holds the others. */
 static int outputs(struct finish *f, const rm_gate_opts *go, rm_error *err)
 {
@@ -303,17 +418,8 @@ static int outputs(struct finish *f, const rm_gate_opts *go, rm_error *err)
 	}
 	if (summary(f, err) < 0)
 		return -1;
-	if (o->html) {
-		/* the GPU power of every run beside perf.csv, for the power column */
-		rm_metrics power = RM_METRICS_INIT;
-		rm_html_opts ho = {f->suite, o->perf_csv, go->threshold_pct, f->dirs, &power};
-		int rc = rm_metrics_read_dir_named(&power, f->dir, NULL, "gpu_power_avg_w", err);
-		if (rc == 0)
-			rc = rm_html_report(o->html, &f->history, &ho, err);
-		rm_metrics_release(&power);
-		if (rc < 0)
-			return -1;
-	}
+	if (o->html && html(f, go, err) < 0)
+		return -1;
 	for (size_t i = 0; i < o->n_export_dbs; i++)
 		if (export(f, o->export_dbs[i], err) < 0)
 			return -1;
@@ -346,14 +452,17 @@ int rm_nightly_finish(const rm_nightly_opts *o, rm_nightly_result *res, rm_error
 
 	memset(&f, 0, sizeof(f));
 	memset(res, 0, sizeof(*res));
+	if (o->window == 1 || o->window > RM_DETECT_MAX_WINDOW)
+		return rm_error_set(err, RM_ERR_USAGE,
+				    "--history-window takes 2 to %d runs, not %zu",
+				    RM_DETECT_MAX_WINDOW, o->window);
 	f.o = o;
-	f.history = (rm_results)RM_RESULTS_INIT;
 	f.run = (rm_results)RM_RESULTS_INIT;
 	f.metrics = (rm_metrics)RM_METRICS_INIT;
 	f.dirs = rm_direction_table_new();
 	f.dir = rm_dirname(o->perf_csv);
 	/* The baseline before the export: this run must not become its own. */
-	if (load(&f, err) < 0 || baseline(&f, err) < 0)
+	if (load(&f, err) < 0 || references(&f, err) < 0)
 		goto out;
 	gate_opts(&f, &go);
 	rm_gate_eval(&f.run, f.use_base, &go, &f.gate);
@@ -362,17 +471,19 @@ int rm_nightly_finish(const rm_nightly_opts *o, rm_nightly_result *res, rm_error
 	res->n_skipped = f.gate.n_skipped;
 	res->n_compared = f.gate.n_compared;
 	res->n_regressions = f.gate.n_regressions;
+	res->n_better = f.gate.n_better;
+	res->n_unstable = f.gate.n_unstable;
 	res->gate_enforced = f.gate.enforce;
 	ret = outputs(&f, &go, err);
 out:
 	json_decref(f.manifest);
 	rm_gate_release(&f.gate);
 	rm_baseline_free(f.base);
+	rm_references_free(f.refs);
 	free(f.thresholds);
 	rm_direction_table_free(f.dirs);
 	rm_metrics_release(&f.metrics);
 	rm_results_release(&f.run);
-	rm_results_release(&f.history);
 	free(f.run_id);
 	free(f.dir);
 	return ret;

@@ -41,6 +41,8 @@ struct srun {
 	char run_id[64], started[32];
 	char *manifest;
 	rm_baseline *base;
+	rm_references *refs;
+	size_t window;
 };
 
 static void run_push(const char ***v, size_t *n, const char *s)
@@ -199,19 +201,31 @@ static int suite_check_outputs(const struct srun *s, rm_error *err)
 	return ret;
 }
 
-/* The baseline, opened once: from the command line, else the suite's. */
+/* The history and the references, opened once: from the command line, else the suite's. */
 static int open_baseline(struct srun *s, rm_error *err)
 {
 	const char *src = s->o->ci.baseline;
 
+	s->window = s->o->ci.window ? s->o->ci.window : s->have_suite ? s->suite.window : 0;
+	if (s->window == 1 || s->window > RM_DETECT_MAX_WINDOW)
+		return rm_error_set(err, RM_ERR_USAGE,
+				    "--history-window takes 2 to %d runs, not %zu",
+				    RM_DETECT_MAX_WINDOW, s->window);
+	if (s->o->ci.references || (s->have_suite && s->suite.references)) {
+		s->refs = rm_references_new();
+		if (s->o->ci.references ? rm_references_load(s->refs, s->o->ci.references, err) < 0
+					: rm_references_add_json(s->refs, s->suite.references,
+								 s->suite.file, err) < 0)
+			return -1;
+	}
 	if (!src && s->have_suite)
 		src = s->suite.baseline;
 	if (!src)
 		return 0;
-	rm_baseline_opts bo = {src, s->run_id, s->started};
+	rm_baseline_opts bo = {src, s->run_id, s->started, s->window};
 	if (rm_baseline_open(&bo, &s->base, err) < 0)
 		return -1;
-	rm_info("baseline: %zu model/metric keys from '%s'", rm_baseline_size(s->base), src);
+	rm_info("baseline: %zu series from '%s'", rm_history_n_series(s->base), src);
 	return 0;
 }
 
@@ -259,6 +273,9 @@ static json_t *options_json(const struct srun *s)
 			    ci->fail_on_regression >= 0 ? json_real(ci->fail_on_regression)
 							: json_null());
 	json_object_set_new(o, "baseline", redacted(baseline));
+	json_object_set_new(o, "history_window",
+			    s->window ? json_integer((json_int_t)s->window) : json_null());
+	json_object_set_new(o, "references", s->refs ? rm_references_json(s->refs) : json_null());
 	json_object_set_new(o, "junit", run_str_or_null(ci->junit));
 	json_object_set_new(o, "summary_markdown", run_str_or_null(ci->summary_markdown));
 	json_object_set_new(o, "html", run_str_or_null(ci->html));
@@ -393,6 +410,8 @@ static int run_finish(struct srun *s, rm_suite_run_result *res, int partial, rm_
 	ci.manifest = s->manifest;
 	ci.models_root = s->run->root;
 	ci.baseline_open = s->base;
+	ci.references_open = s->refs;
+	ci.window = s->window;
 	if (!ci.suite && s->have_suite)
 		ci.suite = s->suite.name;
 	if (partial) {
@@ -420,6 +439,7 @@ static void release(struct srun *s)
 	free(s->p);
 	free(s->manifest);
 	rm_baseline_free(s->base);
+	rm_references_free(s->refs);
 	if (s->have_suite)
 		rm_suite_release(&s->suite);
 }

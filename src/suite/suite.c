@@ -209,9 +209,57 @@ static int number(struct yfile *f, yaml_node_t *n, json_t *v, const char *field,
 	return 0;
 }
 
-/* regression: {fail_on_regression: PCT | off, baseline: PATH | URL} */
+/* What a suite sets once, under defaults.regression. */
+struct suite_wide {
+	char *baseline;
+	json_t *references; /* model -> metric -> {value, lower, upper} */
+	size_t window;
+};
+
+/* references: FILE | {model: {metric: {value, lower, upper}}}, checked and loaded. */
+static int suite_references(struct yfile *f, yaml_node_t *n, json_t *x, const char *field,
+			    struct suite_wide *w, rm_error *err)
+{
+	rm_references *t = rm_references_new();
+	json_t *obj = NULL;
+	int rc = -1;
+
+	if (json_is_string(x) && json_string_length(x)) {
+		char *path = suite_resolve(f, json_string_value(x)), *text = NULL;
+		size_t len = 0;
+		if (rm_read_file(path, (size_t)16 << 20, &text, &len, err) == 0)
+			obj = rm_yaml_to_json(text, len, path, err);
+		free(text);
+		if (obj && rm_references_add_json(t, obj, path, err) == 0)
+			rc = 0;
+		free(path);
+	} else if (json_is_object(x)) {
+		obj = json_incref(x);
+		rc = rm_references_add_json(t, obj, f->path, err);
+	} else {
+		rm_error_set(err, RM_ERR_INPUT,
+			     "must be a references file or a mapping of model to metric to "
+			     "{value, lower, upper}");
+	}
+	rm_references_free(t);
+	if (rc < 0) {
+		json_decref(obj);
+		return suite_fail_at(f, n, err, field, "%s", err->msg);
+	}
+	if (json_object_size(obj) == 1 && json_object_get(obj, "references")) {
+		json_t *inner = json_incref(json_object_get(obj, "references"));
+		json_decref(obj);
+		obj = inner;
+	}
+	json_decref(w->references);
+	w->references = obj;
+	return 0;
+}
+
+/* regression: {fail_on_regression: PCT | off, baseline: PATH | URL, references: FILE |
+ * MAPPING, window: N}; all but fail_on_regression once per suite, under defaults. */
 static int regression(struct yfile *f, yaml_node_t *n, json_t *v, const char *where,
-		      int allow_baseline, struct fields *fl, char **baseline, rm_error *err)
+		      int allow_baseline, struct fields *fl, struct suite_wide *w, rm_error *err)
 {
 	const char *key;
 	json_t *x;
@@ -233,19 +281,39 @@ static int regression(struct yfile *f, yaml_node_t *n, json_t *v, const char *wh
 						     "must be a percentage >= 0, or off");
 			}
 			fl->has_fail = 1;
-		} else if (!strcmp(key, "baseline")) {
+		} else if (!strcmp(key, "baseline") || !strcmp(key, "references") ||
+			   !strcmp(key, "window")) {
 			if (!allow_baseline)
 				return suite_fail_at(f, ykey(f, n, key), err, field,
-						     "the baseline is one per suite: set it under "
-						     "defaults.regression");
-			if (!json_is_string(x) || !json_string_length(x))
-				return suite_fail_at(f, xn, err, field,
-						     "must be a perf.csv path or a database URL");
-			free(*baseline);
-			*baseline = suite_resolve(f, json_string_value(x));
+						     "the %s is one per suite: set it under "
+						     "defaults.regression",
+						     key);
+			if (!strcmp(key, "references")) {
+				if (suite_references(f, xn, x, field, w, err) < 0)
+					return -1;
+			} else if (!strcmp(key, "window")) {
+				if (!json_is_integer(x) || json_integer_value(x) < 2 ||
+				    json_integer_value(x) > RM_DETECT_MAX_WINDOW)
+					return suite_fail_at(
+					    f, xn, err, field,
+					    "must be a whole number of runs from 2 "
+					    "to %d",
+					    RM_DETECT_MAX_WINDOW);
+				w->window = (size_t)json_integer_value(x);
+			} else {
+				if (!json_is_string(x) || !json_string_length(x))
+					return suite_fail_at(
+					    f, xn, err, field,
+					    "must be a perf.csv path or a database "
+					    "URL");
+				free(w->baseline);
+				w->baseline = suite_resolve(f, json_string_value(x));
+			}
 		} else {
-			return suite_fail_at(f, ykey(f, n, key), err, field,
-					     "unknown field (fail_on_regression, baseline)");
+			return suite_fail_at(
+			    f, ykey(f, n, key), err, field,
+			    "unknown field (fail_on_regression, baseline, references, "
+			    "window)");
 		}
 	}
 	return 0;
@@ -253,7 +321,7 @@ static int regression(struct yfile *f, yaml_node_t *n, json_t *v, const char *wh
 
 /* The fields an entry or a defaults block may hold. */
 static int suite_read_fields(struct yfile *f, yaml_node_t *n, json_t *obj, const char *where,
-			     rm_suite_entry *entry, struct fields *fl, char **baseline,
+			     rm_suite_entry *entry, struct fields *fl, struct suite_wide *w,
 			     rm_error *err)
 {
 	const char *key;
@@ -283,7 +351,7 @@ static int suite_read_fields(struct yfile *f, yaml_node_t *n, json_t *obj, const
 						     "must be a mapping, e.g. {gpu_vendor: AMD}");
 			json_object_update(fl->context, v);
 		} else if (!strcmp(key, "regression")) {
-			if (regression(f, vn, v, where, entry == NULL, fl, baseline, err) < 0)
+			if (regression(f, vn, v, where, entry == NULL, fl, w, err) < 0)
 				return -1;
 		} else if (entry && !strcmp(key, "name")) {
 			if (!json_is_string(v) || !json_string_length(v))
@@ -313,7 +381,7 @@ struct loader {
 	char *stack[MAX_INCLUDE_DEPTH + 1];
 	size_t depth;
 	struct fields def;
-	char *baseline;
+	struct suite_wide wide;
 };
 
 static int suite_load_file(struct loader *L, const char *path, int top, rm_error *err);
@@ -414,8 +482,8 @@ static int suite_load_file(struct loader *L, const char *path, int top, rm_error
 	    include(L, f, ymap(f, root, "include"), v, err) < 0)
 		goto out;
 	if ((v = json_object_get(f->json, "defaults")) &&
-	    suite_read_fields(f, ymap(f, root, "defaults"), v, "defaults", NULL, &L->def,
-			      &L->baseline, err) < 0)
+	    suite_read_fields(f, ymap(f, root, "defaults"), v, "defaults", NULL, &L->def, &L->wide,
+			      err) < 0)
 		goto out;
 	json_object_foreach (f->json, key, v) {
 		yaml_node_t *n = ymap(f, root, key);
@@ -471,12 +539,15 @@ int rm_suite_load(const char *path, rm_suite *s, rm_error *err)
 	s->file = rm_xstrdup(path);
 	if (suite_load_file(&L, path, 1, err) < 0) {
 		json_decref(L.def.context);
-		free(L.baseline);
+		free(L.wide.baseline);
+		json_decref(L.wide.references);
 		rm_suite_release(s);
 		return -1;
 	}
 	json_decref(L.def.context);
-	s->baseline = L.baseline;
+	s->baseline = L.wide.baseline;
+	s->references = L.wide.references;
+	s->window = L.wide.window;
 	if (!s->name) {
 		const char *base = strrchr(path, '/');
 		char *n = rm_xstrdup(base ? base + 1 : path), *dot = strrchr(n, '.');
@@ -502,6 +573,7 @@ void rm_suite_release(rm_suite *s)
 	free(s->description);
 	free(s->file);
 	free(s->baseline);
+	json_decref(s->references);
 	rm_strv_free(s->files);
 	memset(s, 0, sizeof(*s));
 }
@@ -523,6 +595,10 @@ json_t *rm_suite_json(const rm_suite *s)
 	json_object_set_new(o, "description",
 			    s->description ? json_string(s->description) : json_null());
 	json_object_set_new(o, "baseline", s->baseline ? json_string(s->baseline) : json_null());
+	json_object_set_new(o, "references",
+			    s->references ? json_incref(s->references) : json_null());
+	json_object_set_new(o, "window",
+			    s->window ? json_integer((json_int_t)s->window) : json_null());
 	json_object_set_new(o, "files", strv_json(s->files));
 	for (size_t i = 0; i < s->n; i++) {
 		const rm_suite_entry *e = &s->entries[i];

@@ -43,6 +43,8 @@ csv_col() { # FILE N NAME
 	awk -v n="$2" -v name="$3" -F, 'NR==1{for(i=1;i<=NF;i++) if($i==name) c=i; next}
 		NR==n+1{print $c}' "$1"
 }
+# The run id of night N of tests/results/gen-planted.sh (in perf.csv).
+run_of() { awk -F, -v n="$(printf -- '-%04d' "$1")" 'NR > 1 && substr($31, length($31) - 4) == n {print $31; exit}' perf.csv; }
 CHROMIUM_FLAGS=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
 	--disable-background-networking --disable-component-update --disable-sync
 	--enable-logging=stderr --v=0)
@@ -76,7 +78,7 @@ db_sqlite)
 	"$DB_BODY" "sqlite:$WORK/results.db"
 	# The file is a plain SQLite database the sqlite3 shell (and Grafana's plugin) reads.
 	need sqlite3 sqlite3
-	[ "$(sqlite3 results.db 'select max(version) from rm_schema')" = 1 ] || fail "schema version"
+	[ "$(sqlite3 results.db 'select max(version) from rm_schema')" = 2 ] || fail "schema version"
 	;;
 
 db_postgresql)
@@ -294,6 +296,148 @@ report_ci)
 	expect 3 "$RM" report ci perf.csv --baseline "$SRC/models.json" --no-step-summary
 	;;
 
+history_gate)
+	# The issue's planted histories through the binary (tests/results/gen-planted.sh): a
+	# step some nights ago that persists, a slow drift, a fresh step, a lower-is-better
+	# metric that rose and a two-run history with a large drop fail the gate, each naming
+	# the run its change started at; a stable series noisier than the threshold, a past
+	# one-night outlier and an improvement do not.
+	need xmllint libxml2-utils
+	bash "$SRC/tests/results/gen-planted.sh" 30 >perf.csv
+	expect 6 "$RM" report ci perf.csv --fail-on-regression 5 --junit junit.xml \
+		--summary-markdown summary.md --html report.html --no-step-summary
+	grep -q ', 1 improvement(s), 1 unstable, 5 regression(s)$' cmd.err || fail "$(cat cmd.err)"
+	xmllint --noout --schema "$SRC/tests/results/junit.xsd" junit.xml || fail "junit.xml invalid"
+	for want in step_persist:25 drift:21 fresh_step:30 lower_rose:26 two_runs:30; do
+		m=${want%%:*} rid=$(run_of "${want#*:}")
+		# a drift's start is where its levels first part from the reference: +-2 nights
+		[ "$m" = drift ] && rid="2024012[0-3]T010000Z-002[0-3]"
+		grep -A1 "<testcase name=\"$m [a-z_]* vs baseline\"" junit.xml |
+			grep -q "<failure type=\"regression\" message=\"[-+][0-9.]*% ([a-z]* is better: worse: regression) since run $rid (2024-01-[0-9T:]*Z, models at c0ffee" ||
+			fail "$m: the JUnit testcase does not name run $rid: $(grep -A1 "<testcase name=\"$m " junit.xml)"
+		grep -q "^- .* regression: \`$m\` [a-z_]* on \`mi300x-01\`: [-+][0-9.]*% since run $rid " summary.md ||
+			fail "$m: the summary does not say it started at run $rid: $(cat summary.md)"
+	done
+	grep -q "<property name=\"step_persist.samples_per_second.change_point\" value=\"run $(run_of 25) (2024-01-25T01:00:00Z, models at c0ffee000000)\"/>" junit.xml ||
+		fail "no change point property"
+	for m in noisy outlier improved steady; do
+		! grep -A1 "<testcase name=\"$m samples_per_second vs baseline\"" junit.xml | grep -q '<failure' ||
+			fail "$m failed the gate"
+	done
+	grep -q "^- .* improvement: \`improved\` samples_per_second on \`mi300x-01\`: +[0-9.]*% since run $(run_of 25) " summary.md ||
+		fail "improvement not listed: $(cat summary.md)"
+	grep -q "^- .* unstable: \`noisy\` samples_per_second: run-to-run noise" summary.md || fail "unstable not listed"
+	grep -q '^| outlier | samples_per_second | SUCCESS | .* | same |$' summary.md || fail "outlier: $(grep outlier summary.md)"
+	# The report marks the change points on the trend lines: the step's start in red.
+	grep '<tr class="regression" data-model="step_persist">' report.html |
+		grep -q "<line class=\"cp since\" [^>]*><title>change point: run $(run_of 25) " ||
+		fail "the report does not mark step_persist's change point"
+	# A narrower window that no longer holds the level before the drift still sees it.
+	expect 6 "$RM" report ci perf.csv --fail-on-regression 5 --history-window 8 --no-step-summary
+	expect 2 "$RM" report ci perf.csv --history-window 1 --no-step-summary
+	grep -q "history-window takes 2 to 200 runs" cmd.err || fail "$(cat cmd.err)"
+	;;
+
+accept)
+	# Accepting a change: recorded in perf.csv's companion file (perf.csv itself untouched),
+	# after which the gate stops flagging it but still catches the next change.
+	bash "$SRC/tests/results/gen-planted.sh" 30 >perf.csv
+	cp perf.csv orig.csv
+	expect 2 "$RM" accept perf.csv
+	grep -q "accept needs --model NAME" cmd.err || fail "$(cat cmd.err)"
+	expect 3 "$RM" accept perf.csv --model steady
+	grep -q "nothing to accept: the gate finds no regression of 'steady' in 'perf.csv'" cmd.err || fail "$(cat cmd.err)"
+	expect 3 "$RM" accept perf.csv --model step_persist --since nosuchrun
+	grep -q "run 'nosuchrun' is not in 'perf.csv'" cmd.err || fail "$(cat cmd.err)"
+	[ ! -e perf.accepted.csv ] || fail "a refused accept wrote a record"
+	# Without --since: from where the gate finds the regression started.
+	expect 0 "$RM" accept perf.csv --model step_persist --reason "new kernel, slower by design"
+	grep -q "accepted: step_persist samples_per_second on mi300x-01 from run $(run_of 25) (2024-01-25T01:00:00Z): recorded in perf.accepted.csv" cmd.err ||
+		fail "$(cat cmd.err)"
+	[ "$(head -n 1 perf.accepted.csv)" = "model,metric,docker_file,gpu_architecture,n_gpus,machine_name,since_run,since,accepted_at,reason" ] ||
+		fail "companion header: $(head -n 1 perf.accepted.csv)"
+	grep -q "^step_persist,samples_per_second,docker/step_persist.Dockerfile,gfx942,8,mi300x-01,$(run_of 25),2024-01-25T01:00:00Z,[0-9T:-]*Z,\"new kernel, slower by design\"\$" perf.accepted.csv ||
+		fail "record: $(cat perf.accepted.csv)"
+	# With --since: every metric of the model from that run on (here the run judged: nothing
+	# before it is compared any more).
+	expect 0 "$RM" accept perf.csv --model fresh_step --since "$(run_of 30)"
+	cmp -s perf.csv orig.csv || fail "accept changed perf.csv"
+	expect 6 "$RM" report ci perf.csv --fail-on-regression 5 --summary-markdown summary.md \
+		--archive run.tar.gz --no-step-summary
+	grep -q ' 3 regression(s)$' cmd.err || fail "$(cat cmd.err)"
+	grep -q '^| step_persist | samples_per_second | SUCCESS | .* | same |$' summary.md || fail "$(grep step_persist summary.md)"
+	grep -q '/perf.accepted.csv$' <(tar tzf run.tar.gz) || fail "the archive lacks the accepted changes"
+	# The next step after an accepted one fails again, from its own run.
+	next=20240131T010000Z-0031
+	{
+		cat perf.csv
+		awk -F, -v OFS=, -v r="$next" '$31 ~ /-0030$/ {$31 = r; $30 = "2024-01-31T01:00:00Z";
+			if ($1 == "step_persist") $18 = 800; print}' perf.csv
+	} >night31.csv
+	cp perf.accepted.csv night31.accepted.csv
+	expect 6 "$RM" report ci night31.csv --fail-on-regression 5 --summary-markdown summary.md --no-step-summary
+	grep -q "regression: \`step_persist\` samples_per_second on \`mi300x-01\`: -11.[0-9]*% since run $next " summary.md ||
+		fail "the step after the accepted one: $(cat summary.md)"
+	;;
+
+references)
+	# Pinned references: a value outside its tolerance on the bad side fails whatever the
+	# history says; beyond it on the good side it is reported; from a file, a suite or
+	# run.json.
+	bash "$SRC/tests/results/gen-planted.sh" 30 >perf.csv
+	cat >refs.yaml <<'Y'
+# expected values with tolerances in percent (ReFrame's references)
+references:
+  steady: {samples_per_second: {value: 1100, lower: 5}}
+  improved: {samples_per_second: {value: 1000, lower: 5, upper: 10}}
+  noisy: {samples_per_second: {value: 1000, lower: 25, upper: 25}}
+Y
+	expect 6 "$RM" report ci perf.csv --references refs.yaml --fail-on-regression 5 \
+		--summary-markdown summary.md --junit junit.xml --no-step-summary
+	grep -q ' 6 regression(s)$' cmd.err || fail "$(cat cmd.err)"
+	grep -A1 '<testcase name="steady samples_per_second vs baseline"' junit.xml |
+		grep -q 'message="[0-9.]* is below its reference 1100 (allowed 1045 .. no bound): regression; history: [-+][0-9.]*% (higher is better: within the threshold)' ||
+		fail "steady: $(grep -A1 '"steady ' junit.xml)"
+	grep -q "regression: \`steady\` .*; [0-9.]* is outside its reference 1100$" summary.md || fail "$(cat summary.md)"
+	grep -q "improvement: \`improved\` .*; [0-9.]* is better than its reference 1000$" summary.md || fail "$(cat summary.md)"
+	! grep -A1 '<testcase name="noisy samples_per_second vs baseline"' junit.xml | grep -q '<failure' || fail "noisy failed"
+	# From run.json, as `run --suite` records them.
+	echo "{\"run_id\": \"$(run_of 30)\", \"options\": {\"references\": {\"steady\": {\"samples_per_second\": {\"value\": 1100, \"lower\": 5}}}}}" >run.json
+	expect 6 "$RM" report ci perf.csv --fail-on-regression 5 --no-step-summary
+	grep -q ' 6 regression(s)$' cmd.err || fail "run.json's references: $(cat cmd.err)"
+	# A suite's references are checked when it is loaded, and shown.
+	printf 'defaults:\n  regression: {references: refs.yaml, window: 20}\nentries:\n  - tags: [a]\n' >s.yaml
+	expect 0 "$RM" suite s.yaml
+	jq -e '.references.steady.samples_per_second.value == 1100 and .window == 20' cmd.out >/dev/null ||
+		fail "suite: $(cat cmd.out)"
+	printf 'steady: {samples_per_second: {lower: 5}}\n' >bad.yaml
+	expect 3 "$RM" report ci perf.csv --references bad.yaml --no-step-summary
+	grep -q "'bad.yaml': steady.samples_per_second must be a mapping with a number 'value'" cmd.err || fail "$(cat cmd.err)"
+	printf 'defaults:\n  regression: {references: bad.yaml}\nentries:\n  - tags: [a]\n' >s2.yaml
+	expect 3 "$RM" suite s2.yaml
+	grep -q "s2.yaml' line 2 .*defaults.regression.references: 'bad.yaml': steady.samples_per_second" cmd.err || fail "$(cat cmd.err)"
+	;;
+
+history_memory)
+	# report html and report ci stream perf.csv: their peak memory follows the number of
+	# series, not of rows. Four times the nights (80,000 rows against 20,000, 50 series)
+	# may add little: the history each series keeps is bounded.
+	bash "$SRC/tests/results/gen-perf.sh" 50 400 >small.csv
+	bash "$SRC/tests/results/gen-perf.sh" 50 1600 >big.csv
+	# Under ASan freed memory waits in a quarantine (256 MB) before reuse: measure without.
+	export ASAN_OPTIONS="${ASAN_OPTIONS:-}:quarantine_size_mb=0:thread_local_quarantine_size_kb=0"
+	rss() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1; }
+	for kind in html ci; do
+		if [ $kind = html ]; then
+			a=$(rss "$RM" report html small.csv -o small.html) b=$(rss "$RM" report html big.csv -o big.html)
+		else
+			a=$(rss "$RM" report ci small.csv --no-step-summary) b=$(rss "$RM" report ci big.csv --no-step-summary)
+		fi
+		echo "report $kind: peak RSS $a KiB for 20,000 rows, $b KiB for 80,000"
+		[ $((b - a)) -lt 6144 ] || fail "report $kind: peak RSS grew from $a to $b KiB with the rows"
+	done
+	;;
+
 suite_command)
 	mkdir -p suites
 	cat >suites/common.yaml <<'Y'
@@ -346,14 +490,33 @@ S
 	xmllint --noout --schema "$SRC/tests/results/junit.xsd" junit.xml || fail "junit.xml invalid"
 	grep -q '<failure type="regression" message="-20.00%' junit.xml || fail "no regression in junit"
 	grep -q 'it_res_gate\.[^/]*\.live\.log$' <(tar tzf run.tar.gz) || fail "archive lacks the log"
-	expect 0 "$RM" export --db "$(pg_url)" perf.csv
-	[ "$(psql -qAt "$(pg_url)" -c "select count(*) from results where model = 'it_res_gate' and performance = 80")" -ge 1 ] ||
-		fail "PostgreSQL lacks the slow run"
 	[ "$(sqlite3 r.db "select count(*) from results where model = 'it_res_gate'")" = 1 ] ||
 		fail "SQLite lacks the run"
-	# The database history as the baseline for the next run.
+	# The database history as the baseline for the next run, still at 80: the step of the
+	# third run persists, so the gate still fails, naming that run, until it is accepted.
+	# The three runs are exported with one start second and run ids in reverse order, so
+	# only the export order (perf.csv's) can tell which came last: runs within one second
+	# used to be ordered by their ids, and the gate then judged against the wrong run.
+	tag="g$$"
+	awk -F, -v OFS=, -v t="$tag" 'NR == 1 {print; next}
+		{if (!($31 in id)) id[$31] = sprintf("%s-%d", t, 9 - n++); $31 = id[$31];
+		 $30 = "2024-06-01T00:00:00Z"; print}' perf.csv >tie.csv
+	expect 0 "$RM" export --db "$(pg_url)" tie.csv
+	[ "$(psql -qAt "$(pg_url)" -c "select count(*) from results where model = 'it_res_gate' and performance = 80")" -ge 1 ] ||
+		fail "PostgreSQL lacks the slow run"
+	third=$(awk -F, 'NR == 4 {print $31}' tie.csv)
+	[ "$third" = "$tag-7" ] || fail "tie.csv: $(cat tie.csv)"
 	expect 0 "$RM" --tags it_res_gate -o perf.csv -q
+	# shellcheck disable=SC2016
+	expect 6 "$RM" report ci perf.csv --baseline "$(pg_url)" --fail-on-regression 5 \
+		--no-step-summary --summary-markdown again.md
+	grep -q "regression: .it_res_gate. samples_per_second .*: -20.00% since run $third " again.md ||
+		fail "the persisting step is not reported from the third run: $(cat again.md)"
+	expect 0 "$RM" accept "$(pg_url)" --model it_res_gate --reason "slower on purpose"
+	grep -q "accepted: it_res_gate samples_per_second on .* from run $third" cmd.err || fail "$(cat cmd.err)"
 	expect 0 "$RM" report ci perf.csv --baseline "$(pg_url)" --fail-on-regression 5 --no-step-summary
+	[ "$(psql -qAt "$(pg_url)" -c "select since_run || ' ' || reason from accepted where model = 'it_res_gate'")" = "$third slower on purpose" ] ||
+		fail "the database does not hold the acceptance"
 	;;
 
 suite_run)

@@ -160,7 +160,7 @@ int main(int argc, char **argv)
 	/* The database as a baseline: for r2, the latest earlier run is r1 with both repeats. */
 	rm_baseline *bl = rm_baseline_new();
 	char *run2 = rm_xasprintf("%s-r2", tag);
-	CHECK(rm_db_baseline(db, run2, "2024-05-02T00:00:00Z", bl, &err) == 0);
+	CHECK(rm_db_baseline(db, run2, "2024-05-02T00:00:00Z", 1, bl, &err) == 0);
 	rm_baseline_seal(bl);
 	const rm_baseline_entry *e =
 	    rm_baseline_find(bl, ma, "tokens/s", "docker/x.Dockerfile", "gfx942", "host-a");
@@ -169,19 +169,59 @@ int main(int argc, char **argv)
 	rm_baseline_free(bl);
 	/* Later than r2: r2 itself is the latest. */
 	bl = rm_baseline_new();
-	CHECK(rm_db_baseline(db, "none", NULL, bl, &err) == 0);
+	CHECK(rm_db_baseline(db, "none", NULL, 1, bl, &err) == 0);
 	rm_baseline_seal(bl);
 	e = rm_baseline_find(bl, ma, "tokens/s", "docker/x.Dockerfile", "gfx942", "host-a");
 	CHECK(e && e->n == 1 && e->values[0] == 90);
 	rm_baseline_free(bl);
 	/* Through the public entry point, as --baseline URL uses it. */
-	rm_baseline_opts bo = {argv[1], run2, "2024-05-02T00:00:00Z"};
+	rm_baseline_opts bo = {argv[1], run2, "2024-05-02T00:00:00Z", 0};
 	CHECK(rm_baseline_open(&bo, &bl, &err) == 0);
 	char pct[32];
 	CHECK(rm_baseline_change(bl, ma, "tokens/s", "docker/x.Dockerfile", "gfx942", "host-a", 90,
 				 pct, sizeof(pct)) == 0);
 	CHECK_STR(pct, "-11.76"); /* 90 against the mean of 100 and 104 */
 	rm_baseline_free(bl);
+
+	/* Runs started within one second keep their export order, whatever their ids: three
+	 * runs of one start second, ids in reverse order, the last one slower. */
+	rm_results tie = RM_RESULTS_INIT;
+	add(&tie, "z", "2024-05-05T00:00:00Z", "t", "100", "SUCCESS", "1");
+	add(&tie, "y", "2024-05-05T00:00:00Z", "t", "101", "SUCCESS", "1");
+	add(&tie, "x", "2024-05-05T00:00:00Z", "t", "80", "SUCCESS", "1");
+	CHECK(rm_db_export(db, &tie, NULL, NULL, NULL, &st, &err) == 0 && st.runs == 3);
+	char *mt = rm_xasprintf("%s-t", tag), *rx = rm_xasprintf("%s-x", tag), *start = NULL;
+	rm_history_opts ho = {0, 0, NULL, 0};
+	rm_baseline *h = rm_history_new(&ho);
+	CHECK(rm_db_baseline(db, NULL, NULL, 33, h, &err) == 0);
+	const rm_hseries *s =
+	    rm_history_find(h, mt, "tokens/s", "docker/x.Dockerfile", "gfx942", "", "host-a");
+	CHECK(s && s->n == 3 && s->p[2].mean == 80 && s->p[0].mean == 100);
+	CHECK(s && !strcmp(rm_history_run(h, s->p[2].run)->id, rx));
+	CHECK(s && !strcmp(rm_history_run(h, s->p[2].run)->start, "2024-05-05T00:00:00Z"));
+	/* The same order reading the results back. */
+	rm_results_release(&back);
+	CHECK(rm_db_read_results(db, NULL, &back, &err) == 0);
+	double last_t = NAN;
+	for (size_t i = 0; i < back.n; i++)
+		if (!strcmp(back.rows[i].col[RM_COL_MODEL], mt))
+			last_t = back.rows[i].performance;
+	CHECK(last_t == 80);
+	rm_results_release(&back);
+	/* An accepted change, read back into the history: it starts there. */
+	CHECK(rm_db_run_start(db, rx, &start, &err) == 0 && start &&
+	      !strcmp(start, "2024-05-05T00:00:00Z"));
+	rm_acceptance acc = {
+	    mt, "tokens/s", "", "", "", "", rx, start, "2024-05-06T00:00:00Z", "on purpose"};
+	CHECK(rm_db_accept(db, &acc, 1, &err) == 0 && count(db, "accepted") >= 1);
+	CHECK(rm_db_accepted(db, h, &err) == 0);
+	CHECK(s && rm_history_from(h, s) == 2 && !strcmp(rm_history_accepted(h, s, NULL), rx));
+	free(start);
+	CHECK(rm_db_run_start(db, "no-such-run", &start, &err) == 0 && !start);
+	rm_baseline_free(h);
+	rm_results_release(&tie);
+	free(mt);
+	free(rx);
 
 	/* Passwords never reach messages. */
 	char *red = rm_db_redact("postgresql://u:s3cret@h:5432/db?password=p4ss&sslmode=off");

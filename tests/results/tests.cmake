@@ -23,8 +23,17 @@ rm_results_case(junit_schema)
 rm_results_case(html_chromium)
 rm_results_case(html_power)
 rm_results_case(report_ci)
+rm_results_case(history_gate)
+rm_results_case(accept)
+rm_results_case(references)
+rm_results_case(history_memory)
 rm_results_case(suite_command)
 rm_results_case(docker_regression)
 set_tests_properties(results.docker_regression PROPERTIES FIXTURES_REQUIRED "docker_engine;postgres")
 rm_results_case(suite_run)
 set_tests_properties(results.suite_run PROPERTIES FIXTURES_REQUIRED "docker_engine;postgres")
+
+# The detector's simulations (false alarms, power, delay, calibration): built, not run by
+# ctest; tools/detect-sim.sh drives it.
+add_executable(detect_sim ${CMAKE_SOURCE_DIR}/tests/results/detect_sim.c)
+target_link_libraries(detect_sim PRIVATE rm)

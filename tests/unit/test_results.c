@@ -207,6 +207,104 @@ static void test_baseline(void)
 	rm_results_release(&h);
 }
 
+/* A row of the history tests: model m, run r (started at day d), value v, GPU count g. */
+static void hadd(rm_baseline *h, const char *m, const char *run, int day, const char *v,
+		 const char *g, const char *machine)
+{
+	rm_results one = RM_RESULTS_INIT;
+	char ts[32];
+	const char *names[] = {"model",	       "metric", "performance", "status",	   "run_id",
+			       "machine_name", "n_gpus", "timestamp",	"gpu_architecture"};
+	snprintf(ts, sizeof(ts), "2024-03-%02dT01:00:00Z", day);
+	const char *vals[] = {m, "tokens/s", v,	      v[0] ? "SUCCESS" : "FAILURE", run, machine,
+			      g, ts,	     "gfx942"};
+	rm_results_add(&one, names, vals, 9, "mem", 2);
+	rm_history_add(h, &one.rows[0]);
+	rm_results_release(&one);
+}
+
+static void test_history(void)
+{
+	char run[32], v[32];
+	rm_history_opts gate = {10, 0, NULL, 0}, plot = {10, 40, NULL, 1};
+	rm_baseline *h = rm_history_new(&gate), *p = rm_history_new(&plot);
+	const rm_hseries *s;
+	unsigned total = 0;
+
+	/* 100 runs: the gate keeps the window and its context, the plot merges older runs. */
+	for (int i = 0; i < 100; i++) {
+		snprintf(run, sizeof(run), "r%03d", i);
+		snprintf(v, sizeof(v), "%d", 1000 + i);
+		hadd(h, "m", run, 1 + i % 28, v, "8", "h1");
+		hadd(p, "m", run, 1 + i % 28, v, "8", "h1");
+	}
+	s = rm_history_find(h, "m", "tokens/s", "", "gfx942", "8", "h1");
+	CHECK(s && s->n == 10 + RM_DETECT_CONTEXT && s->n_runs == 100);
+	CHECK(s && s->p[s->n - 1].mean == 1099 && s->p[0].mean == 1087);
+	s = rm_history_find(p, "m", "tokens/s", "", "gfx942", "8", "h1");
+	CHECK(s && s->n <= 40 && s->n > 13 && s->p[0].run_first == 0);
+	for (size_t i = 0; s && i < s->n; i++) {
+		total += s->p[i].n;
+		CHECK(i == 0 || s->p[i].run_first > s->p[i - 1].run);
+		if (i + 13 >= s->n)
+			CHECK(s->p[i].run == s->p[i].run_first && s->p[i].n == 1);
+	}
+	CHECK(total == 100);
+	rm_baseline_free(h);
+	rm_baseline_free(p);
+
+	/* Repeats of a run that come late join its point; runs after the judged one, and the
+	 * judged one, are left out; another GPU count is another series. */
+	rm_history_opts before = {0, 0, "now", 0};
+	h = rm_history_new(&before);
+	hadd(h, "m", "a", 1, "100", "8", "h1");
+	hadd(h, "m", "b", 2, "90", "8", "h1");
+	hadd(h, "m", "a", 1, "102", "8", "h1");
+	hadd(h, "m", "b", 2, "", "8", "h1"); /* a failed repeat */
+	hadd(h, "m", "b", 2, "110", "4", "h1");
+	hadd(h, "m", "now", 3, "50", "8", "h1");
+	hadd(h, "m", "later", 4, "1", "8", "h1");
+	hadd(h, "m", "b", 2, "91", "8", "h2"); /* another machine */
+	s = rm_history_find(h, "m", "tokens/s", "", "gfx942", "8", "h1");
+	CHECK(s && s->n == 2 && s->p[0].n == 2 && s->p[0].mean == 101 && s->p[1].failed == 1);
+	CHECK(s && s->n_failed_runs == 1 && rm_hpoint_value(&s->p[0]).sd > 1.41 &&
+	      rm_hpoint_value(&s->p[0]).sd < 1.42);
+	CHECK(rm_history_find(h, "m", "tokens/s", "", "gfx942", "2", "h1") == NULL);
+	s = rm_history_find(h, "m", "tokens/s", "", "gfx942", "4", "h9");
+	CHECK(s && s->p[0].mean == 110);
+	/* Another machine: the one whose latest run is newest; both ran b: the series seen
+	 * last. */
+	s = rm_history_find(h, "m", "tokens/s", "", "gfx942", "8", "h9");
+	CHECK(s && !strcmp(s->machine, "h2"));
+	CHECK(rm_history_n_runs(h) == 3 && rm_history_run_index(h, "later") == RM_DETECT_NONE);
+
+	/* Acceptances: by run, else by start; the latest wins; empty fields match any. */
+	s = rm_history_find(h, "m", "tokens/s", "", "gfx942", "8", "h1");
+	CHECK(s && rm_history_from(h, s) == 0 && !rm_history_accepted(h, s, NULL));
+	rm_history_accept(h, "m", "", "", "", "", "", "b", "2024-03-02T01:00:00Z");
+	CHECK(s && rm_history_from(h, s) == 1);
+	rm_history_accept(h, "m", "tokens/s", "", "", "", "h9", "zz", "2024-03-09T00:00:00Z");
+	CHECK(s && rm_history_from(h, s) == 1); /* another machine's */
+	rm_history_accept(h, "m", "tokens/s", "", "", "", "h1", "gone", "2024-03-01T12:00:00Z");
+	CHECK(s && rm_history_from(h, s) == 1 && !strcmp(rm_history_accepted(h, s, NULL), "b"));
+	rm_history_accept(h, "m", "tokens/s", "", "", "", "h1", "gone", "2024-03-09T00:00:00Z");
+	CHECK(s && rm_history_from(h, s) == s->n);
+	rm_baseline_free(h);
+
+	/* The latest run: by start, its rows kept; out of order, flagged for a second read. */
+	rm_history_opts keep = {0, 0, NULL, 1};
+	const rm_results *rows;
+	int complete;
+	h = rm_history_new(&keep);
+	hadd(h, "m", "old", 1, "1", "8", "h1");
+	hadd(h, "m", "new", 5, "2", "8", "h1");
+	hadd(h, "n", "new", 5, "", "8", "h1");
+	CHECK(!strcmp(rm_history_latest(h, &rows, &complete), "new") && complete && rows->n == 2);
+	hadd(h, "m", "middle", 3, "3", "8", "h1");
+	CHECK(!strcmp(rm_history_latest(h, &rows, &complete), "new") && !complete);
+	rm_baseline_free(h);
+}
+
 static const rm_change *find(const rm_gate *g, const char *model)
 {
 	for (size_t i = 0; i < g->n; i++)
@@ -260,7 +358,7 @@ static void test_gate(void)
 			     : "93.1",
 		    "SUCCESS", "r2", "h");
 
-	rm_gate_opts o = {5, 1, NULL, 0, NULL};
+	rm_gate_opts o = {5, 1, NULL, 0, NULL, 0, NULL};
 	rm_gate_eval(&run, b, &o, &g);
 	CHECK((c = find(&g, "thr")) && c->verdict == RM_VERDICT_REGRESSION);
 	CHECK(c && fabs(c->change_pct + 7) < 1e-9 && isnan(c->noise_pct));
@@ -280,7 +378,7 @@ static void test_gate(void)
 
 	/* A suite entry's own threshold: 10% lets thr and time pass; -1 ungates tight. */
 	rm_threshold th[] = {{"thr", 10}, {"time", 10}, {"tight", -1}};
-	rm_gate_opts o2 = {5, 1, th, 3, NULL};
+	rm_gate_opts o2 = {5, 1, th, 3, NULL, 0, NULL};
 	rm_gate_eval(&run, b, &o2, &g);
 	CHECK(find(&g, "thr")->verdict == RM_VERDICT_SAME);
 	CHECK(find(&g, "time")->verdict == RM_VERDICT_SAME);
@@ -345,7 +443,7 @@ static void test_markdown(void)
 	add(&run, "ok", "tokens/s", "50", "SUCCESS", "r2", "h");
 	add(&run, "bad", "", "", "FAILURE", "r2", "h");
 	base = rm_baseline_from_results(&h, "r2");
-	rm_gate_opts o = {5, 1, NULL, 0, NULL};
+	rm_gate_opts o = {5, 1, NULL, 0, NULL, 0, NULL};
 	rm_gate_eval(&run, base, &o, &g);
 	CHECK(rm_summary_markdown(&b, "nightly", &run, &g) == 0);
 	const char *s = rm_buf_str(&b);
@@ -370,6 +468,7 @@ int main(void)
 	test_direction();
 	test_overrides(dir);
 	test_baseline();
+	test_history();
 	test_gate();
 	test_text(dir);
 	test_markdown();

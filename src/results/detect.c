@@ -1,0 +1,413 @@
+/*
+ * Change detection over a series' history: noise, outliers, levels, the reference, the
+ * verdict (rm/results.h has the contract, docs/nightly.md the method and its figures). Pure
+ * arithmetic on at most RM_DETECT_MAX_WINDOW + RM_DETECT_CONTEXT points: fixed arrays on
+ * the stack, no allocation, no I/O. Optimal partitioning is O(n^2) per series: 900 steps
+ * for the default window.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rm/results.h"
+
+#define MAXP RM_DETECT_MAX_WINDOW
+
+const char *rm_noise_from_name(rm_noise_from f)
+{
+	switch (f) {
+	case RM_NOISE_REPEATS:
+		return "repeats";
+	case RM_NOISE_HISTORY:
+		return "history";
+	case RM_NOISE_THRESHOLD:
+		return "threshold";
+	default:
+		return "none";
+	}
+}
+
+/*
+ * Critical values calibrated by simulation (tools/detect-sim.sh calibrate): for a window of
+ * n runs of independent normal noise, the z at which 0.5 % of stable series end in a false
+ * regression with the threshold at 0, where the noise is far above any threshold: the worst
+ * case. Short windows need more, their noise being measured from few differences; longer
+ * ones less, the levels' spread measuring it well. Linear in between.
+ */
+static const struct {
+	size_t n;
+	double z;
+} z_table[] = {
+    {5, 7.30},	{6, 6.72},  {8, 5.24},	{10, 4.85},  {15, 4.28},
+    {20, 4.05}, {30, 3.85}, {60, 3.64}, {100, 3.67}, {200, 3.64},
+};
+
+/* Under RM_DETECT_MIN_HISTORY runs the noise is not measured from the history: the
+ * threshold's floor decides, and the repeats' band with Student's t where there are any. */
+#define Z_NOMINAL 4.0
+
+double rm_detect_z(size_t n)
+{
+	size_t k = sizeof(z_table) / sizeof(z_table[0]);
+
+	if (n < RM_DETECT_MIN_HISTORY)
+		return Z_NOMINAL;
+	if (n <= z_table[0].n)
+		return z_table[0].z;
+	for (size_t i = 1; i < k; i++)
+		if (n <= z_table[i].n) {
+			double f = (double)(n - z_table[i - 1].n) /
+				   (double)(z_table[i].n - z_table[i - 1].n);
+			return z_table[i - 1].z + f * (z_table[i].z - z_table[i - 1].z);
+		}
+	return z_table[k - 1].z;
+}
+
+static int detect_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* The median of v[0..n) (n >= 1); sorts a copy. */
+static double detect_median(const double *v, size_t n)
+{
+	double s[MAXP];
+
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), detect_cmp);
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/* How much better b is than a, in the metric's units (> 0: better). */
+static double gain(rm_direction dir, double a, double b)
+{
+	return dir == RM_DIR_LOWER ? a - b : b - a;
+}
+
+static void mark_outlier(rm_detect *d, size_t i)
+{
+	d->outliers_[i / 64] |= 1ULL << (i % 64);
+	d->n_outliers++;
+}
+
+int rm_detect_is_outlier(const rm_detect *d, size_t i)
+{
+	if (i < d->first || i - d->first >= RM_DETECT_MAX_WINDOW)
+		return 0;
+	i -= d->first;
+	return (d->outliers_[i / 64] >> (i % 64)) & 1;
+}
+
+/* Two runs: the plain threshold, and Welch's band when either has repeats. */
+static void two_runs(const rm_point *p, size_t n, const rm_detect_opts *o, rm_detect *d)
+{
+	const rm_point *b = &p[n - 2], *c = &p[n - 1];
+	double thr = o->threshold_pct, num_c = 0, num_b = 0, dof_den = 0, se2, band = 0, worse;
+
+	d->ref = b->mean;
+	d->ref_first = n - 2;
+	d->ref_n = 1;
+	d->level = c->mean;
+	d->level_n = 1;
+	if (b->mean == 0) {
+		d->verdict = RM_VERDICT_NONE;
+		return;
+	}
+	d->change_pct = (c->mean - b->mean) / fabs(b->mean) * 100.0;
+	/* Welch: se^2 = s1^2/n1 + s2^2/n2; a side with one value is exact. */
+	if (c->n >= 2) {
+		num_c = c->sd * c->sd / (double)c->n;
+		dof_den += num_c * num_c / (double)(c->n - 1);
+	}
+	if (b->n >= 2) {
+		num_b = b->sd * b->sd / (double)b->n;
+		dof_den += num_b * num_b / (double)(b->n - 1);
+	}
+	se2 = num_c + num_b;
+	if (c->n >= 2 || b->n >= 2) {
+		double dof = dof_den > 0 ? se2 * se2 / dof_den : (double)(c->n + b->n - 2);
+		d->z_crit = rm_t95(dof);
+		band = d->z_crit * sqrt(se2);
+		d->noise = sqrt(se2);
+		d->noise_from = RM_NOISE_REPEATS;
+		d->band_pct = band / fabs(b->mean) * 100.0;
+		d->z = se2 > 0 ? fabs(c->mean - b->mean) / sqrt(se2) : INFINITY;
+	}
+	if (o->direction == RM_DIR_UNKNOWN) {
+		d->verdict = RM_VERDICT_UNKNOWN;
+		return;
+	}
+	worse = o->direction == RM_DIR_HIGHER ? -d->change_pct : d->change_pct;
+	if (worse < 0 && -worse > thr)
+		d->verdict = RM_VERDICT_BETTER;
+	else if (worse <= thr)
+		d->verdict = RM_VERDICT_SAME;
+	else if (band > 0 && fabs(c->mean - b->mean) <= band)
+		d->verdict = RM_VERDICT_NOISE;
+	else
+		d->verdict = RM_VERDICT_REGRESSION;
+	if (d->verdict != RM_VERDICT_SAME)
+		d->since = n - 1;
+}
+
+/* The noise of one run's mean: history, repeats, and the threshold's floor. */
+static void noise(const rm_point *p, size_t first, size_t n, double thr_abs, double z, rm_detect *d)
+{
+	double dif[MAXP], dev[MAXP], hist = 0, rep = 0, floor_ = thr_abs / (2 * z);
+	double ss = 0, dof = 0, inv_n = 0;
+	size_t m = n - first;
+
+	if (m >= RM_DETECT_MIN_HISTORY) {
+		for (size_t i = first + 1; i < n; i++)
+			dif[i - first - 1] = p[i].mean - p[i - 1].mean;
+		double md = detect_median(dif, m - 1);
+		for (size_t i = 0; i < m - 1; i++)
+			dev[i] = fabs(dif[i] - md);
+		hist = 1.4826 * detect_median(dev, m - 1) / sqrt(2.0);
+	}
+	for (size_t i = first; i < n; i++) {
+		if (p[i].n >= 2) {
+			ss += (double)(p[i].n - 1) * p[i].sd * p[i].sd;
+			dof += (double)(p[i].n - 1);
+		}
+		inv_n += 1.0 / (double)(p[i].n ? p[i].n : 1);
+	}
+	/* The pooled within-run variance over the harmonic mean of the repeat counts. */
+	if (dof > 0)
+		rep = sqrt(ss / dof * inv_n / (double)m);
+	d->noise = floor_;
+	d->noise_from = RM_NOISE_THRESHOLD;
+	if (rep > d->noise) {
+		d->noise = rep;
+		d->noise_from = RM_NOISE_REPEATS;
+	}
+	if (hist > d->noise) {
+		d->noise = hist;
+		d->noise_from = RM_NOISE_HISTORY;
+	}
+	/* Identical values and no threshold: any difference is a change. */
+	if (!(d->noise > 0))
+		d->noise = 1e-12 * fmax(fabs(p[n - 1].mean), 1e-300);
+	/* A one-run change of the threshold's size would not be told from the noise. */
+	d->unstable =
+	    thr_abs > 0 && z * fmax(hist, rep) * sqrt(1.0 + 1.0 / (double)(m - 1)) > thr_abs;
+}
+
+/* Whether p[i] is far from the detect_median of the runs before it and of those after it, on the
+ * same side. */
+static int is_outlier(const rm_point *p, size_t n, size_t i, double tol)
+{
+	double l[RM_DETECT_CONTEXT], r[RM_DETECT_CONTEXT], ml, mr;
+	size_t nl = 0, nr = 0;
+
+	for (size_t k = i > RM_DETECT_CONTEXT ? i - RM_DETECT_CONTEXT : 0; k < i; k++)
+		l[nl++] = p[k].mean;
+	for (size_t k = i + 1; k < n && nr < RM_DETECT_CONTEXT; k++)
+		r[nr++] = p[k].mean;
+	if (!nl || !nr)
+		return 0;
+	ml = p[i].mean - detect_median(l, nl);
+	mr = p[i].mean - detect_median(r, nr);
+	return fabs(ml) > tol && fabs(mr) > tol && (ml > 0) == (mr > 0);
+}
+
+struct seg {
+	size_t first, len; /* into the kept runs */
+	double mean;
+};
+
+/* Optimal partitioning of y[0..m): minimises sum of squared error / s2 + beta per change.
+ * Returns the number of segments. */
+static size_t partition(const double *y, size_t m, double s2, double beta, struct seg *seg)
+{
+	double s1[MAXP + 1], sq[MAXP + 1], f[MAXP + 1];
+	size_t last[MAXP + 1], ns = 0, cut[MAXP];
+
+	double mid = 0;
+
+	/* Centred: sum of squares minus square of sums cancels badly for a level of 1e9 with
+	 * a noise of 1. */
+	for (size_t i = 0; i < m; i++)
+		mid += y[i] / (double)m;
+	s1[0] = sq[0] = 0;
+	for (size_t i = 0; i < m; i++) {
+		s1[i + 1] = s1[i] + (y[i] - mid);
+		sq[i + 1] = sq[i] + (y[i] - mid) * (y[i] - mid);
+	}
+	f[0] = -beta;
+	for (size_t j = 1; j <= m; j++) {
+		f[j] = INFINITY;
+		last[j] = j - 1; /* were every cost NaN */
+		for (size_t i = 0; i < j; i++) {
+			double len = (double)(j - i), sum = s1[j] - s1[i];
+			double sse = sq[j] - sq[i] - sum * sum / len;
+			double c = f[i] + (sse > 0 ? sse : 0) / s2 + beta;
+			if (c < f[j]) {
+				f[j] = c;
+				last[j] = i;
+			}
+		}
+	}
+	for (size_t j = m; j > 0; j = last[j])
+		cut[ns++] = last[j];
+	for (size_t k = 0; k < ns; k++) {
+		size_t a = cut[ns - 1 - k], b = k + 1 < ns ? cut[ns - 2 - k] : m;
+		seg[k].first = a;
+		seg[k].len = b - a;
+		seg[k].mean = mid + (s1[b] - s1[a]) / (double)(b - a);
+	}
+	return ns;
+}
+
+void rm_detect_run(const rm_point *p, size_t n, const rm_detect_opts *o, rm_detect *d)
+{
+	size_t window = o->window ? o->window : RM_DETECT_WINDOW, first, m, keep[MAXP], q = 0;
+	double y[MAXP] = {0}, thr, z, ref = 0, ref_prev = NAN, thr_abs;
+	struct seg seg[MAXP];
+	size_t ns, r = 0, r_prev = 0, k;
+	int improved = 0;
+
+	memset(d, 0, sizeof(*d));
+	d->verdict = RM_VERDICT_NONE;
+	d->since = d->ref_first = RM_DETECT_NONE;
+	d->change_pct = d->noise = d->band_pct = d->level = d->ref = NAN;
+	if (window > RM_DETECT_MAX_WINDOW)
+		window = RM_DETECT_MAX_WINDOW;
+	if (window < 2)
+		window = 2;
+	first = n > window ? n - window : 0;
+	m = n - first;
+	d->first = first;
+	d->n = m;
+	if (m < 2)
+		return;
+	/* Sums of huge values overflow: such a window is not judged. */
+	for (size_t i = first > RM_DETECT_CONTEXT ? first - RM_DETECT_CONTEXT : 0; i < n; i++)
+		if (!isfinite(p[i].mean) || !isfinite(p[i].sd))
+			return;
+	if (m == 2) {
+		two_runs(p, n, o, d);
+		return;
+	}
+	thr = o->threshold_pct > 0 ? o->threshold_pct : 0;
+	z = o->z > 0 ? o->z : rm_detect_z(m);
+	if (!(o->z > 0) && m < RM_DETECT_MIN_HISTORY) {
+		/* No history to measure the noise: the repeats' band, as with two runs. */
+		double dof = 0;
+		for (size_t i = first; i < n; i++)
+			dof += p[i].n >= 2 ? (double)(p[i].n - 1) : 0;
+		if (dof > 0)
+			z = rm_t95(dof);
+	}
+	d->z_crit = z;
+	for (size_t i = first; i < n; i++)
+		y[i - first] = p[i].mean;
+	thr_abs = thr / 100.0 * fabs(detect_median(y, m));
+	noise(p, first, n, thr_abs, z, d);
+	/* Outliers: never the run judged, never a run with nothing before it (the points
+	 * before the window count as its neighbours). */
+	for (size_t i = first; i < n; i++) {
+		if (i + 1 < n && is_outlier(p, n, i, RM_DETECT_OUTLIER * d->noise)) {
+			mark_outlier(d, i - first);
+			continue;
+		}
+		keep[q] = i;
+		y[q++] = p[i].mean;
+	}
+	ns = partition(y, q, d->noise * d->noise, z * z, seg);
+	/* The spread around these levels is the efficient measure of the noise; the robust
+	 * one stays a floor, so that a fit that split too much cannot talk the noise down.
+	 * Once only: a drift, which steps fit badly, would otherwise inflate it turn by turn. */
+	if (q > ns + 1) {
+		double rss = 0, res;
+		for (size_t s = 0; s < ns; s++)
+			for (size_t i = seg[s].first; i < seg[s].first + seg[s].len; i++)
+				rss += (y[i] - seg[s].mean) * (y[i] - seg[s].mean);
+		res = sqrt(rss / (double)(q - ns));
+		if (res > d->noise) {
+			d->noise = res;
+			d->noise_from = RM_NOISE_HISTORY;
+			ns = partition(y, q, d->noise * d->noise, z * z, seg);
+		}
+	}
+	for (size_t s = ns > RM_DETECT_MAX_CHANGES + 1 ? ns - RM_DETECT_MAX_CHANGES : 1; s < ns;
+	     s++)
+		d->cps[d->n_cps++] = keep[seg[s].first];
+	k = ns - 1;
+	/* A level of one run is no reference: it may have been an outlier with nothing
+	 * before it to tell (the first run of a series). */
+	r = seg[0].len >= 2 || k == 0 ? 0 : 1;
+	if (o->direction == RM_DIR_UNKNOWN) {
+		/* Not judged: the latest level against the one before it. */
+		r = k > r ? k - 1 : r;
+	} else {
+		/* The reference walk: improvements become the level to keep. */
+		ref = seg[r].mean;
+		for (size_t s = r + 1; s < ns; s++) {
+			double se =
+			    d->noise * sqrt(1.0 / (double)seg[s].len + 1.0 / (double)seg[r].len);
+			double g = gain(o->direction, ref, seg[s].mean);
+			if ((seg[s].len >= 2 || s == k) && g > thr / 100.0 * fabs(ref) &&
+			    g / se > z) {
+				ref_prev = ref;
+				r_prev = r;
+				improved = s == k;
+				ref = seg[s].mean;
+				r = s;
+			}
+		}
+	}
+	if (improved) {
+		/* The latest level is an improvement: against the reference before it. */
+		d->level = seg[k].mean;
+		d->level_n = seg[k].len;
+		d->ref = ref_prev;
+		d->ref_n = seg[r_prev].len;
+		d->ref_first = keep[seg[r_prev].first];
+	} else if (r == k) {
+		/* One level: the runs before the judged one against it. */
+		size_t a = seg[k].first;
+		double sum = 0;
+		for (size_t i = a; i + 1 < q; i++)
+			sum += y[i];
+		d->level = y[q - 1];
+		d->level_n = 1;
+		d->ref_n = q - 1 - a;
+		d->ref = d->ref_n ? sum / (double)d->ref_n : NAN;
+		d->ref_first = keep[a];
+	} else {
+		d->level = seg[k].mean;
+		d->level_n = seg[k].len;
+		d->ref = seg[r].mean;
+		d->ref_n = seg[r].len;
+		d->ref_first = keep[seg[r].first];
+	}
+	if (!d->ref_n || !(d->ref != 0)) {
+		d->verdict = RM_VERDICT_NONE;
+		return;
+	}
+	double se = d->noise * sqrt(1.0 / (double)d->level_n + 1.0 / (double)d->ref_n);
+	double g = gain(o->direction, d->ref, d->level);
+	size_t since = k;
+
+	d->change_pct = (d->level - d->ref) / fabs(d->ref) * 100.0;
+	d->z = fabs(d->level - d->ref) / se;
+	d->band_pct = z * se / fabs(d->ref) * 100.0;
+	if (o->direction == RM_DIR_UNKNOWN) {
+		d->verdict = RM_VERDICT_UNKNOWN;
+	} else if (g > thr / 100.0 * fabs(d->ref) && (d->z > z || improved)) {
+		d->verdict = RM_VERDICT_BETTER;
+	} else if (-g > thr / 100.0 * fabs(d->ref)) {
+		d->verdict = d->z > z ? RM_VERDICT_REGRESSION : RM_VERDICT_NOISE;
+		/* Where it started: the first of the levels since the reference that are all
+		 * worse than it. */
+		while (since > r + 1 && gain(o->direction, d->ref, seg[since - 1].mean) < 0)
+			since--;
+	} else {
+		d->verdict = RM_VERDICT_SAME;
+	}
+	if (d->verdict != RM_VERDICT_SAME)
+		d->since = r == k && !improved ? keep[q - 1] : keep[seg[since].first];
+}

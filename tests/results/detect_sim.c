@@ -1,0 +1,258 @@
+/*
+ * Simulations of the history detector (rm_detect_run), for docs/nightly.md's figures and
+ * for the calibration of its critical values. Driven by tools/detect-sim.sh; not run by
+ * ctest. Independent normal noise around 100, one value per run (no repeats), a
+ * higher-is-better metric; every series is judged as the nightly gate judges it.
+ *
+ *   detect_sim calibrate TARGET TRIALS      z per window size for a false-alarm rate
+ *   detect_sim far TRIALS THRESHOLD NOISE... false alarms on stable series
+ *   detect_sim power TRIALS THRESHOLD NOISE... persisting steps of 1, 2 and 4 noise
+ *   detect_sim speed MODELS NIGHTS          the detector alone over MODELS x NIGHTS
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rm/results.h"
+#include "rm/util.h"
+
+static unsigned long long state;
+
+/* splitmix64: a fixed sequence for a given seed, on every host. */
+static double uniform(void)
+{
+	unsigned long long x = (state += 0x9e3779b97f4a7c15ULL);
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return ((double)(x >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static double gauss(void)
+{
+	double u = uniform(), v = uniform();
+	return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
+}
+
+static void stable(rm_point *p, size_t n, double noise)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (rm_point){100 + noise * gauss(), 0, 1};
+}
+
+/* The gate's verdict on p[n - 1]; window 0: the default (30 runs). */
+static rm_verdict judge_w(const rm_point *p, size_t n, double thr, double z, size_t window)
+{
+	rm_detect_opts o = {RM_DIR_HIGHER, thr, window, z};
+	rm_detect d;
+	rm_detect_run(p, n, &o, &d);
+	return d.verdict;
+}
+
+static rm_verdict judge(const rm_point *p, size_t n, double thr, double z)
+{
+	rm_detect_opts o = {RM_DIR_HIGHER, thr, 0, z};
+	rm_detect d;
+	rm_detect_run(p, n, &o, &d);
+	return d.verdict;
+}
+
+/* Share of stable series of n runs whose last run is judged a regression, the window
+ * holding all n. */
+static double false_alarms(size_t n, double thr, double noise, double z, long trials)
+{
+	rm_point p[RM_DETECT_MAX_WINDOW];
+	long fa = 0;
+
+	state = 42;
+	for (long t = 0; t < trials; t++) {
+		stable(p, n, noise);
+		fa += judge_w(p, n, thr, z, n) == RM_VERDICT_REGRESSION;
+	}
+	return (double)fa / (double)trials;
+}
+
+static long arg_long(const char *s, long min, long max)
+{
+	long v;
+	if (rm_parse_long(s, min, max, &v) < 0) {
+		fprintf(stderr, "detect_sim: '%s' is not a number in %ld..%ld\n", s, min, max);
+		exit(2);
+	}
+	return v;
+}
+
+static double arg_double(const char *s)
+{
+	double v;
+	if (rm_parse_double(s, &v) < 0) {
+		fprintf(stderr, "detect_sim: '%s' is not a number\n", s);
+		exit(2);
+	}
+	return v;
+}
+
+/* The z giving `target` false alarms at threshold 0, by bisection, per window size. */
+static void calibrate(double target, long trials)
+{
+	static const size_t sizes[] = {5, 6, 8, 10, 15, 20, 30, 60, 100, 200};
+
+	printf("/* calibrated: %.2f %% false alarms, %ld series per size */\n", target * 100,
+	       trials);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		double lo = 2, hi = 30;
+		for (int it = 0; it < 16; it++) {
+			double mid = (lo + hi) / 2;
+			if (false_alarms(sizes[k], 0, 1, mid, trials) > target)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		printf("{%zu, %.2f},\n", sizes[k], hi);
+		fflush(stdout);
+	}
+}
+
+/*
+ * False alarms: the last run of 1,000-ish stable series judged with windows of 5, 10 and
+ * 30 runs; and over 90 nights of one series judged every night from the second on (the
+ * share of nights that fail, and of series that fail at least once).
+ */
+static void far(long trials, double thr, const double *noise, size_t nn)
+{
+	rm_point p[90];
+
+	printf("| noise | last run, 5 runs | 10 runs | 30 runs | nights of 90 that fail (2 "
+	       "runs / 3-4 runs / 5+ runs) | series failing at least once in 90 nights |\n"
+	       "|---:|---:|---:|---:|---:|---:|\n");
+	for (size_t k = 0; k < nn; k++) {
+		long f2 = 0, f34 = 0, f5 = 0, n2 = 0, n34 = 0, n5 = 0, once = 0;
+		printf("| %.1f %% | %.2f %% | %.2f %% | %.2f %% ", noise[k],
+		       100 * false_alarms(5, thr, noise[k], 0, trials),
+		       100 * false_alarms(10, thr, noise[k], 0, trials),
+		       100 * false_alarms(30, thr, noise[k], 0, trials));
+		state = 7;
+		for (long t = 0; t < trials; t++) {
+			int any = 0;
+			stable(p, 90, noise[k]);
+			for (size_t n = 2; n <= 90; n++) {
+				int fa = judge(p, n, thr, 0) == RM_VERDICT_REGRESSION;
+				any |= fa;
+				if (n == 2) {
+					f2 += fa;
+					n2++;
+				} else if (n <= 4) {
+					f34 += fa;
+					n34++;
+				} else {
+					f5 += fa;
+					n5++;
+				}
+			}
+			once += any;
+		}
+		printf("| %.1f %% / %.1f %% / %.2f %% | %.1f %% |\n",
+		       100.0 * (double)f2 / (double)n2, 100.0 * (double)f34 / (double)n34,
+		       100.0 * (double)f5 / (double)n5, 100.0 * (double)once / (double)trials);
+	}
+}
+
+/*
+ * Power and delay: 29 stable runs, then a persisting step of k noise in the bad direction,
+ * judged every night for ten nights with the default window. Detected by night d: the
+ * share of series whose gate failed on some night up to d; delay: the mean first night
+ * among those detected within ten.
+ */
+static void power(long trials, double thr, const double *noise, size_t nn)
+{
+	static const double steps[] = {1, 2, 4};
+	enum { H = 29, D = 10 };
+	rm_point p[H + D];
+
+	printf(
+	    "| noise | step (noise) | step | first night | by night 3 | by night 5 | by night 10 | "
+	    "mean delay (nights) | still failing on night 10 |\n"
+	    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	for (size_t k = 0; k < nn; k++)
+		for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
+			long det[D + 1] = {0}, ndet = 0, last = 0;
+			double delay = 0;
+			state = 11;
+			for (long t = 0; t < trials; t++) {
+				int first = 0;
+				stable(p, H + D, noise[k]);
+				for (size_t i = H; i < H + D; i++)
+					p[i].mean -= steps[s] * noise[k];
+				for (int d = 1; d <= D; d++) {
+					rm_verdict v = judge(p, H + (size_t)d, thr, 0);
+					if (v == RM_VERDICT_REGRESSION && !first)
+						first = d;
+					if (d == D)
+						last += v == RM_VERDICT_REGRESSION;
+				}
+				if (first) {
+					for (int d = first; d <= D; d++)
+						det[d]++;
+					delay += first;
+					ndet++;
+				}
+			}
+			printf("| %.1f %% | %.0f x | %.1f %% | %.1f %% | %.1f %% | %.1f %% | %.1f "
+			       "%% | ",
+			       noise[k], steps[s], steps[s] * noise[k],
+			       100.0 * (double)det[1] / (double)trials,
+			       100.0 * (double)det[3] / (double)trials,
+			       100.0 * (double)det[5] / (double)trials,
+			       100.0 * (double)det[10] / (double)trials);
+			if (ndet)
+				printf("%.1f", delay / (double)ndet);
+			else
+				printf("-");
+			printf(" | %.1f %% |\n", 100.0 * (double)last / (double)trials);
+		}
+}
+
+/* The detector alone over a history of models x nights (one series per model). */
+static void speed(long models, long nights)
+{
+	rm_point *p = rm_xcalloc((size_t)nights, sizeof(*p));
+	double t0 = rm_now();
+	long regressions = 0;
+
+	state = 3;
+	for (long m = 0; m < models; m++) {
+		stable(p, (size_t)nights, 1);
+		regressions += judge(p, (size_t)nights, 5, 0) == RM_VERDICT_REGRESSION;
+	}
+	printf("%ld series of %ld runs: %.3f s (%ld regressions)\n", models, nights, rm_now() - t0,
+	       regressions);
+	free(p);
+}
+
+int main(int argc, char **argv)
+{
+	double noise[16];
+	size_t nn = 0;
+
+	if (argc >= 4 && !strcmp(argv[1], "calibrate")) {
+		calibrate(arg_double(argv[2]), arg_long(argv[3], 100, 100000000));
+		return 0;
+	}
+	if (argc >= 4 && !strcmp(argv[1], "speed")) {
+		speed(arg_long(argv[2], 1, 10000000), arg_long(argv[3], 2, 100000));
+		return 0;
+	}
+	if (argc >= 5 && (!strcmp(argv[1], "far") || !strcmp(argv[1], "power"))) {
+		for (int i = 4; i < argc && nn < 16; i++)
+			noise[nn++] = arg_double(argv[i]);
+		if (!strcmp(argv[1], "far"))
+			far(arg_long(argv[2], 1, 100000000), arg_double(argv[3]), noise, nn);
+		else
+			power(arg_long(argv[2], 1, 100000000), arg_double(argv[3]), noise, nn);
+		return 0;
+	}
+	fprintf(stderr, "usage: detect_sim calibrate TARGET TRIALS | far TRIALS THRESHOLD NOISE... "
+			"| power TRIALS THRESHOLD NOISE... | speed MODELS NIGHTS\n");
+	return 2;
+}
