@@ -53,6 +53,7 @@ telemetry_bench() {
 	printf 'sleep %s\necho "performance: 1 samples_per_sec"\n' "$secs" >"$d/scripts/sleep/run.sh"
 	echo '[{"name":"bench_telemetry","dockerfile":"docker/gpu","scripts":"scripts/sleep/run.sh","n_gpus":"-1","owner":"bench","tags":["bench"],"args":"","timeout":0}]' >"$d/models.json"
 	mknod "$d/dev/kfd" c 1 3
+	mknod "$d/dev/fuse" c 1 3
 	for i in $(seq 0 $((gpus - 1))); do mknod "$d/dev/dri/renderD$((128 + i))" c 1 3; done
 	"$src/tests/telemetry/fake-gpu-sysfs.sh" "$d/sys" "$gpus" 750
 	(

@@ -5,12 +5,17 @@
  * Detection reads sysfs (<sysfs>/class/kfd/kfd/topology/nodes/<n>/properties, where
  * gfx_target_version and simd_count tell GPUs from CPUs), and falls back to rocminfo and
  * nvidia-smi when they are on PATH. A host with no GPU is a valid context: gpu_vendor NULL,
- * n_gpus 0, gpu_arch NULL.
+ * n_gpus 0, gpu_arch NULL. With a vendor, GPU 0's product name (AMD: its DRM device's
+ * sysfs product_name, else amd-smi; NVIDIA: nvidia-smi) and the HIP version (AMD:
+ * <ROCM_PATH or /opt/rocm>/.info/version, else hipconfig; NVIDIA: nvcc, else nvidia-smi's
+ * CUDA version), as madengine's core/context.py finds them.
  *
  * Overrides (JSON text, or "@file"): gpu_vendor, guest_os, MAD_SYSTEM_GPU_ARCHITECTURE,
- * MAD_SYSTEM_NGPUS, docker_env_vars {K: V}, docker_build_arg {K: V}, docker_mounts
- * {container_path: host_path}, docker_gpus "0,2-4", docker_cpus, model_args; any other key is
- * kept in `obj` (Dockerfile CONTEXT filters may name it). Later overrides win.
+ * MAD_SYSTEM_NGPUS, MAD_SYSTEM_GPU_PRODUCT_NAME, MAD_SYSTEM_HIP_VERSION, docker_env_vars
+ * {K: V}, docker_build_arg {K: V}, docker_mounts {container_path: host_path}, docker_gpus
+ * "0,2-4", docker_cpus, model_args; any other key is kept in `obj` (Dockerfile CONTEXT
+ * filters may name it; rm_context_check_keys warns about those nothing uses). Later
+ * overrides win.
  *
  * Ownership: the context owns everything; rm_context_release frees it.
  */
@@ -33,6 +38,11 @@ typedef struct rm_context {
 	char *guest_os;	  /* default "UBUNTU" */
 	long n_gpus;	  /* GPUs on the system */
 	char *gpu_arch;	  /* "gfx942", "sm_90", or NULL */
+	/* GPU 0's product name ("AMD Instinct MI300X", "NVIDIA H100 80GB HBM3") and the HIP
+	 * (ROCm) or CUDA version, major.minor ("6.4"): madengine's MAD_SYSTEM_GPU_PRODUCT_NAME
+	 * and MAD_SYSTEM_HIP_VERSION; NULL when unknown */
+	char *gpu_product_name;
+	char *hip_version;
 	/* AMD: DRM render node minor numbers of each GPU, in GPU order (renderD<N>); empty
 	 * when unknown. */
 	long *render_nodes;
@@ -63,6 +73,18 @@ int rm_context_apply(rm_context *ctx, const char *json_or_file, const char *what
 int rm_context_ctx_test(rm_context *ctx, const char *root, rm_error *err);
 /* Applies a JSON or YAML file of context keys (--additional-context-file). */
 int rm_context_apply_file(rm_context *ctx, const char *path, rm_error *err);
+
+/*
+ * The keys of the context nobody reads: each one neither run_models, another module (known,
+ * NULL-terminated: the launchers' and the tools' context keys) nor a Dockerfile CONTEXT line
+ * of the models about to run (also NULL-terminated; either may be NULL) uses is warned about
+ * by name (with the
+ * closest known key when there is one); a madengine key run_models does not implement is
+ * warned about with what it did there. k8s / kubernetes (madengine's Kubernetes
+ * deployment) is refused, pointing at SLURM.
+ */
+int rm_context_check_keys(const rm_context *ctx, const char *const *known, const char *const *also,
+			  rm_error *err);
 
 /* The context value of key as a string (numbers rendered in decimal), or NULL. Returned
  * pointer lives as long as ctx. */

@@ -19,12 +19,16 @@
  *           the data stays on the host for the next run.
  *   minio, nas, aws   need the network (S3 through the AWS CLI, NAS over SSH/sshfs, MinIO's
  *           S3) and credentials madengine keeps in its own constants; run_models does not
- *           fetch from them: they count as unavailable, and when nothing else serves the data
- *           the error names them and says to mirror the data to a local path.
- * Differences from madengine, on purpose: data that no provider serves is an error before
- * anything is built (madengine runs the model without it, which then fails); with a "home"
- * MAD_DATAHOME is that home (madengine mounts at home but exports home_<i>); the index i is
- * per model, not a counter over the whole process.
+ *           fetch from them: they count as unavailable (the warning names them and says to
+ *           mirror the data to a local path).
+ * A name that no provider serves (MAD's {"huggingface": {}} lists none; a local path that
+ * does not exist) is left out of the plan, as madengine leaves it: the model runs without
+ * it (its script may fetch its own data), the runner warns naming it and why each provider
+ * could not serve it, and the data columns stay empty for it. A name data.json does not
+ * have is an error (madengine fails on it too).
+ * Differences from madengine, on purpose: with a "home" MAD_DATAHOME is that home
+ * (madengine mounts at home but exports home_<i>); the index i is per model, not a counter
+ * over the whole process.
  *
  * Ownership: configs and plans own their strings; the _release functions free them.
  */
@@ -64,20 +68,22 @@ typedef struct rm_data_source {
 } rm_data_source;
 
 typedef struct rm_data_plan {
-	rm_data_source *sources;
+	rm_data_source *sources; /* the names a provider serves, in the data field's order */
 	size_t n;
-	char *datahome;	     /* MAD_DATAHOME: the homes joined by ',' */
-	char *dataname;	     /* MAD_DATANAME and the dataname column: the model's data field */
+	char *datahome;	     /* MAD_DATAHOME: the homes joined by ',' (NULL when n is 0) */
+	char *dataname;	     /* the dataname column: the names served, joined by ',' */
 	char *provider_type; /* the data_provider_type column: providers joined by ',' */
 } rm_data_plan;
 
 /*
  * Resolves a model's data field (root: the registry root, for relative paths and custom
- * scripts). An unknown name, no data.json, or a name no provider serves is an error naming
- * the name and, for each provider tried, why it could not serve it.
+ * scripts). An unknown name, no data.json, or a wrong provider configuration is an error
+ * naming the name. Names no provider serves are left out of the plan; *unserved then
+ * receives a message naming each and, for each provider tried, why it could not serve it
+ * (NULL when every name is served; caller frees).
  */
 int rm_data_resolve(const rm_data_config *cfg, const char *data_field, const char *root,
-		    rm_data_plan *plan, rm_error *err);
+		    rm_data_plan *plan, char **unserved, rm_error *err);
 void rm_data_plan_release(rm_data_plan *plan);
 
 /*

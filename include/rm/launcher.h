@@ -86,7 +86,12 @@ typedef struct rm_image_req {
 	const char *image; /* the tag to build, e.g. "ci-smoke_busybox_smoke" */
 	json_t *buildargs; /* object of strings */
 	int nocache;	   /* --clean-docker-cache: build from scratch, never skip */
-	const char *log;   /* the build log's name, for messages */
+	/* --no-pull: build on the base image the engine has. Otherwise, as madengine's
+	 * `docker build --pull`, a base image the engine got from a registry is pulled again
+	 * first (a newer one makes a new fingerprint, so the image is rebuilt); a registry out
+	 * of reach is warned about and the build goes on with the engine's copy. */
+	int no_pull;
+	const char *log; /* the build log's name, for messages */
 	void (*on_line)(void *ud, const char *line, size_t len); /* build output, raw */
 	int (*poll)(void *ud); /* non-zero: give up (a signal came) */
 	void *ud;
@@ -271,10 +276,10 @@ void rm_tools_verdict_release(rm_tools_verdict *v);
  * API, for --dry-run: a user can read them, or paste them on a host with the docker CLI.
  * Every word is shell-quoted when it needs it (single quotes, ' as '\''). */
 char *rm_shell_quote(const char *s);
-/* "docker build --network=host [--no-cache] -t TAG -f DOCKERFILE [--build-arg K=V ...]
- * [--label K=V ...] CONTEXT". buildargs and labels are objects of strings or NULL. */
+/* "docker build --network=host [--no-cache] [--pull] -t TAG -f DOCKERFILE [--build-arg K=V
+ * ...] [--label K=V ...] CONTEXT". buildargs and labels are objects of strings or NULL. */
 char *rm_build_cmdline(const char *tag, const char *dockerfile, const char *context,
-		       json_t *buildargs, json_t *labels, int nocache);
+		       json_t *buildargs, json_t *labels, int nocache, int pull);
 /* "docker run --rm --name NAME ..." from a POST /containers/create body. */
 char *rm_run_cmdline(json_t *create_body, const char *name);
 

@@ -16,8 +16,8 @@
  * column; a missing or mistyped required field names the file, the model and the field; a
  * duplicate name names both files; a path field (dockerfile, scripts, dockercontext,
  * multiple_results) that is absolute or leaves the folder through ".." is refused naming the
- * field; numbers out of range (n_gpus below -1, a negative timeout other than MAD's -1 "no
- * override", a timeout over a year) are refused naming the field; unknown fields are warned
+ * field; numbers out of range (n_gpus below -1, a timeout over a year either way; a negative
+ * one, as MAD's -1, means no time limit) are refused naming the field; unknown fields are warned
  * about (rm_warn) and ignored. rm_model_check_paths() adds the checks that need the file
  * system (symlinks out of the folder, a folder where a file is expected).
  *
@@ -47,7 +47,7 @@ typedef struct rm_model {
 	char *args;		/* "" when empty */
 	char *url;		/* NULL when absent */
 	char *data;		/* NULL when absent */
-	double timeout;		/* seconds; 0 means no model override (also for MAD's -1) */
+	double timeout;		/* seconds; 0: no model override; -1 (any negative given): none */
 	char *multiple_results; /* NULL when absent */
 	char *training_precision;
 	char *skip_gpu_arch;		     /* comma list or NULL */
@@ -127,13 +127,17 @@ const rm_model *rm_registry_find(const rm_registry *reg, const char *name);
 int rm_model_check_paths(const rm_model *m, const char *root, rm_error *err);
 
 /*
- * Whether a skip_gpu_arch comma list names this GPU (blanks ignored, case-insensitive).
- * gpu_arch is the context's MAD_SYSTEM_GPU_ARCHITECTURE: an AMD target ("gfx942", also
- * matched by "gfx942:sramecc+:xnack-") or what nvidia-smi -L prints for NVIDIA ("NVIDIA
- * A100-SXM4-80GB", "NVIDIA H100 80GB HBM3"), which the product name matches: "A100",
- * "A100-SXM4-80GB", "H100". An empty list or arch never matches.
+ * Whether a skip_gpu_arch comma list names this GPU (blanks ignored, case-insensitive), by
+ * its architecture or by its product name, as madengine compares both. gpu_arch is the
+ * context's MAD_SYSTEM_GPU_ARCHITECTURE: an AMD target ("gfx942", also matched by
+ * "gfx942:sramecc+:xnack-"), an NVIDIA one ("sm_80") or what nvidia-smi -L prints, which
+ * madengine uses as the NVIDIA architecture ("NVIDIA A100-SXM4-80GB"). product is
+ * MAD_SYSTEM_GPU_PRODUCT_NAME ("NVIDIA A100-SXM4-80GB", "AMD Instinct MI300X"), or NULL.
+ * A vendor's name or product matches without its vendor prefix, by its first word, and that
+ * word before its first '-': "A100", "A100-SXM4-80GB", "H100", "MI300X". An empty list, or
+ * neither an arch nor a product, never matches.
  */
-int rm_skip_gpu_arch_match(const char *skip_list, const char *gpu_arch);
+int rm_skip_gpu_arch_match(const char *skip_list, const char *gpu_arch, const char *product);
 
 /* Tag selection. */
 typedef struct rm_selected {
@@ -148,14 +152,16 @@ typedef struct rm_selection {
 
 /*
  * Selects models by tag expressions, each as given to one --tags option (so "a,b" is split
- * on commas here). A tag matches a model's name, its short name, or any entry of its tags;
+ * on commas here). A tag matches a model's whole name or any entry of its tags (madengine's
+ * rule: "model2" does not select "dummy2/model2", a tag "inference" of that model does);
  * "all" matches everything. A tag with exactly one '/' ("scope/tag", as in madengine) only
  * matches inside that scope: models named "scope/..." whose short name or a tag is "tag",
  * or all of them for "scope/all". "tag:key=value:key2=value2" also appends
  * " --key value --key2 value2" to the args of the models it matches. The selection keeps
  * registry order and holds each model once, however many tags or --tags options pick it
  * (the same extra args given twice are appended once). Tags that match nothing are an error
- * naming all of them (and the dynamic registries that were not run, if any).
+ * naming all of them (a scoped model's short name given alone says to give its whole name;
+ * and the dynamic registries that were not run, if any).
  */
 int rm_select(const rm_registry *reg, const char *const *tag_exprs, size_t n_exprs,
 	      rm_selection *sel, rm_error *err);

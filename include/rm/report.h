@@ -2,7 +2,8 @@
  * What a run reports: the perf.csv row layout and relative_change, the per-metric rows of
  * perf_<model>.csv, and the summaries of repeated runs in perf_summary.csv. Every file is
  * appended with rm_csv_append (one write under an exclusive lock; a foreign header is
- * refused). perf_<model>.csv and perf_summary.csv live beside perf.csv.
+ * refused, but for a perf.csv madengine or MAD wrote, which keeps its own header).
+ * perf_<model>.csv and perf_summary.csv live beside perf.csv.
  */
 #ifndef RM_REPORT_H
 #define RM_REPORT_H
@@ -72,11 +73,25 @@ typedef struct rm_perf_row {
  */
 void rm_perf_relative_changes(const char *path, rm_perf_row *rows, size_t n, char **rel);
 
-/* Whether perf rows can be appended to path (rm_csv_check), creating its folder. */
+/*
+ * Whether perf rows can be appended to path, creating its folder. A perf.csv madengine or
+ * MAD wrote (a header naming model, performance, metric and status, each once) is taken:
+ * its header is kept, never rewritten (warned about once: our own columns go elsewhere,
+ * see rm_perf_append). Any other header is refused.
+ */
 int rm_perf_check(const char *path, rm_error *err);
 
-/* Appends rows to perf.csv at path. */
-int rm_perf_append(const char *path, const rm_perf_row *rows, size_t n, rm_error *err);
+/*
+ * Appends rows to perf.csv at path (the rows of one run of model). In a file of our layout
+ * every column is written. In one madengine or MAD wrote, each row fills the columns the
+ * file has, by name, and every other non-empty cell of the row (run_models' own columns, a
+ * madengine column an older header lacks) goes to perf_<model>.csv beside it as a row
+ * (timestamp, run_id, the row's model, metric = the column's name, value = the cell, unit
+ * and step empty, aggregate "perf.csv"). Line ends follow the file's (CRLF when its header
+ * line ends so).
+ */
+int rm_perf_append(const char *path, const char *model, const rm_perf_row *rows, size_t n,
+		   rm_error *err);
 
 /* Before a run: perf_<model>.csv beside perf_path, when it exists, is a regular file with
  * our header (a stale file of another tool would fail the run at its end). */
@@ -144,7 +159,8 @@ int rm_csv_quote(rm_buf *out, const char *field);
 int rm_csv_record(rm_buf *out, const char *const *fields, size_t n);
 
 /* Appends n_rows rows of n_cols fields each (rows[r * n_cols + c]) to path with the rules
- * above. */
+ * above. The header is compared column by column, so a file saved with CRLF line ends (or
+ * other quoting) is ours too; rows then end with CRLF as its lines do. */
 int rm_csv_append(const char *path, const char *const *header, size_t n_cols,
 		  const char *const *rows, size_t n_rows, rm_error *err);
 
@@ -152,6 +168,17 @@ int rm_csv_append(const char *path, const char *const *header, size_t n_cols,
  * folder when there is none, and starts with header when it is not empty. Run before the
  * work whose rows would go there, so that a long benchmark's result is never lost at the end. */
 int rm_csv_check(const char *path, const char *const *header, size_t n_cols, rm_error *err);
+
+/* The same, where an existing file may have another tool's header: when required (column
+ * names, NULL-terminated) is not NULL, a header that names each of them once is kept and
+ * every row fills the file's columns by name (a column of the file we do not have stays
+ * empty). *file_cols (NULL-terminated, caller frees with rm_strv_free; may be NULL) receives
+ * the file's columns when they are not ours, else NULL. */
+int rm_csv_append_by_name(const char *path, const char *const *header, size_t n_cols,
+			  const char *const *rows, size_t n_rows, const char *const *required,
+			  char ***file_cols, rm_error *err);
+int rm_csv_check_by_name(const char *path, const char *const *header, size_t n_cols,
+			 const char *const *required, char ***file_cols, rm_error *err);
 
 /*
  * Streaming reader for one CSV record at a time (RFC 4180: quoted fields may hold commas,

@@ -37,6 +37,7 @@ typedef struct rm_run_opts {
 	int live_output;
 	int keep_model_dir;
 	int clean_docker_cache;
+	int no_pull;	   /* --no-pull: builds do not pull a newer base image (rm_image_req) */
 	int dry_run;	   /* print the plan; contact no engine */
 	long repeat;	   /* runs per model (>= 1) */
 	const char *score; /* NULL or "mlperf" */

@@ -11,9 +11,11 @@
  *              the tools' plan, the command the container runs; the image is filled in
  *              once it is prepared
  *   rendered   by rm_workload_render into a POST /containers/create body, for the context
- *              of the host that runs it: GPU devices and the MAD_SYSTEM_* facts are that
- *              host's (the runner's locally, the node's on SLURM); everything else is the
- *              workload's, so one workload gives one request wherever the hosts agree
+ *              of the host that runs it: GPU devices, the run options of its GPU vendor
+ *              (madengine's container_runner.py) and the MAD_SYSTEM_* facts (GPU product
+ *              name, HIP version), MAD_GUEST_OS are that host's (the runner's locally, the
+ *              node's on SLURM); everything else is the workload's, so one workload gives
+ *              one request wherever the hosts agree
  *   serialized by rm_job_doc_to_json (a job document of several workloads, schema
  *              RM_WORKLOAD_SCHEMA) and read back by rm_job_doc_from_json on each node
  *
@@ -54,7 +56,10 @@ typedef struct json_t json_t;
 	X(SIZE, shm_size)   /* --shm-size in bytes; 0: the engine's default */                     \
 	X(BOOL, keep_alive) /* --keep-alive: the container outlives the script */                  \
 	X(SECONDS, timeout) /* --timeout: < 0 not given, 0 none */                                 \
-	X(STR, telemetry)   /* --telemetry: "auto", "on", "off" or NULL (auto) */
+	X(STR, telemetry)   /* --telemetry: "auto", "on", "off" or NULL (auto) */                  \
+	/* --allow-sensitive-mounts: the folder may bind the host's root, its system folders or    \
+	 * the Docker socket (additional_docker_run_options, data.json) */                         \
+	X(BOOL, allow_sensitive_mounts)
 
 #define RM_WL_TYPE_STR	   const char *
 #define RM_WL_TYPE_BOOL	   int
@@ -119,6 +124,13 @@ typedef struct rm_workload {
 	/* the run's tools and the context's pre/post scripts and encapsulate_script (rm/tools.h);
 	 * empty without */
 	rm_tool_plan tools;
+	/* JENKINS_BUILD_NUMBER: the submitting host's BUILD_NUMBER (CI's), "0" without, as
+	 * madengine sets it */
+	char *build_number;
+	/* the distributed launcher MAD_MULTI_NODE_RUNNER is made for on one node: the
+	 * context's distributed.launcher, else the submitting host's MAD_LAUNCHER; NULL:
+	 * torchrun (madengine's default) */
+	char *launcher;
 } rm_workload;
 
 /* What a workload is built from; everything is copied. */

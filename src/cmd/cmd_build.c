@@ -38,6 +38,7 @@ static int build_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	o->log_dir = cli->log_dir ? cli->log_dir : ".";
 	o->live_output = cli->live_output;
 	o->clean_docker_cache = cli->clean_docker_cache;
+	o->no_pull = cli->no_pull;
 	o->sysfs_root = getenv("RM_SYSFS_ROOT");
 	o->progress = !cli->no_progress;
 	o->progress_interval = cli->progress_interval;
@@ -53,7 +54,7 @@ int cmd_build(int argc, char **argv, rm_error *err)
 	struct opt_list pos = {0};
 	rm_run_opts o = {0};
 	rm_build_result res;
-	int rc, md, ret = -1;
+	int rc, md, quiet = 0, ret = -1;
 
 	cli_init(&cli);
 	rc = opt_parse(CMD_BUILD, &cli, argc, argv, &pos, &md, err);
@@ -75,7 +76,9 @@ int cmd_build(int argc, char **argv, rm_error *err)
 	}
 	if (build_opts(&cli, &o, err) < 0)
 		goto out;
-	if (cli.quiet)
+	if (cli_quiet(&cli, &quiet, err) < 0)
+		goto out;
+	if (quiet)
 		rm_log_set_level(0);
 	rm_signals_install(0);
 	if (rm_runner_build(&o, &res, err) < 0) {

@@ -57,8 +57,10 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	o->wl.timeout = cli->timeout;
 	o->live_output = cli->live_output;
 	o->wl.keep_alive = cli->keep_alive;
+	o->wl.allow_sensitive_mounts = cli->allow_sensitive_mounts;
 	o->keep_model_dir = cli->keep_model_dir;
 	o->clean_docker_cache = cli->clean_docker_cache;
+	o->no_pull = cli->no_pull;
 	o->sysfs_root = getenv("RM_SYSFS_ROOT");
 	o->wl.tunableop = cli->tunableop;
 	o->wl.telemetry = cli->telemetry;
@@ -198,7 +200,7 @@ int cmd_run(int argc, char **argv, rm_error *err)
 	struct opt_list pos = {0};
 	rm_run_opts o = {0};
 	rm_run_result res;
-	int rc, md, repeat_given, ret = -1;
+	int rc, md, repeat_given, quiet = 0, ret = -1;
 
 	cli_init(&cli);
 	cli.repeat = -1; /* to tell a given --repeat from the default (a suite's entries) */
@@ -226,7 +228,9 @@ int cmd_run(int argc, char **argv, rm_error *err)
 	}
 	if (run_opts(&cli, &o, err) < 0)
 		goto out;
-	if (cli.quiet)
+	if (cli_quiet(&cli, &quiet, err) < 0)
+		goto out;
+	if (quiet)
 		rm_log_set_level(0);
 	rm_signals_install(0);
 	if (wants_ci(&cli)) {

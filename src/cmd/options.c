@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "options.h"
 #include "rm/parser.h"
@@ -18,6 +19,7 @@
 #define WORDS(f)      OPT_WORDS, CHECKED(f, struct opt_list)
 #define NUM(f)	      OPT_NUMBER, CHECKED(f, double)
 #define INT(f)	      OPT_INT, CHECKED(f, long)
+#define SECS(f)	      OPT_SECONDS, CHECKED(f, double)
 #define SEL	      (CMD_RUN | CMD_LIST)
 #define CI	      (CMD_RUN | CMD_REPORT_CI)
 #define RB	      (CMD_RUN | CMD_BUILD)
@@ -46,8 +48,10 @@ const struct opt opt_table[] = {
      "where `<model>.live.log` and `<model>.build.log` go (default `.`)", RB, "log_dir"},
     {"live-output", 'l', FLAG(live_output), NULL, "stream build and run output to the terminal", RB,
      "live_output"},
-    {"timeout", 0, NUM(timeout), "S",
-     "seconds; default: the model's `timeout`, else 7200; `0` = none", CMD_RUN, NULL},
+    {"timeout", 0, SECS(timeout), "S",
+     "seconds; default: the model's `timeout` (negative there: none), else 7200; `0` or "
+     "negative (`-1`) = none",
+     CMD_RUN, NULL},
     {"skip-model-run", 0, FLAG(skip_model_run), NULL,
      "build the images and stop: nothing runs and no rows are written, but a failed build is "
      "a FAILURE row",
@@ -100,10 +104,19 @@ const struct opt opt_table[] = {
     {"keep-alive", 0, FLAG(keep_alive), NULL,
      "keep the container running after the script; prints how to enter and remove it", CMD_RUN,
      "keep_alive"},
+    {"allow-sensitive-mounts", 0, FLAG(allow_sensitive_mounts), NULL,
+     "let the folder's `additional_docker_run_options` and `data.json` bind the host's root "
+     "folder, its system folders read-write or the Docker socket into containers (refused "
+     "otherwise)",
+     CMD_RUN, NULL},
     {"keep-model-dir", 0, FLAG(keep_model_dir), NULL,
      "copy the model dir out of the container into the log dir", CMD_RUN, "keep_model_dir"},
     {"clean-docker-cache", 0, FLAG(clean_docker_cache), NULL, "rebuild without the layer cache", RB,
      "clean_docker_cache"},
+    {"no-pull", 0, FLAG(no_pull), NULL,
+     "build on the base images the engine has: no pull of a newer one first (madengine's "
+     "`--pull`, the default; a registry out of reach is only warned about)",
+     RB, NULL},
     {"sys-env-details", 0, FLAG(sys_env_details), NULL,
      "store `run_models doctor`'s findings beside the run's logs", CMD_RUN,
      "sys_env_details generate-sys-env-details generate_sys_env_details"},
@@ -117,6 +130,20 @@ const struct opt opt_table[] = {
      "pulls what it lacks; without `--tags`, every model the manifest names",
      CMD_RUN, "manifest-file manifest_file"},
     {"quiet", 'q', FLAG(quiet), NULL, "only warnings and errors from the runner itself", RB, NULL},
+    /* madengine's and MAD's spellings that keep their meaning here */
+    {"verbose", 'v', FLAG(verbose), NULL,
+     "madengine's: every message of the runner (the default; `--quiet` for fewer)", RB, NULL},
+    {"log-level", 0, STR(log_level), "LEVEL",
+     "MAD's: `DEBUG` or `INFO` show every message (the default), `WARNING` or `ERROR` only "
+     "warnings and errors (as `--quiet`)",
+     RB, "log_level"},
+    {"cleanup-perf", 0, FLAG(cleanup_perf), NULL,
+     "madengine's: removes its intermediate `perf_entry` files; run_models writes none, so "
+     "there is nothing to remove",
+     CMD_RUN, NULL},
+    {"ignore-deprecated", 0, FLAG(ignore_deprecated), NULL,
+     "madengine's: run models marked deprecated; run_models runs them in any case", CMD_RUN,
+     "ignore_deprecated"},
     /* build */
     {"registry", 0, STR(registry), "HOST:PORT",
      "push each image as `HOST:PORT/<image>:<fingerprint>`; an image whose fingerprint the "
@@ -299,6 +326,28 @@ int cli_run_dynamic(const struct cli *c, int *run, rm_error *err)
 	return 0;
 }
 
+int cli_quiet(const struct cli *c, int *quiet, rm_error *err)
+{
+	static const char *const loud[] = {"DEBUG", "INFO", "NOTSET", NULL};
+	static const char *const hushed[] = {"WARNING", "WARN", "ERROR", "CRITICAL", "FATAL", NULL};
+
+	*quiet = c->quiet;
+	if (!c->log_level)
+		return 0;
+	for (size_t i = 0; loud[i]; i++)
+		if (!strcasecmp(c->log_level, loud[i]))
+			return 0;
+	for (size_t i = 0; hushed[i]; i++)
+		if (!strcasecmp(c->log_level, hushed[i])) {
+			*quiet = 1;
+			return 0;
+		}
+	return rm_error_set(err, RM_ERR_USAGE,
+			    "--log-level takes DEBUG, INFO, WARNING or ERROR (MAD's levels), not "
+			    "'%s'",
+			    c->log_level);
+}
+
 static void list_add(struct opt_list *l, const char *s)
 {
 	l->v = rm_xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
@@ -328,6 +377,16 @@ static int set_value(const struct opt *o, struct cli *c, const char *val, rm_err
 		*(double *)field = d;
 		return 0;
 	}
+	case OPT_SECONDS: {
+		double d;
+		if (rm_parse_double(val, &d) < 0)
+			return rm_error_set(err, RM_ERR_USAGE,
+					    "--%s takes a number of seconds (0 or negative: none), "
+					    "not '%s'",
+					    o->name, val);
+		*(double *)field = d < 0 ? 0 : d;
+		return 0;
+	}
 	case OPT_INT: {
 		long l;
 		if (rm_parse_long(val, 0, 1000000, &l) < 0)
@@ -340,6 +399,19 @@ static int set_value(const struct opt *o, struct cli *c, const char *val, rm_err
 	}
 	return 0;
 }
+
+/* madengine's spellings with no counterpart here: refused, saying what to use instead. */
+static const struct {
+	const char *name; /* without "--" */
+	const char *instead;
+} refused[] = {
+    {"summary-output", "madengine's JSON summary of the run is not written by run_models: the "
+		       "results are in the perf CSV (-o), and --junit FILE or --summary-markdown "
+		       "FILE write a summary for CI"},
+    {"summary_output", "madengine's JSON summary of the run is not written by run_models: the "
+		       "results are in the perf CSV (-o), and --junit FILE or --summary-markdown "
+		       "FILE write a summary for CI"},
+    {NULL, NULL}};
 
 /* Whether the long option spelled name[0..len) is o's name or one of its aliases. */
 static int spells(const struct opt *o, const char *name, size_t len)
@@ -406,6 +478,16 @@ int opt_parse(unsigned accept, struct cli *c, int argc, char **argv, struct opt_
 		} else if (!a[2]) {
 			o = find_short(accept, a[1]);
 		}
+		for (size_t k = 0; !o && a[1] == '-' && refused[k].name; k++) {
+			size_t len = strcspn(a + 2, "=");
+			if (strlen(refused[k].name) == len && !strncmp(a + 2, refused[k].name, len))
+				return rm_error_set(err, RM_ERR_USAGE, "'--%s': %s",
+						    refused[k].name, refused[k].instead);
+		}
+		if (!o && !strcmp(a, "-s"))
+			return rm_error_set(err, RM_ERR_USAGE,
+					    "'-s' (madengine's --summary-output): %s",
+					    refused[0].instead);
 		if (!o)
 			return rm_error_set(err, RM_ERR_USAGE,
 					    "unknown option '%s' (see '%s --help')", a, argv[0]);

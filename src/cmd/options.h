@@ -31,12 +31,13 @@ enum {
 };
 
 enum opt_type {
-	OPT_FLAG,   /* int, set to 1 */
-	OPT_STRING, /* const char *, the last one wins */
-	OPT_LIST,   /* struct opt_list, every occurrence appended */
-	OPT_WORDS,  /* OPT_LIST, and the words after it up to the next option (nargs='+') */
-	OPT_NUMBER, /* double, >= 0 */
-	OPT_INT,    /* long, >= 0 */
+	OPT_FLAG,    /* int, set to 1 */
+	OPT_STRING,  /* const char *, the last one wins */
+	OPT_LIST,    /* struct opt_list, every occurrence appended */
+	OPT_WORDS,   /* OPT_LIST, and the words after it up to the next option (nargs='+') */
+	OPT_NUMBER,  /* double, >= 0 */
+	OPT_INT,     /* long, >= 0 */
+	OPT_SECONDS, /* double; a negative value (madengine's -1) means none and is stored as 0 */
 };
 
 struct opt_list {
@@ -58,8 +59,10 @@ struct cli {
 	double timeout;
 	int live_output;
 	int keep_alive;
+	int allow_sensitive_mounts;
 	int keep_model_dir;
 	int clean_docker_cache;
+	int no_pull;
 	int skip_model_run;
 	int disable_skip_gpu_arch;
 	const char *data_config;
@@ -67,6 +70,12 @@ struct cli {
 	const char *force_mirror_local;
 	int list;
 	int quiet;
+	/* madengine's and MAD's spellings (options.c): --verbose, --log-level, --cleanup-perf,
+	 * --ignore-deprecated */
+	int verbose;
+	const char *log_level;
+	int cleanup_perf;
+	int ignore_deprecated;
 	const char *tunableop;
 	const char *shm_size;
 	const char *telemetry; /* "auto", "on", "off" or NULL */
@@ -170,6 +179,9 @@ void opt_man(FILE *f);
 void opt_bash_completion(FILE *f);
 void opt_list_release(struct opt_list *l);
 /* --dynamic-registry run|skip, else $RM_DYNAMIC_REGISTRY ("run" runs them): *run 0 or 1. */
+/* Whether the runner's messages are to be quiet: --quiet, or MAD's --log-level WARNING or
+ * ERROR (DEBUG, INFO: not); another level is an error. */
+int cli_quiet(const struct cli *c, int *quiet, rm_error *err);
 int cli_run_dynamic(const struct cli *c, int *run, rm_error *err);
 
 #endif

@@ -90,6 +90,8 @@ static void sync_obj(rm_context *ctx)
 	set_or_del_string(ctx->obj, "gpu_vendor", ctx->gpu_vendor);
 	set_or_del_string(ctx->obj, "guest_os", ctx->guest_os);
 	set_or_del_string(ctx->obj, "MAD_SYSTEM_GPU_ARCHITECTURE", ctx->gpu_arch);
+	set_or_del_string(ctx->obj, "MAD_SYSTEM_GPU_PRODUCT_NAME", ctx->gpu_product_name);
+	set_or_del_string(ctx->obj, "MAD_SYSTEM_HIP_VERSION", ctx->hip_version);
 	json_object_set_new(ctx->obj, "MAD_SYSTEM_NGPUS", json_integer(ctx->n_gpus));
 	set_or_del_kv(ctx->obj, "docker_env_vars", ctx->docker_env_vars, ctx->n_docker_env_vars);
 	set_or_del_kv(ctx->obj, "docker_build_arg", ctx->docker_build_arg, ctx->n_docker_build_arg);
@@ -124,6 +126,7 @@ int rm_context_detect(rm_context *ctx, const char *sysfs_root, int use_tools, rm
 		rm_context__detect_rocminfo(ctx);
 	if (!ctx->gpu_vendor && use_tools)
 		rm_context__detect_nvidia_smi(ctx);
+	rm_context__detect_facts(ctx, sysfs_root && *sysfs_root ? sysfs_root : "/sys", use_tools);
 	sync_obj(ctx);
 	return 0;
 }
@@ -255,7 +258,9 @@ static int check_key(const char *what, const char *key, const json_t *v, rm_erro
 	if (has_nul(v))
 		return rm_error_set(err, RM_ERR_INPUT, "%s: '%s' holds a NUL character", what, key);
 	if (strcmp(key, "gpu_vendor") == 0 || strcmp(key, "guest_os") == 0 ||
-	    strcmp(key, "MAD_SYSTEM_GPU_ARCHITECTURE") == 0) {
+	    strcmp(key, "MAD_SYSTEM_GPU_ARCHITECTURE") == 0 ||
+	    strcmp(key, "MAD_SYSTEM_GPU_PRODUCT_NAME") == 0 ||
+	    strcmp(key, "MAD_SYSTEM_HIP_VERSION") == 0) {
 		if (!json_is_string(v) || json_string_length(v) == 0)
 			return rm_error_set(err, RM_ERR_INPUT,
 					    "%s: '%s' must be a non-empty string", what, key);
@@ -335,6 +340,10 @@ static void apply_key(rm_context *ctx, const char *key, json_t *v)
 		replace_str(&ctx->guest_os, v);
 	} else if (strcmp(key, "MAD_SYSTEM_GPU_ARCHITECTURE") == 0) {
 		replace_str(&ctx->gpu_arch, v);
+	} else if (strcmp(key, "MAD_SYSTEM_GPU_PRODUCT_NAME") == 0) {
+		replace_str(&ctx->gpu_product_name, v);
+	} else if (strcmp(key, "MAD_SYSTEM_HIP_VERSION") == 0) {
+		replace_str(&ctx->hip_version, v);
 	} else if (strcmp(key, "MAD_SYSTEM_NGPUS") == 0) {
 		long n = 0;
 		if (json_is_integer(v))
@@ -455,6 +464,8 @@ void rm_context_release(rm_context *ctx)
 	free(ctx->gpu_vendor);
 	free(ctx->guest_os);
 	free(ctx->gpu_arch);
+	free(ctx->gpu_product_name);
+	free(ctx->hip_version);
 	free(ctx->render_nodes);
 	kv_free(ctx->docker_env_vars, ctx->n_docker_env_vars);
 	kv_free(ctx->docker_build_arg, ctx->n_docker_build_arg);

@@ -14,6 +14,8 @@
 void rm_context__detect_kfd(rm_context *ctx, const char *sysfs_root);
 void rm_context__detect_rocminfo(rm_context *ctx);
 void rm_context__detect_nvidia_smi(rm_context *ctx);
+/* The GPU's product name and the HIP/CUDA version, once the vendor is known. */
+void rm_context__detect_facts(rm_context *ctx, const char *sysfs_root, int use_tools);
 
 /* dockerfile_scan.c: what one Dockerfile says; dockerfile.c caches it per file. */
 #define MAX_ARGS 64

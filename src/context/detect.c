@@ -182,6 +182,9 @@ void rm_context__detect_nvidia_smi(rm_context *ctx)
 		count++;
 		if (ctx->gpu_arch)
 			continue;
+		*comma = '\0';
+		if (!ctx->gpu_product_name && *rm_trim(s))
+			ctx->gpu_product_name = rm_xstrdup(rm_trim(s));
 		s = rm_trim(comma + 1);
 		dot = strchr(s, '.');
 		if (!dot)
@@ -194,10 +197,108 @@ void rm_context__detect_nvidia_smi(rm_context *ctx)
 	if (pclose(p) != 0 || count == 0) {
 		free(ctx->gpu_arch);
 		ctx->gpu_arch = NULL;
+		free(ctx->gpu_product_name);
+		ctx->gpu_product_name = NULL;
 		return;
 	}
 	ctx->gpu_vendor = rm_xstrdup("NVIDIA");
 	ctx->n_gpus = count;
+}
+
+/* ---- the GPU's product name and the HIP (ROCm or CUDA) version ---- */
+
+/* The first line of a small file, trimmed, or NULL. */
+static char *first_line(const char *path)
+{
+	rm_error err = RM_ERROR_INIT;
+	char *text = NULL, *line;
+
+	if (rm_read_file(path, 4096, &text, NULL, &err) != 0)
+		return NULL;
+	text[strcspn(text, "\r\n")] = '\0';
+	line = rm_trim(text);
+	line = *line ? rm_xstrdup(line) : NULL;
+	free(text);
+	return line;
+}
+
+/* The first line of a command's output that starts with prefix (after blanks), the rest
+ * trimmed; NULL when there is none. Only programs on PATH are run. */
+static char *tool_value(const char *prog, const char *cmd, const char *prefix)
+{
+	char line[1024], *found = NULL;
+	FILE *p;
+
+	if (!rm_on_path(prog) || !(p = popen(cmd, "r")))
+		return NULL;
+	while (fgets(line, sizeof(line), p)) {
+		char *s = rm_trim(line);
+		if (!found && rm_starts_with(s, prefix)) {
+			s = rm_trim(s + strlen(prefix));
+			found = *s ? rm_xstrdup(s) : NULL;
+		}
+	}
+	pclose(p);
+	return found;
+}
+
+/* "6.4.1-123" -> "6.4": madengine's MAD_SYSTEM_HIP_VERSION is major.minor. */
+static char *major_minor(char *v)
+{
+	char *dot;
+
+	if (!v)
+		return NULL;
+	dot = strchr(v, '.');
+	if (dot) {
+		size_t n = strspn(dot + 1, "0123456789");
+		dot[1 + n] = '\0';
+	}
+	return v;
+}
+
+/* AMD: the product name of GPU 0 from its DRM device (sysfs product_name), else amd-smi's
+ * MARKET_NAME (madengine's source); the ROCm version from <ROCM_PATH or /opt/rocm>/.info/
+ * version, else hipconfig. NVIDIA: nvidia-smi's name of GPU 0 (detect_nvidia_smi) and the
+ * CUDA version nvcc or nvidia-smi reports. What cannot be found stays NULL (the container
+ * then gets an empty value, as when madengine's tools print nothing). */
+void rm_context__detect_facts(rm_context *ctx, const char *sysfs_root, int use_tools)
+{
+	if (ctx->gpu_vendor && !strcmp(ctx->gpu_vendor, "AMD")) {
+		const char *rocm = getenv("ROCM_PATH");
+		char *path;
+
+		if (!ctx->gpu_product_name && ctx->n_render_nodes) {
+			path = rm_xasprintf("%s/class/drm/renderD%ld/device/product_name",
+					    sysfs_root, ctx->render_nodes[0]);
+			ctx->gpu_product_name = first_line(path);
+			free(path);
+		}
+		if (!ctx->gpu_product_name && use_tools)
+			ctx->gpu_product_name = tool_value(
+			    "amd-smi", "amd-smi static -g 0 2>/dev/null", "MARKET_NAME:");
+		if (!ctx->hip_version) {
+			path = rm_xasprintf("%s/.info/version", rocm && *rocm ? rocm : "/opt/rocm");
+			ctx->hip_version = major_minor(first_line(path));
+			free(path);
+		}
+		if (!ctx->hip_version && use_tools)
+			ctx->hip_version = major_minor(
+			    tool_value("hipconfig", "hipconfig --version 2>/dev/null", ""));
+	} else if (ctx->gpu_vendor && !strcmp(ctx->gpu_vendor, "NVIDIA") && use_tools) {
+		if (!ctx->hip_version)
+			ctx->hip_version =
+			    major_minor(tool_value("nvcc",
+						   "nvcc --version 2>/dev/null | sed -n "
+						   "'s/.*release \\([0-9][0-9.]*\\).*/\\1/p'",
+						   ""));
+		if (!ctx->hip_version)
+			ctx->hip_version = major_minor(
+			    tool_value("nvidia-smi",
+				       "nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: "
+				       "\\([0-9][0-9.]*\\).*/\\1/p'",
+				       ""));
+	}
 }
 
 /* ---- the folder's ctx_test ---- */

@@ -376,9 +376,10 @@ static int try_provider(const char *dataname, const char *prov, const json_t *c,
 }
 
 /* One name of a model's data field into src: the first provider of madengine's order that
- * serves it. */
+ * serves it. Returns 1 when one does, 0 when none can (why appended to unserved), -1 on an
+ * error (an unknown name, a wrong configuration). */
 static int resolve_one(const rm_data_config *cfg, const char *name, size_t index, const char *root,
-		       rm_data_source *src, rm_error *err)
+		       rm_data_source *src, rm_buf *unserved, rm_error *err)
 {
 	json_t *entry = cfg && cfg->obj ? json_object_get(cfg->obj, name) : NULL;
 	rm_buf why = RM_BUF_INIT((size_t)1 << 16);
@@ -400,54 +401,72 @@ static int resolve_one(const rm_data_config *cfg, const char *name, size_t index
 			served =
 			    try_provider(name, provider_order[k], c, index, root, src, &why, err);
 	}
-	if (served < 0) {
+	if (served <= 0) {
 		source_release(src);
 		memset(src, 0, sizeof(*src));
-	} else if (!served) {
-		served =
-		    rm_error_set(err, RM_ERR_INPUT, "data '%s': no provider can serve it%s%s", name,
-				 why.len ? "" : " (it lists no known provider)", rm_buf_str(&why));
+	}
+	if (served == 0) {
+		const char *w = rm_buf_str(&why);
+		/* "; local: ..." items: the first one's separator becomes the parenthesis */
+		rm_buf_addf(unserved, "%sdata '%s': no provider serves it (%s)",
+			    unserved->len ? "; " : "", name,
+			    why.len ? w + 2 : "data.json lists no provider for it");
 	}
 	rm_buf_release(&why);
-	return served < 0 ? -1 : 0;
+	return served;
 }
 
 int rm_data_resolve(const rm_data_config *cfg, const char *data_field, const char *root,
-		    rm_data_plan *plan, rm_error *err)
+		    rm_data_plan *plan, char **unserved, rm_error *err)
 {
-	rm_buf home = RM_BUF_INIT((size_t)1 << 20), types = RM_BUF_INIT((size_t)1 << 20);
+	rm_buf home = RM_BUF_INIT((size_t)1 << 20), types = RM_BUF_INIT((size_t)1 << 20),
+	       names = RM_BUF_INIT((size_t)1 << 20), none = RM_BUF_INIT((size_t)1 << 20);
 	const char *p = data_field;
+	size_t index = 0;
 	int ret = -1;
 
 	memset(plan, 0, sizeof(*plan));
+	*unserved = NULL;
 	if (!data_field || !*data_field)
 		return 0;
-	plan->dataname = rm_xstrdup(data_field);
 	plan->sources = rm_xcalloc(strlen(data_field) / 2 + 2, sizeof(*plan->sources));
 	while (*p) {
 		size_t len = strcspn(p, ",");
 		char *name = rm_xstrndup(p, len);
 		char *trimmed = rm_trim(name);
 		rm_data_source *src = &plan->sources[plan->n];
+		int r = 0;
 
 		p += len + (p[len] == ',');
-		if (*trimmed && resolve_one(cfg, trimmed, plan->n, root, src, err) < 0) {
+		if (*trimmed &&
+		    (r = resolve_one(cfg, trimmed, index++, root, src, &none, err)) < 0) {
 			free(name);
 			goto out;
 		}
-		if (*trimmed) {
+		if (r > 0) {
 			rm_buf_addf(&home, "%s%s", plan->n ? "," : "", src->home);
 			rm_buf_addf(&types, "%s%s", plan->n ? "," : "", src->provider);
+			rm_buf_addf(&names, "%s%s", plan->n ? "," : "", src->dataname);
 			plan->n++;
 		}
 		free(name);
 	}
-	plan->datahome = rm_buf_detach(&home);
-	plan->provider_type = rm_buf_detach(&types);
+	if (plan->n) {
+		plan->datahome = rm_buf_detach(&home);
+		plan->provider_type = rm_buf_detach(&types);
+		plan->dataname = rm_buf_detach(&names);
+	} else {
+		free(plan->sources);
+		plan->sources = NULL;
+	}
+	if (none.len)
+		*unserved = rm_buf_detach(&none);
 	ret = 0;
 out:
 	rm_buf_release(&home);
 	rm_buf_release(&types);
+	rm_buf_release(&names);
+	rm_buf_release(&none);
 	if (ret)
 		rm_data_plan_release(plan);
 	return ret;

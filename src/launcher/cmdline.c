@@ -108,13 +108,15 @@ static void str_opt(rm_buf *b, const char *flag, json_t *obj, const char *key)
 }
 
 char *rm_build_cmdline(const char *tag, const char *dockerfile, const char *context,
-		       json_t *buildargs, json_t *labels, int nocache)
+		       json_t *buildargs, json_t *labels, int nocache, int pull)
 {
 	rm_buf b = RM_BUF_INIT(CMDLINE_MAX);
 
 	rm_buf_addstr(&b, "docker build --network=host");
 	if (nocache)
 		word(&b, "--no-cache");
+	if (pull)
+		word(&b, "--pull");
 	if (tag)
 		opt(&b, "-t", tag);
 	if (dockerfile)

@@ -69,6 +69,7 @@ static void docker_close(void *state)
 		return;
 	rm_engine_close(dl->d);
 	free(dl->where);
+	rm_strv_free(dl->pulled);
 	free(dl);
 }
 

@@ -149,6 +149,67 @@ static int given_image(struct docker_launcher *dl, const rm_image_req *req, char
 	return 0;
 }
 
+/*
+ * madengine builds with `docker build --pull`: the base image is pulled again so that a
+ * newer one in its registry is built on. Done here before the fingerprint (which holds the
+ * base image's id, so a newer base rebuilds the image), once per base image and run. Only
+ * an image the engine got from a registry (it has RepoDigests) is pulled: one built or
+ * loaded here has nowhere to come from, one the engine lacks is pulled by the build itself,
+ * one pinned by digest cannot change. A registry out of reach (no network) is warned about
+ * and the build goes on with the engine's copy: such a host keeps working.
+ */
+static void refresh_base(struct docker_launcher *dl, const rm_image_req *req)
+{
+	const char *base = req->df->base_image;
+	char *repo = NULL, *tag = NULL, *ref = NULL, *reg = NULL, *auth = NULL, *msg;
+	const char *src = NULL;
+	json_t *img = NULL;
+	rm_error err = RM_ERROR_INIT;
+	rm_image_xfer_opts o = {NULL, NULL, NULL, req->poll, req->ud};
+
+	if (req->no_pull || !base || !strcmp(base, "scratch") || strchr(base, '@'))
+		return;
+	for (size_t i = 0; i < dl->n_pulled; i++)
+		if (!strcmp(dl->pulled[i], base))
+			return;
+	if (!dl->pulled)
+		dl->pulled = rm_xcalloc(1, sizeof(*dl->pulled));
+	dl->pulled = rm_strv_push(dl->pulled, &dl->n_pulled, base);
+	if (rm_engine_image_inspect(dl->d, base, &img, &err) < 0 ||
+	    !json_array_size(json_object_get(img, "RepoDigests")))
+		goto out;
+	if (rm_image_ref_split(base, &repo, &tag) < 0)
+		goto out;
+	ref = tag ? rm_xstrdup(base) : rm_xasprintf("%s:latest", base);
+	reg = rm_image_ref_registry(ref);
+	if (rm_engine_auth(reg, &auth, &src, &err) == 0) {
+		o.auth = auth;
+		if (rm_engine_image_pull(dl->d, ref, &o, NULL, &err) == 0) {
+			msg =
+			    rm_xasprintf("run_models: base image '%s' pulled from %s (a newer one "
+					 "rebuilds the image; --no-pull builds on the engine's "
+					 "copy)",
+					 ref, reg);
+			say(req, msg);
+			free(msg);
+			goto out;
+		}
+	}
+	msg = rm_xasprintf("run_models: cannot pull base image '%s' from %s (%s); building on "
+			   "the engine's copy (--no-pull skips the pull)",
+			   ref, reg, err.msg);
+	say(req, msg);
+	rm_warn("%s", msg + strlen("run_models: "));
+	free(msg);
+out:
+	json_decref(img);
+	rm_engine_auth_free(auth);
+	free(reg);
+	free(ref);
+	free(tag);
+	free(repo);
+}
+
 int rm_launcher__docker_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
 				rm_error *err)
 {
@@ -163,6 +224,7 @@ int rm_launcher__docker_prepare(void *state, const rm_image_req *req, char **ima
 	if (!req->df)
 		return given_image(dl, req, image_id, cached, err);
 	labels = json_object();
+	refresh_base(dl, req);
 	/* The image is up to date when its fingerprint label matches the context, the build
 	 * args and the base image as they are now: skip the build (a fully cached build still
 	 * costs the engine a context upload and a cache lookup per step). */
@@ -250,7 +312,7 @@ void rm_launcher__docker_plan(const rm_context *ctx, const rm_image_req *req,
 	if (req->df) {
 		char *js = json_dumps(req->buildargs, JSON_COMPACT | JSON_SORT_KEYS);
 		char *build = rm_build_cmdline(req->image, req->df->path, req->model->dockercontext,
-					       req->buildargs, NULL, req->nocache);
+					       req->buildargs, NULL, req->nocache, !req->no_pull);
 		fprintf(out, "  dockerfile: %s (base image %s)\n", req->df->path,
 			req->df->base_image ? req->df->base_image : "unknown");
 		fprintf(out, "  build args: %s\n", js ? js : "{}");

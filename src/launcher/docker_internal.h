@@ -18,6 +18,9 @@ struct docker_launcher {
 	char host[256];
 	char pid[32];
 	char pid_start[32];
+	/* base images already pulled (or tried) in this run: once each */
+	char **pulled;
+	size_t n_pulled;
 };
 
 /* The name our builds add to /etc/hosts of the engine's build containers (extrahosts):

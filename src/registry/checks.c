@@ -144,7 +144,19 @@ static char *squeeze(const char *s, size_t n)
 	return out;
 }
 
-int rm_skip_gpu_arch_match(const char *skip_list, const char *gpu_arch)
+/* The length of a vendor's prefix of a product name ("NVIDIA ", "AMD Instinct "), or 0. */
+static size_t vendor_prefix(const char *a)
+{
+	static const char *const prefixes[] = {"NVIDIA ", "AMD Instinct ", "AMD Radeon ", "AMD ",
+					       NULL};
+
+	for (size_t i = 0; prefixes[i]; i++)
+		if (strncasecmp(a, prefixes[i], strlen(prefixes[i])) == 0)
+			return strlen(prefixes[i]);
+	return 0;
+}
+
+static int skip_match_one(const char *skip_list, const char *gpu_arch)
 {
 	char *names[5] = {NULL};
 	size_t n_names = 0;
@@ -163,8 +175,8 @@ int rm_skip_gpu_arch_match(const char *skip_list, const char *gpu_arch)
 	 * "NVIDIA ", its first word ("H100" of "H100 80GB HBM3") and that word before its
 	 * first '-' ("A100" of "A100-SXM4-80GB"). */
 	names[n_names++] = squeeze(a, strlen(a));
-	if (strncasecmp(a, "NVIDIA ", 7) == 0) {
-		const char *prod = a + 7;
+	if (vendor_prefix(a)) {
+		const char *prod = a + vendor_prefix(a);
 		size_t w;
 
 		while (*prod == ' ')
@@ -193,4 +205,9 @@ int rm_skip_gpu_arch_match(const char *skip_list, const char *gpu_arch)
 	for (size_t i = 0; i < n_names; i++)
 		free(names[i]);
 	return hit;
+}
+
+int rm_skip_gpu_arch_match(const char *skip_list, const char *gpu_arch, const char *product)
+{
+	return skip_match_one(skip_list, gpu_arch) || skip_match_one(skip_list, product);
 }

@@ -265,12 +265,12 @@ static int get_timeout(const struct raw *r, const struct entry_ref *e, rm_model 
 	if (r->type != V_INT && r->type != V_REAL)
 		return field_error(err, e, "timeout", "a number of seconds");
 	t = r->num;
-	if (t == -1)
-		t = 0; /* MAD's "no model override" */
-	if (!(t >= 0 && t <= TIMEOUT_MAX))
+	if (t < 0 && t >= -TIMEOUT_MAX)
+		t = -1; /* MAD's -1: no time limit (the registry's intent) */
+	if (!(t >= -1 && t <= TIMEOUT_MAX))
 		return field_error(err, e, "timeout",
-				   "a number of seconds from 0 to 31536000 (0 or -1: no model "
-				   "override)");
+				   "a number of seconds up to 31536000 (0: no model override; "
+				   "negative, as MAD's -1: no time limit)");
 	m->timeout = t;
 	return 0;
 }

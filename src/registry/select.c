@@ -98,8 +98,19 @@ static int tag_matches(const rm_model *m, const char *tag)
 		return strcmp(filter, "all") == 0 || strcmp(filter, m->name + n + 1) == 0 ||
 		       has_tag(m, filter);
 	}
-	return strcmp(tag, "all") == 0 || strcmp(tag, m->name) == 0 ||
-	       strcmp(tag, m->short_name) == 0 || has_tag(m, tag);
+	/* madengine's rule: an unscoped name is the whole name, so "model2" never selects
+	 * "dummy2/model2" (its tags still match anywhere). */
+	return strcmp(tag, "all") == 0 || strcmp(tag, m->name) == 0 || has_tag(m, tag);
+}
+
+/* The first scoped model whose short name is tag, or NULL: for the hint of a tag that
+ * matched nothing. */
+static const rm_model *scoped_short_name(const rm_registry *reg, const char *tag)
+{
+	for (size_t i = 0; i < reg->n; i++)
+		if (reg->models[i].scope && !strcmp(reg->models[i].short_name, tag))
+			return &reg->models[i];
+	return NULL;
 }
 
 /* Whether args (" --k v") already ends extra or stands in it as a whole piece. */
@@ -174,6 +185,7 @@ static int unmatched(const rm_registry *reg, const struct tag_piece *pieces, siz
 	int ret = 0;
 
 	for (size_t k = 0; k < n_pieces; k++) {
+		const rm_model *scoped;
 		int seen = 0;
 
 		for (size_t j = 0; j < k && !pieces[k].matched; j++)
@@ -181,6 +193,12 @@ static int unmatched(const rm_registry *reg, const struct tag_piece *pieces, siz
 		if (pieces[k].matched || seen)
 			continue;
 		rm_buf_addf(&msg, "%s'%s'", n ? ", " : "", pieces[k].text);
+		scoped = scoped_short_name(reg, pieces[k].tag);
+		if (scoped)
+			rm_buf_addf(&msg,
+				    " (names are whole, as in madengine: the model is '%s', "
+				    "give --tags %s)",
+				    scoped->name, scoped->name);
 		n++;
 	}
 	for (size_t i = 0; n && i < reg->n_dynamic_skipped; i++)

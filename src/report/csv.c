@@ -40,36 +40,98 @@ int rm_csv_record(rm_buf *out, const char *const *fields, size_t n)
 	return rm_buf_addch(out, '\n');
 }
 
-/* Compares the file's first line with the header we would write. */
 #define CSV_LOCK_WAIT 60.0
 
-static int header_matches(int fd, const rm_buf *header, int *ends_with_newline, off_t size)
-{
-	char *buf = rm_xmalloc(header->len + 1);
-	ssize_t r = pread(fd, buf, header->len, 0);
-	int ok = r == (ssize_t)header->len && memcmp(buf, header->data, header->len) == 0;
-	char last = '\n';
+/* How rows go into an existing file: in its own columns (map[j]: the index in our header of
+ * its column j, -1 for one we do not have), with its line ends. */
+struct layout {
+	char **cols; /* the file's header (NULL-terminated) */
+	size_t n;
+	int *map;
+	int crlf;	  /* the header line ends with CRLF: our rows do too */
+	int ends_with_nl; /* the file's last byte is a line end */
+	int identity;	  /* the file's header is ours */
+};
 
-	if (size > 0 && pread(fd, &last, 1, size - 1) != 1)
-		last = '\n';
-	*ends_with_newline = last == '\n';
-	free(buf);
-	return ok;
+static void layout_release(struct layout *l)
+{
+	rm_strv_free(l->cols);
+	free(l->map);
+	memset(l, 0, sizeof(*l));
 }
 
-/* A non-empty file at path must start with hdr; *nl says whether it ends with a newline. */
-static int check_header(const char *path, const rm_buf *hdr, off_t size, int *nl, rm_error *err)
+/* The file's header and line ends (path is open as fd, size bytes long): its first record,
+ * compared with ours by column, whatever its line ends and quoting. */
+static int read_layout(const char *path, off_t size, struct layout *l, rm_error *err)
 {
 	int rfd = open(path, O_RDONLY | O_CLOEXEC);
-	int ok = rfd >= 0 && header_matches(rfd, hdr, nl, size);
+	FILE *f = rfd >= 0 ? fdopen(rfd, "r") : NULL;
+	char last = '\n', pair[2];
+	long at;
+	int r;
 
-	if (rfd >= 0)
-		close(rfd);
-	if (!ok)
+	memset(l, 0, sizeof(*l));
+	if (!f) {
+		if (rfd >= 0)
+			close(rfd);
+		return rm_error_set(err, RM_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+	}
+	r = rm_csv_read_record(f, &l->cols, &l->n, err);
+	at = ftell(f);
+	if (r == 1 && at >= 2 && pread(rfd, pair, 2, at - 2) == 2)
+		l->crlf = pair[0] == '\r' && pair[1] == '\n';
+	if (size > 0 && pread(rfd, &last, 1, size - 1) != 1)
+		last = '\n';
+	l->ends_with_nl = last == '\n';
+	fclose(f);
+	if (r < 0)
+		return rm_error_wrap(err, "reading the header of '%s'", path);
+	if (r == 0) {
+		l->cols = rm_xcalloc(1, sizeof(*l->cols));
+		l->n = 0;
+	}
+	return 0;
+}
+
+static int index_of(const char *const *header, size_t n_cols, const char *name)
+{
+	for (size_t i = 0; i < n_cols; i++)
+		if (!strcmp(header[i], name))
+			return (int)i;
+	return -1;
+}
+
+/* Decides how rows go into a file whose header is l->cols: ours as it is; another tool's
+ * (when required is given and it names every required column, each once) by column name;
+ * anything else is refused. */
+static int plan_layout(const char *path, const char *const *header, size_t n_cols,
+		       const char *const *required, struct layout *l, rm_error *err)
+{
+	int same = l->n == n_cols;
+
+	for (size_t i = 0; same && i < n_cols; i++)
+		same = !strcmp(l->cols[i], header[i]);
+	l->map = rm_xcalloc(l->n + 1, sizeof(*l->map));
+	if (same) {
+		for (size_t i = 0; i < n_cols; i++)
+			l->map[i] = (int)i;
+		l->identity = 1;
+		return 0;
+	}
+	for (size_t k = 0; required && required[k]; k++) {
+		size_t seen = 0;
+		for (size_t j = 0; j < l->n; j++)
+			seen += !strcmp(l->cols[j], required[k]);
+		if (seen != 1)
+			required = NULL;
+	}
+	if (!required)
 		return rm_error_set(err, RM_ERR_IO,
 				    "'%s' exists with a different header (another tool's or an "
 				    "older format); move it aside or choose another file with -o",
 				    path);
+	for (size_t j = 0; j < l->n; j++)
+		l->map[j] = index_of(header, n_cols, l->cols[j]);
 	return 0;
 }
 
@@ -116,16 +178,15 @@ static int open_append(const char *path, rm_error *err)
 			    path);
 }
 
-int rm_csv_check(const char *path, const char *const *header, size_t n_cols, rm_error *err)
+int rm_csv_check_by_name(const char *path, const char *const *header, size_t n_cols,
+			 const char *const *required, char ***file_cols, rm_error *err)
 {
-	rm_buf hdr = RM_BUF_INIT(CSV_RECORD_MAX);
 	struct stat st;
-	int fd = -1, nl, ret = -1;
+	struct layout l = {0};
+	int fd = -1, ret = -1;
 
-	if (rm_csv_record(&hdr, header, n_cols)) {
-		rm_error_set(err, RM_ERR_INTERNAL, "csv header too long");
-		goto out;
-	}
+	if (file_cols)
+		*file_cols = NULL;
 	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT && dangling(path, err) < 0)
 		goto out;
@@ -151,15 +212,25 @@ int rm_csv_check(const char *path, const char *const *header, size_t n_cols, rm_
 		goto out;
 	}
 	if (st.st_size > 0) {
-		if (check_header(path, &hdr, st.st_size, &nl, err) < 0)
+		if (read_layout(path, st.st_size, &l, err) < 0 ||
+		    plan_layout(path, header, n_cols, required, &l, err) < 0)
 			goto out;
+		if (file_cols && !l.identity) {
+			*file_cols = l.cols;
+			l.cols = NULL;
+		}
 	}
 	ret = 0;
 out:
 	if (fd >= 0)
 		close(fd);
-	rm_buf_release(&hdr);
+	layout_release(&l);
 	return ret;
+}
+
+int rm_csv_check(const char *path, const char *const *header, size_t n_cols, rm_error *err)
+{
+	return rm_csv_check_by_name(path, header, n_cols, NULL, NULL, err);
 }
 
 /*
@@ -192,14 +263,35 @@ static int lock(int fd, const char *path, rm_error *err)
 	return 0;
 }
 
-int rm_csv_append(const char *path, const char *const *header, size_t n_cols,
-		  const char *const *rows, size_t n_rows, rm_error *err)
+/* One record in the file's layout: its columns from ours, its line end. */
+static int layout_record(rm_buf *out, const struct layout *l, const char *const *row)
+{
+	const char **cells = rm_xcalloc(l->n + 1, sizeof(*cells));
+	int ret;
+
+	for (size_t j = 0; j < l->n; j++)
+		cells[j] = l->map[j] >= 0 ? row[l->map[j]] : NULL;
+	ret = rm_csv_record(out, cells, l->n);
+	free(cells);
+	if (ret == 0 && l->crlf) {
+		out->data[out->len - 1] = '\r';
+		ret = rm_buf_addch(out, '\n');
+	}
+	return ret;
+}
+
+int rm_csv_append_by_name(const char *path, const char *const *header, size_t n_cols,
+			  const char *const *rows, size_t n_rows, const char *const *required,
+			  char ***file_cols, rm_error *err)
 {
 	rm_buf hdr = RM_BUF_INIT(CSV_RECORD_MAX);
 	rm_buf out = RM_BUF_INIT((size_t)64 << 20);
+	struct layout l = {0};
 	struct stat st;
-	int fd = -1, ret = -1, nl = 1;
+	int fd = -1, ret = -1;
 
+	if (file_cols)
+		*file_cols = NULL;
 	if (rm_csv_record(&hdr, header, n_cols)) {
 		rm_error_set(err, RM_ERR_INTERNAL, "csv header too long");
 		goto out;
@@ -217,14 +309,22 @@ int rm_csv_append(const char *path, const char *const *header, size_t n_cols,
 	}
 	if (st.st_size == 0) {
 		rm_buf_add(&out, hdr.data, hdr.len);
+		l.cols = rm_xcalloc(n_cols + 1, sizeof(*l.cols));
+		l.map = rm_xcalloc(n_cols + 1, sizeof(*l.map));
+		for (size_t i = 0; i < n_cols; i++)
+			l.map[i] = (int)i;
+		l.n = n_cols;
+		l.identity = 1;
 	} else {
-		if (check_header(path, &hdr, st.st_size, &nl, err) < 0)
+		/* never rewritten: an accepted header of another tool stays, rows follow it */
+		if (read_layout(path, st.st_size, &l, err) < 0 ||
+		    plan_layout(path, header, n_cols, required, &l, err) < 0)
 			goto out;
-		if (!nl)
-			rm_buf_addch(&out, '\n');
+		if (!l.ends_with_nl)
+			rm_buf_addstr(&out, l.crlf ? "\r\n" : "\n");
 	}
 	for (size_t r = 0; r < n_rows; r++) {
-		if (rm_csv_record(&out, rows + r * n_cols, n_cols)) {
+		if (layout_record(&out, &l, rows + r * n_cols)) {
 			rm_error_set(err, RM_ERR_INTERNAL, "csv rows for '%s' too large", path);
 			goto out;
 		}
@@ -241,13 +341,24 @@ int rm_csv_append(const char *path, const char *const *header, size_t n_cols,
 		rm_error_set(err, RM_ERR_IO, "cannot flush '%s': %s", path, strerror(errno));
 		goto out;
 	}
+	if (file_cols && !l.identity) {
+		*file_cols = l.cols;
+		l.cols = NULL;
+	}
 	ret = 0;
 out:
 	if (fd >= 0)
 		close(fd); /* releases the lock */
+	layout_release(&l);
 	rm_buf_release(&hdr);
 	rm_buf_release(&out);
 	return ret;
+}
+
+int rm_csv_append(const char *path, const char *const *header, size_t n_cols,
+		  const char *const *rows, size_t n_rows, rm_error *err)
+{
+	return rm_csv_append_by_name(path, header, n_cols, rows, n_rows, NULL, NULL, err);
 }
 
 int rm_csv_read_record(FILE *f, char ***fields, size_t *n, rm_error *err)

@@ -21,21 +21,36 @@ const char *const rm_perf_header[RM_PERF_COLS] = {
 static const char *const metric_header[] = {"timestamp", "run_id", "model", "metric",
 					    "value",	 "unit",   "step",  "aggregate"};
 
+/* madengine's and MAD's perf.csv name these; ours does too. */
+static const char *const peer_required[] = {"model", "performance", "metric", "status", NULL};
+
 static int same(const char *file_cell, const char *ours)
 {
 	return !strcmp(file_cell, ours ? ours : "");
 }
 
+/* The columns of an earlier record that decide a baseline, found by name in the file's
+ * header (a perf.csv of madengine's or MAD's has them elsewhere, or not at all). */
+static const int base_cols[] = {RM_COL_STATUS,	   RM_COL_PERFORMANCE, RM_COL_MODEL, RM_COL_METRIC,
+				RM_COL_DOCKERFILE, RM_COL_MACHINE,     RM_COL_ARCH};
+#define N_BASE_COLS (sizeof(base_cols) / sizeof(base_cols[0]))
+
+/* The cell of column base_cols[k] in rec, "" when the file has no such column. */
+static const char *base_cell(char **rec, size_t nf, const int *at, size_t k)
+{
+	return at[k] >= 0 && (size_t)at[k] < nf ? rec[at[k]] : "";
+}
+
 /* Whether an earlier perf.csv record is a baseline for row: the same model, metric,
  * Dockerfile, machine and GPU architecture, and a SUCCESS. */
-static int is_baseline(char **rec, const rm_perf_row *row)
+static int is_baseline(char **rec, size_t nf, const int *at, const rm_perf_row *row)
 {
-	return row->cell[RM_COL_METRIC] && !strcmp(rec[RM_COL_STATUS], "SUCCESS") &&
-	       same(rec[RM_COL_MODEL], row->cell[RM_COL_MODEL]) &&
-	       same(rec[RM_COL_METRIC], row->cell[RM_COL_METRIC]) &&
-	       same(rec[RM_COL_DOCKERFILE], row->cell[RM_COL_DOCKERFILE]) &&
-	       same(rec[RM_COL_MACHINE], row->cell[RM_COL_MACHINE]) &&
-	       same(rec[RM_COL_ARCH], row->cell[RM_COL_ARCH]);
+	if (!row->cell[RM_COL_METRIC] || strcmp(base_cell(rec, nf, at, 0), "SUCCESS"))
+		return 0;
+	for (size_t k = 2; k < N_BASE_COLS; k++)
+		if (!same(base_cell(rec, nf, at, k), row->cell[base_cols[k]]))
+			return 0;
+	return 1;
 }
 
 void rm_perf_relative_changes(const char *path, rm_perf_row *rows, size_t n, char **rel)
@@ -46,14 +61,25 @@ void rm_perf_relative_changes(const char *path, rm_perf_row *rows, size_t n, cha
 	rm_error err = RM_ERROR_INIT;
 	double *last = rm_xcalloc(n ? n : 1, sizeof(*last));
 	int *found = rm_xcalloc(n ? n : 1, sizeof(*found));
+	int at[N_BASE_COLS];
 
+	for (size_t k = 0; k < N_BASE_COLS; k++)
+		at[k] = -1;
+	/* the header: where the columns are */
+	if (f && rm_csv_read_record(f, &rec, &nf, &err) == 1)
+		for (size_t j = 0; j < nf; j++)
+			for (size_t k = 0; k < N_BASE_COLS; k++)
+				if (!strcmp(rec[j], rm_perf_header[base_cols[k]]))
+					at[k] = (int)j;
+	rm_strv_free(rec);
+	rec = NULL;
 	/* One pass over the file for every row: perf.csv grows night after night, and a
 	 * multiple_results model can have many rows. */
-	while (f && rm_csv_read_record(f, &rec, &nf, &err) == 1) {
+	while (f && at[1] >= 0 && rm_csv_read_record(f, &rec, &nf, &err) == 1) {
 		double v;
-		if (nf >= RM_PERF_COLS && rm_parse_double(rec[RM_COL_PERFORMANCE], &v) == 0) {
+		if (rm_parse_double(base_cell(rec, nf, at, 1), &v) == 0) {
 			for (size_t i = 0; i < n; i++) {
-				if (is_baseline(rec, &rows[i])) {
+				if (is_baseline(rec, nf, at, &rows[i])) {
 					last[i] = v;
 					found[i] = 1;
 				}
@@ -87,14 +113,82 @@ int rm_perf_check(const char *path, rm_error *err)
 		ret = rm_mkdirs(dir, err);
 	}
 	free(dir);
-	if (ret == 0)
-		ret = rm_csv_check(path, rm_perf_header, RM_PERF_COLS, err);
+	if (ret == 0) {
+		char **cols = NULL;
+		ret = rm_csv_check_by_name(path, rm_perf_header, RM_PERF_COLS, peer_required, &cols,
+					   err);
+		if (ret == 0 && cols)
+			rm_warn(
+			    "'%s' has another tool's header (madengine's or MAD's, %zu "
+			    "columns): it is kept and each row fills the columns it names; "
+			    "run_models' other columns (reason, run_id, log_file, ...) go to "
+			    "perf_<model>.csv beside it, and the CI outputs (--junit, --html, "
+			    "report ci) need run_models' own header: give -o a new file for them",
+			    path, rm_strv_len(cols));
+		rm_strv_free(cols);
+	}
 	return ret < 0 ? rm_error_wrap(err, "output file") : 0;
 }
 
-int rm_perf_append(const char *path, const rm_perf_row *rows, size_t n, rm_error *err)
+/* The cells of rows the file's columns (cols) left out: rows of perf_<model>.csv, metric
+ * the column's name, value the cell as it is, aggregate "perf.csv". */
+static int leftovers(const char *path, const char *model, const rm_perf_row *rows, size_t n,
+		     char **cols, rm_error *err)
 {
-	return rm_csv_append(path, rm_perf_header, RM_PERF_COLS, (const char *const *)rows, n, err);
+	enum { COLS = sizeof(metric_header) / sizeof(metric_header[0]) };
+	const char **out = NULL;
+	size_t n_out = 0;
+	char *safe, *name, *file;
+	int ret = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		for (int c = 0; c < RM_PERF_COLS; c++) {
+			const char *v = rows[i].cell[c], **row;
+			size_t j;
+
+			/* a perf_<model>.csv row carries its timestamp and run id itself */
+			if (!v || !*v || c == RM_COL_TIMESTAMP || c == RM_COL_RUN_ID)
+				continue;
+			for (j = 0; cols[j] && strcmp(cols[j], rm_perf_header[c]); j++)
+				;
+			if (cols[j])
+				continue;
+			out = rm_xrealloc(out, (n_out + 1) * COLS * sizeof(*out));
+			row = out + n_out++ * COLS;
+			row[0] = rows[i].cell[RM_COL_TIMESTAMP];
+			row[1] = rows[i].cell[RM_COL_RUN_ID];
+			row[2] = rows[i].cell[RM_COL_MODEL];
+			row[3] = rm_perf_header[c];
+			row[4] = v;
+			row[5] = NULL;
+			row[6] = NULL;
+			row[7] = "perf.csv";
+		}
+	}
+	if (n_out) {
+		safe = rm_file_safe(model);
+		name = rm_xasprintf("perf_%s.csv", safe);
+		file = rm_perf_sibling(path, name);
+		ret = rm_csv_append(file, metric_header, COLS, out, n_out, err);
+		free(file);
+		free(name);
+		free(safe);
+	}
+	free(out);
+	return ret;
+}
+
+int rm_perf_append(const char *path, const char *model, const rm_perf_row *rows, size_t n,
+		   rm_error *err)
+{
+	char **cols = NULL;
+	int ret = rm_csv_append_by_name(path, rm_perf_header, RM_PERF_COLS,
+					(const char *const *)rows, n, peer_required, &cols, err);
+
+	if (ret == 0 && cols)
+		ret = leftovers(path, model, rows, n, cols, err);
+	rm_strv_free(cols);
+	return ret;
 }
 
 char *rm_perf_sibling(const char *perf_path, const char *name)

@@ -91,6 +91,7 @@ static int build_one(struct run *r, const rm_model *m, const rm_dockerfile *df, 
 			    .image = b->mi.key,
 			    .buildargs = args,
 			    .nocache = r->o->clean_docker_cache,
+			    .no_pull = r->o->no_pull,
 			    .log = path};
 	struct build_log *bl = rm_runner__build_log_open(r, m, path, link, err);
 	double t0 = rm_now();

@@ -1,7 +1,8 @@
 /*
  * A model's data (rm/data.h) in a run: data.json loaded once, each model's plan resolved
- * before its build (data no provider serves is the model's FAILURE, nothing built), the
- * plan handed to the launcher's spec, and after the run the data_size and
+ * before its build (data no provider serves is warned about and left out: the model runs
+ * without it, as in madengine; a wrong data.json entry is the model's FAILURE, nothing
+ * built), the plan handed to the launcher's spec, and after the run the data_size and
  * data_download_duration columns.
  */
 #include <errno.h>
@@ -51,11 +52,22 @@ out:
 
 int rm_runner__data_prepare(struct run *r, const rm_model *m, rm_data_plan *plan, rm_error *err)
 {
+	char *unserved = NULL;
+
 	memset(plan, 0, sizeof(*plan));
 	if (!m->data || !*m->data)
 		return 0;
-	if (rm_data_resolve(r->data_loaded ? &r->data : NULL, m->data, r->o->root, plan, err) < 0)
+	if (rm_data_resolve(r->data_loaded ? &r->data : NULL, m->data, r->o->root, plan, &unserved,
+			    err) < 0)
 		return -1;
+	/* madengine runs the model without it (its script may fetch its own data, as MAD's
+	 * Hugging Face models do): say so, and run. */
+	if (unserved)
+		rm_warn("model '%s': %s; it runs without that data, as madengine runs it "
+			"(MAD_DATANAME is '%s'%s; its data columns stay empty)",
+			m->name, unserved, m->data,
+			plan->n ? "" : ", MAD_DATAHOME only what docker_env_vars gives");
+	free(unserved);
 	for (size_t i = 0; i < plan->n && !r->o->dry_run; i++) {
 		const rm_data_source *s = &plan->sources[i];
 		if (s->create_host_path && rm_mkdirs(s->host_path, err) < 0) {
@@ -97,6 +109,13 @@ static void data_size(const rm_data_plan *plan, struct outcome *oc)
 
 void rm_runner__data_log(struct stream *st, const rm_workload *w)
 {
+	const char *field = w->model->data;
+
+	if (field && *field && !w->data.n)
+		rm_runner__stream_note(st,
+				       "run_models: data '%s': no provider serves it; the model "
+				       "runs without it (see the run's warnings)",
+				       field);
 	for (size_t i = 0; i < w->data.n; i++) {
 		const rm_data_source *s = &w->data.sources[i];
 		if (s->script)

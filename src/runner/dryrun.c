@@ -72,10 +72,18 @@ void rm_runner__dry_run_model(struct run *r, const rm_model *m, const rm_workloa
 			      const rm_dockerfile *dfs, size_t n_dfs)
 {
 	char *args = rm_workload_args(w);
-	char *head = rm_xasprintf("model '%s' (GPUs %ld, tunableop %s, parser %s)\n  args: %s\n",
-				  m->name, rm_workload_gpus(w, &r->ctx),
-				  w->tunableop ? w->tunableop : "as the model has it",
-				  r->o->parser ? r->o->parser : m->parser, args);
+	char timeout[48];
+	char *head;
+
+	if (w->timeout > 0)
+		snprintf(timeout, sizeof(timeout), "%.15g s", w->timeout);
+	else
+		snprintf(timeout, sizeof(timeout), "none");
+	head = rm_xasprintf("model '%s' (GPUs %ld, timeout %s, tunableop %s, parser %s)\n  "
+			    "args: %s\n",
+			    m->name, rm_workload_gpus(w, &r->ctx), timeout,
+			    w->tunableop ? w->tunableop : "as the model has it",
+			    r->o->parser ? r->o->parser : m->parser, args);
 
 	print_masked(r, head);
 	if (w->tunableop_dir)

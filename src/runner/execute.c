@@ -172,7 +172,8 @@ int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct out
 	if (!st)
 		goto out;
 	/* madengine's line, where its timeout tests look for it. */
-	rm_runner__stream_note(st, "Setting timeout to %.15g seconds.", timeout);
+	rm_runner__stream_note(st, "Setting timeout to %.15g seconds.%s", timeout,
+			       timeout > 0 ? "" : " (none: the run is never stopped)");
 	rm_runner__data_log(st, w);
 	rm_runner__tools_log(st, w);
 	rm_runner__stream_bind(st, &spec);

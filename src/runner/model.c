@@ -1,7 +1,8 @@
 /*
  * One selected model: its Dockerfiles for this context, the reasons it cannot run here
- * (skip_gpu_arch, paths out of the folder, data no provider serves, too few GPUs, a
- * GPU-vendor Dockerfile on a host without GPUs), all before anything is built, and for each
+ * (skip_gpu_arch, paths out of the folder, a wrong data.json entry, too few GPUs, a
+ * container request that cannot be made, a GPU-vendor Dockerfile on a host without GPUs),
+ * all before anything is built, and for each
  * kept Dockerfile one build and --repeat runs; or, with the context's MAD_CONTAINER_IMAGE
  * or a build manifest (prebuilt.c), --repeat runs of the given image and no build. With a
  * batching launcher (SLURM) the runs wait in a queue (queue.c) until every model is ready.
@@ -68,6 +69,7 @@ static int build(struct run *r, const rm_model *m, const rm_dockerfile *df, cons
 			    .image = oc->image,
 			    .buildargs = args,
 			    .nocache = r->o->clean_docker_cache,
+			    .no_pull = r->o->no_pull,
 			    .log = path};
 	double start = rm_now();
 	struct build_log *bl = rm_runner__build_log_open(r, m, path, link, err);
@@ -118,10 +120,13 @@ int rm_runner__cannot_run(struct run *r, const rm_selected *s, const rm_workload
 	oc.tunableop = w->tunableop;
 	if (skip) {
 		oc.status = "SKIPPED";
+		const char *gpu =
+		    rm_skip_gpu_arch_match(s->model->skip_gpu_arch, r->ctx.gpu_arch, NULL)
+			? r->ctx.gpu_arch
+			: r->ctx.gpu_product_name;
 		oc.reason = rm_xasprintf("skip_gpu_arch ('%s') names this host's GPU '%s' "
 					 "(--disable-skip-gpu-arch runs it)",
-					 r->ctx.gpu_arch ? s->model->skip_gpu_arch : "",
-					 r->ctx.gpu_arch ? r->ctx.gpu_arch : "");
+					 s->model->skip_gpu_arch, gpu ? gpu : "");
 	} else {
 		rm_runner__fail(&oc, "%s", why);
 	}
@@ -246,7 +251,8 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_workload *w,
 				    .df = df,
 				    .image = b.image,
 				    .buildargs = args,
-				    .nocache = r->o->clean_docker_cache};
+				    .nocache = r->o->clean_docker_cache,
+				    .no_pull = r->o->no_pull};
 		char *name = rm_runner__container_name(r, m, 0);
 		rm_job_spec spec = {.w = w, .name = name};
 		rm_runner__dry_run_dockerfile(r, &req, &spec,
@@ -299,7 +305,8 @@ static int image_ref_ok(const char *v)
 }
 
 /* What must hold before anything is built: the model's paths stay in the folder, its data
- * is served, MAD_CONTAINER_IMAGE is an image reference. */
+ * entries are right (data no provider serves is only warned about), MAD_CONTAINER_IMAGE is
+ * an image reference. */
 static int precheck(struct run *r, const rm_model *m, rm_data_plan *plan, rm_error *err)
 {
 	const char *given = model_given_image(r);
@@ -312,6 +319,17 @@ static int precheck(struct run *r, const rm_model *m, rm_data_plan *plan, rm_err
 	if (rm_model_check_paths(m, r->o->root, err) < 0)
 		return -1;
 	return rm_runner__data_prepare(r, m, plan, err);
+}
+
+/* Whether the container request can be made on this host (run options the render does
+ * not take, binds the folder must not make): said before the build, not after it. */
+static int renders(const rm_workload *w, const rm_context *ctx, rm_error *err)
+{
+	json_t *body = NULL;
+	int ret = rm_workload_render(w, ctx, (const char *const *)environ, &body, err);
+
+	json_decref(body);
+	return ret;
 }
 
 static void no_build_output(void *ud, const char *line, size_t len)
@@ -416,7 +434,7 @@ int rm_runner__run_model(struct run *r, const rm_selected *s, rm_error *err)
 		rm_info("model '%s'", m->name);
 
 	if (!r->o->disable_skip_gpu_arch &&
-	    rm_skip_gpu_arch_match(m->skip_gpu_arch, r->ctx.gpu_arch)) {
+	    rm_skip_gpu_arch_match(m->skip_gpu_arch, r->ctx.gpu_arch, r->ctx.gpu_product_name)) {
 		ret = rm_runner__cannot_run(r, s, &w, "skip_gpu_arch", NULL, err);
 	} else if (precheck(r, m, &w.data, &perr) < 0) {
 		ret = rm_runner__cannot_run(r, s, &w, NULL, perr.msg, err);
@@ -427,6 +445,8 @@ int rm_runner__run_model(struct run *r, const rm_selected *s, rm_error *err)
 					 m->n_gpus, r->ctx.n_gpus);
 		ret = rm_runner__cannot_run(r, s, &w, NULL, why, err);
 		free(why);
+	} else if (rm_runner__runs_here(r, &w) && renders(&w, &r->ctx, &perr) < 0) {
+		ret = rm_runner__cannot_run(r, s, &w, NULL, perr.msg, err);
 	} else {
 		ret = run_images(r, s, &w, dfs, n_dfs, err);
 	}

@@ -152,8 +152,9 @@ static void base_row(struct run *r, const rm_workload *w, const struct outcome *
 	row->cell[RM_COL_STATUS] = oc->status;
 	row->cell[RM_COL_BUILD_DURATION] = t->build_s;
 	row->cell[RM_COL_TEST_DURATION] = t->test_s;
-	row->cell[RM_COL_DATANAME] = m->data;
 	if (w->data.n) {
+		/* the names a provider served (madengine leaves the columns empty without) */
+		row->cell[RM_COL_DATANAME] = w->data.dataname;
 		row->cell[RM_COL_DATA_PROVIDER] = w->data.provider_type;
 		row->cell[RM_COL_DATA_SIZE] = oc->data_size;
 		snprintf(t->data_s, sizeof(t->data_s), "%.15g", oc->data_s);
@@ -302,7 +303,7 @@ int rm_runner__record(struct run *r, const rm_selected *s, const rm_workload *w,
 	if (!strcmp(oc->status, "SUCCESS"))
 		relative_changes(r, rows, n, rel);
 	summary_rows(r, rows, n, oc);
-	ret = rm_perf_append(r->o->output, rows, n, err);
+	ret = rm_perf_append(r->o->output, m->name, rows, n, err);
 	if (ret == 0)
 		ret = rm_metrics_append(r->o->output, t.ts, r->run_id, m->name, &oc->pr, err);
 	if (ret == 0 && oc->mr_extra.n)

@@ -5,6 +5,7 @@
  * at all (no registry, no selection, unwritable perf.csv) ends the run early.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "internal.h"
 #include "rm/doctor.h"
+#include "rm/tools.h"
 #include "rm/util.h"
 #include "rm/report.h"
 
@@ -62,8 +64,41 @@ void rm_runner__warn_short_secrets(void)
 	}
 }
 
+/* Context keys nobody reads are warned about (k8s refused): known are run_models' own, the
+ * launchers', the tools' and those a CONTEXT line of a selected model's Dockerfiles names. */
+static int check_context_keys(struct run *r, rm_error *err)
+{
+	json_t *launchers = rm_launcher_deployment(&r->ctx), *v;
+	char **known = rm_xcalloc(1, sizeof(*known)), **also = rm_xcalloc(1, sizeof(*also));
+	size_t n_known = 0, n_also = 0;
+	const char *key;
+	int ret;
+
+	json_object_foreach (launchers, key, v)
+		known = rm_strv_push(known, &n_known, key);
+	for (const char *const *k = rm_tools_context_keys; *k; k++)
+		known = rm_strv_push(known, &n_known, *k);
+	for (size_t i = 0; i < r->sel.n; i++) {
+		rm_dockerfile *dfs = NULL;
+		size_t n = 0;
+		rm_error derr = RM_ERROR_INIT;
+
+		rm_dockerfiles_select(r->sel.items[i].model->dockerfile, &r->ctx, &dfs, &n, &derr);
+		for (size_t k = 0; k < n; k++)
+			json_object_foreach (dfs[k].context_req, key, v)
+				also = rm_strv_push(also, &n_also, key);
+		rm_dockerfiles_free(dfs, n);
+	}
+	ret = rm_context_check_keys(&r->ctx, (const char *const *)known, (const char *const *)also,
+				    err);
+	rm_strv_free(known);
+	rm_strv_free(also);
+	json_decref(launchers);
+	return ret;
+}
+
 /* The context: detected (with the folder's ctx_test), then --additional-context-file, then
- * --additional-context. */
+ * --additional-context; keys nobody reads are named (the selection must be made). */
 int rm_runner__load_context(struct run *r, rm_error *err)
 {
 	const rm_run_opts *o = r->o;
@@ -77,7 +112,7 @@ int rm_runner__load_context(struct run *r, rm_error *err)
 	for (size_t i = 0; i < o->n_contexts; i++)
 		if (rm_context_apply(&r->ctx, o->contexts[i], "--additional-context", err) < 0)
 			return -1;
-	return 0;
+	return check_context_keys(r, err);
 }
 
 /* --sys-env-details: the doctor's findings beside the run's logs. */

@@ -122,13 +122,14 @@ char *rm_workload_command_text(const rm_workload *w)
 }
 
 /*
- * When the model has a url, the repository is cloned inside the container first; the
+ * When the model has a url, the repository is cloned inside the container first, with its
+ * submodules (MAD and madengine run `git submodule update --init --recursive`); the
  * scripts were copied to a staging folder and go on top of the clone, as MAD does. The shell
  * text is constant: url, folders and args reach it only as positional parameters.
  */
 static const char clone_wrapper[] =
-    "set -e; git clone --quiet -- \"$1\" \"$2\"; cp -R \"$3\"/. \"$2\"/; cd \"$2\"; "
-    "shift 3; exec \"$@\"";
+    "set -e; git clone --quiet --recurse-submodules -- \"$1\" \"$2\"; cp -R \"$3\"/. \"$2\"/; "
+    "cd \"$2\"; shift 3; exec \"$@\"";
 
 int rm_workload_cmd(const rm_workload *w, char ***argv, rm_error *err)
 {

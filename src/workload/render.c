@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "workload_internal.h"
 
@@ -88,8 +89,9 @@ static json_t *device(const char *path)
 			 "CgroupPermissions", "rwm");
 }
 
-/* A GPU device node: the context key docker_device_root puts the host side under another
- * folder (tests use stand-in nodes; the container still sees /dev/...). */
+/* A device node the runner adds (GPUs, /dev/fuse): the context key docker_device_root puts
+ * the host side under another folder (tests use stand-in nodes; the container still sees
+ * /dev/...). */
 static json_t *gpu_device(const rm_context *ctx, const char *path)
 {
 	const char *root = rm_context_get(ctx, "docker_device_root");
@@ -112,13 +114,111 @@ static void array_add_str(json_t *obj, const char *key, const char *s)
 	json_array_append_new(a, json_string(s));
 }
 
+/* ---- binds the folder asks for (issue: a folder must not reach the host unasked) ---- */
+
+/* path normalised lexically: "//", "/./", "x/.." and a trailing '/' removed. */
+static char *norm_path(const char *path)
+{
+	char *out = rm_xmalloc(strlen(path) + 2), *o = out;
+	const char *p = path;
+
+	while (*p) {
+		size_t n;
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (n == 0)
+			break;
+		if (n == 1 && p[0] == '.') {
+			/* nothing */
+		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (o > out && *--o != '/')
+				;
+		} else {
+			*o++ = '/';
+			memcpy(o, p, n);
+			o += n;
+		}
+		p += n;
+	}
+	if (o == out)
+		*o++ = '/';
+	*o = '\0';
+	return out;
+}
+
+/* Whether path is dir or inside it. */
+static int under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+const char *rm_workload__sensitive_bind(const char *host_path, int read_only)
+{
+	static const char *const system[] = {
+	    "/bin",  "/boot", "/dev",  "/etc", "/lib", "/lib32",	  "/lib64", "/libx32",
+	    "/proc", "/root", "/sbin", "/sys", "/usr", "/var/lib/docker", NULL};
+	static const char *const socket_dirs[] = {"/run", "/var", "/var/run", NULL};
+	char *p;
+	const char *why = NULL;
+
+	if (!host_path || host_path[0] != '/')
+		return NULL; /* a named volume */
+	p = norm_path(host_path);
+	if (!strcmp(p, "/"))
+		why = "the host's root folder";
+	else if (!strcmp(p, "/run/docker.sock") || !strcmp(p, "/var/run/docker.sock"))
+		why = "the Docker engine's socket (control of the engine is root on the host)";
+	for (size_t i = 0; !why && socket_dirs[i]; i++)
+		if (!strcmp(p, socket_dirs[i]))
+			why = "a host system folder that holds the Docker engine's socket";
+	for (size_t i = 0; !why && !read_only && system[i]; i++)
+		if (under(p, system[i]))
+			why = "a host system folder, read-write";
+	if (!why && !read_only && !strcmp(p, "/home"))
+		why = "every user's home folder, read-write";
+	free(p);
+	return why;
+}
+
+/* A bind the folder asks for ("host:container[:options]"): refused when it reaches the host
+ * where it must not, unless the user allowed it. */
+static int check_bind(const rm_workload *w, const char *bind, const char *what, rm_error *err)
+{
+	char *host = rm_xstrndup(bind, strcspn(bind, ":"));
+	const char *opts = strchr(bind, ':') ? strchr(strchr(bind, ':') + 1, ':') : NULL;
+	const char *why;
+	int ro = 0, ret = 0;
+
+	/* the options after the container path: "ro", "ro,z", "rprivate,ro" ... */
+	while (opts && *opts) {
+		size_t n;
+		opts++;
+		n = strcspn(opts, ",");
+		ro |= (n == 2 && !strncmp(opts, "ro", 2)) ||
+		      (n == 8 && !strncmp(opts, "readonly", 8));
+		opts += n;
+	}
+	why = rm_workload__sensitive_bind(host, ro);
+
+	if (why && !w->set.allow_sensitive_mounts)
+		ret = rm_error_set(err, RM_ERR_INPUT,
+				   "%s '%s' binds %s into the container; remove it, or give "
+				   "--allow-sensitive-mounts if you trust this folder",
+				   what, bind, why);
+	free(host);
+	return ret;
+}
+
 /*
  * additional_docker_run_options is docker CLI text ("--shm-size 16G -e A=1"). We speak the
  * API, so the options MAD models use are translated; anything else is an error naming the
  * option, rather than a silently different container.
  */
 /* One docker run option that takes a value, into the create body. */
-static int set_run_option(json_t *config, json_t *hc, const char *name, char *val, rm_error *err)
+static int set_run_option(const rm_workload *w, json_t *config, json_t *hc, const char *name,
+			  char *val, rm_error *err)
 {
 	if (!strcmp(name, "--shm-size")) {
 		long long b;
@@ -129,6 +229,11 @@ static int set_run_option(json_t *config, json_t *hc, const char *name, char *va
 	} else if (!strcmp(name, "-e") || !strcmp(name, "--env")) {
 		env_set_kv(json_object_get(config, "Env"), val);
 	} else if (!strcmp(name, "-v") || !strcmp(name, "--volume")) {
+		char *what = rm_xasprintf("option '%s'", name);
+		int bad = check_bind(w, val, what, err);
+		free(what);
+		if (bad < 0)
+			return -1;
 		array_add_str(hc, "Binds", val);
 	} else if (!strcmp(name, "--cap-add")) {
 		array_add_str(hc, "CapAdd", val);
@@ -213,7 +318,7 @@ static int apply_run_options(const rm_workload *w, json_t *config, json_t *hc, r
 			}
 			val = words[++i];
 		}
-		if (set_run_option(config, hc, name, val, err) < 0)
+		if (set_run_option(w, config, hc, name, val, err) < 0)
 			goto fail;
 	}
 	ret = 0;
@@ -236,13 +341,65 @@ static const char *env_value(const char *const *env, const char *name)
 	return NULL;
 }
 
-/* MAD's variables (the host's GPU facts), the data's, the tools', the context's and the
- * model's, and the secrets named in the workload with their values on this host. */
+/* madengine's launchers (container_runner.py _generate_local_launcher_command): those
+ * that start their own processes get an empty MAD_MULTI_NODE_RUNNER. */
+static const char *const torchrun_launchers[] = {"torchrun", "megatron", "megatron-lm",
+						 "torchtitan", NULL};
+static const char *const own_launchers[] = {"vllm",	     "sglang", "sglang-disagg",
+					    "sglang_disagg", "primus", NULL};
+
+static int named(const char *const *list, const char *name)
+{
+	for (; *list; list++)
+		if (!strcasecmp(*list, name))
+			return 1;
+	return 0;
+}
+
+int rm_workload__runner_known(const char *launcher)
+{
+	return named(torchrun_launchers, launcher) || named(own_launchers, launcher) ||
+	       !strcasecmp(launcher, "deepspeed");
+}
+
+/* MAD_MULTI_NODE_RUNNER for a run on one host (madengine sets it on local runs too): the
+ * launcher's command for n processes; "" for the launchers that start their own. */
+static char *multi_node_runner(const char *launcher, long n)
+{
+	if (launcher && named(own_launchers, launcher))
+		return rm_xstrdup("");
+	if (launcher && !strcasecmp(launcher, "deepspeed"))
+		return rm_xasprintf("deepspeed --num_gpus=%ld", n);
+	return rm_xasprintf("torchrun --standalone --nproc_per_node=%ld", n);
+}
+
+/* MAD_GUEST_OS: the context's guest_os, upper case (madengine's rocEnvTool reads it). */
+static char *guest_os(const rm_context *ctx)
+{
+	char *s = rm_xstrdup(ctx->guest_os && *ctx->guest_os ? ctx->guest_os : "UBUNTU");
+	for (char *p = s; *p; p++)
+		*p = (char)toupper((unsigned char)*p);
+	return s;
+}
+
+/* Whether the context's docker_env_vars (or what a launcher added) set key. */
+static int workload_env_has(const rm_workload *w, const char *key)
+{
+	for (size_t i = 0; i < w->n_env; i++)
+		if (!strcmp(w->env[i].key, key))
+			return 1;
+	return 0;
+}
+
+/* MAD's variables (the host's GPU facts, as madengine's core/context.py and
+ * container_runner.py set them), the data's, the tools', the context's and the model's, and
+ * the secrets named in the workload with their values on this host. */
 static void render_env(const rm_workload *w, const rm_context *ctx, const char *const *host_env,
 		       json_t *env)
 {
 	const rm_model *m = w->model;
 	const char *vendor = ctx->gpu_vendor;
+	long runtime = rm_workload_gpus(w, ctx);
 	char *tmp;
 
 	env_set(env, "MAD_MODEL_NAME", m->name);
@@ -250,15 +407,33 @@ static void render_env(const rm_workload *w, const rm_context *ctx, const char *
 	tmp = rm_xasprintf("%ld", ctx->n_gpus);
 	env_set(env, "MAD_SYSTEM_NGPUS", tmp);
 	free(tmp);
-	tmp = rm_xasprintf("%ld", rm_workload_gpus(w, ctx));
+	tmp = rm_xasprintf("%ld", runtime);
 	env_set(env, "MAD_RUNTIME_NGPUS", tmp);
 	free(tmp);
 	env_set(env, "MAD_SYSTEM_GPU_ARCHITECTURE", ctx->gpu_arch ? ctx->gpu_arch : "");
+	env_set(env, "MAD_SYSTEM_GPU_PRODUCT_NAME",
+		ctx->gpu_product_name ? ctx->gpu_product_name : "");
+	env_set(env, "MAD_SYSTEM_HIP_VERSION", ctx->hip_version ? ctx->hip_version : "");
+	tmp = guest_os(ctx);
+	env_set(env, "MAD_GUEST_OS", tmp);
+	free(tmp);
+	tmp = multi_node_runner(w->launcher, runtime);
+	env_set(env, "MAD_MULTI_NODE_RUNNER", tmp);
+	free(tmp);
+	if (m->multiple_results && *m->multiple_results)
+		env_set(env, "MAD_OUTPUT_CSV", m->multiple_results);
+	env_set(env, "JENKINS_BUILD_NUMBER", w->build_number ? w->build_number : "0");
+	/* madengine: Ray (in rocm/vllm images) ignores HIP_VISIBLE_DEVICES unless this is
+	 * empty; docker_env_vars may still set it */
+	if (workload_env_has(w, "HIP_VISIBLE_DEVICES"))
+		env_set(env, "RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES", "");
 	env_set(env, "MAD_RUN_ID", w->run_id);
-	if (w->data.n) {
+	/* madengine: MAD_DATANAME is the model's data field whether or not a provider serves
+	 * it; MAD_DATAHOME only what a provider serves. */
+	if (w->data.n)
 		env_set(env, "MAD_DATAHOME", w->data.datahome);
-		env_set(env, "MAD_DATANAME", w->data.dataname);
-	}
+	if (m->data && *m->data)
+		env_set(env, "MAD_DATANAME", m->data);
 	/* The tools' env_vars, before the context's docker_env_vars (which win, as in
 	 * madengine). */
 	for (size_t i = 0; i < w->tools.n_env; i++)
@@ -307,12 +482,27 @@ static int render_gpus(const rm_workload *w, const rm_context *ctx, json_t *body
 
 	if (rm_workload_gpu_indexes(w, ctx, &gpus, &n_gpus, err) < 0)
 		goto fail;
-	if (vendor && !strcmp(vendor, "AMD") && runtime != 0) {
+	/* madengine's container_runner.py, per vendor, whatever the model's GPU count: AMD
+	 * "--network host -u root --group-add video --cap-add=SYS_PTRACE --cap-add SYS_ADMIN
+	 * --device /dev/fuse --security-opt seccomp=unconfined --security-opt
+	 * apparmor=unconfined --ipc=host"; NVIDIA the same without the video group, with
+	 * --cap-add SYS_NICE. */
+	if (vendor && (!strcmp(vendor, "AMD") || !strcmp(vendor, "NVIDIA"))) {
+		int amd = !strcmp(vendor, "AMD");
 		json_object_set_new(body, "User", json_string("root"));
 		json_object_set_new(hc, "IpcMode", json_string("host"));
-		json_object_set_new(hc, "GroupAdd", json_pack("[s]", "video"));
-		json_object_set_new(hc, "CapAdd", json_pack("[s, s]", "SYS_PTRACE", "SYS_ADMIN"));
-		json_object_set_new(hc, "SecurityOpt", json_pack("[s]", "seccomp=unconfined"));
+		if (amd)
+			json_object_set_new(hc, "GroupAdd", json_pack("[s]", "video"));
+		json_object_set_new(
+		    hc, "CapAdd",
+		    amd ? json_pack("[s, s]", "SYS_PTRACE", "SYS_ADMIN")
+			: json_pack("[s, s, s]", "SYS_PTRACE", "SYS_ADMIN", "SYS_NICE"));
+		json_object_set_new(
+		    hc, "SecurityOpt",
+		    json_pack("[s, s]", "seccomp=unconfined", "apparmor=unconfined"));
+		json_array_append_new(devices, gpu_device(ctx, "/dev/fuse"));
+	}
+	if (vendor && !strcmp(vendor, "AMD") && runtime != 0) {
 		json_array_append_new(devices, gpu_device(ctx, "/dev/kfd"));
 		int all = !w->gpus && runtime == ctx->n_gpus;
 		if (all || ctx->n_render_nodes == 0) {
@@ -345,9 +535,6 @@ static int render_gpus(const rm_workload *w, const rm_context *ctx, json_t *body
 			json_object_set_new(req, "Count", json_integer(-1));
 		}
 		json_object_set_new(hc, "DeviceRequests", json_pack("[o]", req));
-		json_object_set_new(hc, "IpcMode", json_string("host"));
-		json_object_set_new(hc, "CapAdd", json_pack("[s, s]", "SYS_PTRACE", "SYS_ADMIN"));
-		json_object_set_new(hc, "SecurityOpt", json_pack("[s]", "seccomp=unconfined"));
 	}
 	ret = 0;
 fail:

@@ -35,6 +35,15 @@ int rm_workload__data_binds(const rm_workload *w, json_t *hc, rm_error *err)
 			    "data '%s': host path '%s' holds ':' or ',', which a bind "
 			    "mount cannot carry; move the data to a path without them",
 			    s->dataname, s->host_path);
+		/* data.json is the folder's: it must not reach the host's root or system
+		 * folders unasked */
+		const char *why = rm_workload__sensitive_bind(s->host_path, s->read_only);
+		if (why && !w->set.allow_sensitive_mounts)
+			return rm_error_set(err, RM_ERR_INPUT,
+					    "data '%s': provider '%s': path '%s' is %s; point it "
+					    "at the data itself, or give --allow-sensitive-mounts "
+					    "if you trust this folder",
+					    s->dataname, s->provider, s->host_path, why);
 		if (!binds) {
 			binds = json_array();
 			json_object_set_new(hc, "Binds", binds);

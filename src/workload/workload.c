@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <jansson.h>
+
 #include "rm/report.h"
 #include "workload_internal.h"
 
@@ -119,6 +121,17 @@ long rm_workload_gpus(const rm_workload *w, const rm_context *ctx)
 	return w->n_gpus < 0 ? ctx->n_gpus : w->n_gpus;
 }
 
+/* The value of name in an environ-like vector, or NULL. */
+static const char *host_value(const char *const *env, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *const *e = env; e && *e; e++)
+		if (!strncmp(*e, name, len) && (*e)[len] == '=')
+			return *e + len + 1;
+	return NULL;
+}
+
 /* The names of the host's MAD_SECRETS* variables, in the environment's order. */
 static char **secret_names(const char *const *env, size_t *n)
 {
@@ -140,7 +153,7 @@ int rm_workload_build(rm_workload *w, const rm_workload_in *in, rm_error *err)
 {
 	const rm_model *m = in->model;
 	const rm_context *ctx = in->ctx;
-	const char *tunableop;
+	const char *tunableop, *build_number, *launcher;
 
 	(void)err;
 	memset(w, 0, sizeof(*w));
@@ -156,7 +169,10 @@ int rm_workload_build(rm_workload *w, const rm_workload_in *in, rm_error *err)
 	w->tunableop = dup_or_null(tunableop);
 	if (tunableop && !strcmp(tunableop, "on"))
 		w->tunableop_dir = rm_workload_tunableop_dir(w->log_dir, m->name, in->create_dirs);
+	/* The command line's (0: none), else the model's (negative: none; 0: not given),
+	 * else the default. */
 	w->timeout = in->set->timeout >= 0 ? in->set->timeout
+		     : m->timeout < 0	   ? 0
 		     : m->timeout > 0	   ? m->timeout
 					   : RM_DEFAULT_TIMEOUT;
 	w->env = rm_workload__kv_copy(ctx->docker_env_vars, ctx->n_docker_env_vars);
@@ -166,6 +182,19 @@ int rm_workload_build(rm_workload *w, const rm_workload_in *in, rm_error *err)
 	w->n_mounts = ctx->n_docker_mounts;
 	w->gpus = dup_or_null(ctx->docker_gpus);
 	w->cpus = dup_or_null(ctx->docker_cpus);
+	build_number = host_value(in->host_env, "BUILD_NUMBER");
+	w->build_number = rm_xstrdup(build_number && *build_number ? build_number : "0");
+	launcher = json_string_value(
+	    json_object_get(json_object_get(ctx->obj, "distributed"), "launcher"));
+	if (!launcher || !*launcher)
+		launcher = host_value(in->host_env, "MAD_LAUNCHER");
+	w->launcher = launcher && *launcher ? rm_xstrdup(launcher) : NULL;
+	if (w->launcher && !rm_workload__runner_known(w->launcher))
+		rm_warn("model '%s': launcher '%s' is not one run_models knows (torchrun, "
+			"megatron, megatron-lm, torchtitan, deepspeed, vllm, sglang, "
+			"sglang-disagg, primus): MAD_MULTI_NODE_RUNNER is torchrun's, as madengine "
+			"makes it",
+			m->name, w->launcher);
 	if (in->data) {
 		w->data = *in->data;
 		memset(in->data, 0, sizeof(*in->data));
@@ -200,6 +229,8 @@ void rm_workload_copy(rm_workload *dst, const rm_workload *src)
 	dst->gpus = dup_or_null(src->gpus);
 	dst->cpus = dup_or_null(src->cpus);
 	rm_workload__plan_copy(&dst->data, &src->data);
+	dst->build_number = dup_or_null(src->build_number);
+	dst->launcher = dup_or_null(src->launcher);
 	rm_tool_plan_copy(&dst->tools, &src->tools);
 }
 
@@ -222,6 +253,8 @@ void rm_workload_release(rm_workload *w)
 	free(w->gpus);
 	free(w->cpus);
 	rm_data_plan_release(&w->data);
+	free(w->build_number);
+	free(w->launcher);
 	rm_tool_plan_release(&w->tools);
 	memset(w, 0, sizeof(*w));
 }

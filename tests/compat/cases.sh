@@ -64,8 +64,24 @@ EOF
 
 [ -f "$SRC/docker/smoke/busybox" ] || fail "docker/smoke/busybox missing: run tools/setup.sh"
 base_image rm-compat-base:1
+# mad_* cases run on tests/compat/mad (ROCm/MAD's registry), the others on madengine's fixture
+fixture=dummy
+case "$case_name" in mad_*) fixture=mad ;; esac
+if [ "$fixture" = mad ] && ! api GET "/images/rm-compat-mad:1/json" >/dev/null 2>&1; then
+	# the stand-in for MAD's ROCm images: the base, and a git that makes no network calls
+	mkdir -p "$WORK/mad-image"
+	cp "$SRC/tests/compat/mad/stand-in/git" "$WORK/mad-image/git"
+	printf 'FROM rm-compat-base:1\nCOPY git /usr/bin/git\n' >"$WORK/mad-image/Dockerfile"
+	tar -C "$WORK/mad-image" -cf "$WORK/mad-image.tar" . &&
+		api POST "/build?t=rm-compat-mad:1&rm=1" -H 'Content-Type: application/x-tar' \
+			--data-binary "@$WORK/mad-image.tar" >"$WORK/mad-image.log" || fail "cannot build rm-compat-mad:1"
+	grep -q errorDetail "$WORK/mad-image.log" && fail "building rm-compat-mad:1: $(cat "$WORK/mad-image.log")"
+fi
+# MAD's Dockerfiles keep their real base images: real runs build on the stand-in instead
+MADBASE='{"docker_build_arg": {"BASE_DOCKER": "rm-compat-mad:1"}}'
+MI300X='{"gpu_vendor": "AMD", "MAD_SYSTEM_GPU_ARCHITECTURE": "gfx942", "MAD_SYSTEM_NGPUS": 8}'
 cd "$WORK"
-cp -r "$SRC/tests/compat/dummy" folder
+cp -r "$SRC/tests/compat/$fixture" folder
 cd folder
 # A stand-in AMD host: two gfx942 GPUs (fake sysfs, device nodes that are /dev/null).
 mkdir -p "$WORK/dev/dri"
@@ -76,9 +92,15 @@ for i in 1 2; do
 done
 mkdir -p "$WORK/sys/class/kfd/kfd/topology/nodes/0"
 printf 'cpu_cores_count 8\nsimd_count 0\ngfx_target_version 0\n' >"$WORK/sys/class/kfd/kfd/topology/nodes/0/properties"
-mknod "$WORK/dev/kfd" c 1 3 && mknod "$WORK/dev/dri/renderD128" c 1 3 && mknod "$WORK/dev/dri/renderD129" c 1 3 ||
+mknod "$WORK/dev/kfd" c 1 3 && mknod "$WORK/dev/dri/renderD128" c 1 3 && mknod "$WORK/dev/dri/renderD129" c 1 3 &&
+	mknod "$WORK/dev/fuse" c 1 3 ||
 	fail "mknod"
 HOSTCTX="{\"docker_device_root\": \"$WORK/dev\"}"
+# the stand-in GPU's product name (sysfs) and ROCm version (madengine's MAD_SYSTEM_* facts)
+mkdir -p "$WORK/sys/class/drm/renderD128/device" "$WORK/rocm/.info"
+echo "AMD Instinct MI300X OAM" >"$WORK/sys/class/drm/renderD128/device/product_name"
+echo "6.4.1-120" >"$WORK/rocm/.info/version"
+export ROCM_PATH=$WORK/rocm
 
 # run_models on the stand-in host; output in out.txt/err.txt, exit code in $rc
 rc=0
@@ -307,11 +329,16 @@ data_local) # test_local_data_provider_runs_successfully
 	[ -n "$(csv_col perf.csv 1 data_size)" ] || fail "data_size empty"
 	[ "$(csv_col perf.csv 1 data_download_duration)" = 0 ] || fail "data_download_duration"
 	;;
-data_local_fail) # test_model_executes_even_if_data_provider_fails (FAILURE, before the run here)
+data_local_fail) # test_model_executes_even_if_data_provider_fails: the model runs without
+	# its data (warned about, naming the data and why), its script says so and fails
 	rm_run_ctx "{'docker_env_vars': {'MAD_DATAHOME': '/data'}}" --tags dummy_data_local_fail
 	want_rc 1
 	want_verdicts "dummy_data_local_fail:FAILURE"
-	csv_col perf.csv 1 reason | grep -q "/tmp/nonexistent" || fail "reason: $(csv_col perf.csv 1 reason)"
+	grep -q "is NOT mounted" dummy_data_local_fail.live.log || fail "the model did not run: $(cat dummy_data_local_fail.live.log)"
+	grep -q "data 'dummy_data_local_fail': no provider serves it (local: '/tmp/nonexistent' does not exist); it runs without that data" err.txt ||
+		fail "no warning: $(cat err.txt)"
+	[ -z "$(csv_col perf.csv 1 dataname)$(csv_col perf.csv 1 data_provider_type)$(csv_col perf.csv 1 data_size)" ] ||
+		fail "data columns filled"
 	;;
 data_mirrorlocal) # test_local_data_provider_mirrorlocal_does_not_mirror_data
 	mkdir dataLocal
@@ -493,9 +520,9 @@ hostile_paths)
 	[ "$rc" = 3 ] || fail "exit $rc"
 	grep -q "field 'scripts' ('../../etc/passwd') leaves the folder" err.txt || fail "message: $(cat err.txt)"
 	cp "$SRC/tests/compat/dummy/models.json" models.json
-	jq '.[0].timeout = -5' models.json >m && mv m models.json
+	jq '.[0].timeout = 31536001' models.json >m && mv m models.json
 	rm_run --tags dummy
-	[ "$rc" = 3 ] || fail "negative timeout: exit $rc"
+	[ "$rc" = 3 ] || fail "timeout over a year: exit $rc"
 	grep -q "field 'timeout'" err.txt || fail "message: $(cat err.txt)"
 	[ ! -f perf.csv ] || fail "something ran"
 	;;
@@ -518,6 +545,252 @@ hostile_symlink) # a symlink out of the folder, a folder where a script is expec
 	want_rc 1
 	want_verdicts "dummy:FAILURE"
 	csv_col perf.csv 1 reason | grep -q "is a folder, and it must be a file" || fail "reason: $(csv_col perf.csv 1 reason)"
+	;;
+
+# --- a registry in the shape of ROCm/MAD's (tests/compat/mad, issue 19) ----------------------
+mad_dry_run) # every model of MAD's registry passes the dry run on an MI300X context, with
+	# madengine's run options and environment on every container line
+	rm_run_ctx "$MI300X" --tags all --dry-run
+	want_rc 0
+	[ "$(grep -c '^  docker run ' out.txt)" = 37 ] || fail "$(grep -c '^  docker run ' out.txt) of 37 models: $(grep would out.txt | head -3)"
+	! grep -q "would" out.txt || fail "$(grep would out.txt | head -3)"
+	[ "$(grep -c "timeout none," out.txt)" = 34 ] || fail "timeout -1 is not none: $(grep -c "timeout none," out.txt)"
+	[ "$(grep -c '^  docker build --network=host --pull ' out.txt)" = 37 ] || fail "builds do not pull"
+	for want in " -u root " " --group-add video " " --cap-add SYS_PTRACE --cap-add SYS_ADMIN " \
+		" --security-opt seccomp=unconfined --security-opt apparmor=unconfined " ":/dev/fuse " \
+		" -e MAD_GUEST_OS=UBUNTU " " -e 'MAD_MULTI_NODE_RUNNER=torchrun --standalone --nproc_per_node=" \
+		" -e 'MAD_SYSTEM_GPU_PRODUCT_NAME=AMD Instinct MI300X OAM' " " -e MAD_SYSTEM_HIP_VERSION=6.4 " \
+		" -e JENKINS_BUILD_NUMBER=0 " " -e MAD_MODEL_NAME="; do
+		[ "$(grep '^  docker run ' out.txt | grep -cF -- "$want")" = 37 ] || fail "not on every line: '$want'"
+	done
+	# every model but dummy_multi (n_gpus 1) gets the host's 8 GPUs
+	[ "$(grep '^  docker run ' out.txt | grep -c "'MAD_MULTI_NODE_RUNNER=torchrun --standalone --nproc_per_node=8'")" = 36 ] ||
+		fail "MAD_MULTI_NODE_RUNNER"
+	[ "$(grep '^  docker run ' out.txt | grep -c ' -e MAD_OUTPUT_CSV=perf_')" = 35 ] || fail "MAD_OUTPUT_CSV"
+	[ "$(grep '^  docker run ' out.txt | grep -c ' -e MAD_DATANAME=huggingface ')" = 29 ] || fail "MAD_DATANAME"
+	[ "$(grep -c "data 'huggingface': no provider serves it (data.json lists no provider for it); it runs without that data" err.txt)" = 29 ] ||
+		fail "warnings: $(head -3 err.txt)"
+	# NVIDIA: MAD's nvidia Dockerfile, madengine's NVIDIA options
+	rm_run_ctx '{"gpu_vendor": "NVIDIA", "MAD_SYSTEM_NGPUS": 8, "MAD_SYSTEM_GPU_PRODUCT_NAME": "NVIDIA H100 80GB HBM3"}' \
+		--tags pyt_huggingface_gpt2 --dry-run
+	want_rc 0
+	line=$(grep '^  docker run ' out.txt)
+	for want in " -u root " " --cap-add SYS_PTRACE --cap-add SYS_ADMIN --cap-add SYS_NICE " \
+		" --security-opt apparmor=unconfined " "/dev/fuse " " --gpus all " \
+		" -e 'MAD_SYSTEM_GPU_PRODUCT_NAME=NVIDIA H100 80GB HBM3' "; do
+		grep -qF -- "$want" <<<"$line" || fail "NVIDIA: no '$want': $line"
+	done
+	! grep -q -- "--group-add video" <<<"$line" || fail "NVIDIA joins the video group"
+	grep -q "dockerfile: docker/pyt_huggingface.ubuntu.nvidia.Dockerfile" out.txt || fail "NVIDIA Dockerfile"
+	;;
+mad_data_unserved) # "data": "huggingface" (no provider): warned about, the model runs (its
+	# script fetches its own weights), MAD_DATANAME set, MAD_DATAHOME not, data columns empty
+	rm_run_ctx "$MADBASE" --tags pyt_vllm_llama-3.1-8b
+	want_rc 0
+	want_verdicts "pyt_vllm_llama-3.1-8b_Llama-3.1-8B-Instruct_latency_float16_tp1:SUCCESS pyt_vllm_llama-3.1-8b_Llama-3.1-8B-Instruct_throughput_float16_tp1:SUCCESS"
+	grep -q "model 'pyt_vllm_llama-3.1-8b': data 'huggingface': no provider serves it (data.json lists no provider for it); it runs without that data" err.txt ||
+		fail "no warning: $(cat err.txt)"
+	log=pyt_vllm_llama-3.1-8b.live.log
+	grep -q "^env: MAD_DATANAME=huggingface$" $log || fail "MAD_DATANAME: $(grep env: $log)"
+	! grep -q "MAD_DATAHOME" $log || fail "MAD_DATAHOME set"
+	grep -q "no data mounted: the weights of meta-llama/Llama-3.1-8B-Instruct come from the Hugging Face hub" $log || fail "script: $(cat $log)"
+	grep -q "no provider serves it; the model runs without it" $log || fail "the log does not say so"
+	[ -z "$(csv_col perf.csv 1 dataname)$(csv_col perf.csv 1 data_provider_type)$(csv_col perf.csv 1 data_size)$(csv_col perf.csv 1 data_download_duration)" ] ||
+		fail "data columns filled"
+	;;
+mad_timeout_none) # "timeout": -1 is no time limit, as the registry means it; --timeout -1 too
+	rm_run_ctx "$MADBASE" --tags pyt_megatron_lm_train_llama-2-7b
+	want_rc 0
+	grep -q "Setting timeout to 0 seconds. (none: the run is never stopped)" pyt_megatron_lm_train_llama-2-7b.live.log ||
+		fail "$(grep -i timeout pyt_megatron_lm_train_llama-2-7b.live.log)"
+	rm_run_ctx "$MADBASE" --tags dummy_multi --timeout -1 -o perf2.csv
+	want_rc 0
+	grep -q "Setting timeout to 0 seconds. (none" dummy_multi.live.log || fail "--timeout -1"
+	rm_run_ctx "$MADBASE" --tags pyt_megatron_lm_train_llama-2-7b --timeout 30 -o perf3.csv
+	want_rc 0
+	grep -q "Setting timeout to 30 seconds.$" pyt_megatron_lm_train_llama-2-7b.live.log || fail "--timeout 30"
+	;;
+mad_container) # the container madengine makes, on the engine: run options and environment
+	BUILD_NUMBER=42 rm_run_ctx "$MADBASE" --tags pyt_train_llama-3.1-8b --keep-alive
+	ids=$(api GET "/containers/json?all=1&filters=$(printf '{"label":["run_models.model=pyt_train_llama-3.1-8b"]}' | jq -sRr @uri)" | jq -r '.[].Id')
+	[ -n "$ids" ] || fail "no container kept"
+	info=$(api GET "/containers/$(head -1 <<<"$ids")/json")
+	for id in $ids; do api DELETE "/containers/$id?force=1" >/dev/null; done
+	want_rc 0
+	want_verdicts "pyt_train_llama-3.1-8b_pyt_train_llama-3.1-8b:SUCCESS"
+	[ "$(jq -r .Config.User <<<"$info")" = root ] || fail "user"
+	[ "$(jq -r '.HostConfig.CapAdd | sort | join(",")' <<<"$info")" = "CAP_SYS_ADMIN,CAP_SYS_PTRACE" ] ||
+		[ "$(jq -r '.HostConfig.CapAdd | sort | join(",")' <<<"$info")" = "SYS_ADMIN,SYS_PTRACE" ] || fail "caps: $(jq -c .HostConfig.CapAdd <<<"$info")"
+	jq -e '.HostConfig.SecurityOpt | index("apparmor=unconfined") and index("seccomp=unconfined")' <<<"$info" >/dev/null ||
+		fail "security: $(jq -c .HostConfig.SecurityOpt <<<"$info")"
+	jq -e '[.HostConfig.Devices[].PathInContainer] | index("/dev/fuse")' <<<"$info" >/dev/null || fail "no /dev/fuse"
+	[ "$(jq -r '.HostConfig.GroupAdd | join(",")' <<<"$info"),$(jq -r .HostConfig.IpcMode <<<"$info"),$(jq -r .HostConfig.NetworkMode <<<"$info")" = video,host,host ] ||
+		fail "group, ipc, network"
+	log=pyt_train_llama-3.1-8b.live.log
+	for want in "env: MAD_GUEST_OS=UBUNTU" "env: MAD_SYSTEM_GPU_PRODUCT_NAME=AMD Instinct MI300X OAM" \
+		"env: MAD_SYSTEM_HIP_VERSION=6.4" "env: MAD_MULTI_NODE_RUNNER=torchrun --standalone --nproc_per_node=2" \
+		"env: MAD_OUTPUT_CSV=perf_Llama-3.1-8B.csv" "env: JENKINS_BUILD_NUMBER=42" "env: MAD_RUNTIME_NGPUS=2" \
+		"whoami: 0" "launch: torchrun --standalone --nproc_per_node=2 train.py --model_repo pyt_train_llama-3.1-8b"; do
+		grep -qxF "$want" $log || fail "log lacks '$want': $(grep -E 'env:|launch|whoami' $log)"
+	done
+	# the context overrides what the host says
+	rm_run_ctx "{\"docker_build_arg\": {\"BASE_DOCKER\": \"rm-compat-mad:1\"}, \"docker_env_vars\": {\"MAD_GUEST_OS\": \"CENTOS\", \"MAD_SYSTEM_HIP_VERSION\": \"7.0\", \"MAD_MULTI_NODE_RUNNER\": \"mylauncher\"}}" \
+		--tags pyt_train_llama-3.1-8b -o perf2.csv
+	want_rc 0
+	grep -qx "env: MAD_GUEST_OS=CENTOS" $log && grep -qx "env: MAD_SYSTEM_HIP_VERSION=7.0" $log &&
+		grep -qx "launch: mylauncher train.py --model_repo pyt_train_llama-3.1-8b" $log || fail "overrides: $(grep -E 'env:|launch' $log)"
+	;;
+mad_clone_submodules) # a model with a url: cloned with its submodules (stand-in git records it)
+	rm_run_ctx "$MADBASE" --tags pyt_huggingface_gpt2
+	want_rc 0
+	want_verdicts "pyt_huggingface_gpt2:SUCCESS"
+	grep -q "stand-in git: clone --quiet --recurse-submodules -- https://github.com/huggingface/transformers /myworkspace/transformers" \
+		pyt_huggingface_gpt2.live.log || fail "clone: $(grep stand-in pyt_huggingface_gpt2.live.log)"
+	;;
+mad_perf_csv_madengine) # a perf.csv madengine wrote (its 29 columns): header kept, rows fill it
+	hdr="model,n_gpus,nnodes,gpus_per_node,training_precision,pipeline,args,tags,docker_file,base_docker,docker_sha,docker_image,git_commit,machine_name,deployment_type,launcher,gpu_architecture,performance,metric,relative_change,status,build_duration,test_duration,dataname,data_provider_type,data_size,data_download_duration,build_number,additional_docker_run_options"
+	printf '%s\ndummy_multi_1,1,1,1,,,,dummies,docker/dummy.ubuntu.amd.Dockerfile,rocm/pytorch,sha256:1,ci-dummy_multi_dummy.ubuntu.amd,,%s,local,docker,gfx942,100,samples_per_sec,,SUCCESS,1.0,2.0,,,,,0,\n' "$hdr" "$(hostname)" >perf.csv
+	rm_run_ctx "$MADBASE" --tags dummy_multi
+	want_rc 0
+	[ "$(head -1 perf.csv)" = "$hdr" ] || fail "header changed: $(head -1 perf.csv)"
+	[ "$(rows perf.csv)" = 5 ] || fail "rows: $(cat perf.csv)"
+	want_verdicts "dummy_multi_1:SUCCESS dummy_multi_1:SUCCESS dummy_multi_2:SUCCESS dummy_multi_3:SUCCESS dummy_multi_4:SUCCESS"
+	[ "$(csv_col perf.csv 2 gpu_architecture),$(csv_col perf.csv 2 deployment_type),$(csv_col perf.csv 2 metric)" = "gfx942,local,samples_per_sec" ] ||
+		fail "columns by name: $(sed -n 3p perf.csv)"
+	[ -n "$(csv_col perf.csv 2 relative_change)" ] || fail "no relative_change against madengine's row"
+	grep -q "has another tool's header (madengine's or MAD's, 29 columns): it is kept" err.txt || fail "no word: $(cat err.txt)"
+	python3 - <<'PY' || fail "perf_dummy_multi.csv: $(cat perf_dummy_multi.csv)"
+import csv
+rows = [r for r in csv.DictReader(open("perf_dummy_multi.csv", newline="")) if r["aggregate"] == "perf.csv"]
+assert {"run_id", "timestamp"}.isdisjoint(r["metric"] for r in rows)
+assert {r["model"] for r in rows if r["metric"] == "log_file"} == {"dummy_multi_%d" % i for i in (1, 2, 3, 4)}
+PY
+	;;
+mad_perf_csv_crlf) # a perf.csv MAD's tools/run_models.py wrote (csv.DictWriter: CRLF): kept
+	hdr="model,pipeline,tags,args,docker_file,base_docker,docker_sha,docker_image,machine_name,host_os,gpu_architecture,n_gpus,training_precision,performance,metric,status,build_duration,test_duration,git_commit,relative_change"
+	printf '%s\r\ndummy_multi,,dummies,,docker/dummy.ubuntu.amd.Dockerfile,rocm/pytorch,sha256:1,ci-dummy_multi,node,HOST_UBUNTU,gfx942,8,,,,SUCCESS,1,2,,\r\n' "$hdr" >perf.csv
+	rm_run_ctx "$MADBASE" --tags dummy_multi
+	want_rc 0
+	[ "$(head -1 perf.csv)" = "$hdr"$'\r' ] || fail "header changed"
+	[ "$(rows perf.csv)" = 5 ] || fail "rows: $(cat -A perf.csv)"
+	[ "$(grep -c $'\r$' perf.csv)" = "$(wc -l <perf.csv)" ] || fail "line ends mixed: $(cat -A perf.csv)"
+	[ "$(csv_col perf.csv 5 status)" = SUCCESS ] || fail "status"
+	;;
+
+# --- issue 19 on madengine's fixture ---------------------------------------------------------
+skip_gpu_arch_nvidia_product) # an NVIDIA host as nvidia-smi describes it (sm_80, "NVIDIA
+	# A100-SXM4-80GB"): skip_gpu_arch's "A100" names its product, as madengine compares it
+	mkdir -p "$WORK/bin" "$WORK/nosys"
+	printf '#!/bin/sh\necho "NVIDIA A100-SXM4-80GB, 8.0"\n' >"$WORK/bin/nvidia-smi"
+	chmod 755 "$WORK/bin/nvidia-smi"
+	set +e
+	PATH=$WORK/bin:$PATH RM_SYSFS_ROOT=$WORK/nosys "$RM" --tags dummy_skip_gpu_arch >out.txt 2>err.txt
+	rc=$?
+	set -e
+	want_rc 0
+	want_verdicts "dummy_skip_gpu_arch:SKIPPED"
+	csv_col perf.csv 1 reason | grep -q "names this host's GPU 'NVIDIA A100-SXM4-80GB'" || fail "reason: $(csv_col perf.csv 1 reason)"
+	[ "$(csv_col perf.csv 1 gpu_architecture)" = sm_80 ] || fail "arch $(csv_col perf.csv 1 gpu_architecture)"
+	;;
+scope_rule) # madengine's rule: an unscoped name never selects a scoped model
+	rm_run --tags model2
+	[ "$rc" = 3 ] || fail "exit $rc: $(cat perf.csv 2>/dev/null)"
+	grep -q "no model matches tag 'model2' (names are whole, as in madengine: the model is 'dummy2/model2', give --tags dummy2/model2)" err.txt ||
+		fail "message: $(cat err.txt)"
+	rm_run --tags dummy2/model2
+	want_rc 0
+	want_verdicts "dummy2/model2:SUCCESS"
+	;;
+context_keys) # a key nobody reads is named; Kubernetes is refused, pointing at SLURM
+	rm_run_ctx '{"k8s": {"namespace": "bench"}}' --tags dummy
+	[ "$rc" = 3 ] || fail "k8s: exit $rc"
+	grep -q "context key 'k8s': run_models does not deploy to Kubernetes" err.txt && grep -q "'slurm' key" err.txt ||
+		fail "message: $(cat err.txt)"
+	[ ! -f perf.csv ] || fail "something ran"
+	rm_run_ctx '{"gpu_vendr": "AMD", "rocenv_mode": "full"}' --tags dummy
+	want_rc 0
+	grep -q "context key 'gpu_vendr' is not one run_models knows.*(did you mean 'gpu_vendor'?)" err.txt || fail "typo: $(cat err.txt)"
+	grep -q "context key 'rocenv_mode' has no effect in run_models" err.txt || fail "rocenv_mode: $(cat err.txt)"
+	;;
+cli_madengine_spellings) # madengine's and MAD's spellings: their meaning, or a pointer
+	rm_run --tags dummy --verbose --cleanup-perf --ignore-deprecated --timeout -1 -o perf_a.csv
+	want_rc 0
+	rm_run --tags dummy -v --log_level WARNING -o perf_b.csv
+	want_rc 0
+	! grep -q "run_models: model 'dummy'" err.txt || fail "--log_level WARNING printed info: $(cat err.txt)"
+	rm_run --tags dummy --summary-output summary.json
+	[ "$rc" = 2 ] || fail "--summary-output: exit $rc"
+	grep -q -- "--junit FILE or --summary-markdown FILE" err.txt || fail "no pointer: $(cat err.txt)"
+	rm_run --tags dummy --log-level LOUD
+	[ "$rc" = 2 ] || fail "--log-level LOUD: exit $rc"
+	;;
+build_pull) # builds pull a newer base image as madengine's --pull; --no-pull does not; a
+	# registry out of reach is warned about and the engine's copy built on
+	# shellcheck source=tests/registry.sh
+	. "$SRC/tests/registry.sh"
+	port=
+	for p in $(shuf -i 15000-15999 -n 50); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || {
+			port=$p
+			break
+		}
+	done
+	[ -n "$port" ] || fail "no free port for the registry"
+	trap 'registry_stop "$WORK/registry" >/dev/null 2>&1; rm -rf "$WORK"' EXIT
+	registry_start "$WORK/registry" "$port" >/dev/null || fail "cannot start the registry"
+	ref=127.0.0.1:$port/rm-compat-pullbase:1
+	base_image rm-compat-base-one:1 'ENV BASE_MARK=one'
+	base_image rm-compat-base-two:1 'ENV BASE_MARK=two'
+	push() { # LOCAL: pushes it as $ref
+		api POST "/images/$1/tag?repo=${ref%:1}&tag=1" >/dev/null
+		api POST "/images/${ref%:1}/push?tag=1" -H 'X-Registry-Auth: e30=' >push.log
+		! grep -q errorDetail push.log || fail "push: $(cat push.log)"
+	}
+	push rm-compat-base-one:1 # the engine's copy is "one", from the registry
+	printf "# CONTEXT {'gpu_vendor': 'AMD'}\nARG BASE_DOCKER=%s\nFROM \$BASE_DOCKER\n" "$ref" >docker/pulled.ubuntu.amd.Dockerfile
+	printf '#!/bin/bash\necho "base $BASE_MARK"\necho "performance: 1 x"\n' >scripts/dummy/run_pulled.sh
+	jq '. + [(.[] | select(.name == "dummy") | .name = "pulled" | .dockerfile = "docker/pulled" | .scripts = "scripts/dummy/run_pulled.sh")]' models.json >m && mv m models.json
+	rm_run --tags pulled
+	want_rc 0
+	grep -q "^base one" pulled.live.log || fail "first run: $(cat pulled.live.log)"
+	push rm-compat-base-two:1 # a newer base in the registry; the engine keeps "one"
+	api POST "/images/rm-compat-base-one:1/tag?repo=${ref%:1}&tag=1" >/dev/null
+	rm_run --tags pulled --no-pull -o perf2.csv
+	want_rc 0
+	grep -q "^base one" pulled.live.log || fail "--no-pull used a newer base: $(cat pulled.live.log)"
+	rm_run --tags pulled -o perf3.csv
+	want_rc 0
+	grep -q "^base two" pulled.live.log || fail "the newer base was not pulled: $(cat pulled.live.log) $(cat pulled.build.log)"
+	grep -q "base image '$ref' pulled from 127.0.0.1:$port" pulled*.build.log || fail "build log: $(cat pulled*.build.log)"
+	registry_stop "$WORK/registry" >/dev/null 2>&1
+	rm_run --tags pulled -o perf4.csv
+	want_rc 0
+	grep -q "warning: cannot pull base image '$ref' from 127.0.0.1:$port .*building on the engine's copy" err.txt ||
+		fail "no warning: $(cat err.txt)"
+	api DELETE "/images/$ref" >/dev/null 2>&1 || true
+	;;
+sensitive_mounts) # issue 22 item 11: the folder asks to bind the host's root: refused before
+	# the build, naming the model and the field, unless the user allows it
+	jq '(.[] | select(.name == "dummy") | .additional_docker_run_options) = "-v /:/host:ro"' models.json >m && mv m models.json
+	printf '#!/bin/bash\ntest -f /host/etc/hostname && echo "performance: 1 x"\n' >scripts/dummy/run_host.sh
+	jq '(.[] | select(.name == "dummy") | .scripts) = "scripts/dummy/run_host.sh"' models.json >m && mv m models.json
+	rm_run --tags dummy
+	want_rc 1
+	want_verdicts "dummy:FAILURE"
+	csv_col perf.csv 1 reason | grep -q "model 'dummy': field 'additional_docker_run_options': option '-v' '/:/host:ro' binds the host's root folder into the container; remove it, or give --allow-sensitive-mounts" ||
+		fail "reason: $(csv_col perf.csv 1 reason)"
+	[ -z "$(ls dummy*.build.log 2>/dev/null)" ] || fail "it built first"
+	rm -f perf.csv
+	rm_run --tags dummy --allow-sensitive-mounts
+	want_rc 0
+	want_verdicts "dummy:SUCCESS"
+	# data.json's local path: the host's root, read-write
+	jq '.dummy_data_local.local = {"path": "/", "readwrite": "true"}' data.json >d && mv d data.json
+	rm -f perf.csv
+	rm_run --tags dummy_data_local
+	want_rc 1
+	csv_col perf.csv 1 reason | grep -q "data 'dummy_data_local': provider 'local': path '/' is the host's root folder" ||
+		fail "reason: $(csv_col perf.csv 1 reason)"
 	;;
 
 # --- profiling tools (tests/e2e/test_profiling_workflows.py; docs/tools.md) -----------------

@@ -14,6 +14,10 @@ set(RM_COMPAT_CASES
     multi_results multi_results_columns multi_results_bad_rows multi_results_workspace
     perf_csv_foreign perf_csv_unwritable cli_spellings
     hostile_paths hostile_symlink
+    mad_dry_run mad_data_unserved mad_timeout_none mad_container mad_clone_submodules
+    mad_perf_csv_madengine mad_perf_csv_crlf
+    skip_gpu_arch_nvidia_product scope_rule context_keys cli_madengine_spellings build_pull
+    sensitive_mounts
     tools_A tools_stacked tools_log_order tools_builtin_dry_run tools_unknown tools_fail_pre
     tools_fail_post tools_context_scripts tools_config_option tools_builtin_run tools_archive)
 

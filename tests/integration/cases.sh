@@ -383,7 +383,8 @@ S
 devices)
 	# stand-in GPU nodes (copies of /dev/null) and a fake sysfs with two gfx942 GPUs
 	mkdir -p dev/dri sys/class/kfd/kfd/topology/nodes/0 sys/class/kfd/kfd/topology/nodes/1 sys/class/kfd/kfd/topology/nodes/2
-	mknod dev/kfd c 1 3 && mknod dev/dri/renderD128 c 1 3 && mknod dev/dri/renderD129 c 1 3 || fail "mknod"
+	mknod dev/kfd c 1 3 && mknod dev/dri/renderD128 c 1 3 && mknod dev/dri/renderD129 c 1 3 &&
+		mknod dev/fuse c 1 3 || fail "mknod"
 	printf 'cpu_cores_count 8\nsimd_count 0\ngfx_target_version 0\n' >sys/class/kfd/kfd/topology/nodes/0/properties
 	for i in 1 2; do
 		printf 'simd_count 304\ngfx_target_version 90402\ndrm_render_minor %d\n' $((127 + i)) >sys/class/kfd/kfd/topology/nodes/$i/properties
@@ -414,7 +415,8 @@ telemetry)
 	# device nodes that are /dev/null); GPU 0 draws 300 W, GPU 1 is held at 100 W, and the
 	# model runs on GPU 1 alone (docker_gpus).
 	mkdir -p dev/dri
-	mknod dev/kfd c 1 3 && mknod dev/dri/renderD128 c 1 3 && mknod dev/dri/renderD129 c 1 3 || fail "mknod"
+	mknod dev/kfd c 1 3 && mknod dev/dri/renderD128 c 1 3 && mknod dev/dri/renderD129 c 1 3 &&
+		mknod dev/fuse c 1 3 || fail "mknod"
 	"$SRC/tests/telemetry/fake-gpu-sysfs.sh" "$WORK/sys" 2 300,100
 	script tpow <<'S'
 sleep 2
@@ -479,7 +481,8 @@ telemetry_node_run)
 	# series beside the node's log, the figures in its result file (the submitter merges
 	# every node's). Driven here without SLURM, from a job document written by hand.
 	mkdir -p dev/dri logs
-	mknod dev/kfd c 1 3 && mknod dev/dri/renderD128 c 1 3 && mknod dev/dri/renderD129 c 1 3 || fail "mknod"
+	mknod dev/kfd c 1 3 && mknod dev/dri/renderD128 c 1 3 && mknod dev/dri/renderD129 c 1 3 &&
+		mknod dev/fuse c 1 3 || fail "mknod"
 	"$SRC/tests/telemetry/fake-gpu-sysfs.sh" "$WORK/sys" 2 250
 	script tnode <<'S'
 sleep 1

@@ -167,15 +167,16 @@ static void test_build(void)
 	json_t *labels = json_pack("{s:s}", "run_models.fingerprint", "abc123");
 	char *s;
 
-	s = rm_build_cmdline("ci-x", "docker/x.ubuntu.amd.Dockerfile", "./docker", args, labels, 1);
+	s = rm_build_cmdline("ci-x", "docker/x.ubuntu.amd.Dockerfile", "./docker", args, labels, 1,
+			     1);
 	CHECK_STR(s,
-		  "docker build --network=host --no-cache -t ci-x "
+		  "docker build --network=host --no-cache --pull -t ci-x "
 		  "-f docker/x.ubuntu.amd.Dockerfile --build-arg BASE_DOCKER=rocm/pytorch:latest "
 		  "--build-arg 'MSG=hello world' --build-arg FROM_ENV --build-arg N=4 "
 		  "--label run_models.fingerprint=abc123 ./docker");
 	free(s);
 
-	s = rm_build_cmdline("ci-y", "my dir/Dockerfile", ".", NULL, NULL, 0);
+	s = rm_build_cmdline("ci-y", "my dir/Dockerfile", ".", NULL, NULL, 0, 0);
 	CHECK_STR(s, "docker build --network=host -t ci-y -f 'my dir/Dockerfile' .");
 	free(s);
 	json_decref(args);

@@ -420,8 +420,117 @@ static void test_ctx_test(void)
 	free(root);
 }
 
+/* The GPU's product name from its DRM device in sysfs, the HIP version from ROCm's version
+ * file (madengine's MAD_SYSTEM_GPU_PRODUCT_NAME and MAD_SYSTEM_HIP_VERSION). */
+static void test_detect_facts(void)
+{
+	char *root = make_tmp(), *rocm = make_tmp();
+	const char *old = getenv("ROCM_PATH");
+	char *saved = old ? rm_xstrdup(old) : NULL;
+	rm_context ctx;
+	rm_error err = RM_ERROR_INIT;
+
+	add_node(root, "1", "simd_count 304\ngfx_target_version 90402\ndrm_render_minor 128\n");
+	add_node(root, "2", "simd_count 304\ngfx_target_version 90402\ndrm_render_minor 129\n");
+	tfs_put(root, "class/drm/renderD128/device/product_name", "AMD Instinct MI300X OAM\n");
+	tfs_put(rocm, ".info/version", "6.4.1-120\n");
+	setenv("ROCM_PATH", rocm, 1);
+	CHECK(rm_context_detect(&ctx, root, 0, &err) == 0);
+	CHECK_STR(ctx.gpu_product_name, "AMD Instinct MI300X OAM");
+	CHECK_STR(ctx.hip_version, "6.4");
+	CHECK_STR(rm_context_get(&ctx, "MAD_SYSTEM_GPU_PRODUCT_NAME"), "AMD Instinct MI300X OAM");
+	CHECK_STR(rm_context_get(&ctx, "MAD_SYSTEM_HIP_VERSION"), "6.4");
+	/* overridable, as MAD_SYSTEM_GPU_ARCHITECTURE is */
+	CHECK(rm_context_apply(&ctx,
+			       "{\"MAD_SYSTEM_GPU_PRODUCT_NAME\": \"AMD Instinct MI325X\", "
+			       "\"MAD_SYSTEM_HIP_VERSION\": \"7.0\"}",
+			       "ctx", &err) == 0);
+	CHECK_STR(ctx.gpu_product_name, "AMD Instinct MI325X");
+	CHECK_STR(ctx.hip_version, "7.0");
+	CHECK(rm_context_apply(&ctx, "{\"MAD_SYSTEM_HIP_VERSION\": 7}", "ctx", &err) < 0);
+	CHECK(strstr(err.msg, "'MAD_SYSTEM_HIP_VERSION' must be a non-empty string") != NULL);
+	rm_context_release(&ctx);
+	/* without the files: unknown */
+	setenv("ROCM_PATH", "/nonexistent", 1);
+	tfs_rm_tree(root);
+	add_node(root, "1", "simd_count 304\ngfx_target_version 90402\ndrm_render_minor 128\n");
+	CHECK(rm_context_detect(&ctx, root, 0, &err) == 0);
+	CHECK(ctx.gpu_product_name == NULL && ctx.hip_version == NULL);
+	CHECK(rm_context_get(&ctx, "MAD_SYSTEM_HIP_VERSION") == NULL);
+	rm_context_release(&ctx);
+	if (saved)
+		setenv("ROCM_PATH", saved, 1);
+	else
+		unsetenv("ROCM_PATH");
+	free(saved);
+	tfs_rm_tree(root);
+	tfs_rm_tree(rocm);
+	free(root);
+	free(rocm);
+}
+
+/* The messages rm_context_check_keys gives for a context (captured, not printed), and its
+ * return value. */
+static int check_keys(const char *json, const char *const *known, const char *const *also,
+		      char **printed, rm_error *err)
+{
+	rm_buf log = RM_BUF_INIT((size_t)1 << 20);
+	rm_context ctx;
+	int ret;
+
+	CHECK(rm_context_detect(&ctx, "/nonexistent", 0, err) == 0);
+	CHECK(rm_context_apply(&ctx, json, "ctx", err) == 0);
+	rm_log_capture(&log);
+	ret = rm_context_check_keys(&ctx, known, also, err);
+	rm_log_capture(NULL);
+	*printed = rm_xstrdup(rm_buf_str(&log));
+	rm_buf_release(&log);
+	rm_context_release(&ctx);
+	return ret;
+}
+
+/* Unknown keys are named (with the closest known one), madengine's own keys say what they
+ * did there, k8s is refused pointing at SLURM; known, launcher and CONTEXT keys pass. */
+static void test_check_keys(void)
+{
+	static const char *const launchers[] = {"slurm",       "distributed",  "tools",
+						"pre_scripts", "post_scripts", "encapsulate_script",
+						NULL};
+	static const char *const context_lines[] = {"mi_variant", NULL};
+	rm_error err = RM_ERROR_INIT;
+	char *out = NULL;
+
+	CHECK(
+	    check_keys("{\"gpu_vendor\": \"AMD\", \"docker_env_vars\": {}, \"ctx_test\": \"1\", "
+		       "\"slurm\": {}, \"mi_variant\": \"x\", \"tools\": [], \"pre_scripts\": [], "
+		       "\"post_scripts\": [], \"encapsulate_script\": \"\", "
+		       "\"MAD_CONTAINER_IMAGE\": \"i\", \"data\": {}}",
+		       launchers, context_lines, &out, &err) == 0);
+	CHECK_STR(out, "");
+	free(out);
+	CHECK(check_keys("{\"gpu_vendr\": \"AMD\", \"docker_env_var\": {}, \"zzz\": 1, "
+			 "\"rocenv_mode\": \"full\", \"slrum\": {}}",
+			 launchers, NULL, &out, &err) == 0);
+	CHECK(out && strstr(out, "context key 'gpu_vendr' is not one run_models knows") &&
+	      strstr(out, "(did you mean 'gpu_vendor'?)"));
+	CHECK(out && strstr(out, "(did you mean 'docker_env_vars'?)"));
+	CHECK(out && strstr(out, "(did you mean 'slurm'?)"));
+	CHECK(out && strstr(out, "context key 'zzz' is not one run_models knows"));
+	CHECK(out && strstr(out, "context key 'rocenv_mode' has no effect in run_models (the depth "
+				 "of madengine's rocEnvTool report"));
+	free(out);
+	CHECK(check_keys("{\"k8s\": {\"namespace\": \"x\"}}", launchers, NULL, &out, &err) < 0);
+	CHECK(strstr(err.msg, "context key 'k8s': run_models does not deploy to Kubernetes") &&
+	      strstr(err.msg, "'slurm' key"));
+	free(out);
+	CHECK(check_keys("{\"kubernetes\": {}}", NULL, NULL, &out, &err) < 0);
+	free(out);
+}
+
 int main(void)
 {
+	test_detect_facts();
+	test_check_keys();
 	test_detect_kfd();
 	test_detect_none();
 	test_apply_json();

@@ -71,6 +71,183 @@ static void test_read_back(const char *dir)
 	free(path);
 }
 
+/* The whole text of a file (caller frees). */
+static char *slurp(const char *path)
+{
+	rm_error err = RM_ERROR_INIT;
+	char *text = NULL;
+
+	if (rm_read_file(path, 1 << 20, &text, NULL, &err) != 0)
+		return rm_xstrdup("");
+	return text;
+}
+
+/* One perf row of ours for model m, every column filled. */
+static void perf_row(rm_perf_row *row, const char *m, const char *perf)
+{
+	memset(row, 0, sizeof(*row));
+	for (int c = 0; c < RM_PERF_COLS; c++)
+		row->cell[c] = rm_perf_header[c]; /* each cell names its column */
+	row->cell[RM_COL_MODEL] = m;
+	row->cell[RM_COL_PERFORMANCE] = perf;
+	row->cell[RM_COL_METRIC] = "samples_per_second";
+	row->cell[RM_COL_STATUS] = "SUCCESS";
+	row->cell[RM_COL_DOCKERFILE] = "docker/dummy.ubuntu.amd.Dockerfile";
+	row->cell[RM_COL_MACHINE] = "node1";
+	row->cell[RM_COL_ARCH] = "gfx942";
+	row->cell[RM_COL_TIMESTAMP] = "2026-01-02T03:04:05Z";
+	row->cell[RM_COL_RUN_ID] = "run1";
+	row->cell[RM_COL_REASON] = "a, \"quoted\" reason";
+	row->cell[RM_COL_RELATIVE_CHANGE] = NULL;
+}
+
+/*
+ * A perf.csv that madengine (its 29 columns, LF) or MAD (tools/run_models.py's RunDetails
+ * through csv.DictWriter: 20 columns with host_os, CRLF) wrote: its header is kept byte for
+ * byte, each row fills its columns by name, the rest goes to perf_<model>.csv; CRLF files
+ * get CRLF rows; relative_change finds the earlier rows by name.
+ */
+static void test_peer_headers(const char *dir)
+{
+	char *madengine = rm_xasprintf("%s/perf.csv", dir), *mad = rm_xasprintf("%s/mad.csv", dir);
+	char *ours_crlf = rm_xasprintf("%s/crlf.csv", dir), *text, *metrics, *rel[1];
+	rm_buf hdr = RM_BUF_INIT(1 << 16);
+	rm_perf_row row;
+	rm_error err = RM_ERROR_INIT;
+	FILE *f;
+	char **v;
+	size_t n;
+
+	/* madengine: its header is our first 29 columns; one earlier SUCCESS row */
+	CHECK(rm_csv_record(&hdr, rm_perf_header, RM_COL_RUN_OPTIONS + 1) == 0);
+	f = fopen(madengine, "w");
+	fputs(rm_buf_str(&hdr), f);
+	fputs("dummy,1,1,1,,,,dummies,docker/dummy.ubuntu.amd.Dockerfile,rocm/pytorch,sha256:1,"
+	      "ci-dummy_dummy.ubuntu.amd,,node1,local,docker,gfx942,100,samples_per_second,,"
+	      "SUCCESS,10,20,,,,,0,\n",
+	      f);
+	fclose(f);
+	CAPTURE_MESSAGES();
+	CHECK(rm_perf_check(madengine, &err) == 0);
+	CHECK_LOGGED("has another tool's header (madengine's or MAD's, 29 columns): it is kept");
+	perf_row(&row, "dummy", "110");
+	rm_perf_relative_changes(madengine, &row, 1, rel);
+	CHECK_STR(rel[0], "+10.00"); /* found by column name */
+	free(rel[0]);
+	row.cell[RM_COL_RELATIVE_CHANGE] = NULL;
+	CHECK(rm_perf_append(madengine, "dummy", &row, 1, &err) == 0);
+	text = slurp(madengine);
+	CHECK(rm_starts_with(text, rm_buf_str(&hdr))); /* never rewritten */
+	f = fopen(madengine, "r");
+	CHECK(rm_csv_read_record(f, &v, &n, &err) == 1 && n == RM_COL_RUN_OPTIONS + 1);
+	rm_strv_free(v);
+	CHECK(rm_csv_read_record(f, &v, &n, &err) == 1);
+	rm_strv_free(v);
+	CHECK(rm_csv_read_record(f, &v, &n, &err) == 1 && n == RM_COL_RUN_OPTIONS + 1);
+	if (n == RM_COL_RUN_OPTIONS + 1) {
+		CHECK_STR(v[RM_COL_MODEL], "dummy");
+		CHECK_STR(v[RM_COL_PERFORMANCE], "110");
+		CHECK_STR(v[RM_COL_LAUNCHER], "launcher");
+		CHECK_STR(v[RM_COL_RUN_OPTIONS], "additional_docker_run_options");
+	}
+	rm_strv_free(v);
+	CHECK(rm_csv_read_record(f, &v, &n, &err) == 0);
+	fclose(f);
+	free(text);
+	/* our columns the file lacks: perf_dummy.csv, one row each (not timestamp, run_id) */
+	char *mpath = rm_xasprintf("%s/perf_dummy.csv", dir);
+	metrics = slurp(mpath);
+	CHECK(strstr(metrics, "timestamp,run_id,model,metric,value,unit,step,aggregate\n") ==
+	      metrics);
+	CHECK(strstr(metrics, "2026-01-02T03:04:05Z,run1,dummy,reason,\"a, \"\"quoted\"\" "
+			      "reason\",,,perf.csv\n") != NULL);
+	CHECK(strstr(metrics, ",run1,dummy,log_file,log_file,,,perf.csv\n") != NULL);
+	CHECK(strstr(metrics, ",metric,run_id") == NULL && strstr(metrics, ",timestamp,") == NULL);
+	free(metrics);
+	unlink(mpath);
+	free(mpath);
+
+	/* MAD: CRLF, its own columns (host_os stays empty), ours go to perf_<model>.csv */
+	static const char mad_hdr[] =
+	    "model,pipeline,tags,args,docker_file,base_docker,docker_sha,docker_image,"
+	    "machine_name,host_os,gpu_architecture,n_gpus,training_precision,performance,metric,"
+	    "status,build_duration,test_duration,git_commit,relative_change\r\n";
+	f = fopen(mad, "w");
+	fputs(mad_hdr, f);
+	fputs("pyt_vllm_llama-3.1-8b,,\"['pyt', 'vllm']\",,,,,ci-x,node1,HOST_UBUNTU,gfx942,8,,"
+	      "12.5,tokens_per_second,SUCCESS,1,2,,\r\n",
+	      f);
+	fclose(f);
+	CAPTURE_MESSAGES();
+	CHECK(rm_perf_check(mad, &err) == 0);
+	CHECK_LOGGED("(madengine's or MAD's, 20 columns)");
+	perf_row(&row, "pyt_vllm_llama-3.1-8b", "13");
+	CHECK(rm_perf_append(mad, "pyt_vllm_llama-3.1-8b", &row, 1, &err) == 0);
+	text = slurp(mad);
+	CHECK(rm_starts_with(text, mad_hdr));
+	/* every line ends with CRLF, ours included */
+	{
+		size_t lf = 0, crlf = 0;
+		for (const char *p = text; *p; p++)
+			if (*p == '\n') {
+				lf++;
+				crlf += p > text && p[-1] == '\r';
+			}
+		CHECK(lf == 3 && crlf == 3);
+	}
+	CHECK(strstr(text, "\r\npyt_vllm_llama-3.1-8b,pipeline,tags,args,docker/dummy.ubuntu.amd."
+			   "Dockerfile,base_docker,docker_sha,docker_image,node1,,gfx942,n_gpus,"
+			   "training_precision,13,samples_per_second,SUCCESS,build_duration,"
+			   "test_duration,git_commit,\r\n") != NULL);
+	free(text);
+	mpath = rm_xasprintf("%s/perf_pyt_vllm_llama-3.1-8b.csv", dir);
+	metrics = slurp(mpath);
+	CHECK(strstr(metrics, ",pyt_vllm_llama-3.1-8b,nnodes,nnodes,,,perf.csv\n") != NULL);
+	CHECK(strstr(metrics,
+		     ",pyt_vllm_llama-3.1-8b,deployment_type,deployment_type,,,perf.csv\n") !=
+	      NULL);
+	free(metrics);
+	unlink(mpath);
+	free(mpath);
+
+	/* our own header saved with CRLF (a spreadsheet round trip): ours, CRLF kept */
+	rm_buf_reset(&hdr);
+	CHECK(rm_csv_record(&hdr, rm_perf_header, RM_PERF_COLS) == 0);
+	hdr.data[hdr.len - 1] = '\r';
+	rm_buf_addch(&hdr, '\n');
+	f = fopen(ours_crlf, "w");
+	fputs(rm_buf_str(&hdr), f);
+	fclose(f);
+	CHECK(rm_perf_check(ours_crlf, &err) == 0);
+	perf_row(&row, "dummy", "1");
+	CHECK(rm_perf_append(ours_crlf, "dummy", &row, 1, &err) == 0);
+	text = slurp(ours_crlf);
+	CHECK(rm_starts_with(text, rm_buf_str(&hdr)));
+	CHECK(rm_ends_with(text, ",log_file\r\n"));
+	free(text);
+	mpath = rm_xasprintf("%s/perf_dummy.csv", dir);
+	CHECK(access(mpath, F_OK) != 0); /* nothing left over: every column is there */
+	free(mpath);
+
+	/* another tool's CSV without madengine's columns is still refused */
+	f = fopen(mad, "w");
+	fputs("model,value\n", f);
+	fclose(f);
+	CHECK(rm_perf_check(mad, &err) < 0 && strstr(err.msg, "different header"));
+	CHECK(rm_perf_append(mad, "dummy", &row, 1, &err) < 0);
+	text = slurp(mad);
+	CHECK_STR(text, "model,value\n");
+	free(text);
+
+	unlink(madengine);
+	unlink(mad);
+	unlink(ours_crlf);
+	free(madengine);
+	free(mad);
+	free(ours_crlf);
+	rm_buf_release(&hdr);
+}
+
 /* Several processes append at once: every row must come out whole, the header once. */
 static void test_concurrent(const char *dir)
 {
@@ -204,6 +381,7 @@ int main(void)
 	char *dir = mkdtemp(tmpl);
 	test_quote();
 	test_read_back(dir);
+	test_peer_headers(dir);
 	test_concurrent(dir);
 	test_lock_held(dir);
 	test_dangling_symlink(dir);

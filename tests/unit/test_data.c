@@ -32,12 +32,13 @@ static void test_local(void)
 	rm_data_config cfg;
 	rm_data_plan plan;
 	rm_error err = RM_ERROR_INIT;
+	char *why = NULL;
 
 	load(&cfg, "{\"dummy_data_local\": {\"local\": {\"path\": \"/tmp\"}},\n"
 		   " \"dummy_data_local_fail\": {\"local\": {\"path\": \"/tmp/nonexistent\"}},\n"
 		   " \"rel\": {\"local\": {\"path\": \"sub\", \"home\": \"/data\", \"readwrite\": "
 		   "\"true\"}}}\n");
-	CHECK(rm_data_resolve(&cfg, "dummy_data_local", dir, &plan, &err) == 0);
+	CHECK(rm_data_resolve(&cfg, "dummy_data_local", dir, &plan, &why, &err) == 0);
 	CHECK(plan.n == 1);
 	if (plan.n == 1) {
 		CHECK_STR(plan.sources[0].provider, "local");
@@ -51,17 +52,32 @@ static void test_local(void)
 	CHECK_STR(plan.provider_type, "local");
 	rm_data_plan_release(&plan);
 
-	/* no provider serves it: an error before anything runs, naming the path */
-	CHECK(rm_data_resolve(&cfg, "dummy_data_local_fail", dir, &plan, &err) < 0);
-	CHECK_STR(err.msg, "data 'dummy_data_local_fail': no provider can serve it; local: "
-			   "'/tmp/nonexistent' does not exist");
-	CHECK(plan.n == 0 && plan.sources == NULL);
+	CHECK(why == NULL);
+
+	/* no provider serves it: left out of the plan (the model runs without it, as in
+	 * madengine), the message names the data and why the provider could not serve it */
+	CHECK(rm_data_resolve(&cfg, "dummy_data_local_fail", dir, &plan, &why, &err) == 0);
+	CHECK_STR(why, "data 'dummy_data_local_fail': no provider serves it (local: "
+		       "'/tmp/nonexistent' does not exist)");
+	CHECK(plan.n == 0 && plan.sources == NULL && plan.datahome == NULL &&
+	      plan.dataname == NULL);
+	free(why);
+	why = NULL;
+	/* one of two served: the plan holds it, at the home of its place in the list */
+	CHECK(rm_data_resolve(&cfg, "dummy_data_local_fail,dummy_data_local", dir, &plan, &why,
+			      &err) == 0);
+	CHECK(plan.n == 1 && why != NULL);
+	CHECK_STR(plan.datahome, "/data_dlm_1");
+	CHECK_STR(plan.dataname, "dummy_data_local");
+	rm_data_plan_release(&plan);
+	free(why);
+	why = NULL;
 
 	/* relative paths are the folder's; home and readwrite are honoured; a list gives
 	 * one home each, joined in MAD_DATAHOME */
 	char *sub = rm_xasprintf("%s/sub", dir);
 	tfs_mkdirs(sub);
-	CHECK(rm_data_resolve(&cfg, "dummy_data_local, rel", dir, &plan, &err) == 0);
+	CHECK(rm_data_resolve(&cfg, "dummy_data_local, rel", dir, &plan, &why, &err) == 0);
 	CHECK(plan.n == 2);
 	if (plan.n == 2) {
 		char real[4096];
@@ -75,9 +91,9 @@ static void test_local(void)
 	rm_data_plan_release(&plan);
 	free(sub);
 
-	CHECK(rm_data_resolve(&cfg, "nope", dir, &plan, &err) < 0);
+	CHECK(rm_data_resolve(&cfg, "nope", dir, &plan, &why, &err) < 0);
 	CHECK(rm_starts_with(err.msg, "data 'nope' is not in '"));
-	CHECK(rm_data_resolve(&cfg, NULL, dir, &plan, &err) == 0 && plan.n == 0);
+	CHECK(rm_data_resolve(&cfg, NULL, dir, &plan, &why, &err) == 0 && plan.n == 0);
 	rm_data_config_release(&cfg);
 }
 
@@ -86,6 +102,7 @@ static void test_providers(void)
 	rm_data_config cfg;
 	rm_data_plan plan;
 	rm_error err = RM_ERROR_INIT;
+	char *why = NULL;
 
 	tfs_put(dir, "scripts/common/data/get.sh", "echo fetch\n");
 	char *mirror = rm_xasprintf("%s/mirror", dir);
@@ -99,19 +116,28 @@ static void test_providers(void)
 	     " \"out\": {\"custom\": {\"path\": \"../evil.sh\"}},\n"
 	     " \"link\": {\"custom\": {\"path\": \"scripts/evil/sh\"}},\n"
 	     " \"mirr\": {\"local\": {\"path\": \"/tmp\", \"mirrorlocal\": \"/tmp\"}},\n"
-	     " \"badhome\": {\"local\": {\"path\": \"/tmp\", \"home\": \"rel/x\"}}}\n");
-	/* network providers are named, with what to do */
-	CHECK(rm_data_resolve(&cfg, "net", dir, &plan, &err) < 0);
-	CHECK(strstr(err.msg, "minio: needs the network (MinIO's S3 endpoint)") != NULL);
-	CHECK(strstr(err.msg, "nas: needs the network (a NAS over SSH") != NULL);
-	CHECK(strstr(err.msg, "aws: needs the network (AWS S3)") != NULL);
-	CHECK(strstr(err.msg, "mirror the data to a local path") != NULL);
+	     " \"badhome\": {\"local\": {\"path\": \"/tmp\", \"home\": \"rel/x\"}},\n"
+	     " \"huggingface\": {}}\n");
+	/* network providers are named, with what to do; MAD's {"huggingface": {}} lists none */
+	CHECK(rm_data_resolve(&cfg, "net", dir, &plan, &why, &err) == 0 && plan.n == 0);
+	CHECK(why && strstr(why, "data 'net': no provider serves it (minio: needs the network "
+				 "(MinIO's S3 endpoint)") != NULL);
+	CHECK(why && strstr(why, "; nas: needs the network (a NAS over SSH") != NULL);
+	CHECK(why && strstr(why, "; aws: needs the network (AWS S3)") != NULL);
+	CHECK(why && strstr(why, "mirror the data to a local path") != NULL);
+	free(why);
+	why = NULL;
+	CHECK(rm_data_resolve(&cfg, "huggingface", dir, &plan, &why, &err) == 0 && plan.n == 0);
+	CHECK_STR(why, "data 'huggingface': no provider serves it (data.json lists no provider "
+		       "for it)");
+	free(why);
+	why = NULL;
 	/* madengine's order: local before aws, whatever the file's order */
-	CHECK(rm_data_resolve(&cfg, "both", dir, &plan, &err) == 0);
+	CHECK(rm_data_resolve(&cfg, "both", dir, &plan, &why, &err) == 0);
 	CHECK(plan.n == 1 && strcmp(plan.provider_type, "local") == 0);
 	rm_data_plan_release(&plan);
 	/* custom first; its script runs in the container */
-	CHECK(rm_data_resolve(&cfg, "cust", dir, &plan, &err) == 0);
+	CHECK(rm_data_resolve(&cfg, "cust", dir, &plan, &why, &err) == 0);
 	CHECK(plan.n == 1);
 	if (plan.n == 1) {
 		CHECK_STR(plan.sources[0].provider, "custom");
@@ -122,7 +148,7 @@ static void test_providers(void)
 	rm_data_plan_release(&plan);
 	/* --force-mirror-local: custom data is kept on the host, read-write */
 	rm_data_config_force_mirror_local(&cfg, mirror);
-	CHECK(rm_data_resolve(&cfg, "cust", dir, &plan, &err) == 0);
+	CHECK(rm_data_resolve(&cfg, "cust", dir, &plan, &why, &err) == 0);
 	if (plan.n == 1) {
 		char *want = rm_xasprintf("%s/cust", mirror);
 		char real[4096];
@@ -135,30 +161,30 @@ static void test_providers(void)
 	}
 	rm_data_plan_release(&plan);
 	/* local never mirrors (madengine's test_local_data_provider_mirrorlocal...) */
-	CHECK(rm_data_resolve(&cfg, "both", dir, &plan, &err) == 0);
+	CHECK(rm_data_resolve(&cfg, "both", dir, &plan, &why, &err) == 0);
 	CHECK(plan.n == 1 && plan.sources[0].create_host_path == 0);
 	rm_data_plan_release(&plan);
 
-	CHECK(rm_data_resolve(&cfg, "out", dir, &plan, &err) < 0);
+	CHECK(rm_data_resolve(&cfg, "out", dir, &plan, &why, &err) < 0);
 	CHECK(strstr(err.msg, "'path' ('../evil.sh') leaves the folder") != NULL);
 	/* a script reached through a symlink out of the folder (it would be copied into the
 	 * container with its folder) */
 	char *evil = rm_xasprintf("%s/scripts/evil", dir);
 	CHECK(symlink("/bin", evil) == 0);
-	CHECK(rm_data_resolve(&cfg, "link", dir, &plan, &err) < 0);
+	CHECK(rm_data_resolve(&cfg, "link", dir, &plan, &why, &err) < 0);
 	CHECK(strstr(err.msg, "outside the folder (a symlink)") != NULL);
 	unlink(evil);
 	free(evil);
-	CHECK(rm_data_resolve(&cfg, "mirr", dir, &plan, &err) < 0);
+	CHECK(rm_data_resolve(&cfg, "mirr", dir, &plan, &why, &err) < 0);
 	CHECK(strstr(err.msg, "'mirrorlocal' cannot be given for provider 'local'") != NULL);
-	CHECK(rm_data_resolve(&cfg, "badhome", dir, &plan, &err) < 0);
+	CHECK(rm_data_resolve(&cfg, "badhome", dir, &plan, &why, &err) < 0);
 	CHECK(strstr(err.msg, "'home' ('rel/x') must be an absolute container path") != NULL);
 
 	/* the context's "data" replaces an entry */
 	json_error_t jerr;
 	json_t *over = json_loads("{\"net\": {\"local\": {\"path\": \"/tmp\"}}}", 0, &jerr);
 	CHECK(rm_data_config_apply(&cfg, over, "--additional-context", &err) == 0);
-	CHECK(rm_data_resolve(&cfg, "net", dir, &plan, &err) == 0);
+	CHECK(rm_data_resolve(&cfg, "net", dir, &plan, &why, &err) == 0);
 	rm_data_plan_release(&plan);
 	json_decref(over);
 	over = json_loads("{\"x\": 1}", 0, &jerr);
@@ -174,11 +200,12 @@ static void test_files(void)
 	rm_data_config cfg;
 	rm_data_plan plan;
 	rm_error err = RM_ERROR_INIT;
+	char *why = NULL;
 	char *path = rm_xasprintf("%s/none.json", dir);
 
 	CHECK(rm_data_config_load(&cfg, path, &err) == 0);
 	CHECK(cfg.source == NULL);
-	CHECK(rm_data_resolve(&cfg, "x", dir, &plan, &err) < 0);
+	CHECK(rm_data_resolve(&cfg, "x", dir, &plan, &why, &err) < 0);
 	CHECK(strstr(err.msg, "there is no data.json in the folder") != NULL);
 	rm_data_config_release(&cfg);
 	free(path);

@@ -314,21 +314,27 @@ static void test_hostile(void)
 	CHECK(strstr(err.msg, "field 'dockerfile' ('../../../docker/dummy') leaves") != NULL);
 
 	/* Numbers. */
-	const char *bad_timeouts[] = {"-2", "-0.5", "31536001", "1e300"};
+	const char *bad_timeouts[] = {"-31536001", "31536001", "1e300", "-1e300"};
 	for (size_t i = 0; i < sizeof(bad_timeouts) / sizeof(bad_timeouts[0]); i++) {
 		char *t =
 		    rm_xasprintf("[" ENTRY("pyt_a", ", \"timeout\": %s") "]", bad_timeouts[i]);
 		CHECK(load(&reg, t, "models.json", &err) < 0);
-		CHECK(strstr(err.msg, "field 'timeout' must be a number of seconds from 0 to "
+		CHECK(strstr(err.msg, "field 'timeout' must be a number of seconds up to "
 				      "31536000") != NULL);
 		free(t);
 	}
-	CHECK(load(&reg,
-		   "[" ENTRY("pyt_a", ", \"timeout\": -1") "," ENTRY(
-		       "pyt_b", ", \"timeout\": 0") "," ENTRY("pyt_c", ", \"timeout\": 0.5") "]",
-		   "models.json", &err) == 0);
-	CHECK(reg.n == 3 && reg.models[0].timeout == 0 && reg.models[1].timeout == 0 &&
-	      reg.models[2].timeout == 0.5);
+	/* MAD's -1 (any negative) is no time limit, stored as -1; 0 is no model override. */
+	CHECK(
+	    load(&reg,
+		 "[" ENTRY("pyt_a", ", \"timeout\": -1") "," ENTRY(
+		     "pyt_b",
+		     ", \"timeout\": 0") "," ENTRY("pyt_c",
+						   ", \"timeout\": 0.5") "," ENTRY("pyt_d",
+										   ", \"timeout\": "
+										   "-2.5") "]",
+		 "models.json", &err) == 0);
+	CHECK(reg.n == 4 && reg.models[0].timeout == -1 && reg.models[1].timeout == 0 &&
+	      reg.models[2].timeout == 0.5 && reg.models[3].timeout == -1);
 	rm_registry_release(&reg);
 	CHECK(load(&reg,
 		   "[{\"name\": \"pyt_a\", \"dockerfile\": \"d\", \"scripts\": \"s\", \"n_gpus\": "
@@ -523,24 +529,33 @@ static void test_skip_gpu_arch(void)
 {
 	const char *list = "gfx908, gfx90a, gfx1100, gfx940, gfx941, gfx942, gfx950, A100, H100";
 
-	CHECK(rm_skip_gpu_arch_match(list, "gfx942"));
-	CHECK(rm_skip_gpu_arch_match(list, "gfx942:sramecc+:xnack-"));
-	CHECK(rm_skip_gpu_arch_match(list, "GFX90A"));
-	CHECK(!rm_skip_gpu_arch_match(list, "gfx1201"));
-	CHECK(!rm_skip_gpu_arch_match(list, "gfx94"));
+	CHECK(rm_skip_gpu_arch_match(list, "gfx942", NULL));
+	CHECK(rm_skip_gpu_arch_match(list, "gfx942:sramecc+:xnack-", NULL));
+	CHECK(rm_skip_gpu_arch_match(list, "GFX90A", NULL));
+	CHECK(!rm_skip_gpu_arch_match(list, "gfx1201", NULL));
+	CHECK(!rm_skip_gpu_arch_match(list, "gfx94", NULL));
 	/* what nvidia-smi -L prints (madengine's MAD_SYSTEM_GPU_ARCHITECTURE for NVIDIA) */
-	CHECK(rm_skip_gpu_arch_match(list, "NVIDIA A100-SXM4-80GB"));
-	CHECK(rm_skip_gpu_arch_match(list, "NVIDIA H100 80GB HBM3"));
-	CHECK(rm_skip_gpu_arch_match(list, "A100"));
-	CHECK(!rm_skip_gpu_arch_match(list, "NVIDIA L40S"));
-	CHECK(rm_skip_gpu_arch_match("L40S", "NVIDIA L40S"));
-	CHECK(rm_skip_gpu_arch_match("A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB"));
-	CHECK(rm_skip_gpu_arch_match("GeForce RTX 4090", "NVIDIA GeForce RTX 4090"));
-	CHECK(!rm_skip_gpu_arch_match("A100-PCIE-40GB", "NVIDIA A100-SXM4-80GB"));
-	CHECK(!rm_skip_gpu_arch_match(NULL, "gfx942"));
-	CHECK(!rm_skip_gpu_arch_match(list, NULL));
-	CHECK(!rm_skip_gpu_arch_match(list, " "));
-	CHECK(!rm_skip_gpu_arch_match(" , ,", "gfx942"));
+	CHECK(rm_skip_gpu_arch_match(list, "NVIDIA A100-SXM4-80GB", NULL));
+	CHECK(rm_skip_gpu_arch_match(list, "NVIDIA H100 80GB HBM3", NULL));
+	CHECK(rm_skip_gpu_arch_match(list, "A100", NULL));
+	CHECK(!rm_skip_gpu_arch_match(list, "NVIDIA L40S", NULL));
+	CHECK(rm_skip_gpu_arch_match("L40S", "NVIDIA L40S", NULL));
+	CHECK(rm_skip_gpu_arch_match("A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB", NULL));
+	CHECK(rm_skip_gpu_arch_match("GeForce RTX 4090", "NVIDIA GeForce RTX 4090", NULL));
+	CHECK(!rm_skip_gpu_arch_match("A100-PCIE-40GB", "NVIDIA A100-SXM4-80GB", NULL));
+	CHECK(!rm_skip_gpu_arch_match(NULL, "gfx942", NULL));
+	CHECK(!rm_skip_gpu_arch_match(list, NULL, NULL));
+	/* the architecture nvidia-smi's compute capability gives (sm_80) names no product: the
+	 * product name is compared too, as madengine compares what nvidia-smi -L prints */
+	CHECK(!rm_skip_gpu_arch_match(list, "sm_80", NULL));
+	CHECK(rm_skip_gpu_arch_match(list, "sm_80", "NVIDIA A100-SXM4-80GB"));
+	CHECK(rm_skip_gpu_arch_match(list, "sm_90", "NVIDIA H100 80GB HBM3"));
+	CHECK(!rm_skip_gpu_arch_match(list, "sm_89", "NVIDIA L40S"));
+	CHECK(rm_skip_gpu_arch_match("MI300X", "gfx942", "AMD Instinct MI300X"));
+	CHECK(rm_skip_gpu_arch_match("sm_80", "sm_80", "NVIDIA A100-SXM4-80GB"));
+	CHECK(!rm_skip_gpu_arch_match(list, NULL, ""));
+	CHECK(!rm_skip_gpu_arch_match(list, " ", NULL));
+	CHECK(!rm_skip_gpu_arch_match(" , ,", "gfx942", NULL));
 }
 
 /* Checks that need the file system: symlinks out of the folder, folders for files. */

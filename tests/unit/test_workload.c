@@ -101,6 +101,7 @@ static void test_local(void)
 	json_t *body = NULL;
 	long at_home, at_name, at_id;
 
+	model.data = "a,b";
 	context(&ctx, NULL);
 	workload(&w, &ctx, NULL, &plan);
 	CHECK(render(&w, &ctx, &body, &err) == 0);
@@ -115,6 +116,16 @@ static void test_local(void)
 	CHECK(rm_workload_data_scripts(&w) == 0);
 	json_decref(body);
 	unplan(&w);
+
+	/* data no provider serves (an empty plan): MAD_DATANAME is still the model's data
+	 * field, MAD_DATAHOME is not set, nothing is mounted (madengine's run without data) */
+	workload(&w, &ctx, NULL, NULL);
+	CHECK(render(&w, &ctx, &body, &err) == 0);
+	CHECK_STR(env_of(body, "MAD_DATANAME", &at_name), "a,b");
+	CHECK(env_of(body, "MAD_DATAHOME", &at_home) == NULL);
+	CHECK(json_object_get(json_object_get(body, "HostConfig"), "Binds") == NULL);
+	json_decref(body);
+	rm_workload_release(&w);
 	rm_context_release(&ctx);
 
 	/* docker_env_vars come after, and win (as in madengine) */
@@ -130,6 +141,7 @@ static void test_local(void)
 	CHECK(strstr(err.msg, "data 'b': host path '/srv/x:y' holds ':'") != NULL);
 	unplan(&w);
 	rm_context_release(&ctx);
+	model.data = NULL;
 }
 
 static void test_custom(void)
@@ -196,6 +208,231 @@ static void test_custom(void)
 	src[0].script_args = "'unterminated";
 	CHECK(rm_workload_cmd(&w, &argv, &err) < 0);
 	CHECK(strstr(err.msg, "data 'c': provider 'custom': 'args'") != NULL);
+	unplan(&w);
+	rm_context_release(&ctx);
+}
+
+/* Whether the array member key of obj holds the string s. */
+static int array_has(json_t *obj, const char *key, const char *s)
+{
+	json_t *a = json_object_get(obj, key), *item;
+	size_t i;
+
+	json_array_foreach (a, i, item)
+		if (json_is_string(item) && !strcmp(json_string_value(item), s))
+			return 1;
+	return 0;
+}
+
+static int has_device(json_t *body, const char *host, const char *in_container)
+{
+	json_t *d = json_object_get(json_object_get(body, "HostConfig"), "Devices"), *item;
+	size_t i;
+
+	json_array_foreach (d, i, item)
+		if (!strcmp(json_string_value(json_object_get(item, "PathOnHost")), host) &&
+		    !strcmp(json_string_value(json_object_get(item, "PathInContainer")),
+			    in_container))
+			return 1;
+	return 0;
+}
+
+/* The container as madengine's container_runner.py and core/context.py make it, per
+ * vendor: run options and environment, the host's facts overridable by the context. */
+static void test_madengine_container(void)
+{
+	rm_context ctx = {0};
+	rm_workload w;
+	rm_error err = RM_ERROR_INIT;
+	json_t *body = NULL, *hc;
+	long at;
+	const char *host_env[] = {"BUILD_NUMBER=77", NULL};
+	rm_workload_in in = {.model = &model, .ctx = &ctx, .run_id = "r", .host_env = host_env};
+	static const rm_workload_settings none = RM_WORKLOAD_SETTINGS_INIT;
+
+	in.set = &none;
+	model.n_gpus = 2;
+	model.multiple_results = "perf_m.csv";
+	context(&ctx,
+		"{\"gpu_vendor\": \"AMD\", \"MAD_SYSTEM_NGPUS\": 8, "
+		"\"MAD_SYSTEM_GPU_ARCHITECTURE\": \"gfx942\", \"MAD_SYSTEM_GPU_PRODUCT_NAME\": "
+		"\"AMD Instinct MI300X\", \"MAD_SYSTEM_HIP_VERSION\": \"6.4\", \"guest_os\": "
+		"\"centos\", \"docker_device_root\": \"/stand-in\"}");
+	CHECK(rm_workload_build(&w, &in, &err) == 0);
+	rm_workload_set_image(&w, "img");
+	CHECK(render(&w, &ctx, &body, &err) == 0);
+	hc = json_object_get(body, "HostConfig");
+	CHECK_STR(json_string_value(json_object_get(body, "User")), "root");
+	CHECK_STR(json_string_value(json_object_get(hc, "NetworkMode")), "host");
+	CHECK_STR(json_string_value(json_object_get(hc, "IpcMode")), "host");
+	CHECK(array_has(hc, "GroupAdd", "video"));
+	CHECK(array_has(hc, "CapAdd", "SYS_PTRACE") && array_has(hc, "CapAdd", "SYS_ADMIN"));
+	CHECK(!array_has(hc, "CapAdd", "SYS_NICE"));
+	CHECK(array_has(hc, "SecurityOpt", "seccomp=unconfined"));
+	CHECK(array_has(hc, "SecurityOpt", "apparmor=unconfined"));
+	CHECK(has_device(body, "/stand-in/fuse", "/dev/fuse"));
+	CHECK(has_device(body, "/stand-in/kfd", "/dev/kfd"));
+	CHECK_STR(env_of(body, "MAD_MODEL_NAME", &at), "m");
+	CHECK_STR(env_of(body, "MAD_SYSTEM_GPU_PRODUCT_NAME", &at), "AMD Instinct MI300X");
+	CHECK_STR(env_of(body, "MAD_SYSTEM_HIP_VERSION", &at), "6.4");
+	CHECK_STR(env_of(body, "MAD_GUEST_OS", &at), "CENTOS");
+	CHECK_STR(env_of(body, "MAD_OUTPUT_CSV", &at), "perf_m.csv");
+	CHECK_STR(env_of(body, "JENKINS_BUILD_NUMBER", &at), "77");
+	/* madengine sets it on local runs too: torchrun for the GPUs the run gets */
+	CHECK_STR(env_of(body, "MAD_MULTI_NODE_RUNNER", &at),
+		  "torchrun --standalone --nproc_per_node=2");
+	CHECK(env_of(body, "RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES", &at) == NULL);
+	json_decref(body);
+	rm_workload_release(&w);
+	rm_context_release(&ctx);
+
+	/* the context overrides what the host says (docker_env_vars come last, as in
+	 * madengine); a self-managed launcher gets an empty MAD_MULTI_NODE_RUNNER; Ray is told
+	 * to honour HIP_VISIBLE_DEVICES; no BUILD_NUMBER is "0" */
+	in.host_env = NULL;
+	context(&ctx, "{\"gpu_vendor\": \"AMD\", \"MAD_SYSTEM_NGPUS\": 8, \"docker_env_vars\": "
+		      "{\"MAD_SYSTEM_HIP_VERSION\": \"7.0\", \"HIP_VISIBLE_DEVICES\": \"0,1\"}, "
+		      "\"distributed\": {\"launcher\": \"vllm\"}}");
+	CHECK(rm_workload_build(&w, &in, &err) == 0);
+	rm_workload_set_image(&w, "img");
+	CHECK(render(&w, &ctx, &body, &err) == 0);
+	CHECK_STR(env_of(body, "MAD_SYSTEM_HIP_VERSION", &at), "7.0");
+	CHECK_STR(env_of(body, "MAD_SYSTEM_GPU_PRODUCT_NAME", &at), "");
+	CHECK_STR(env_of(body, "MAD_GUEST_OS", &at), "UBUNTU");
+	CHECK_STR(env_of(body, "MAD_MULTI_NODE_RUNNER", &at), "");
+	CHECK_STR(env_of(body, "RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES", &at), "");
+	CHECK_STR(env_of(body, "JENKINS_BUILD_NUMBER", &at), "0");
+	CHECK(has_device(body, "/dev/fuse", "/dev/fuse"));
+	json_decref(body);
+	rm_workload_release(&w);
+	rm_context_release(&ctx);
+
+	/* NVIDIA: -u root, SYS_NICE, no video group, /dev/fuse, the GPUs as a device request;
+	 * deepspeed's own line */
+	context(&ctx, "{\"gpu_vendor\": \"NVIDIA\", \"MAD_SYSTEM_NGPUS\": 4, "
+		      "\"MAD_SYSTEM_GPU_PRODUCT_NAME\": \"NVIDIA H100 80GB HBM3\", "
+		      "\"distributed\": {\"launcher\": \"deepspeed\"}}");
+	CHECK(rm_workload_build(&w, &in, &err) == 0);
+	rm_workload_set_image(&w, "img");
+	CHECK(render(&w, &ctx, &body, &err) == 0);
+	hc = json_object_get(body, "HostConfig");
+	CHECK_STR(json_string_value(json_object_get(body, "User")), "root");
+	CHECK(array_has(hc, "CapAdd", "SYS_NICE") && array_has(hc, "CapAdd", "SYS_PTRACE"));
+	CHECK(!array_has(hc, "GroupAdd", "video"));
+	CHECK(array_has(hc, "SecurityOpt", "apparmor=unconfined"));
+	CHECK(has_device(body, "/dev/fuse", "/dev/fuse"));
+	CHECK(json_array_size(json_object_get(hc, "DeviceRequests")) == 1);
+	CHECK_STR(env_of(body, "MAD_SYSTEM_GPU_PRODUCT_NAME", &at), "NVIDIA H100 80GB HBM3");
+	CHECK_STR(env_of(body, "MAD_MULTI_NODE_RUNNER", &at), "deepspeed --num_gpus=2");
+	json_decref(body);
+	rm_workload_release(&w);
+	rm_context_release(&ctx);
+	model.n_gpus = 0;
+	model.multiple_results = NULL;
+}
+
+/* A model with a url: its repository is cloned with its submodules (MAD and madengine run
+ * `git submodule update --init --recursive` after the clone), the url a positional word. */
+static void test_clone(void)
+{
+	rm_context ctx = {0};
+	rm_workload w;
+	rm_error err = RM_ERROR_INIT;
+	char **argv = NULL;
+
+	model.url = "https://github.com/huggingface/transformers";
+	context(&ctx, NULL);
+	workload(&w, &ctx, NULL, NULL);
+	CHECK(rm_workload_cmd(&w, &argv, &err) == 0);
+	CHECK(argv && !strcmp(argv[0], "bash") && !strcmp(argv[1], "-c"));
+	CHECK(argv && strstr(argv[2], "git clone --quiet --recurse-submodules -- \"$1\" \"$2\""));
+	CHECK(argv && !strstr(argv[2], "transformers"));
+	CHECK_STR(argv ? argv[4] : NULL, "https://github.com/huggingface/transformers");
+	CHECK_STR(argv ? argv[5] : NULL, RM_WORKSPACE "/transformers");
+	rm_strv_free(argv);
+	rm_workload_release(&w);
+	rm_context_release(&ctx);
+	model.url = NULL;
+}
+
+/* Issue 22, item 11: binds the folder asks for must not reach the host's root, its system
+ * folders (read-write) or the Docker socket, unless the user allows it. */
+static void test_sensitive_mounts(void)
+{
+	static const struct {
+		const char *opts;
+		int ok;
+	} cases[] = {
+	    {"-v /:/host", 0},
+	    {"-v /:/host:ro", 0},
+	    {"--volume=/etc/../:/h", 0},
+	    {"-v /etc:/e", 0},
+	    {"-v /etc/ssl:/ssl:ro", 1},
+	    {"-v /usr/lib:/l:rw", 0},
+	    {"-v /var/run/docker.sock:/var/run/docker.sock:ro", 0},
+	    {"-v /run:/r:ro", 0},
+	    {"-v /home:/home", 0},
+	    {"-v /home/me/data:/data", 1},
+	    {"-v /data/llama:/models", 1},
+	    {"-v hf_cache:/root/.cache", 1},
+	    {"--shm-size 16G -v /tmp:/scratch", 1},
+	};
+	rm_data_source src[1] = {
+	    {.dataname = "d", .provider = "local", .home = "/data_dlm_0", .host_path = "/"}};
+	rm_data_plan plan = {src, 1, "/data_dlm_0", "d", "local"};
+	rm_context ctx = {0};
+	rm_workload w;
+	rm_error err = RM_ERROR_INIT;
+	json_t *body = NULL;
+
+	context(&ctx, NULL);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int r;
+		model.additional_docker_run_options = (char *)cases[i].opts;
+		workload(&w, &ctx, NULL, NULL);
+		r = render(&w, &ctx, &body, &err);
+		CHECK(cases[i].ok ? r == 0 : r < 0);
+		if (!cases[i].ok)
+			CHECK(strstr(err.msg, "model 'm': field 'additional_docker_run_options'") &&
+			      strstr(err.msg, "--allow-sensitive-mounts"));
+		if ((cases[i].ok ? r != 0 : r == 0))
+			fprintf(stderr, "case '%s': %s\n", cases[i].opts, r ? err.msg : "accepted");
+		json_decref(body);
+		body = NULL;
+		/* the user's leave */
+		w.set.allow_sensitive_mounts = 1;
+		CHECK(render(&w, &ctx, &body, &err) == 0);
+		json_decref(body);
+		body = NULL;
+		rm_workload_release(&w);
+	}
+	model.additional_docker_run_options = "-v /:/host";
+	workload(&w, &ctx, NULL, NULL);
+	CHECK(render(&w, &ctx, &body, &err) < 0);
+	CHECK_STR(err.msg,
+		  "model 'm': field 'additional_docker_run_options': option '-v' '/:/host' "
+		  "binds the host's root folder into the container; remove it, or give "
+		  "--allow-sensitive-mounts if you trust this folder");
+	rm_workload_release(&w);
+	model.additional_docker_run_options = NULL;
+
+	/* data.json's local path: the host's root, even read-only; a system folder read-write */
+	workload(&w, &ctx, NULL, &plan);
+	src[0].read_only = 1;
+	CHECK(render(&w, &ctx, &body, &err) < 0);
+	CHECK_STR(err.msg, "data 'd': provider 'local': path '/' is the host's root folder; point "
+			   "it at the data itself, or give --allow-sensitive-mounts if you trust "
+			   "this folder");
+	src[0].host_path = "/etc";
+	CHECK(render(&w, &ctx, &body, &err) == 0);
+	json_decref(body);
+	body = NULL;
+	src[0].read_only = 0;
+	CHECK(render(&w, &ctx, &body, &err) < 0);
+	CHECK(strstr(err.msg, "path '/etc' is a host system folder, read-write") != NULL);
+	w.set.allow_sensitive_mounts = 1;
+	CHECK(render(&w, &ctx, &body, &err) == 0);
+	json_decref(body);
 	unplan(&w);
 	rm_context_release(&ctx);
 }
@@ -334,8 +571,10 @@ static void test_round_trip(void)
 				    .shm_size = 1 << 30,
 				    .keep_alive = 1,
 				    .timeout = 42,
-				    .telemetry = "on"};
-	const char *env[] = {"PATH=/bin", "MAD_SECRETS_HF=tok", "X_MAD_SECRETS=y", NULL};
+				    .telemetry = "on",
+				    .allow_sensitive_mounts = 1};
+	const char *env[] = {"PATH=/bin", "MAD_SECRETS_HF=tok", "X_MAD_SECRETS=y",
+			     "BUILD_NUMBER=1234", NULL};
 	rm_context ctx = {0};
 	rm_workload w, back;
 	rm_workload_in in = {.model = &model,
@@ -352,7 +591,8 @@ static void test_round_trip(void)
 
 	context(&ctx, "{\"docker_env_vars\": {\"A\": \"1\", \"B\": \"two words\"}, "
 		      "\"docker_mounts\": {\"/in\": \"/out\"}, \"docker_gpus\": \"0,2-3\", "
-		      "\"docker_cpus\": \"0-3\", \"model_args\": \"--m 1\"}");
+		      "\"docker_cpus\": \"0-3\", \"model_args\": \"--m 1\", \"distributed\": "
+		      "{\"launcher\": \"deepspeed\"}}");
 	CHECK(rm_workload_build(&w, &in, &err) == 0);
 	rm_workload_set_image(&w, "sha256:abc");
 	rm_workload__plan_copy(&w.data, &plan);
@@ -396,7 +636,10 @@ static void test_round_trip(void)
 	CHECK(back.tools.n_outputs == 2 && !strcmp(back.tools.outputs[1].glob, "/tmp/*.rpd"));
 	CHECK(back.tools.n_copies == 1 && !strcmp(back.tools.copies[0].host, "./scripts/common"));
 	CHECK_STR(back.set.tunableop, "on");
-	CHECK(back.set.shm_size == 1 << 30 && back.set.keep_alive && back.set.timeout == 42);
+	CHECK(back.set.shm_size == 1 << 30 && back.set.keep_alive && back.set.timeout == 42 &&
+	      back.set.allow_sensitive_mounts);
+	CHECK_STR(back.build_number, "1234");
+	CHECK_STR(back.launcher, "deepspeed");
 	CHECK_STR(back.set.telemetry, "on");
 	j2 = rm_workload_to_json(&back);
 	CHECK(json_equal(j, j2));
@@ -503,6 +746,9 @@ int main(void)
 {
 	test_local();
 	test_custom();
+	test_madengine_container();
+	test_clone();
+	test_sensitive_mounts();
 	test_tools();
 	test_round_trip();
 	test_gpu_indexes();

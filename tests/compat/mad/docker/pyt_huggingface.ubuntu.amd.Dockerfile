@@ -1,0 +1,10 @@
+# CONTEXT {'gpu_vendor': 'AMD', 'guest_os': 'UBUNTU'}
+# ROCm/MAD's docker/pyt_huggingface.ubuntu.amd.Dockerfile, its first lines as they are; the steps after
+# them fetch packages from the network and are left out here (tests/compat/mad/README.md).
+ARG BASE_DOCKER=docker.io/rocm/pytorch:latest
+FROM $BASE_DOCKER
+
+USER root
+ENV WORKSPACE_DIR=/workspace
+RUN mkdir -p $WORKSPACE_DIR
+WORKDIR $WORKSPACE_DIR
