@@ -205,6 +205,13 @@ for case in $cases; do
 	c_api)
 		# The C side (src/launcher/slurm_cmd.c): submit, queue, cancel, final states.
 		"$(dirname "$tool")/live_slurm" "$work/logs" "$mad" "$task" "$image" || fail "live_slurm"
+		# The cancelled job's stand-in tasks remove their containers on SIGTERM; on a loaded
+		# engine the removal can outlast KillWait (5 s), which SIGKILLs the task while the
+		# engine still carries out its DELETE: give the engine that long again.
+		for _ in $(seq 1 100); do
+			[ "$(containers_left)" = 0 ] && break
+			sleep 0.2
+		done
 		[ "$(containers_left)" = 0 ] || fail "containers left"
 		;;
 	*) fail "unknown case" ;;
