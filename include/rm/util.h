@@ -57,7 +57,10 @@ int rm_write_file_atomic(const char *path, const char *text, size_t len, int mod
 			 struct rm_error *err);
 /* Strips blanks and line ends from both ends, in place; returns the new start. */
 char *rm_trim(char *s);
-/* Whether an executable prog is on $PATH (empty entries, the current folder, are skipped). */
+/* The full path of the executable file prog on $PATH (empty entries, the current folder, are
+ * skipped; a prog with a '/' is taken as it is), or NULL; the caller frees it. */
+char *rm_which(const char *prog);
+/* Whether rm_which finds prog. */
 int rm_on_path(const char *prog);
 /* Creates the folder path and its missing parents (mode 0755); an existing folder is fine.
  * Returns 0, or -1 with err naming what could not be created. */

@@ -75,7 +75,6 @@ struct outcome {
 	double test_s;
 	long exit_code; /* -1 when none */
 	long repeat;	/* 1-based */
-	const char *tunableop;
 	char *dockerfile;
 	char *base_image;
 	char *image;

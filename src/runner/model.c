@@ -103,7 +103,6 @@ static void outcome_from_build(struct outcome *oc, const struct outcome *b, int 
 	oc->base_image = rm_xstrdup(b->base_image);
 	oc->image = rm_xstrdup(b->image);
 	oc->image_id = rm_xstrdup(b->image_id);
-	oc->tunableop = b->tunableop;
 	/* One build serves every repeat: its time is on the first row only, so sums over
 	 * perf.csv stay right. */
 	oc->build_s = first ? b->build_s : 0;
@@ -117,7 +116,6 @@ int rm_runner__cannot_run(struct run *r, const rm_selected *s, const rm_workload
 	int ret = 0;
 
 	oc.exit_code = -1;
-	oc.tunableop = w->tunableop;
 	if (skip) {
 		oc.status = "SKIPPED";
 		const char *gpu =
@@ -237,7 +235,6 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_workload *w,
 	log_base = n_kept > 1 ? rm_xasprintf("%s_%s", safe, df->stem) : rm_xstrdup(safe);
 	free(safe);
 	b.exit_code = -1;
-	b.tunableop = w->tunableop;
 	b.dockerfile = rm_xstrdup(df->path);
 	b.base_image = rm_xstrdup(df->base_image);
 	b.image = rm_image_name(m->name, df->stem);
@@ -356,7 +353,6 @@ int rm_runner__run_given(struct run *r, const rm_selected *s, rm_workload *w,
 	int cached = 0, ret = 0;
 
 	b.exit_code = -1;
-	b.tunableop = w->tunableop;
 	b.image = rm_xstrdup(src->image);
 	b.dockerfile = rm_xstrdup(src->dockerfile);
 	b.base_image = rm_xstrdup(src->base_image);

@@ -32,7 +32,6 @@ void rm_runner__queue_workload(struct run *r, const rm_selected *s, const rm_wor
 	rm_workload_copy(&q->w, w);
 	q->b = *b;
 	memset(b, 0, sizeof(*b));
-	q->b.tunableop = q->w.tunableop; /* the model's workload ends with its turn */
 	q->log_base = rm_xstrdup(log_base);
 	q->k = *k;
 	*k += (size_t)r->o->repeat;

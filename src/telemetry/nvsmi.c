@@ -11,39 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "telemetry_internal.h"
 #include "rm/util.h"
-
-char *rm_telem__which(const char *prog)
-{
-	const char *path = getenv("PATH");
-	char *copy, *found = NULL;
-
-	if (strchr(prog, '/'))
-		return access(prog, X_OK) == 0 ? rm_xstrdup(prog) : NULL;
-	copy = rm_xstrdup(path ? path : "/usr/bin:/bin");
-	for (char *dir = copy, *end; dir && !found; dir = end) {
-		struct stat st;
-		char *cand;
-		end = strchr(dir, ':');
-		if (end)
-			*end++ = '\0';
-		if (!*dir) /* an empty entry is the current folder: never that */
-			continue;
-		cand = rm_xasprintf("%s/%s", dir, prog);
-		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
-			found = cand;
-		else
-			free(cand);
-	}
-	free(copy);
-	return found;
-}
 
 char **rm_telem__nvsmi_argv(const char *path, const long *gpus, size_t n, double interval)
 {

@@ -65,7 +65,7 @@ out:
 
 static int probe_nvidia(const rm_context *ctx, char **detail, rm_error *err)
 {
-	char *path = rm_telem__which("nvidia-smi");
+	char *path = rm_which("nvidia-smi");
 	char *argv[] = {path, RM_TELEM_NVSMI_QUERY, "--format=csv,noheader,nounits", NULL};
 	rm_proc_out po = {0};
 	size_t ok = 0, with_power = 0;

@@ -264,7 +264,7 @@ static int sampler_open_source(rm_telem *t, const rm_telem_opts *o, rm_error *er
 	if (o->vendor && !strcmp(o->vendor, "AMD"))
 		return rm_telem__amd_open(&t->amd, o->sysfs_root, o->ctx, t->gpus, t->n, err);
 	if (o->vendor && !strcmp(o->vendor, "NVIDIA")) {
-		char *path = rm_telem__which("nvidia-smi");
+		char *path = rm_which("nvidia-smi");
 		if (!path)
 			return rm_error_set(err, RM_ERR_IO, "nvidia-smi is not on PATH");
 		t->nvidia = 1;

@@ -29,8 +29,6 @@ void rm_telem__amd_close(struct rm_telem__amd *a);
 
 /* nvsmi.c: the argv of the long-lived query (NULL-terminated, rm_strv_free). */
 char **rm_telem__nvsmi_argv(const char *path, const long *gpus, size_t n, double interval);
-/* The full path of prog on $PATH, or NULL. */
-char *rm_telem__which(const char *prog);
 /* Starts argv[0] with stdout and stderr into a pipe (*fd, the read end), stdin from
  * /dev/null, default signals, no other descriptor, killed when the calling THREAD ends
  * (PR_SET_PDEATHSIG). Called from the sampler thread. -1 with errno. */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "rm/util.h"
@@ -465,22 +466,33 @@ char *rm_trim(char *s)
 
 /* An empty PATH entry would mean the current folder: skipped, so that a stray 'rocminfo' or
  * 'amd-smi' in the work folder is never run. */
-int rm_on_path(const char *prog)
+char *rm_which(const char *prog)
 {
 	const char *path = getenv("PATH");
 
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0 ? rm_xstrdup(prog) : NULL;
 	while (path && *path) {
 		size_t n = strcspn(path, ":");
 		if (n) {
+			struct stat st;
 			char *full = rm_xasprintf("%.*s/%s", (int)n, path, prog);
-			int found = access(full, X_OK) == 0;
+			if (stat(full, &st) == 0 && S_ISREG(st.st_mode) && access(full, X_OK) == 0)
+				return full;
 			free(full);
-			if (found)
-				return 1;
 		}
 		path += n;
 		if (*path == ':')
 			path++;
 	}
-	return 0;
+	return NULL;
+}
+
+int rm_on_path(const char *prog)
+{
+	char *full = rm_which(prog);
+	int found = full != NULL;
+
+	free(full);
+	return found;
 }
