@@ -29,11 +29,13 @@
 #include <stddef.h>
 
 #include "rm/util.h"
+#include "rm/accepted.h"
+#include "rm/history.h"
+#include "rm/metrics.h"
 #include "rm/results.h"
 
 typedef struct json_t json_t;
 typedef struct rm_db rm_db;
-struct rm_baseline;
 struct rm_direction_table;
 
 /* The schema version this build writes. */
@@ -84,7 +86,7 @@ int rm_db_run_start(rm_db *db, const char *run_id, char **start, rm_error *err);
 int rm_db_count(rm_db *db, const char *table, long long *n, rm_error *err);
 
 /*
- * Feeds the history b (rm/results.h) the SUCCESS values of each series' last `runs` runs
+ * Feeds the history b (rm/history.h) the SUCCESS values of each series' last `runs` runs
  * that started before `before` (ISO-8601; NULL: any), leaving out exclude_run_id; oldest
  * first (start time, then export order). runs 0: the latest run only.
  */
@@ -109,6 +111,11 @@ typedef struct rm_baseline_opts {
 	/* Runs of each series the detector reads; 0: RM_DETECT_WINDOW. */
 	size_t window;
 } rm_baseline_opts;
+
+#define RM_BASELINE_OPTS_INIT                                                                      \
+	{                                                                                          \
+		.source = NULL, .exclude_run_id = NULL, .before = NULL, .window = 0                \
+	}
 
 /* Opens a baseline, the history of each series: streams the CSV (the runs before
  * exclude_run_id), or queries the database; with the source's accepted changes. */

@@ -26,6 +26,13 @@ typedef struct rm_doctor_opts {
 	int use_tools;		 /* run rocminfo/amd-smi/nvidia-smi/rocm version probes */
 } rm_doctor_opts;
 
+/* The host's own trees, the engine DOCKER_HOST names, the current folder, every probe. */
+#define RM_DOCTOR_OPTS_INIT                                                                        \
+	{                                                                                          \
+		.proc_root = "/proc", .sysfs_root = "/sys", .dev_root = "/dev",                    \
+		.docker_host = NULL, .work_dir = ".", .use_tools = 1                               \
+	}
+
 /* Runs every check; never fails as a whole (a failed probe is a finding). */
 void rm_doctor_collect(const rm_doctor_opts *o, rm_finding **out, size_t *n);
 /* "OK   numa_balancing  0 (disabled)" lines, actions indented below WARN/FAIL. */

@@ -103,6 +103,13 @@ typedef struct rm_build_opts {
 	void *cancel_ud;
 } rm_build_opts;
 
+#define RM_BUILD_OPTS_INIT                                                                         \
+	{                                                                                          \
+		.context_tar = NULL, .dockerfile = NULL, .tag = NULL, .buildargs = NULL,           \
+		.nocache = 0, .networkmode = NULL, .labels = NULL, .extrahosts = NULL,             \
+		.on_line = NULL, .ud = NULL, .cancel = NULL, .cancel_ud = NULL                     \
+	}
+
 /* POST /build (classic builder, version=1). Fails when the status is not 200, when any
  * object carries error/errorDetail (the message is returned), or when no aux ID came.
  * *image_id receives the last aux ID ("sha256:..."). */
@@ -193,6 +200,11 @@ typedef struct rm_image_xfer_opts {
 	rm_engine_cancel_fn cancel;
 	void *cancel_ud;
 } rm_image_xfer_opts;
+
+#define RM_IMAGE_XFER_OPTS_INIT                                                                    \
+	{                                                                                          \
+		.auth = NULL, .on_line = NULL, .ud = NULL, .cancel = NULL, .cancel_ud = NULL       \
+	}
 
 /* POST /images/{source}/tag?repo=R&tag=T: source (a name or an id) also becomes ref. */
 int rm_engine_image_tag(rm_docker *d, const char *source, const char *ref, rm_error *err);

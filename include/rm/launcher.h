@@ -252,6 +252,11 @@ typedef struct rm_slurm_node_opts {
 	const char *sysfs_root; /* NULL: "/sys" */
 	int dry_run;
 } rm_slurm_node_opts;
+
+#define RM_SLURM_NODE_OPTS_INIT                                                                    \
+	{                                                                                          \
+		.job_file = NULL, .workload = NULL, .sysfs_root = NULL, .dry_run = 0               \
+	}
 int rm_slurm_node_run(const rm_slurm_node_opts *o, rm_error *err);
 
 /*

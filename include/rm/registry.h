@@ -95,6 +95,11 @@ typedef struct rm_registry_opts {
 	double dynamic_timeout; /* seconds; <= 0 means 60 */
 } rm_registry_opts;
 
+#define RM_REGISTRY_OPTS_INIT                                                                      \
+	{                                                                                          \
+		.run_dynamic = 0, .dynamic_timeout = 0                                             \
+	}
+
 /* Loads root/models.json (if present) and root/scripts/<dir>/ registries in sorted <dir>
  * order. No registry anywhere is an error that says so. */
 int rm_registry_load_opts(rm_registry *reg, const char *root, const rm_registry_opts *opts,

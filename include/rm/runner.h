@@ -56,7 +56,7 @@ typedef struct rm_run_opts {
 	const char *force_mirror_local; /* --force-mirror-local DIR, or NULL */
 	const char *run_id; /* NULL: a new one (rm_run_id_new); a suite passes its own to every
 			       entry */
-	/* relative_change against this baseline (rm/results.h; run --baseline); NULL: the last
+	/* relative_change against this baseline (rm/history.h; run --baseline); NULL: the last
 	 * SUCCESS row of the same model, metric, Dockerfile, machine and arch in output. */
 	const struct rm_baseline *baseline;
 	/* run: run the images of this build manifest (rm/runner.h), build nothing; without
@@ -64,6 +64,12 @@ typedef struct rm_run_opts {
 	const char *manifest;
 	const char *registry; /* build: push to this HOST:PORT, or NULL (build only) */
 } rm_run_opts;
+
+/* Everything off or NULL: the command line fills in what it was given, defaults included. */
+#define RM_RUN_OPTS_INIT                                                                           \
+	{                                                                                          \
+		.root = NULL, .output = NULL, .log_dir = NULL, .repeat = 0, .run_id = NULL         \
+	}
 
 /* What a run came to, for the exit code. */
 typedef struct rm_run_result {

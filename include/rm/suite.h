@@ -37,7 +37,9 @@
 #include <stddef.h>
 
 #include "rm/util.h"
-#include "rm/results.h"
+#include "rm/direction.h"
+#include "rm/history.h"
+#include "rm/references.h"
 
 typedef struct json_t json_t;
 
@@ -97,7 +99,7 @@ typedef struct rm_nightly_opts {
 	size_t window;
 	/* Percent; < 0: the manifest's "regression.fail_on_regression", else gate off (the
 	 * report still judges at 5). The manifest's suite entries add per-model thresholds
-	 * (rm_nightly_thresholds). */
+	 * (rm_gate_opts.thresholds). */
 	double fail_on_regression;
 	const char *junit;	       /* paths, NULL when not wanted */
 	const char *summary_markdown;  /* also appended to $GITHUB_STEP_SUMMARY when set */
@@ -110,6 +112,14 @@ typedef struct rm_nightly_opts {
 	size_t n_extra_files;
 	int no_step_summary; /* do not touch $GITHUB_STEP_SUMMARY */
 } rm_nightly_opts;
+
+/* No outputs, the gate as run.json says (or off), every setting from run.json or its
+ * default. */
+#define RM_NIGHTLY_OPTS_INIT                                                                       \
+	{                                                                                          \
+		.perf_csv = NULL, .run_id = NULL, .baseline = NULL, .references = NULL,            \
+		.window = 0, .fail_on_regression = -1                                              \
+	}
 
 typedef struct rm_nightly_result {
 	size_t n_rows, n_failed, n_skipped; /* rows and (model, metric) groups failed/skipped */
@@ -130,6 +140,42 @@ typedef struct rm_nightly_result {
  */
 int rm_nightly_finish(const rm_nightly_opts *o, rm_nightly_result *res, rm_error *err);
 
+/*
+ * The HTML trend report (rm/html.h) over perf.csv files and databases: `report html`, and
+ * rm_nightly_finish's html over the run's perf.csv. Every row of every source is streamed
+ * into the history (files first, then databases, in the order given), with each source's
+ * accepted changes and, for a file, the GPU power of the perf_<model>.csv files beside it;
+ * the latest run is read again by its id when the sources were not in time order.
+ */
+typedef struct rm_nightly_html_opts {
+	const char *path;	  /* the report to write */
+	const char *const *files; /* perf.csv files */
+	size_t n_files;
+	const char *const *dbs; /* database URLs */
+	size_t n_dbs;
+	const char *title;    /* NULL: "run_models results" */
+	double threshold_pct; /* change colouring and verdicts; < 0: 5 */
+	size_t window;	      /* the detector's; 0: RM_DETECT_WINDOW */
+	/* The metrics' directions: a table already loaded, else one read from models_root
+	 * after the sources (both NULL: the metric table only). */
+	const rm_direction_table *directions;
+	const char *models_root;
+} rm_nightly_html_opts;
+
+#define RM_NIGHTLY_HTML_OPTS_INIT                                                                  \
+	{                                                                                          \
+		.path = NULL, .files = NULL, .n_files = 0, .dbs = NULL, .n_dbs = 0, .title = NULL, \
+		.threshold_pct = -1, .window = 0, .directions = NULL, .models_root = NULL          \
+	}
+
+typedef struct rm_nightly_html_result {
+	size_t rows, series, runs; /* rows read, and the history's series and runs */
+} rm_nightly_html_result;
+
+/* Returns 0 with *res (may be NULL) filled, or -1 with err naming the source or the
+ * report that failed. */
+int rm_nightly_html(const rm_nightly_html_opts *o, rm_nightly_html_result *res, rm_error *err);
+
 /* The run of a suite (run --suite FILE), or of --tags with CI outputs */
 
 struct rm_run_opts;
@@ -144,6 +190,12 @@ typedef struct rm_suite_run_opts {
 	const char *const *context_files; /* for run.json: the context files' names */
 	size_t n_context_files;
 } rm_suite_run_opts;
+
+#define RM_SUITE_RUN_OPTS_INIT                                                                     \
+	{                                                                                          \
+		.run = NULL, .suite_file = NULL, .repeat_given = 0, .ci = RM_NIGHTLY_OPTS_INIT,    \
+		.context_files = NULL, .n_context_files = 0                                        \
+	}
 
 typedef struct rm_suite_run_result {
 	char run_id[64];

@@ -132,6 +132,12 @@ typedef struct rm_telem_opts {
 	FILE *series;
 } rm_telem_opts;
 
+#define RM_TELEM_OPTS_INIT                                                                         \
+	{                                                                                          \
+		.vendor = NULL, .sysfs_root = NULL, .ctx = NULL, .gpus = NULL, .n_gpus = 0,        \
+		.interval = 0, .series = NULL                                                      \
+	}
+
 typedef struct rm_telem rm_telem;
 
 /* Opens the sources and starts the thread. -1 with err saying why nothing can be sampled

@@ -11,6 +11,11 @@
 #include "cmd.h"
 #include "options.h"
 #include "rm/db.h"
+#include "rm/accepted.h"
+#include "rm/detect.h"
+#include "rm/direction.h"
+#include "rm/gate.h"
+#include "rm/history.h"
 #include "rm/results.h"
 #include "rm/util.h"
 
@@ -87,9 +92,10 @@ static void accept_add(struct accept *x, const rm_acceptance *a)
 static int current(struct accept *x, rm_error *err)
 {
 	double thr = x->cli.fail_on_regression >= 0 ? x->cli.fail_on_regression : 5;
-	rm_history_opts ho = {(size_t)x->cli.history_window, 0, NULL, 0};
+	rm_history_opts ho = RM_HISTORY_OPTS_INIT;
 	size_t matched = 0;
 
+	ho.window = (size_t)x->cli.history_window;
 	x->h = rm_history_new(&ho);
 	if (x->is_db) {
 		rm_db *db = NULL;
@@ -109,14 +115,16 @@ static int current(struct accept *x, rm_error *err)
 	for (size_t i = 0; i < rm_history_n_series(x->h); i++) {
 		const rm_hseries *s = rm_history_series_at(x->h, i);
 		rm_detect d;
+		rm_detect_opts o = RM_DETECT_OPTS_INIT;
 		rm_run_ref since;
 		if (strcmp(s->model, x->cli.model) || !s->metric[0] ||
 		    (x->cli.metric && strcmp(s->metric, x->cli.metric)) ||
 		    (x->cli.machine && strcmp(s->machine, x->cli.machine)))
 			continue;
 		matched++;
-		rm_detect_opts o = {rm_direction_lookup(x->dirs, s->model, s->metric, NULL), thr,
-				    (size_t)x->cli.history_window, 0};
+		o.direction = rm_direction_lookup(x->dirs, s->model, s->metric, NULL);
+		o.threshold_pct = thr;
+		o.window = (size_t)x->cli.history_window;
 		if (rm_history_judge(x->h, s, &o, &d, &since) < 0 ||
 		    d.verdict != RM_VERDICT_REGRESSION || !since.id[0])
 			continue;
@@ -136,6 +144,65 @@ static int current(struct accept *x, rm_error *err)
 		    x->cli.model, x->cli.metric ? " " : "", x->cli.metric ? x->cli.metric : "",
 		    x->source, matched, thr);
 	return 0;
+}
+
+/* One source, a model whose change is intended, a window the detector takes. */
+static int check_args(const struct accept *x, const struct opt_list *pos, rm_error *err)
+{
+	if (pos->n > 1)
+		return rm_error_set(err, RM_ERR_USAGE,
+				    "accept takes one PERF_CSV or DB_URL ('%s' and '%s')",
+				    pos->v[0], pos->v[1]);
+	if (!x->cli.model)
+		return rm_error_set(err, RM_ERR_USAGE,
+				    "accept needs --model NAME: the model whose change "
+				    "is intended");
+	if (x->cli.history_window == 1 || x->cli.history_window > RM_DETECT_MAX_WINDOW)
+		return rm_error_set(err, RM_ERR_USAGE,
+				    "--history-window takes 2 to %d runs, not %ld",
+				    RM_DETECT_MAX_WINDOW, x->cli.history_window);
+	return 0;
+}
+
+/* With --since: one record of the key as given, from that run on. */
+static int since(struct accept *x, rm_error *err)
+{
+	if (since_run(x, err) < 0)
+		return -1;
+	rm_acceptance a = {
+	    x->cli.model, x->cli.metric ? x->cli.metric : "",	"",	      "",
+	    "",		  x->cli.machine ? x->cli.machine : "", x->cli.since, x->since_start,
+	    x->now,	  x->cli.reason ? x->cli.reason : ""};
+	accept_add(x, &a);
+	return 0;
+}
+
+/* The records into the database's accepted table or the perf.csv's companion file. */
+static int record(const struct accept *x, rm_error *err)
+{
+	rm_db *db = NULL;
+	int rc;
+
+	if (!x->is_db)
+		return rm_accepted_append(x->source, x->a, x->n, err);
+	rc = rm_db_open(x->source, &db, err);
+	if (rc == 0)
+		rc = rm_db_accept(db, x->a, x->n, err);
+	rm_db_close(db);
+	return rc;
+}
+
+static void print_accepted(const struct accept *x)
+{
+	for (size_t i = 0; i < x->n; i++) {
+		const rm_acceptance *a = &x->a[i];
+		char *where = x->is_db ? rm_db_redact(x->source) : rm_accepted_path(x->source);
+		fprintf(stderr, "accepted: %s %s%s%s from run %s%s%s%s: recorded in %s\n", a->model,
+			a->metric[0] ? a->metric : "(every metric)", a->machine[0] ? " on " : "",
+			a->machine, a->since_run, a->since_start[0] ? " (" : "", a->since_start,
+			a->since_start[0] ? ")" : "", where);
+		free(where);
+	}
 }
 
 int cmd_accept(int argc, char **argv, rm_error *err)
@@ -162,58 +229,15 @@ int cmd_accept(int argc, char **argv, rm_error *err)
 		}
 		goto out;
 	}
-	if (pos.n > 1) {
-		rm_error_set(err, RM_ERR_USAGE,
-			     "accept takes one PERF_CSV or DB_URL ('%s' and '%s')", pos.v[0],
-			     pos.v[1]);
+	if (check_args(&x, &pos, err) < 0)
 		goto out;
-	}
-	if (!x.cli.model) {
-		rm_error_set(err, RM_ERR_USAGE,
-			     "accept needs --model NAME: the model whose change "
-			     "is intended");
-		goto out;
-	}
-	if (x.cli.history_window == 1 || x.cli.history_window > RM_DETECT_MAX_WINDOW) {
-		rm_error_set(err, RM_ERR_USAGE, "--history-window takes 2 to %d runs, not %ld",
-			     RM_DETECT_MAX_WINDOW, x.cli.history_window);
-		goto out;
-	}
 	x.source = pos.n ? pos.v[0] : "perf.csv";
 	x.is_db = rm_db_is_url(x.source);
 	if (x.cli.models_root && rm_direction_table_load(x.dirs, x.cli.models_root, err) < 0)
 		goto out;
-	if (x.cli.since) {
-		if (since_run(&x, err) < 0)
-			goto out;
-		rm_acceptance a = {
-		    x.cli.model, x.cli.metric ? x.cli.metric : "",   "",	  "",
-		    "",		 x.cli.machine ? x.cli.machine : "", x.cli.since, x.since_start,
-		    x.now,	 x.cli.reason ? x.cli.reason : ""};
-		accept_add(&x, &a);
-	} else if (current(&x, err) < 0) {
+	if ((x.cli.since ? since(&x, err) : current(&x, err)) < 0 || record(&x, err) < 0)
 		goto out;
-	}
-	if (x.is_db) {
-		rm_db *db = NULL;
-		rc = rm_db_open(x.source, &db, err);
-		if (rc == 0)
-			rc = rm_db_accept(db, x.a, x.n, err);
-		rm_db_close(db);
-	} else {
-		rc = rm_accepted_append(x.source, x.a, x.n, err);
-	}
-	if (rc < 0)
-		goto out;
-	for (size_t i = 0; i < x.n; i++) {
-		const rm_acceptance *a = &x.a[i];
-		char *where = x.is_db ? rm_db_redact(x.source) : rm_accepted_path(x.source);
-		fprintf(stderr, "accepted: %s %s%s%s from run %s%s%s%s: recorded in %s\n", a->model,
-			a->metric[0] ? a->metric : "(every metric)", a->machine[0] ? " on " : "",
-			a->machine, a->since_run, a->since_start[0] ? " (" : "", a->since_start,
-			a->since_start[0] ? ")" : "", where);
-		free(where);
-	}
+	print_accepted(&x);
 	ret = RM_EXIT_OK;
 out:
 	rm_baseline_free(x.h);

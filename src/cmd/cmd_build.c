@@ -52,7 +52,7 @@ int cmd_build(int argc, char **argv, rm_error *err)
 {
 	struct cli cli;
 	struct opt_list pos = {0};
-	rm_run_opts o = {0};
+	rm_run_opts o = RM_RUN_OPTS_INIT;
 	rm_build_result res;
 	int rc, md, quiet = 0, ret = -1;
 

@@ -24,7 +24,7 @@ static int seen(char **words, size_t n, const char *w)
 static void print_tags(void)
 {
 	rm_registry reg = {0};
-	rm_registry_opts ro = {0, 0};
+	rm_registry_opts ro = RM_REGISTRY_OPTS_INIT;
 	rm_error err = RM_ERROR_INIT;
 	char **words = NULL;
 	size_t n = 0;

@@ -69,16 +69,11 @@ out:
 
 int cmd_doctor(int argc, char **argv, rm_error *err)
 {
-	rm_doctor_opts o = {0};
+	rm_doctor_opts o = RM_DOCTOR_OPTS_INIT;
+	const char *sysfs = getenv("RM_SYSFS_ROOT");
 
-	o.proc_root = "/proc";
 	/* Same override as run and list, so integration tests can fake a GPU host. */
-	o.sysfs_root = getenv("RM_SYSFS_ROOT");
-	if (!o.sysfs_root || !*o.sysfs_root)
-		o.sysfs_root = "/sys";
-	o.dev_root = "/dev";
-	o.docker_host = NULL;
-	o.work_dir = ".";
-	o.use_tools = 1;
+	if (sysfs && *sysfs)
+		o.sysfs_root = sysfs;
 	return doctor_main(argc, argv, &o, stdout, err);
 }

@@ -10,6 +10,9 @@
 
 #include "cmd.h"
 #include "options.h"
+#include "rm/direction.h"
+#include "rm/manifest.h"
+#include "rm/metrics.h"
 #include "rm/results.h"
 #include "rm/db.h"
 #include "rm/util.h"

@@ -140,7 +140,7 @@ int list_selection(const struct cli *cli, rm_error *err)
 	rm_context ctx = {0};
 	static const char *const all[] = {"all"};
 	const char *sysfs = getenv("RM_SYSFS_ROOT");
-	rm_registry_opts ro = {0, 0};
+	rm_registry_opts ro = RM_REGISTRY_OPTS_INIT;
 	struct listing l = {0};
 	int ret = -1;
 

@@ -14,7 +14,7 @@ int cmd_node_run(int argc, char **argv, rm_error *err)
 {
 	struct cli cli;
 	struct opt_list pos = {0};
-	rm_slurm_node_opts o = {0};
+	rm_slurm_node_opts o = RM_SLURM_NODE_OPTS_INIT;
 	int rc, md, ret = -1;
 
 	cli_init(&cli);

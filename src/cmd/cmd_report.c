@@ -13,57 +13,40 @@
 
 #include "cmd.h"
 #include "options.h"
+#include "rm/detect.h"
 #include "rm/results.h"
 #include "rm/db.h"
 #include "rm/util.h"
 #include "rm/suite.h"
 
-/* report html's reading: every row into the history, counted. */
-struct html_in {
-	rm_baseline *h;
-	size_t rows;
-};
-
-static int html_row(void *ctx, rm_result *row)
+/* The positional words: perf.csv files (default: perf.csv) and database URLs, added to
+ * --db's. */
+static void html_sources(struct cli *cli, const struct opt_list *pos, rm_nightly_html_opts *o)
 {
-	struct html_in *in = ctx;
-	rm_history_add(in->h, row);
-	in->rows++;
-	return 0;
-}
+	const char **files = rm_xcalloc(pos->n + 1, sizeof(*files));
 
-/* The latest run's rows again, by run id, when the sources were not in time order. */
-static int latest_again(struct opt_list *pos, const struct cli *cli, const char *id,
-			rm_results *out, rm_error *err)
-{
 	for (size_t i = 0; i < pos->n; i++)
-		if (!rm_db_is_url(pos->v[i]) && rm_results_read(out, pos->v[i], id, err) < 0)
-			return -1;
-	for (size_t i = 0; i < cli->db.n; i++) {
-		rm_db *db = NULL;
-		int rc = rm_db_open(cli->db.v[i], &db, err);
-		if (rc == 0)
-			rc = rm_db_read_results(db, id, out, err);
-		rm_db_close(db);
-		if (rc < 0)
-			return -1;
-	}
-	return 0;
+		if (rm_db_is_url(pos->v[i])) {
+			cli->db.v = rm_xrealloc(cli->db.v, (cli->db.n + 1) * sizeof(*cli->db.v));
+			cli->db.v[cli->db.n++] = pos->v[i];
+		} else {
+			files[o->n_files++] = pos->v[i];
+		}
+	if (!pos->n && !cli->db.n)
+		files[o->n_files++] = "perf.csv";
+	o->files = files;
+	o->dbs = cli->db.v;
+	o->n_dbs = cli->db.n;
 }
 
 static int report_html(int argc, char **argv, rm_error *err)
 {
 	struct cli cli;
 	struct opt_list pos = {0};
-	rm_baseline *h = NULL, *power = NULL;
-	rm_results again = RM_RESULTS_INIT;
-	const rm_results *latest;
-	rm_direction_table *dirs = rm_direction_table_new();
-	rm_buf source = RM_BUF_INIT((size_t)1 << 16);
-	struct html_in in = {NULL, 0};
+	rm_nightly_html_opts o = RM_NIGHTLY_HTML_OPTS_INIT;
+	rm_nightly_html_result res;
 	double t0 = rm_now();
-	const char *id;
-	int rc, md, complete, ret = -1;
+	int rc, md, ret = -1;
 
 	cli_init(&cli);
 	rc = opt_parse(CMD_REPORT_HTML, &cli, argc, argv, &pos, &md, err);
@@ -85,71 +68,19 @@ static int report_html(int argc, char **argv, rm_error *err)
 			     RM_DETECT_MAX_WINDOW, cli.history_window);
 		goto out;
 	}
-	rm_history_opts hopt = {(size_t)cli.history_window, RM_HTML_PLOT_POINTS, NULL, 1};
-	rm_history_opts popt = {(size_t)cli.history_window, RM_HTML_PLOT_POINTS, NULL, 0};
-	in.h = h = rm_history_new(&hopt);
-	power = rm_history_new(&popt);
-	/* Positional words: perf.csv files, or database URLs. */
-	for (size_t i = 0; i < pos.n; i++)
-		if (rm_db_is_url(pos.v[i])) {
-			cli.db.v = rm_xrealloc(cli.db.v, (cli.db.n + 1) * sizeof(*cli.db.v));
-			cli.db.v[cli.db.n++] = pos.v[i];
-		}
-	if (!pos.n && !cli.db.n) {
-		pos.v = rm_xrealloc(pos.v, sizeof(*pos.v));
-		pos.v[pos.n++] = "perf.csv";
-	}
-	for (size_t i = 0; i < pos.n; i++) {
-		char *dir;
-		if (rm_db_is_url(pos.v[i]))
-			continue;
-		if (rm_results_each(pos.v[i], NULL, html_row, &in, err) < 0 ||
-		    rm_accepted_read(h, pos.v[i], err) < 0)
-			goto out;
-		rm_buf_addf(&source, "%s%s", source.len ? ", " : "", pos.v[i]);
-		/* the GPU power of its runs, from the perf_<model>.csv files beside it */
-		dir = rm_dirname(pos.v[i]);
-		rc = rm_history_read_metric_dir(power, dir, "gpu_power_avg_w", err);
-		free(dir);
-		if (rc < 0)
-			goto out;
-	}
-	for (size_t i = 0; i < cli.db.n; i++) {
-		rm_db *db = NULL;
-		char *red = rm_db_redact(cli.db.v[i]);
-		rc = rm_db_open(cli.db.v[i], &db, err);
-		if (rc == 0)
-			rc = rm_db_each_result(db, NULL, html_row, &in, err);
-		if (rc == 0)
-			rc = rm_db_accepted(db, h, err);
-		rm_db_close(db);
-		rm_buf_addf(&source, "%s%s", source.len ? ", " : "", red);
-		free(red);
-		if (rc < 0)
-			goto out;
-	}
-	if (cli.models_root && rm_direction_table_load(dirs, cli.models_root, err) < 0)
+	html_sources(&cli, &pos, &o);
+	o.path = cli.output ? cli.output : "report.html";
+	o.title = cli.title;
+	o.threshold_pct = cli.threshold;
+	o.window = (size_t)cli.history_window;
+	o.models_root = cli.models_root;
+	if (rm_nightly_html(&o, &res, err) < 0)
 		goto out;
-	id = rm_history_latest(h, &latest, &complete);
-	if (id && !complete) {
-		if (latest_again(&pos, &cli, id, &again, err) < 0)
-			goto out;
-		latest = &again;
-	}
-	rm_html_opts ho = {cli.title, rm_buf_str(&source),	  cli.threshold,
-			   dirs,      (size_t)cli.history_window, power};
-	const char *out = cli.output ? cli.output : "report.html";
-	if (rm_html_report(out, h, latest, &ho, err) < 0)
-		goto out;
-	fprintf(stderr, "report: %s from %zu rows (%zu series, %zu runs) in %.2f s\n", out, in.rows,
-		rm_history_n_series(h), rm_history_n_runs(h), rm_now() - t0);
+	fprintf(stderr, "report: %s from %zu rows (%zu series, %zu runs) in %.2f s\n", o.path,
+		res.rows, res.series, res.runs, rm_now() - t0);
 	ret = RM_EXIT_OK;
 out:
-	rm_buf_release(&source);
-	rm_direction_table_free(dirs);
-	rm_results_release(&again);
-	rm_baseline_free(h);
-	rm_baseline_free(power);
+	free((void *)o.files);
 	opt_list_release(&pos);
 	cli_release(&cli);
 	return ret;
@@ -159,7 +90,7 @@ static int report_ci(int argc, char **argv, rm_error *err)
 {
 	struct cli cli;
 	struct opt_list pos = {0};
-	rm_nightly_opts o = {0};
+	rm_nightly_opts o = RM_NIGHTLY_OPTS_INIT;
 	rm_nightly_result res;
 	char *dir = NULL, *beside = NULL;
 	int rc, md, ret = -1;

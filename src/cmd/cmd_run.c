@@ -128,7 +128,7 @@ static int wants_ci(const struct cli *c)
 /* A suite, or --tags with CI outputs: one run id, run.json, the outputs at the end. */
 static int run_ci(const struct cli *cli, const rm_run_opts *o, int repeat_given, rm_error *err)
 {
-	rm_suite_run_opts so = {0};
+	rm_suite_run_opts so = RM_SUITE_RUN_OPTS_INIT;
 	rm_suite_run_result res;
 
 	so.run = o;
@@ -198,7 +198,7 @@ int cmd_run(int argc, char **argv, rm_error *err)
 {
 	struct cli cli;
 	struct opt_list pos = {0};
-	rm_run_opts o = {0};
+	rm_run_opts o = RM_RUN_OPTS_INIT;
 	rm_run_result res;
 	int rc, md, repeat_given, quiet = 0, ret = -1;
 

@@ -10,7 +10,6 @@
 
 #include "backend.h"
 #include "rm/db.h"
-#include "rm/results.h"
 #include "rm/util.h"
 
 int rm_db_is_url(const char *s)

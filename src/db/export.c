@@ -10,6 +10,8 @@
 
 #include "backend.h"
 #include "rm/db.h"
+#include "rm/direction.h"
+#include "rm/metrics.h"
 #include "rm/results.h"
 #include "rm/util.h"
 

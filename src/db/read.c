@@ -10,6 +10,9 @@
 #include "backend.h"
 #include "rm/db.h"
 #include "rm/report.h"
+#include "rm/accepted.h"
+#include "rm/detect.h"
+#include "rm/history.h"
 #include "rm/results.h"
 #include "rm/util.h"
 
@@ -43,7 +46,6 @@ static int each_row(void *ctx, const char *const *cols, size_t n)
 	r.line = ++e->n;
 	rm_result_numbers(&r);
 	e->stop = e->fn(e->ctx, &r);
-	rm_strv_free(r.fields_); /* a callback that kept them set it to NULL */
 	return e->stop;
 }
 
@@ -239,9 +241,12 @@ fail:
 int rm_baseline_open(const rm_baseline_opts *o, rm_baseline **out, rm_error *err)
 {
 	size_t window = o->window ? o->window : RM_DETECT_WINDOW;
-	rm_history_opts ho = {window, 0, o->exclude_run_id, 0};
-	rm_baseline *b = rm_history_new(&ho);
+	rm_history_opts ho = RM_HISTORY_OPTS_INIT;
+	rm_baseline *b;
 
+	ho.window = window;
+	ho.before_run = o->exclude_run_id;
+	b = rm_history_new(&ho);
 	*out = NULL;
 	if (rm_db_is_url(o->source)) {
 		rm_db *db = NULL;

@@ -94,9 +94,13 @@ static int pull_given(struct docker_launcher *dl, const rm_image_req *req, char 
 {
 	char *repo = NULL, *tag = NULL, *ref = NULL, *reg = NULL, *auth = NULL;
 	const char *src = NULL;
-	rm_image_xfer_opts o = {NULL, req->on_line, req->ud, req->poll, req->ud};
+	rm_image_xfer_opts o = RM_IMAGE_XFER_OPTS_INIT;
 	int ret = -1;
 
+	o.on_line = req->on_line;
+	o.ud = req->ud;
+	o.cancel = req->poll;
+	o.cancel_ud = req->ud;
 	if (rm_image_ref_split(req->image, &repo, &tag) < 0 ||
 	    rm_starts_with(req->image, "sha256:")) {
 		rm_error_set(err, RM_ERR_INPUT, "'%s' cannot be pulled by that name", req->image);
@@ -165,8 +169,10 @@ static void refresh_base(struct docker_launcher *dl, const rm_image_req *req)
 	const char *src = NULL;
 	json_t *img = NULL;
 	rm_error err = RM_ERROR_INIT;
-	rm_image_xfer_opts o = {NULL, NULL, NULL, req->poll, req->ud};
+	rm_image_xfer_opts o = RM_IMAGE_XFER_OPTS_INIT;
 
+	o.cancel = req->poll;
+	o.cancel_ud = req->ud;
 	if (req->no_pull || !base || !strcmp(base, "scratch") || strchr(base, '@'))
 		return;
 	for (size_t i = 0; i < dl->n_pulled; i++)
@@ -210,15 +216,77 @@ out:
 	free(repo);
 }
 
+/* A failed build, or the engine went away under it: ask, and say which (RM_LAUNCH_LOST). */
+static int build_failed(struct docker_launcher *dl, const rm_image_req *req, int ret, rm_error *err)
+{
+	rm_error perr = RM_ERROR_INIT;
+
+	if (rm_interrupt_pending() || (req->poll && req->poll(req->ud)) ||
+	    rm_engine_ping(dl->d, &perr) >= 0)
+		return ret;
+	char *why = rm_xstrdup(err->msg);
+	rm_error_set(err, RM_ERR_DOCKER,
+		     "lost the engine at %s while building the image (%s): the build "
+		     "did not finish; the next run removes what the engine kept of "
+		     "it",
+		     rm_engine_host(dl->d), why);
+	free(why);
+	return RM_LAUNCH_LOST;
+}
+
+/* POST /build of req's Dockerfile with its context, tarred into a temporary file. */
+static int build(struct docker_launcher *dl, const rm_image_req *req, json_t *labels,
+		 char **image_id, rm_error *err)
+{
+	const char *ctx_dir = req->model->dockercontext;
+	char *tar_path = NULL, *df_name = NULL, *mark = NULL, *extrahosts = NULL;
+	rm_build_opts bo = RM_BUILD_OPTS_INIT;
+	int fd, ret = -1;
+
+	fd = rm_make_temp(&tar_path, err);
+	if (fd < 0)
+		goto out;
+	if (rm_tar_build_context(ctx_dir, req->df->path, fd, &df_name, err) < 0) {
+		rm_error_wrap(err, "build context '%s'", ctx_dir);
+		goto out;
+	}
+	rm_info("building '%s' from '%s' (log: %s)", req->image, req->df->path, req->log);
+	mark = rm_launcher__docker_build_mark(dl);
+	extrahosts = rm_xasprintf("%s:127.0.0.1", mark);
+	bo.labels = labels;
+	bo.extrahosts = extrahosts;
+	bo.context_tar = tar_path;
+	bo.dockerfile = df_name;
+	bo.tag = req->image;
+	bo.buildargs = req->buildargs;
+	bo.nocache = req->nocache;
+	bo.networkmode = "host";
+	bo.on_line = req->on_line;
+	bo.ud = req->ud;
+	bo.cancel = req->poll;
+	bo.cancel_ud = req->ud;
+	ret = rm_engine_build(dl->d, &bo, image_id, err);
+	if (ret < 0)
+		ret = build_failed(dl, req, ret, err);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (tar_path)
+		unlink(tar_path);
+	free(tar_path);
+	free(df_name);
+	free(mark);
+	free(extrahosts);
+	return ret;
+}
+
 int rm_launcher__docker_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
 				rm_error *err)
 {
 	struct docker_launcher *dl = state;
-	const char *ctx_dir = req->model->dockercontext;
-	char *tar_path = NULL, *df_name = NULL, *mark = NULL, *extrahosts = NULL;
 	json_t *labels;
 	char fp[65];
-	int fd = -1, ret = -1;
+	int ret = -1;
 
 	*cached = 0;
 	if (!req->df)
@@ -229,7 +297,7 @@ int rm_launcher__docker_prepare(void *state, const rm_image_req *req, char **ima
 	 * args and the base image as they are now: skip the build (a fully cached build still
 	 * costs the engine a context upload and a cache lookup per step). */
 	if (rm_launcher__docker_fingerprint(dl, req, fp, err) < 0) {
-		rm_error_wrap(err, "build context '%s'", ctx_dir);
+		rm_error_wrap(err, "build context '%s'", req->model->dockercontext);
 		goto out;
 	}
 	json_object_set_new(labels, FINGERPRINT_LABEL, json_string(fp));
@@ -250,55 +318,8 @@ int rm_launcher__docker_prepare(void *state, const rm_image_req *req, char **ima
 		ret = 0;
 		goto out;
 	}
-	fd = rm_make_temp(&tar_path, err);
-	if (fd < 0)
-		goto out;
-	if (rm_tar_build_context(ctx_dir, req->df->path, fd, &df_name, err) < 0) {
-		rm_error_wrap(err, "build context '%s'", ctx_dir);
-		goto out;
-	}
-	rm_info("building '%s' from '%s' (log: %s)", req->image, req->df->path, req->log);
-	mark = rm_launcher__docker_build_mark(dl);
-	extrahosts = rm_xasprintf("%s:127.0.0.1", mark);
-	rm_build_opts bo = {
-	    .labels = labels,
-	    .extrahosts = extrahosts,
-	    .context_tar = tar_path,
-	    .dockerfile = df_name,
-	    .tag = req->image,
-	    .buildargs = req->buildargs,
-	    .nocache = req->nocache,
-	    .networkmode = "host",
-	    .on_line = req->on_line,
-	    .ud = req->ud,
-	    .cancel = req->poll,
-	    .cancel_ud = req->ud,
-	};
-	ret = rm_engine_build(dl->d, &bo, image_id, err);
-	if (ret < 0 && !rm_interrupt_pending() && !(req->poll && req->poll(req->ud))) {
-		/* A failed build, or the engine went away under it: ask. */
-		rm_error perr = RM_ERROR_INIT;
-		if (rm_engine_ping(dl->d, &perr) < 0) {
-			char *why = rm_xstrdup(err->msg);
-			rm_error_set(
-			    err, RM_ERR_DOCKER,
-			    "lost the engine at %s while building the image (%s): the build "
-			    "did not finish; the next run removes what the engine kept of "
-			    "it",
-			    rm_engine_host(dl->d), why);
-			free(why);
-			ret = RM_LAUNCH_LOST;
-		}
-	}
+	ret = build(dl, req, labels, image_id, err);
 out:
-	if (fd >= 0)
-		close(fd);
-	if (tar_path)
-		unlink(tar_path);
-	free(tar_path);
-	free(df_name);
-	free(mark);
-	free(extrahosts);
 	json_decref(labels);
 	return ret;
 }

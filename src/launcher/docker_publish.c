@@ -33,9 +33,14 @@ static void docker_publish_say(const rm_image_req *req, const char *msg)
 static int build_and_push(struct docker_launcher *dl, const rm_image_req *req, const char *auth,
 			  rm_published *out, rm_error *err)
 {
-	rm_image_xfer_opts o = {auth, req->on_line, req->ud, req->poll, req->ud};
+	rm_image_xfer_opts o = RM_IMAGE_XFER_OPTS_INIT;
 	double t0 = rm_now();
 
+	o.auth = auth;
+	o.on_line = req->on_line;
+	o.ud = req->ud;
+	o.cancel = req->poll;
+	o.cancel_ud = req->ud;
 	if (rm_launcher__docker_prepare(dl, req, &out->image_id, &out->cached, err) < 0)
 		return -1;
 	out->build_s = rm_now() - t0;

@@ -251,8 +251,9 @@ out:
 int rm_registry_load(rm_registry *reg, const char *root, rm_error *err)
 {
 	const char *env = getenv("RM_DYNAMIC_REGISTRY");
-	rm_registry_opts opts = {env && strcmp(env, "run") == 0, 0};
+	rm_registry_opts opts = RM_REGISTRY_OPTS_INIT;
 
+	opts.run_dynamic = env && strcmp(env, "run") == 0;
 	return rm_registry_load_opts(reg, root, &opts, err);
 }
 

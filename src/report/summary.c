@@ -88,87 +88,106 @@ int rm_summary_check(const char *perf_path, rm_error *err)
 	return ret;
 }
 
+/* Where the cells of the series made so far go: perf_summary.csv's rows (pointing into
+ * cells), and the terminal's (each with its own strings). */
+struct summary_out {
+	const char **rows; /* SUMMARY_COLS per series */
+	char **cells;	   /* at most 7 strings a series: the score and six statistics */
+	char **shown;	   /* the terminal's rows, 8 cells each */
+	size_t nr, nc, n_scored;
+};
+
+/* One series: its row of perf_summary.csv and its row of the terminal's table. */
+static void summary_row(struct summary_out *so, const rm_series *x, const char *ts,
+			const char *run_id, const char *model, const char *score)
+{
+	rm_stats st;
+	double sc = 0;
+	int scored;
+	char label[256];
+
+	if (rm_stats_compute(x->v, x->n, &st) < 0)
+		return;
+	scored = mlperf_score(x, model, score, &sc);
+	snprintf(label, sizeof(label), "%s (%s)", x->name, x->aggregate);
+	/* Each cell is made in its own statement: the order in which an initializer
+	 * list is evaluated is unspecified. */
+	char **c = so->cells + so->nc;
+	c[0] = rm_xasprintf("%zu", st.n);
+	c[1] = summary_fmt_num(st.mean);
+	c[2] = summary_fmt_num(st.median);
+	c[3] = summary_fmt_num(st.stddev);
+	c[4] = summary_fmt_num(st.min);
+	c[5] = summary_fmt_num(st.max);
+	c[6] = scored ? summary_fmt_num(sc) : rm_xstrdup("");
+	so->nc += 7;
+	const double figures[6] = {st.mean, st.median, st.stddev, st.min, st.max, sc};
+	char **tr = so->shown + (so->nr * 8);
+	tr[0] = rm_xstrdup(label);
+	tr[1] = rm_xstrdup(c[0]);
+	for (size_t k = 0; k < 6; k++)
+		tr[2 + k] = rm_xasprintf("%.6g", figures[k]);
+	if (!scored)
+		tr[7][0] = '\0';
+	so->n_scored += scored != 0;
+	const char *row[SUMMARY_COLS] = {
+	    ts,	     run_id,
+	    model,   x->name,
+	    x->unit, x->aggregate,
+	    c[0],    c[1],
+	    c[2],    c[3],
+	    c[4],    c[5],
+	    c[6],    scored ? "mlperf: drop fastest and slowest, mean of the rest" : ""};
+	memcpy(so->rows + so->nr * SUMMARY_COLS, row, sizeof(row));
+	so->nr++;
+}
+
+/* The terminal's table: within 80 columns (the metric's name gives way), figures to 6
+ * significant digits (perf_summary.csv keeps 10), a score column only when scored. */
+static void summary_print(const struct summary_out *so, FILE *out)
+{
+	static const char *const head[] = {
+	    "metric (aggregate)", "n", "mean", "median", "stddev", "min", "max", "score"};
+	rm_table tab;
+	size_t ncols = so->n_scored ? 8 : 7;
+	int width = rm_term_width(out);
+
+	rm_table_init(&tab, ncols, head);
+	rm_table_column(&tab, 0, RM_TABLE_SHRINK, 16, 0);
+	for (size_t k = 1; k < ncols; k++)
+		rm_table_column(&tab, k, RM_TABLE_RIGHT, 0, 0);
+	for (size_t i = 0; i < so->nr; i++)
+		rm_table_add(&tab, (const char *const *)so->shown + i * 8);
+	rm_table_print(&tab, out, "  ", width > 0 ? (size_t)width : 80);
+	rm_table_release(&tab);
+}
+
 int rm_summary_write(const rm_summary *sm, const char *perf_path, const char *run_id,
 		     const char *model, long runs, const char *score, FILE *out, rm_error *err)
 {
 	char ts[32];
 	char *path = rm_perf_sibling(perf_path, "perf_summary.csv");
-	const char **rows = rm_xcalloc(sm->n * SUMMARY_COLS + 1, sizeof(*rows));
-	/* at most 7 strings a series: the score and six statistics */
-	char **cells = rm_xcalloc(sm->n * 7 + 1, sizeof(*cells));
-	size_t nr = 0, nc = 0;
+	struct summary_out so = {rm_xcalloc(sm->n * SUMMARY_COLS + 1, sizeof(*so.rows)),
+				 rm_xcalloc(sm->n * 7 + 1, sizeof(*so.cells)),
+				 rm_xcalloc(sm->n * 8 + 1, sizeof(*so.shown)),
+				 0,
+				 0,
+				 0};
 	int ret;
-
-	/* The terminal's table: within 80 columns (the metric's name gives way), figures to 6
-	 * significant digits (perf_summary.csv keeps 10), a score column only when scored. */
-	static const char *const head[] = {
-	    "metric (aggregate)", "n", "mean", "median", "stddev", "min", "max", "score"};
-	rm_table tab;
-	size_t n_scored = 0, ncols;
-	int width = rm_term_width(out);
-	char **shown_rows = rm_xcalloc(sm->n * 8 + 1, sizeof(*shown_rows));
 
 	rm_utc_timestamp(ts, sizeof(ts));
 	fprintf(out, "summary of %ld runs of '%s':\n", runs, model);
-	for (size_t i = 0; i < sm->n; i++) {
-		const rm_series *x = &sm->s[i];
-		rm_stats st;
-		double sc = 0;
-		int scored;
-		char label[256];
-		if (rm_stats_compute(x->v, x->n, &st) < 0)
-			continue;
-		scored = mlperf_score(x, model, score, &sc);
-		snprintf(label, sizeof(label), "%s (%s)", x->name, x->aggregate);
-		/* Each cell is made in its own statement: the order in which an initializer
-		 * list is evaluated is unspecified. */
-		char **c = cells + nc;
-		c[0] = rm_xasprintf("%zu", st.n);
-		c[1] = summary_fmt_num(st.mean);
-		c[2] = summary_fmt_num(st.median);
-		c[3] = summary_fmt_num(st.stddev);
-		c[4] = summary_fmt_num(st.min);
-		c[5] = summary_fmt_num(st.max);
-		c[6] = scored ? summary_fmt_num(sc) : rm_xstrdup("");
-		nc += 7;
-		const double figures[6] = {st.mean, st.median, st.stddev, st.min, st.max, sc};
-		char **tr = shown_rows + (nr * 8);
-		tr[0] = rm_xstrdup(label);
-		tr[1] = rm_xstrdup(c[0]);
-		for (size_t k = 0; k < 6; k++)
-			tr[2 + k] = rm_xasprintf("%.6g", figures[k]);
-		if (!scored)
-			tr[7][0] = '\0';
-		n_scored += scored != 0;
-		const char *row[SUMMARY_COLS] = {
-		    ts,	     run_id,
-		    model,   x->name,
-		    x->unit, x->aggregate,
-		    c[0],    c[1],
-		    c[2],    c[3],
-		    c[4],    c[5],
-		    c[6],    scored ? "mlperf: drop fastest and slowest, mean of the rest" : ""};
-		memcpy(rows + nr * SUMMARY_COLS, row, sizeof(row));
-		nr++;
-	}
-	/* without a score, the table has no score column */
-	ncols = n_scored ? 8 : 7;
-	rm_table_init(&tab, ncols, head);
-	rm_table_column(&tab, 0, RM_TABLE_SHRINK, 16, 0);
-	for (size_t k = 1; k < ncols; k++)
-		rm_table_column(&tab, k, RM_TABLE_RIGHT, 0, 0);
-	for (size_t i = 0; i < nr; i++)
-		rm_table_add(&tab, (const char *const *)shown_rows + i * 8);
-	rm_table_print(&tab, out, "  ", width > 0 ? (size_t)width : 80);
-	rm_table_release(&tab);
-	for (size_t i = 0; i < nr * 8; i++)
-		free(shown_rows[i]);
-	free(shown_rows);
-	ret = nr ? rm_csv_append(path, summary_header, SUMMARY_COLS, rows, nr, err) : 0;
-	for (size_t i = 0; i < nc; i++)
-		free(cells[i]);
-	free(cells);
-	free(rows);
+	for (size_t i = 0; i < sm->n; i++)
+		summary_row(&so, &sm->s[i], ts, run_id, model, score);
+	summary_print(&so, out);
+	for (size_t i = 0; i < so.nr * 8; i++)
+		free(so.shown[i]);
+	free(so.shown);
+	ret = so.nr ? rm_csv_append(path, summary_header, SUMMARY_COLS, so.rows, so.nr, err) : 0;
+	for (size_t i = 0; i < so.nc; i++)
+		free(so.cells[i]);
+	free(so.cells);
+	free(so.rows);
 	free(path);
 	return ret;
 }

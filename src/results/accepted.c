@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "rm/report.h"
-#include "rm/results.h"
+#include "rm/accepted.h"
+#include "rm/history.h"
 #include "rm/util.h"
 
 const char *const rm_accepted_header[10] = {

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rm/results.h"
+#include "rm/archive.h"
 #include "rm/util.h"
 
 /* The name a path gets inside the archive (below top/). */

@@ -1,5 +1,5 @@
 /*
- * The history: per series a bounded list of runs, fed one row at a time (rm/results.h).
+ * The history: per series a bounded list of runs, fed one row at a time (rm/history.h).
  * Series, groups of series and runs are found through hash tables: jansson's object, a
  * string-keyed hash table we already link, rather than one written here. Keys are the
  * fields joined by the unit separator (0x1f); a field holding that character could make
@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rm/detect.h"
+#include "rm/history.h"
 #include "rm/results.h"
 #include "rm/util.h"
 
@@ -21,13 +23,23 @@ struct accepted {
 	char *run, *start;
 };
 
+/* A series: what rm_history_series_at shows (h), and what the history keeps for itself. */
+struct series {
+	rm_hseries h; /* first: rm_history_find hands out &h */
+	size_t cap;   /* of h.p */
+	size_t next;  /* the next series of its group, or RM_DETECT_NONE */
+	double *last; /* values of the latest valued run (rm_baseline_find) */
+	size_t n_last, cap_last, last_run;
+	char *keys; /* the storage behind h's key strings */
+};
+
 struct rm_baseline {
 	rm_history_opts o;
 	size_t keep; /* points a series keeps */
-	rm_hseries *s;
+	struct series *s;
 	size_t ns, cap_s;
 	json_t *by_key;	  /* series key -> index */
-	json_t *by_group; /* model, metric, Dockerfile, arch -> first series; ->next_ links */
+	json_t *by_group; /* model, metric, Dockerfile, arch -> first series; ->next links */
 	rm_run_info *runs;
 	size_t n_runs, cap_runs;
 	json_t *by_run;
@@ -142,6 +154,7 @@ static void key_of(rm_buf *k, const char *const *f, int upto)
 static size_t series_of(rm_baseline *b, const char *const *f)
 {
 	json_t *v;
+	struct series *ss;
 	rm_hseries *s;
 	size_t len[K_N], total = 0, i;
 	char *p;
@@ -156,27 +169,28 @@ static size_t series_of(rm_baseline *b, const char *const *f)
 	}
 	i = b->ns++;
 	map_set(b->by_key, rm_buf_str(&b->key), b->key.len, i);
-	s = &b->s[i];
-	memset(s, 0, sizeof(*s));
+	ss = &b->s[i];
+	memset(ss, 0, sizeof(*ss));
+	s = &ss->h;
 	for (int k = 0; k < K_N; k++)
 		total += (len[k] = strlen(f[k])) + 1;
-	p = s->keys_ = rm_xmalloc(total);
+	p = ss->keys = rm_xmalloc(total);
 	for (int k = 0; k < K_N; k++) {
 		memcpy(p, f[k], len[k] + 1);
 		p += len[k] + 1;
 	}
-	p = s->keys_;
+	p = ss->keys;
 	s->model = p;
 	s->metric = p += len[K_MODEL] + 1;
 	s->docker_file = p += len[K_METRIC] + 1;
 	s->arch = p += len[K_DOCKERFILE] + 1;
 	s->n_gpus = p += len[K_ARCH] + 1;
 	s->machine = p + len[K_NGPUS] + 1;
-	s->last_run_ = RM_DETECT_NONE;
+	ss->last_run = RM_DETECT_NONE;
 	/* The group (every machine and GPU count) for rm_baseline_find and fallbacks. */
 	key_of(&b->key, f, K_ARCH + 1);
 	v = map_get(b->by_group, rm_buf_str(&b->key), b->key.len);
-	s->next_ = v ? (size_t)json_integer_value(v) : RM_DETECT_NONE;
+	ss->next = v ? (size_t)json_integer_value(v) : RM_DETECT_NONE;
 	map_set(b->by_group, rm_buf_str(&b->key), b->key.len, i);
 	return i;
 }
@@ -200,16 +214,17 @@ static void merge(rm_hpoint *p, const rm_hpoint *q)
 }
 
 /* Room for one more point: drop the oldest (gate), or merge older ones pairwise (plot). */
-static void make_room(rm_baseline *b, rm_hseries *s)
+static void make_room(rm_baseline *b, struct series *ss)
 {
+	rm_hseries *s = &ss->h;
 	size_t cap = b->o.plot ? b->o.plot : b->keep;
 
 	if (s->n < cap) {
-		if (s->n == s->cap_) {
-			s->cap_ = s->cap_ ? s->cap_ * 2 : 4;
-			if (s->cap_ > cap)
-				s->cap_ = cap;
-			s->p = rm_xrealloc(s->p, s->cap_ * sizeof(*s->p));
+		if (s->n == ss->cap) {
+			ss->cap = ss->cap ? ss->cap * 2 : 4;
+			if (ss->cap > cap)
+				ss->cap = cap;
+			s->p = rm_xrealloc(s->p, ss->cap * sizeof(*s->p));
 		}
 		return;
 	}
@@ -241,15 +256,16 @@ static size_t slot(const rm_hseries *s, size_t k)
 }
 
 /* The point of run k in s, made when new; NULL when k is older than everything kept. */
-static rm_hpoint *point_of(rm_baseline *b, rm_hseries *s, size_t k)
+static rm_hpoint *point_of(rm_baseline *b, struct series *ss, size_t k)
 {
+	rm_hseries *s = &ss->h;
 	size_t at = slot(s, k);
 
 	if (at > 0 && s->p[at - 1].run == k)
 		return &s->p[at - 1];
 	if (at == 0 && s->n && s->n >= (b->o.plot ? b->o.plot : b->keep))
 		return NULL;
-	make_room(b, s);
+	make_room(b, ss);
 	at = slot(s, k);
 	memmove(s->p + at + 1, s->p + at, (s->n - at) * sizeof(*s->p));
 	s->n++;
@@ -267,7 +283,7 @@ void rm_history_add(rm_baseline *b, const rm_result *r)
 	const char *st = r->col[RM_COL_STATUS];
 	int ok = !strcmp(st, "SUCCESS") && isfinite(r->performance);
 	size_t k, si;
-	rm_hseries *s;
+	struct series *s;
 	rm_hpoint *p;
 
 	if ((k = run_of(b, r)) == RM_DETECT_NONE)
@@ -287,7 +303,7 @@ void rm_history_add(rm_baseline *b, const rm_result *r)
 		return;
 	if (!ok) {
 		if (!p->failed++)
-			s->n_failed_runs++;
+			s->h.n_failed_runs++;
 		return;
 	}
 	/* Welford */
@@ -296,16 +312,16 @@ void rm_history_add(rm_baseline *b, const rm_result *r)
 	p->mean += delta / (double)p->n;
 	p->m2 += delta * (r->performance - p->mean);
 	/* The latest valued run's values, for rm_baseline_find. */
-	if (s->last_run_ == RM_DETECT_NONE || k > s->last_run_) {
-		s->last_run_ = k;
-		s->n_last_ = 0;
+	if (s->last_run == RM_DETECT_NONE || k > s->last_run) {
+		s->last_run = k;
+		s->n_last = 0;
 	}
-	if (k == s->last_run_) {
-		if (s->n_last_ == s->cap_last_) {
-			s->cap_last_ = s->cap_last_ ? s->cap_last_ * 2 : 4;
-			s->last_ = rm_xrealloc(s->last_, s->cap_last_ * sizeof(*s->last_));
+	if (k == s->last_run) {
+		if (s->n_last == s->cap_last) {
+			s->cap_last = s->cap_last ? s->cap_last * 2 : 4;
+			s->last = rm_xrealloc(s->last, s->cap_last * sizeof(*s->last));
 		}
-		s->last_[s->n_last_++] = r->performance;
+		s->last[s->n_last++] = r->performance;
 	}
 }
 
@@ -327,7 +343,7 @@ size_t rm_history_n_series(const rm_baseline *b)
 
 const rm_hseries *rm_history_series_at(const rm_baseline *b, size_t i)
 {
-	return &b->s[i];
+	return &b->s[i].h;
 }
 
 size_t rm_history_n_runs(const rm_baseline *b)
@@ -375,30 +391,30 @@ static size_t group_head(const rm_baseline *b, const char *model, const char *me
 }
 
 /* The run of the latest valued point of s, for picking among machines. */
-static size_t newest(const rm_hseries *s)
+static size_t newest(const struct series *s)
 {
-	return s->last_run_;
+	return s->last_run;
 }
 
 const rm_hseries *rm_history_find(const rm_baseline *b, const char *model, const char *metric,
 				  const char *docker_file, const char *arch, const char *n_gpus,
 				  const char *machine)
 {
-	const rm_hseries *best = NULL;
+	const struct series *best = NULL;
 
 	if (!b)
 		return NULL;
 	for (size_t i = group_head(b, model, metric, docker_file, arch); i != RM_DETECT_NONE;
-	     i = b->s[i].next_) {
-		const rm_hseries *s = &b->s[i];
-		if (strcmp(s->n_gpus, nz(n_gpus)) || newest(s) == RM_DETECT_NONE)
+	     i = b->s[i].next) {
+		const struct series *s = &b->s[i];
+		if (strcmp(s->h.n_gpus, nz(n_gpus)) || newest(s) == RM_DETECT_NONE)
 			continue;
-		if (machine && !strcmp(s->machine, machine))
-			return s;
+		if (machine && !strcmp(s->h.machine, machine))
+			return &s->h;
 		if (!best || newest(s) > newest(best))
 			best = s;
 	}
-	return best;
+	return best ? &best->h : NULL;
 }
 
 rm_point rm_hpoint_value(const rm_hpoint *p)
@@ -499,27 +515,30 @@ void rm_baseline_seal(rm_baseline *b)
 	b->e_series = rm_xcalloc(b->ns ? b->ns : 1, sizeof(*b->e_series));
 	b->ne = 0;
 	for (size_t i = 0; i < b->ns; i++) {
-		const rm_hseries *s = &b->s[i];
+		const struct series *s = &b->s[i];
 		rm_baseline_entry *e;
-		if (s->last_run_ == RM_DETECT_NONE)
+		if (s->last_run == RM_DETECT_NONE)
 			continue;
 		e = &b->e[b->ne];
-		e->model = s->model;
-		e->metric = s->metric;
-		e->docker_file = s->docker_file;
-		e->arch = s->arch;
-		e->machine = s->machine;
-		e->run_id = b->runs[s->last_run_].id;
-		e->values = s->last_;
-		e->n = s->n_last_;
+		e->model = s->h.model;
+		e->metric = s->h.metric;
+		e->docker_file = s->h.docker_file;
+		e->arch = s->h.arch;
+		e->machine = s->h.machine;
+		e->run_id = b->runs[s->last_run].id;
+		e->values = s->last;
+		e->n = s->n_last;
 		b->e_series[i] = b->ne++;
 	}
 }
 
 rm_baseline *rm_baseline_from_results(const rm_results *rows, const char *exclude_run_id)
 {
-	rm_history_opts o = {0, 0, exclude_run_id, 0};
-	rm_baseline *b = rm_history_new(&o);
+	rm_history_opts o = RM_HISTORY_OPTS_INIT;
+	rm_baseline *b;
+
+	o.before_run = exclude_run_id;
+	b = rm_history_new(&o);
 
 	for (size_t i = 0; i < rows->n; i++)
 		rm_history_add(b, &rows->rows[i]);
@@ -536,14 +555,14 @@ const rm_baseline_entry *rm_baseline_find(const rm_baseline *b, const char *mode
 	if (!b || !b->e)
 		return NULL;
 	for (size_t i = group_head(b, model, metric, docker_file, arch); i != RM_DETECT_NONE;
-	     i = b->s[i].next_) {
-		const rm_hseries *s = &b->s[i];
-		if (s->last_run_ == RM_DETECT_NONE)
+	     i = b->s[i].next) {
+		const struct series *s = &b->s[i];
+		if (s->last_run == RM_DETECT_NONE)
 			continue;
-		if (machine && !strcmp(s->machine, machine) &&
-		    (same == RM_DETECT_NONE || s->last_run_ > b->s[same].last_run_))
+		if (machine && !strcmp(s->h.machine, machine) &&
+		    (same == RM_DETECT_NONE || s->last_run > b->s[same].last_run))
 			same = i;
-		if (any == RM_DETECT_NONE || s->last_run_ > b->s[any].last_run_)
+		if (any == RM_DETECT_NONE || s->last_run > b->s[any].last_run)
 			any = i;
 	}
 	if (same != RM_DETECT_NONE)
@@ -582,9 +601,9 @@ void rm_baseline_free(rm_baseline *b)
 	if (!b)
 		return;
 	for (size_t i = 0; i < b->ns; i++) {
-		free(b->s[i].p);
-		free(b->s[i].last_);
-		free(b->s[i].keys_);
+		free(b->s[i].h.p);
+		free(b->s[i].last);
+		free(b->s[i].keys);
 	}
 	for (size_t i = 0; i < b->n_runs; i++) {
 		free((char *)b->runs[i].id);

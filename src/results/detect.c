@@ -1,6 +1,6 @@
 /*
  * Change detection over a series' history: noise, outliers, levels, the reference, the
- * verdict (rm/results.h has the contract, docs/nightly.md the method and its figures). Pure
+ * verdict (rm/detect.h has the contract, docs/nightly.md the method and its figures). Pure
  * arithmetic on at most RM_DETECT_MAX_WINDOW + RM_DETECT_CONTEXT points: fixed arrays on
  * the stack, no allocation, no I/O. Optimal partitioning is O(n^2) per series: 900 steps
  * for the default window.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/results.h"
+#include "rm/detect.h"
 
 #define MAXP RM_DETECT_MAX_WINDOW
 
@@ -26,6 +26,33 @@ const char *rm_noise_from_name(rm_noise_from f)
 	default:
 		return "none";
 	}
+}
+
+const char *rm_verdict_name(rm_verdict v)
+{
+	static const char *const names[] = {"none", "failed", "skipped", "unknown direction",
+					    "same", "better", "noise",	 "regression"};
+	return (size_t)v < sizeof(names) / sizeof(names[0]) ? names[v] : "?";
+}
+
+/* Student's t, two-sided 95 %, for 1..30 degrees of freedom; then a few steps to 1.96. A
+ * fractional dof (Welch) is rounded down, which errs towards calling a change noise. */
+double rm_t95(double dof)
+{
+	static const double t[] = {0,	  12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
+				   2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+				   2.120, 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
+				   2.064, 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+	long d = dof < 1 || !isfinite(dof) ? 1 : (long)floor(dof);
+	if (d <= 30)
+		return t[d];
+	if (d <= 40)
+		return 2.021;
+	if (d <= 60)
+		return 2.000;
+	if (d <= 120)
+		return 1.980;
+	return 1.960;
 }
 
 /*
@@ -88,7 +115,7 @@ static double gain(rm_direction dir, double a, double b)
 
 static void mark_outlier(rm_detect *d, size_t i)
 {
-	d->outliers_[i / 64] |= 1ULL << (i % 64);
+	d->outlier_bits[i / 64] |= 1ULL << (i % 64);
 	d->n_outliers++;
 }
 
@@ -97,7 +124,7 @@ int rm_detect_is_outlier(const rm_detect *d, size_t i)
 	if (i < d->first || i - d->first >= RM_DETECT_MAX_WINDOW)
 		return 0;
 	i -= d->first;
-	return (d->outliers_[i / 64] >> (i % 64)) & 1;
+	return (d->outlier_bits[i / 64] >> (i % 64)) & 1;
 }
 
 /* Two runs: the plain threshold, and Welch's band when either has repeats. */
@@ -261,13 +288,25 @@ static size_t partition(const double *y, size_t m, double s2, double beta, struc
 	return ns;
 }
 
-void rm_detect_run(const rm_point *p, size_t n, const rm_detect_opts *o, rm_detect *d)
+/* What the phases of rm_detect_run hand on to each other. */
+struct fit {
+	const rm_point *p;
+	size_t n, first, m; /* the points, the window's first, the points in the window */
+	double thr, z;	    /* the threshold in percent, the critical value */
+	size_t keep[MAXP];  /* the runs that are not outliers, */
+	double y[MAXP];	    /* and their means */
+	size_t q;
+	struct seg seg[MAXP]; /* the levels of the kept runs */
+	size_t ns;
+	size_t k, r, r_prev; /* the latest level, the reference and the reference before it */
+	double ref_prev;
+	int improved; /* the latest level replaced the reference */
+};
+
+/* The window; 1 when the points are judged here already (too few, not finite, two runs). */
+static int detect_window(const rm_point *p, size_t n, const rm_detect_opts *o, rm_detect *d)
 {
-	size_t window = o->window ? o->window : RM_DETECT_WINDOW, first, m, keep[MAXP], q = 0;
-	double y[MAXP] = {0}, thr, z, ref = 0, ref_prev = NAN, thr_abs;
-	struct seg seg[MAXP];
-	size_t ns, r = 0, r_prev = 0, k;
-	int improved = 0;
+	size_t window = o->window ? o->window : RM_DETECT_WINDOW, first, m;
 
 	memset(d, 0, sizeof(*d));
 	d->verdict = RM_VERDICT_NONE;
@@ -282,132 +321,194 @@ void rm_detect_run(const rm_point *p, size_t n, const rm_detect_opts *o, rm_dete
 	d->first = first;
 	d->n = m;
 	if (m < 2)
-		return;
+		return 1;
 	/* Sums of huge values overflow: such a window is not judged. */
 	for (size_t i = first > RM_DETECT_CONTEXT ? first - RM_DETECT_CONTEXT : 0; i < n; i++)
 		if (!isfinite(p[i].mean) || !isfinite(p[i].sd))
-			return;
+			return 1;
 	if (m == 2) {
 		two_runs(p, n, o, d);
-		return;
+		return 1;
 	}
-	thr = o->threshold_pct > 0 ? o->threshold_pct : 0;
-	z = o->z > 0 ? o->z : rm_detect_z(m);
-	if (!(o->z > 0) && m < RM_DETECT_MIN_HISTORY) {
+	return 0;
+}
+
+/* The threshold and the critical value: the caller's, else the calibrated one for the
+ * window, else (too few runs) Student's t of the repeats. */
+static void detect_crit(struct fit *f, const rm_detect_opts *o, rm_detect *d)
+{
+	f->thr = o->threshold_pct > 0 ? o->threshold_pct : 0;
+	f->z = o->z > 0 ? o->z : rm_detect_z(f->m);
+	if (!(o->z > 0) && f->m < RM_DETECT_MIN_HISTORY) {
 		/* No history to measure the noise: the repeats' band, as with two runs. */
 		double dof = 0;
-		for (size_t i = first; i < n; i++)
-			dof += p[i].n >= 2 ? (double)(p[i].n - 1) : 0;
+		for (size_t i = f->first; i < f->n; i++)
+			dof += f->p[i].n >= 2 ? (double)(f->p[i].n - 1) : 0;
 		if (dof > 0)
-			z = rm_t95(dof);
+			f->z = rm_t95(dof);
 	}
-	d->z_crit = z;
-	for (size_t i = first; i < n; i++)
-		y[i - first] = p[i].mean;
-	thr_abs = thr / 100.0 * fabs(detect_median(y, m));
-	noise(p, first, n, thr_abs, z, d);
+	d->z_crit = f->z;
+}
+
+/* The noise, then the outliers set aside: the runs kept into f->keep and f->y. */
+static void detect_noise(struct fit *f, rm_detect *d)
+{
+	double thr_abs;
+
+	for (size_t i = f->first; i < f->n; i++)
+		f->y[i - f->first] = f->p[i].mean;
+	thr_abs = f->thr / 100.0 * fabs(detect_median(f->y, f->m));
+	noise(f->p, f->first, f->n, thr_abs, f->z, d);
 	/* Outliers: never the run judged, never a run with nothing before it (the points
 	 * before the window count as its neighbours). */
-	for (size_t i = first; i < n; i++) {
-		if (i + 1 < n && is_outlier(p, n, i, RM_DETECT_OUTLIER * d->noise)) {
-			mark_outlier(d, i - first);
+	f->q = 0;
+	for (size_t i = f->first; i < f->n; i++) {
+		if (i + 1 < f->n && is_outlier(f->p, f->n, i, RM_DETECT_OUTLIER * d->noise)) {
+			mark_outlier(d, i - f->first);
 			continue;
 		}
-		keep[q] = i;
-		y[q++] = p[i].mean;
+		f->keep[f->q] = i;
+		f->y[f->q++] = f->p[i].mean;
 	}
-	ns = partition(y, q, d->noise * d->noise, z * z, seg);
+}
+
+/* The levels of the kept runs, and the change points between them. */
+static void detect_levels(struct fit *f, rm_detect *d)
+{
+	const double *y = f->y;
+	size_t q = f->q;
+
+	f->ns = partition(y, q, d->noise * d->noise, f->z * f->z, f->seg);
 	/* The spread around these levels is the efficient measure of the noise; the robust
 	 * one stays a floor, so that a fit that split too much cannot talk the noise down.
 	 * Once only: a drift, which steps fit badly, would otherwise inflate it turn by turn. */
-	if (q > ns + 1) {
+	if (q > f->ns + 1) {
 		double rss = 0, res;
-		for (size_t s = 0; s < ns; s++)
-			for (size_t i = seg[s].first; i < seg[s].first + seg[s].len; i++)
-				rss += (y[i] - seg[s].mean) * (y[i] - seg[s].mean);
-		res = sqrt(rss / (double)(q - ns));
+		for (size_t s = 0; s < f->ns; s++)
+			for (size_t i = f->seg[s].first; i < f->seg[s].first + f->seg[s].len; i++)
+				rss += (y[i] - f->seg[s].mean) * (y[i] - f->seg[s].mean);
+		res = sqrt(rss / (double)(q - f->ns));
 		if (res > d->noise) {
 			d->noise = res;
 			d->noise_from = RM_NOISE_HISTORY;
-			ns = partition(y, q, d->noise * d->noise, z * z, seg);
+			f->ns = partition(y, q, d->noise * d->noise, f->z * f->z, f->seg);
 		}
 	}
-	for (size_t s = ns > RM_DETECT_MAX_CHANGES + 1 ? ns - RM_DETECT_MAX_CHANGES : 1; s < ns;
-	     s++)
-		d->cps[d->n_cps++] = keep[seg[s].first];
-	k = ns - 1;
+	for (size_t s = f->ns > RM_DETECT_MAX_CHANGES + 1 ? f->ns - RM_DETECT_MAX_CHANGES : 1;
+	     s < f->ns; s++)
+		d->cps[d->n_cps++] = f->keep[f->seg[s].first];
+}
+
+/* The reference walk: improvements become the level to keep. */
+static void detect_reference(struct fit *f, rm_direction dir, const rm_detect *d)
+{
+	const struct seg *seg = f->seg;
+	double ref;
+
+	f->k = f->ns - 1;
 	/* A level of one run is no reference: it may have been an outlier with nothing
 	 * before it to tell (the first run of a series). */
-	r = seg[0].len >= 2 || k == 0 ? 0 : 1;
-	if (o->direction == RM_DIR_UNKNOWN) {
+	f->r = seg[0].len >= 2 || f->k == 0 ? 0 : 1;
+	f->r_prev = 0;
+	f->ref_prev = NAN;
+	f->improved = 0;
+	if (dir == RM_DIR_UNKNOWN) {
 		/* Not judged: the latest level against the one before it. */
-		r = k > r ? k - 1 : r;
-	} else {
-		/* The reference walk: improvements become the level to keep. */
-		ref = seg[r].mean;
-		for (size_t s = r + 1; s < ns; s++) {
-			double se =
-			    d->noise * sqrt(1.0 / (double)seg[s].len + 1.0 / (double)seg[r].len);
-			double g = gain(o->direction, ref, seg[s].mean);
-			if ((seg[s].len >= 2 || s == k) && g > thr / 100.0 * fabs(ref) &&
-			    g / se > z) {
-				ref_prev = ref;
-				r_prev = r;
-				improved = s == k;
-				ref = seg[s].mean;
-				r = s;
-			}
+		f->r = f->k > f->r ? f->k - 1 : f->r;
+		return;
+	}
+	ref = seg[f->r].mean;
+	for (size_t s = f->r + 1; s < f->ns; s++) {
+		double se = d->noise * sqrt(1.0 / (double)seg[s].len + 1.0 / (double)seg[f->r].len);
+		double g = gain(dir, ref, seg[s].mean);
+		if ((seg[s].len >= 2 || s == f->k) && g > f->thr / 100.0 * fabs(ref) &&
+		    g / se > f->z) {
+			f->ref_prev = ref;
+			f->r_prev = f->r;
+			f->improved = s == f->k;
+			ref = seg[s].mean;
+			f->r = s;
 		}
 	}
-	if (improved) {
+}
+
+/* The latest level and the reference it is judged against. */
+static void detect_compare(const struct fit *f, rm_detect *d)
+{
+	const struct seg *seg = f->seg;
+	size_t k = f->k, r = f->r;
+
+	if (f->improved) {
 		/* The latest level is an improvement: against the reference before it. */
 		d->level = seg[k].mean;
 		d->level_n = seg[k].len;
-		d->ref = ref_prev;
-		d->ref_n = seg[r_prev].len;
-		d->ref_first = keep[seg[r_prev].first];
+		d->ref = f->ref_prev;
+		d->ref_n = seg[f->r_prev].len;
+		d->ref_first = f->keep[seg[f->r_prev].first];
 	} else if (r == k) {
 		/* One level: the runs before the judged one against it. */
 		size_t a = seg[k].first;
 		double sum = 0;
-		for (size_t i = a; i + 1 < q; i++)
-			sum += y[i];
-		d->level = y[q - 1];
+		for (size_t i = a; i + 1 < f->q; i++)
+			sum += f->y[i];
+		d->level = f->y[f->q - 1];
 		d->level_n = 1;
-		d->ref_n = q - 1 - a;
+		d->ref_n = f->q - 1 - a;
 		d->ref = d->ref_n ? sum / (double)d->ref_n : NAN;
-		d->ref_first = keep[a];
+		d->ref_first = f->keep[a];
 	} else {
 		d->level = seg[k].mean;
 		d->level_n = seg[k].len;
 		d->ref = seg[r].mean;
 		d->ref_n = seg[r].len;
-		d->ref_first = keep[seg[r].first];
+		d->ref_first = f->keep[seg[r].first];
 	}
-	if (!d->ref_n || !(d->ref != 0)) {
-		d->verdict = RM_VERDICT_NONE;
-		return;
-	}
+}
+
+/* The verdict on the latest level against the reference, and where its change started. */
+static void detect_verdict(const struct fit *f, rm_direction dir, rm_detect *d)
+{
+	const struct seg *seg = f->seg;
 	double se = d->noise * sqrt(1.0 / (double)d->level_n + 1.0 / (double)d->ref_n);
-	double g = gain(o->direction, d->ref, d->level);
-	size_t since = k;
+	double g = gain(dir, d->ref, d->level), z = f->z, thr = f->thr;
+	size_t since = f->k, r = f->r, k = f->k;
 
 	d->change_pct = (d->level - d->ref) / fabs(d->ref) * 100.0;
 	d->z = fabs(d->level - d->ref) / se;
 	d->band_pct = z * se / fabs(d->ref) * 100.0;
-	if (o->direction == RM_DIR_UNKNOWN) {
+	if (dir == RM_DIR_UNKNOWN) {
 		d->verdict = RM_VERDICT_UNKNOWN;
-	} else if (g > thr / 100.0 * fabs(d->ref) && (d->z > z || improved)) {
+	} else if (g > thr / 100.0 * fabs(d->ref) && (d->z > z || f->improved)) {
 		d->verdict = RM_VERDICT_BETTER;
 	} else if (-g > thr / 100.0 * fabs(d->ref)) {
 		d->verdict = d->z > z ? RM_VERDICT_REGRESSION : RM_VERDICT_NOISE;
 		/* Where it started: the first of the levels since the reference that are all
 		 * worse than it. */
-		while (since > r + 1 && gain(o->direction, d->ref, seg[since - 1].mean) < 0)
+		while (since > r + 1 && gain(dir, d->ref, seg[since - 1].mean) < 0)
 			since--;
 	} else {
 		d->verdict = RM_VERDICT_SAME;
 	}
 	if (d->verdict != RM_VERDICT_SAME)
-		d->since = r == k && !improved ? keep[q - 1] : keep[seg[since].first];
+		d->since = r == k && !f->improved ? f->keep[f->q - 1] : f->keep[seg[since].first];
+}
+
+void rm_detect_run(const rm_point *p, size_t n, const rm_detect_opts *o, rm_detect *d)
+{
+	struct fit f = {.p = p, .n = n};
+
+	if (detect_window(p, n, o, d))
+		return;
+	f.first = d->first;
+	f.m = d->n;
+	detect_crit(&f, o, d);
+	detect_noise(&f, d);
+	detect_levels(&f, d);
+	detect_reference(&f, o->direction, d);
+	detect_compare(&f, d);
+	if (!d->ref_n || !(d->ref != 0)) {
+		d->verdict = RM_VERDICT_NONE;
+		return;
+	}
+	detect_verdict(&f, o->direction, d);
 }

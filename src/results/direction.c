@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/results.h"
+#include "rm/direction.h"
 #include "rm/util.h"
 
 const char *rm_direction_name(rm_direction d)

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rm/results.h"
+#include "rm/text.h"
 #include "rm/util.h"
 
 int rm_write_text_file(const char *path, const char *text, size_t len, int append, rm_error *err)

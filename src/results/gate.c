@@ -7,38 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rm/detect.h"
+#include "rm/direction.h"
+#include "rm/gate.h"
+#include "rm/history.h"
+#include "rm/references.h"
 #include "rm/results.h"
 #include "rm/report.h"
 #include "rm/util.h"
 
 #define DEFAULT_THRESHOLD 5.0
-
-const char *rm_verdict_name(rm_verdict v)
-{
-	static const char *const names[] = {"none", "failed", "skipped", "unknown direction",
-					    "same", "better", "noise",	 "regression"};
-	return (size_t)v < sizeof(names) / sizeof(names[0]) ? names[v] : "?";
-}
-
-/* Student's t, two-sided 95 %, for 1..30 degrees of freedom; then a few steps to 1.96. A
- * fractional dof (Welch) is rounded down, which errs towards calling a change noise. */
-double rm_t95(double dof)
-{
-	static const double t[] = {0,	  12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
-				   2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-				   2.120, 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
-				   2.064, 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
-	long d = dof < 1 || !isfinite(dof) ? 1 : (long)floor(dof);
-	if (d <= 30)
-		return t[d];
-	if (d <= 40)
-		return 2.021;
-	if (d <= 60)
-		return 2.000;
-	if (d <= 120)
-		return 1.980;
-	return 1.960;
-}
 
 void rm_run_ref_text(const rm_run_ref *r, char *buf, size_t size)
 {
@@ -287,7 +265,10 @@ static void judge(rm_change *c, const rm_point *now, const rm_run_ref *self,
 		return;
 	}
 	c->accepted = rm_history_accepted(base, s, NULL);
-	rm_detect_opts dopt = {c->direction, thr, o->window, 0};
+	rm_detect_opts dopt = RM_DETECT_OPTS_INIT;
+	dopt.direction = c->direction;
+	dopt.threshold_pct = thr;
+	dopt.window = o->window;
 	rm_detect_run(x->p, x->n, &dopt, d);
 	c->verdict = d->verdict;
 	c->n_history = d->n;

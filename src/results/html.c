@@ -9,7 +9,12 @@
 #include <string.h>
 
 #include "html_internal.h"
+#include "rm/detect.h"
+#include "rm/gate.h"
+#include "rm/history.h"
+#include "rm/html.h"
 #include "rm/results.h"
+#include "rm/text.h"
 
 static const struct report *sort_report;
 
@@ -156,9 +161,12 @@ int rm_html_report(const char *path, const rm_baseline *h, const rm_results *lat
 {
 	struct report r;
 	rm_buf out = RM_BUF_INIT(HTML_MAX);
-	rm_gate_opts go = {o->threshold_pct, 0, NULL, 0, o->directions, o->window, NULL};
+	rm_gate_opts go = RM_GATE_OPTS_INIT;
 	int ret = -1;
 
+	go.threshold_pct = o->threshold_pct;
+	go.directions = o->directions;
+	go.window = o->window;
 	memset(&r, 0, sizeof(r));
 	r.o = o;
 	r.h = h;

@@ -7,6 +7,9 @@
 
 #include <stddef.h>
 
+#include "rm/gate.h"
+#include "rm/history.h"
+#include "rm/html.h"
 #include "rm/results.h"
 #include "rm/util.h"
 

@@ -8,7 +8,11 @@
 #include <string.h>
 
 #include "html_internal.h"
+#include "rm/detect.h"
+#include "rm/gate.h"
+#include "rm/history.h"
 #include "rm/results.h"
+#include "rm/text.h"
 
 static const char css[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#1f2328;background:#fff}"

@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "html_internal.h"
-#include "rm/results.h"
+#include "rm/detect.h"
+#include "rm/history.h"
+#include "rm/text.h"
 
 #define POWER_METRIC "gpu_power_avg_w"
 

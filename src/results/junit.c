@@ -10,7 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rm/detect.h"
+#include "rm/gate.h"
+#include "rm/junit.h"
+#include "rm/metrics.h"
 #include "rm/results.h"
+#include "rm/text.h"
 #include "rm/util.h"
 
 #define TEXT_MAX ((size_t)4 << 20)

@@ -4,7 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rm/results.h"
+#include "rm/manifest.h"
+#include "rm/text.h"
 #include "rm/util.h"
 
 #ifndef RM_VERSION

@@ -2,7 +2,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rm/detect.h"
+#include "rm/gate.h"
+#include "rm/markdown.h"
 #include "rm/results.h"
+#include "rm/text.h"
 #include "rm/util.h"
 
 static const char *mark(rm_verdict v)
@@ -156,7 +160,7 @@ int rm_summary_markdown(rm_buf *out, const char *title, const rm_results *run, c
 	size_t passed = 0;
 
 	if (!g) {
-		rm_gate_opts o = {-1, 0, NULL, 0, NULL, 0, NULL};
+		rm_gate_opts o = RM_GATE_OPTS_INIT;
 		rm_gate_eval(run, NULL, &o, &local);
 		g = &local;
 	}

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "rm/context.h"
-#include "rm/results.h"
+#include "rm/references.h"
 #include "rm/util.h"
 
 struct rm_references {

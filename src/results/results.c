@@ -5,9 +5,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rm/history.h"
+#include "rm/metrics.h"
 #include "rm/report.h"
 #include "rm/results.h"
 #include "rm/util.h"
+
+/* What an rm_results owns beside its rows: each row's record (the strings its col[] points
+ * to; NULL for a row that borrows them), and the arrays' room. */
+struct rm_results_store {
+	char ***rec;
+	size_t cap;
+};
+
+/* The same for an rm_metrics. */
+struct rm_metrics_store {
+	char ***rec;
+	size_t cap;
+};
 
 const char *const rm_metric_header[8] = {"timestamp", "run_id", "model", "metric",
 					 "value",     "unit",	"step",	 "aggregate"};
@@ -47,12 +62,19 @@ static const char *add_file(rm_results *res, const char *path)
 	return res->files[res->n_files - 1];
 }
 
-static rm_result *new_row(rm_results *res)
+/* A new row, zeroed, that owns rec (NULL: none yet). */
+static rm_result *new_row(rm_results *res, char **rec)
 {
-	if (res->n == res->cap_) {
-		res->cap_ = res->cap_ ? res->cap_ * 2 : 64;
-		res->rows = rm_xrealloc(res->rows, res->cap_ * sizeof(*res->rows));
+	rm_results_store *st = res->store;
+
+	if (!st)
+		st = res->store = rm_xcalloc(1, sizeof(*st));
+	if (res->n == st->cap) {
+		st->cap = st->cap ? st->cap * 2 : 64;
+		res->rows = rm_xrealloc(res->rows, st->cap * sizeof(*res->rows));
+		st->rec = rm_xrealloc(st->rec, st->cap * sizeof(*st->rec));
 	}
+	st->rec[res->n] = rec;
 	rm_result *r = &res->rows[res->n++];
 	memset(r, 0, sizeof(*r));
 	return r;
@@ -71,18 +93,18 @@ void rm_result_numbers(rm_result *r)
 void rm_results_add(rm_results *res, const char *const *names, const char *const *values, size_t n,
 		    const char *file, long line)
 {
-	rm_result *r = new_row(res);
+	rm_result *r = new_row(res, rm_xcalloc(1, sizeof(char *)));
+	char ***rec = &res->store->rec[res->n - 1];
 	size_t nf = 0;
 
-	r->fields_ = rm_xcalloc(1, sizeof(char *));
 	for (int c = 0; c < RM_PERF_COLS; c++)
 		r->col[c] = "";
 	for (size_t i = 0; i < n; i++) {
 		int c = rm_perf_col_index(names[i]);
 		if (c < 0 || !values[i])
 			continue;
-		r->fields_ = rm_strv_push(r->fields_, &nf, values[i]);
-		r->col[c] = r->fields_[nf - 1];
+		*rec = rm_strv_push(*rec, &nf, values[i]);
+		r->col[c] = (*rec)[nf - 1];
 	}
 	r->file = file ? add_file(res, file) : "";
 	r->line = line;
@@ -126,6 +148,12 @@ out:
 	return ret;
 }
 
+/* A row as it is streamed: the record its strings are in comes with it, for keep_row. */
+struct streamed {
+	rm_result r; /* first: fn gets &r */
+	char **rec;
+};
+
 int rm_results_each_file(FILE *f, const char *path, const char *run_id, rm_result_fn fn, void *ctx,
 			 rm_error *err)
 {
@@ -133,7 +161,8 @@ int rm_results_each_file(FILE *f, const char *path, const char *run_id, rm_resul
 	size_t n = 0;
 	int map[RM_PERF_COLS], rc, ret = -1;
 	long line = 1;
-	rm_result r;
+	struct streamed sr;
+	rm_result *r = &sr.r;
 
 	if (read_header(f, path, map, err) < 0)
 		goto out;
@@ -146,15 +175,15 @@ int rm_results_each_file(FILE *f, const char *path, const char *run_id, rm_resul
 			rec = NULL;
 			continue;
 		}
-		memset(&r, 0, sizeof(r));
+		memset(&sr, 0, sizeof(sr));
 		for (int c = 0; c < RM_PERF_COLS; c++)
-			r.col[c] = map[c] >= 0 && (size_t)map[c] < n ? rec[map[c]] : "";
-		r.fields_ = rec;
-		r.file = path;
-		r.line = line;
-		rm_result_numbers(&r);
-		rc = fn(ctx, &r);
-		rm_strv_free(r.fields_); /* NULL when fn kept the record */
+			r->col[c] = map[c] >= 0 && (size_t)map[c] < n ? rec[map[c]] : "";
+		sr.rec = rec;
+		r->file = path;
+		r->line = line;
+		rm_result_numbers(r);
+		rc = fn(ctx, r);
+		rm_strv_free(sr.rec); /* NULL when keep_row kept the record */
 		rec = NULL;
 		if (rc)
 			break;
@@ -181,7 +210,8 @@ int rm_results_each(const char *path, const char *run_id, rm_result_fn fn, void 
 	return ret;
 }
 
-/* rm_results_read's collector: keeps each row, its strings handed over. */
+/* rm_results_read's collector: keeps each row, its strings handed over. Only ever called by
+ * rm_results_each_file, whose rows are struct streamed. */
 struct keep_ctx {
 	rm_results *res;
 	const char *file;
@@ -190,10 +220,11 @@ struct keep_ctx {
 static int keep_row(void *ctx, rm_result *row)
 {
 	struct keep_ctx *k = ctx;
-	rm_result *r = new_row(k->res);
+	struct streamed *sr = (struct streamed *)row;
+	rm_result *r = new_row(k->res, sr->rec);
 	*r = *row;
 	r->file = k->file;
-	row->fields_ = NULL;
+	sr->rec = NULL;
 	return 0;
 }
 
@@ -205,8 +236,11 @@ int rm_results_read(rm_results *res, const char *path, const char *run_id, rm_er
 
 void rm_results_release(rm_results *res)
 {
-	for (size_t i = 0; i < res->n; i++)
-		rm_strv_free(res->rows[i].fields_);
+	for (size_t i = 0; res->store && i < res->n; i++)
+		rm_strv_free(res->store->rec[i]);
+	if (res->store)
+		free(res->store->rec);
+	free(res->store);
 	free(res->rows);
 	rm_strv_free(res->files);
 	memset(res, 0, sizeof(*res));
@@ -256,6 +290,22 @@ static void number_repeats(rm_metrics *m, size_t from)
 	free(idx);
 }
 
+/* A new row that owns rec. */
+static rm_metric_row *new_metric(rm_metrics *m, char **rec)
+{
+	rm_metrics_store *st = m->store;
+
+	if (!st)
+		st = m->store = rm_xcalloc(1, sizeof(*st));
+	if (m->n == st->cap) {
+		st->cap = st->cap ? st->cap * 2 : 64;
+		m->rows = rm_xrealloc(m->rows, st->cap * sizeof(*m->rows));
+		st->rec = rm_xrealloc(st->rec, st->cap * sizeof(*st->rec));
+	}
+	st->rec[m->n] = rec;
+	return &m->rows[m->n++];
+}
+
 static int header_is(char **rec, size_t n, const char *const *want, size_t nw)
 {
 	if (n != nw)
@@ -300,11 +350,7 @@ static int metrics_read(rm_metrics *m, const char *path, const char *run_id, con
 			rec = NULL;
 			continue;
 		}
-		if (m->n == m->cap_) {
-			m->cap_ = m->cap_ ? m->cap_ * 2 : 64;
-			m->rows = rm_xrealloc(m->rows, m->cap_ * sizeof(*m->rows));
-		}
-		rm_metric_row *r = &m->rows[m->n++];
+		rm_metric_row *r = new_metric(m, rec);
 		r->timestamp = rec[0];
 		r->run_id = rec[1];
 		r->model = rec[2];
@@ -314,7 +360,6 @@ static int metrics_read(rm_metrics *m, const char *path, const char *run_id, con
 		r->step = rm_parse_long(rec[6], 0, 0x7fffffffL, &step) == 0 ? step : -1;
 		r->aggregate = rec[7];
 		r->repeat = 1;
-		r->fields_ = rec;
 		rec = NULL;
 	}
 	if (rc < 0) {
@@ -461,8 +506,11 @@ int rm_metrics_read_dir_named(rm_metrics *m, const char *dir, const char *run_id
 
 void rm_metrics_release(rm_metrics *m)
 {
-	for (size_t i = 0; i < m->n; i++)
-		rm_strv_free(m->rows[i].fields_);
+	for (size_t i = 0; m->store && i < m->n; i++)
+		rm_strv_free(m->store->rec[i]);
+	if (m->store)
+		free(m->store->rec);
+	free(m->store);
 	free(m->rows);
 	memset(m, 0, sizeof(*m));
 }

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "rm/util.h"
-#include "rm/results.h"
+#include "rm/text.h"
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. *cp gets the code
  * point. */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "rm/results.h"
+#include "rm/history.h"
 #include "rm/util.h"
 #include "rm/report.h"
 

@@ -118,12 +118,14 @@ int rm_runner__load_context(struct run *r, rm_error *err)
 /* --sys-env-details: the doctor's findings beside the run's logs. */
 static void write_sys_env(struct run *r)
 {
-	rm_doctor_opts dopt = {"/proc",	      r->o->sysfs_root ? r->o->sysfs_root : "/sys",
-			       "/dev",	      r->o->docker_host,
-			       r->o->log_dir, 1};
+	rm_doctor_opts dopt = RM_DOCTOR_OPTS_INIT;
 	char *path = rm_xasprintf("%s/%s.sys_env_details.txt", r->o->log_dir, r->run_id);
 	rm_error err = RM_ERROR_INIT;
 
+	if (r->o->sysfs_root)
+		dopt.sysfs_root = r->o->sysfs_root;
+	dopt.docker_host = r->o->docker_host;
+	dopt.work_dir = r->o->log_dir;
 	if (rm_doctor_write(&dopt, path, &err) < 0)
 		rm_warn("%s", err.msg);
 	else
@@ -236,11 +238,12 @@ static int run_all(struct run *r, rm_error *err)
 int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 {
 	struct run r;
-	rm_registry_opts ropts = {o->run_dynamic, 0};
+	rm_registry_opts ropts = RM_REGISTRY_OPTS_INIT;
 	int ret = -1;
 
 	memset(&r, 0, sizeof(r));
 	memset(res, 0, sizeof(*res));
+	ropts.run_dynamic = o->run_dynamic;
 	r.o = o;
 	if (o->run_id)
 		snprintf(r.run_id, sizeof(r.run_id), "%s", o->run_id);

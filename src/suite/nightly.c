@@ -11,7 +11,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rm/accepted.h"
+#include "rm/archive.h"
+#include "rm/detect.h"
+#include "rm/direction.h"
+#include "rm/gate.h"
+#include "rm/history.h"
+#include "rm/junit.h"
+#include "rm/manifest.h"
+#include "rm/markdown.h"
+#include "rm/metrics.h"
+#include "rm/references.h"
 #include "rm/results.h"
+#include "rm/text.h"
 #include "rm/db.h"
 #include "rm/util.h"
 #include "rm/suite.h"
@@ -247,7 +259,9 @@ static int load(struct finish *f, rm_error *err)
 	if (o->baseline_open) {
 		f->use_base = o->baseline_open;
 	} else if (!src) {
-		rm_history_opts ho = {f->window, 0, f->run_id, 0};
+		rm_history_opts ho = RM_HISTORY_OPTS_INIT;
+		ho.window = f->window;
+		ho.before_run = f->run_id;
 		c.h = f->base = rm_history_new(&ho);
 	}
 	if (rm_results_each(o->perf_csv, NULL, collect_row, &c, err) < 0)
@@ -256,8 +270,11 @@ static int load(struct finish *f, rm_error *err)
 		return rm_error_set(err, RM_ERR_INPUT, "'%s' has no rows of run '%s'", o->perf_csv,
 				    f->run_id);
 	if (!f->use_base && src) {
-		rm_baseline_opts bo = {src, f->run_id,
-				       nightly_manifest_str(f->manifest, "started_at"), f->window};
+		rm_baseline_opts bo = RM_BASELINE_OPTS_INIT;
+		bo.source = src;
+		bo.exclude_run_id = f->run_id;
+		bo.before = nightly_manifest_str(f->manifest, "started_at");
+		bo.window = f->window;
 		if (rm_baseline_open(&bo, &f->base, err) < 0)
 			return -1;
 	}
@@ -311,7 +328,7 @@ static void gate_opts(struct finish *f, rm_gate_opts *go)
 	size_t i, k;
 	int any = 0;
 
-	memset(go, 0, sizeof(*go));
+	*go = (rm_gate_opts)RM_GATE_OPTS_INIT;
 	go->threshold_pct = f->o->fail_on_regression;
 	if (go->threshold_pct < 0 && json_is_number(cfg))
 		go->threshold_pct = json_number_value(cfg);
@@ -374,36 +391,19 @@ static int export(struct finish *f, const char *url, rm_error *err)
 	return rc;
 }
 
-/* The HTML report over perf.csv's whole history, streamed once more into plot points, with
- * the GPU power of the perf_<model>.csv files beside it. */
+/* The HTML report over perf.csv's whole history, streamed once more into plot points. */
 static int html(struct finish *f, const rm_gate_opts *go, rm_error *err)
 {
-	const rm_nightly_opts *o = f->o;
-	rm_history_opts hopt = {f->window, RM_HTML_PLOT_POINTS, NULL, 1};
-	rm_history_opts popt = {f->window, RM_HTML_PLOT_POINTS, NULL, 0};
-	rm_baseline *h = rm_history_new(&hopt), *power = rm_history_new(&popt);
-	rm_html_opts ho = {f->suite, o->perf_csv, go->threshold_pct, f->dirs, f->window, power};
-	rm_results again = RM_RESULTS_INIT;
-	const rm_results *latest;
-	const char *id;
-	int complete, rc;
+	rm_nightly_html_opts ho = RM_NIGHTLY_HTML_OPTS_INIT;
 
-	rc = rm_history_read_csv(h, o->perf_csv, err);
-	if (rc == 0)
-		rc = rm_accepted_read(h, o->perf_csv, err);
-	/* the GPU power of every run beside perf.csv, for the power column */
-	if (rc == 0)
-		rc = rm_history_read_metric_dir(power, f->dir, "gpu_power_avg_w", err);
-	if (rc == 0 && (id = rm_history_latest(h, &latest, &complete)) && !complete) {
-		rc = rm_results_read(&again, o->perf_csv, id, err);
-		latest = &again;
-	}
-	if (rc == 0)
-		rc = rm_html_report(o->html, h, latest, &ho, err);
-	rm_results_release(&again);
-	rm_baseline_free(h);
-	rm_baseline_free(power);
-	return rc;
+	ho.path = f->o->html;
+	ho.files = &f->o->perf_csv;
+	ho.n_files = 1;
+	ho.title = f->suite;
+	ho.threshold_pct = go->threshold_pct;
+	ho.window = f->window;
+	ho.directions = f->dirs;
+	return rm_nightly_html(&ho, NULL, err);
 }
 
 /* Every output, in order; the archive last, so that it holds the others. */
@@ -412,7 +412,12 @@ static int outputs(struct finish *f, const rm_gate_opts *go, rm_error *err)
 	const rm_nightly_opts *o = f->o;
 
 	if (o->junit) {
-		rm_junit_opts jo = {f->suite, NULL, f->dir, 50, &f->gate, &f->metrics};
+		rm_junit_opts jo = RM_JUNIT_OPTS_INIT;
+		jo.suite = f->suite;
+		jo.base_dir = f->dir;
+		jo.log_lines = 50;
+		jo.gate = &f->gate;
+		jo.metrics = &f->metrics;
 		if (rm_junit_write(o->junit, &f->run, &jo, err) < 0)
 			return -1;
 	}

@@ -8,6 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rm/detect.h"
+#include "rm/history.h"
+#include "rm/manifest.h"
+#include "rm/references.h"
 #include "rm/results.h"
 #include "rm/context.h"
 #include "rm/db.h"
@@ -222,7 +226,11 @@ static int open_baseline(struct srun *s, rm_error *err)
 		src = s->suite.baseline;
 	if (!src)
 		return 0;
-	rm_baseline_opts bo = {src, s->run_id, s->started, s->window};
+	rm_baseline_opts bo = RM_BASELINE_OPTS_INIT;
+	bo.source = src;
+	bo.exclude_run_id = s->run_id;
+	bo.before = s->started;
+	bo.window = s->window;
 	if (rm_baseline_open(&bo, &s->base, err) < 0)
 		return -1;
 	rm_info("baseline: %zu series from '%s'", rm_history_n_series(s->base), src);
@@ -320,9 +328,7 @@ static int write_manifest(struct srun *s, rm_error *err)
 {
 	const rm_run_opts *run = s->run;
 	rm_context ctx;
-	rm_doctor_opts dopt = {"/proc",	     run->sysfs_root ? run->sysfs_root : "/sys",
-			       "/dev",	     run->docker_host,
-			       run->log_dir, 1};
+	rm_doctor_opts dopt = RM_DOCTOR_OPTS_INIT;
 	rm_finding *findings = NULL;
 	size_t n_findings = 0, n_secrets = 0;
 	char *dir = rm_dirname(run->output), *commit = rm_git_commit(run->root);
@@ -332,6 +338,10 @@ static int write_manifest(struct srun *s, rm_error *err)
 	int ret = -1;
 
 	memset(&ctx, 0, sizeof(ctx));
+	if (run->sysfs_root)
+		dopt.sysfs_root = run->sysfs_root;
+	dopt.docker_host = run->docker_host;
+	dopt.work_dir = run->log_dir;
 	/* A tag argument or an entry's context may carry a secret's value: run.json is
 	 * masked as every other file of the run. */
 	rm_mask_init(&mask, (const char *const *)secrets, n_secrets);

@@ -13,6 +13,8 @@
 #include <yaml.h>
 
 #include "rm/db.h"
+#include "rm/detect.h"
+#include "rm/references.h"
 #include "rm/results.h"
 #include "rm/suite.h"
 #include "rm/util.h"

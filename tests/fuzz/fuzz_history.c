@@ -11,6 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rm/detect.h"
+#include "rm/direction.h"
+#include "rm/gate.h"
+#include "rm/history.h"
+#include "rm/markdown.h"
 #include "rm/results.h"
 #include "rm/util.h"
 
@@ -25,12 +30,16 @@ static int add(void *ctx, rm_result *row)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	rm_error err = RM_ERROR_INIT;
-	rm_history_opts ho = {8, 24, NULL, 1};
-	rm_baseline *h = rm_history_new(&ho);
+	rm_history_opts ho = RM_HISTORY_OPTS_INIT;
+	rm_baseline *h;
 	FILE *f = fmemopen((void *)data, size, "r");
 	const rm_results *latest;
 	int complete;
 
+	ho.window = 8;
+	ho.plot = 24;
+	ho.keep_latest = 1;
+	h = rm_history_new(&ho);
 	if (!f || !size) {
 		if (f)
 			fclose(f);
@@ -42,8 +51,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const rm_hseries *s = rm_history_series_at(h, i);
 			rm_detect d;
 			rm_run_ref since;
-			rm_detect_opts o = {i % 3 ? RM_DIR_HIGHER : RM_DIR_LOWER, (double)(i % 7),
-					    8, 0};
+			rm_detect_opts o = RM_DETECT_OPTS_INIT;
+			o.direction = i % 3 ? RM_DIR_HIGHER : RM_DIR_LOWER;
+			o.threshold_pct = (double)(i % 7);
+			o.window = 8;
 			if (s->n > 24)
 				abort();
 			if (rm_history_judge(h, s, &o, &d, &since) == 0 &&
@@ -51,7 +62,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 		}
 		if (rm_history_latest(h, &latest, &complete)) {
-			rm_gate_opts go = {5, 1, NULL, 0, NULL, 8, NULL};
+			rm_gate_opts go = RM_GATE_OPTS_INIT;
+			go.threshold_pct = 5;
+			go.enforce = 1;
+			go.window = 8;
 			rm_gate g;
 			rm_buf md = RM_BUF_INIT((size_t)16 << 20);
 			rm_baseline_seal(h);

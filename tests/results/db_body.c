@@ -14,6 +14,9 @@
 
 #include "check.h"
 #include "rm/db.h"
+#include "rm/accepted.h"
+#include "rm/history.h"
+#include "rm/metrics.h"
 #include "rm/results.h"
 #include "rm/util.h"
 
@@ -98,7 +101,6 @@ int main(int argc, char **argv)
 		metrics.rows = rm_xrealloc(metrics.rows, (metrics.n + 1) * sizeof(*metrics.rows));
 		rm_metric_row *m = &metrics.rows[metrics.n++];
 		memset(m, 0, sizeof(*m));
-		m->fields_ = rm_xcalloc(1, sizeof(char *));
 		m->timestamp = "2024-05-01T01:00:00Z";
 		m->run_id = run1;
 		m->model = ma;
@@ -175,7 +177,10 @@ int main(int argc, char **argv)
 	CHECK(e && e->n == 1 && e->values[0] == 90);
 	rm_baseline_free(bl);
 	/* Through the public entry point, as --baseline URL uses it. */
-	rm_baseline_opts bo = {argv[1], run2, "2024-05-02T00:00:00Z", 0};
+	rm_baseline_opts bo = RM_BASELINE_OPTS_INIT;
+	bo.source = argv[1];
+	bo.exclude_run_id = run2;
+	bo.before = "2024-05-02T00:00:00Z";
 	CHECK(rm_baseline_open(&bo, &bl, &err) == 0);
 	char pct[32];
 	CHECK(rm_baseline_change(bl, ma, "tokens/s", "docker/x.Dockerfile", "gfx942", "host-a", 90,
@@ -191,7 +196,7 @@ int main(int argc, char **argv)
 	add(&tie, "x", "2024-05-05T00:00:00Z", "t", "80", "SUCCESS", "1");
 	CHECK(rm_db_export(db, &tie, NULL, NULL, NULL, &st, &err) == 0 && st.runs == 3);
 	char *mt = rm_xasprintf("%s-t", tag), *rx = rm_xasprintf("%s-x", tag), *start = NULL;
-	rm_history_opts ho = {0, 0, NULL, 0};
+	rm_history_opts ho = RM_HISTORY_OPTS_INIT;
 	rm_baseline *h = rm_history_new(&ho);
 	CHECK(rm_db_baseline(db, NULL, NULL, 33, h, &err) == 0);
 	const rm_hseries *s =
@@ -232,8 +237,6 @@ int main(int argc, char **argv)
 	free(run1);
 	free(ma);
 	json_decref(man);
-	for (size_t i = 0; i < metrics.n; i++)
-		free(metrics.rows[i].fields_);
 	free(metrics.rows);
 	rm_results_release(&bad);
 	rm_results_release(&r1);

@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/results.h"
+#include "rm/detect.h"
+#include "rm/direction.h"
 #include "rm/util.h"
 
 static unsigned long long state;
@@ -44,18 +45,19 @@ static void stable(rm_point *p, size_t n, double noise)
 /* The gate's verdict on p[n - 1]; window 0: the default (30 runs). */
 static rm_verdict judge_w(const rm_point *p, size_t n, double thr, double z, size_t window)
 {
-	rm_detect_opts o = {RM_DIR_HIGHER, thr, window, z};
+	rm_detect_opts o = RM_DETECT_OPTS_INIT;
 	rm_detect d;
+	o.direction = RM_DIR_HIGHER;
+	o.threshold_pct = thr;
+	o.window = window;
+	o.z = z;
 	rm_detect_run(p, n, &o, &d);
 	return d.verdict;
 }
 
 static rm_verdict judge(const rm_point *p, size_t n, double thr, double z)
 {
-	rm_detect_opts o = {RM_DIR_HIGHER, thr, 0, z};
-	rm_detect d;
-	rm_detect_run(p, n, &o, &d);
-	return d.verdict;
+	return judge_w(p, n, thr, z, 0);
 }
 
 /* Share of stable series of n runs whose last run is judged a regression, the window

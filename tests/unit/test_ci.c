@@ -8,7 +8,11 @@
 #include <string.h>
 
 #include "check.h"
+#include "rm/archive.h"
+#include "rm/junit.h"
+#include "rm/manifest.h"
 #include "rm/results.h"
+#include "rm/text.h"
 #include "rm/suite.h"
 #include "rm/util.h"
 #include "testfs.h"
@@ -152,7 +156,9 @@ static void test_junit(const char *dir)
 	add(&run, "fail", "", "FAILURE", "exit 1 <\"&'>", log, "1");
 	add(&run, "skip", "", "SKIPPED", "gfx90a skipped", "", "1");
 
-	rm_junit_opts o = {"nightly", NULL, NULL, 50, NULL, NULL};
+	rm_junit_opts o = RM_JUNIT_OPTS_INIT;
+	o.suite = "nightly";
+	o.log_lines = 50;
 	CHECK(rm_junit_write(path, &run, &o, &err) == 0);
 	CHECK(rm_read_file(path, 1 << 20, &text, NULL, &err) == 0);
 	CHECK(strstr(text, "<testsuite name=\"nightly\" package=\"nightly\" id=\"0\" "
@@ -331,7 +337,7 @@ static void test_nightly_manifest(const char *dir)
 	char *j = rm_xasprintf("{\"run_id\": \"B\", \"suite\": \"night\", %s}", entries);
 	tfs_put(dir, "run.json", j);
 	free(j);
-	rm_nightly_opts o = {0};
+	rm_nightly_opts o = RM_NIGHTLY_OPTS_INIT;
 	o.perf_csv = perf;
 	o.manifest = man;
 	o.fail_on_regression = -1;

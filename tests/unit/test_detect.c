@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "rm/results.h"
+#include "rm/detect.h"
+#include "rm/direction.h"
 
 /* Deterministic normal noise (splitmix64, Box-Muller): the same series on every host. */
 static unsigned long long seed;
@@ -35,8 +36,10 @@ static void fill(rm_point *p, size_t from, size_t to, double level, double sd)
 
 static rm_detect judge(const rm_point *p, size_t n, rm_direction dir, double thr)
 {
-	rm_detect_opts o = {dir, thr, 0, 0};
+	rm_detect_opts o = RM_DETECT_OPTS_INIT;
 	rm_detect d;
+	o.direction = dir;
+	o.threshold_pct = thr;
 	rm_detect_run(p, n, &o, &d);
 	return d;
 }

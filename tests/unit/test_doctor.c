@@ -616,7 +616,7 @@ static void test_tools(void)
 /* This very host, with its real /proc, /sys and /dev and the tools on PATH. */
 static void test_real_host(void)
 {
-	rm_doctor_opts o = {"/proc", "/sys", "/dev", NULL, ".", 1};
+	rm_doctor_opts o = RM_DOCTOR_OPTS_INIT;
 	rm_context ctx;
 	rm_error err = RM_ERROR_INIT;
 	rm_finding *v;

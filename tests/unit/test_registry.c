@@ -628,9 +628,11 @@ static void test_dynamic(void)
 	char *d = tfs_tmpdir("dynamic");
 	rm_registry reg = {0};
 	rm_error err = RM_ERROR_INIT;
-	rm_registry_opts run = {1, 20};
+	rm_registry_opts run = RM_REGISTRY_OPTS_INIT;
 	unsigned warns = rm_warn_count();
 
+	run.run_dynamic = 1;
+	run.dynamic_timeout = 20;
 	tfs_put(d, "models.json", "[" ENTRY("top", "") "]");
 	tfs_put(d, "scripts/dyn/get_models_json.py",
 		"from madengine.utils.discover_models import CustomModel\n"
@@ -686,7 +688,8 @@ static void test_dynamic(void)
 	tfs_put(d, "scripts/dyn/get_models_json.py", "def list_models():\n    return [1]\n");
 	CHECK(rm_registry_load_opts(&reg, d, &run, &err) < 0);
 	tfs_put(d, "scripts/dyn/get_models_json.py", "import time\ntime.sleep(30)\n");
-	rm_registry_opts quick = {1, 0.5};
+	rm_registry_opts quick = run;
+	quick.dynamic_timeout = 0.5;
 	double t0 = rm_now();
 	CHECK(rm_registry_load_opts(&reg, d, &quick, &err) < 0);
 	CHECK(rm_now() - t0 < 5);

@@ -5,7 +5,14 @@
 #include <string.h>
 
 #include "check.h"
+#include "rm/detect.h"
+#include "rm/direction.h"
+#include "rm/gate.h"
+#include "rm/history.h"
+#include "rm/markdown.h"
+#include "rm/metrics.h"
 #include "rm/results.h"
+#include "rm/text.h"
 #include "rm/util.h"
 #include "testfs.h"
 
@@ -226,10 +233,16 @@ static void hadd(rm_baseline *h, const char *m, const char *run, int day, const 
 static void test_history(void)
 {
 	char run[32], v[32];
-	rm_history_opts gate = {10, 0, NULL, 0}, plot = {10, 40, NULL, 1};
-	rm_baseline *h = rm_history_new(&gate), *p = rm_history_new(&plot);
+	rm_history_opts gate = RM_HISTORY_OPTS_INIT, plot = RM_HISTORY_OPTS_INIT;
+	rm_baseline *h, *p;
 	const rm_hseries *s;
 	unsigned total = 0;
+
+	gate.window = plot.window = 10;
+	plot.plot = 40;
+	plot.keep_latest = 1;
+	h = rm_history_new(&gate);
+	p = rm_history_new(&plot);
 
 	/* 100 runs: the gate keeps the window and its context, the plot merges older runs. */
 	for (int i = 0; i < 100; i++) {
@@ -255,7 +268,8 @@ static void test_history(void)
 
 	/* Repeats of a run that come late join its point; runs after the judged one, and the
 	 * judged one, are left out; another GPU count is another series. */
-	rm_history_opts before = {0, 0, "now", 0};
+	rm_history_opts before = RM_HISTORY_OPTS_INIT;
+	before.before_run = "now";
 	h = rm_history_new(&before);
 	hadd(h, "m", "a", 1, "100", "8", "h1");
 	hadd(h, "m", "b", 2, "90", "8", "h1");
@@ -292,9 +306,10 @@ static void test_history(void)
 	rm_baseline_free(h);
 
 	/* The latest run: by start, its rows kept; out of order, flagged for a second read. */
-	rm_history_opts keep = {0, 0, NULL, 1};
+	rm_history_opts keep = RM_HISTORY_OPTS_INIT;
 	const rm_results *rows;
 	int complete;
+	keep.keep_latest = 1;
 	h = rm_history_new(&keep);
 	hadd(h, "m", "old", 1, "1", "8", "h1");
 	hadd(h, "m", "new", 5, "2", "8", "h1");
@@ -358,7 +373,9 @@ static void test_gate(void)
 			     : "93.1",
 		    "SUCCESS", "r2", "h");
 
-	rm_gate_opts o = {5, 1, NULL, 0, NULL, 0, NULL};
+	rm_gate_opts o = RM_GATE_OPTS_INIT;
+	o.threshold_pct = 5;
+	o.enforce = 1;
 	rm_gate_eval(&run, b, &o, &g);
 	CHECK((c = find(&g, "thr")) && c->verdict == RM_VERDICT_REGRESSION);
 	CHECK(c && fabs(c->change_pct + 7) < 1e-9 && isnan(c->noise_pct));
@@ -378,7 +395,9 @@ static void test_gate(void)
 
 	/* A suite entry's own threshold: 10% lets thr and time pass; -1 ungates tight. */
 	rm_threshold th[] = {{"thr", 10}, {"time", 10}, {"tight", -1}};
-	rm_gate_opts o2 = {5, 1, th, 3, NULL, 0, NULL};
+	rm_gate_opts o2 = o;
+	o2.thresholds = th;
+	o2.n_thresholds = 3;
 	rm_gate_eval(&run, b, &o2, &g);
 	CHECK(find(&g, "thr")->verdict == RM_VERDICT_SAME);
 	CHECK(find(&g, "time")->verdict == RM_VERDICT_SAME);
@@ -443,7 +462,9 @@ static void test_markdown(void)
 	add(&run, "ok", "tokens/s", "50", "SUCCESS", "r2", "h");
 	add(&run, "bad", "", "", "FAILURE", "r2", "h");
 	base = rm_baseline_from_results(&h, "r2");
-	rm_gate_opts o = {5, 1, NULL, 0, NULL, 0, NULL};
+	rm_gate_opts o = RM_GATE_OPTS_INIT;
+	o.threshold_pct = 5;
+	o.enforce = 1;
 	rm_gate_eval(&run, base, &o, &g);
 	CHECK(rm_summary_markdown(&b, "nightly", &run, &g) == 0);
 	const char *s = rm_buf_str(&b);

@@ -1,0 +1,48 @@
+/*
+ * run.json (src/results/manifest.c): what a run was, written once at its start beside
+ * perf.csv: its id, start, models commit, host, GPU, the doctor's findings, the suite and
+ * the options. rm_nightly_finish reads it back for the suite's settings.
+ *
+ * One of the outputs a CI job reads after a run (rm/suite.h's rm_nightly_finish makes them
+ * all at the end of a run). Everything works from the run's perf.csv, so it can also be run
+ * later on files alone (run_models report ci).
+ *
+ * The writer writes to a temporary file beside the target and renames it into place: a
+ * failed or interrupted write never leaves a half file for CI to pick up.
+ */
+#ifndef RM_MANIFEST_H
+#define RM_MANIFEST_H
+
+#include <stddef.h>
+
+#include "rm/doctor.h"
+#include "rm/util.h"
+
+typedef struct json_t json_t;
+
+typedef struct rm_manifest {
+	const char *run_id;
+	const char *started_at; /* "YYYY-MM-DDTHH:MM:SSZ"; NULL: now */
+	const char *git_commit; /* of the models folder */
+	const char *models_root;
+	const char *host; /* NULL: this host's name */
+	const char *suite;
+	const char *suite_file;
+	const json_t *suite_entries; /* rm_suite_json()'s "entries", or NULL */
+	const json_t *options;	     /* the run's options as an object, or NULL */
+	const char *gpu_vendor, *gpu_arch;
+	long n_gpus;
+	const rm_finding *findings; /* the doctor's (GPU, driver, ROCm, CUDA, OS, docker) */
+	size_t n_findings;
+	const rm_mask *mask; /* the run's secrets: every string (and key) masked; NULL: none */
+} rm_manifest;
+
+/* The manifest as JSON: run_id, started_at, git_commit, host, gpu {vendor, arch, count},
+ * versions {os, rocm, cuda, gpus, docker} taken from the doctor's findings, doctor (all
+ * findings), suite, suite_file, entries, options, run_models version. */
+json_t *rm_manifest_json(const rm_manifest *m);
+int rm_manifest_write(const char *path, const rm_manifest *m, rm_error *err);
+/* Reads a run.json back (NULL with err when missing or not JSON). */
+json_t *rm_manifest_read(const char *path, rm_error *err);
+
+#endif
