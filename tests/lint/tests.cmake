@@ -24,3 +24,14 @@ add_test(NAME lint.options_table
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lint/options-table.sh ${CMAKE_SOURCE_DIR}
                  $<TARGET_FILE:run_models>)
 set_tests_properties(lint.options_table PROPERTIES LABELS lint)
+# Every public header compiles alone, as git's hdr-check does: a header includes what it
+# uses.
+list(TRANSFORM DEPS_INCLUDE_DIRS PREPEND "-I" OUTPUT_VARIABLE RM_HDR_CHECK_FLAGS)
+add_test(NAME lint.header_check
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lint/header-check.sh ${CMAKE_SOURCE_DIR}
+                 ${CMAKE_C_COMPILER} ${RM_HDR_CHECK_FLAGS})
+set_tests_properties(lint.header_check PROPERTIES LABELS lint)
+# No function in src/ over 80 lines (tests/lint/function-length.sh has its allow-list).
+add_test(NAME lint.function_length
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lint/function-length.sh ${CMAKE_SOURCE_DIR} 80)
+set_tests_properties(lint.function_length PROPERTIES LABELS lint)
