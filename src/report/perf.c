@@ -10,13 +10,16 @@
 #include "rm/util.h"
 
 const char *const rm_perf_header[RM_PERF_COLS] = {
-    "model", "n_gpus", "nnodes", "gpus_per_node", "training_precision", "pipeline", "args", "tags",
-    "docker_file", "base_docker", "docker_sha", "docker_image", "git_commit", "machine_name",
-    "deployment_type", "launcher", "gpu_architecture", "performance", "metric", "relative_change",
-    "status", "build_duration", "test_duration", "dataname", "data_provider_type", "data_size",
-    "data_download_duration", "build_number", "additional_docker_run_options",
-    /* ours */
-    "timestamp", "run_id", "repeat", "reason", "tunableop", "exit_code", "log_file"};
+#define RM_PERF_CSV(name, csv, db, kind, decl, since) csv,
+    RM_PERF_COLUMNS(RM_PERF_CSV)
+#undef RM_PERF_CSV
+};
+
+const rm_perf_column rm_perf_columns[RM_PERF_COLS] = {
+#define RM_PERF_ROW(name, csv, db, kind, decl, since) {csv, db, RM_PCOL_##kind, decl, since},
+    RM_PERF_COLUMNS(RM_PERF_ROW)
+#undef RM_PERF_ROW
+};
 
 static const char *const metric_header[] = {"timestamp", "run_id", "model", "metric",
 					    "value",	 "unit",   "step",  "aggregate"};
