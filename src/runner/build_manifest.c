@@ -10,9 +10,9 @@
 #include "rm/engine.h"
 #include "rm/runner.h"
 #include "rm/util.h"
+#include "rm/version.h"
 
 #define MANIFEST_MAX_BYTES ((size_t)64 << 20)
-#define RM_VERSION	   "0.1.0"
 
 static char *build_manifest_str_or_null(json_t *obj, const char *key)
 {
