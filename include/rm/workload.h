@@ -153,8 +153,8 @@ typedef struct rm_workload {
 	/* the run's tools and the context's pre/post scripts and encapsulate_script (rm/tools.h);
 	 * empty without */
 	rm_tool_plan tools;
-	/* JENKINS_BUILD_NUMBER: the submitting host's BUILD_NUMBER (CI's), "0" without, as
-	 * madengine sets it */
+	/* the submitting host's BUILD_NUMBER (CI's), read once here: perf.csv's build_number
+	 * and the container's JENKINS_BUILD_NUMBER ("0" when NULL, as madengine sets it) */
 	char *build_number;
 	/* the distributed launcher MAD_MULTI_NODE_RUNNER is made for on one node: the
 	 * context's distributed.launcher, else the submitting host's MAD_LAUNCHER; NULL:

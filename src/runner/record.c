@@ -160,7 +160,7 @@ static void base_row(struct run *r, const rm_workload *w, const struct outcome *
 		snprintf(t->data_s, sizeof(t->data_s), "%.15g", oc->data_s);
 		row->cell[RM_COL_DATA_DOWNLOAD] = oc->data_ran ? t->data_s : NULL;
 	}
-	row->cell[RM_COL_BUILD_NUMBER] = getenv("BUILD_NUMBER");
+	row->cell[RM_COL_BUILD_NUMBER] = w->build_number;
 	row->cell[RM_COL_RUN_OPTIONS] = m->additional_docker_run_options;
 	row->cell[RM_COL_TIMESTAMP] = t->ts;
 	row->cell[RM_COL_RUN_ID] = r->run_id;

@@ -183,7 +183,7 @@ int rm_workload_build(rm_workload *w, const rm_workload_in *in, rm_error *err)
 	w->gpus = dup_or_null(ctx->docker_gpus);
 	w->cpus = dup_or_null(ctx->docker_cpus);
 	build_number = host_value(in->host_env, "BUILD_NUMBER");
-	w->build_number = rm_xstrdup(build_number && *build_number ? build_number : "0");
+	w->build_number = build_number && *build_number ? rm_xstrdup(build_number) : NULL;
 	launcher = json_string_value(
 	    json_object_get(json_object_get(ctx->obj, "distributed"), "launcher"));
 	if (!launcher || !*launcher)
