@@ -132,7 +132,7 @@ static int history_row(void *ctx, const char *const *c, size_t n)
 	r.col[RM_COL_RUN_ID] = c[6] ? c[6] : "";
 	r.col[RM_COL_TIMESTAMP] = c[7] ? c[7] : "";
 	r.col[RM_COL_GIT_COMMIT] = c[8] ? c[8] : "";
-	r.col[RM_COL_STATUS] = "SUCCESS";
+	r.col[RM_COL_STATUS] = rm_status_name(RM_STATUS_SUCCESS);
 	r.col[RM_COL_PERFORMANCE] = c[9];
 	r.performance = v;
 	rm_history_add(ctx, &r);
