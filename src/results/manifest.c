@@ -7,10 +7,7 @@
 #include "rm/manifest.h"
 #include "rm/text.h"
 #include "rm/util.h"
-
-#ifndef RM_VERSION
-#define RM_VERSION "0.1.0"
-#endif
+#include "rm/version.h"
 
 static json_t *str_or_null(const char *s)
 {
