@@ -285,8 +285,10 @@ void rm_log_capture(rm_buf *b);
  * "dumb" (https://no-color.org).
  */
 enum rm_color { RM_COLOR_NONE, RM_COLOR_GOOD, RM_COLOR_BAD, RM_COLOR_WARN, RM_COLOR_BOLD };
-/* "auto", "always" or "never"; -1 (RM_ERR_USAGE) for anything else. */
-int rm_color_mode(const char *when, struct rm_error *err);
+/* --color: when colour is on. */
+enum rm_color_when { RM_COLOR_WHEN_AUTO = 1, RM_COLOR_WHEN_ALWAYS, RM_COLOR_WHEN_NEVER };
+extern const rm_choice rm_color_words[]; /* "auto", "always", "never" */
+void rm_color_set(enum rm_color_when when);
 int rm_color_on(FILE *f);
 /* The escape that starts colour c on f, and the one that ends it ("" when f gets none). */
 const char *rm_color_start(FILE *f, enum rm_color c);
