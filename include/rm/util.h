@@ -55,6 +55,8 @@ int rm_read_file(const char *path, size_t max, char **out, size_t *len, struct r
  * the new file's permissions (0600 for files that must stay private). 0 or -1 (err). */
 int rm_write_file_atomic(const char *path, const char *text, size_t len, int mode,
 			 struct rm_error *err);
+/* A name usable in a file name: '/' and ' ' become '_'. Caller frees. */
+char *rm_file_safe(const char *name);
 /* Strips blanks and line ends from both ends, in place; returns the new start. */
 char *rm_trim(char *s);
 /* The full path of the executable file prog on $PATH (empty entries, the current folder, are

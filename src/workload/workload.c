@@ -11,7 +11,6 @@
 
 #include <jansson.h>
 
-#include "rm/report.h"
 #include "workload_internal.h"
 
 static char *dup_or_null(const char *s)
