@@ -55,6 +55,18 @@ int rm_read_file(const char *path, size_t max, char **out, size_t *len, struct r
  * the new file's permissions (0600 for files that must stay private). 0 or -1 (err). */
 int rm_write_file_atomic(const char *path, const char *text, size_t len, int mode,
 			 struct rm_error *err);
+/*
+ * YAML to JSON through libyaml (util/yaml.c), for context files, suites and references (MAD
+ * users keep them as JSON or YAML). Mappings become objects, sequences arrays; plain scalars
+ * that read as integers, floats, true/false (YAML 1.2 core schema) or null/~ become those
+ * JSON types, quoted scalars stay strings. Anchors and aliases are refused (they allow
+ * "billion laughs" inputs); so are non-string mapping keys, duplicate keys, and more than one
+ * document. Returns a new JSON value, or NULL with err naming `source`, the line and the
+ * column.
+ */
+typedef struct json_t json_t;
+json_t *rm_yaml_to_json(const char *text, size_t len, const char *source, struct rm_error *err);
+
 /* A name usable in a file name: '/' and ' ' become '_'. Caller frees. */
 char *rm_file_safe(const char *name);
 /* Strips blanks and line ends from both ends, in place; returns the new start. */
