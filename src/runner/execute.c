@@ -9,7 +9,7 @@
 
 #include "internal.h"
 #include "rm/util.h"
-#include "rm/engine.h"
+#include "rm/tar.h"
 
 char *rm_runner__container_name(const struct run *r, const rm_model *m, size_t k)
 {

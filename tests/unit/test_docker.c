@@ -22,6 +22,7 @@
 
 #include "check.h"
 #include "rm/engine.h"
+#include "rm/tar.h"
 #include "rm/util.h"
 
 static char tmp[64];
