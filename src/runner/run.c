@@ -15,6 +15,7 @@
 
 #include "internal.h"
 #include "rm/doctor.h"
+#include "rm/launcher.h"
 #include "rm/tools.h"
 #include "rm/util.h"
 #include "rm/report.h"
@@ -120,10 +121,12 @@ static void write_sys_env(struct run *r)
 {
 	rm_doctor_opts dopt = {"/proc",	      r->o->sysfs_root ? r->o->sysfs_root : "/sys",
 			       "/dev",	      r->o->docker_host,
-			       r->o->log_dir, 1};
+			       r->o->log_dir, 1,
+			       NULL};
 	char *path = rm_xasprintf("%s/%s.sys_env_details.txt", r->o->log_dir, r->run_id);
 	rm_error err = RM_ERROR_INIT;
 
+	dopt.backends = rm_launcher_probe_all;
 	if (rm_doctor_write(&dopt, path, &err) < 0)
 		rm_warn("%s", err.msg);
 	else

@@ -20,23 +20,28 @@
 
 #include "rm/context.h"
 #include "rm/doctor.h"
-#include "rm/launcher.h"
 #include "rm/util.h"
 
 #include "system_internal.h"
 
 /* Takes ownership of detail and action (action NULL for OK). */
-void rm_system__doctor_add(struct findings *fs, const char *status, const char *check, char *detail,
-			   char *action)
+void rm_findings_add(rm_finding **v, size_t *n, const char *status, const char *check, char *detail,
+		     char *action)
 {
 	rm_finding *f;
 
-	fs->v = rm_xrealloc(fs->v, (fs->n + 1) * sizeof(*fs->v));
-	f = &fs->v[fs->n++];
+	*v = rm_xrealloc(*v, (*n + 1) * sizeof(**v));
+	f = &(*v)[(*n)++];
 	f->status = status;
 	f->check = rm_xstrdup(check);
 	f->detail = detail;
 	f->action = action;
+}
+
+void rm_system__doctor_add(struct findings *fs, const char *status, const char *check, char *detail,
+			   char *action)
+{
+	rm_findings_add(&fs->v, &fs->n, status, check, detail, action);
 }
 
 /* The first line of a small file, trimmed; NULL (errno set) when it cannot be opened. */
@@ -175,25 +180,6 @@ static void check_numa(struct findings *fs, const char *proc)
 	free(path);
 }
 
-/* ---- where workloads run: each launcher's back end (the Docker engine, ...) ---- */
-
-static void check_launchers(struct findings *fs, const char *host)
-{
-	for (size_t i = 0; rm_launchers[i]; i++) {
-		rm_probe p = {NULL, NULL, NULL};
-		if (!rm_launchers[i]->probe)
-			continue;
-		rm_launchers[i]->probe(host, &p);
-		if (p.status)
-			rm_system__doctor_add(fs, p.status, rm_launchers[i]->name, p.detail,
-					      p.action);
-		else {
-			free(p.detail);
-			free(p.action);
-		}
-	}
-}
-
 /* ---- /dev/shm ---- */
 
 static void check_shm(struct findings *fs, const char *dev)
@@ -318,7 +304,8 @@ void rm_doctor_collect(const rm_doctor_opts *o, rm_finding **out, size_t *n)
 		d.dev_root = "/dev";
 	check_os(&fs);
 	check_numa(&fs, d.proc_root);
-	check_launchers(&fs, d.docker_host);
+	if (d.backends) /* where workloads run: each launcher's back end */
+		d.backends(d.docker_host, &fs.v, &fs.n);
 	rm_system__check_gpus(&fs, &d);
 	check_shm(&fs, d.dev_root);
 	check_disks(&fs, &d);
