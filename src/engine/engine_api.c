@@ -420,7 +420,7 @@ int rm_engine__req_complete(rm_docker *d, struct req *r, CURLcode rc, rm_error *
 				     "%s %.*s: no answer within %g s", r->method, (int)plen,
 				     r->path, (double)r->timeout_ms / 1000);
 		else if (os_errno)
-			/* curl's kind of failure; strerror then says what the socket said. */
+			/* curl's kind of failure, then the socket's errno says why. */
 			rm_error_sys(err, RM_ERR_DOCKER, (int)os_errno, "%s %.*s: %s", r->method,
 				     (int)plen, r->path, curl_easy_strerror(rc));
 		else

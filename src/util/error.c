@@ -72,13 +72,19 @@ int rm_error_hint(rm_error *err, const char *hint)
 	return -1;
 }
 
-/* The one place where strerror's text is made: the messages hold only what failed. */
+/* The one place where strerror's text is made: the messages hold only what failed. GNU's
+ * strerror_r (the build defines _GNU_SOURCE), since errors are shown from any thread. */
 const char *rm_error_text(rm_error *err)
 {
+	char buf[256];
+	const char *cause = "";
+
 	if (!err->sys_errno && !err->hint)
 		return err->msg;
+	if (err->sys_errno)
+		cause = strerror_r(err->sys_errno, buf, sizeof(buf));
 	snprintf(err->text, sizeof(err->text), "%s%s%s%s", err->msg, err->sys_errno ? ": " : "",
-		 err->sys_errno ? strerror(err->sys_errno) : "", err->hint ? err->hint : "");
+		 cause, err->hint ? err->hint : "");
 	return err->text;
 }
 
