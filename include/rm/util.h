@@ -74,6 +74,40 @@ int rm_make_temp(char **path, struct rm_error *err);
  * followed. Caller frees. */
 char *rm_git_commit(const char *root);
 
+/*
+ * A closed set of words and the values they stand for (a flag's choices, the words of a
+ * file's column): one table per set, ended by {NULL, 0}, and every parse and every name goes
+ * through it, so a set is written once.
+ */
+typedef struct rm_choice {
+	const char *name;
+	int value;
+} rm_choice;
+/* The value of word in set: 0 and *value, or -1 (word NULL or not in it). */
+int rm_choice_parse(const rm_choice *set, const char *word, int *value);
+/* The word of value in set, or NULL. */
+const char *rm_choice_name(const rm_choice *set, int value);
+/* The words joined: sep between them, last_sep before the last one ("on|off" with "|" and
+ * "|"; "'on' or 'off'" with quote "'"). Caller frees. */
+char *rm_choice_list(const rm_choice *set, const char *quote, const char *sep,
+		     const char *last_sep);
+
+/*
+ * A perf row's status, perf.csv's status column (as madengine writes it): RM_STATUS_NONE
+ * for a row that has none yet or a word that is none of them.
+ */
+typedef enum rm_status {
+	RM_STATUS_NONE = 0,
+	RM_STATUS_SUCCESS,
+	RM_STATUS_FAILURE,
+	RM_STATUS_SKIPPED,
+} rm_status;
+extern const rm_choice rm_status_words[];
+/* "SUCCESS", "FAILURE", "SKIPPED"; NULL for RM_STATUS_NONE. */
+const char *rm_status_name(rm_status s);
+/* The status a cell holds (RM_STATUS_NONE for anything else, NULL included). */
+rm_status rm_status_of(const char *word);
+
 int rm_starts_with(const char *s, const char *prefix);
 int rm_ends_with(const char *s, const char *suffix);
 
@@ -295,7 +329,7 @@ int rm_color_on(FILE *f);
 const char *rm_color_start(FILE *f, enum rm_color c);
 const char *rm_color_end(FILE *f, enum rm_color c);
 /* The colour of a perf row status: SUCCESS good, FAILURE bad, SKIPPED warn, else none. */
-enum rm_color rm_status_color(const char *status);
+enum rm_color rm_status_color(rm_status status);
 /* The columns of the terminal f writes to ($COLUMNS when the size is unknown), or 0 when f
  * is not a terminal. */
 int rm_term_width(FILE *f);

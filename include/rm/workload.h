@@ -40,6 +40,35 @@
 
 typedef struct json_t json_t;
 
+/*
+ * The distributed launchers: a context's distributed.launcher (madengine's MAD_LAUNCHER),
+ * one table for a run on one host and for SLURM jobs (src/workload/dist_launchers.c).
+ * `start` says how the processes of one container are started, that is what
+ * MAD_MULTI_NODE_RUNNER holds; `on_slurm` whether the SLURM launcher runs it.
+ */
+typedef enum rm_dist_start {
+	RM_DIST_TORCHRUN,  /* torchrun's command: --standalone on one node */
+	RM_DIST_DEEPSPEED, /* deepspeed's, one node */
+	RM_DIST_OWN,	   /* the workload starts its own workers: the runner is "" */
+} rm_dist_start;
+
+typedef struct rm_dist_launcher {
+	const char *name;	/* as the docs spell it */
+	const char *aliases[2]; /* other spellings, NULL-terminated */
+	rm_dist_start start;
+	int on_slurm;
+} rm_dist_launcher;
+
+/* The launcher named name (case and '-' or '_' do not matter), or NULL. */
+const rm_dist_launcher *rm_dist_launcher_find(const char *name);
+/* "torchrun, torchtitan, ... or sglang", for messages; only those SLURM runs when
+ * slurm_only. Caller frees. */
+char *rm_dist_launcher_names(int slurm_only);
+/* MAD_MULTI_NODE_RUNNER: the command that starts nproc processes on each of nnodes nodes
+ * (port: the rendezvous port across nodes); l NULL (a launcher no row names) is torchrun's,
+ * as madengine makes it. Caller frees. */
+char *rm_dist_runner(const rm_dist_launcher *l, long nnodes, long nproc, long port);
+
 /* The version of the job document and of the workloads in it; a reader refuses others. */
 #define RM_WORKLOAD_SCHEMA 1
 
@@ -124,13 +153,13 @@ typedef struct rm_workload {
 	/* the run's tools and the context's pre/post scripts and encapsulate_script (rm/tools.h);
 	 * empty without */
 	rm_tool_plan tools;
-	/* JENKINS_BUILD_NUMBER: the submitting host's BUILD_NUMBER (CI's), "0" without, as
-	 * madengine sets it */
+	/* the submitting host's BUILD_NUMBER (CI's), read once here: perf.csv's build_number
+	 * and the container's JENKINS_BUILD_NUMBER ("0" when NULL, as madengine sets it) */
 	char *build_number;
 	/* the distributed launcher MAD_MULTI_NODE_RUNNER is made for on one node: the
 	 * context's distributed.launcher, else the submitting host's MAD_LAUNCHER; NULL:
 	 * torchrun (madengine's default) */
-	char *launcher;
+	char *dist_launcher;
 } rm_workload;
 
 /* What a workload is built from; everything is copied. */

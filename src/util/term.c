@@ -53,16 +53,18 @@ const char *rm_color_end(FILE *f, enum rm_color c)
 	return c == RM_COLOR_NONE || !rm_color_on(f) ? "" : "\033[0m";
 }
 
-enum rm_color rm_status_color(const char *status)
+enum rm_color rm_status_color(rm_status status)
 {
-	if (!status)
-		return RM_COLOR_NONE;
-	if (!strcmp(status, "SUCCESS"))
+	switch (status) {
+	case RM_STATUS_SUCCESS:
 		return RM_COLOR_GOOD;
-	if (!strcmp(status, "FAILURE"))
+	case RM_STATUS_FAILURE:
 		return RM_COLOR_BAD;
-	if (!strcmp(status, "SKIPPED"))
+	case RM_STATUS_SKIPPED:
 		return RM_COLOR_WARN;
+	case RM_STATUS_NONE:
+		break;
+	}
 	return RM_COLOR_NONE;
 }
 
@@ -162,7 +164,7 @@ static void print_cell(FILE *f, const char *s, size_t w, unsigned flags, int las
 	size_t tw = rm_text_width(s), shown = tw, len = strlen(s);
 	int cut = tw > w;
 	enum rm_color col = header		      ? RM_COLOR_BOLD
-			    : flags & RM_TABLE_STATUS ? rm_status_color(s)
+			    : flags & RM_TABLE_STATUS ? rm_status_color(rm_status_of(s))
 						      : RM_COLOR_NONE;
 
 	if (cut) {

@@ -136,7 +136,7 @@ json_t *rm_workload_to_json(const rm_workload *w)
 	json_object_set_new(o, "data", plan_json(&w->data));
 	json_object_set_new(o, "tools", tools_json(&w->tools));
 	json_object_set_new(o, "build_number", json_str_or_null(w->build_number));
-	json_object_set_new(o, "launcher", json_str_or_null(w->launcher));
+	json_object_set_new(o, "launcher", json_str_or_null(w->dist_launcher));
 	json_object_set_new(o, "settings", settings_json(&w->set));
 	return o;
 }
@@ -476,7 +476,7 @@ static int workload_fields(json_t *j, rm_workload *w, rm_error *err)
 	    member_str(j, "gpus", &w->gpus, err) < 0 || member_str(j, "cpus", &w->cpus, err) < 0 ||
 	    plan_from(j, &w->data, err) < 0 || tools_from(j, &w->tools, err) < 0 ||
 	    member_str(j, "build_number", &w->build_number, err) < 0 ||
-	    member_str(j, "launcher", &w->launcher, err) < 0)
+	    member_str(j, "launcher", &w->dist_launcher, err) < 0)
 		return -1;
 	w->n_gpus = (long)n_gpus;
 	if (w->tunableop && strcmp(w->tunableop, "on") && strcmp(w->tunableop, "off"))

@@ -183,18 +183,19 @@ int rm_workload_build(rm_workload *w, const rm_workload_in *in, rm_error *err)
 	w->gpus = dup_or_null(ctx->docker_gpus);
 	w->cpus = dup_or_null(ctx->docker_cpus);
 	build_number = host_value(in->host_env, "BUILD_NUMBER");
-	w->build_number = rm_xstrdup(build_number && *build_number ? build_number : "0");
+	w->build_number = build_number && *build_number ? rm_xstrdup(build_number) : NULL;
 	launcher = json_string_value(
 	    json_object_get(json_object_get(ctx->obj, "distributed"), "launcher"));
 	if (!launcher || !*launcher)
 		launcher = host_value(in->host_env, "MAD_LAUNCHER");
-	w->launcher = launcher && *launcher ? rm_xstrdup(launcher) : NULL;
-	if (w->launcher && !rm_workload__runner_known(w->launcher))
-		rm_warn("model '%s': launcher '%s' is not one run_models knows (torchrun, "
-			"megatron, megatron-lm, torchtitan, deepspeed, vllm, sglang, "
-			"sglang-disagg, primus): MAD_MULTI_NODE_RUNNER is torchrun's, as madengine "
-			"makes it",
-			m->name, w->launcher);
+	w->dist_launcher = launcher && *launcher ? rm_xstrdup(launcher) : NULL;
+	if (w->dist_launcher && !rm_dist_launcher_find(w->dist_launcher)) {
+		char *names = rm_dist_launcher_names(0);
+		rm_warn("model '%s': launcher '%s' is not one run_models knows (%s): "
+			"MAD_MULTI_NODE_RUNNER is torchrun's, as madengine makes it",
+			m->name, w->dist_launcher, names);
+		free(names);
+	}
 	if (in->data) {
 		w->data = *in->data;
 		memset(in->data, 0, sizeof(*in->data));
@@ -230,7 +231,7 @@ void rm_workload_copy(rm_workload *dst, const rm_workload *src)
 	dst->cpus = dup_or_null(src->cpus);
 	rm_workload__plan_copy(&dst->data, &src->data);
 	dst->build_number = dup_or_null(src->build_number);
-	dst->launcher = dup_or_null(src->launcher);
+	dst->dist_launcher = dup_or_null(src->dist_launcher);
 	rm_tool_plan_copy(&dst->tools, &src->tools);
 }
 
@@ -254,7 +255,7 @@ void rm_workload_release(rm_workload *w)
 	free(w->cpus);
 	rm_data_plan_release(&w->data);
 	free(w->build_number);
-	free(w->launcher);
+	free(w->dist_launcher);
 	rm_tool_plan_release(&w->tools);
 	memset(w, 0, sizeof(*w));
 }

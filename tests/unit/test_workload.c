@@ -639,7 +639,7 @@ static void test_round_trip(void)
 	CHECK(back.set.shm_size == 1 << 30 && back.set.keep_alive && back.set.timeout == 42 &&
 	      back.set.allow_sensitive_mounts);
 	CHECK_STR(back.build_number, "1234");
-	CHECK_STR(back.launcher, "deepspeed");
+	CHECK_STR(back.dist_launcher, "deepspeed");
 	CHECK_STR(back.set.telemetry, "on");
 	j2 = rm_workload_to_json(&back);
 	CHECK(json_equal(j, j2));
