@@ -454,7 +454,7 @@ static void finish_partial(struct srun *s, rm_suite_run_result *res)
 	rm_error e = RM_ERROR_INIT;
 
 	if (run_finish(s, res, 1, &e) < 0)
-		rm_info("no CI outputs for the stopped run: %s", e.msg);
+		rm_info("no CI outputs for the stopped run: %s", rm_error_text(&e));
 	res->finished = 0;
 }
 

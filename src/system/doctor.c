@@ -152,9 +152,10 @@ static void check_numa(struct findings *fs, const char *proc)
 				      rm_xstrdup("not present (kernel without NUMA balancing)"),
 				      NULL);
 	} else if (!v) {
+		rm_error e = RM_ERROR_INIT;
+		rm_error_sys(&e, RM_ERR_IO, errno, "cannot read '%s'", path);
 		rm_system__doctor_add(
-		    fs, "WARN", "numa_balancing",
-		    rm_xasprintf("cannot read '%s': %s", path, strerror(errno)),
+		    fs, "WARN", "numa_balancing", rm_xstrdup(rm_error_text(&e)),
 		    rm_xstrdup("check it with 'sysctl kernel.numa_balancing'; 0 is wanted"));
 	} else if (rm_parse_long(v, 0, 1000, &mode) < 0) {
 		rm_system__doctor_add(
@@ -191,11 +192,12 @@ static void check_shm(struct findings *fs, const char *dev)
 	 * run; only --ipc host containers, as GPU runs are, see this one, whatever size the run
 	 * asks for. */
 	if (statvfs(shm, &sv) != 0) {
+		rm_error e = RM_ERROR_INIT;
+		rm_error_sys(&e, RM_ERR_IO, errno, "cannot stat '%s'", shm);
+		rm_error_hint(&e, "; containers run with --ipc host (GPU runs) share the host's "
+				  "/dev/shm");
 		rm_system__doctor_add(
-		    fs, "WARN", "shm",
-		    rm_xasprintf("cannot stat '%s': %s; containers run with --ipc host (GPU runs) "
-				 "share the host's /dev/shm",
-				 shm, strerror(errno)),
+		    fs, "WARN", "shm", rm_xstrdup(rm_error_text(&e)),
 		    rm_xstrdup("mount a tmpfs there: sudo mount -t tmpfs -o size=64G tmpfs "
 			       "/dev/shm"));
 	} else {
@@ -232,8 +234,9 @@ static void check_disk(struct findings *fs, const char *check, const char *path,
 	char *a;
 
 	if (statvfs(path, &sv) != 0) {
-		rm_system__doctor_add(fs, "WARN", check,
-				      rm_xasprintf("cannot stat '%s': %s", path, strerror(errno)),
+		rm_error e = RM_ERROR_INIT;
+		rm_error_sys(&e, RM_ERR_IO, errno, "cannot stat '%s'", path);
+		rm_system__doctor_add(fs, "WARN", check, rm_xstrdup(rm_error_text(&e)),
 				      rm_xasprintf("make sure '%s' exists and is readable", path));
 		return;
 	}
@@ -391,11 +394,11 @@ int rm_doctor_write(const rm_doctor_opts *o, const char *path, rm_error *err)
 	int ret = 0;
 
 	if (!f)
-		return rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+		return rm_error_sys(err, RM_ERR_IO, errno, "cannot write '%s'", path);
 	rm_doctor_collect(o, &v, &n);
 	rm_doctor_print(f, v, n);
 	if (fclose(f) != 0)
-		ret = rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+		ret = rm_error_sys(err, RM_ERR_IO, errno, "cannot write '%s'", path);
 	rm_findings_free(v, n);
 	return ret;
 }
