@@ -10,27 +10,46 @@
 
 #include "rm/util.h"
 
+/* A finding's verdict; printed and written (run.json, --format json) as its word. */
+typedef enum rm_finding_status {
+	RM_FINDING_NONE = 0, /* nothing to say (a probe that found nothing) */
+	RM_FINDING_OK,
+	RM_FINDING_WARN,
+	RM_FINDING_FAIL,
+} rm_finding_status;
+extern const rm_choice rm_finding_words[]; /* "OK", "WARN", "FAIL" */
+
 typedef struct rm_finding {
-	const char *status; /* "OK", "WARN", "FAIL" (static strings) */
-	char *check;	    /* short name, e.g. "numa_balancing" */
-	char *detail;	    /* what was seen */
-	char *action;	    /* what to do; NULL for OK */
+	rm_finding_status status;
+	char *check;  /* short name, e.g. "numa_balancing" */
+	char *detail; /* what was seen */
+	char *action; /* what to do; NULL for OK */
 } rm_finding;
 
+/* Appends a finding to v[0..*n) (the caller's array grows); takes detail and action. */
+void rm_findings_add(rm_finding **v, size_t *n, rm_finding_status status, const char *check,
+		     char *detail, char *action);
+
+/* The checks of where workloads run (the launchers' back ends: the Docker engine, SLURM),
+ * which this module cannot know: the caller passes rm_launcher_probe_all (rm/launcher.h). */
+typedef void (*rm_backend_probe)(const char *docker_host, rm_finding **v, size_t *n);
+
 typedef struct rm_doctor_opts {
-	const char *proc_root;	 /* "/proc" (tests pass a fake tree) */
-	const char *sysfs_root;	 /* "/sys" */
-	const char *dev_root;	 /* "/dev" */
-	const char *docker_host; /* NULL: $DOCKER_HOST or the default socket */
-	const char *work_dir;	 /* where images' logs and perf files go: free disk is checked */
-	int use_tools;		 /* run rocminfo/amd-smi/nvidia-smi/rocm version probes */
+	const char *proc_root;	   /* "/proc" (tests pass a fake tree) */
+	const char *sysfs_root;	   /* "/sys" */
+	const char *dev_root;	   /* "/dev" */
+	const char *docker_host;   /* NULL: $DOCKER_HOST or the default socket */
+	const char *work_dir;	   /* where images' logs and perf files go: free disk is checked */
+	int use_tools;		   /* run rocminfo/amd-smi/nvidia-smi/rocm version probes */
+	rm_backend_probe backends; /* NULL: none checked */
 } rm_doctor_opts;
 
-/* The host's own trees, the engine DOCKER_HOST names, the current folder, every probe. */
+/* The host's own trees, the engine DOCKER_HOST names, the current folder, the tools' probes;
+ * no back ends (a caller that has the launchers passes rm_launcher_probe_all). */
 #define RM_DOCTOR_OPTS_INIT                                                                        \
 	{                                                                                          \
 		.proc_root = "/proc", .sysfs_root = "/sys", .dev_root = "/dev",                    \
-		.docker_host = NULL, .work_dir = ".", .use_tools = 1                               \
+		.docker_host = NULL, .work_dir = ".", .use_tools = 1, .backends = NULL             \
 	}
 
 /* Runs every check; never fails as a whole (a failed probe is a finding). */

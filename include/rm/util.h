@@ -10,6 +10,7 @@
 #ifndef RM_UTIL_H
 #define RM_UTIL_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -46,8 +47,8 @@ int rm_parse_size(const char *s, long long *bytes);
 int rm_write_all(int fd, const void *p, size_t n);
 /*
  * Reads a whole file of at most max bytes into *out (NUL-terminated; *len, when not NULL,
- * receives its length). Returns 0; 1 without a message when the file does not exist (the
- * caller decides whether that is an error); -1 with err naming the file otherwise.
+ * receives its length). Returns 0, or -1 with err naming the file; when the file does not
+ * exist, rm_error_missing(err) is true (the caller decides whether that is an error).
  */
 int rm_read_file(const char *path, size_t max, char **out, size_t *len, struct rm_error *err);
 /* Replaces path with text (a temporary file beside it, synced, renamed over it, never
@@ -55,6 +56,20 @@ int rm_read_file(const char *path, size_t max, char **out, size_t *len, struct r
  * the new file's permissions (0600 for files that must stay private). 0 or -1 (err). */
 int rm_write_file_atomic(const char *path, const char *text, size_t len, int mode,
 			 struct rm_error *err);
+/*
+ * YAML to JSON through libyaml (util/yaml.c), for context files, suites and references (MAD
+ * users keep them as JSON or YAML). Mappings become objects, sequences arrays; plain scalars
+ * that read as integers, floats, true/false (YAML 1.2 core schema) or null/~ become those
+ * JSON types, quoted scalars stay strings. Anchors and aliases are refused (they allow
+ * "billion laughs" inputs); so are non-string mapping keys, duplicate keys, and more than one
+ * document. Returns a new JSON value, or NULL with err naming `source`, the line and the
+ * column.
+ */
+typedef struct json_t json_t;
+json_t *rm_yaml_to_json(const char *text, size_t len, const char *source, struct rm_error *err);
+
+/* A name usable in a file name: '/' and ' ' become '_'. Caller frees. */
+char *rm_file_safe(const char *name);
 /* Strips blanks and line ends from both ends, in place; returns the new start. */
 char *rm_trim(char *s);
 /* The full path of the executable file prog on $PATH (empty entries, the current folder, are
@@ -221,11 +236,20 @@ void rm_lines_release(rm_lines *l);
  *
  * Every fallible function returns 0 on success or a negative value on failure, and on
  * failure fills the caller's rm_error. Callers that add context wrap the message on the way
- * up ("running 'smoke': POST /containers/create: 404 no such image ..."). The message is
- * printed once, by main(). Only main() exits.
+ * up ("running 'smoke': POST /containers/create: 404 no such image ..."). The error is
+ * shown once, by main(). Only main() exits.
  *
- * The message buffer is fixed-size: setting or wrapping never allocates and never fails;
- * an over-long message is truncated.
+ * The cause is kept as data, not only as text (crun's libcrun_error_s): a failed system
+ * call's errno goes into sys_errno (rm_error_sys), and callers that decide by the cause test
+ * it (rm_error_missing(err), err->sys_errno == EACCES) or the kind, never the message. The
+ * message itself holds no strerror text: rm_error_text() adds it, after the innermost
+ * message, when the error is shown, so everything that shows an error to the user (main,
+ * warnings, a row's reason) goes through rm_error_text(), not msg. Advice that belongs
+ * after the cause ("; fix the path in the registry") is the hint: a string literal that
+ * rm_error_text() shows last and that a caller with advice of its own may drop.
+ *
+ * The buffers are fixed-size: setting or wrapping never allocates and never fails; an
+ * over-long message is truncated.
  */
 /* Categories; main() maps them to exit codes (see docs/exit-codes.md). */
 enum rm_err_kind {
@@ -239,23 +263,47 @@ enum rm_err_kind {
 
 typedef struct rm_error {
 	int kind;
-	char msg[2048];
+	int sys_errno;	  /* errno of the failed system call; 0 when none */
+	const char *hint; /* a string literal shown after the cause, begun with its separator
+			     ("; create it first"), or NULL */
+	char msg[2048];	  /* the message with its context, without strerror's text */
+	char text[2400];  /* rm_error_text's buffer: read it through rm_error_text */
 } rm_error;
 
 #define RM_ERROR_INIT                                                                              \
 	{                                                                                          \
-		RM_ERR_NONE,                                                                       \
-		{                                                                                  \
-			0                                                                          \
-		}                                                                                  \
+		.kind = RM_ERR_NONE, .sys_errno = 0, .hint = NULL, .msg = "", .text = ""           \
 	}
 
-/* Sets the message (lowercase, no final period) and kind; returns -1. err may be NULL. */
+/* Sets the message (lowercase, no final period) and kind, with no errno and no hint;
+ * returns -1. err may be NULL. */
 int rm_error_set(rm_error *err, int kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Prefixes "<context>: " to the current message; keeps the kind; returns -1. */
+/* The same for a failed system call: errnum (errno, or what a pthread or posix_spawn call
+ * returned) is kept in sys_errno and shown as strerror's text after the message, so the
+ * message names what failed and stops there: rm_error_sys(err, RM_ERR_IO, errno,
+ * "cannot open '%s'", path). Returns -1. err may be NULL. */
+int rm_error_sys(rm_error *err, int kind, int errnum, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Prefixes "<context>: " to the current message; keeps the kind, the errno and the hint;
+ * returns -1. */
 int rm_error_wrap(rm_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Sets the hint (a string literal, or NULL); returns -1. err may be NULL. */
+int rm_error_hint(rm_error *err, const char *hint);
+
+/* The error as the user reads it: "<msg>[: <strerror(sys_errno)>][<hint>]". The text lives
+ * in err and stays valid until err changes. */
+const char *rm_error_text(rm_error *err);
+
+/* Whether the error is a file that does not exist: ENOENT, or ENOTDIR (a part of its path
+ * is a file), as rm_read_file reports it. NULL: no. */
+static inline int rm_error_missing(const rm_error *err)
+{
+	return err && (err->sys_errno == ENOENT || err->sys_errno == ENOTDIR);
+}
 
 /* Clears the error. */
 void rm_error_clear(rm_error *err);
@@ -266,6 +314,9 @@ void rm_error_clear(rm_error *err);
  */
 void rm_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rm_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A warning about a failed system call: the message, then strerror(errnum)'s text, as
+ * rm_error_text shows an error (so that warnings, too, never format strerror themselves). */
+void rm_warn_sys(int errnum, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* 0 = quiet (warnings only), 1 = normal, 2 = verbose. */
 void rm_log_set_level(int level);
 int rm_log_level(void);
@@ -285,8 +336,10 @@ void rm_log_capture(rm_buf *b);
  * "dumb" (https://no-color.org).
  */
 enum rm_color { RM_COLOR_NONE, RM_COLOR_GOOD, RM_COLOR_BAD, RM_COLOR_WARN, RM_COLOR_BOLD };
-/* "auto", "always" or "never"; -1 (RM_ERR_USAGE) for anything else. */
-int rm_color_mode(const char *when, struct rm_error *err);
+/* --color: when colour is on. */
+enum rm_color_when { RM_COLOR_WHEN_AUTO = 1, RM_COLOR_WHEN_ALWAYS, RM_COLOR_WHEN_NEVER };
+extern const rm_choice rm_color_words[]; /* "auto", "always", "never" */
+void rm_color_set(enum rm_color_when when);
 int rm_color_on(FILE *f);
 /* The escape that starts colour c on f, and the one that ends it ("" when f gets none). */
 const char *rm_color_start(FILE *f, enum rm_color c);

@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "options.h"
 #include "rm/doctor.h"
+#include "rm/launcher.h"
 #include "rm/util.h"
 
 /* The command with its host paths and output stream given, so that tests can point it at
@@ -37,17 +38,12 @@ static int doctor_main(int argc, char **argv, const rm_doctor_opts *o, FILE *out
 		rm_error_set(err, RM_ERR_USAGE, "unexpected argument '%s'", pos.v[0]);
 		goto out;
 	}
-	if (cli.format && strcmp(cli.format, "text") && strcmp(cli.format, "json")) {
-		rm_error_set(err, RM_ERR_USAGE, "--format takes 'text' or 'json', not '%s'",
-			     cli.format);
-		goto out;
-	}
-	json = cli.format && !strcmp(cli.format, "json");
+	json = cli.format == FORMAT_JSON;
 
 	rm_doctor_collect(o, &v, &n);
 	for (size_t i = 0; i < n; i++) {
-		n_fail += !strcmp(v[i].status, "FAIL");
-		n_warn += !strcmp(v[i].status, "WARN");
+		n_fail += v[i].status == RM_FINDING_FAIL;
+		n_warn += v[i].status == RM_FINDING_WARN;
 	}
 	if (json) {
 		char *s = rm_doctor_json(v, n);
@@ -75,5 +71,6 @@ int cmd_doctor(int argc, char **argv, rm_error *err)
 	/* Same override as run and list, so integration tests can fake a GPU host. */
 	if (sysfs && *sysfs)
 		o.sysfs_root = sysfs;
+	o.backends = rm_launcher_probe_all;
 	return doctor_main(argc, argv, &o, stdout, err);
 }

@@ -13,6 +13,7 @@
 
 extern char **environ;
 #include "rm/engine.h"
+#include "rm/tar.h"
 
 #define FINGERPRINT_LABEL "run_models.fingerprint"
 
@@ -203,7 +204,7 @@ static void refresh_base(struct docker_launcher *dl, const rm_image_req *req)
 	}
 	msg = rm_xasprintf("run_models: cannot pull base image '%s' from %s (%s); building on "
 			   "the engine's copy (--no-pull skips the pull)",
-			   ref, reg, err.msg);
+			   ref, reg, rm_error_text(&err));
 	say(req, msg);
 	rm_warn("%s", msg + strlen("run_models: "));
 	free(msg);
@@ -224,7 +225,7 @@ static int build_failed(struct docker_launcher *dl, const rm_image_req *req, int
 	if (rm_interrupt_pending() || (req->poll && req->poll(req->ud)) ||
 	    rm_engine_ping(dl->d, &perr) >= 0)
 		return ret;
-	char *why = rm_xstrdup(err->msg);
+	char *why = rm_xstrdup(rm_error_text(err));
 	rm_error_set(err, RM_ERR_DOCKER,
 		     "lost the engine at %s while building the image (%s): the build "
 		     "did not finish; the next run removes what the engine kept of "
@@ -347,7 +348,7 @@ void rm_launcher__docker_plan(const rm_context *ctx, const rm_image_req *req,
 			req->image);
 	}
 	if (rm_workload_render(spec->w, ctx, (const char *const *)environ, &body, &err) < 0) {
-		fprintf(out, "  would fail: %s\n", err.msg);
+		fprintf(out, "  would fail: %s\n", rm_error_text(&err));
 	} else {
 		char *run = rm_run_cmdline(body, spec->name);
 		fprintf(out, "  %s\n", run);

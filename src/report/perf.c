@@ -204,15 +204,6 @@ char *rm_perf_sibling(const char *perf_path, const char *name)
 	return rm_xasprintf("%.*s/%s", (int)(slash - perf_path), perf_path, name);
 }
 
-char *rm_file_safe(const char *name)
-{
-	char *s = rm_xstrdup(name);
-	for (char *p = s; *p; p++)
-		if (*p == '/' || *p == ' ')
-			*p = '_';
-	return s;
-}
-
 static char *fmt_num(double v)
 {
 	return rm_xasprintf("%.10g", v);

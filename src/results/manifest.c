@@ -75,7 +75,8 @@ json_t *rm_manifest_json(const rm_manifest *m)
 			if (!strcmp(f->check, keep[k]) && f->detail &&
 			    !json_object_get(versions, f->check))
 				json_object_set_new(versions, f->check, json_string(f->detail));
-		json_object_set_new(jf, "status", json_string(f->status));
+		json_object_set_new(jf, "status",
+				    json_string(rm_choice_name(rm_finding_words, f->status)));
 		json_object_set_new(jf, "check", json_string(f->check));
 		json_object_set_new(jf, "detail", str_or_null(f->detail));
 		json_object_set_new(jf, "action", str_or_null(f->action));
@@ -121,7 +122,7 @@ json_t *rm_manifest_read(const char *path, rm_error *err)
 	int rc = rm_read_file(path, (size_t)64 << 20, &text, &len, err);
 
 	if (rc != 0) {
-		if (rc > 0)
+		if (rm_error_missing(err))
 			rm_error_set(err, RM_ERR_IO, "'%s' does not exist", path);
 		return NULL;
 	}

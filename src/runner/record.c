@@ -166,7 +166,7 @@ static void base_row(struct run *r, const rm_workload *w, const struct outcome *
 	row->cell[RM_COL_RUN_ID] = r->run_id;
 	row->cell[RM_COL_REPEAT] = t->repeat;
 	row->cell[RM_COL_REASON] = oc->reason;
-	row->cell[RM_COL_TUNABLEOP] = w->tunableop;
+	row->cell[RM_COL_TUNABLEOP] = rm_choice_name(rm_tunableop_words, (int)w->tunableop);
 	row->cell[RM_COL_EXIT_CODE] = t->exit_code;
 	row->cell[RM_COL_LOG_FILE] = oc->log_file;
 	if (!oc->mr_n && oc->pr.has_performance) {

@@ -16,6 +16,7 @@
 #include "rm/context.h"
 #include "rm/db.h"
 #include "rm/doctor.h"
+#include "rm/launcher.h"
 #include "rm/util.h"
 #include "rm/registry.h"
 #include "rm/report.h"
@@ -348,6 +349,7 @@ static int write_manifest(struct srun *s, rm_error *err)
 	s->manifest = rm_xasprintf("%s/run.json", dir);
 	if (manifest_context(s, &ctx, err) < 0)
 		goto out;
+	dopt.backends = rm_launcher_probe_all;
 	rm_doctor_collect(&dopt, &findings, &n_findings);
 	rm_manifest m = {s->run_id,
 			 s->started,
@@ -461,7 +463,7 @@ static void finish_partial(struct srun *s, rm_suite_run_result *res)
 	rm_error e = RM_ERROR_INIT;
 
 	if (run_finish(s, res, 1, &e) < 0)
-		rm_info("no CI outputs for the stopped run: %s", e.msg);
+		rm_info("no CI outputs for the stopped run: %s", rm_error_text(&e));
 	res->finished = 0;
 }
 

@@ -10,28 +10,24 @@
 
 #include "rm/util.h"
 
-static enum { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER } color_mode;
+static enum rm_color_when color_mode = RM_COLOR_WHEN_AUTO;
 
-int rm_color_mode(const char *when, rm_error *err)
+const rm_choice rm_color_words[] = {{"auto", RM_COLOR_WHEN_AUTO},
+				    {"always", RM_COLOR_WHEN_ALWAYS},
+				    {"never", RM_COLOR_WHEN_NEVER},
+				    {NULL, 0}};
+
+void rm_color_set(enum rm_color_when when)
 {
-	if (!strcmp(when, "auto"))
-		color_mode = COLOR_AUTO;
-	else if (!strcmp(when, "always"))
-		color_mode = COLOR_ALWAYS;
-	else if (!strcmp(when, "never"))
-		color_mode = COLOR_NEVER;
-	else
-		return rm_error_set(err, RM_ERR_USAGE,
-				    "--color takes 'auto', 'always' or 'never', not '%s'", when);
-	return 0;
+	color_mode = when;
 }
 
 int rm_color_on(FILE *f)
 {
 	const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
 
-	if (color_mode != COLOR_AUTO)
-		return color_mode == COLOR_ALWAYS;
+	if (color_mode != RM_COLOR_WHEN_AUTO)
+		return color_mode == RM_COLOR_WHEN_ALWAYS;
 	if (no && *no)
 		return 0;
 	if (term && !strcmp(term, "dumb"))

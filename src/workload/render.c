@@ -513,7 +513,7 @@ fail:
 /* PyTorch TunableOp: on (tuning, results kept on the host) or off. */
 static void render_tunableop(const rm_workload *w, json_t *env, json_t *hc)
 {
-	if (w->tunableop && !strcmp(w->tunableop, "on")) {
+	if (w->tunableop == RM_TUNABLEOP_ON) {
 		env_set(env, "PYTORCH_TUNABLEOP_ENABLED", "1");
 		env_set(env, "PYTORCH_TUNABLEOP_TUNING", "1");
 		env_set(env, "PYTORCH_TUNABLEOP_FILENAME",
@@ -523,7 +523,7 @@ static void render_tunableop(const rm_workload *w, json_t *env, json_t *hc)
 			array_add_str(hc, "Binds", b);
 			free(b);
 		}
-	} else if (w->tunableop) {
+	} else if (w->tunableop == RM_TUNABLEOP_OFF) {
 		env_set(env, "PYTORCH_TUNABLEOP_ENABLED", "0");
 		env_set(env, "PYTORCH_TUNABLEOP_TUNING", "0");
 	}

@@ -11,7 +11,6 @@
 
 #include <jansson.h>
 
-#include "rm/report.h"
 #include "workload_internal.h"
 
 static char *dup_or_null(const char *s)
@@ -78,23 +77,26 @@ void rm_workload__plan_copy(rm_data_plan *dst, const rm_data_plan *src)
 	dst->provider_type = dup_or_null(src->provider_type);
 }
 
-const char *rm_tunableop_effective(const rm_model *m, const char *cli)
+rm_tunableop rm_tunableop_effective(const rm_model *m, rm_tunableop cli)
 {
-	if (cli)
-		return cli;
-	if (m->tunableop)
-		return m->tunableop;
 	const char *p = m->args ? strstr(m->args, "--tunableop") : NULL;
+	int v = RM_TUNABLEOP_UNSET;
+
+	if (cli != RM_TUNABLEOP_UNSET)
+		return cli;
+	if (m->tunableop != RM_TUNABLEOP_UNSET)
+		return m->tunableop;
 	if (p) {
+		char *word;
 		p += strlen("--tunableop");
 		while (*p == ' ' || *p == '=')
 			p++;
-		if (!strncmp(p, "on", 2) && (!p[2] || p[2] == ' '))
-			return "on";
-		if (!strncmp(p, "off", 3) && (!p[3] || p[3] == ' '))
-			return "off";
+		word = rm_xstrndup(p, strcspn(p, " "));
+		if (rm_choice_parse(rm_tunableop_words, word, &v) < 0)
+			v = RM_TUNABLEOP_UNSET;
+		free(word);
 	}
-	return NULL;
+	return (rm_tunableop)v;
 }
 
 char *rm_workload_tunableop_dir(const char *log_dir, const char *model, int create)
@@ -109,7 +111,7 @@ char *rm_workload_tunableop_dir(const char *log_dir, const char *model, int crea
 		char *top = rm_xasprintf("%s/tunableop", base);
 		if ((mkdir(top, 0755) != 0 && errno != EEXIST) ||
 		    (mkdir(dir, 0755) != 0 && errno != EEXIST))
-			rm_warn("model '%s': cannot create '%s': %s", model, dir, strerror(errno));
+			rm_warn_sys(errno, "model '%s': cannot create '%s'", model, dir);
 		free(top);
 	}
 	free(safe);
@@ -153,7 +155,7 @@ int rm_workload_build(rm_workload *w, const rm_workload_in *in, rm_error *err)
 {
 	const rm_model *m = in->model;
 	const rm_context *ctx = in->ctx;
-	const char *tunableop, *build_number, *launcher;
+	const char *build_number, *launcher;
 
 	(void)err;
 	memset(w, 0, sizeof(*w));
@@ -165,9 +167,8 @@ int rm_workload_build(rm_workload *w, const rm_workload_in *in, rm_error *err)
 	w->extra_args = dup_or_null(in->extra_args);
 	w->model_args = dup_or_null(ctx->model_args);
 	w->n_gpus = m->n_gpus;
-	tunableop = rm_tunableop_effective(m, in->set->tunableop);
-	w->tunableop = dup_or_null(tunableop);
-	if (tunableop && !strcmp(tunableop, "on"))
+	w->tunableop = rm_tunableop_effective(m, in->set->tunableop);
+	if (w->tunableop == RM_TUNABLEOP_ON)
 		w->tunableop_dir = rm_workload_tunableop_dir(w->log_dir, m->name, in->create_dirs);
 	/* The command line's (0: none), else the model's (negative: none; 0: not given),
 	 * else the default. */
@@ -217,7 +218,7 @@ void rm_workload_copy(rm_workload *dst, const rm_workload *src)
 	dst->extra_args = dup_or_null(src->extra_args);
 	dst->model_args = dup_or_null(src->model_args);
 	dst->n_gpus = src->n_gpus;
-	dst->tunableop = dup_or_null(src->tunableop);
+	dst->tunableop = src->tunableop;
 	dst->tunableop_dir = dup_or_null(src->tunableop_dir);
 	dst->timeout = src->timeout;
 	dst->env = rm_workload__kv_copy(src->env, src->n_env);
@@ -246,7 +247,6 @@ void rm_workload_release(rm_workload *w)
 	free(w->log_dir);
 	free(w->extra_args);
 	free(w->model_args);
-	free(w->tunableop);
 	free(w->tunableop_dir);
 	rm_workload__kv_free(w->env, w->n_env);
 	rm_strv_free(w->secrets);

@@ -33,6 +33,8 @@ static inline void rm_workload__free_STR(const char **s)
 RM_WL_NOTHING(BOOL)
 RM_WL_NOTHING(SIZE)
 RM_WL_NOTHING(SECONDS)
+RM_WL_NOTHING(TUNABLEOP)
+RM_WL_NOTHING(TELEMETRY)
 #undef RM_WL_NOTHING
 
 void rm_workload__settings_copy(rm_workload_settings *dst, const rm_workload_settings *src);

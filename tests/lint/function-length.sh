@@ -9,10 +9,9 @@ src=$1
 max=${2:-80}
 shift $(($# > 1 ? 2 : 1))
 
-# Functions over the limit that another change splits; the merge that brings the split
-# removes the name here (an empty list is fine).
-#  - rm_tar_extract_dir (src/engine/tar_read.c): split when that file moves (issue 26).
-allow=(rm_tar_extract_dir)
+# Functions over the limit that another change splits, by name, each with a comment saying
+# which change; the merge that brings the split removes the name. Empty now.
+allow=()
 
 cd "$src"
 if [ $# -eq 0 ]; then

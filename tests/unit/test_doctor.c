@@ -14,6 +14,7 @@
 #include "testfs.h"
 #include "rm/context.h"
 #include "rm/doctor.h"
+#include "rm/launcher.h"
 #include "rm/util.h"
 
 /* The command layer is not part of the rm library the unit tests link: compile the real
@@ -67,6 +68,7 @@ static void fake_init(struct fake *f)
 	f->o.sysfs_root = f->sys;
 	f->o.dev_root = f->dev;
 	f->o.docker_host = f->sock;
+	f->o.backends = rm_launcher_probe_all;
 	f->o.work_dir = f->root;
 	f->o.use_tools = 0;
 }
@@ -114,7 +116,7 @@ static void test_numa(void)
 	x = find(v, n, "numa_balancing");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "WARN");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "WARN");
 		CHECK(contains(x->detail, "1 (enabled)"));
 		CHECK(contains(x->action, "sudo sysctl kernel.numa_balancing=0"));
 	}
@@ -125,7 +127,7 @@ static void test_numa(void)
 	x = find(v, n, "numa_balancing");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "OK");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "OK");
 		CHECK_STR(x->detail, "0 (disabled)");
 		CHECK(x->action == NULL);
 	}
@@ -139,7 +141,7 @@ static void test_numa(void)
 	x = find(v, n, "numa_balancing");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "OK");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "OK");
 		CHECK(contains(x->detail, "not present"));
 	}
 	rm_findings_free(v, n);
@@ -161,7 +163,7 @@ static void test_amd_devices(void)
 	x = find(v, n, "gpus");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "FAIL");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "FAIL");
 		CHECK(contains(x->detail, "2 AMD GPU(s), gfx942"));
 		CHECK(contains(x->detail, "amdgpu driver loaded but"));
 		CHECK(contains(x->detail, "/dev/kfd' missing"));
@@ -176,7 +178,7 @@ static void test_amd_devices(void)
 	x = find(v, n, "gpus");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "FAIL");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "FAIL");
 		CHECK(contains(x->detail, "renderD129"));
 		CHECK(!contains(x->detail, "renderD128"));
 	}
@@ -188,7 +190,7 @@ static void test_amd_devices(void)
 	x = find(v, n, "gpus");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "OK");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "OK");
 		CHECK(contains(x->detail, "2 AMD GPU(s), gfx942"));
 		CHECK(contains(x->detail, "renderD128, renderD129"));
 		CHECK(x->action == NULL);
@@ -212,7 +214,7 @@ static void test_telemetry(void)
 	x = find(v, n, "telemetry");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "WARN");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "WARN");
 		CHECK(contains(x->detail, "GPU 0: no readable sensor under"));
 		CHECK(contains(x->action, "class/drm/renderD*/device"));
 	}
@@ -240,7 +242,7 @@ static void test_telemetry(void)
 	x = find(v, n, "telemetry");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "OK");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "OK");
 		CHECK(contains(x->detail,
 			       "2 AMD GPU(s) through sysfs (hwmon power1_average): power, "
 			       "temperature, VRAM, busy and clock readable"));
@@ -253,7 +255,7 @@ static void test_telemetry(void)
 	fake_init(&f);
 	rm_doctor_collect(&f.o, &v, &n);
 	x = find(v, n, "telemetry");
-	CHECK(x != NULL && !strcmp(x->status, "OK") && contains(x->detail, "no GPU"));
+	CHECK(x != NULL && x->status == RM_FINDING_OK && contains(x->detail, "no GPU"));
 	rm_findings_free(v, n);
 	fake_release(&f);
 }
@@ -270,7 +272,7 @@ static void test_no_gpu_and_shm(void)
 	x = find(v, n, "gpus");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "WARN");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "WARN");
 		CHECK(contains(x->detail, "no GPU found"));
 		CHECK(contains(x->action, "smoke"));
 		CHECK(contains(x->action, "--additional-context"));
@@ -279,7 +281,7 @@ static void test_no_gpu_and_shm(void)
 	x = find(v, n, "shm");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "WARN");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "WARN");
 		CHECK(contains(x->detail, "/dev/shm"));
 		CHECK(x->action != NULL);
 	}
@@ -293,7 +295,7 @@ static void test_no_gpu_and_shm(void)
 	CHECK(find(v, n, "cuda") != NULL);
 	/* Every WARN and FAIL says what to do; OK never does. */
 	for (size_t i = 0; i < n; i++) {
-		if (!strcmp(v[i].status, "OK"))
+		if (v[i].status == RM_FINDING_OK)
 			CHECK(v[i].action == NULL);
 		else
 			CHECK(v[i].action != NULL && *v[i].action);
@@ -317,7 +319,7 @@ static void test_docker_missing_socket(void)
 	x = find(v, n, "docker");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "FAIL");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "FAIL");
 		CHECK(contains(x->detail, path));
 		CHECK(contains(x->action, "DOCKER_HOST"));
 		/* The client's generic advice is not repeated in the detail. */
@@ -331,7 +333,7 @@ static void test_docker_missing_socket(void)
 	x = find(v, n, "docker");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "FAIL");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "FAIL");
 		CHECK(contains(x->detail, "ftp://nowhere"));
 		CHECK(contains(x->action, "unix://"));
 	}
@@ -402,8 +404,8 @@ static void test_json(void)
 static void test_print(void)
 {
 	rm_finding v[2] = {
-	    {"OK", "numa_balancing", "0 (disabled)", NULL},
-	    {"WARN", "shm", "'/dev/shm' is 4.0 GiB", "remount it"},
+	    {RM_FINDING_OK, "numa_balancing", "0 (disabled)", NULL},
+	    {RM_FINDING_WARN, "shm", "'/dev/shm' is 4.0 GiB", "remount it"},
 	};
 	char buf[512] = "";
 	FILE *f = tmpfile();
@@ -562,19 +564,19 @@ static void test_tools(void)
 	x = find(v, n, "rocm");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "OK");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "OK");
 		CHECK(contains(x->detail, "amd-smi: AMDSMI Tool: 24.6.2+2b02a07"));
 	}
 	x = find(v, n, "cuda");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "WARN");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "WARN");
 		CHECK(contains(x->detail,
 			       "nvidia-smi is installed but failed: NVIDIA-SMI has failed"));
 		CHECK(contains(x->action, "driver"));
 	}
 	x = find(v, n, "gpus");
-	CHECK(x != NULL && !strcmp(x->status, "WARN"));
+	CHECK(x != NULL && x->status == RM_FINDING_WARN);
 	rm_findings_free(v, n);
 
 	/* A working driver with one H100, but no container toolkit for dockerd. */
@@ -585,13 +587,13 @@ static void test_tools(void)
 	x = find(v, n, "cuda");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "OK");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "OK");
 		CHECK(contains(x->detail, "NVIDIA driver 550.54.15"));
 	}
 	x = find(v, n, "gpus");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "WARN");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "WARN");
 		CHECK(contains(x->detail, "1 NVIDIA GPU(s), sm_90"));
 		CHECK(contains(x->action, "nvidia-container-toolkit"));
 	}
@@ -602,7 +604,7 @@ static void test_tools(void)
 	x = find(v, n, "gpus");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "OK");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "OK");
 		CHECK_STR(x->detail, "1 NVIDIA GPU(s), sm_90");
 	}
 	rm_findings_free(v, n);
@@ -625,6 +627,7 @@ static void test_real_host(void)
 	const char *host = getenv("DOCKER_HOST");
 	int gpu_less;
 
+	o.backends = rm_launcher_probe_all;
 	CHECK(rm_context_detect(&ctx, "/sys", 1, &err) == 0);
 	gpu_less = ctx.gpu_vendor == NULL;
 	rm_context_release(&ctx);
@@ -634,7 +637,7 @@ static void test_real_host(void)
 	x = find(v, n, "gpus");
 	CHECK(x != NULL);
 	if (x && gpu_less) {
-		CHECK_STR(x->status, "WARN");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "WARN");
 		CHECK(contains(x->detail, "no GPU found"));
 	}
 	x = find(v, n, "numa_balancing");
@@ -643,7 +646,7 @@ static void test_real_host(void)
 		x = find(v, n, "docker");
 		CHECK(x != NULL);
 		if (x) {
-			CHECK_STR(x->status, "OK");
+			CHECK_STR(rm_choice_name(rm_finding_words, x->status), "OK");
 			CHECK(contains(x->detail, "API"));
 		}
 	}

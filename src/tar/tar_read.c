@@ -13,7 +13,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "rm/engine.h"
+#include "rm/tar.h"
 #include "rm/util.h"
 #include "tar_internal.h"
 
@@ -82,8 +82,8 @@ int rm_tar_extract_one(int in_fd, int out_fd, size_t max_bytes, rm_error *err)
 				goto out;
 			}
 			if (rm_write_all(out_fd, buf, (size_t)n) < 0) {
-				rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s",
-					     archive_entry_pathname(e), strerror(errno));
+				rm_error_sys(err, RM_ERR_IO, errno, "cannot write '%s'",
+					     archive_entry_pathname(e));
 				goto out;
 			}
 		}
@@ -164,42 +164,14 @@ static int name_in(char *const *v, size_t n, const char *name)
 	return 0;
 }
 
-int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, size_t *skipped, rm_error *err)
+/* Every entry of a below the working folder, names stripped of strip leading parts; the
+ * special files (and hard links to them) are left out, their names pushed on *left_out. */
+static int extract_entries(struct archive *a, struct archive *out, int strip, char ***left_out,
+			   size_t *n_left, rm_error *err)
 {
-	int ret = -1, cwd = -1, moved = 0, r;
-	struct archive *a = NULL, *out = NULL;
 	struct archive_entry *e;
-	char **left_out = NULL; /* names of the special files left out (hard links to them too) */
-	size_t n_left = 0;
+	int r;
 
-	/*
-	 * libarchive extracts relative to the working directory, and its SECURE_* checks
-	 * (no "..", no absolute names, no writing through symlinks) are only meaningful for
-	 * relative names: prefixing dest_dir to every name would make them absolute. So we
-	 * chdir into dest_dir for the extraction and come back; this makes the call unsafe
-	 * to run while another thread relies on the working directory.
-	 */
-	if (mkdir(dest_dir, 0755) != 0 && errno != EEXIST) {
-		rm_error_set(err, RM_ERR_IO, "cannot create '%s': %s", dest_dir, strerror(errno));
-		goto out;
-	}
-	cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (cwd < 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot open the working folder: %s", strerror(errno));
-		goto out;
-	}
-	a = tar_reader(in_fd, err);
-	if (!a)
-		goto out;
-	out = archive_write_disk_new();
-	archive_write_disk_set_options(out, ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-						ARCHIVE_EXTRACT_SECURE_SYMLINKS |
-						ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
-	if (chdir(dest_dir) != 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot enter '%s': %s", dest_dir, strerror(errno));
-		goto out;
-	}
-	moved = 1;
 	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
 		const char *name = strip_path(archive_entry_pathname(e), strip);
 		if (!name)
@@ -215,23 +187,61 @@ int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, size_t *skipp
 			copy = rm_xstrdup(l);
 			archive_entry_set_hardlink(e, copy);
 			free(copy);
-			if (name_in(left_out, n_left, archive_entry_hardlink(e))) {
-				left_out =
-				    rm_strv_push(left_out, &n_left, archive_entry_pathname(e));
+			if (name_in(*left_out, *n_left, archive_entry_hardlink(e))) {
+				*left_out =
+				    rm_strv_push(*left_out, n_left, archive_entry_pathname(e));
 				continue;
 			}
 		}
 		if (special_file(e)) {
-			left_out = rm_strv_push(left_out, &n_left, archive_entry_pathname(e));
+			*left_out = rm_strv_push(*left_out, n_left, archive_entry_pathname(e));
 			continue;
 		}
 		if (extract_entry(a, out, e, err) < 0)
-			goto out;
+			return -1;
 	}
-	if (r != ARCHIVE_EOF) {
-		rm_tar_fail(a, err, "cannot read the tar archive");
+	if (r != ARCHIVE_EOF)
+		return rm_tar_fail(a, err, "cannot read the tar archive");
+	return 0;
+}
+
+int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, size_t *skipped, rm_error *err)
+{
+	int ret = -1, cwd = -1, moved = 0;
+	struct archive *a = NULL, *out = NULL;
+	char **left_out = NULL; /* names of the special files left out (hard links to them too) */
+	size_t n_left = 0;
+
+	/*
+	 * libarchive extracts relative to the working directory, and its SECURE_* checks
+	 * (no "..", no absolute names, no writing through symlinks) are only meaningful for
+	 * relative names: prefixing dest_dir to every name would make them absolute. So we
+	 * chdir into dest_dir for the extraction and come back; this makes the call unsafe
+	 * to run while another thread relies on the working directory.
+	 */
+	if (mkdir(dest_dir, 0755) != 0 && errno != EEXIST) {
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot create '%s'", dest_dir);
 		goto out;
 	}
+	cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cwd < 0) {
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot open the working folder");
+		goto out;
+	}
+	a = tar_reader(in_fd, err);
+	if (!a)
+		goto out;
+	out = archive_write_disk_new();
+	archive_write_disk_set_options(out, ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+						ARCHIVE_EXTRACT_SECURE_SYMLINKS |
+						ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
+	if (chdir(dest_dir) != 0) {
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot enter '%s'", dest_dir);
+		goto out;
+	}
+	moved = 1;
+	if (extract_entries(a, out, strip, &left_out, &n_left, err) < 0)
+		goto out;
 	/* Folder times and modes are applied at close. */
 	if (archive_write_close(out) != ARCHIVE_OK) {
 		rm_tar_fail(out, err, "cannot extract");
@@ -247,8 +257,7 @@ out:
 	if (a)
 		archive_read_free(a);
 	if (moved && fchdir(cwd) != 0 && ret == 0)
-		ret = rm_error_set(err, RM_ERR_IO, "cannot return to the working folder: %s",
-				   strerror(errno));
+		ret = rm_error_sys(err, RM_ERR_IO, errno, "cannot return to the working folder");
 	if (cwd >= 0)
 		close(cwd);
 	if (ret < 0)
