@@ -141,7 +141,7 @@ static void check_splits(const char *const *secrets, size_t n, const char *text)
 	rm_mask_release(&m);
 }
 
-static void test_string(void)
+TEST(string)
 {
 	const char *one[] = {"hunter2"};
 	const char *pre[] = {"abc", "abcdef"};
@@ -188,7 +188,7 @@ static void test_string(void)
 	rm_mask_release(NULL);
 }
 
-static void test_stream(void)
+TEST(stream)
 {
 	const char *pre[] = {"ab", "abcd"};
 	const char *one[] = {"xyz"};
@@ -241,7 +241,7 @@ static void test_stream(void)
 	rm_mask_release(&m);
 }
 
-static void test_splits(void)
+TEST(splits)
 {
 	const char *one[] = {"hf_AbCdEf123"};
 	const char *pre[] = {"abc", "abcdef"};
@@ -294,7 +294,7 @@ static void count_out(void *ud, const char *p, size_t n)
 }
 
 /* The masker sits on the log stream: 20 MB must take well under a second. */
-static void test_speed(void)
+TEST(speed)
 {
 	const char *secrets[] = {"hf_QwErTy0123456789abcdefXYZ", "ghp_0123456789abcdef"};
 	size_t size = (size_t)20 << 20, chunk = 16384, out = 0;
@@ -339,7 +339,7 @@ static void test_speed(void)
 	free(text);
 }
 
-static void test_env(void)
+TEST(env)
 {
 	char *envp[] = {"PATH=/usr/bin",
 			"MAD_SECRETS_HFTOKEN=hf_abc",
@@ -359,14 +359,4 @@ static void test_env(void)
 	v = rm_secrets_from_env(NULL, &n);
 	CHECK(n == 0 && v && !v[0]);
 	rm_strv_free(v);
-}
-
-int main(void)
-{
-	test_string();
-	test_stream();
-	test_splits();
-	test_speed();
-	test_env();
-	return check_summary();
 }

@@ -4,7 +4,7 @@
 #include "check.h"
 #include "rm/util.h"
 
-static void test_buf(void)
+TEST(buf)
 {
 	rm_buf b = RM_BUF_INIT(10);
 	CHECK(rm_buf_addstr(&b, "hello") == 0);
@@ -27,7 +27,7 @@ static void test_buf(void)
 	rm_buf_release(&b);
 }
 
-static void test_numbers(void)
+TEST(numbers)
 {
 	long v = 0;
 	double d = 0;
@@ -54,7 +54,7 @@ static void test_numbers(void)
 
 /* Issue 22 (12): workload text that a spreadsheet would run as a formula gets a leading
  * "'"; numbers and other text are written as they are. */
-static void test_cell_text(void)
+TEST(cell_text)
 {
 	const char *cases[][2] = {
 	    {"=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"},
@@ -76,7 +76,7 @@ static void test_cell_text(void)
 	CHECK(rm_cell_text(NULL) == NULL);
 }
 
-static void test_split(void)
+TEST(split)
 {
 	char **v = NULL;
 	size_t n = 0;
@@ -111,21 +111,11 @@ static void test_split(void)
 	CHECK(strstr(err.msg, "unterminated") != NULL);
 }
 
-static void test_error(void)
+TEST(error)
 {
 	rm_error err = RM_ERROR_INIT;
 	CHECK(rm_error_set(&err, RM_ERR_DOCKER, "no such image: '%s'", "x") == -1);
 	CHECK(rm_error_wrap(&err, "running '%s'", "smoke") == -1);
 	CHECK_STR(err.msg, "running 'smoke': no such image: 'x'");
 	CHECK(err.kind == RM_ERR_DOCKER);
-}
-
-int main(void)
-{
-	test_buf();
-	test_numbers();
-	test_cell_text();
-	test_split();
-	test_error();
-	return check_summary();
 }
