@@ -33,6 +33,14 @@
 
 #include "rm/util.h"
 
+/* PyTorch TunableOp: a model's tunableop field, --tunableop. */
+typedef enum rm_tunableop {
+	RM_TUNABLEOP_UNSET = 0, /* not given: the model decides */
+	RM_TUNABLEOP_ON,
+	RM_TUNABLEOP_OFF,
+} rm_tunableop;
+extern const rm_choice rm_tunableop_words[]; /* "on", "off" */
+
 typedef struct rm_model {
 	char *name;	  /* unique; "<dir>/<name>" for per-folder registries */
 	char *short_name; /* the part after the last '/' */
@@ -55,8 +63,8 @@ typedef struct rm_model {
 	char *additional_docker_run_options; /* NULL when absent */
 	char **env_vars;		     /* NULL-terminated "K=V" list from env_vars */
 	size_t n_env_vars;
-	char *parser;	 /* log parser name; default "generic" */
-	char *tunableop; /* "on", "off" or NULL: the model's own default (issue: run options) */
+	char *parser;		/* log parser name; default "generic" */
+	rm_tunableop tunableop; /* the model's own default: its "tunableop" field */
 	/* Host MAD_SECRETS* variables the model explicitly asks to get as build args (the
 	 * image history keeps them: warned about at every build). NULL-terminated. */
 	char **build_secrets;

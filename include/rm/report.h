@@ -14,49 +14,89 @@
 #include "rm/util.h"
 #include "rm/parser.h"
 
-/* perf.csv: madengine's 29 columns in their order, then ours (always at the end, so that
- * tools that read madengine's columns by position keep working). */
+/*
+ * perf.csv's columns: madengine's 29 in their order, then ours (always at the end, so that
+ * tools that read madengine's columns by position keep working). This list is the one
+ * source of each column: the enum, perf.csv's header, the results table of the database
+ * (its schema and the export) and the database read-back are generated from it.
+ *
+ *   X(NAME, csv, db, kind, decl, since)
+ *     NAME   RM_COL_<NAME>
+ *     csv    the perf.csv header cell
+ *     db     the column of the database's results table
+ *     kind   how the database keeps it: TEXT, NUM (a number, NULL unless finite), INT (an
+ *            integer), TS (a time), REPEAT (the row's repeat number)
+ *     decl   the SQL after the column's name ({REAL}, {TS} per backend, src/db/db.c)
+ *     since  the database schema version that added it: a new column is a new migration,
+ *            the rows of the old ones never change
+ */
+#define RM_PERF_COLUMNS(X)                                                                         \
+	X(MODEL, "model", "model", TEXT, "TEXT NOT NULL", 1)                                       \
+	X(NGPUS, "n_gpus", "n_gpus", TEXT, "TEXT", 1)                                              \
+	X(NNODES, "nnodes", "nnodes", TEXT, "TEXT", 1)                                             \
+	X(GPUS_PER_NODE, "gpus_per_node", "gpus_per_node", TEXT, "TEXT", 1)                        \
+	X(PRECISION, "training_precision", "training_precision", TEXT, "TEXT", 1)                  \
+	X(PIPELINE, "pipeline", "pipeline", TEXT, "TEXT", 1)                                       \
+	X(ARGS, "args", "args", TEXT, "TEXT", 1)                                                   \
+	X(TAGS, "tags", "tags", TEXT, "TEXT", 1)                                                   \
+	X(DOCKERFILE, "docker_file", "docker_file", TEXT, "TEXT NOT NULL DEFAULT ''", 1)           \
+	X(BASE_DOCKER, "base_docker", "base_docker", TEXT, "TEXT", 1)                              \
+	X(DOCKER_SHA, "docker_sha", "docker_sha", TEXT, "TEXT", 1)                                 \
+	X(IMAGE, "docker_image", "docker_image", TEXT, "TEXT", 1)                                  \
+	X(GIT_COMMIT, "git_commit", "git_commit", TEXT, "TEXT", 1)                                 \
+	X(MACHINE, "machine_name", "machine_name", TEXT, "TEXT NOT NULL DEFAULT ''", 1)            \
+	X(DEPLOYMENT, "deployment_type", "deployment_type", TEXT, "TEXT", 1)                       \
+	X(LAUNCHER, "launcher", "launcher", TEXT, "TEXT", 1)                                       \
+	X(ARCH, "gpu_architecture", "gpu_architecture", TEXT, "TEXT NOT NULL DEFAULT ''", 1)       \
+	X(PERFORMANCE, "performance", "performance", NUM, "{REAL}", 1)                             \
+	X(METRIC, "metric", "metric", TEXT, "TEXT NOT NULL DEFAULT ''", 1)                         \
+	X(RELATIVE_CHANGE, "relative_change", "relative_change", NUM, "{REAL}", 1)                 \
+	X(STATUS, "status", "status", TEXT,                                                        \
+	  "TEXT NOT NULL CHECK (status IN ('SUCCESS', 'FAILURE', 'SKIPPED'))", 1)                  \
+	X(BUILD_DURATION, "build_duration", "build_duration", NUM, "{REAL}", 1)                    \
+	X(TEST_DURATION, "test_duration", "test_duration", NUM, "{REAL}", 1)                       \
+	X(DATANAME, "dataname", "dataname", TEXT, "TEXT", 1)                                       \
+	X(DATA_PROVIDER, "data_provider_type", "data_provider_type", TEXT, "TEXT", 1)              \
+	X(DATA_SIZE, "data_size", "data_size", TEXT, "TEXT", 1)                                    \
+	X(DATA_DOWNLOAD, "data_download_duration", "data_download_duration", TEXT, "TEXT", 1)      \
+	X(BUILD_NUMBER, "build_number", "build_number", TEXT, "TEXT", 1)                           \
+	X(RUN_OPTIONS, "additional_docker_run_options", "additional_docker_run_options", TEXT,     \
+	  "TEXT", 1)                                                                               \
+	/* ours */                                                                                 \
+	X(TIMESTAMP, "timestamp", "ts", TS, "{TS} NOT NULL", 1)                                    \
+	X(RUN_ID, "run_id", "run_id", TEXT, "TEXT NOT NULL REFERENCES runs (run_id)", 1)           \
+	X(REPEAT, "repeat", "repeat", REPEAT, "INTEGER NOT NULL DEFAULT 1 CHECK (repeat >= 1)", 1) \
+	X(REASON, "reason", "reason", TEXT, "TEXT", 1)                                             \
+	X(TUNABLEOP, "tunableop", "tunableop", TEXT, "TEXT", 1)                                    \
+	X(EXIT_CODE, "exit_code", "exit_code", INT, "INTEGER", 1)                                  \
+	X(LOG_FILE, "log_file", "log_file", TEXT, "TEXT", 1)
+
 enum rm_perf_col {
-	RM_COL_MODEL,
-	RM_COL_NGPUS,
-	RM_COL_NNODES,
-	RM_COL_GPUS_PER_NODE,
-	RM_COL_PRECISION,
-	RM_COL_PIPELINE,
-	RM_COL_ARGS,
-	RM_COL_TAGS,
-	RM_COL_DOCKERFILE,
-	RM_COL_BASE_DOCKER,
-	RM_COL_DOCKER_SHA,
-	RM_COL_IMAGE,
-	RM_COL_GIT_COMMIT,
-	RM_COL_MACHINE,
-	RM_COL_DEPLOYMENT,
-	RM_COL_LAUNCHER,
-	RM_COL_ARCH,
-	RM_COL_PERFORMANCE,
-	RM_COL_METRIC,
-	RM_COL_RELATIVE_CHANGE,
-	RM_COL_STATUS,
-	RM_COL_BUILD_DURATION,
-	RM_COL_TEST_DURATION,
-	RM_COL_DATANAME,
-	RM_COL_DATA_PROVIDER,
-	RM_COL_DATA_SIZE,
-	RM_COL_DATA_DOWNLOAD,
-	RM_COL_BUILD_NUMBER,
-	RM_COL_RUN_OPTIONS,
-	/* ours */
-	RM_COL_TIMESTAMP,
-	RM_COL_RUN_ID,
-	RM_COL_REPEAT,
-	RM_COL_REASON,
-	RM_COL_TUNABLEOP,
-	RM_COL_EXIT_CODE,
-	RM_COL_LOG_FILE,
-	RM_PERF_COLS
+#define RM_PERF_ENUM(name, csv, db, kind, decl, since) RM_COL_##name,
+	RM_PERF_COLUMNS(RM_PERF_ENUM)
+#undef RM_PERF_ENUM
+	    RM_PERF_COLS
 };
 
+/* How the database keeps a column (the kind of RM_PERF_COLUMNS). */
+typedef enum rm_perf_kind {
+	RM_PCOL_TEXT,
+	RM_PCOL_NUM,
+	RM_PCOL_INT,
+	RM_PCOL_TS,
+	RM_PCOL_REPEAT
+} rm_perf_kind;
+
+/* One column of RM_PERF_COLUMNS, as data. */
+typedef struct rm_perf_column {
+	const char *csv;
+	const char *db;
+	rm_perf_kind kind;
+	const char *decl;
+	int since;
+} rm_perf_column;
+
+extern const rm_perf_column rm_perf_columns[RM_PERF_COLS];
 extern const char *const rm_perf_header[RM_PERF_COLS];
 
 /* One perf.csv row: a cell per column (NULL is written as empty); the strings are borrowed. */
@@ -102,8 +142,6 @@ int rm_summary_check(const char *perf_path, rm_error *err);
 /* "<folder of perf_path>/<name>": where perf_<model>.csv and perf_summary.csv go. */
 char *rm_perf_sibling(const char *perf_path, const char *name);
 
-/* A name usable in a file name: '/' and ' ' become '_'. Caller frees. */
-char *rm_file_safe(const char *name);
 
 /* perf_<model>.csv beside perf_path: one row per metric of pr
  * (timestamp,run_id,model,metric,value,unit,step,aggregate). Nothing when pr has none. */

@@ -42,6 +42,15 @@
 #include "rm/context.h"
 #include "rm/util.h"
 
+/* --telemetry: auto (the default: when the run has GPUs), on (say so when nothing is
+ * sampled), off. */
+typedef enum rm_telemetry_mode {
+	RM_TELEMETRY_AUTO = 0,
+	RM_TELEMETRY_ON,
+	RM_TELEMETRY_OFF,
+} rm_telemetry_mode;
+extern const rm_choice rm_telemetry_words[]; /* "auto", "on", "off" */
+
 #define RM_TELEM_INTERVAL	   0.1 /* seconds between samples: 10 Hz */
 #define RM_TELEM_BUSY_PCT	   80.0
 #define RM_TELEM_THROTTLE_DROP_PCT 10.0

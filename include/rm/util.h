@@ -55,6 +55,20 @@ int rm_read_file(const char *path, size_t max, char **out, size_t *len, struct r
  * the new file's permissions (0600 for files that must stay private). 0 or -1 (err). */
 int rm_write_file_atomic(const char *path, const char *text, size_t len, int mode,
 			 struct rm_error *err);
+/*
+ * YAML to JSON through libyaml (util/yaml.c), for context files, suites and references (MAD
+ * users keep them as JSON or YAML). Mappings become objects, sequences arrays; plain scalars
+ * that read as integers, floats, true/false (YAML 1.2 core schema) or null/~ become those
+ * JSON types, quoted scalars stay strings. Anchors and aliases are refused (they allow
+ * "billion laughs" inputs); so are non-string mapping keys, duplicate keys, and more than one
+ * document. Returns a new JSON value, or NULL with err naming `source`, the line and the
+ * column.
+ */
+typedef struct json_t json_t;
+json_t *rm_yaml_to_json(const char *text, size_t len, const char *source, struct rm_error *err);
+
+/* A name usable in a file name: '/' and ' ' become '_'. Caller frees. */
+char *rm_file_safe(const char *name);
 /* Strips blanks and line ends from both ends, in place; returns the new start. */
 char *rm_trim(char *s);
 /* The full path of the executable file prog on $PATH (empty entries, the current folder, are
@@ -72,6 +86,40 @@ int rm_make_temp(char **path, struct rm_error *err);
  * from .git directly: HEAD, the loose ref or packed-refs; a worktree's .git file is
  * followed. Caller frees. */
 char *rm_git_commit(const char *root);
+
+/*
+ * A closed set of words and the values they stand for (a flag's choices, the words of a
+ * file's column): one table per set, ended by {NULL, 0}, and every parse and every name goes
+ * through it, so a set is written once.
+ */
+typedef struct rm_choice {
+	const char *name;
+	int value;
+} rm_choice;
+/* The value of word in set: 0 and *value, or -1 (word NULL or not in it). */
+int rm_choice_parse(const rm_choice *set, const char *word, int *value);
+/* The word of value in set, or NULL. */
+const char *rm_choice_name(const rm_choice *set, int value);
+/* The words joined: sep between them, last_sep before the last one ("on|off" with "|" and
+ * "|"; "'on' or 'off'" with quote "'"). Caller frees. */
+char *rm_choice_list(const rm_choice *set, const char *quote, const char *sep,
+		     const char *last_sep);
+
+/*
+ * A perf row's status, perf.csv's status column (as madengine writes it): RM_STATUS_NONE
+ * for a row that has none yet or a word that is none of them.
+ */
+typedef enum rm_status {
+	RM_STATUS_NONE = 0,
+	RM_STATUS_SUCCESS,
+	RM_STATUS_FAILURE,
+	RM_STATUS_SKIPPED,
+} rm_status;
+extern const rm_choice rm_status_words[];
+/* "SUCCESS", "FAILURE", "SKIPPED"; NULL for RM_STATUS_NONE. */
+const char *rm_status_name(rm_status s);
+/* The status a cell holds (RM_STATUS_NONE for anything else, NULL included). */
+rm_status rm_status_of(const char *word);
 
 int rm_starts_with(const char *s, const char *prefix);
 int rm_ends_with(const char *s, const char *suffix);
@@ -251,14 +299,16 @@ void rm_log_capture(rm_buf *b);
  * "dumb" (https://no-color.org).
  */
 enum rm_color { RM_COLOR_NONE, RM_COLOR_GOOD, RM_COLOR_BAD, RM_COLOR_WARN, RM_COLOR_BOLD };
-/* "auto", "always" or "never"; -1 (RM_ERR_USAGE) for anything else. */
-int rm_color_mode(const char *when, struct rm_error *err);
+/* --color: when colour is on. */
+enum rm_color_when { RM_COLOR_WHEN_AUTO = 1, RM_COLOR_WHEN_ALWAYS, RM_COLOR_WHEN_NEVER };
+extern const rm_choice rm_color_words[]; /* "auto", "always", "never" */
+void rm_color_set(enum rm_color_when when);
 int rm_color_on(FILE *f);
 /* The escape that starts colour c on f, and the one that ends it ("" when f gets none). */
 const char *rm_color_start(FILE *f, enum rm_color c);
 const char *rm_color_end(FILE *f, enum rm_color c);
 /* The colour of a perf row status: SUCCESS good, FAILURE bad, SKIPPED warn, else none. */
-enum rm_color rm_status_color(const char *status);
+enum rm_color rm_status_color(rm_status status);
 /* The columns of the terminal f writes to ($COLUMNS when the size is unknown), or 0 when f
  * is not a terminal. */
 int rm_term_width(FILE *f);

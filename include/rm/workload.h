@@ -35,10 +35,40 @@
 #include "rm/context.h"
 #include "rm/data.h"
 #include "rm/registry.h"
+#include "rm/telemetry.h"
 #include "rm/tools.h"
 #include "rm/util.h"
 
 typedef struct json_t json_t;
+
+/*
+ * The distributed launchers: a context's distributed.launcher (madengine's MAD_LAUNCHER),
+ * one table for a run on one host and for SLURM jobs (src/workload/dist_launchers.c).
+ * `start` says how the processes of one container are started, that is what
+ * MAD_MULTI_NODE_RUNNER holds; `on_slurm` whether the SLURM launcher runs it.
+ */
+typedef enum rm_dist_start {
+	RM_DIST_TORCHRUN,  /* torchrun's command: --standalone on one node */
+	RM_DIST_DEEPSPEED, /* deepspeed's, one node */
+	RM_DIST_OWN,	   /* the workload starts its own workers: the runner is "" */
+} rm_dist_start;
+
+typedef struct rm_dist_launcher {
+	const char *name;	/* as the docs spell it */
+	const char *aliases[2]; /* other spellings, NULL-terminated */
+	rm_dist_start start;
+	int on_slurm;
+} rm_dist_launcher;
+
+/* The launcher named name (case and '-' or '_' do not matter), or NULL. */
+const rm_dist_launcher *rm_dist_launcher_find(const char *name);
+/* "torchrun, torchtitan, ... or sglang", for messages; only those SLURM runs when
+ * slurm_only. Caller frees. */
+char *rm_dist_launcher_names(int slurm_only);
+/* MAD_MULTI_NODE_RUNNER: the command that starts nproc processes on each of nnodes nodes
+ * (port: the rendezvous port across nodes); l NULL (a launcher no row names) is torchrun's,
+ * as madengine makes it. Caller frees. */
+char *rm_dist_runner(const rm_dist_launcher *l, long nnodes, long nproc, long port);
 
 /* The version of the job document and of the workloads in it; a reader refuses others. */
 #define RM_WORKLOAD_SCHEMA 1
@@ -49,22 +79,25 @@ typedef struct json_t json_t;
  * and its round trip through JSON all come from this list, so a new container-bound flag is
  * a row here, its option row and copy in src/cmd/, and its one use in the render.
  * Kinds: STR (const char *, NULL = not given), BOOL (int), SIZE (long long), SECONDS
- * (double).
+ * (double), TUNABLEOP (rm_tunableop), TELEMETRY (rm_telemetry_mode): the closed sets travel
+ * as their words (rm_tunableop_words, rm_telemetry_words).
  */
 #define RM_WORKLOAD_SETTINGS(X)                                                                    \
-	X(STR, tunableop)   /* --tunableop: "on", "off" or NULL (the model's own setting) */       \
-	X(SIZE, shm_size)   /* --shm-size in bytes; 0: the engine's default */                     \
-	X(BOOL, keep_alive) /* --keep-alive: the container outlives the script */                  \
-	X(SECONDS, timeout) /* --timeout: < 0 not given, 0 none */                                 \
-	X(STR, telemetry)   /* --telemetry: "auto", "on", "off" or NULL (auto) */                  \
+	X(TUNABLEOP, tunableop) /* --tunableop; UNSET: the model's own setting */                  \
+	X(SIZE, shm_size)	/* --shm-size in bytes; 0: the engine's default */                 \
+	X(BOOL, keep_alive)	/* --keep-alive: the container outlives the script */              \
+	X(SECONDS, timeout)	/* --timeout: < 0 not given, 0 none */                             \
+	X(TELEMETRY, telemetry) /* --telemetry */                                                  \
 	/* --allow-sensitive-mounts: the folder may bind the host's root, its system folders or    \
 	 * the Docker socket (additional_docker_run_options, data.json) */                         \
 	X(BOOL, allow_sensitive_mounts)
 
-#define RM_WL_TYPE_STR	   const char *
-#define RM_WL_TYPE_BOOL	   int
-#define RM_WL_TYPE_SIZE	   long long
-#define RM_WL_TYPE_SECONDS double
+#define RM_WL_TYPE_STR	     const char *
+#define RM_WL_TYPE_BOOL	     int
+#define RM_WL_TYPE_SIZE	     long long
+#define RM_WL_TYPE_SECONDS   double
+#define RM_WL_TYPE_TUNABLEOP rm_tunableop
+#define RM_WL_TYPE_TELEMETRY rm_telemetry_mode
 
 typedef struct rm_workload_settings {
 #define RM_WL_FIELD(kind, name) RM_WL_TYPE_##kind name;
@@ -106,8 +139,8 @@ typedef struct rm_workload {
 	char *model_args; /* the context's model_args (replaces the model's args), or NULL */
 	long n_gpus;	  /* the model's n_gpus: -1 = all of the host's */
 	/* effective TunableOp: the command line's, else the model's tunableop field, else a
-	 * "--tunableop on|off" in its args; NULL leaves the model alone */
-	char *tunableop;
+	 * "--tunableop on|off" in its args; UNSET leaves the model alone */
+	rm_tunableop tunableop;
 	char *tunableop_dir; /* with "on": the host folder mounted at RM_TUNABLEOP_DIR */
 	double timeout;	     /* effective seconds; 0 = none */
 	/* Environment after the MAD_* variables: the context's docker_env_vars, then what a
@@ -124,13 +157,13 @@ typedef struct rm_workload {
 	/* the run's tools and the context's pre/post scripts and encapsulate_script (rm/tools.h);
 	 * empty without */
 	rm_tool_plan tools;
-	/* JENKINS_BUILD_NUMBER: the submitting host's BUILD_NUMBER (CI's), "0" without, as
-	 * madengine sets it */
+	/* the submitting host's BUILD_NUMBER (CI's), read once here: perf.csv's build_number
+	 * and the container's JENKINS_BUILD_NUMBER ("0" when NULL, as madengine sets it) */
 	char *build_number;
 	/* the distributed launcher MAD_MULTI_NODE_RUNNER is made for on one node: the
 	 * context's distributed.launcher, else the submitting host's MAD_LAUNCHER; NULL:
 	 * torchrun (madengine's default) */
-	char *launcher;
+	char *dist_launcher;
 } rm_workload;
 
 /* What a workload is built from; everything is copied. */
@@ -159,7 +192,7 @@ void rm_workload_set_image(rm_workload *w, const char *image);
 int rm_workload_bind(rm_workload *w, const rm_registry *reg, rm_error *err);
 
 /* The effective TunableOp setting: cli, else the model's field, else its args. */
-const char *rm_tunableop_effective(const rm_model *m, const char *cli);
+rm_tunableop rm_tunableop_effective(const rm_model *m, rm_tunableop cli);
 /* Where tuned TunableOp results live between runs: "<log dir, real path>/tunableop/<model>",
  * created when create is set (a failure is warned about: the run goes on without). The one
  * rule for local runs and SLURM nodes alike. */
@@ -179,7 +212,10 @@ int rm_workload_cmd(const rm_workload *w, char ***argv, rm_error *err);
 /* The model's command as madengine writes it, under the tools' prefix (encapsulate_script):
  * "<prefix> bash run.sh <args>", for people to read (dry runs). */
 char *rm_workload_command_text(const rm_workload *w);
-/* The effective args string recorded in perf.csv. */
+/* The effective args recorded in perf.csv: the context's model_args or the model's args, then
+ * the name:key=value tags. TunableOp is a setting, in its own column: with it set, the args
+ * have no "--tunableop" words, and the script gets "--tunableop on|off" after the model's
+ * args in its command (MAD's run.sh takes it) instead. */
 char *rm_workload_args(const rm_workload *w);
 /* The POST /containers/create body for a host: host its context, host_env its environment
  * (the secrets' values come from there). Labels: run_models, run_models.run,

@@ -9,8 +9,7 @@
 #include <stddef.h>
 
 #include "rm/util.h"
-
-#define RM_VERSION "0.1.0"
+#include "rm/version.h"
 
 /* Exit codes (docs/exit-codes.md). */
 enum {

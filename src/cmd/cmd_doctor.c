@@ -37,12 +37,7 @@ static int doctor_main(int argc, char **argv, const rm_doctor_opts *o, FILE *out
 		rm_error_set(err, RM_ERR_USAGE, "unexpected argument '%s'", pos.v[0]);
 		goto out;
 	}
-	if (cli.format && strcmp(cli.format, "text") && strcmp(cli.format, "json")) {
-		rm_error_set(err, RM_ERR_USAGE, "--format takes 'text' or 'json', not '%s'",
-			     cli.format);
-		goto out;
-	}
-	json = cli.format && !strcmp(cli.format, "json");
+	json = cli.format == FORMAT_JSON;
 
 	rm_doctor_collect(o, &v, &n);
 	for (size_t i = 0; i < n; i++) {

@@ -81,16 +81,10 @@ static void list_model(struct listing *l, const rm_model *m, const rm_context *c
 
 static int list_format(const struct cli *cli, enum list_format *f, rm_error *err)
 {
-	if (!cli->format || !strcmp(cli->format, "table"))
-		*f = LIST_TABLE;
-	else if (!strcmp(cli->format, "csv"))
-		*f = LIST_CSV;
-	else if (!strcmp(cli->format, "json"))
-		*f = LIST_JSON;
-	else
-		return rm_error_set(err, RM_ERR_USAGE,
-				    "--format takes 'table', 'csv' or 'json', not '%s'",
-				    cli->format);
+	(void)err;
+	*f = cli->format == FORMAT_CSV	  ? LIST_CSV
+	     : cli->format == FORMAT_JSON ? LIST_JSON
+					  : LIST_TABLE;
 	return 0;
 }
 
@@ -146,8 +140,8 @@ int list_selection(const struct cli *cli, rm_error *err)
 
 	if (list_format(cli, &l.format, err) < 0)
 		return -1;
-	if (cli_run_dynamic(cli, &ro.run_dynamic, err) < 0 ||
-	    rm_registry_load_opts(&reg, ".", &ro, err) < 0 ||
+	ro.run_dynamic = cli_run_dynamic(cli);
+	if (rm_registry_load_opts(&reg, ".", &ro, err) < 0 ||
 	    rm_select(&reg, cli->tags.n ? cli->tags.v : all, cli->tags.n ? cli->tags.n : 1, &sel,
 		      err) < 0)
 		goto out;

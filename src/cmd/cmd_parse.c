@@ -57,11 +57,8 @@ static int parse_opts(const struct cli *cli, const char **parser, int *format,
 				    cli->parser);
 	if (cli->parser)
 		*parser = cli->parser;
-	if (cli->format && !strcmp(cli->format, "json"))
+	if (cli->format == FORMAT_JSON)
 		*format = RM_PARSE_JSON;
-	else if (cli->format && strcmp(cli->format, "csv"))
-		return rm_error_set(err, RM_ERR_USAGE, "unknown format '%s' (csv or json)",
-				    cli->format);
 	return cli_warmup(cli, &cfg->warmup, err);
 }
 

@@ -25,27 +25,15 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	if (cli->tags.n && cli->suite)
 		return rm_error_set(err, RM_ERR_USAGE,
 				    "--suite selects the models: give --tags or --suite, not both");
-	if (cli->tunableop && strcmp(cli->tunableop, "on") && strcmp(cli->tunableop, "off"))
-		return rm_error_set(err, RM_ERR_USAGE, "--tunableop takes 'on' or 'off', not '%s'",
-				    cli->tunableop);
 	if (cli->shm_size &&
 	    (rm_parse_size(cli->shm_size, &o->wl.shm_size) < 0 || o->wl.shm_size <= 0))
 		return rm_error_set(err, RM_ERR_USAGE,
 				    "--shm-size takes a size such as 64G, not '%s'", cli->shm_size);
-	if (cli->telemetry && strcmp(cli->telemetry, "auto") && strcmp(cli->telemetry, "on") &&
-	    strcmp(cli->telemetry, "off"))
-		return rm_error_set(err, RM_ERR_USAGE,
-				    "--telemetry takes 'auto', 'on' or 'off', not '%s'",
-				    cli->telemetry);
 	if (cli->repeat < 1)
 		return rm_error_set(err, RM_ERR_USAGE, "--repeat takes a count >= 1");
-	if (cli->score && strcmp(cli->score, "mlperf"))
-		return rm_error_set(err, RM_ERR_USAGE, "--score knows only 'mlperf', not '%s'",
-				    cli->score);
 	if (cli->progress_interval <= 0)
 		return rm_error_set(err, RM_ERR_USAGE, "--progress-interval takes seconds > 0");
-	if (cli_run_dynamic(cli, &o->run_dynamic, err) < 0)
-		return -1;
+	o->run_dynamic = cli_run_dynamic(cli);
 	o->root = ".";
 	o->tags = cli->tags.v;
 	o->n_tags = cli->tags.n;
@@ -62,13 +50,13 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	o->clean_docker_cache = cli->clean_docker_cache;
 	o->no_pull = cli->no_pull;
 	o->sysfs_root = getenv("RM_SYSFS_ROOT");
-	o->wl.tunableop = cli->tunableop;
-	o->wl.telemetry = cli->telemetry;
+	o->wl.tunableop = (rm_tunableop)cli->tunableop;
+	o->wl.telemetry = (rm_telemetry_mode)cli->telemetry;
 	if (cli_warmup(cli, &o->warmup, err) < 0)
 		return -1;
 	o->dry_run = cli->dry_run;
 	o->repeat = cli->repeat;
-	o->score = cli->score;
+	o->score = cli->score == SCORE_MLPERF ? "mlperf" : NULL;
 	o->progress = !cli->no_progress;
 	o->progress_interval = cli->progress_interval;
 	o->sys_env_details = cli->sys_env_details;

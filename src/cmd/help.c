@@ -104,12 +104,14 @@ void opt_wrap(FILE *f, const char *text, size_t first_col, size_t indent, size_t
 static void left_column(char *buf, size_t size, const struct opt *t, int markdown)
 {
 	const char *pad = markdown ? "" : "    ";
+	char *arg = opt_arg_text(t);
+
 	if (t->short_name)
-		snprintf(buf, size, "-%c, --%s%s%s", t->short_name, t->name, t->arg ? " " : "",
-			 t->arg ? t->arg : "");
+		snprintf(buf, size, "-%c, --%s%s%s", t->short_name, t->name, arg ? " " : "",
+			 arg ? arg : "");
 	else
-		snprintf(buf, size, "%s--%s%s%s", pad, t->name, t->arg ? " " : "",
-			 t->arg ? t->arg : "");
+		snprintf(buf, size, "%s--%s%s%s", pad, t->name, arg ? " " : "", arg ? arg : "");
+	free(arg);
 }
 
 /* " (also --a, --b)" */
@@ -317,19 +319,10 @@ void opt_man(FILE *f)
 
 /* ---- bash completion ---- */
 
-/* The words of "a|b|c" when they are all lowercase words (values to offer), else NULL. */
-static char *choices(const char *arg)
+/* The values to offer: a choice row's words, space-separated, else NULL. */
+static char *choices(const struct opt *t)
 {
-	if (!arg || !strchr(arg, '|'))
-		return NULL;
-	for (const char *p = arg; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || *p == '|'))
-			return NULL;
-	char *w = rm_xstrdup(arg);
-	for (char *p = w; *p; p++)
-		if (*p == '|')
-			*p = ' ';
-	return w;
+	return t->type == OPT_CHOICE ? rm_choice_list(t->choices, "", " ", " ") : NULL;
 }
 
 /* Every spelling of a row: "-t --tags --model_name --model-name". */
@@ -361,7 +354,7 @@ static void completion_values(FILE *f, unsigned cmd)
 		for (char *p = names; *p; p++)
 			if (*p == ' ')
 				*p = '|';
-		w = choices(t->arg);
+		w = choices(t);
 		if (t->type == OPT_WORDS)
 			fprintf(f, "\t\t%s) _run_models_tags; return ;;\n", names);
 		else if (w)

@@ -8,21 +8,31 @@
 
 #include "options.h"
 #include "rm/parser.h"
+#include "rm/registry.h"
+#include "rm/telemetry.h"
 #include "rm/util.h"
 
 /* The type and the field of a row, checked against each other at compile time (_Generic
  * has no association for a field of another type). */
 #define CHECKED(f, T) (offsetof(struct cli, f) + 0 * sizeof(_Generic(((struct cli *)0)->f, T : 1)))
-#define FLAG(f)	      OPT_FLAG, CHECKED(f, int)
-#define STR(f)	      OPT_STRING, CHECKED(f, const char *)
-#define LIST(f)	      OPT_LIST, CHECKED(f, struct opt_list)
-#define WORDS(f)      OPT_WORDS, CHECKED(f, struct opt_list)
-#define NUM(f)	      OPT_NUMBER, CHECKED(f, double)
-#define INT(f)	      OPT_INT, CHECKED(f, long)
-#define SECS(f)	      OPT_SECONDS, CHECKED(f, double)
+#define FLAG(f)	      OPT_FLAG, CHECKED(f, int), NULL
+#define STR(f)	      OPT_STRING, CHECKED(f, const char *), NULL
+#define LIST(f)	      OPT_LIST, CHECKED(f, struct opt_list), NULL
+#define WORDS(f)      OPT_WORDS, CHECKED(f, struct opt_list), NULL
+#define NUM(f)	      OPT_NUMBER, CHECKED(f, double), NULL
+#define INT(f)	      OPT_INT, CHECKED(f, long), NULL
+#define SECS(f)	      OPT_SECONDS, CHECKED(f, double), NULL
+#define CHOICE(f, w)  OPT_CHOICE, CHECKED(f, int), w, NULL
 #define SEL	      (CMD_RUN | CMD_LIST)
 #define CI	      (CMD_RUN | CMD_REPORT_CI)
 #define RB	      (CMD_RUN | CMD_BUILD)
+static const rm_choice dynamic_words[] = {{"run", DYNAMIC_RUN}, {"skip", DYNAMIC_SKIP}, {NULL, 0}};
+static const rm_choice score_words[] = {{"mlperf", SCORE_MLPERF}, {NULL, 0}};
+static const rm_choice parse_formats[] = {{"csv", FORMAT_CSV}, {"json", FORMAT_JSON}, {NULL, 0}};
+static const rm_choice doctor_formats[] = {{"text", FORMAT_TEXT}, {"json", FORMAT_JSON}, {NULL, 0}};
+static const rm_choice list_formats[] = {
+    {"table", FORMAT_TABLE}, {"csv", FORMAT_CSV}, {"json", FORMAT_JSON}, {NULL, 0}};
+
 const struct opt opt_table[] = {
     {"tags", 't', WORDS(tags), "TAG [TAG ...]",
      "names, tags, `all`, `scope/tag`, `name:key=value`; several after one `--tags` (as in "
@@ -37,7 +47,7 @@ const struct opt opt_table[] = {
     {"additional-context-file", 'f', LIST(context_files), "FILE",
      "the same as a JSON or YAML file (libyaml), applied first", SEL | CMD_BUILD,
      "additional_context_file"},
-    {"dynamic-registry", 0, STR(dynamic_registry), "run|skip",
+    {"dynamic-registry", 0, CHOICE(dynamic_registry, dynamic_words),
      "whether `scripts/<dir>/get_models_json.py` files are run (the folder's Python, on this "
      "host) to list their models; default `skip`, or `$RM_DYNAMIC_REGISTRY`",
      SEL | CMD_BUILD, "dynamic_registry"},
@@ -70,7 +80,7 @@ const struct opt opt_table[] = {
      "keep the data of `custom` providers in `DIR/<dataname>` on this host for later runs "
      "(`mirrorlocal` on every provider but `local`)",
      CMD_RUN, "force_mirror_local"},
-    {"tunableop", 0, STR(tunableop), "on|off",
+    {"tunableop", 0, CHOICE(tunableop, rm_tunableop_words),
      "PyTorch TunableOp: `on` tunes GEMMs and keeps the results in "
      "`<log dir>/tunableop/<model>/` for later runs, `off` disables it; default: the model's "
      "setting",
@@ -78,7 +88,7 @@ const struct opt opt_table[] = {
     {"shm-size", 0, STR(shm_size), "SIZE",
      "`/dev/shm` of the containers, e.g. `64G` (a model's own `--shm-size` wins)", CMD_RUN,
      "shm_size"},
-    {"telemetry", 0, STR(telemetry), "auto|on|off",
+    {"telemetry", 0, CHOICE(telemetry, rm_telemetry_words),
      "GPU power, energy, VRAM, busy, temperature and clock sampled on the host at 10 Hz while "
      "each run's container runs (`perf_<model>.csv` gets `gpu_power_avg_w`, `gpu_energy_j`, "
      "`performance_per_watt`, ...; docs/telemetry.md); `auto` (default): when the run has GPUs",
@@ -91,7 +101,7 @@ const struct opt opt_table[] = {
      "run each model N times on one build; summary (mean, median, stddev, min, max) printed "
      "and appended to `perf_summary.csv`",
      CMD_RUN, NULL},
-    {"score", 0, STR(score), "mlperf",
+    {"score", 0, CHOICE(score, score_words),
      "with `--repeat`: MLPerf's rule on time to train (drop fastest and slowest, mean of the "
      "rest)",
      CMD_RUN, NULL},
@@ -243,7 +253,7 @@ const struct opt opt_table[] = {
     /* parse */
     {"parser", 0, STR(parser), "NAME", "parser to use (default `auto`: recognise the format)",
      CMD_PARSE, NULL},
-    {"format", 0, STR(format), "csv|json", "output format (default `csv`)", CMD_PARSE, NULL},
+    {"format", 0, CHOICE(format, parse_formats), "output format (default `csv`)", CMD_PARSE, NULL},
     {"warmup", 0, STR(warmup), "auto|N",
      "warm-up steps left out of means: `auto` (default, from the data) or the first N", CMD_PARSE,
      NULL},
@@ -252,19 +262,19 @@ const struct opt opt_table[] = {
     {"list-parsers", 0, FLAG(list_parsers), NULL, "print the parser names, one per line, and exit",
      CMD_PARSE, NULL},
     /* doctor */
-    {"format", 0, STR(format), "text|json", "one line per finding (default), or a JSON array",
+    {"format", 0, CHOICE(format, doctor_formats), "one line per finding (default), or a JSON array",
      CMD_DOCTOR, NULL},
     /* list */
-    {"format", 0, STR(format), "table|csv|json",
+    {"format", 0, CHOICE(format, list_formats),
      "`table` (default: a header and aligned columns, cut to the terminal's width), or `csv` "
      "or `json` for scripts",
      CMD_LIST, NULL},
     /* every command */
-    {"color", 0, STR(color), "auto|always|never",
+    {"color", 0, CHOICE(color, rm_color_words),
      "colour SUCCESS, FAILURE, SKIPPED and warnings: `auto` (default) on a terminal unless "
      "`NO_COLOR` is set",
      CMD_ALL, "colour"},
-    {NULL, 0, OPT_FLAG, 0, NULL, NULL, 0, NULL},
+    {NULL, 0, OPT_FLAG, 0, NULL, NULL, NULL, 0, NULL},
 };
 #undef SEL
 #undef CI
@@ -310,20 +320,20 @@ void cli_release(struct cli *c)
 	opt_list_release(&c->db);
 }
 
-int cli_run_dynamic(const struct cli *c, int *run, rm_error *err)
+int cli_run_dynamic(const struct cli *c)
 {
-	const char *v = c->dynamic_registry;
+	const char *v = getenv("RM_DYNAMIC_REGISTRY");
 
-	if (!v) {
-		v = getenv("RM_DYNAMIC_REGISTRY");
-		*run = v && !strcmp(v, "run");
-		return 0;
-	}
-	if (strcmp(v, "run") && strcmp(v, "skip"))
-		return rm_error_set(err, RM_ERR_USAGE,
-				    "--dynamic-registry takes 'run' or 'skip', not '%s'", v);
-	*run = !strcmp(v, "run");
-	return 0;
+	if (c->dynamic_registry == DYNAMIC_DEFAULT)
+		return v && !strcmp(v, "run");
+	return c->dynamic_registry == DYNAMIC_RUN;
+}
+
+char *opt_arg_text(const struct opt *o)
+{
+	if (o->type == OPT_CHOICE)
+		return rm_choice_list(o->choices, "", "|", "|");
+	return o->arg ? rm_xstrdup(o->arg) : NULL;
 }
 
 int cli_quiet(const struct cli *c, int *quiet, rm_error *err)
@@ -385,6 +395,18 @@ static int set_value(const struct opt *o, struct cli *c, const char *val, rm_err
 					    "not '%s'",
 					    o->name, val);
 		*(double *)field = d < 0 ? 0 : d;
+		return 0;
+	}
+	case OPT_CHOICE: {
+		int v;
+		if (rm_choice_parse(o->choices, val, &v) < 0) {
+			char *words = rm_choice_list(o->choices, "'", ", ", " or ");
+			rm_error_set(err, RM_ERR_USAGE, "--%s takes %s, not '%s'", o->name, words,
+				     val);
+			free(words);
+			return -1;
+		}
+		*(int *)field = v;
 		return 0;
 	}
 	case OPT_INT: {
@@ -507,7 +529,7 @@ int opt_parse(unsigned accept, struct cli *c, int argc, char **argv, struct opt_
 		while (o->type == OPT_WORDS && i + 1 < argc && argv[i + 1][0] != '-')
 			list_add((struct opt_list *)((char *)c + o->offset), argv[++i]);
 	}
-	if (c->color && rm_color_mode(c->color, err) < 0)
-		return -1;
+	if (c->color)
+		rm_color_set((enum rm_color_when)c->color);
 	return 0;
 }

@@ -38,7 +38,15 @@ enum opt_type {
 	OPT_NUMBER,  /* double, >= 0 */
 	OPT_INT,     /* long, >= 0 */
 	OPT_SECONDS, /* double; a negative value (madengine's -1) means none and is stored as 0 */
+	OPT_CHOICE,  /* int: the value of one of the row's choices (0: not given) */
 };
+
+/* The values of --format: each command's row takes some of them. */
+enum cli_format { FORMAT_DEFAULT = 0, FORMAT_CSV, FORMAT_JSON, FORMAT_TEXT, FORMAT_TABLE };
+/* --dynamic-registry */
+enum cli_dynamic { DYNAMIC_DEFAULT = 0, DYNAMIC_RUN, DYNAMIC_SKIP };
+/* --score */
+enum cli_score { SCORE_NONE = 0, SCORE_MLPERF };
 
 struct opt_list {
 	const char **v;
@@ -51,7 +59,7 @@ struct cli {
 	struct opt_list tags;
 	struct opt_list contexts;
 	struct opt_list context_files;
-	const char *dynamic_registry; /* "run", "skip" or NULL */
+	int dynamic_registry; /* enum cli_dynamic */
 	/* run */
 	const char *output;
 	const char *log_dir;
@@ -76,12 +84,12 @@ struct cli {
 	const char *log_level;
 	int cleanup_perf;
 	int ignore_deprecated;
-	const char *tunableop;
+	int tunableop; /* rm_tunableop */
 	const char *shm_size;
-	const char *telemetry; /* "auto", "on", "off" or NULL */
+	int telemetry; /* rm_telemetry_mode */
 	int dry_run;
 	long repeat;
-	const char *score;
+	int score; /* enum cli_score */
 	int no_progress;
 	double progress_interval;
 	int sys_env_details;
@@ -119,9 +127,9 @@ struct cli {
 	const char *job;
 	const char *workload;
 	/* every command */
-	const char *color; /* auto, always, never (applied by opt_parse) */
+	int color; /* enum rm_color_when (applied by opt_parse) */
 	/* parse, doctor, list */
-	const char *format;
+	int format; /* enum cli_format */
 	int explain;
 	int list_parsers;
 };
@@ -130,12 +138,17 @@ struct opt {
 	const char *name; /* without the leading "--" */
 	char short_name;  /* 0 when none */
 	enum opt_type type;
-	size_t offset;	 /* into struct cli */
-	const char *arg; /* value name for --help, NULL for flags */
+	size_t offset;		  /* into struct cli */
+	const rm_choice *choices; /* OPT_CHOICE: its words and values (arg is NULL) */
+	const char *arg;	  /* value name for --help, NULL for flags */
 	const char *help;
 	unsigned cmds;	     /* CMD_* that accept it */
 	const char *aliases; /* other long spellings, space-separated, or NULL */
 };
+
+/* The value name of a row for --help and the man page: its arg, or its choices as
+ * "a|b|c"; NULL for a flag. Caller frees. */
+char *opt_arg_text(const struct opt *o);
 
 /* Every option of every command, ended by a row whose name is NULL (options.c). */
 extern const struct opt opt_table[];
@@ -182,6 +195,7 @@ void opt_list_release(struct opt_list *l);
 /* Whether the runner's messages are to be quiet: --quiet, or MAD's --log-level WARNING or
  * ERROR (DEBUG, INFO: not); another level is an error. */
 int cli_quiet(const struct cli *c, int *quiet, rm_error *err);
-int cli_run_dynamic(const struct cli *c, int *run, rm_error *err);
+/* Whether get_models_json.py files run: --dynamic-registry, else $RM_DYNAMIC_REGISTRY. */
+int cli_run_dynamic(const struct cli *c);
 
 #endif

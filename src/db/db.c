@@ -10,6 +10,7 @@
 
 #include "backend.h"
 #include "rm/db.h"
+#include "rm/report.h"
 #include "rm/results.h"
 #include "rm/util.h"
 
@@ -90,29 +91,7 @@ static const struct migration {
      " suite TEXT NOT NULL DEFAULT '',"
      " build_number TEXT NOT NULL DEFAULT '',"
      " exported_at {TS} NOT NULL);"
-     "CREATE TABLE results ("
-     " id {ID},"
-     " run_id TEXT NOT NULL REFERENCES runs (run_id),"
-     " ts {TS} NOT NULL,"
-     " model TEXT NOT NULL,"
-     " metric TEXT NOT NULL DEFAULT '',"
-     " docker_file TEXT NOT NULL DEFAULT '',"
-     " repeat INTEGER NOT NULL DEFAULT 1 CHECK (repeat >= 1),"
-     " status TEXT NOT NULL CHECK (status IN ('SUCCESS', 'FAILURE', 'SKIPPED')),"
-     " performance {REAL},"
-     " relative_change {REAL},"
-     " direction TEXT NOT NULL DEFAULT 'unknown'"
-     "  CHECK (direction IN ('higher', 'lower', 'unknown')),"
-     " machine_name TEXT NOT NULL DEFAULT '',"
-     " gpu_architecture TEXT NOT NULL DEFAULT '',"
-     " n_gpus TEXT, nnodes TEXT, gpus_per_node TEXT, training_precision TEXT,"
-     " pipeline TEXT, args TEXT, tags TEXT, base_docker TEXT, docker_sha TEXT,"
-     " docker_image TEXT, git_commit TEXT, deployment_type TEXT, launcher TEXT,"
-     " build_duration {REAL}, test_duration {REAL}, dataname TEXT,"
-     " data_provider_type TEXT, data_size TEXT, data_download_duration TEXT,"
-     " build_number TEXT, additional_docker_run_options TEXT, reason TEXT,"
-     " tunableop TEXT, exit_code INTEGER, log_file TEXT,"
-     " UNIQUE (run_id, model, docker_file, metric, repeat));"
+     "{RESULTS}"
      "CREATE INDEX results_series ON results (model, metric, gpu_architecture, machine_name);"
      "CREATE INDEX results_ts ON results (ts);"
      "CREATE TABLE metrics ("
@@ -148,6 +127,43 @@ static const struct migration {
      "CREATE INDEX accepted_model ON accepted (model);"},
 };
 #define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
+
+/* The results table as the schema version that made it (1): every column of
+ * RM_PERF_COLUMNS since 1, and the database's own (id, direction). */
+static void results_table(rm_buf *b)
+{
+	rm_buf_addstr(b, "CREATE TABLE results (id {ID}");
+	for (size_t c = 0; c < RM_PERF_COLS; c++)
+		if (rm_perf_columns[c].since <= 1)
+			rm_buf_addf(b, ", %s %s", rm_perf_columns[c].db, rm_perf_columns[c].decl);
+	rm_buf_addstr(b, ", direction TEXT NOT NULL DEFAULT 'unknown'"
+			 " CHECK (direction IN ('higher', 'lower', 'unknown')),"
+			 " UNIQUE (run_id, model, docker_file, metric, repeat));");
+}
+
+/* Migration m's SQL for backend be: its text with {RESULTS} made from the column list, then
+ * the columns RM_PERF_COLUMNS says it added (each with a DEFAULT when NOT NULL). */
+static char *migration_sql(const db_backend *be, const struct migration *m)
+{
+	rm_buf b = RM_BUF_INIT((size_t)1 << 20);
+	const char *at = strstr(m->sql, "{RESULTS}");
+	char *sql;
+
+	if (at) {
+		rm_buf_add(&b, m->sql, (size_t)(at - m->sql));
+		results_table(&b);
+		rm_buf_addstr(&b, at + strlen("{RESULTS}"));
+	} else {
+		rm_buf_addstr(&b, m->sql);
+	}
+	for (size_t c = 0; c < RM_PERF_COLS && m->version > 1; c++)
+		if (rm_perf_columns[c].since == m->version)
+			rm_buf_addf(&b, "ALTER TABLE results ADD COLUMN %s %s;",
+				    rm_perf_columns[c].db, rm_perf_columns[c].decl);
+	sql = ddl(be, rm_buf_str(&b));
+	rm_buf_release(&b);
+	return sql;
+}
 
 static int max_version_row(void *ctx, const char *const *cols, size_t n)
 {
@@ -190,7 +206,7 @@ static int migrate(rm_db *db, rm_error *err)
 
 		if (m->version <= version)
 			continue;
-		sql = ddl(be, m->sql);
+		sql = migration_sql(be, m);
 		rc = be->exec(db->h, sql, err);
 		free(sql);
 		if (rc < 0) {

@@ -142,43 +142,12 @@ static const char *intnum(struct inserter *in, const char *s)
 	return keep(in, rm_xasprintf("%ld", v));
 }
 
-static const char *const result_cols[] = {"run_id",
-					  "ts",
-					  "model",
-					  "metric",
-					  "docker_file",
-					  "repeat",
-					  "status",
-					  "performance",
-					  "relative_change",
-					  "direction",
-					  "machine_name",
-					  "gpu_architecture",
-					  "n_gpus",
-					  "nnodes",
-					  "gpus_per_node",
-					  "training_precision",
-					  "pipeline",
-					  "args",
-					  "tags",
-					  "base_docker",
-					  "docker_sha",
-					  "docker_image",
-					  "git_commit",
-					  "deployment_type",
-					  "launcher",
-					  "build_duration",
-					  "test_duration",
-					  "dataname",
-					  "data_provider_type",
-					  "data_size",
-					  "data_download_duration",
-					  "build_number",
-					  "additional_docker_run_options",
-					  "reason",
-					  "tunableop",
-					  "exit_code",
-					  "log_file"};
+/* The results table's columns: every perf.csv column (RM_PERF_COLUMNS), then direction. */
+static const char *const result_cols[] = {
+#define RM_PERF_DB(name, csv, db, kind, decl, since) db,
+    RM_PERF_COLUMNS(RM_PERF_DB)
+#undef RM_PERF_DB
+	"direction"};
 #define N_RESULT_COLS (sizeof(result_cols) / sizeof(result_cols[0]))
 
 static const char *const metric_cols[] = {"run_id", "ts",     "model", "metric", "aggregate",
@@ -307,46 +276,29 @@ static int export_runs(struct export *x, rm_error *err)
 static int result_row(struct export *x, struct inserter *in, const rm_result *r, rm_error *err)
 {
 	const char *const *c = r->col;
-	const char *row[N_RESULT_COLS] = {
-	    c[RM_COL_RUN_ID],
-	    c[RM_COL_TIMESTAMP][0] ? c[RM_COL_TIMESTAMP] : x->now,
-	    c[RM_COL_MODEL],
-	    c[RM_COL_METRIC],
-	    c[RM_COL_DOCKERFILE],
-	    keep(in, rm_xasprintf("%ld", r->repeat)),
-	    c[RM_COL_STATUS],
-	    num(in, c[RM_COL_PERFORMANCE]),
-	    num(in, c[RM_COL_RELATIVE_CHANGE]),
-	    rm_direction_name(
-		rm_direction_lookup(x->dirs, c[RM_COL_MODEL], c[RM_COL_METRIC], NULL)),
-	    c[RM_COL_MACHINE],
-	    c[RM_COL_ARCH],
-	    c[RM_COL_NGPUS],
-	    c[RM_COL_NNODES],
-	    c[RM_COL_GPUS_PER_NODE],
-	    c[RM_COL_PRECISION],
-	    c[RM_COL_PIPELINE],
-	    c[RM_COL_ARGS],
-	    c[RM_COL_TAGS],
-	    c[RM_COL_BASE_DOCKER],
-	    c[RM_COL_DOCKER_SHA],
-	    c[RM_COL_IMAGE],
-	    c[RM_COL_GIT_COMMIT],
-	    c[RM_COL_DEPLOYMENT],
-	    c[RM_COL_LAUNCHER],
-	    num(in, c[RM_COL_BUILD_DURATION]),
-	    num(in, c[RM_COL_TEST_DURATION]),
-	    c[RM_COL_DATANAME],
-	    c[RM_COL_DATA_PROVIDER],
-	    c[RM_COL_DATA_SIZE],
-	    c[RM_COL_DATA_DOWNLOAD],
-	    c[RM_COL_BUILD_NUMBER],
-	    c[RM_COL_RUN_OPTIONS],
-	    c[RM_COL_REASON],
-	    c[RM_COL_TUNABLEOP],
-	    intnum(in, c[RM_COL_EXIT_CODE]),
-	    c[RM_COL_LOG_FILE],
-	};
+	const char *row[N_RESULT_COLS];
+
+	for (size_t i = 0; i < RM_PERF_COLS; i++) {
+		switch (rm_perf_columns[i].kind) {
+		case RM_PCOL_TEXT:
+			row[i] = c[i];
+			break;
+		case RM_PCOL_NUM:
+			row[i] = num(in, c[i]);
+			break;
+		case RM_PCOL_INT:
+			row[i] = intnum(in, c[i]);
+			break;
+		case RM_PCOL_TS:
+			row[i] = c[i][0] ? c[i] : x->now;
+			break;
+		case RM_PCOL_REPEAT:
+			row[i] = keep(in, rm_xasprintf("%ld", r->repeat));
+			break;
+		}
+	}
+	row[RM_PERF_COLS] = rm_direction_name(
+	    rm_direction_lookup(x->dirs, c[RM_COL_MODEL], c[RM_COL_METRIC], NULL));
 	x->st->results_seen++;
 	if (ins_row(in, row, err) < 0)
 		return rm_error_wrap(err, "'%s' near record %ld", r->file, r->line);

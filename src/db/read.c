@@ -56,20 +56,16 @@ int rm_db_each_result(rm_db *db, const char *run_id, rm_result_fn fn, void *ctx,
 
 	rm_buf_addstr(&sql, "SELECT ");
 	for (size_t i = 0; i < RM_PERF_COLS; i++) {
+		const rm_perf_column *c = &rm_perf_columns[i];
+
 		if (i)
 			rm_buf_addstr(&sql, ", ");
-		if (!strcmp(rm_perf_header[i], "timestamp")) {
-			rm_buf_addf(&sql, db->be->ts_text, "ts");
-		} else if (!strcmp(rm_perf_header[i], "performance") ||
-			   !strcmp(rm_perf_header[i], "relative_change") ||
-			   !strcmp(rm_perf_header[i], "build_duration") ||
-			   !strcmp(rm_perf_header[i], "test_duration") ||
-			   !strcmp(rm_perf_header[i], "exit_code") ||
-			   !strcmp(rm_perf_header[i], "repeat")) {
-			rm_buf_addf(&sql, "CAST(%s AS TEXT)", rm_perf_header[i]);
-		} else {
-			rm_buf_addf(&sql, "%s", rm_perf_header[i]);
-		}
+		if (c->kind == RM_PCOL_TS)
+			rm_buf_addf(&sql, db->be->ts_text, c->db);
+		else if (c->kind != RM_PCOL_TEXT)
+			rm_buf_addf(&sql, "CAST(%s AS TEXT)", c->db);
+		else
+			rm_buf_addf(&sql, "%s", c->db);
 	}
 	rm_buf_addstr(&sql, " FROM (SELECT r.*, u.started_at, " RUN_SEQ " AS seq"
 			    " FROM results r JOIN runs u ON u.run_id = r.run_id");
@@ -136,7 +132,7 @@ static int history_row(void *ctx, const char *const *c, size_t n)
 	r.col[RM_COL_RUN_ID] = c[6] ? c[6] : "";
 	r.col[RM_COL_TIMESTAMP] = c[7] ? c[7] : "";
 	r.col[RM_COL_GIT_COMMIT] = c[8] ? c[8] : "";
-	r.col[RM_COL_STATUS] = "SUCCESS";
+	r.col[RM_COL_STATUS] = rm_status_name(RM_STATUS_SUCCESS);
 	r.col[RM_COL_PERFORMANCE] = c[9];
 	r.performance = v;
 	rm_history_add(ctx, &r);

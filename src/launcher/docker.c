@@ -23,6 +23,7 @@
 
 #include "docker_internal.h"
 #include "rm/engine.h"
+#include "rm/tar.h"
 #include "rm/launcher.h"
 #include "rm/util.h"
 

@@ -13,6 +13,7 @@
 
 extern char **environ;
 #include "rm/engine.h"
+#include "rm/tar.h"
 
 #define FINGERPRINT_LABEL "run_models.fingerprint"
 

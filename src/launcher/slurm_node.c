@@ -198,8 +198,7 @@ static char *container_name(struct node *n)
  * submitter merges every node's. NULL when nothing is sampled (stderr says why). */
 static rm_telem *node_telemetry(struct node *n)
 {
-	const char *mode = n->w.set.telemetry ? n->w.set.telemetry : "auto";
-	int wanted = !strcmp(mode, "on");
+	int wanted = n->w.set.telemetry == RM_TELEMETRY_ON;
 	rm_error err = RM_ERROR_INIT;
 	long *gpus = NULL;
 	size_t ng = 0;
@@ -207,7 +206,7 @@ static rm_telem *node_telemetry(struct node *n)
 	char *path;
 	int fd;
 
-	if (!strcmp(mode, "off"))
+	if (n->w.set.telemetry == RM_TELEMETRY_OFF)
 		return NULL;
 	if (rm_workload_gpu_indexes(&n->w, &n->ctx, &gpus, &ng, &err) < 0 || !ng) {
 		if (wanted)

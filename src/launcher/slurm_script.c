@@ -8,42 +8,34 @@
 #include "slurm.h"
 #include "rm/launcher.h"
 #include "rm/util.h"
+#include "rm/workload.h"
 
 /* ---- the batch script ---- */
 
 int rm_slurm_runner(const rm_dist_conf *dc, long nproc, char **runner, rm_error *err)
 {
-	const char *l = dc->launcher ? dc->launcher : RM_SLURM_DEFAULT_LAUNCHER;
+	const char *name = dc->launcher ? dc->launcher : RM_SLURM_DEFAULT_LAUNCHER;
+	const rm_dist_launcher *l = rm_dist_launcher_find(name);
 
 	*runner = NULL;
-	if (!strcmp(l, "torchrun") || !strcmp(l, "torchtitan") || !strcmp(l, "megatron-lm") ||
-	    !strcmp(l, "megatron")) {
-		if (dc->nnodes <= 1)
-			*runner = rm_xasprintf("torchrun --standalone --nproc_per_node=%ld", nproc);
-		else
-			*runner = rm_xasprintf("torchrun --nnodes=%ld --nproc_per_node=%ld "
-					       "--node_rank=$NODE_RANK --master_addr=$MASTER_ADDR "
-					       "--master_port=%ld",
-					       dc->nnodes, nproc, dc->port);
-		return 0;
+	if (!l || !l->on_slurm) {
+		char *names = rm_dist_launcher_names(1);
+		rm_error_set(err, RM_ERR_INPUT,
+			     "--additional-context: distributed.launcher '%s' is not supported; "
+			     "use %s",
+			     name, names);
+		free(names);
+		return -1;
 	}
-	if (!strcmp(l, "deepspeed")) {
-		if (dc->nnodes > 1)
-			return rm_error_set(
-			    err, RM_ERR_INPUT,
-			    "--additional-context: distributed.launcher deepspeed "
-			    "runs on one node here (across nodes it needs a hostfile "
-			    "inside the container); use torchrun for %ld nodes",
-			    dc->nnodes);
-		*runner = rm_xasprintf("deepspeed --num_gpus=%ld", nproc);
-		return 0;
-	}
-	if (!strcmp(l, "vllm") || !strcmp(l, "sglang"))
-		return 0; /* they start their own workers: no runner prefix */
-	return rm_error_set(err, RM_ERR_INPUT,
-			    "--additional-context: distributed.launcher '%s' is not supported; use "
-			    "torchrun, torchtitan, megatron-lm, deepspeed, vllm or sglang",
-			    l);
+	if (l->start == RM_DIST_DEEPSPEED && dc->nnodes > 1)
+		return rm_error_set(err, RM_ERR_INPUT,
+				    "--additional-context: distributed.launcher deepspeed "
+				    "runs on one node here (across nodes it needs a hostfile "
+				    "inside the container); use torchrun for %ld nodes",
+				    dc->nnodes);
+	if (l->start != RM_DIST_OWN) /* those start their own workers: no runner prefix */
+		*runner = rm_dist_runner(l, dc->nnodes, nproc, dc->port);
+	return 0;
 }
 
 static int log_base_ok(const char *s)

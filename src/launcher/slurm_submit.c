@@ -17,7 +17,6 @@
 #include <jansson.h>
 
 #include "slurm_launcher.h"
-#include "rm/report.h"
 #include "rm/util.h"
 
 #define MAX_ARRAY	   1000 /* SLURM's default MaxArraySize is 1001 */

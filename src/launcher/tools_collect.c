@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "rm/engine.h"
+#include "rm/tar.h"
 #include "rm/launcher.h"
 #include "rm/util.h"
 

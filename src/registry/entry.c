@@ -157,6 +157,26 @@ static int get_optional_string(const struct raw *r, int fld, const struct entry_
 	return 0;
 }
 
+const rm_choice rm_tunableop_words[] = {
+    {"on", RM_TUNABLEOP_ON}, {"off", RM_TUNABLEOP_OFF}, {NULL, 0}};
+
+static int get_tunableop(const struct raw *r, const struct entry_ref *e, rm_model *m, rm_error *err)
+{
+	int v;
+
+	m->tunableop = RM_TUNABLEOP_UNSET;
+	if (absent(r) || (r->type == V_STR && !*r->str))
+		return 0;
+	if (r->type != V_STR || rm_choice_parse(rm_tunableop_words, r->str, &v) < 0) {
+		char *words = rm_choice_list(rm_tunableop_words, "\"", ", ", " or ");
+		field_error(err, e, "tunableop", words);
+		free(words);
+		return -1;
+	}
+	m->tunableop = (rm_tunableop)v;
+	return 0;
+}
+
 static int get_n_gpus(const struct raw *r, const struct entry_ref *e, long *out, rm_error *err)
 {
 	static const char *type = "\"-1\" (all GPUs) or a count from 0 to 65536 such as \"8\"";
@@ -332,15 +352,12 @@ static int build_model(struct parser *p, rm_model *m)
 	    get_env_vars(&f[F_ENV_VARS], e, m, err) ||
 	    get_build_secrets(&f[F_BUILD_SECRETS], e, m, err) ||
 	    get_optional_string(&f[F_PARSER], F_PARSER, e, &m->parser, err) ||
-	    get_optional_string(&f[F_TUNABLEOP], F_TUNABLEOP, e, &m->tunableop, err) ||
-	    get_timeout(&f[F_TIMEOUT], e, m, err))
+	    get_tunableop(&f[F_TUNABLEOP], e, m, err) || get_timeout(&f[F_TIMEOUT], e, m, err))
 		return -1;
 	if (m->data && (m->data[0] == '/' || strstr(m->data, "..") || strchr(m->data, '/')))
 		return field_error(err, e, "data",
 				   "the name of a data.json entry (or a comma list of names), "
 				   "not a path");
-	if (m->tunableop && strcmp(m->tunableop, "on") != 0 && strcmp(m->tunableop, "off") != 0)
-		return field_error(err, e, "tunableop", "\"on\" or \"off\"");
 	if (!m->parser)
 		m->parser = rm_xstrdup("generic");
 	for (size_t i = 0; i < p->n_unknown; i++)

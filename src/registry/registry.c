@@ -43,7 +43,6 @@ void rm_model_release(rm_model *m)
 	free(m->additional_docker_run_options);
 	rm_strv_free(m->env_vars);
 	free(m->parser);
-	free(m->tunableop);
 	rm_strv_free(m->build_secrets);
 	memset(m, 0, sizeof(*m));
 }

@@ -10,13 +10,16 @@
 #include "rm/util.h"
 
 const char *const rm_perf_header[RM_PERF_COLS] = {
-    "model", "n_gpus", "nnodes", "gpus_per_node", "training_precision", "pipeline", "args", "tags",
-    "docker_file", "base_docker", "docker_sha", "docker_image", "git_commit", "machine_name",
-    "deployment_type", "launcher", "gpu_architecture", "performance", "metric", "relative_change",
-    "status", "build_duration", "test_duration", "dataname", "data_provider_type", "data_size",
-    "data_download_duration", "build_number", "additional_docker_run_options",
-    /* ours */
-    "timestamp", "run_id", "repeat", "reason", "tunableop", "exit_code", "log_file"};
+#define RM_PERF_CSV(name, csv, db, kind, decl, since) csv,
+    RM_PERF_COLUMNS(RM_PERF_CSV)
+#undef RM_PERF_CSV
+};
+
+const rm_perf_column rm_perf_columns[RM_PERF_COLS] = {
+#define RM_PERF_ROW(name, csv, db, kind, decl, since) {csv, db, RM_PCOL_##kind, decl, since},
+    RM_PERF_COLUMNS(RM_PERF_ROW)
+#undef RM_PERF_ROW
+};
 
 static const char *const metric_header[] = {"timestamp", "run_id", "model", "metric",
 					    "value",	 "unit",   "step",  "aggregate"};
@@ -45,7 +48,8 @@ static const char *base_cell(char **rec, size_t nf, const int *at, size_t k)
  * Dockerfile, machine and GPU architecture, and a SUCCESS. */
 static int is_baseline(char **rec, size_t nf, const int *at, const rm_perf_row *row)
 {
-	if (!row->cell[RM_COL_METRIC] || strcmp(base_cell(rec, nf, at, 0), "SUCCESS"))
+	if (!row->cell[RM_COL_METRIC] ||
+	    rm_status_of(base_cell(rec, nf, at, 0)) != RM_STATUS_SUCCESS)
 		return 0;
 	for (size_t k = 2; k < N_BASE_COLS; k++)
 		if (!same(base_cell(rec, nf, at, k), row->cell[base_cols[k]]))
@@ -94,8 +98,9 @@ void rm_perf_relative_changes(const char *path, rm_perf_row *rows, size_t n, cha
 		double now;
 		const char *perf = rows[i].cell[RM_COL_PERFORMANCE];
 		rel[i] = NULL;
-		if (found[i] && last[i] != 0 && same("SUCCESS", rows[i].cell[RM_COL_STATUS]) &&
-		    perf && rm_parse_double(perf, &now) == 0)
+		if (found[i] && last[i] != 0 &&
+		    rm_status_of(rows[i].cell[RM_COL_STATUS]) == RM_STATUS_SUCCESS && perf &&
+		    rm_parse_double(perf, &now) == 0)
 			rel[i] = rm_xasprintf("%+.2f", (now - last[i]) / fabs(last[i]) * 100.0);
 		rows[i].cell[RM_COL_RELATIVE_CHANGE] = rel[i];
 	}
@@ -197,15 +202,6 @@ char *rm_perf_sibling(const char *perf_path, const char *name)
 	if (!slash)
 		return rm_xstrdup(name);
 	return rm_xasprintf("%.*s/%s", (int)(slash - perf_path), perf_path, name);
-}
-
-char *rm_file_safe(const char *name)
-{
-	char *s = rm_xstrdup(name);
-	for (char *p = s; *p; p++)
-		if (*p == '/' || *p == ' ')
-			*p = '_';
-	return s;
 }
 
 static char *fmt_num(double v)

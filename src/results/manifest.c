@@ -6,10 +6,7 @@
 
 #include "rm/results.h"
 #include "rm/util.h"
-
-#ifndef RM_VERSION
-#define RM_VERSION "0.1.0"
-#endif
+#include "rm/version.h"
 
 static json_t *str_or_null(const char *s)
 {

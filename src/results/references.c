@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rm/context.h"
 #include "rm/results.h"
 #include "rm/util.h"
 

@@ -10,9 +10,9 @@
 #include "rm/engine.h"
 #include "rm/runner.h"
 #include "rm/util.h"
+#include "rm/version.h"
 
 #define MANIFEST_MAX_BYTES ((size_t)64 << 20)
-#define RM_VERSION	   "0.1.0"
 
 static char *build_manifest_str_or_null(json_t *obj, const char *key)
 {
@@ -64,7 +64,7 @@ static int read_entry(rm_build_manifest *m, const char *key, json_t *img, json_t
 	mi.registry_image = build_manifest_str_or_null(img, "registry_image");
 	mi.digest = build_manifest_str_or_null(img, "digest");
 	mi.image_id = build_manifest_str_or_null(img, "docker_sha");
-	mi.failed = status && strcmp(status, "SUCCESS") != 0;
+	mi.failed = status && rm_status_of(status) != RM_STATUS_SUCCESS;
 	mi.reason = build_manifest_str_or_null(img, "reason");
 	m->images = rm_xrealloc(m->images, (m->n + 1) * sizeof(*m->images));
 	m->images[m->n++] = mi;
@@ -172,7 +172,7 @@ void rm_build_manifest_add(json_t *doc, const rm_built_image *mi, json_t *model_
 	json_object_set_new(e, "build_duration", json_real(build_s));
 	json_object_set_new(e, "push_duration", json_real(push_s));
 	json_object_set_new(e, "reused", json_boolean(reused));
-	set_str(e, "status", mi->failed ? "FAILURE" : "SUCCESS");
+	set_str(e, "status", rm_status_name(mi->failed ? RM_STATUS_FAILURE : RM_STATUS_SUCCESS));
 	if (mi->reason)
 		set_str(e, "reason", mi->reason);
 	json_object_set_new(json_object_get(doc, "built_images"), mi->key, e);

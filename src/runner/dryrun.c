@@ -82,7 +82,8 @@ void rm_runner__dry_run_model(struct run *r, const rm_model *m, const rm_workloa
 	head = rm_xasprintf("model '%s' (GPUs %ld, timeout %s, tunableop %s, parser %s)\n  "
 			    "args: %s\n",
 			    m->name, rm_workload_gpus(w, &r->ctx), timeout,
-			    w->tunableop ? w->tunableop : "as the model has it",
+			    w->tunableop ? rm_choice_name(rm_tunableop_words, (int)w->tunableop)
+					 : "as the model has it",
 			    r->o->parser ? r->o->parser : m->parser, args);
 
 	print_masked(r, head);

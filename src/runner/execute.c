@@ -9,7 +9,7 @@
 
 #include "internal.h"
 #include "rm/util.h"
-#include "rm/engine.h"
+#include "rm/tar.h"
 
 char *rm_runner__container_name(const struct run *r, const rm_model *m, size_t k)
 {
@@ -63,7 +63,7 @@ static void execute_judge(struct run *r, const rm_model *m, rm_job *job, struct 
 		if (rm_runner__read_multiple_results(r, m, job, oc, &err) < 0)
 			rm_runner__fail(oc, "%s", err.msg);
 		else
-			oc->status = "SUCCESS";
+			oc->status = RM_STATUS_SUCCESS;
 	} else if (!oc->pr.has_performance) {
 		if (oc->pr.problem)
 			rm_runner__fail(oc, "no performance figure (parser '%s'): %s",
@@ -72,7 +72,7 @@ static void execute_judge(struct run *r, const rm_model *m, rm_job *job, struct 
 			rm_runner__fail(oc, "no performance found in the output (parser '%s')",
 					rm_runner__stream_parser_name(st));
 	} else {
-		oc->status = "SUCCESS";
+		oc->status = RM_STATUS_SUCCESS;
 	}
 }
 

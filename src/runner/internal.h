@@ -69,7 +69,7 @@ struct run {
 
 /* What one run of a workload produced. */
 struct outcome {
-	const char *status; /* SUCCESS FAILURE SKIPPED, NULL while unknown */
+	rm_status status; /* RM_STATUS_NONE while unknown */
 	char *reason;
 	double build_s;
 	double test_s;

@@ -117,7 +117,7 @@ int rm_runner__cannot_run(struct run *r, const rm_selected *s, const rm_workload
 
 	oc.exit_code = -1;
 	if (skip) {
-		oc.status = "SKIPPED";
+		oc.status = RM_STATUS_SKIPPED;
 		const char *gpu =
 		    rm_skip_gpu_arch_match(s->model->skip_gpu_arch, r->ctx.gpu_arch, NULL)
 			? r->ctx.gpu_arch
@@ -129,7 +129,7 @@ int rm_runner__cannot_run(struct run *r, const rm_selected *s, const rm_workload
 		rm_runner__fail(&oc, "%s", why);
 	}
 	if (r->o->dry_run) {
-		printf("  would be %s: %s\n", oc.status, oc.reason);
+		printf("  would be %s: %s\n", rm_status_name(oc.status), oc.reason);
 	} else {
 		rm_runner__outcome_report(r, m, &oc);
 		ret = rm_runner__record(r, s, w, &oc, err);
@@ -174,10 +174,10 @@ int rm_runner__run_repeats(struct run *r, const rm_selected *s, rm_workload *w,
 		rm_runner__repeat_logs(r, log_base, b, rep, &oc.log_file, &oc.log_link);
 		if (rm_runner__execute(r, w, (*k)++, &oc) < 0)
 			ret = -1;
-		if (!oc.status)
+		if (oc.status == RM_STATUS_NONE)
 			rm_runner__fail(&oc, "unknown failure");
 		rm_runner__outcome_report(r, m, &oc);
-		if (!strcmp(oc.status, "SUCCESS"))
+		if (oc.status == RM_STATUS_SUCCESS)
 			rm_summary_collect(&sm, &oc.pr);
 		if (rm_runner__record(r, s, w, &oc, err) < 0)
 			ret = -1;

@@ -24,7 +24,7 @@ void rm_runner__fail(struct outcome *oc, const char *fmt, ...)
 	va_list ap;
 	char *raw;
 
-	oc->status = "FAILURE";
+	oc->status = RM_STATUS_FAILURE;
 	free(oc->reason);
 	va_start(ap, fmt);
 	raw = rm_xvasprintf(fmt, ap);
@@ -54,11 +54,11 @@ void rm_runner__outcome_release(struct outcome *oc)
 
 void rm_runner__outcome_report(struct run *r, const rm_model *m, const struct outcome *oc)
 {
-	if (!strcmp(oc->status, "FAILURE")) {
+	if (oc->status == RM_STATUS_FAILURE) {
 		r->n_failed++;
 		rm_warn("model '%s' %sfailed%s: %s", m->name, rm_color_start(stderr, RM_COLOR_BAD),
 			rm_color_end(stderr, RM_COLOR_BAD), oc->reason);
-	} else if (!strcmp(oc->status, "SKIPPED")) {
+	} else if (oc->status == RM_STATUS_SKIPPED) {
 		rm_info("model '%s' %sskipped%s: %s", m->name,
 			rm_color_start(stderr, RM_COLOR_WARN), rm_color_end(stderr, RM_COLOR_WARN),
 			oc->reason);
@@ -149,7 +149,7 @@ static void base_row(struct run *r, const rm_workload *w, const struct outcome *
 	row->cell[RM_COL_DEPLOYMENT] = d.deployment_type;
 	row->cell[RM_COL_LAUNCHER] = d.launcher;
 	row->cell[RM_COL_ARCH] = r->ctx.gpu_arch;
-	row->cell[RM_COL_STATUS] = oc->status;
+	row->cell[RM_COL_STATUS] = rm_status_name(oc->status);
 	row->cell[RM_COL_BUILD_DURATION] = t->build_s;
 	row->cell[RM_COL_TEST_DURATION] = t->test_s;
 	if (w->data.n) {
@@ -160,13 +160,13 @@ static void base_row(struct run *r, const rm_workload *w, const struct outcome *
 		snprintf(t->data_s, sizeof(t->data_s), "%.15g", oc->data_s);
 		row->cell[RM_COL_DATA_DOWNLOAD] = oc->data_ran ? t->data_s : NULL;
 	}
-	row->cell[RM_COL_BUILD_NUMBER] = getenv("BUILD_NUMBER");
+	row->cell[RM_COL_BUILD_NUMBER] = w->build_number;
 	row->cell[RM_COL_RUN_OPTIONS] = m->additional_docker_run_options;
 	row->cell[RM_COL_TIMESTAMP] = t->ts;
 	row->cell[RM_COL_RUN_ID] = r->run_id;
 	row->cell[RM_COL_REPEAT] = t->repeat;
 	row->cell[RM_COL_REASON] = oc->reason;
-	row->cell[RM_COL_TUNABLEOP] = w->tunableop;
+	row->cell[RM_COL_TUNABLEOP] = rm_choice_name(rm_tunableop_words, (int)w->tunableop);
 	row->cell[RM_COL_EXIT_CODE] = t->exit_code;
 	row->cell[RM_COL_LOG_FILE] = oc->log_file;
 	if (!oc->mr_n && oc->pr.has_performance) {
@@ -295,12 +295,12 @@ int rm_runner__record(struct run *r, const rm_selected *s, const rm_workload *w,
 			rows[i].cell[RM_COL_PERFORMANCE] = oc->mr_perf[i];
 			rows[i].cell[RM_COL_METRIC] = oc->mr_metric[i];
 			if (*oc->mr_reason[i]) {
-				rows[i].cell[RM_COL_STATUS] = "FAILURE";
+				rows[i].cell[RM_COL_STATUS] = rm_status_name(RM_STATUS_FAILURE);
 				rows[i].cell[RM_COL_REASON] = oc->mr_reason[i];
 			}
 		}
 	}
-	if (!strcmp(oc->status, "SUCCESS"))
+	if (oc->status == RM_STATUS_SUCCESS)
 		relative_changes(r, rows, n, rel);
 	summary_rows(r, rows, n, oc);
 	ret = rm_perf_append(r->o->output, m->name, rows, n, err);

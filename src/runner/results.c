@@ -18,7 +18,7 @@
 #include "internal.h"
 #include "rm/report.h"
 #include "rm/util.h"
-#include "rm/engine.h"
+#include "rm/tar.h"
 
 /* The largest multiple_results (or data status) file read back (docs/workloads.md). */
 #define RESULTS_MAX_BYTES ((size_t)16 << 20)

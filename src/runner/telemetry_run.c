@@ -45,7 +45,7 @@ static void telemetry_not_sampled(struct stream *st, int wanted, const char *mod
 struct telem_run *rm_runner__telemetry_start(struct run *r, const rm_workload *w, struct stream *st,
 					     const struct outcome *oc)
 {
-	const char *mode = w->set.telemetry ? w->set.telemetry : "auto";
+	rm_telemetry_mode mode = w->set.telemetry;
 	struct telem_run *tr;
 	rm_error err = RM_ERROR_INIT;
 	long *gpus = NULL;
@@ -55,10 +55,10 @@ struct telem_run *rm_runner__telemetry_start(struct run *r, const rm_workload *w
 	FILE *series = NULL;
 	rm_telem_opts to;
 
-	if (!strcmp(mode, "off") || !rm_runner__runs_here(r, w))
+	if (mode == RM_TELEMETRY_OFF || !rm_runner__runs_here(r, w))
 		return NULL;
 	tr = rm_xcalloc(1, sizeof(*tr));
-	tr->wanted = !strcmp(mode, "on");
+	tr->wanted = mode == RM_TELEMETRY_ON;
 	if (rm_workload_gpu_indexes(w, &r->ctx, &gpus, &n, &err) < 0) {
 		telemetry_not_sampled(st, tr->wanted, w->model->name, err.msg);
 		goto fail;
@@ -175,7 +175,7 @@ void rm_runner__telemetry_finish(struct run *r, struct telem_run *tr, const rm_w
 				 rm_job *job, struct stream *st, struct outcome *oc)
 {
 	const rm_launcher *L = &r->launcher;
-	const char *mode = w->set.telemetry ? w->set.telemetry : "auto";
+	rm_telemetry_mode mode = w->set.telemetry;
 	const char *model = w->model->name;
 	rm_telem_summary s;
 	rm_error err = RM_ERROR_INIT;
@@ -187,7 +187,8 @@ void rm_runner__telemetry_finish(struct run *r, struct telem_run *tr, const rm_w
 		}
 		free(tr->series);
 		free(tr);
-	} else if (job && L->ops->telemetry && strcmp(mode, "off") && !rm_runner__runs_here(r, w)) {
+	} else if (job && L->ops->telemetry && mode != RM_TELEMETRY_OFF &&
+		   !rm_runner__runs_here(r, w)) {
 		/* Sampled where it ran (SLURM: each node's node-run), merged over the hosts. */
 		if (L->ops->telemetry(L->state, job, &s) < 0)
 			return;

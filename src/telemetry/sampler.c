@@ -28,6 +28,9 @@
 #include "telemetry_internal.h"
 #include "rm/util.h"
 
+const rm_choice rm_telemetry_words[] = {
+    {"auto", RM_TELEMETRY_AUTO}, {"on", RM_TELEMETRY_ON}, {"off", RM_TELEMETRY_OFF}, {NULL, 0}};
+
 #define FLUSH_EVERY 1.0 /* seconds between flushes of the series */
 #define LINE_MAX_   4096
 

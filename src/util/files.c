@@ -143,3 +143,12 @@ char *rm_git_commit(const char *root)
 	}
 	return out ? out : rm_xstrdup("");
 }
+
+char *rm_file_safe(const char *name)
+{
+	char *s = rm_xstrdup(name);
+	for (char *p = s; *p; p++)
+		if (*p == '/' || *p == ' ')
+			*p = '_';
+	return s;
+}

@@ -10,28 +10,24 @@
 
 #include "rm/util.h"
 
-static enum { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER } color_mode;
+static enum rm_color_when color_mode = RM_COLOR_WHEN_AUTO;
 
-int rm_color_mode(const char *when, rm_error *err)
+const rm_choice rm_color_words[] = {{"auto", RM_COLOR_WHEN_AUTO},
+				    {"always", RM_COLOR_WHEN_ALWAYS},
+				    {"never", RM_COLOR_WHEN_NEVER},
+				    {NULL, 0}};
+
+void rm_color_set(enum rm_color_when when)
 {
-	if (!strcmp(when, "auto"))
-		color_mode = COLOR_AUTO;
-	else if (!strcmp(when, "always"))
-		color_mode = COLOR_ALWAYS;
-	else if (!strcmp(when, "never"))
-		color_mode = COLOR_NEVER;
-	else
-		return rm_error_set(err, RM_ERR_USAGE,
-				    "--color takes 'auto', 'always' or 'never', not '%s'", when);
-	return 0;
+	color_mode = when;
 }
 
 int rm_color_on(FILE *f)
 {
 	const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
 
-	if (color_mode != COLOR_AUTO)
-		return color_mode == COLOR_ALWAYS;
+	if (color_mode != RM_COLOR_WHEN_AUTO)
+		return color_mode == RM_COLOR_WHEN_ALWAYS;
 	if (no && *no)
 		return 0;
 	if (term && !strcmp(term, "dumb"))
@@ -53,16 +49,18 @@ const char *rm_color_end(FILE *f, enum rm_color c)
 	return c == RM_COLOR_NONE || !rm_color_on(f) ? "" : "\033[0m";
 }
 
-enum rm_color rm_status_color(const char *status)
+enum rm_color rm_status_color(rm_status status)
 {
-	if (!status)
-		return RM_COLOR_NONE;
-	if (!strcmp(status, "SUCCESS"))
+	switch (status) {
+	case RM_STATUS_SUCCESS:
 		return RM_COLOR_GOOD;
-	if (!strcmp(status, "FAILURE"))
+	case RM_STATUS_FAILURE:
 		return RM_COLOR_BAD;
-	if (!strcmp(status, "SKIPPED"))
+	case RM_STATUS_SKIPPED:
 		return RM_COLOR_WARN;
+	case RM_STATUS_NONE:
+		break;
+	}
 	return RM_COLOR_NONE;
 }
 
@@ -162,7 +160,7 @@ static void print_cell(FILE *f, const char *s, size_t w, unsigned flags, int las
 	size_t tw = rm_text_width(s), shown = tw, len = strlen(s);
 	int cut = tw > w;
 	enum rm_color col = header		      ? RM_COLOR_BOLD
-			    : flags & RM_TABLE_STATUS ? rm_status_color(s)
+			    : flags & RM_TABLE_STATUS ? rm_status_color(rm_status_of(s))
 						      : RM_COLOR_NONE;
 
 	if (cut) {

@@ -94,24 +94,35 @@ static char *strip_tunableop(const char *args)
 	return s;
 }
 
-char *rm_workload_args(const rm_workload *w)
+/* The args, with the script's "--tunableop X" when with_tunableop and TunableOp is set. */
+static char *args_text(const rm_workload *w, int with_tunableop)
 {
 	const char *base = w->model_args ? w->model_args : w->model->args;
 	const char *extra = w->extra_args ? w->extra_args : "";
-	if (w->tunableop) {
-		char *stripped = strip_tunableop(base ? base : "");
-		char *r = rm_xasprintf("%s%s--tunableop %s%s", stripped, *stripped ? " " : "",
-				       w->tunableop, extra);
-		free(stripped);
-		return r;
-	}
-	return rm_xasprintf("%s%s", base ? base : "", extra);
+	const char *tunableop = rm_choice_name(rm_tunableop_words, (int)w->tunableop);
+	char *stripped, *r;
+
+	if (!tunableop)
+		return rm_xasprintf("%s%s", base ? base : "", extra);
+	stripped = strip_tunableop(base ? base : "");
+	if (with_tunableop)
+		r = rm_xasprintf("%s%s--tunableop %s%s", stripped, *stripped ? " " : "", tunableop,
+				 extra);
+	else
+		r = rm_xasprintf("%s%s", stripped, extra);
+	free(stripped);
+	return r;
+}
+
+char *rm_workload_args(const rm_workload *w)
+{
+	return args_text(w, 0);
 }
 
 char *rm_workload_command_text(const rm_workload *w)
 {
 	const char *interp;
-	char *script = NULL, *args = rm_workload_args(w), *t;
+	char *script = NULL, *args = args_text(w, 1), *t;
 
 	script_of(w->model, &interp, &script);
 	t = rm_xasprintf("%s%s%s %s%s%s", w->tools.wrap ? w->tools.wrap : "",
@@ -141,7 +152,7 @@ int rm_workload_cmd(const rm_workload *w, char ***argv, rm_error *err)
 	int ret = -1;
 
 	script_of(m, &interp, &script);
-	args = rm_workload_args(w);
+	args = args_text(w, 1);
 	if (rm_split_words(args, &words, &nw, err) < 0) {
 		rm_error_wrap(err, "model '%s': field 'args'", m->name);
 		goto out;

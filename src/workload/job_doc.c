@@ -88,7 +88,7 @@ static json_t *tools_json(const rm_tool_plan *p)
 }
 
 /* Per kind of RM_WORKLOAD_SETTINGS row: its JSON value. */
-static json_t *set_STR(const char *v)
+static inline json_t *set_STR(const char *v) /* for STR rows (none today) */
 {
 	return json_str_or_null(v);
 }
@@ -103,6 +103,14 @@ static json_t *set_SIZE(long long v)
 static json_t *set_SECONDS(double v)
 {
 	return json_real(v);
+}
+static json_t *set_TUNABLEOP(rm_tunableop v)
+{
+	return json_str_or_null(rm_choice_name(rm_tunableop_words, (int)v));
+}
+static json_t *set_TELEMETRY(rm_telemetry_mode v)
+{
+	return json_str_or_null(rm_choice_name(rm_telemetry_words, (int)v));
 }
 
 static json_t *settings_json(const rm_workload_settings *s)
@@ -125,7 +133,7 @@ json_t *rm_workload_to_json(const rm_workload *w)
 	json_object_set_new(o, "extra_args", json_str_or_null(w->extra_args));
 	json_object_set_new(o, "model_args", json_str_or_null(w->model_args));
 	json_object_set_new(o, "n_gpus", json_integer(w->n_gpus));
-	json_object_set_new(o, "tunableop", json_str_or_null(w->tunableop));
+	json_object_set_new(o, "tunableop", set_TUNABLEOP(w->tunableop));
 	json_object_set_new(o, "tunableop_dir", json_str_or_null(w->tunableop_dir));
 	json_object_set_new(o, "timeout", json_real(w->timeout));
 	json_object_set_new(o, "env", kv_pairs(w->env, w->n_env));
@@ -136,7 +144,7 @@ json_t *rm_workload_to_json(const rm_workload *w)
 	json_object_set_new(o, "data", plan_json(&w->data));
 	json_object_set_new(o, "tools", tools_json(&w->tools));
 	json_object_set_new(o, "build_number", json_str_or_null(w->build_number));
-	json_object_set_new(o, "launcher", json_str_or_null(w->launcher));
+	json_object_set_new(o, "launcher", json_str_or_null(w->dist_launcher));
 	json_object_set_new(o, "settings", settings_json(&w->set));
 	return o;
 }
@@ -416,7 +424,7 @@ out:
 }
 
 /* Per kind of RM_WORKLOAD_SETTINGS row: its value from JSON. */
-static int read_STR(json_t *o, const char *key, const char **out, rm_error *err)
+static inline int read_STR(json_t *o, const char *key, const char **out, rm_error *err)
 {
 	char *s = NULL;
 	int r = member_str(o, key, &s, err);
@@ -434,6 +442,35 @@ static int read_SIZE(json_t *o, const char *key, long long *out, rm_error *err)
 static int read_SECONDS(json_t *o, const char *key, double *out, rm_error *err)
 {
 	return member_number(o, key, out, err);
+}
+/* A closed set's word (NULL or absent: unset, 0), through its table. */
+static int read_choice(json_t *o, const char *key, const rm_choice *words, int *out, rm_error *err)
+{
+	char *s = NULL;
+	int r = member_str(o, key, &s, err);
+
+	*out = 0;
+	if (r == 0 && s && rm_choice_parse(words, s, out) < 0) {
+		char *list = rm_choice_list(words, "", ", ", " or ");
+		r = rm_error_set(err, RM_ERR_INPUT, "'%s' is '%s', not %s", key, s, list);
+		free(list);
+	}
+	free(s);
+	return r;
+}
+static int read_TUNABLEOP(json_t *o, const char *key, rm_tunableop *out, rm_error *err)
+{
+	int v;
+	int r = read_choice(o, key, rm_tunableop_words, &v, err);
+	*out = (rm_tunableop)v;
+	return r;
+}
+static int read_TELEMETRY(json_t *o, const char *key, rm_telemetry_mode *out, rm_error *err)
+{
+	int v;
+	int r = read_choice(o, key, rm_telemetry_words, &v, err);
+	*out = (rm_telemetry_mode)v;
+	return r;
 }
 
 static int settings_from(json_t *o, rm_workload_settings *s, rm_error *err)
@@ -467,7 +504,7 @@ static int workload_fields(json_t *j, rm_workload *w, rm_error *err)
 	    member_str(j, "extra_args", &w->extra_args, err) < 0 ||
 	    member_str(j, "model_args", &w->model_args, err) < 0 ||
 	    member_integer(j, "n_gpus", -1, 1 << 20, &n_gpus, err) < 0 ||
-	    member_str(j, "tunableop", &w->tunableop, err) < 0 ||
+	    read_TUNABLEOP(j, "tunableop", &w->tunableop, err) < 0 ||
 	    member_str(j, "tunableop_dir", &w->tunableop_dir, err) < 0 ||
 	    member_number(j, "timeout", &w->timeout, err) < 0 ||
 	    member_pairs(j, "env", &w->env, &w->n_env, err) < 0 ||
@@ -476,12 +513,9 @@ static int workload_fields(json_t *j, rm_workload *w, rm_error *err)
 	    member_str(j, "gpus", &w->gpus, err) < 0 || member_str(j, "cpus", &w->cpus, err) < 0 ||
 	    plan_from(j, &w->data, err) < 0 || tools_from(j, &w->tools, err) < 0 ||
 	    member_str(j, "build_number", &w->build_number, err) < 0 ||
-	    member_str(j, "launcher", &w->launcher, err) < 0)
+	    member_str(j, "launcher", &w->dist_launcher, err) < 0)
 		return -1;
 	w->n_gpus = (long)n_gpus;
-	if (w->tunableop && strcmp(w->tunableop, "on") && strcmp(w->tunableop, "off"))
-		return rm_error_set(err, RM_ERR_INPUT, "'tunableop' is '%s', not on or off",
-				    w->tunableop);
 	if (!(w->timeout >= 0))
 		return rm_error_set(err, RM_ERR_INPUT, "'timeout' is negative");
 	if (!w->log_dir)

@@ -341,38 +341,6 @@ static const char *env_value(const char *const *env, const char *name)
 	return NULL;
 }
 
-/* madengine's launchers (container_runner.py _generate_local_launcher_command): those
- * that start their own processes get an empty MAD_MULTI_NODE_RUNNER. */
-static const char *const torchrun_launchers[] = {"torchrun", "megatron", "megatron-lm",
-						 "torchtitan", NULL};
-static const char *const own_launchers[] = {"vllm",	     "sglang", "sglang-disagg",
-					    "sglang_disagg", "primus", NULL};
-
-static int named(const char *const *list, const char *name)
-{
-	for (; *list; list++)
-		if (!strcasecmp(*list, name))
-			return 1;
-	return 0;
-}
-
-int rm_workload__runner_known(const char *launcher)
-{
-	return named(torchrun_launchers, launcher) || named(own_launchers, launcher) ||
-	       !strcasecmp(launcher, "deepspeed");
-}
-
-/* MAD_MULTI_NODE_RUNNER for a run on one host (madengine sets it on local runs too): the
- * launcher's command for n processes; "" for the launchers that start their own. */
-static char *multi_node_runner(const char *launcher, long n)
-{
-	if (launcher && named(own_launchers, launcher))
-		return rm_xstrdup("");
-	if (launcher && !strcasecmp(launcher, "deepspeed"))
-		return rm_xasprintf("deepspeed --num_gpus=%ld", n);
-	return rm_xasprintf("torchrun --standalone --nproc_per_node=%ld", n);
-}
-
 /* MAD_GUEST_OS: the context's guest_os, upper case (madengine's rocEnvTool reads it). */
 static char *guest_os(const rm_context *ctx)
 {
@@ -417,7 +385,7 @@ static void render_env(const rm_workload *w, const rm_context *ctx, const char *
 	tmp = guest_os(ctx);
 	env_set(env, "MAD_GUEST_OS", tmp);
 	free(tmp);
-	tmp = multi_node_runner(w->launcher, runtime);
+	tmp = rm_dist_runner(rm_dist_launcher_find(w->dist_launcher), 1, runtime, 0);
 	env_set(env, "MAD_MULTI_NODE_RUNNER", tmp);
 	free(tmp);
 	if (m->multiple_results && *m->multiple_results)
@@ -545,7 +513,7 @@ fail:
 /* PyTorch TunableOp: on (tuning, results kept on the host) or off. */
 static void render_tunableop(const rm_workload *w, json_t *env, json_t *hc)
 {
-	if (w->tunableop && !strcmp(w->tunableop, "on")) {
+	if (w->tunableop == RM_TUNABLEOP_ON) {
 		env_set(env, "PYTORCH_TUNABLEOP_ENABLED", "1");
 		env_set(env, "PYTORCH_TUNABLEOP_TUNING", "1");
 		env_set(env, "PYTORCH_TUNABLEOP_FILENAME",
@@ -555,7 +523,7 @@ static void render_tunableop(const rm_workload *w, json_t *env, json_t *hc)
 			array_add_str(hc, "Binds", b);
 			free(b);
 		}
-	} else if (w->tunableop) {
+	} else if (w->tunableop == RM_TUNABLEOP_OFF) {
 		env_set(env, "PYTORCH_TUNABLEOP_ENABLED", "0");
 		env_set(env, "PYTORCH_TUNABLEOP_TUNING", "0");
 	}

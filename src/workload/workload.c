@@ -11,7 +11,6 @@
 
 #include <jansson.h>
 
-#include "rm/report.h"
 #include "workload_internal.h"
 
 static char *dup_or_null(const char *s)
@@ -78,23 +77,26 @@ void rm_workload__plan_copy(rm_data_plan *dst, const rm_data_plan *src)
 	dst->provider_type = dup_or_null(src->provider_type);
 }
 
-const char *rm_tunableop_effective(const rm_model *m, const char *cli)
+rm_tunableop rm_tunableop_effective(const rm_model *m, rm_tunableop cli)
 {
-	if (cli)
-		return cli;
-	if (m->tunableop)
-		return m->tunableop;
 	const char *p = m->args ? strstr(m->args, "--tunableop") : NULL;
+	int v = RM_TUNABLEOP_UNSET;
+
+	if (cli != RM_TUNABLEOP_UNSET)
+		return cli;
+	if (m->tunableop != RM_TUNABLEOP_UNSET)
+		return m->tunableop;
 	if (p) {
+		char *word;
 		p += strlen("--tunableop");
 		while (*p == ' ' || *p == '=')
 			p++;
-		if (!strncmp(p, "on", 2) && (!p[2] || p[2] == ' '))
-			return "on";
-		if (!strncmp(p, "off", 3) && (!p[3] || p[3] == ' '))
-			return "off";
+		word = rm_xstrndup(p, strcspn(p, " "));
+		if (rm_choice_parse(rm_tunableop_words, word, &v) < 0)
+			v = RM_TUNABLEOP_UNSET;
+		free(word);
 	}
-	return NULL;
+	return (rm_tunableop)v;
 }
 
 char *rm_workload_tunableop_dir(const char *log_dir, const char *model, int create)
@@ -153,7 +155,7 @@ int rm_workload_build(rm_workload *w, const rm_workload_in *in, rm_error *err)
 {
 	const rm_model *m = in->model;
 	const rm_context *ctx = in->ctx;
-	const char *tunableop, *build_number, *launcher;
+	const char *build_number, *launcher;
 
 	(void)err;
 	memset(w, 0, sizeof(*w));
@@ -165,9 +167,8 @@ int rm_workload_build(rm_workload *w, const rm_workload_in *in, rm_error *err)
 	w->extra_args = dup_or_null(in->extra_args);
 	w->model_args = dup_or_null(ctx->model_args);
 	w->n_gpus = m->n_gpus;
-	tunableop = rm_tunableop_effective(m, in->set->tunableop);
-	w->tunableop = dup_or_null(tunableop);
-	if (tunableop && !strcmp(tunableop, "on"))
+	w->tunableop = rm_tunableop_effective(m, in->set->tunableop);
+	if (w->tunableop == RM_TUNABLEOP_ON)
 		w->tunableop_dir = rm_workload_tunableop_dir(w->log_dir, m->name, in->create_dirs);
 	/* The command line's (0: none), else the model's (negative: none; 0: not given),
 	 * else the default. */
@@ -183,18 +184,19 @@ int rm_workload_build(rm_workload *w, const rm_workload_in *in, rm_error *err)
 	w->gpus = dup_or_null(ctx->docker_gpus);
 	w->cpus = dup_or_null(ctx->docker_cpus);
 	build_number = host_value(in->host_env, "BUILD_NUMBER");
-	w->build_number = rm_xstrdup(build_number && *build_number ? build_number : "0");
+	w->build_number = build_number && *build_number ? rm_xstrdup(build_number) : NULL;
 	launcher = json_string_value(
 	    json_object_get(json_object_get(ctx->obj, "distributed"), "launcher"));
 	if (!launcher || !*launcher)
 		launcher = host_value(in->host_env, "MAD_LAUNCHER");
-	w->launcher = launcher && *launcher ? rm_xstrdup(launcher) : NULL;
-	if (w->launcher && !rm_workload__runner_known(w->launcher))
-		rm_warn("model '%s': launcher '%s' is not one run_models knows (torchrun, "
-			"megatron, megatron-lm, torchtitan, deepspeed, vllm, sglang, "
-			"sglang-disagg, primus): MAD_MULTI_NODE_RUNNER is torchrun's, as madengine "
-			"makes it",
-			m->name, w->launcher);
+	w->dist_launcher = launcher && *launcher ? rm_xstrdup(launcher) : NULL;
+	if (w->dist_launcher && !rm_dist_launcher_find(w->dist_launcher)) {
+		char *names = rm_dist_launcher_names(0);
+		rm_warn("model '%s': launcher '%s' is not one run_models knows (%s): "
+			"MAD_MULTI_NODE_RUNNER is torchrun's, as madengine makes it",
+			m->name, w->dist_launcher, names);
+		free(names);
+	}
 	if (in->data) {
 		w->data = *in->data;
 		memset(in->data, 0, sizeof(*in->data));
@@ -216,7 +218,7 @@ void rm_workload_copy(rm_workload *dst, const rm_workload *src)
 	dst->extra_args = dup_or_null(src->extra_args);
 	dst->model_args = dup_or_null(src->model_args);
 	dst->n_gpus = src->n_gpus;
-	dst->tunableop = dup_or_null(src->tunableop);
+	dst->tunableop = src->tunableop;
 	dst->tunableop_dir = dup_or_null(src->tunableop_dir);
 	dst->timeout = src->timeout;
 	dst->env = rm_workload__kv_copy(src->env, src->n_env);
@@ -230,7 +232,7 @@ void rm_workload_copy(rm_workload *dst, const rm_workload *src)
 	dst->cpus = dup_or_null(src->cpus);
 	rm_workload__plan_copy(&dst->data, &src->data);
 	dst->build_number = dup_or_null(src->build_number);
-	dst->launcher = dup_or_null(src->launcher);
+	dst->dist_launcher = dup_or_null(src->dist_launcher);
 	rm_tool_plan_copy(&dst->tools, &src->tools);
 }
 
@@ -245,7 +247,6 @@ void rm_workload_release(rm_workload *w)
 	free(w->log_dir);
 	free(w->extra_args);
 	free(w->model_args);
-	free(w->tunableop);
 	free(w->tunableop_dir);
 	rm_workload__kv_free(w->env, w->n_env);
 	rm_strv_free(w->secrets);
@@ -254,7 +255,7 @@ void rm_workload_release(rm_workload *w)
 	free(w->cpus);
 	rm_data_plan_release(&w->data);
 	free(w->build_number);
-	free(w->launcher);
+	free(w->dist_launcher);
 	rm_tool_plan_release(&w->tools);
 	memset(w, 0, sizeof(*w));
 }

@@ -33,6 +33,8 @@ static inline void rm_workload__free_STR(const char **s)
 RM_WL_NOTHING(BOOL)
 RM_WL_NOTHING(SIZE)
 RM_WL_NOTHING(SECONDS)
+RM_WL_NOTHING(TUNABLEOP)
+RM_WL_NOTHING(TELEMETRY)
 #undef RM_WL_NOTHING
 
 void rm_workload__settings_copy(rm_workload_settings *dst, const rm_workload_settings *src);
@@ -41,8 +43,6 @@ rm_kv *rm_workload__kv_copy(const rm_kv *src, size_t n);
 void rm_workload__kv_free(rm_kv *v, size_t n);
 void rm_workload__plan_copy(rm_data_plan *dst, const rm_data_plan *src);
 
-/* render.c: whether MAD_MULTI_NODE_RUNNER knows this launcher (else torchrun's line). */
-int rm_workload__runner_known(const char *launcher);
 /* Why a bind of host_path must not be made for a folder without the user's leave (the host's
  * root, the Docker socket, system folders read-write), or NULL. */
 const char *rm_workload__sensitive_bind(const char *host_path, int read_only);

@@ -574,6 +574,8 @@ S
 	grep -q "enabled=1 tuning=1 args=--steps 1 --tunableop on$" it_tun.live.log || fail "$(cat it_tun.live.log)"
 	[ -f tunableop/it_tun/tunableop_results0.csv ] || fail "tuned results did not survive: $(ls -R tunableop 2>&1)"
 	[ "$(csv_col perf.csv 1 tunableop)" = on ] || fail "tunableop column"
+	# TunableOp is a setting with its own column: the args column does not repeat it
+	[ "$(csv_col perf.csv 1 args)" = "--steps 1" ] || fail "args column: $(csv_col perf.csv 1 args)"
 	"$RM" --tags it_tun -o perf.csv 2>err.txt || fail "second run"
 	[ "$(csv_col perf.csv 2 tunableop)" = off ] || fail "without the flag the model decides"
 	;;

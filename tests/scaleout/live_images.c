@@ -18,6 +18,7 @@
 
 #include "check.h"
 #include "rm/engine.h"
+#include "rm/tar.h"
 #include "rm/util.h"
 #include "testfs.h"
 

@@ -20,6 +20,7 @@
 #include "check.h"
 #include "fake_engine.h"
 #include "rm/engine.h"
+#include "rm/tar.h"
 #include "rm/util.h"
 
 static char tmp[64], *live_host;

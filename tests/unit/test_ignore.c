@@ -9,9 +9,10 @@
 
 #include "check.h"
 #include "rm/engine.h"
+#include "rm/tar.h"
 #include "rm/util.h"
 
-#include "../../src/engine/ignore_internal.h"
+#include "../../src/tar/ignore_internal.h"
 
 static int failures;
 

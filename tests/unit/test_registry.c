@@ -83,7 +83,7 @@ TEST(good)
 	CHECK_STR(m->env_vars[0], "A=1");
 	CHECK(m->env_vars[1] == NULL);
 	CHECK_STR(m->parser, "generic");
-	CHECK_STR(m->tunableop, "off");
+	CHECK(m->tunableop == RM_TUNABLEOP_OFF);
 
 	m = &reg.models[1];
 	CHECK_STR(m->name, "pyt_small_1.0");
@@ -96,7 +96,7 @@ TEST(good)
 	CHECK_STR(m->dockercontext, "ctx/");
 	CHECK_STR(m->url, "https://github.com/x/y");
 	CHECK_STR(m->multiple_results, "perf.csv");
-	CHECK(m->tunableop == NULL);
+	CHECK(m->tunableop == RM_TUNABLEOP_UNSET);
 	CHECK(m->timeout == 0);
 
 	CHECK(rm_registry_find(&reg, "pyt_small_1.0") == &reg.models[1]);

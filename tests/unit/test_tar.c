@@ -20,6 +20,7 @@
 #include "testfs.h"
 #include "rm/util.h"
 #include "rm/engine.h"
+#include "rm/tar.h"
 
 static char root[64];
 

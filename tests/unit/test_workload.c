@@ -567,11 +567,11 @@ TEST(round_trip)
 				  .script = "scripts/common/get.sh",
 				  .script_args = "--to 'a b'"}};
 	rm_data_plan plan = {src, 1, "/data_dlm_0", "c", "custom"};
-	rm_workload_settings set = {.tunableop = "on",
+	rm_workload_settings set = {.tunableop = RM_TUNABLEOP_ON,
 				    .shm_size = 1 << 30,
 				    .keep_alive = 1,
 				    .timeout = 42,
-				    .telemetry = "on",
+				    .telemetry = RM_TELEMETRY_ON,
 				    .allow_sensitive_mounts = 1};
 	const char *env[] = {"PATH=/bin", "MAD_SECRETS_HF=tok", "X_MAD_SECRETS=y",
 			     "BUILD_NUMBER=1234", NULL};
@@ -610,7 +610,7 @@ TEST(round_trip)
 	CHECK_STR(back.extra_args, " --k v");
 	CHECK_STR(back.model_args, "--m 1");
 	CHECK(back.n_gpus == 0);
-	CHECK_STR(back.tunableop, "on");
+	CHECK(back.tunableop == RM_TUNABLEOP_ON);
 	CHECK_STR(back.tunableop_dir, "/nonexistent/logs/tunableop/m");
 	CHECK(back.timeout == 42);
 	CHECK(back.n_env == 2 && !strcmp(back.env[1].key, "B") &&
@@ -635,12 +635,12 @@ TEST(round_trip)
 	CHECK(back.tools.n_env == 2 && !strcmp(back.tools.env[1].value, "tool"));
 	CHECK(back.tools.n_outputs == 2 && !strcmp(back.tools.outputs[1].glob, "/tmp/*.rpd"));
 	CHECK(back.tools.n_copies == 1 && !strcmp(back.tools.copies[0].host, "./scripts/common"));
-	CHECK_STR(back.set.tunableop, "on");
+	CHECK(back.set.tunableop == RM_TUNABLEOP_ON);
 	CHECK(back.set.shm_size == 1 << 30 && back.set.keep_alive && back.set.timeout == 42 &&
 	      back.set.allow_sensitive_mounts);
 	CHECK_STR(back.build_number, "1234");
-	CHECK_STR(back.launcher, "deepspeed");
-	CHECK_STR(back.set.telemetry, "on");
+	CHECK_STR(back.dist_launcher, "deepspeed");
+	CHECK(back.set.telemetry == RM_TELEMETRY_ON);
 	j2 = rm_workload_to_json(&back);
 	CHECK(json_equal(j, j2));
 	CHECK(rm_workload_render(&w, &ctx, env, &b1, &err) == 0);

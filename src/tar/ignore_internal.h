@@ -4,7 +4,7 @@
 #ifndef RM_ENGINE_IGNORE_INTERNAL_H
 #define RM_ENGINE_IGNORE_INTERNAL_H
 
-#include "rm/engine.h"
+#include "rm/tar.h"
 
 /* Appends one .dockerignore line (same processing as the file's lines: comments, blanks,
  * "!", cleaning). Returns 0, or -1 for the illegal lone "!". */

@@ -13,7 +13,6 @@
 #include <yaml.h>
 
 #include "rm/util.h"
-#include "rm/context.h"
 
 /* Deep enough for any context; shallow enough that recursion cannot exhaust the stack. */
 #define MAX_DEPTH 64

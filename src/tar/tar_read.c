@@ -13,7 +13,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "rm/engine.h"
+#include "rm/tar.h"
 #include "rm/util.h"
 #include "tar_internal.h"
 
@@ -164,11 +164,51 @@ static int name_in(char *const *v, size_t n, const char *name)
 	return 0;
 }
 
+/* Every entry of a below the working folder, names stripped of strip leading parts; the
+ * special files (and hard links to them) are left out, their names pushed on *left_out. */
+static int extract_entries(struct archive *a, struct archive *out, int strip, char ***left_out,
+			   size_t *n_left, rm_error *err)
+{
+	struct archive_entry *e;
+	int r;
+
+	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
+		const char *name = strip_path(archive_entry_pathname(e), strip);
+		if (!name)
+			continue;
+		char *copy = rm_xstrdup(name);
+		archive_entry_set_pathname(e, copy);
+		free(copy);
+		const char *link = archive_entry_hardlink(e);
+		if (link) {
+			const char *l = strip_path(link, strip);
+			if (!l)
+				continue;
+			copy = rm_xstrdup(l);
+			archive_entry_set_hardlink(e, copy);
+			free(copy);
+			if (name_in(*left_out, *n_left, archive_entry_hardlink(e))) {
+				*left_out =
+				    rm_strv_push(*left_out, n_left, archive_entry_pathname(e));
+				continue;
+			}
+		}
+		if (special_file(e)) {
+			*left_out = rm_strv_push(*left_out, n_left, archive_entry_pathname(e));
+			continue;
+		}
+		if (extract_entry(a, out, e, err) < 0)
+			return -1;
+	}
+	if (r != ARCHIVE_EOF)
+		return rm_tar_fail(a, err, "cannot read the tar archive");
+	return 0;
+}
+
 int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, size_t *skipped, rm_error *err)
 {
-	int ret = -1, cwd = -1, moved = 0, r;
+	int ret = -1, cwd = -1, moved = 0;
 	struct archive *a = NULL, *out = NULL;
-	struct archive_entry *e;
 	char **left_out = NULL; /* names of the special files left out (hard links to them too) */
 	size_t n_left = 0;
 
@@ -200,38 +240,8 @@ int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, size_t *skipp
 		goto out;
 	}
 	moved = 1;
-	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
-		const char *name = strip_path(archive_entry_pathname(e), strip);
-		if (!name)
-			continue;
-		char *copy = rm_xstrdup(name);
-		archive_entry_set_pathname(e, copy);
-		free(copy);
-		const char *link = archive_entry_hardlink(e);
-		if (link) {
-			const char *l = strip_path(link, strip);
-			if (!l)
-				continue;
-			copy = rm_xstrdup(l);
-			archive_entry_set_hardlink(e, copy);
-			free(copy);
-			if (name_in(left_out, n_left, archive_entry_hardlink(e))) {
-				left_out =
-				    rm_strv_push(left_out, &n_left, archive_entry_pathname(e));
-				continue;
-			}
-		}
-		if (special_file(e)) {
-			left_out = rm_strv_push(left_out, &n_left, archive_entry_pathname(e));
-			continue;
-		}
-		if (extract_entry(a, out, e, err) < 0)
-			goto out;
-	}
-	if (r != ARCHIVE_EOF) {
-		rm_tar_fail(a, err, "cannot read the tar archive");
+	if (extract_entries(a, out, strip, &left_out, &n_left, err) < 0)
 		goto out;
-	}
 	/* Folder times and modes are applied at close. */
 	if (archive_write_close(out) != ARCHIVE_OK) {
 		rm_tar_fail(out, err, "cannot extract");

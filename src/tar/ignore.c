@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "ignore_internal.h"
-#include "rm/engine.h"
+#include "rm/tar.h"
 #include "rm/util.h"
 
 enum { PAT_EXACT, PAT_SUFFIX, PAT_GLOB };

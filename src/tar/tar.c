@@ -22,7 +22,7 @@
 #include "ignore_internal.h"
 #include "tar_internal.h"
 #include "rm/util.h"
-#include "rm/engine.h"
+#include "rm/tar.h"
 
 #define EXTERNAL_DOCKERFILE ".run_models.Dockerfile"
 
