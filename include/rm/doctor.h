@@ -17,13 +17,22 @@ typedef struct rm_finding {
 	char *action;	    /* what to do; NULL for OK */
 } rm_finding;
 
+/* Appends a finding to v[0..*n) (the caller's array grows); takes detail and action. */
+void rm_findings_add(rm_finding **v, size_t *n, const char *status, const char *check, char *detail,
+		     char *action);
+
+/* The checks of where workloads run (the launchers' back ends: the Docker engine, SLURM),
+ * which this module cannot know: the caller passes rm_launcher_probe_all (rm/launcher.h). */
+typedef void (*rm_backend_probe)(const char *docker_host, rm_finding **v, size_t *n);
+
 typedef struct rm_doctor_opts {
-	const char *proc_root;	 /* "/proc" (tests pass a fake tree) */
-	const char *sysfs_root;	 /* "/sys" */
-	const char *dev_root;	 /* "/dev" */
-	const char *docker_host; /* NULL: $DOCKER_HOST or the default socket */
-	const char *work_dir;	 /* where images' logs and perf files go: free disk is checked */
-	int use_tools;		 /* run rocminfo/amd-smi/nvidia-smi/rocm version probes */
+	const char *proc_root;	   /* "/proc" (tests pass a fake tree) */
+	const char *sysfs_root;	   /* "/sys" */
+	const char *dev_root;	   /* "/dev" */
+	const char *docker_host;   /* NULL: $DOCKER_HOST or the default socket */
+	const char *work_dir;	   /* where images' logs and perf files go: free disk is checked */
+	int use_tools;		   /* run rocminfo/amd-smi/nvidia-smi/rocm version probes */
+	rm_backend_probe backends; /* NULL: none checked */
 } rm_doctor_opts;
 
 /* Runs every check; never fails as a whole (a failed probe is a finding). */

@@ -39,6 +39,7 @@
 #include <stdio.h>
 
 #include "rm/context.h"
+#include "rm/doctor.h"
 #include "rm/registry.h"
 #include "rm/telemetry.h"
 #include "rm/util.h"
@@ -131,6 +132,10 @@ typedef struct rm_launch_desc {
 } rm_launch_desc;
 
 /* What `run_models doctor` reports about a launcher's back end. */
+/* Every launcher's probe, as doctor findings named after the launcher, in the table's order
+ * (rm_doctor_opts.backends). */
+void rm_launcher_probe_all(const char *docker_host, rm_finding **v, size_t *n);
+
 typedef struct rm_probe {
 	const char *status; /* "OK", "WARN", "FAIL", or NULL when there is nothing to say */
 	char *detail;

@@ -142,7 +142,6 @@ int rm_summary_check(const char *perf_path, rm_error *err);
 /* "<folder of perf_path>/<name>": where perf_<model>.csv and perf_summary.csv go. */
 char *rm_perf_sibling(const char *perf_path, const char *name);
 
-
 /* perf_<model>.csv beside perf_path: one row per metric of pr
  * (timestamp,run_id,model,metric,value,unit,step,aggregate). Nothing when pr has none. */
 int rm_metrics_append(const char *perf_path, const char *timestamp, const char *run_id,

@@ -10,6 +10,7 @@
 #ifndef RM_UTIL_H
 #define RM_UTIL_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -46,8 +47,8 @@ int rm_parse_size(const char *s, long long *bytes);
 int rm_write_all(int fd, const void *p, size_t n);
 /*
  * Reads a whole file of at most max bytes into *out (NUL-terminated; *len, when not NULL,
- * receives its length). Returns 0; 1 without a message when the file does not exist (the
- * caller decides whether that is an error); -1 with err naming the file otherwise.
+ * receives its length). Returns 0, or -1 with err naming the file; when the file does not
+ * exist, rm_error_missing(err) is true (the caller decides whether that is an error).
  */
 int rm_read_file(const char *path, size_t max, char **out, size_t *len, struct rm_error *err);
 /* Replaces path with text (a temporary file beside it, synced, renamed over it, never
@@ -235,11 +236,20 @@ void rm_lines_release(rm_lines *l);
  *
  * Every fallible function returns 0 on success or a negative value on failure, and on
  * failure fills the caller's rm_error. Callers that add context wrap the message on the way
- * up ("running 'smoke': POST /containers/create: 404 no such image ..."). The message is
- * printed once, by main(). Only main() exits.
+ * up ("running 'smoke': POST /containers/create: 404 no such image ..."). The error is
+ * shown once, by main(). Only main() exits.
  *
- * The message buffer is fixed-size: setting or wrapping never allocates and never fails;
- * an over-long message is truncated.
+ * The cause is kept as data, not only as text (crun's libcrun_error_s): a failed system
+ * call's errno goes into sys_errno (rm_error_sys), and callers that decide by the cause test
+ * it (rm_error_missing(err), err->sys_errno == EACCES) or the kind, never the message. The
+ * message itself holds no strerror text: rm_error_text() adds it, after the innermost
+ * message, when the error is shown, so everything that shows an error to the user (main,
+ * warnings, a row's reason) goes through rm_error_text(), not msg. Advice that belongs
+ * after the cause ("; fix the path in the registry") is the hint: a string literal that
+ * rm_error_text() shows last and that a caller with advice of its own may drop.
+ *
+ * The buffers are fixed-size: setting or wrapping never allocates and never fails; an
+ * over-long message is truncated.
  */
 /* Categories; main() maps them to exit codes (see docs/exit-codes.md). */
 enum rm_err_kind {
@@ -253,23 +263,47 @@ enum rm_err_kind {
 
 typedef struct rm_error {
 	int kind;
-	char msg[2048];
+	int sys_errno;	  /* errno of the failed system call; 0 when none */
+	const char *hint; /* a string literal shown after the cause, begun with its separator
+			     ("; create it first"), or NULL */
+	char msg[2048];	  /* the message with its context, without strerror's text */
+	char text[2400];  /* rm_error_text's buffer: read it through rm_error_text */
 } rm_error;
 
 #define RM_ERROR_INIT                                                                              \
 	{                                                                                          \
-		RM_ERR_NONE,                                                                       \
-		{                                                                                  \
-			0                                                                          \
-		}                                                                                  \
+		.kind = RM_ERR_NONE, .sys_errno = 0, .hint = NULL, .msg = "", .text = ""           \
 	}
 
-/* Sets the message (lowercase, no final period) and kind; returns -1. err may be NULL. */
+/* Sets the message (lowercase, no final period) and kind, with no errno and no hint;
+ * returns -1. err may be NULL. */
 int rm_error_set(rm_error *err, int kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Prefixes "<context>: " to the current message; keeps the kind; returns -1. */
+/* The same for a failed system call: errnum (errno, or what a pthread or posix_spawn call
+ * returned) is kept in sys_errno and shown as strerror's text after the message, so the
+ * message names what failed and stops there: rm_error_sys(err, RM_ERR_IO, errno,
+ * "cannot open '%s'", path). Returns -1. err may be NULL. */
+int rm_error_sys(rm_error *err, int kind, int errnum, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Prefixes "<context>: " to the current message; keeps the kind, the errno and the hint;
+ * returns -1. */
 int rm_error_wrap(rm_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Sets the hint (a string literal, or NULL); returns -1. err may be NULL. */
+int rm_error_hint(rm_error *err, const char *hint);
+
+/* The error as the user reads it: "<msg>[: <strerror(sys_errno)>][<hint>]". The text lives
+ * in err and stays valid until err changes. */
+const char *rm_error_text(rm_error *err);
+
+/* Whether the error is a file that does not exist: ENOENT, or ENOTDIR (a part of its path
+ * is a file), as rm_read_file reports it. NULL: no. */
+static inline int rm_error_missing(const rm_error *err)
+{
+	return err && (err->sys_errno == ENOENT || err->sys_errno == ENOTDIR);
+}
 
 /* Clears the error. */
 void rm_error_clear(rm_error *err);
@@ -280,6 +314,9 @@ void rm_error_clear(rm_error *err);
  */
 void rm_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rm_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A warning about a failed system call: the message, then strerror(errnum)'s text, as
+ * rm_error_text shows an error (so that warnings, too, never format strerror themselves). */
+void rm_warn_sys(int errnum, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* 0 = quiet (warnings only), 1 = normal, 2 = verbose. */
 void rm_log_set_level(int level);
 int rm_log_level(void);

@@ -83,7 +83,7 @@ int cmd_build(int argc, char **argv, rm_error *err)
 	rm_signals_install(0);
 	if (rm_runner_build(&o, &res, err) < 0) {
 		if (res.interrupted) {
-			fprintf(stderr, "run_models: %s\n", err->msg);
+			fprintf(stderr, "run_models: %s\n", rm_error_text(err));
 			ret = 128 + res.interrupted;
 		}
 		goto out;

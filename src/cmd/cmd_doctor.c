@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "options.h"
 #include "rm/doctor.h"
+#include "rm/launcher.h"
 #include "rm/util.h"
 
 /* The command with its host paths and output stream given, so that tests can point it at
@@ -73,6 +74,7 @@ int cmd_doctor(int argc, char **argv, rm_error *err)
 		o.sysfs_root = "/sys";
 	o.dev_root = "/dev";
 	o.docker_host = NULL;
+	o.backends = rm_launcher_probe_all;
 	o.work_dir = ".";
 	o.use_tools = 1;
 	return doctor_main(argc, argv, &o, stdout, err);

@@ -73,7 +73,7 @@ static void list_model(struct listing *l, const rm_model *m, const rm_context *c
 	}
 	if (!kept) {
 		listing_row(l, m, NULL, tags);
-		rm_warn("model '%s': %s", m->name, derr.msg);
+		rm_warn("model '%s': %s", m->name, rm_error_text(&derr));
 	}
 	rm_dockerfiles_free(dfs, n);
 	free(tags);

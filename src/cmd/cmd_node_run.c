@@ -40,7 +40,7 @@ int cmd_node_run(int argc, char **argv, rm_error *err)
 	rm_signals_install(1);
 	ret = rm_slurm_node_run(&o, err);
 	if (err->msg[0])
-		fprintf(stderr, "run_models: node-run: %s\n", err->msg);
+		fprintf(stderr, "run_models: node-run: %s\n", rm_error_text(err));
 out:
 	cli_release(&cli);
 	opt_list_release(&pos);

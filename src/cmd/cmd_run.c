@@ -128,7 +128,7 @@ static int run_ci(const struct cli *cli, const rm_run_opts *o, int repeat_given,
 	if (rm_suite_run(&so, &res, err) < 0) {
 		if (!res.interrupted)
 			return -1;
-		fprintf(stderr, "run_models: %s\n", err->msg);
+		fprintf(stderr, "run_models: %s\n", rm_error_text(err));
 		return 128 + res.interrupted; /* 129 SIGHUP, 130 SIGINT, 143 SIGTERM */
 	}
 	if (o->dry_run)
@@ -227,7 +227,7 @@ int cmd_run(int argc, char **argv, rm_error *err)
 	}
 	if (rm_runner_run(&o, &res, err) < 0) {
 		if (res.interrupted) {
-			fprintf(stderr, "run_models: %s\n", err->msg);
+			fprintf(stderr, "run_models: %s\n", rm_error_text(err));
 			ret = 128 + res.interrupted; /* 129 SIGHUP, 130 SIGINT, 143 SIGTERM */
 		}
 		goto out;

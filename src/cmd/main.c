@@ -98,7 +98,8 @@ int main(int argc, char **argv)
 	rc = cmd->fn(argc, argv, &err);
 	if (rc < 0) {
 		fprintf(stderr, "run_models: %serror:%s %s\n", rm_color_start(stderr, RM_COLOR_BAD),
-			rm_color_end(stderr, RM_COLOR_BAD), err.msg[0] ? err.msg : "unknown error");
+			rm_color_end(stderr, RM_COLOR_BAD),
+			err.msg[0] ? rm_error_text(&err) : "unknown error");
 		return exit_code_for(err.kind);
 	}
 	return rc;

@@ -371,7 +371,7 @@ static void apply_key(rm_context *ctx, const char *key, json_t *v)
 static int read_context_file(const char *what, const char *path, char **out, rm_error *err)
 {
 	int r = rm_read_file(path, RM_CONTEXT_MAX_BYTES, out, NULL, err);
-	if (r == 1)
+	if (r < 0 && rm_error_missing(err))
 		rm_error_set(err, RM_ERR_INPUT, "cannot open '%s': no such file", path);
 	if (r != 0) {
 		err->kind = RM_ERR_INPUT;
@@ -417,7 +417,7 @@ int rm_context_apply(rm_context *ctx, const char *json_or_file, const char *what
 			    err, RM_ERR_INPUT,
 			    "%s: not valid JSON (line %d column %d: %s), nor a Python dict "
 			    "(%s); pass an object such as '{\"gpu_vendor\": \"AMD\"}'",
-			    label, jerr.line, jerr.column, jerr.text, pyerr.msg);
+			    label, jerr.line, jerr.column, jerr.text, rm_error_text(&pyerr));
 			goto out;
 		}
 	}
@@ -488,7 +488,7 @@ int rm_context_apply_file(rm_context *ctx, const char *path, rm_error *err)
 	int r = rm_read_file(path, (size_t)16 << 20, &text, &len, err);
 
 	if (r != 0) {
-		if (r == 1)
+		if (rm_error_missing(err))
 			rm_error_set(err, RM_ERR_INPUT, "cannot open '%s': no such file", path);
 		err->kind = RM_ERR_INPUT;
 		return rm_error_wrap(err, "--additional-context-file");

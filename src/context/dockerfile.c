@@ -208,7 +208,7 @@ static const struct scan *scanned(const char *path, rm_error *err)
 	if (sc && now - sc->checked < RECHECK_S)
 		return sc;
 	if (stat(path, st) != 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot open '%s'", path);
 		return NULL;
 	}
 	if (sc && same_file(st, &sc->st)) {

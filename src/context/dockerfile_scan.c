@@ -216,7 +216,7 @@ int rm_context__scan_file(const char *path, struct scan *sc, rm_error *err)
 	FILE *f = fopen(path, "r");
 
 	if (!f)
-		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+		return rm_error_sys(err, RM_ERR_IO, errno, "cannot open '%s'", path);
 	while (fgets(line, sizeof(line), f)) {
 		int was_truncated = truncated;
 		const char *dict;
@@ -239,7 +239,7 @@ int rm_context__scan_file(const char *path, struct scan *sc, rm_error *err)
 				sc->error = rm_xasprintf(
 				    "'%s' line %d: malformed CONTEXT line: %s; write it as "
 				    "# CONTEXT {'gpu_vendor': 'AMD', 'guest_os': 'UBUNTU'}",
-				    path, lineno, perr.msg);
+				    path, lineno, rm_error_text(&perr));
 				continue;
 			}
 			json_object_foreach (sc->context_req, k, v) {
@@ -268,7 +268,7 @@ int rm_context__scan_file(const char *path, struct scan *sc, rm_error *err)
 	}
 	if (ferror(f)) {
 		fclose(f);
-		return rm_error_set(err, RM_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+		return rm_error_sys(err, RM_ERR_IO, errno, "cannot read '%s'", path);
 	}
 	fclose(f);
 	for (size_t i = 0; i < sc->args.n; i++)

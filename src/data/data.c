@@ -84,13 +84,12 @@ int rm_data_config_load(rm_data_config *cfg, const char *path, rm_error *err)
 	char *text = NULL;
 	size_t len = 0;
 	json_error_t jerr;
-	int r;
 
 	memset(cfg, 0, sizeof(*cfg));
-	r = rm_read_file(path, DATA_JSON_MAX_BYTES, &text, &len, err);
-	if (r < 0)
-		return -1;
-	if (r > 0) {
+	if (rm_read_file(path, DATA_JSON_MAX_BYTES, &text, &len, err) < 0) {
+		if (!rm_error_missing(err))
+			return -1;
+		rm_error_clear(err); /* no data.json: no data providers */
 		cfg->obj = json_object();
 		return 0;
 	}

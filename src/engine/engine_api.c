@@ -170,27 +170,44 @@ static void extract_engine_msg(struct req *r)
 	lower_first(r->engine_msg);
 }
 
-static int unreachable(const rm_docker *d, const char *detail, rm_error *err)
+/*
+ * No connection to the engine. The cause is the errno of the connect (os_errno, from
+ * CURLINFO_OS_ERRNO; ETIMEDOUT for a connection that timed out): ENOENT, no socket;
+ * EACCES or EPERM, the socket is not ours to use; ECONNREFUSED, nothing listens. The
+ * advice is the hint, so that a caller with advice of its own (doctor) can drop it.
+ */
+static int unreachable(const rm_docker *d, CURLcode rc, long os_errno, const char *detail,
+		       rm_error *err)
 {
-	char why[512];
+	int e = rc == CURLE_OPERATION_TIMEDOUT ? ETIMEDOUT : (int)os_errno;
 
-	snprintf(why, sizeof(why), "%s", detail);
-	/* curl speaks of "localhost port 80" even for a unix socket: say what went wrong. */
 	if (d->unix_path) {
+		/* curl speaks of "localhost port 80" even for a unix socket: name the socket,
+		 * and when curl kept no errno, find the cause from the socket file. */
 		struct stat st;
-		if (stat(d->unix_path, &st) != 0 && errno == ENOENT)
-			snprintf(why, sizeof(why), "no socket at '%s'", d->unix_path);
-		else if (access(d->unix_path, R_OK | W_OK) != 0 && errno == EACCES)
-			snprintf(why, sizeof(why),
-				 "permission denied on '%s' (is your user in the 'docker' group?)",
-				 d->unix_path);
+		if (!e && stat(d->unix_path, &st) != 0)
+			e = errno;
+		else if (!e && access(d->unix_path, R_OK | W_OK) != 0)
+			e = errno;
+		if (e == ENOENT || e == ENOTDIR || e == EACCES || e == EPERM)
+			rm_error_sys(err, RM_ERR_DOCKER, e,
+				     "cannot reach the docker engine at %s: socket '%s'", d->host,
+				     d->unix_path);
 		else
-			snprintf(why, sizeof(why), "nothing answers on '%s'", d->unix_path);
+			rm_error_sys(
+			    err, RM_ERR_DOCKER, e,
+			    "cannot reach the docker engine at %s: nothing answers on '%s'",
+			    d->host, d->unix_path);
+	} else if (e) {
+		rm_error_sys(err, RM_ERR_DOCKER, e, "cannot reach the docker engine at %s",
+			     d->host);
+	} else {
+		rm_error_set(err, RM_ERR_DOCKER, "cannot reach the docker engine at %s: %s",
+			     d->host, detail);
 	}
-	return rm_error_set(err, RM_ERR_DOCKER,
-			    "cannot reach the docker engine at %s (%s): start dockerd, or set "
-			    "DOCKER_HOST to the engine's address",
-			    d->host, why);
+	if (e == EACCES || e == EPERM)
+		return rm_error_hint(err, " (is your user in the 'docker' group?)");
+	return rm_error_hint(err, "; start dockerd, or set DOCKER_HOST to the engine's address");
 }
 
 /*
@@ -293,6 +310,7 @@ int rm_engine__req_prepare(rm_docker *d, struct req *r, rm_error *err)
 	r->hdrs = NULL;
 	r->url = NULL;
 	r->status = 0;
+	r->sent = 0;
 	r->engine_msg[0] = '\0';
 	r->api_version[0] = '\0';
 	rm_buf_init(&r->errbody, MAX_ERROR_BODY);
@@ -370,6 +388,7 @@ int rm_engine__req_complete(rm_docker *d, struct req *r, CURLcode rc, rm_error *
 	CURL *c = r->curl;
 
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+	curl_easy_getinfo(c, CURLINFO_REQUEST_SIZE, &r->sent);
 	if (r->cancelled) {
 		rm_error_set(err, RM_ERR_DOCKER, "cancelled");
 		ret = RM_ENGINE_CANCELLED;
@@ -386,17 +405,24 @@ int rm_engine__req_complete(rm_docker *d, struct req *r, CURLcode rc, rm_error *
 	}
 	if (rc != CURLE_OK) {
 		const char *detail = errbuf[0] ? errbuf : curl_easy_strerror(rc);
-		long sent = 0;
-		curl_easy_getinfo(c, CURLINFO_REQUEST_SIZE, &sent);
+		long os_errno = 0;
+		curl_easy_getinfo(c, CURLINFO_OS_ERRNO, &os_errno);
 		if (r->read_errno)
-			rm_error_set(err, RM_ERR_IO, "%s %.*s: cannot read the request body: %s",
-				     r->method, (int)plen, r->path, strerror(r->read_errno));
+			rm_error_sys(err, RM_ERR_IO, r->read_errno,
+				     "%s %.*s: cannot read the request body", r->method, (int)plen,
+				     r->path);
 		else if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
-			 (rc == CURLE_OPERATION_TIMEDOUT && sent == 0))
-			unreachable(d, detail, err);
+			 (rc == CURLE_OPERATION_TIMEDOUT && r->sent == 0))
+			unreachable(d, rc, os_errno, detail, err);
 		else if (rc == CURLE_OPERATION_TIMEDOUT)
-			rm_error_set(err, RM_ERR_DOCKER, "%s %.*s: no answer within %g s",
-				     r->method, (int)plen, r->path, (double)r->timeout_ms / 1000);
+			/* ETIMEDOUT: callers tell "no answer" from the other failures by it. */
+			rm_error_sys(err, RM_ERR_DOCKER, ETIMEDOUT,
+				     "%s %.*s: no answer within %g s", r->method, (int)plen,
+				     r->path, (double)r->timeout_ms / 1000);
+		else if (os_errno)
+			/* curl's kind of failure, then the socket's errno says why. */
+			rm_error_sys(err, RM_ERR_DOCKER, (int)os_errno, "%s %.*s: %s", r->method,
+				     (int)plen, r->path, curl_easy_strerror(rc));
 		else
 			rm_error_set(err, RM_ERR_DOCKER, "%s %.*s: %s", r->method, (int)plen,
 				     r->path, detail);

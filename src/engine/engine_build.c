@@ -137,8 +137,8 @@ int rm_engine_build(rm_docker *d, const rm_build_opts *o, char **image_id, rm_er
 
 	fd = open(o->context_tar, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) != 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot open build context '%s': %s", o->context_tar,
-			     strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot open build context '%s'",
+			     o->context_tar);
 		goto out;
 	}
 

@@ -123,7 +123,8 @@ int rm_engine_open(rm_docker **out, const char *host, rm_error *err)
 	rm_engine__req_init(&r, "GET", "/_ping", PING_TIMEOUT);
 	r.unversioned = 1;
 	if (rm_engine__do_request(d, &r, err) < 0) {
-		if (r.status == 0 && strstr(err->msg, "no answer within"))
+		/* Sent, and timed out with no answer: connected to something that is stuck. */
+		if (r.status == 0 && r.sent > 0 && err && err->sys_errno == ETIMEDOUT)
 			rm_error_set(err, RM_ERR_DOCKER,
 				     "the docker engine at %s accepted the connection but did not "
 				     "answer /_ping within %ld s: is dockerd hung? (see its log, "

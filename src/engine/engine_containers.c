@@ -238,7 +238,7 @@ int rm_engine_put_archive(rm_docker *d, const char *id, const char *path, const 
 
 	fd = open(tar_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) != 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", tar_path, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot open '%s'", tar_path);
 		goto out;
 	}
 	eid = rm_engine__escape(id);
@@ -280,8 +280,7 @@ static int archive_data(void *ud, const char *p, size_t n)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0)
-			return rm_error_set(s->err, RM_ERR_IO, "cannot write the archive: %s",
-					    strerror(errno));
+			return rm_error_sys(s->err, RM_ERR_IO, errno, "cannot write the archive");
 		p += w;
 		n -= (size_t)w;
 	}

@@ -67,6 +67,7 @@ struct req {
 
 	/* Results. */
 	long status;
+	long sent;	       /* bytes of the request sent: 0 when no connection was made */
 	char engine_msg[1024]; /* message of a non-2xx answer */
 	char api_version[32];  /* Api-Version header, when sent */
 

@@ -219,13 +219,18 @@ static int from_config(const char *registry, char **value, const char **source, 
 	json_t *cfg = NULL, *auths, *e;
 	json_error_t je;
 	const char *helper, *key;
-	int ret = 1, r;
+	rm_error rerr = RM_ERROR_INIT;
+	int ret = 1;
 
 	if (!path)
 		goto out;
-	r = rm_read_file(path, MAX_CONFIG_FILE, &text, NULL, err);
-	if (r != 0) {
-		ret = r > 0 ? 1 : -1;
+	if (rm_read_file(path, MAX_CONFIG_FILE, &text, NULL, &rerr) < 0) {
+		/* No configuration file: nothing for any registry. */
+		if (!rm_error_missing(&rerr)) {
+			if (err)
+				*err = rerr;
+			ret = -1;
+		}
 		goto out;
 	}
 	cfg = json_loads(text, 0, &je);

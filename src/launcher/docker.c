@@ -108,8 +108,8 @@ static int copy_scripts(struct docker_launcher *dl, const rm_model *m, const cha
 	int ret = -1;
 
 	if (stat(src, &st) != 0) {
-		rm_error_set(err, RM_ERR_INPUT, "model '%s': field 'scripts': cannot read '%s': %s",
-			     m->name, src, strerror(errno));
+		rm_error_sys(err, RM_ERR_INPUT, errno,
+			     "model '%s': field 'scripts': cannot read '%s'", m->name, src);
 		goto out;
 	}
 	if (!S_ISDIR(st.st_mode)) {
@@ -308,7 +308,7 @@ static int docker_sweep(void *state, rm_error *err)
 		rm_error rerr = RM_ERROR_INIT;
 		if (rm_engine_remove(dl->d, ids[i], &rerr) < 0)
 			ret = rm_error_set(err, rerr.kind, "could not remove container %s: %s",
-					   ids[i], rerr.msg);
+					   ids[i], rm_error_text(&rerr));
 	}
 	if (ret < 0)
 		rm_error_wrap(err,
@@ -421,7 +421,7 @@ static int reap_builds(struct docker_launcher *dl, size_t *n, rm_error *err)
 		if (rm_engine_remove(dl->d, id, &rerr) < 0) {
 			ret = rm_error_set(err, rerr.kind,
 					   "could not remove leftover build container %.12s: %s",
-					   id, rerr.msg);
+					   id, rm_error_text(&rerr));
 			continue;
 		}
 		(*n)++;
@@ -455,7 +455,7 @@ static int docker_reap(void *state, size_t *n, rm_error *err)
 		if (rm_engine_remove(dl->d, id, &rerr) < 0) {
 			ret = rm_error_set(err, rerr.kind,
 					   "could not remove leftover container %s: %s",
-					   name ? name : id, rerr.msg);
+					   name ? name : id, rm_error_text(&rerr));
 			continue;
 		}
 		(*n)++;
@@ -492,15 +492,12 @@ static void docker_probe(const char *host, rm_probe *out)
 	json_t *ver = NULL;
 
 	if (rm_engine_open(&d, host, &err) < 0) {
-		/* The client's message ends with the generic advice; the action says it once,
-		 * more concretely. */
-		char *advice = strstr(err.msg, ": start dockerd, or set DOCKER_HOST");
-
-		if (advice)
-			*advice = '\0';
+		/* The action says what to do, more concretely than the client's hint. */
+		rm_error_hint(&err, NULL);
 		out->status = "FAIL";
-		out->detail = rm_xstrdup(err.msg);
-		if (strstr(err.msg, "permission denied"))
+		out->detail = rm_xstrdup(rm_error_text(&err));
+		/* The socket is there but not ours; anything else: no engine answers there. */
+		if (err.sys_errno == EACCES || err.sys_errno == EPERM)
 			out->action = rm_xstrdup("add your user to the docker group (sudo usermod "
 						 "-aG docker $USER, then log in again), or run as "
 						 "root");
@@ -518,7 +515,7 @@ static void docker_probe(const char *host, rm_probe *out)
 		out->status = "WARN";
 		out->detail =
 		    rm_xasprintf("the engine at %s answers /_ping (API %s) but not /version: %s",
-				 rm_engine_host(d), rm_engine_api_version(d), err.msg);
+				 rm_engine_host(d), rm_engine_api_version(d), rm_error_text(&err));
 		out->action = rm_xstrdup("check the engine's log (journalctl -u docker)");
 	} else {
 		const char *v = json_string_value(json_object_get(ver, "Version"));

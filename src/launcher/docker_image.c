@@ -198,7 +198,7 @@ static void refresh_base(struct docker_launcher *dl, const rm_image_req *req)
 	}
 	msg = rm_xasprintf("run_models: cannot pull base image '%s' from %s (%s); building on "
 			   "the engine's copy (--no-pull skips the pull)",
-			   ref, reg, err.msg);
+			   ref, reg, rm_error_text(&err));
 	say(req, msg);
 	rm_warn("%s", msg + strlen("run_models: "));
 	free(msg);
@@ -280,7 +280,7 @@ int rm_launcher__docker_prepare(void *state, const rm_image_req *req, char **ima
 		/* A failed build, or the engine went away under it: ask. */
 		rm_error perr = RM_ERROR_INIT;
 		if (rm_engine_ping(dl->d, &perr) < 0) {
-			char *why = rm_xstrdup(err->msg);
+			char *why = rm_xstrdup(rm_error_text(err));
 			rm_error_set(
 			    err, RM_ERR_DOCKER,
 			    "lost the engine at %s while building the image (%s): the build "
@@ -327,7 +327,7 @@ void rm_launcher__docker_plan(const rm_context *ctx, const rm_image_req *req,
 			req->image);
 	}
 	if (rm_workload_render(spec->w, ctx, (const char *const *)environ, &body, &err) < 0) {
-		fprintf(out, "  would fail: %s\n", err.msg);
+		fprintf(out, "  would fail: %s\n", rm_error_text(&err));
 	} else {
 		char *run = rm_run_cmdline(body, spec->name);
 		fprintf(out, "  %s\n", run);

@@ -15,6 +15,22 @@ const rm_launcher_ops *const rm_launchers[] = {
     NULL,
 };
 
+void rm_launcher_probe_all(const char *docker_host, rm_finding **v, size_t *n)
+{
+	for (size_t i = 0; rm_launchers[i]; i++) {
+		rm_probe p = {NULL, NULL, NULL};
+		if (!rm_launchers[i]->probe)
+			continue;
+		rm_launchers[i]->probe(docker_host, &p);
+		if (p.status) {
+			rm_findings_add(v, n, p.status, rm_launchers[i]->name, p.detail, p.action);
+		} else {
+			free(p.detail);
+			free(p.action);
+		}
+	}
+}
+
 int rm_launcher_open(rm_launcher *l, const rm_launcher_config *cfg, rm_error *err)
 {
 	l->ops = NULL;

@@ -207,7 +207,7 @@ static void slurm_plan(void *state, const rm_image_req *req, const rm_job_spec *
 	sub.batch_log = rm_xasprintf("%s.batch.log", sub.log_base);
 	sub.script = rm_xasprintf("%s.sbatch", sub.log_base);
 	if (rm_launcher__slurm_script_for(sl, &spec, &sub, 1, sub.batch_log, &text, &err) < 0) {
-		fprintf(out, "  would fail: %s\n", err.msg);
+		fprintf(out, "  would fail: %s\n", rm_error_text(&err));
 	} else {
 		fprintf(out, "  %s %s, with the batch script (kept there):\n",
 			sl->alloc ? "bash" : "sbatch", sub.script);
@@ -235,7 +235,9 @@ static int cancel_mine(const char *prefix, int (*keep)(const char *comment), siz
 		if (keep && !keep(comments[i]))
 			continue;
 		if (rm_slurm_cancel(ids[i], -1, &cerr) < 0) {
-			ret = rm_error_set(err, cerr.kind, "%s", cerr.msg);
+			if (err)
+				*err = cerr;
+			ret = -1;
 			continue;
 		}
 		if (n) {
@@ -297,9 +299,9 @@ static void slurm_probe(const char *docker_host, rm_probe *out)
 	if (rm_proc_run(argv, NULL, 10, 64 * 1024, &res, &err) < 0 || res.status != 0 ||
 	    !strstr(res.out, "UP")) {
 		out->status = "WARN";
-		char *why = err.msg[0]		? err.msg
-			    : *rm_trim(res.err) ? rm_trim(res.err)
-						: rm_trim(res.out);
+		const char *why = err.msg[0]	      ? rm_error_text(&err)
+				  : *rm_trim(res.err) ? rm_trim(res.err)
+						      : rm_trim(res.out);
 		if (strrchr(why, '\n'))
 			why = strrchr(why, '\n') + 1; /* its last word on the matter */
 		out->detail = rm_xasprintf("sbatch is here but 'scontrol ping' does not find "

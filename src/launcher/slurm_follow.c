@@ -342,7 +342,7 @@ static int by_results(rm_job *job, long *status, rm_error *err)
 
 	id_text(job, id, sizeof(id));
 	rm_warn("%s: no final state from SLURM (%s); judged by its ranks' result files", id,
-		err->msg);
+		rm_error_text(err));
 	for (long r = 0; r < job->sl->sc.nodes && bad < 0; r++) {
 		json_t *res = result(job, r);
 		json_t *c = json_object_get(res, "exit_code");
@@ -426,7 +426,7 @@ int rm_launcher__slurm_fetch(void *state, rm_job *job, const char *path, int fd,
 	}
 	in = open(tar, O_RDONLY | O_CLOEXEC);
 	if (in < 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot read '%s': %s", tar, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot read '%s'", tar);
 		goto out;
 	}
 	while ((got = read(in, buf, sizeof(buf))) > 0) {

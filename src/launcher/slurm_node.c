@@ -56,7 +56,7 @@ static int load_job(struct node *n, rm_error *err)
 	json_t *doc;
 	int r = rm_read_file(n->o->job_file, JOB_FILE_MAX, &text, NULL, err);
 
-	if (r == 1)
+	if (r < 0 && rm_error_missing(err))
 		rm_error_set(err, RM_ERR_INPUT,
 			     "no job file '%s' (is the log folder shared with "
 			     "this node?)",
@@ -150,7 +150,7 @@ static void keep_results(struct node *n, rm_job *job)
 	if (!f || n->l.ops->fetch(n->l.state, job, n->results_path, fileno(f), (size_t)32 << 20,
 				  &err) < 0) {
 		rm_warn("cannot copy '%s' out of the container: %s", n->results_path,
-			f ? err.msg : "cannot create the file");
+			f ? rm_error_text(&err) : "cannot create the file");
 		free(n->results_tar);
 		n->results_tar = NULL;
 	}
@@ -168,7 +168,7 @@ static void collect_tools(struct node *n, rm_job *job)
 	rm_error err = RM_ERROR_INIT;
 
 	if (rm_launcher_tools_collect(&n->l, job, &n->w, dest, &v, &err) < 0)
-		rm_warn("rank %ld: %s", n->rank, err.msg);
+		rm_warn("rank %ld: %s", n->rank, rm_error_text(&err));
 	if (v.outputs) {
 		printf("run_models: rank %ld: the tools' outputs are in %s\n", n->rank, v.outputs);
 		fflush(stdout);
@@ -211,7 +211,7 @@ static rm_telem *node_telemetry(struct node *n)
 	if (rm_workload_gpu_indexes(&n->w, &n->ctx, &gpus, &ng, &err) < 0 || !ng) {
 		if (wanted)
 			rm_warn("--telemetry on, but nothing is sampled on rank %ld: %s", n->rank,
-				ng ? err.msg : "no GPU");
+				ng ? rm_error_text(&err) : "no GPU");
 		free(gpus);
 		return NULL;
 	}
@@ -229,7 +229,7 @@ static rm_telem *node_telemetry(struct node *n)
 		unlink(path);
 		if (wanted)
 			rm_warn("--telemetry on, but nothing is sampled on rank %ld: %s", n->rank,
-				err.msg);
+				rm_error_text(&err));
 		t = NULL;
 	}
 	free(path);
@@ -244,7 +244,7 @@ static void node_telemetry_stop(struct node *n, rm_telem *t)
 	if (!t)
 		return;
 	if (rm_telem_stop(t, &n->telem, &err) < 0)
-		rm_warn("telemetry on rank %ld: %s", n->rank, err.msg);
+		rm_warn("telemetry on rank %ld: %s", n->rank, rm_error_text(&err));
 	n->have_telem = 1;
 }
 
@@ -276,7 +276,7 @@ static int run_container(struct node *n, rm_error *err)
 	}
 	int wrc = n->l.ops->wait(n->l.state, job, 0, &status, err);
 	if (wrc == RM_LAUNCH_FAILED && status >= 0) { /* an OOM kill: its code, and why */
-		rm_warn("rank %ld: %s", n->rank, err->msg);
+		rm_warn("rank %ld: %s", n->rank, rm_error_text(err));
 		rm_error_clear(err);
 	} else if (wrc < 0) {
 		goto out;
@@ -294,7 +294,7 @@ out:
 		rm_mask_flush(&n->masks[i], to_fd,
 			      i ? &(int){STDERR_FILENO} : &(int){STDOUT_FILENO});
 	if (job && n->l.ops->cleanup(n->l.state, job, 0, &cerr) < 0)
-		rm_warn("%s", cerr.msg);
+		rm_warn("%s", rm_error_text(&cerr));
 	free(name);
 	return ret;
 }
@@ -365,7 +365,7 @@ static int node_main(struct node *n, rm_error *err)
 		return 0;
 	}
 	if (n->l.ops->reap(n->l.state, &reaped, err) < 0)
-		rm_warn("%s", err->msg);
+		rm_warn("%s", rm_error_text(err));
 	rm_error_clear(err);
 	if (n->m->n_gpus > 0 && n->m->n_gpus > n->ctx.n_gpus)
 		return rm_error_set(err, RM_ERR_INPUT,
@@ -392,7 +392,7 @@ static void write_result(struct node *n)
 		json_object_set_new(doc, "telemetry", rm_telem_summary_to_json(&n->telem));
 	text = json_dumps(doc, JSON_COMPACT);
 	if (rm_write_file_atomic(path, text, strlen(text), 0644, &err) < 0)
-		rm_warn("%s", err.msg);
+		rm_warn("%s", rm_error_text(&err));
 	free(text);
 	json_decref(doc);
 	free(path);
@@ -423,14 +423,14 @@ int rm_slurm_node_run(const rm_slurm_node_opts *o, rm_error *err)
 	} else {
 		rm_mask m;
 		rm_mask_init(&m, (const char *const *)n.secrets, n.n_secrets);
-		n.error = rm_mask_string(&m, err->msg);
+		n.error = rm_mask_string(&m, rm_error_text(err));
 		rm_mask_release(&m);
 		rc = 1;
 	}
 	if (!o->dry_run)
 		write_result(&n);
 	if (rc == 0 || n.exit_code >= 0)
-		err->msg[0] = '\0'; /* the script's own failure: its output said it all */
+		rm_error_clear(err); /* the script's own failure: its output said it all */
 done:
 	rm_interrupt_set(NULL, NULL);
 	rm_launcher_close(&n.l);

@@ -294,7 +294,7 @@ static void link_node_logs(struct slurm_launcher *sl, const rm_job_spec *spec,
 		char *tmp = rm_xasprintf("%s.%s.tmp", link, sl->cfg.run_id);
 		unlink(tmp);
 		if (symlink(target, tmp) != 0 || rename(tmp, link) != 0) {
-			rm_warn("cannot point '%s' at '%s': %s", link, target, strerror(errno));
+			rm_warn_sys(errno, "cannot point '%s' at '%s'", link, target);
 			unlink(tmp);
 		}
 		free(link);
@@ -335,8 +335,7 @@ static int spawn_script(struct slurm_launcher *sl, rm_job *job, rm_error *err)
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	if (rc != 0)
-		return rm_error_set(err, RM_ERR_IO, "cannot run 'bash %s': %s", job->sub.script,
-				    strerror(rc));
+		return rm_error_sys(err, RM_ERR_IO, rc, "cannot run 'bash %s'", job->sub.script);
 	rm_info("running %s in allocation %ld (log %s)", job->sub.script, sl->alloc,
 		job->sub.batch_log);
 	return 0;
@@ -409,8 +408,8 @@ int rm_launcher__slurm_stop(void *state, rm_job *job, rm_error *err)
 			return r;
 		return kill(-job->pid, SIGTERM) == 0 || errno == ESRCH
 			   ? 0
-			   : rm_error_set(err, RM_ERR_IO, "cannot stop 'bash %s': %s",
-					  job->sub.script, strerror(errno));
+			   : rm_error_sys(err, RM_ERR_IO, errno, "cannot stop 'bash %s'",
+					  job->sub.script);
 	}
 	if (!job->sub.job_id)
 		return 0;

@@ -129,7 +129,7 @@ int rm_parse_path(const char *path, rm_parser *p, rm_parse_result *out, rm_error
 	int rc;
 
 	if (!f)
-		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+		return rm_error_sys(err, RM_ERR_IO, errno, "cannot open '%s'", path);
 	rc = feed_stream(f, p);
 	fclose(f);
 	if (rc < 0)

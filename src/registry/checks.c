@@ -45,9 +45,11 @@ static int check_one(const rm_model *m, const char *field, const char *root, con
 			ret = 0;
 			goto out;
 		}
-		rm_error_set(err, RM_ERR_INPUT, "model '%s': field '%s': cannot use '%s': %s%s",
-			     m->name, field, rel, strerror(errno),
-			     errno == ENOENT ? "; fix the path in the registry" : "");
+		int e = errno;
+		rm_error_sys(err, RM_ERR_INPUT, e, "model '%s': field '%s': cannot use '%s'",
+			     m->name, field, rel);
+		if (e == ENOENT)
+			rm_error_hint(err, "; fix the path in the registry");
 		goto out;
 	}
 	if (!inside(real, real_root)) {
@@ -58,8 +60,8 @@ static int check_one(const rm_model *m, const char *field, const char *root, con
 		goto out;
 	}
 	if (stat(real, &st) != 0) {
-		rm_error_set(err, RM_ERR_IO, "model '%s': field '%s': cannot stat '%s': %s",
-			     m->name, field, rel, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "model '%s': field '%s': cannot stat '%s'",
+			     m->name, field, rel);
 		goto out;
 	}
 	if (want_dir == 1 && !S_ISDIR(st.st_mode)) {
@@ -93,8 +95,8 @@ int rm_model_check_paths(const rm_model *m, const char *root, rm_error *err)
 
 	memset(&g, 0, sizeof(g));
 	if (!realpath(root && *root ? root : ".", real_root)) {
-		rm_error_set(err, RM_ERR_IO, "cannot resolve the folder '%s': %s",
-			     root && *root ? root : ".", strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot resolve the folder '%s'",
+			     root && *root ? root : ".");
 		goto out;
 	}
 	scripts_kind = rm_ends_with(m->scripts, ".sh") || rm_ends_with(m->scripts, ".py") ? 0 : 1;

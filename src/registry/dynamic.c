@@ -146,13 +146,13 @@ int rm_dynamic_load(rm_registry *reg, const char *root, const char *path, const 
 		goto out;
 	}
 	if (pipe(fds) != 0) {
-		rm_error_set(err, RM_ERR_IO, "'%s': pipe: %s", path, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "'%s': pipe", path);
 		goto out;
 	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
-		rm_error_set(err, RM_ERR_IO, "'%s': fork: %s", path, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "'%s': fork", path);
 		goto out;
 	}
 	if (pid == 0) {

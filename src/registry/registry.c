@@ -80,10 +80,10 @@ static int read_registry_file(const char *path, char **out, size_t *len, rm_erro
 	if (fd < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 1;
-		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+		return rm_error_sys(err, RM_ERR_IO, errno, "cannot open '%s'", path);
 	}
 	if (fstat(fd, &st) != 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot read '%s'", path);
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
@@ -103,7 +103,7 @@ static int read_registry_file(const char *path, char **out, size_t *len, rm_erro
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			rm_error_set(err, RM_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+			rm_error_sys(err, RM_ERR_IO, errno, "cannot read '%s'", path);
 			goto fail;
 		}
 		if (r == 0)
@@ -159,8 +159,7 @@ static int scripts_dirs(const char *scripts, char ***dirs, size_t *n, rm_error *
 	*n = 0;
 	*dirs = rm_xcalloc(1, sizeof(**dirs));
 	if (!d && errno != ENOENT && errno != ENOTDIR)
-		return rm_error_set(err, RM_ERR_IO, "cannot list '%s': %s", scripts,
-				    strerror(errno));
+		return rm_error_sys(err, RM_ERR_IO, errno, "cannot list '%s'", scripts);
 	while (d && (de = readdir(d)))
 		if (de->d_name[0] != '.')
 			*dirs = rm_strv_push(*dirs, n, de->d_name);

@@ -74,7 +74,7 @@ static int read_layout(const char *path, off_t size, struct layout *l, rm_error 
 	if (!f) {
 		if (rfd >= 0)
 			close(rfd);
-		return rm_error_set(err, RM_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+		return rm_error_sys(err, RM_ERR_IO, errno, "cannot read '%s'", path);
 	}
 	r = rm_csv_read_record(f, &l->cols, &l->n, err);
 	at = ftell(f);
@@ -162,17 +162,15 @@ static int open_append(const char *path, rm_error *err)
 		int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
 		if (fd >= 0 || errno != ENOENT)
 			return fd >= 0 ? fd
-				       : rm_error_set(err, RM_ERR_IO,
-						      "cannot open '%s' for appending: %s", path,
-						      strerror(errno));
+				       : rm_error_sys(err, RM_ERR_IO, errno,
+						      "cannot open '%s' for appending", path);
 		if (dangling(path, err) < 0)
 			return -1;
 		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (fd >= 0 || errno != EEXIST) /* EEXIST: another runner made it just now */
 			return fd >= 0 ? fd
-				       : rm_error_set(err, RM_ERR_IO,
-						      "cannot open '%s' for appending: %s", path,
-						      strerror(errno));
+				       : rm_error_sys(err, RM_ERR_IO, errno,
+						      "cannot open '%s' for appending", path);
 	}
 	return rm_error_set(err, RM_ERR_IO, "cannot open '%s' for appending: it keeps changing",
 			    path);
@@ -197,14 +195,15 @@ int rm_csv_check_by_name(const char *path, const char *const *header, size_t n_c
 		if (access(d, W_OK | X_OK) == 0)
 			ret = 0;
 		else
-			rm_error_set(err, RM_ERR_IO, "cannot create '%s': %s", path,
-				     strerror(errno));
+			rm_error_sys(err, RM_ERR_IO, errno, "cannot create '%s'", path);
 		free(dir);
 		goto out;
 	}
 	if (fd < 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", path,
-			     errno == EISDIR ? "it is a folder" : strerror(errno));
+		if (errno == EISDIR)
+			rm_error_set(err, RM_ERR_IO, "cannot write '%s': it is a folder", path);
+		else
+			rm_error_sys(err, RM_ERR_IO, errno, "cannot write '%s'", path);
 		goto out;
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -245,8 +244,7 @@ static int lock(int fd, const char *path, rm_error *err)
 	while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
 		double now = rm_now();
 		if (errno != EWOULDBLOCK && errno != EINTR)
-			return rm_error_set(err, RM_ERR_IO, "cannot lock '%s': %s", path,
-					    strerror(errno));
+			return rm_error_sys(err, RM_ERR_IO, errno, "cannot lock '%s'", path);
 		if (!interrupted && rm_interrupt_pending()) {
 			interrupted = now;
 			if (until > now + 1)
@@ -304,7 +302,7 @@ int rm_csv_append_by_name(const char *path, const char *const *header, size_t n_
 	if (lock(fd, path, err) < 0)
 		goto out;
 	if (fstat(fd, &st) != 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot stat '%s'", path);
 		goto out;
 	}
 	if (st.st_size == 0) {
@@ -334,11 +332,11 @@ int rm_csv_append_by_name(const char *path, const char *const *header, size_t n_
 		/* Take back a partial write so no half row stays behind (disk full). */
 		if (ftruncate(fd, st.st_size) != 0)
 			e = errno;
-		rm_error_set(err, RM_ERR_IO, "cannot write to '%s': %s", path, strerror(e));
+		rm_error_sys(err, RM_ERR_IO, e, "cannot write to '%s'", path);
 		goto out;
 	}
 	if (fsync(fd) != 0 && errno != EINVAL) {
-		rm_error_set(err, RM_ERR_IO, "cannot flush '%s': %s", path, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot flush '%s'", path);
 		goto out;
 	}
 	if (file_cols && !l.identity) {
@@ -408,7 +406,7 @@ int rm_csv_read_record(FILE *f, char ***fields, size_t *n, rm_error *err)
 		rm_buf_addch(&field, (char)c);
 	}
 	if (ferror(f)) {
-		rm_error_set(err, RM_ERR_IO, "read error: %s", strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "read error");
 		goto fail;
 	}
 	if (!any) {

@@ -71,7 +71,8 @@ static int mlperf_score(const rm_series *x, const char *model, const char *score
 	    !(strstr(x->name, "time_to_train") || strstr(x->unit, "time_to_train")))
 		return 0;
 	if (rm_score_mlperf(x->v, x->n, out, &used, &serr) < 0) {
-		rm_warn("model '%s': no MLPerf score for '%s': %s", model, x->name, serr.msg);
+		rm_warn("model '%s': no MLPerf score for '%s': %s", model, x->name,
+			rm_error_text(&serr));
 		return 0;
 	}
 	if (x->n != 10)

@@ -33,9 +33,9 @@ int rm_accepted_read(rm_baseline *b, const char *perf_csv, rm_error *err)
 	int rc, ret = -1;
 
 	if (!f) {
-		ret = errno == ENOENT ? 0
-				      : rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path,
-						     strerror(errno));
+		ret = errno == ENOENT
+			  ? 0
+			  : rm_error_sys(err, RM_ERR_IO, errno, "cannot open '%s'", path);
 		free(path);
 		return ret;
 	}

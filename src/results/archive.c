@@ -82,8 +82,7 @@ static int archive_masked(struct archive *disk, struct archive *a, struct archiv
 	if (!f) {
 		if (fd >= 0) {
 			close(fd);
-			rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", tmp_path,
-				     strerror(errno));
+			rm_error_sys(err, RM_ERR_IO, errno, "cannot open '%s'", tmp_path);
 		}
 		goto out;
 	}
@@ -95,7 +94,7 @@ static int archive_masked(struct archive *disk, struct archive *a, struct archiv
 	}
 	rm_mask_flush(&m, to_file, f);
 	if (fflush(f) != 0 || ferror(f) || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", tmp_path, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot write '%s'", tmp_path);
 		goto out;
 	}
 	archive_entry_set_size(e, len);
@@ -110,7 +109,7 @@ static int archive_masked(struct archive *disk, struct archive *a, struct archiv
 			goto out;
 		}
 	if (ferror(f)) {
-		rm_error_set(err, RM_ERR_IO, "cannot read '%s': %s", tmp_path, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot read '%s'", tmp_path);
 		goto out;
 	}
 	ret = 0;
@@ -208,8 +207,7 @@ int rm_archive_write(const char *out_path, const char *top, const char *const *p
 
 	for (size_t i = 0; i < n; i++)
 		if (stat(paths[i], &st) != 0) {
-			rm_error_set(err, RM_ERR_IO, "cannot archive '%s': %s", paths[i],
-				     strerror(errno));
+			rm_error_sys(err, RM_ERR_IO, errno, "cannot archive '%s'", paths[i]);
 			goto out;
 		}
 	archive_write_add_filter_gzip(a);
@@ -221,7 +219,7 @@ int rm_archive_write(const char *out_path, const char *top, const char *const *p
 	}
 	opened = 1;
 	if (stat(tmp, &st) != 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot stat '%s': %s", tmp, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot stat '%s'", tmp);
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -233,7 +231,7 @@ int rm_archive_write(const char *out_path, const char *top, const char *const *p
 		goto out;
 	}
 	if (rename(tmp, out_path) != 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", out_path, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot write '%s'", out_path);
 		goto out;
 	}
 	ret = 0;

@@ -195,10 +195,14 @@ static int direction_load_file(rm_direction_table *t, const char *path, const ch
 	json_error_t je;
 	json_t *root = NULL, *models, *m;
 	size_t i;
-	int rc = rm_read_file(path, (size_t)64 << 20, &text, &len, err), ret = -1;
+	int rc, ret = -1;
 
-	if (rc != 0)
-		return rc > 0 ? 0 : -1;
+	if (rm_read_file(path, (size_t)64 << 20, &text, &len, err) < 0) {
+		if (!rm_error_missing(err))
+			return -1;
+		rm_error_clear(err); /* no models.json there: nothing to add */
+		return 0;
+	}
 	root = json_loadb(text, len, 0, &je);
 	if (!root) {
 		rm_error_set(err, RM_ERR_INPUT, "'%s' line %d column %d: %s", path, je.line,

@@ -16,33 +16,32 @@ int rm_write_text_file(const char *path, const char *text, size_t len, int appen
 	if (append) {
 		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 		if (fd < 0)
-			return rm_error_set(err, RM_ERR_IO, "cannot open '%s' for appending: %s",
-					    path, strerror(errno));
+			return rm_error_sys(err, RM_ERR_IO, errno, "cannot open '%s' for appending",
+					    path);
 		if (rm_write_all(fd, text, len) != 0) {
-			rm_error_set(err, RM_ERR_IO, "cannot write to '%s': %s", path,
-				     strerror(errno));
+			rm_error_sys(err, RM_ERR_IO, errno, "cannot write to '%s'", path);
 			close(fd);
 			return -1;
 		}
-		return close(fd) == 0 ? 0
-				      : rm_error_set(err, RM_ERR_IO, "cannot write to '%s': %s",
-						     path, strerror(errno));
+		return close(fd) == 0
+			   ? 0
+			   : rm_error_sys(err, RM_ERR_IO, errno, "cannot write to '%s'", path);
 	}
 	/* Beside the target, so that rename() stays on one file system. */
 	tmp = rm_xasprintf("%s.tmp.%ld", path, (long)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot create '%s'", tmp);
 		goto out;
 	}
 	if (rm_write_all(fd, text, len) != 0 || fsync(fd) != 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot write '%s'", tmp);
 		close(fd);
 		unlink(tmp);
 		goto out;
 	}
 	if (close(fd) != 0 || rename(tmp, path) != 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot write '%s'", path);
 		unlink(tmp);
 		goto out;
 	}

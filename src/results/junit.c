@@ -130,7 +130,7 @@ static void failure_body(struct jw *j, const rm_result *r, const rm_junit_opts *
 		rm_error e = RM_ERROR_INIT;
 		rm_buf_addf(&b, "\nlast %zu lines of %s:\n", lines, log);
 		if (rm_tail_lines(log, lines, (size_t)256 << 10, &b, &e) < 0)
-			rm_buf_addf(&b, "(%s)\n", e.msg);
+			rm_buf_addf(&b, "(%s)\n", rm_error_text(&e));
 	}
 	text(j, b.data ? b.data : "", b.len);
 	free(log);

@@ -120,7 +120,7 @@ json_t *rm_manifest_read(const char *path, rm_error *err)
 	int rc = rm_read_file(path, (size_t)64 << 20, &text, &len, err);
 
 	if (rc != 0) {
-		if (rc > 0)
+		if (rm_error_missing(err))
 			rm_error_set(err, RM_ERR_IO, "'%s' does not exist", path);
 		return NULL;
 	}

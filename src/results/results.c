@@ -175,7 +175,7 @@ int rm_results_each(const char *path, const char *run_id, rm_result_fn fn, void 
 	int ret;
 
 	if (!f)
-		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+		return rm_error_sys(err, RM_ERR_IO, errno, "cannot open '%s'", path);
 	ret = rm_results_each_file(f, path, run_id, fn, ctx, err);
 	fclose(f);
 	return ret;
@@ -276,7 +276,7 @@ static int metrics_read(rm_metrics *m, const char *path, const char *run_id, con
 	int rc, ret = -1;
 
 	if (!f)
-		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+		return rm_error_sys(err, RM_ERR_IO, errno, "cannot open '%s'", path);
 	rc = rm_csv_read_record(f, &rec, &n, err);
 	if (rc <= 0 || !header_is(rec, n, rm_metric_header, 8)) {
 		if (rc >= 0 && quiet_foreign)
@@ -355,8 +355,7 @@ static char **metric_files(const char *dir, size_t *n, rm_error *err, int *rc)
 	*rc = 0;
 	if (!d) {
 		if (errno != ENOENT)
-			*rc = rm_error_set(err, RM_ERR_IO, "cannot read folder '%s': %s", dir,
-					   strerror(errno));
+			*rc = rm_error_sys(err, RM_ERR_IO, errno, "cannot read folder '%s'", dir);
 		return NULL;
 	}
 	while ((e = readdir(d)))
@@ -380,7 +379,7 @@ static int metric_file_each(rm_baseline *b, const char *path, const char *metric
 	rm_result r;
 
 	if (!f)
-		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+		return rm_error_sys(err, RM_ERR_IO, errno, "cannot open '%s'", path);
 	rc = rm_csv_read_record(f, &rec, &n, err);
 	if (rc <= 0 || !header_is(rec, n, rm_metric_header, 8)) {
 		ret = rc >= 0 ? 0 : rm_error_wrap(err, "reading '%s'", path); /* another shape */
@@ -440,9 +439,9 @@ int rm_metrics_read_dir_named(rm_metrics *m, const char *dir, const char *run_id
 	int ret = 0;
 
 	if (!d)
-		return errno == ENOENT ? 0
-				       : rm_error_set(err, RM_ERR_IO, "cannot read folder '%s': %s",
-						      dir, strerror(errno));
+		return errno == ENOENT
+			   ? 0
+			   : rm_error_sys(err, RM_ERR_IO, errno, "cannot read folder '%s'", dir);
 	while ((e = readdir(d)))
 		if (rm_starts_with(e->d_name, "perf_") && rm_ends_with(e->d_name, ".csv") &&
 		    strcmp(e->d_name, "perf_summary.csv"))

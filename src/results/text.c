@@ -189,9 +189,9 @@ int rm_tail_lines(const char *path, size_t n_lines, size_t max_bytes, rm_buf *ou
 	int ret = -1;
 
 	if (fd < 0)
-		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+		return rm_error_sys(err, RM_ERR_IO, errno, "cannot open '%s'", path);
 	if (fstat(fd, &st) != 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot stat '%s'", path);
 		goto out;
 	}
 	pos = st.st_size;
@@ -203,8 +203,8 @@ int rm_tail_lines(const char *path, size_t n_lines, size_t max_bytes, rm_buf *ou
 		size_t want = (size_t)(start < BLOCK ? start : BLOCK);
 		ssize_t r = pread(fd, block, want, start - (off_t)want);
 		if (r != (ssize_t)want) {
-			rm_error_set(err, RM_ERR_IO, "cannot read '%s': %s", path,
-				     r < 0 ? strerror(errno) : "short read");
+			rm_error_sys(err, RM_ERR_IO, r < 0 ? errno : 0, "cannot read '%s'%s", path,
+				     r < 0 ? "" : ": short read");
 			goto out;
 		}
 		for (size_t i = want; i-- > 0;) {
@@ -224,8 +224,8 @@ found:
 	for (off_t p = start; p < pos;) {
 		ssize_t r = pread(fd, tail + (p - start), (size_t)(pos - p), p);
 		if (r <= 0) {
-			rm_error_set(err, RM_ERR_IO, "cannot read '%s': %s", path,
-				     r < 0 ? strerror(errno) : "short read");
+			rm_error_sys(err, RM_ERR_IO, r < 0 ? errno : 0, "cannot read '%s'%s", path,
+				     r < 0 ? "" : ": short read");
 			goto out;
 		}
 		p += r;

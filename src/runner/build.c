@@ -105,7 +105,7 @@ static int build_one(struct run *r, const rm_model *m, const rm_dockerfile *df, 
 			ret = r->launcher.ops->prepare(r->launcher.state, &req, &b->pub.image_id,
 						       &b->cached, err);
 		if (ret < 0) {
-			char *msg = rm_mask_string(&r->mask, err->msg);
+			char *msg = rm_mask_string(&r->mask, rm_error_text(err));
 			rm_runner__build_log_failed(bl, msg);
 			rm_error_set(err, err->kind, "%s (see %s)", msg, path);
 			free(msg);
@@ -182,7 +182,7 @@ static void build_one_model(struct run *r, const rm_model *m, json_t *doc, rm_bu
 		struct built b;
 		memset(&b, 0, sizeof(b));
 		b.mi.key = rm_xasprintf("ci-%s", safe);
-		b.mi.reason = rm_xstrdup(err.msg);
+		b.mi.reason = rm_xstrdup(rm_error_text(&err));
 		add_image(r, doc, m, &b, 1, res);
 		built_release(&b);
 		free(safe);
@@ -199,7 +199,8 @@ static void build_one_model(struct run *r, const rm_model *m, json_t *doc, rm_bu
 		b.mi.dockerfile = rm_xstrdup(dfs[i].path);
 		b.mi.base_image = rm_xstrdup(dfs[i].base_image);
 		if (build_one(r, m, &dfs[i], kept, &b, &berr) < 0)
-			b.mi.reason = rm_xstrdup(rm_signal_received() ? "interrupted" : berr.msg);
+			b.mi.reason =
+			    rm_xstrdup(rm_signal_received() ? "interrupted" : rm_error_text(&berr));
 		add_image(r, doc, m, &b, b.mi.reason != NULL, res);
 		built_release(&b);
 	}

@@ -84,7 +84,7 @@ int rm_build_manifest_load(rm_build_manifest *m, const char *path, rm_error *err
 	m->path = rm_xstrdup(path);
 	r = rm_read_file(path, MANIFEST_MAX_BYTES, &text, &len, err);
 	if (r != 0) {
-		if (r == 1)
+		if (rm_error_missing(err))
 			rm_error_set(err, RM_ERR_INPUT,
 				     "cannot open the manifest '%s': no such file", path);
 		err->kind = RM_ERR_INPUT;

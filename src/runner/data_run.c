@@ -33,7 +33,7 @@ int rm_runner__data_load(struct run *r, rm_error *err)
 	path = o->data_config ? rm_xstrdup(o->data_config)
 			      : rm_xasprintf("%s/data.json", o->root ? o->root : ".");
 	if (o->data_config && access(path, R_OK) != 0) {
-		rm_error_set(err, RM_ERR_INPUT, "--data-config '%s': %s", path, strerror(errno));
+		rm_error_sys(err, RM_ERR_INPUT, errno, "--data-config '%s'", path);
 		goto out;
 	}
 	if (rm_data_config_load(&r->data, path, err) < 0)

@@ -61,7 +61,7 @@ static void execute_judge(struct run *r, const rm_model *m, rm_job *job, struct 
 		rm_runner__fail(oc, "the script exited with code %ld", status);
 	} else if (m->multiple_results) {
 		if (rm_runner__read_multiple_results(r, m, job, oc, &err) < 0)
-			rm_runner__fail(oc, "%s", err.msg);
+			rm_runner__fail(oc, "%s", rm_error_text(&err));
 		else
 			oc->status = RM_STATUS_SUCCESS;
 	} else if (!oc->pr.has_performance) {
@@ -78,7 +78,7 @@ static void execute_judge(struct run *r, const rm_model *m, rm_job *job, struct 
 
 /* After the stream ended early: stop the workload and say why. Returns -1 on a signal. */
 static int stopped(struct run *r, rm_job *job, struct stream *st, double timeout, int rc,
-		   const rm_error *serr, struct outcome *oc)
+		   rm_error *serr, struct outcome *oc)
 {
 	rm_error kerr = RM_ERROR_INIT;
 	/* Kill first: the workload must not outlive its budget by more than one poll of the
@@ -86,7 +86,7 @@ static int stopped(struct run *r, rm_job *job, struct stream *st, double timeout
 	int stop_failed = r->launcher.ops->stop(r->launcher.state, job, &kerr) < 0;
 
 	if (stop_failed && !rm_signal_received())
-		rm_warn("%s", kerr.msg);
+		rm_warn("%s", rm_error_text(&kerr));
 	if (rm_signal_received()) {
 		rm_runner__fail(oc, "interrupted by %s", rm_signal_name());
 		return -1;
@@ -101,9 +101,9 @@ static int stopped(struct run *r, rm_job *job, struct stream *st, double timeout
 		    oc,
 		    "lost the workload's engine while it ran (%s): its exit status is unknown "
 		    "and its output may be cut short (the log is kept)",
-		    serr->msg);
+		    rm_error_text(serr));
 	} else if (rc < 0) {
-		rm_runner__fail(oc, "%s", serr->msg);
+		rm_runner__fail(oc, "%s", rm_error_text(serr));
 	}
 	return 0;
 }
@@ -122,7 +122,7 @@ static void waited(struct run *r, rm_job *job, long *status, struct outcome *oc)
 		if (*status >= 0)
 			oc->exit_code = *status;
 		if (!oc->reason)
-			rm_runner__fail(oc, "%s", err.msg);
+			rm_runner__fail(oc, "%s", rm_error_text(&err));
 	} else if (!oc->reason && !rm_signal_received()) {
 		/* The output ended and no exit status came: the engine went away. */
 		r->engine_lost = 1;
@@ -130,7 +130,7 @@ static void waited(struct run *r, rm_job *job, long *status, struct outcome *oc)
 		    oc,
 		    "lost the workload's engine while it ran (%s): its exit status is unknown "
 		    "and its output may be cut short (the log is kept)",
-		    err.msg);
+		    rm_error_text(&err));
 	}
 }
 
@@ -142,14 +142,15 @@ static void finish(struct run *r, const rm_model *m, rm_job *job, const char *na
 	int keep = r->o->wl.keep_alive && !rm_signal_received();
 
 	if (r->o->keep_model_dir && !rm_signal_received() && keep_model_dir(r, m, job, &err) < 0)
-		rm_warn("model '%s': could not keep the model dir: %s", m->name, err.msg);
+		rm_warn("model '%s': could not keep the model dir: %s", m->name,
+			rm_error_text(&err));
 	if (keep)
 		rm_info("kept container '%s' %s; enter it with 'docker exec -it %s sh', remove "
 			"it with 'docker rm -f %s'",
 			name, script_done ? "running" : "(stopped)", name, name);
 	rm_error_clear(&err);
 	if (L->ops->cleanup(L->state, job, keep, &err) < 0) {
-		rm_warn("%s", err.msg);
+		rm_warn("%s", rm_error_text(&err));
 		r->unremoved++;
 	}
 }
@@ -179,7 +180,7 @@ int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct out
 	rm_runner__stream_bind(st, &spec);
 	r->jobs_started++;
 	if (L->ops->start(L->state, &spec, &job, &err) < 0) {
-		rm_runner__fail(oc, "%s", err.msg);
+		rm_runner__fail(oc, "%s", rm_error_text(&err));
 		goto out;
 	}
 	rm_runner__stream_begin(st);

@@ -35,8 +35,8 @@ static void point_link(const struct run *r, const char *path, const char *link)
 	target = target ? target + 1 : path;
 	unlink(tmp);
 	if (symlink(target, tmp) != 0 || rename(tmp, link) != 0) {
-		rm_warn("cannot point '%s' at '%s': %s (the log is there all the same)", link,
-			target, strerror(errno));
+		rm_warn_sys(errno, "cannot point '%s' at '%s' (the log is there all the same)",
+			    link, target);
 		unlink(tmp);
 	}
 	free(tmp);
@@ -48,14 +48,18 @@ FILE *rm_runner__log_create(const struct run *r, const char *path, const char *l
 	FILE *f;
 
 	if (fd < 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot create the log '%s': %s", path,
-			     errno == EEXIST ? "it exists already (is a symlink planted there?)"
-					     : strerror(errno));
+		if (errno == EEXIST)
+			rm_error_set(err, RM_ERR_IO,
+				     "cannot create the log '%s': it exists already (is a symlink "
+				     "planted there?)",
+				     path);
+		else
+			rm_error_sys(err, RM_ERR_IO, errno, "cannot create the log '%s'", path);
 		return NULL;
 	}
 	f = fdopen(fd, "w");
 	if (!f) {
-		rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot write '%s'", path);
 		close(fd);
 		unlink(path);
 		return NULL;

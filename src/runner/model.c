@@ -80,7 +80,7 @@ static int build(struct run *r, const rm_model *m, const rm_dockerfile *df, cons
 		ret =
 		    r->launcher.ops->prepare(r->launcher.state, &req, &oc->image_id, &cached, err);
 		if (ret < 0) {
-			char *msg = rm_mask_string(&r->mask, err->msg);
+			char *msg = rm_mask_string(&r->mask, rm_error_text(err));
 			rm_runner__build_log_failed(bl, msg);
 			rm_error_set(err, err->kind, "building '%s' from '%s' (see %s): %s",
 				     oc->image, df->path, path, msg);
@@ -274,7 +274,7 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_workload *w,
 				rm_runner__fail(&b, "interrupted by %s during the build",
 						rm_signal_name());
 			else
-				rm_runner__fail(&b, "build failed: %s", berr.msg);
+				rm_runner__fail(&b, "build failed: %s", rm_error_text(&berr));
 			ret = build_failed(r, s, w, &b, err);
 		} else {
 			ret = ready(r, s, w, log_base, &b, k, err);
@@ -366,7 +366,7 @@ int rm_runner__run_given(struct run *r, const rm_selected *s, rm_workload *w,
 		free(name);
 	} else if (r->launcher.ops->prepare(r->launcher.state, &req, &b.image_id, &cached, &perr) <
 		   0) {
-		rm_runner__fail(&b, "%s", perr.msg);
+		rm_runner__fail(&b, "%s", rm_error_text(&perr));
 		ret = build_failed(r, s, w, &b, err);
 	} else {
 		ret = ready(r, s, w, log_base, &b, k, err);
@@ -433,16 +433,16 @@ int rm_runner__run_model(struct run *r, const rm_selected *s, rm_error *err)
 	    rm_skip_gpu_arch_match(m->skip_gpu_arch, r->ctx.gpu_arch, r->ctx.gpu_product_name)) {
 		ret = rm_runner__cannot_run(r, s, &w, "skip_gpu_arch", NULL, err);
 	} else if (precheck(r, m, &w.data, &perr) < 0) {
-		ret = rm_runner__cannot_run(r, s, &w, NULL, perr.msg, err);
+		ret = rm_runner__cannot_run(r, s, &w, NULL, rm_error_text(&perr), err);
 	} else if (sel_rc < 0) {
-		ret = rm_runner__cannot_run(r, s, &w, NULL, derr.msg, err);
+		ret = rm_runner__cannot_run(r, s, &w, NULL, rm_error_text(&derr), err);
 	} else if (m->n_gpus > 0 && m->n_gpus > r->ctx.n_gpus && rm_runner__runs_here(r, &w)) {
 		char *why = rm_xasprintf("the model needs %ld GPUs and the context has %ld",
 					 m->n_gpus, r->ctx.n_gpus);
 		ret = rm_runner__cannot_run(r, s, &w, NULL, why, err);
 		free(why);
 	} else if (rm_runner__runs_here(r, &w) && renders(&w, &r->ctx, &perr) < 0) {
-		ret = rm_runner__cannot_run(r, s, &w, NULL, perr.msg, err);
+		ret = rm_runner__cannot_run(r, s, &w, NULL, rm_error_text(&perr), err);
 	} else {
 		ret = run_images(r, s, &w, dfs, n_dfs, err);
 	}

@@ -144,8 +144,8 @@ static int writable_later(const char *path, const char *what, rm_error *err)
 		dir = up;
 	}
 	if (access(dir, W_OK | X_OK) != 0)
-		ret = rm_error_set(err, RM_ERR_IO, "%s '%s': cannot write in '%s': %s", what, path,
-				   dir, strerror(errno));
+		ret = rm_error_sys(err, RM_ERR_IO, errno, "%s '%s': cannot write in '%s'", what,
+				   path, dir);
 	free(dir);
 	free(base);
 	return ret;

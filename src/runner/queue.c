@@ -76,7 +76,7 @@ int rm_runner__run_queue(struct run *r, rm_error *err)
 		struct queued *q = &r->queue[i];
 		size_t k = q->k;
 		if (failed)
-			ret = all_failed(r, q, serr.msg, err);
+			ret = all_failed(r, q, rm_error_text(&serr), err);
 		else
 			ret = rm_runner__run_repeats(r, q->s, &q->w, q->log_base, &q->b, &k, err);
 	}

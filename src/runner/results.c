@@ -113,18 +113,16 @@ static int copy_to(FILE *f, const char *path, const char *run_id, rm_error *err)
 
 	if (fd < 0) {
 		free(tmp);
-		return rm_error_set(err, RM_ERR_IO, "cannot create '%s': %s", path,
-				    strerror(errno));
+		return rm_error_sys(err, RM_ERR_IO, errno, "cannot create '%s'", path);
 	}
 	rewind(f);
 	while (ret == 0 && (n = fread(buf, 1, sizeof(buf), f)) > 0)
 		if (rm_write_all(fd, buf, n) < 0)
-			ret = rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", path,
-					   strerror(errno));
+			ret = rm_error_sys(err, RM_ERR_IO, errno, "cannot write '%s'", path);
 	if (close(fd) != 0 && ret == 0)
-		ret = rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+		ret = rm_error_sys(err, RM_ERR_IO, errno, "cannot write '%s'", path);
 	if (ret == 0 && rename(tmp, path) != 0)
-		ret = rm_error_set(err, RM_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+		ret = rm_error_sys(err, RM_ERR_IO, errno, "cannot create '%s'", path);
 	if (ret < 0)
 		unlink(tmp);
 	rewind(f);
@@ -148,7 +146,7 @@ static void copy_out(struct run *r, const rm_model *m, FILE *f)
 	}
 	dest = rm_perf_sibling(r->o->output, base);
 	if (copy_to(f, dest, r->run_id, &err) < 0)
-		rm_warn("model '%s': multiple_results: %s", m->name, err.msg);
+		rm_warn("model '%s': multiple_results: %s", m->name, rm_error_text(&err));
 	free(dest);
 }
 

@@ -15,6 +15,7 @@
 
 #include "internal.h"
 #include "rm/doctor.h"
+#include "rm/launcher.h"
 #include "rm/tools.h"
 #include "rm/util.h"
 #include "rm/report.h"
@@ -120,12 +121,14 @@ static void write_sys_env(struct run *r)
 {
 	rm_doctor_opts dopt = {"/proc",	      r->o->sysfs_root ? r->o->sysfs_root : "/sys",
 			       "/dev",	      r->o->docker_host,
-			       r->o->log_dir, 1};
+			       r->o->log_dir, 1,
+			       NULL};
 	char *path = rm_xasprintf("%s/%s.sys_env_details.txt", r->o->log_dir, r->run_id);
 	rm_error err = RM_ERROR_INIT;
 
+	dopt.backends = rm_launcher_probe_all;
 	if (rm_doctor_write(&dopt, path, &err) < 0)
-		rm_warn("%s", err.msg);
+		rm_warn("%s", rm_error_text(&err));
 	else
 		rm_info("system details in '%s'", path);
 	free(path);
@@ -151,7 +154,8 @@ static int sweep(struct run *r)
 		return 0; /* nothing to sweep: no workload was ever started */
 	if (r->launcher.ops->sweep(r->launcher.state, &err) == 0)
 		return 0;
-	rm_warn("%s", err.msg); /* the launcher says what is left and how to remove it */
+	rm_warn("%s",
+		rm_error_text(&err)); /* the launcher says what is left and how to remove it */
 	return -1;
 }
 
@@ -162,7 +166,7 @@ static void reap(struct run *r)
 	size_t n = 0;
 
 	if (r->launcher.ops->reap(r->launcher.state, &n, &err) < 0 && !rm_signal_received())
-		rm_warn("%s", err.msg);
+		rm_warn("%s", rm_error_text(&err));
 	else if (n)
 		rm_info("removed %zu leftover container(s) of runs whose runner is gone", n);
 }
@@ -174,8 +178,8 @@ static int check_outputs(struct run *r, rm_error *err)
 	if (rm_mkdirs(r->o->log_dir, err) < 0)
 		return rm_error_wrap(err, "--log-dir");
 	if (access(r->o->log_dir, W_OK) != 0)
-		return rm_error_set(err, RM_ERR_IO, "--log-dir: cannot write in '%s': %s",
-				    r->o->log_dir, strerror(errno));
+		return rm_error_sys(err, RM_ERR_IO, errno, "--log-dir: cannot write in '%s'",
+				    r->o->log_dir);
 	if (rm_perf_check(r->o->output, err) < 0)
 		return -1;
 	const char **names = rm_xcalloc(r->sel.n + 1, sizeof(*names));
@@ -215,9 +219,9 @@ static int run_all(struct run *r, rm_error *err)
 		r->launcher.ops->where(r->launcher.state));
 	reap(r);
 	if (rm_runner__watchdog_start(r) < 0)
-		rm_warn("cannot start the watchdog (%s): if this runner is killed with SIGKILL, "
-			"the next run removes its containers",
-			strerror(errno));
+		rm_warn_sys(errno,
+			    "cannot start the watchdog (if this runner is killed with SIGKILL, the "
+			    "next run removes its containers)");
 	if (o->sys_env_details)
 		write_sys_env(r);
 	for (size_t i = 0; i < r->sel.n && !rm_signal_received(); i++) {

@@ -211,7 +211,7 @@ struct stream *rm_runner__stream_open(struct run *r, const rm_workload *w, doubl
 	}
 	st->log = rm_runner__log_create(r, oc->log_file, oc->log_link, &err);
 	if (!st->log) {
-		rm_runner__fail(oc, "%s", err.msg);
+		rm_runner__fail(oc, "%s", rm_error_text(&err));
 		goto fail;
 	}
 	setvbuf(st->log, NULL, _IOFBF, 1 << 16);
@@ -264,9 +264,13 @@ void rm_runner__stream_end(struct stream *st, struct outcome *oc)
 	if ((fflush(st->log) != 0 || ferror(st->log)) && !st->write_errno)
 		st->write_errno = errno ? errno : EIO;
 	/* The output is the evidence of a result: without it the run is not a SUCCESS. */
-	if (st->write_errno && !oc->reason)
-		rm_runner__fail(oc, "cannot write the log '%s': %s (its output is incomplete)",
-				st->log_file, strerror(st->write_errno));
+	if (st->write_errno && !oc->reason) {
+		rm_error e = RM_ERROR_INIT;
+		rm_error_sys(&e, RM_ERR_IO, st->write_errno, "cannot write the log '%s'",
+			     st->log_file);
+		rm_error_hint(&e, " (its output is incomplete)");
+		rm_runner__fail(oc, "%s", rm_error_text(&e));
+	}
 }
 
 void rm_runner__stream_close(struct stream *st)
@@ -415,7 +419,7 @@ void rm_runner__build_log_close(struct build_log *b)
 		return;
 	rm_runner__progress_line(b->r, b->model, "building", 0, 0, NULL, 1);
 	if (fclose(b->f) != 0 || b->failed)
-		rm_warn("model '%s': cannot write the build log '%s': %s", b->model, b->path,
-			strerror(errno ? errno : EIO));
+		rm_warn_sys(errno ? errno : EIO, "model '%s': cannot write the build log '%s'",
+			    b->model, b->path);
 	free(b);
 }

@@ -60,7 +60,7 @@ struct telem_run *rm_runner__telemetry_start(struct run *r, const rm_workload *w
 	tr = rm_xcalloc(1, sizeof(*tr));
 	tr->wanted = mode == RM_TELEMETRY_ON;
 	if (rm_workload_gpu_indexes(w, &r->ctx, &gpus, &n, &err) < 0) {
-		telemetry_not_sampled(st, tr->wanted, w->model->name, err.msg);
+		telemetry_not_sampled(st, tr->wanted, w->model->name, rm_error_text(&err));
 		goto fail;
 	}
 	if (!n) {
@@ -76,7 +76,7 @@ struct telem_run *rm_runner__telemetry_start(struct run *r, const rm_workload *w
 		series = rm_runner__log_create(r, tr->series, link, &err);
 		if (!series)
 			rm_runner__stream_note(st, "run_models: telemetry: no time series: %s",
-					       err.msg);
+					       rm_error_text(&err));
 		else
 			setvbuf(series, NULL, _IOFBF, 1 << 14);
 	}
@@ -93,7 +93,7 @@ struct telem_run *rm_runner__telemetry_start(struct run *r, const rm_workload *w
 			if (link)
 				unlink(link);
 		}
-		telemetry_not_sampled(st, tr->wanted, w->model->name, err.msg);
+		telemetry_not_sampled(st, tr->wanted, w->model->name, rm_error_text(&err));
 		goto fail;
 	}
 	rm_runner__stream_note(
@@ -182,8 +182,9 @@ void rm_runner__telemetry_finish(struct run *r, struct telem_run *tr, const rm_w
 
 	if (tr) {
 		if (rm_telem_stop(tr->t, &s, &err) < 0) {
-			rm_runner__stream_note(st, "run_models: telemetry: %s", err.msg);
-			rm_warn("model '%s': telemetry: %s", model, err.msg);
+			rm_runner__stream_note(st, "run_models: telemetry: %s",
+					       rm_error_text(&err));
+			rm_warn("model '%s': telemetry: %s", model, rm_error_text(&err));
 		}
 		free(tr->series);
 		free(tr);

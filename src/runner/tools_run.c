@@ -85,7 +85,7 @@ void rm_runner__tools_after_run(struct run *r, const rm_workload *w, rm_job *job
 		return;
 	dest = rm_runner__tools_dir(oc->log_file);
 	if (rm_launcher_tools_collect(&r->launcher, job, w, dest, &v, &err) < 0)
-		rm_warn("model '%s': %s", w->model_name, err.msg);
+		rm_warn("model '%s': %s", w->model_name, rm_error_text(&err));
 	if (v.outputs) {
 		rm_runner__stream_note(st, "run_models: the tools' outputs are in %s", v.outputs);
 		rm_info("model '%s': the tools' outputs are in '%s'", w->model_name, v.outputs);

@@ -32,7 +32,7 @@ static void watch(struct run *r, int fd)
 	if (r->launcher.ops->sweep(r->launcher.state, &err) < 0)
 		rm_warn("watchdog of run %s: the runner died and what it started could not be "
 			"removed: %s",
-			r->run_id, err.msg);
+			r->run_id, rm_error_text(&err));
 	else
 		rm_warn("watchdog of run %s: the runner died; what its run started was "
 			"removed",

@@ -12,6 +12,7 @@
 #include "rm/context.h"
 #include "rm/db.h"
 #include "rm/doctor.h"
+#include "rm/launcher.h"
 #include "rm/util.h"
 #include "rm/registry.h"
 #include "rm/report.h"
@@ -322,7 +323,8 @@ static int write_manifest(struct srun *s, rm_error *err)
 	rm_context ctx;
 	rm_doctor_opts dopt = {"/proc",	     run->sysfs_root ? run->sysfs_root : "/sys",
 			       "/dev",	     run->docker_host,
-			       run->log_dir, 1};
+			       run->log_dir, 1,
+			       NULL};
 	rm_finding *findings = NULL;
 	size_t n_findings = 0, n_secrets = 0;
 	char *dir = rm_dirname(run->output), *commit = rm_git_commit(run->root);
@@ -338,6 +340,7 @@ static int write_manifest(struct srun *s, rm_error *err)
 	s->manifest = rm_xasprintf("%s/run.json", dir);
 	if (manifest_context(s, &ctx, err) < 0)
 		goto out;
+	dopt.backends = rm_launcher_probe_all;
 	rm_doctor_collect(&dopt, &findings, &n_findings);
 	rm_manifest m = {s->run_id,
 			 s->started,
@@ -451,7 +454,7 @@ static void finish_partial(struct srun *s, rm_suite_run_result *res)
 	rm_error e = RM_ERROR_INIT;
 
 	if (run_finish(s, res, 1, &e) < 0)
-		rm_info("no CI outputs for the stopped run: %s", e.msg);
+		rm_info("no CI outputs for the stopped run: %s", rm_error_text(&e));
 	res->finished = 0;
 }
 

@@ -125,7 +125,7 @@ static int yfile_load(const char *path, struct yfile **out, rm_error *err)
 	f->dir = rm_dirname(path);
 	rc = rm_read_file(path, SUITE_MAX_BYTES, &text, &len, err);
 	if (rc != 0) {
-		if (rc > 0)
+		if (rm_error_missing(err))
 			rm_error_set(err, RM_ERR_IO, "suite file '%s' does not exist", path);
 		yfile_free(f);
 		return -1;
@@ -244,7 +244,7 @@ static int suite_references(struct yfile *f, yaml_node_t *n, json_t *x, const ch
 	rm_references_free(t);
 	if (rc < 0) {
 		json_decref(obj);
-		return suite_fail_at(f, n, err, field, "%s", err->msg);
+		return suite_fail_at(f, n, err, field, "%s", rm_error_text(err));
 	}
 	if (json_object_size(obj) == 1 && json_object_get(obj, "references")) {
 		json_t *inner = json_incref(json_object_get(obj, "references"));
@@ -395,7 +395,7 @@ static int include(struct loader *L, struct yfile *f, yaml_node_t *n, json_t *v,
 		char *p = suite_resolve(f, json_string_value(v));
 		int rc = suite_load_file(L, p, 0, err);
 		free(p);
-		return rc < 0 ? suite_fail_at(f, n, err, "include", "%s", err->msg) : 0;
+		return rc < 0 ? suite_fail_at(f, n, err, "include", "%s", rm_error_text(err)) : 0;
 	}
 	if (!json_is_array(v))
 		return suite_fail_at(f, n, err, "include", "must be a file name or a list of them");
@@ -407,7 +407,8 @@ static int include(struct loader *L, struct yfile *f, yaml_node_t *n, json_t *v,
 		int rc = suite_load_file(L, p, 0, err);
 		free(p);
 		if (rc < 0)
-			return suite_fail_at(f, yseq(f, n, i), err, "include", "%s", err->msg);
+			return suite_fail_at(f, yseq(f, n, i), err, "include", "%s",
+					     rm_error_text(err));
 	}
 	return 0;
 }

@@ -20,23 +20,28 @@
 
 #include "rm/context.h"
 #include "rm/doctor.h"
-#include "rm/launcher.h"
 #include "rm/util.h"
 
 #include "system_internal.h"
 
 /* Takes ownership of detail and action (action NULL for OK). */
-void rm_system__doctor_add(struct findings *fs, const char *status, const char *check, char *detail,
-			   char *action)
+void rm_findings_add(rm_finding **v, size_t *n, const char *status, const char *check, char *detail,
+		     char *action)
 {
 	rm_finding *f;
 
-	fs->v = rm_xrealloc(fs->v, (fs->n + 1) * sizeof(*fs->v));
-	f = &fs->v[fs->n++];
+	*v = rm_xrealloc(*v, (*n + 1) * sizeof(**v));
+	f = &(*v)[(*n)++];
 	f->status = status;
 	f->check = rm_xstrdup(check);
 	f->detail = detail;
 	f->action = action;
+}
+
+void rm_system__doctor_add(struct findings *fs, const char *status, const char *check, char *detail,
+			   char *action)
+{
+	rm_findings_add(&fs->v, &fs->n, status, check, detail, action);
 }
 
 /* The first line of a small file, trimmed; NULL (errno set) when it cannot be opened. */
@@ -147,9 +152,10 @@ static void check_numa(struct findings *fs, const char *proc)
 				      rm_xstrdup("not present (kernel without NUMA balancing)"),
 				      NULL);
 	} else if (!v) {
+		rm_error e = RM_ERROR_INIT;
+		rm_error_sys(&e, RM_ERR_IO, errno, "cannot read '%s'", path);
 		rm_system__doctor_add(
-		    fs, "WARN", "numa_balancing",
-		    rm_xasprintf("cannot read '%s': %s", path, strerror(errno)),
+		    fs, "WARN", "numa_balancing", rm_xstrdup(rm_error_text(&e)),
 		    rm_xstrdup("check it with 'sysctl kernel.numa_balancing'; 0 is wanted"));
 	} else if (rm_parse_long(v, 0, 1000, &mode) < 0) {
 		rm_system__doctor_add(
@@ -175,25 +181,6 @@ static void check_numa(struct findings *fs, const char *proc)
 	free(path);
 }
 
-/* ---- where workloads run: each launcher's back end (the Docker engine, ...) ---- */
-
-static void check_launchers(struct findings *fs, const char *host)
-{
-	for (size_t i = 0; rm_launchers[i]; i++) {
-		rm_probe p = {NULL, NULL, NULL};
-		if (!rm_launchers[i]->probe)
-			continue;
-		rm_launchers[i]->probe(host, &p);
-		if (p.status)
-			rm_system__doctor_add(fs, p.status, rm_launchers[i]->name, p.detail,
-					      p.action);
-		else {
-			free(p.detail);
-			free(p.action);
-		}
-	}
-}
-
 /* ---- /dev/shm ---- */
 
 static void check_shm(struct findings *fs, const char *dev)
@@ -205,11 +192,12 @@ static void check_shm(struct findings *fs, const char *dev)
 	 * run; only --ipc host containers, as GPU runs are, see this one, whatever size the run
 	 * asks for. */
 	if (statvfs(shm, &sv) != 0) {
+		rm_error e = RM_ERROR_INIT;
+		rm_error_sys(&e, RM_ERR_IO, errno, "cannot stat '%s'", shm);
+		rm_error_hint(&e, "; containers run with --ipc host (GPU runs) share the host's "
+				  "/dev/shm");
 		rm_system__doctor_add(
-		    fs, "WARN", "shm",
-		    rm_xasprintf("cannot stat '%s': %s; containers run with --ipc host (GPU runs) "
-				 "share the host's /dev/shm",
-				 shm, strerror(errno)),
+		    fs, "WARN", "shm", rm_xstrdup(rm_error_text(&e)),
 		    rm_xstrdup("mount a tmpfs there: sudo mount -t tmpfs -o size=64G tmpfs "
 			       "/dev/shm"));
 	} else {
@@ -246,8 +234,9 @@ static void check_disk(struct findings *fs, const char *check, const char *path,
 	char *a;
 
 	if (statvfs(path, &sv) != 0) {
-		rm_system__doctor_add(fs, "WARN", check,
-				      rm_xasprintf("cannot stat '%s': %s", path, strerror(errno)),
+		rm_error e = RM_ERROR_INIT;
+		rm_error_sys(&e, RM_ERR_IO, errno, "cannot stat '%s'", path);
+		rm_system__doctor_add(fs, "WARN", check, rm_xstrdup(rm_error_text(&e)),
 				      rm_xasprintf("make sure '%s' exists and is readable", path));
 		return;
 	}
@@ -318,7 +307,8 @@ void rm_doctor_collect(const rm_doctor_opts *o, rm_finding **out, size_t *n)
 		d.dev_root = "/dev";
 	check_os(&fs);
 	check_numa(&fs, d.proc_root);
-	check_launchers(&fs, d.docker_host);
+	if (d.backends) /* where workloads run: each launcher's back end */
+		d.backends(d.docker_host, &fs.v, &fs.n);
 	rm_system__check_gpus(&fs, &d);
 	check_shm(&fs, d.dev_root);
 	check_disks(&fs, &d);
@@ -404,11 +394,11 @@ int rm_doctor_write(const rm_doctor_opts *o, const char *path, rm_error *err)
 	int ret = 0;
 
 	if (!f)
-		return rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+		return rm_error_sys(err, RM_ERR_IO, errno, "cannot write '%s'", path);
 	rm_doctor_collect(o, &v, &n);
 	rm_doctor_print(f, v, n);
 	if (fclose(f) != 0)
-		ret = rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+		ret = rm_error_sys(err, RM_ERR_IO, errno, "cannot write '%s'", path);
 	rm_findings_free(v, n);
 	return ret;
 }

@@ -128,7 +128,7 @@ static void check_telemetry(struct findings *fs, const rm_context *ctx, const rm
 		return;
 	}
 	rm_system__doctor_add(
-	    fs, "WARN", "telemetry", rm_xstrdup(err.msg),
+	    fs, "WARN", "telemetry", rm_xstrdup(rm_error_text(&err)),
 	    amd ? rm_xasprintf("runs go on without the figures it lacks; check that amdgpu exposes "
 			       "its sensors under '%s/class/drm/renderD*/device' (hwmon, "
 			       "gpu_busy_percent; inside a container, give it the host's /sys)",
@@ -145,7 +145,7 @@ void rm_system__check_gpus(struct findings *fs, const rm_doctor_opts *o)
 
 	if (rm_context_detect(&ctx, o->sysfs_root, o->use_tools, &err) < 0) {
 		rm_system__doctor_add(
-		    fs, "WARN", "gpus", rm_xasprintf("cannot detect GPUs: %s", err.msg),
+		    fs, "WARN", "gpus", rm_xasprintf("cannot detect GPUs: %s", rm_error_text(&err)),
 		    rm_xasprintf("check that '%s/class/kfd' is readable, or give the GPUs with "
 				 "--additional-context",
 				 o->sysfs_root));

@@ -259,8 +259,7 @@ int rm_ignore_load(rm_ignore **out, const char *dockerignore_path, rm_error *err
 			*out = ig;
 			return 0;
 		}
-		rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", dockerignore_path,
-			     strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot open '%s'", dockerignore_path);
 		goto out;
 	}
 	ssize_t len;
@@ -282,8 +281,7 @@ int rm_ignore_load(rm_ignore **out, const char *dockerignore_path, rm_error *err
 		}
 	}
 	if (ferror(f)) {
-		rm_error_set(err, RM_ERR_IO, "cannot read '%s': %s", dockerignore_path,
-			     strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot read '%s'", dockerignore_path);
 		goto out;
 	}
 	*out = ig;

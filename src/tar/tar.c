@@ -102,8 +102,7 @@ static int copy_data(struct walker *w, int fd, const char *full, const char *nam
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return rm_error_set(w->err, RM_ERR_IO, "cannot read '%s': %s", full,
-					    strerror(errno));
+			return rm_error_sys(w->err, RM_ERR_IO, errno, "cannot read '%s'", full);
 		if (n == 0)
 			break;
 		if (archive_write_data(w->a, w->copybuf, (size_t)n) < 0)
@@ -137,8 +136,7 @@ static int add_path(struct walker *w, const char *full, const char *name, const 
 	if (S_ISLNK(st->st_mode)) {
 		ssize_t n = readlink(full, target, sizeof(target) - 1);
 		if (n < 0) {
-			rm_error_set(w->err, RM_ERR_IO, "cannot read link '%s': %s", full,
-				     strerror(errno));
+			rm_error_sys(w->err, RM_ERR_IO, errno, "cannot read link '%s'", full);
 			goto out;
 		}
 		target[n] = '\0';
@@ -149,8 +147,7 @@ static int add_path(struct walker *w, const char *full, const char *name, const 
 	} else {
 		fd = open(full, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
-			rm_error_set(w->err, RM_ERR_INPUT, "cannot read '%s': %s", full,
-				     strerror(errno));
+			rm_error_sys(w->err, RM_ERR_INPUT, errno, "cannot read '%s'", full);
 			goto out;
 		}
 	}
@@ -182,8 +179,7 @@ static int list_dir(const char *full, char ***names, size_t *n, rm_error *err)
 {
 	DIR *dir = opendir(full);
 	if (!dir)
-		return rm_error_set(err, RM_ERR_INPUT, "cannot open folder '%s': %s", full,
-				    strerror(errno));
+		return rm_error_sys(err, RM_ERR_INPUT, errno, "cannot open folder '%s'", full);
 	char **v = NULL;
 	size_t k = 0;
 	struct dirent *de;
@@ -197,8 +193,7 @@ static int list_dir(const char *full, char ***names, size_t *n, rm_error *err)
 	closedir(dir);
 	if (e) {
 		rm_strv_free(v);
-		return rm_error_set(err, RM_ERR_IO, "cannot read folder '%s': %s", full,
-				    strerror(e));
+		return rm_error_sys(err, RM_ERR_IO, e, "cannot read folder '%s'", full);
 	}
 	if (k)
 		qsort(v, k, sizeof(*v), cmp_names);
@@ -237,8 +232,7 @@ static int walk_dir(struct walker *w, const char *full, const char *rel)
 		if (!*rel && w->skip && strcmp(names[i], w->skip) == 0)
 			goto next;
 		if (lstat(cfull, &st) != 0) {
-			r = rm_error_set(w->err, RM_ERR_IO, "cannot stat '%s': %s", cfull,
-					 strerror(errno));
+			r = rm_error_sys(w->err, RM_ERR_IO, errno, "cannot stat '%s'", cfull);
 			goto next;
 		}
 		int is_dir = S_ISDIR(st.st_mode);
@@ -275,16 +269,16 @@ static int build_context(const char *context_dir, const char *dockerfile, int ou
 
 	ctx = realpath(context_dir, NULL);
 	if (!ctx || stat(ctx, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		rm_error_set(err, RM_ERR_INPUT, "build context '%s' is not a folder: %s",
-			     context_dir, ctx ? "not a folder" : strerror(errno));
+		rm_error_sys(err, RM_ERR_INPUT, ctx ? 0 : errno,
+			     "build context '%s' is not a folder", context_dir);
 		goto out;
 	}
 	if (!dockerfile)
 		dockerfile = df_default = rm_xasprintf("%s/Dockerfile", ctx);
 	df = realpath(dockerfile, NULL);
 	if (!df || stat(df, &st) != 0 || !S_ISREG(st.st_mode)) {
-		rm_error_set(err, RM_ERR_INPUT, "cannot use Dockerfile '%s': %s", dockerfile,
-			     df ? "not a regular file" : strerror(errno));
+		rm_error_sys(err, RM_ERR_INPUT, df ? 0 : errno, "cannot use Dockerfile '%s'%s",
+			     dockerfile, df ? ": not a regular file" : "");
 		goto out;
 	}
 	size_t cl = strlen(ctx);
@@ -315,8 +309,7 @@ static int build_context(const char *context_dir, const char *dockerfile, int ou
 		goto out;
 	if (!rel) {
 		if (stat(df, &st) != 0) {
-			rm_error_set(err, RM_ERR_INPUT, "cannot stat '%s': %s", df,
-				     strerror(errno));
+			rm_error_sys(err, RM_ERR_INPUT, errno, "cannot stat '%s'", df);
 			goto out;
 		}
 		if (add_path(&w, df, EXTERNAL_DOCKERFILE, &st) < 0)
@@ -399,7 +392,7 @@ int rm_tar_tree(const char *src, const char *prefix, int out_fd, rm_error *err)
 
 	/* The top is followed if it is a link: the caller named it on purpose. */
 	if (stat(src, &st) != 0) {
-		rm_error_set(err, RM_ERR_INPUT, "cannot use '%s': %s", src, strerror(errno));
+		rm_error_sys(err, RM_ERR_INPUT, errno, "cannot use '%s'", src);
 		goto out;
 	}
 	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {

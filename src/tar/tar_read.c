@@ -82,8 +82,8 @@ int rm_tar_extract_one(int in_fd, int out_fd, size_t max_bytes, rm_error *err)
 				goto out;
 			}
 			if (rm_write_all(out_fd, buf, (size_t)n) < 0) {
-				rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s",
-					     archive_entry_pathname(e), strerror(errno));
+				rm_error_sys(err, RM_ERR_IO, errno, "cannot write '%s'",
+					     archive_entry_pathname(e));
 				goto out;
 			}
 		}
@@ -220,12 +220,12 @@ int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, size_t *skipp
 	 * to run while another thread relies on the working directory.
 	 */
 	if (mkdir(dest_dir, 0755) != 0 && errno != EEXIST) {
-		rm_error_set(err, RM_ERR_IO, "cannot create '%s': %s", dest_dir, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot create '%s'", dest_dir);
 		goto out;
 	}
 	cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cwd < 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot open the working folder: %s", strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot open the working folder");
 		goto out;
 	}
 	a = tar_reader(in_fd, err);
@@ -236,7 +236,7 @@ int rm_tar_extract_dir(int in_fd, const char *dest_dir, int strip, size_t *skipp
 						ARCHIVE_EXTRACT_SECURE_SYMLINKS |
 						ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
 	if (chdir(dest_dir) != 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot enter '%s': %s", dest_dir, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot enter '%s'", dest_dir);
 		goto out;
 	}
 	moved = 1;
@@ -257,8 +257,7 @@ out:
 	if (a)
 		archive_read_free(a);
 	if (moved && fchdir(cwd) != 0 && ret == 0)
-		ret = rm_error_set(err, RM_ERR_IO, "cannot return to the working folder: %s",
-				   strerror(errno));
+		ret = rm_error_sys(err, RM_ERR_IO, errno, "cannot return to the working folder");
 	if (cwd >= 0)
 		close(cwd);
 	if (ret < 0)

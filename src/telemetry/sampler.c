@@ -56,7 +56,7 @@ struct rm_telem {
 	rm_lines lines;
 	int in_piece;	      /* the last line handed over was a piece of a longer one */
 	char first_junk[160]; /* the first line that was no sample (an error, usually) */
-	char error[512];      /* why sampling ended early; under mu */
+	rm_error error;	      /* why sampling ended early; under mu */
 };
 
 static void sampler_release(rm_telem *t)
@@ -83,17 +83,20 @@ static void sampler_release(rm_telem *t)
 	free(t);
 }
 
-static void sampler_error(rm_telem *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sampler_error(rm_telem *t, const char *fmt, ...)
+/* The first reason sampling ended early; errnum: the failed call's errno, or 0. */
+static void sampler_error(rm_telem *t, int errnum, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void sampler_error(rm_telem *t, int errnum, const char *fmt, ...)
 {
+	char msg[512];
 	va_list ap;
 
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
 	pthread_mutex_lock(&t->mu);
-	if (!t->error[0]) {
-		va_start(ap, fmt);
-		vsnprintf(t->error, sizeof(t->error), fmt, ap);
-		va_end(ap);
-	}
+	if (t->error.kind == RM_ERR_NONE)
+		rm_error_sys(&t->error, RM_ERR_IO, errnum, "%s", msg);
 	pthread_mutex_unlock(&t->mu);
 }
 
@@ -212,7 +215,7 @@ static void sampler_loop_nvidia(rm_telem *t)
 	char buf[4096];
 
 	if (rm_telem__spawn(t->argv, &pid, &fd) < 0) {
-		sampler_error(t, "cannot start '%s': %s", t->argv[0], strerror(errno));
+		sampler_error(t, errno, "cannot start '%s'", t->argv[0]);
 		return;
 	}
 	for (;;) {
@@ -234,7 +237,7 @@ static void sampler_loop_nvidia(rm_telem *t)
 			rm_lines_flush(&t->lines, on_nvsmi_line, t);
 			status = rm_telem__reap(pid);
 			pid = -1;
-			sampler_error(t, "nvidia-smi ended during the run (%s%d)%s%s",
+			sampler_error(t, 0, "nvidia-smi ended during the run (%s%d)%s%s",
 				      WIFSIGNALED(status) ? "signal " : "exit status ",
 				      WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
 				      t->first_junk[0] ? ": " : "", t->first_junk);
@@ -303,7 +306,7 @@ int rm_telem_start(rm_telem **out, const rm_telem_opts *o, rm_error *err)
 	if (sampler_open_source(t, o, err) < 0)
 		goto fail;
 	if (pipe2(t->stop_fd, O_CLOEXEC) < 0) {
-		rm_error_set(err, RM_ERR_IO, "pipe: %s", strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "pipe");
 		goto fail;
 	}
 	if (t->series) {
@@ -321,7 +324,7 @@ int rm_telem_start(rm_telem **out, const rm_telem_opts *o, rm_error *err)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
 		t->refs = 1;
-		rm_error_set(err, RM_ERR_IO, "cannot start the sampling thread: %s", strerror(rc));
+		rm_error_sys(err, RM_ERR_IO, rc, "cannot start the sampling thread");
 		goto fail;
 	}
 	*out = t;
@@ -353,8 +356,11 @@ int rm_telem_stop(rm_telem *t, rm_telem_summary *out, rm_error *err)
 		pthread_detach(t->th);
 	pthread_mutex_lock(&t->mu);
 	rm_telem_agg_summary(t->agg, t_end, out);
-	if (t->error[0])
-		ret = rm_error_set(err, RM_ERR_IO, "%s", t->error);
+	if (t->error.kind != RM_ERR_NONE) {
+		if (err)
+			*err = t->error;
+		ret = -1;
+	}
 	pthread_mutex_unlock(&t->mu);
 	if (!joined && ret == 0)
 		ret =
@@ -363,8 +369,7 @@ int rm_telem_stop(rm_telem *t, rm_telem_summary *out, rm_error *err)
 				 "the figures stop there",
 				 RM_TELEM_STOP_WAIT);
 	else if (joined && t->series_errno && ret == 0)
-		ret = rm_error_set(err, RM_ERR_IO, "cannot write the time series: %s",
-				   strerror(t->series_errno));
+		ret = rm_error_sys(err, RM_ERR_IO, t->series_errno, "cannot write the time series");
 	sampler_release(t);
 	return ret;
 }

@@ -190,23 +190,23 @@ int rm_tools_config_load(rm_tools_config *c, const char *path, const char *root,
 	json_error_t je;
 	json_t *doc = NULL, *tools, *d;
 	const char *name;
-	int r, ret = -1;
+	int ret = -1;
 
 	memset(c, 0, sizeof(*c));
 	if (!file)
 		file = dflt = root && *root && strcmp(root, ".")
 				  ? rm_xasprintf("%s/scripts/common/tools.json", root)
 				  : rm_xstrdup("scripts/common/tools.json");
-	r = rm_read_file(file, TOOLS_FILE_MAX, &text, NULL, err);
-	if (r == 1 && !path) {
-		c->tools = json_object();
-		ret = 0;
+	if (rm_read_file(file, TOOLS_FILE_MAX, &text, NULL, err) < 0) {
+		if (rm_error_missing(err) && !path) {
+			rm_error_clear(err); /* the folder has no tools file: the built-in ones */
+			c->tools = json_object();
+			ret = 0;
+		} else if (rm_error_missing(err)) {
+			rm_error_set(err, RM_ERR_INPUT, "--tools-config '%s': no such file", file);
+		}
 		goto out;
 	}
-	if (r == 1)
-		rm_error_set(err, RM_ERR_INPUT, "--tools-config '%s': no such file", file);
-	if (r != 0)
-		goto out;
 	doc = json_loads(text, 0, &je);
 	if (!doc) {
 		rm_error_set(err, RM_ERR_INPUT, "'%s': line %d, column %d: %s", file, je.line,
@@ -313,13 +313,15 @@ static int use_script(rm_tool_plan *p, const char *root, const char *path, rm_er
 	int ret = -1;
 
 	if (!realpath(root && *root ? root : ".", real_root)) {
-		rm_error_set(err, RM_ERR_IO, "cannot resolve the folder '%s': %s",
-			     root && *root ? root : ".", strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot resolve the folder '%s'",
+			     root && *root ? root : ".");
 		goto out;
 	}
 	if (!realpath(full, real) || stat(real, &st) != 0) {
-		rm_error_set(err, RM_ERR_INPUT, "script '%s': %s%s", path, strerror(errno),
-			     errno == ENOENT ? " (paths are relative to the MAD folder)" : "");
+		int e = errno;
+		rm_error_sys(err, RM_ERR_INPUT, e, "script '%s'", path);
+		if (e == ENOENT)
+			rm_error_hint(err, " (paths are relative to the MAD folder)");
 		goto out;
 	}
 	n = strlen(real_root);

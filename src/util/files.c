@@ -19,8 +19,8 @@ int rm_make_temp(char **path, rm_error *err)
 	int fd = mkstemp(p);
 
 	if (fd < 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot create a temporary file in '%s': %s",
-			     tmp && *tmp ? tmp : "/tmp", strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot create a temporary file in '%s'",
+			     tmp && *tmp ? tmp : "/tmp");
 		free(p);
 		return -1;
 	}
@@ -35,11 +35,11 @@ int rm_write_file_atomic(const char *path, const char *text, size_t len, int mod
 	int ret = -1;
 
 	if (fd < 0 || rm_write_all(fd, text, len) < 0 || fsync(fd) != 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot write '%s'", tmp);
 		goto out;
 	}
 	if (rename(tmp, path) != 0) {
-		rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot write '%s'", path);
 		goto out;
 	}
 	ret = 0;
@@ -64,8 +64,8 @@ int rm_mkdirs(const char *path, rm_error *err)
 			continue;
 		*s = '\0';
 		if (mkdir(p, 0755) != 0 && errno != EEXIST)
-			ret = rm_error_set(err, RM_ERR_IO, "cannot create the folder '%s': %s", p,
-					   strerror(errno));
+			ret =
+			    rm_error_sys(err, RM_ERR_IO, errno, "cannot create the folder '%s'", p);
 		else if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
 			ret = rm_error_set(err, RM_ERR_IO, "'%s' is not a folder", p);
 		*s = c;

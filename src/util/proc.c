@@ -108,8 +108,7 @@ static int pump_all(struct pump *pp, double deadline, rm_error *err)
 			wait_ms = (int)(left * 1000) + 1;
 		}
 		if (poll(p, (nfds_t)np, wait_ms) < 0 && errno != EINTR)
-			return rm_error_set(err, RM_ERR_IO, "'%s': poll: %s", pp->name,
-					    strerror(errno));
+			return rm_error_sys(err, RM_ERR_IO, errno, "'%s': poll", pp->name);
 		for (int i = 0; i < np; i++) {
 			if (!p[i].revents)
 				continue;
@@ -135,15 +134,14 @@ static int start(char *const argv[], int in[2], int out[2], int er[2], pid_t *pi
 		return rm_error_set(err, RM_ERR_IO, "cannot run '%s': no such program%s", argv[0],
 				    strchr(argv[0], '/') ? "" : " on PATH");
 	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(er, O_CLOEXEC) != 0)
-		return rm_error_set(err, RM_ERR_IO, "cannot run '%s': pipe: %s", argv[0],
-				    strerror(errno));
+		return rm_error_sys(err, RM_ERR_IO, errno, "cannot run '%s': pipe", argv[0]);
 	rc = spawn(argv, in[0], out[1], er[1], pid);
 	if (rc != 0) {
 		*pid = -1;
 		if (rc == ENOENT)
 			return rm_error_set(err, RM_ERR_IO,
 					    "cannot run '%s': no such program on PATH", argv[0]);
-		return rm_error_set(err, RM_ERR_IO, "cannot run '%s': %s", argv[0], strerror(rc));
+		return rm_error_sys(err, RM_ERR_IO, rc, "cannot run '%s'", argv[0]);
 	}
 	close_fd(&in[0]);
 	close_fd(&out[1]);

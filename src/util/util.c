@@ -426,11 +426,8 @@ int rm_read_file(const char *path, size_t max, char **out, size_t *len, rm_error
 	FILE *f = fopen(path, "rb");
 	int ret = -1;
 
-	if (!f) {
-		if (errno == ENOENT || errno == ENOTDIR)
-			return 1;
-		return rm_error_set(err, RM_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-	}
+	if (!f)
+		return rm_error_sys(err, RM_ERR_IO, errno, "cannot open '%s'", path);
 	while ((r = fread(chunk, 1, sizeof(chunk), f)) > 0) {
 		if (rm_buf_add(&b, chunk, r)) {
 			rm_error_set(err, RM_ERR_INPUT, "'%s' is larger than %zu KiB", path,
@@ -439,7 +436,7 @@ int rm_read_file(const char *path, size_t max, char **out, size_t *len, rm_error
 		}
 	}
 	if (ferror(f)) {
-		rm_error_set(err, RM_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot read '%s'", path);
 		goto out;
 	}
 	if (len)

@@ -111,7 +111,7 @@ char *rm_workload_tunableop_dir(const char *log_dir, const char *model, int crea
 		char *top = rm_xasprintf("%s/tunableop", base);
 		if ((mkdir(top, 0755) != 0 && errno != EEXIST) ||
 		    (mkdir(dir, 0755) != 0 && errno != EEXIST))
-			rm_warn("model '%s': cannot create '%s': %s", model, dir, strerror(errno));
+			rm_warn_sys(errno, "model '%s': cannot create '%s'", model, dir);
 		free(top);
 	}
 	free(safe);

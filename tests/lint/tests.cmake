@@ -33,3 +33,9 @@ add_test(NAME lint.unit_tests
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lint/unit-tests.sh ${CMAKE_SOURCE_DIR}
                  ${CMAKE_BINARY_DIR})
 set_tests_properties(lint.unit_tests PROPERTIES LABELS lint)
+# The layer order of docs/architecture.md (its module table, top down): no file includes the
+# header of a module above its own; the second test shows the lint fails on a planted one.
+add_test(NAME lint.layers COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lint/layers.sh ${CMAKE_SOURCE_DIR})
+add_test(NAME lint.layers_catches
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lint/layers-catches.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(lint.layers lint.layers_catches PROPERTIES LABELS lint)

@@ -95,9 +95,14 @@ TEST(unreachable)
 	CHECK(rm_engine_open(&d, host, &err) < 0);
 	CHECK(d == NULL);
 	CHECK(strstr(err.msg, host) != NULL);
-	CHECK(strstr(err.msg, "DOCKER_HOST") != NULL);
-	CHECK(strstr(err.msg, "dockerd") != NULL);
+	CHECK(strstr(rm_error_text(&err), "DOCKER_HOST") != NULL);
+	CHECK(strstr(rm_error_text(&err), "dockerd") != NULL);
 	CHECK(err.kind == RM_ERR_DOCKER);
+	/* The cause is data: no socket there (issue 26). The advice is the hint, not the
+	 * message, and the cause's text ends the message. */
+	CHECK(err.sys_errno == ENOENT);
+	CHECK(strstr(err.msg, "dockerd") == NULL);
+	CHECK(strstr(rm_error_text(&err), strerror(ENOENT)) != NULL);
 	free(host);
 
 	/* A socket file with nobody listening. */
@@ -110,6 +115,7 @@ TEST(unreachable)
 	CHECK(rm_engine_open(&d, host, &err) < 0);
 	CHECK(strstr(err.msg, "nothing answers") != NULL);
 	CHECK(strstr(err.msg, "port 80") == NULL);
+	CHECK(err.sys_errno == ECONNREFUSED);
 	close(s);
 	free(host);
 	free(sock);

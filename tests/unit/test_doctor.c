@@ -14,6 +14,7 @@
 #include "testfs.h"
 #include "rm/context.h"
 #include "rm/doctor.h"
+#include "rm/launcher.h"
 #include "rm/util.h"
 
 /* The command layer is not part of the rm library the unit tests link: compile the real
@@ -67,6 +68,7 @@ static void fake_init(struct fake *f)
 	f->o.sysfs_root = f->sys;
 	f->o.dev_root = f->dev;
 	f->o.docker_host = f->sock;
+	f->o.backends = rm_launcher_probe_all;
 	f->o.work_dir = f->root;
 	f->o.use_tools = 0;
 }
@@ -616,7 +618,7 @@ TEST(tools)
 /* This very host, with its real /proc, /sys and /dev and the tools on PATH. */
 TEST(real_host)
 {
-	rm_doctor_opts o = {"/proc", "/sys", "/dev", NULL, ".", 1};
+	rm_doctor_opts o = {"/proc", "/sys", "/dev", NULL, ".", 1, rm_launcher_probe_all};
 	rm_context ctx;
 	rm_error err = RM_ERROR_INIT;
 	rm_finding *v;

@@ -265,9 +265,9 @@ static void want_error(const rm_tools_config *c, const char *ctx_text, const cha
 
 	CHECK(resolve(c, ctx_text, &p, &err) < 0);
 	CHECK(err.kind == RM_ERR_INPUT);
-	CHECK(strstr(err.msg, want) != NULL);
-	if (!strstr(err.msg, want))
-		fprintf(stderr, "got: %s\nwant: %s\n", err.msg, want);
+	CHECK(strstr(rm_error_text(&err), want) != NULL);
+	if (!strstr(rm_error_text(&err), want))
+		fprintf(stderr, "got: %s\nwant: %s\n", rm_error_text(&err), want);
 	CHECK(p.n_tools == 0 && p.pre == NULL); /* released */
 }
 
