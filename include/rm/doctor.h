@@ -10,16 +10,25 @@
 
 #include "rm/util.h"
 
+/* A finding's verdict; printed and written (run.json, --format json) as its word. */
+typedef enum rm_finding_status {
+	RM_FINDING_NONE = 0, /* nothing to say (a probe that found nothing) */
+	RM_FINDING_OK,
+	RM_FINDING_WARN,
+	RM_FINDING_FAIL,
+} rm_finding_status;
+extern const rm_choice rm_finding_words[]; /* "OK", "WARN", "FAIL" */
+
 typedef struct rm_finding {
-	const char *status; /* "OK", "WARN", "FAIL" (static strings) */
-	char *check;	    /* short name, e.g. "numa_balancing" */
-	char *detail;	    /* what was seen */
-	char *action;	    /* what to do; NULL for OK */
+	rm_finding_status status;
+	char *check;  /* short name, e.g. "numa_balancing" */
+	char *detail; /* what was seen */
+	char *action; /* what to do; NULL for OK */
 } rm_finding;
 
 /* Appends a finding to v[0..*n) (the caller's array grows); takes detail and action. */
-void rm_findings_add(rm_finding **v, size_t *n, const char *status, const char *check, char *detail,
-		     char *action);
+void rm_findings_add(rm_finding **v, size_t *n, rm_finding_status status, const char *check,
+		     char *detail, char *action);
 
 /* The checks of where workloads run (the launchers' back ends: the Docker engine, SLURM),
  * which this module cannot know: the caller passes rm_launcher_probe_all (rm/launcher.h). */

@@ -137,7 +137,7 @@ typedef struct rm_launch_desc {
 void rm_launcher_probe_all(const char *docker_host, rm_finding **v, size_t *n);
 
 typedef struct rm_probe {
-	const char *status; /* "OK", "WARN", "FAIL", or NULL when there is nothing to say */
+	rm_finding_status status; /* RM_FINDING_NONE when there is nothing to say */
 	char *detail;
 	char *action; /* NULL for OK */
 } rm_probe;

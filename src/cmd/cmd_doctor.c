@@ -42,8 +42,8 @@ static int doctor_main(int argc, char **argv, const rm_doctor_opts *o, FILE *out
 
 	rm_doctor_collect(o, &v, &n);
 	for (size_t i = 0; i < n; i++) {
-		n_fail += !strcmp(v[i].status, "FAIL");
-		n_warn += !strcmp(v[i].status, "WARN");
+		n_fail += v[i].status == RM_FINDING_FAIL;
+		n_warn += v[i].status == RM_FINDING_WARN;
 	}
 	if (json) {
 		char *s = rm_doctor_json(v, n);

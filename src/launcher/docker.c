@@ -494,7 +494,7 @@ static void docker_probe(const char *host, rm_probe *out)
 	if (rm_engine_open(&d, host, &err) < 0) {
 		/* The action says what to do, more concretely than the client's hint. */
 		rm_error_hint(&err, NULL);
-		out->status = "FAIL";
+		out->status = RM_FINDING_FAIL;
 		out->detail = rm_xstrdup(rm_error_text(&err));
 		/* The socket is there but not ours; anything else: no engine answers there. */
 		if (err.sys_errno == EACCES || err.sys_errno == EPERM)
@@ -512,7 +512,7 @@ static void docker_probe(const char *host, rm_probe *out)
 		return;
 	}
 	if (rm_engine_version(d, &ver, &err) < 0) {
-		out->status = "WARN";
+		out->status = RM_FINDING_WARN;
 		out->detail =
 		    rm_xasprintf("the engine at %s answers /_ping (API %s) but not /version: %s",
 				 rm_engine_host(d), rm_engine_api_version(d), rm_error_text(&err));
@@ -521,7 +521,7 @@ static void docker_probe(const char *host, rm_probe *out)
 		const char *v = json_string_value(json_object_get(ver, "Version"));
 		const char *api = json_string_value(json_object_get(ver, "ApiVersion"));
 
-		out->status = "OK";
+		out->status = RM_FINDING_OK;
 		out->detail = rm_xasprintf("engine %s (API %s) at %s; run_models speaks API %s",
 					   v ? v : "unknown", api ? api : "unknown",
 					   rm_engine_host(d), rm_engine_api_version(d));

@@ -18,11 +18,11 @@ const rm_launcher_ops *const rm_launchers[] = {
 void rm_launcher_probe_all(const char *docker_host, rm_finding **v, size_t *n)
 {
 	for (size_t i = 0; rm_launchers[i]; i++) {
-		rm_probe p = {NULL, NULL, NULL};
+		rm_probe p = {RM_FINDING_NONE, NULL, NULL};
 		if (!rm_launchers[i]->probe)
 			continue;
 		rm_launchers[i]->probe(docker_host, &p);
-		if (p.status) {
+		if (p.status != RM_FINDING_NONE) {
 			rm_findings_add(v, n, p.status, rm_launchers[i]->name, p.detail, p.action);
 		} else {
 			free(p.detail);

@@ -298,7 +298,7 @@ static void slurm_probe(const char *docker_host, rm_probe *out)
 		return;
 	if (rm_proc_run(argv, NULL, 10, 64 * 1024, &res, &err) < 0 || res.status != 0 ||
 	    !strstr(res.out, "UP")) {
-		out->status = "WARN";
+		out->status = RM_FINDING_WARN;
 		const char *why = err.msg[0]	      ? rm_error_text(&err)
 				  : *rm_trim(res.err) ? rm_trim(res.err)
 						      : rm_trim(res.out);
@@ -310,7 +310,7 @@ static void slurm_probe(const char *docker_host, rm_probe *out)
 		out->action = rm_xstrdup("check SLURM_CONF and slurmctld; runs with a \"slurm\" "
 					 "context submit through it");
 	} else {
-		out->status = "OK";
+		out->status = RM_FINDING_OK;
 		out->detail = rm_xasprintf("SLURM: %s", rm_trim(res.out));
 	}
 	rm_proc_out_release(&res);

@@ -74,7 +74,8 @@ json_t *rm_manifest_json(const rm_manifest *m)
 			if (!strcmp(f->check, keep[k]) && f->detail &&
 			    !json_object_get(versions, f->check))
 				json_object_set_new(versions, f->check, json_string(f->detail));
-		json_object_set_new(jf, "status", json_string(f->status));
+		json_object_set_new(jf, "status",
+				    json_string(rm_choice_name(rm_finding_words, f->status)));
 		json_object_set_new(jf, "check", json_string(f->check));
 		json_object_set_new(jf, "detail", str_or_null(f->detail));
 		json_object_set_new(jf, "action", str_or_null(f->action));

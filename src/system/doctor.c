@@ -25,8 +25,11 @@
 #include "system_internal.h"
 
 /* Takes ownership of detail and action (action NULL for OK). */
-void rm_findings_add(rm_finding **v, size_t *n, const char *status, const char *check, char *detail,
-		     char *action)
+const rm_choice rm_finding_words[] = {
+    {"OK", RM_FINDING_OK}, {"WARN", RM_FINDING_WARN}, {"FAIL", RM_FINDING_FAIL}, {NULL, 0}};
+
+void rm_findings_add(rm_finding **v, size_t *n, rm_finding_status status, const char *check,
+		     char *detail, char *action)
 {
 	rm_finding *f;
 
@@ -38,8 +41,8 @@ void rm_findings_add(rm_finding **v, size_t *n, const char *status, const char *
 	f->action = action;
 }
 
-void rm_system__doctor_add(struct findings *fs, const char *status, const char *check, char *detail,
-			   char *action)
+void rm_system__doctor_add(struct findings *fs, rm_finding_status status, const char *check,
+			   char *detail, char *action)
 {
 	rm_findings_add(&fs->v, &fs->n, status, check, detail, action);
 }
@@ -133,7 +136,7 @@ static void check_os(struct findings *fs)
 				      : rm_xstrdup("unknown kernel");
 
 	rm_system__doctor_add(
-	    fs, "OK", "os",
+	    fs, RM_FINDING_OK, "os",
 	    rm_xasprintf("%s, %s", pretty ? pretty : "unknown distribution", kernel), NULL);
 	free(pretty);
 	free(kernel);
@@ -148,27 +151,28 @@ static void check_numa(struct findings *fs, const char *proc)
 	long mode;
 
 	if (!v && errno == ENOENT) {
-		rm_system__doctor_add(fs, "OK", "numa_balancing",
+		rm_system__doctor_add(fs, RM_FINDING_OK, "numa_balancing",
 				      rm_xstrdup("not present (kernel without NUMA balancing)"),
 				      NULL);
 	} else if (!v) {
 		rm_error e = RM_ERROR_INIT;
 		rm_error_sys(&e, RM_ERR_IO, errno, "cannot read '%s'", path);
 		rm_system__doctor_add(
-		    fs, "WARN", "numa_balancing", rm_xstrdup(rm_error_text(&e)),
+		    fs, RM_FINDING_WARN, "numa_balancing", rm_xstrdup(rm_error_text(&e)),
 		    rm_xstrdup("check it with 'sysctl kernel.numa_balancing'; 0 is wanted"));
 	} else if (rm_parse_long(v, 0, 1000, &mode) < 0) {
 		rm_system__doctor_add(
-		    fs, "WARN", "numa_balancing",
+		    fs, RM_FINDING_WARN, "numa_balancing",
 		    rm_xasprintf("'%s' holds '%s', not a number", path, v),
 		    rm_xstrdup("check it with 'sysctl kernel.numa_balancing'; 0 is wanted"));
 	} else if (mode == 0) {
-		rm_system__doctor_add(fs, "OK", "numa_balancing", rm_xstrdup("0 (disabled)"), NULL);
+		rm_system__doctor_add(fs, RM_FINDING_OK, "numa_balancing",
+				      rm_xstrdup("0 (disabled)"), NULL);
 	} else {
 		/* 1 is classic balancing, 2 memory tiering (5.18+): both migrate pages under a
 		 * running benchmark. */
 		rm_system__doctor_add(
-		    fs, "WARN", "numa_balancing",
+		    fs, RM_FINDING_WARN, "numa_balancing",
 		    rm_xasprintf("%ld (enabled): the kernel migrates memory between NUMA nodes "
 				 "during runs, which makes results noisy; AMD's system validation "
 				 "disables it before benchmarking",
@@ -197,7 +201,7 @@ static void check_shm(struct findings *fs, const char *dev)
 		rm_error_hint(&e, "; containers run with --ipc host (GPU runs) share the host's "
 				  "/dev/shm");
 		rm_system__doctor_add(
-		    fs, "WARN", "shm", rm_xstrdup(rm_error_text(&e)),
+		    fs, RM_FINDING_WARN, "shm", rm_xstrdup(rm_error_text(&e)),
 		    rm_xstrdup("mount a tmpfs there: sudo mount -t tmpfs -o size=64G tmpfs "
 			       "/dev/shm"));
 	} else {
@@ -207,7 +211,7 @@ static void check_shm(struct findings *fs, const char *dev)
 
 		if (size < SHM_WANT)
 			rm_system__doctor_add(
-			    fs, "WARN", "shm",
+			    fs, RM_FINDING_WARN, "shm",
 			    rm_xasprintf(
 				"'%s' is %s (%s free), under 8 GiB: containers run with "
 				"--ipc host (GPU runs) share it whatever size the run asks "
@@ -216,8 +220,9 @@ static void check_shm(struct findings *fs, const char *dev)
 			    rm_xstrdup("sudo mount -o remount,size=64G /dev/shm (the ROCm guides "
 				       "use 8G to 64G)"));
 		else
-			rm_system__doctor_add(
-			    fs, "OK", "shm", rm_xasprintf("'%s' is %s (%s free)", shm, s, a), NULL);
+			rm_system__doctor_add(fs, RM_FINDING_OK, "shm",
+					      rm_xasprintf("'%s' is %s (%s free)", shm, s, a),
+					      NULL);
 		free(s);
 		free(a);
 	}
@@ -236,7 +241,7 @@ static void check_disk(struct findings *fs, const char *check, const char *path,
 	if (statvfs(path, &sv) != 0) {
 		rm_error e = RM_ERROR_INIT;
 		rm_error_sys(&e, RM_ERR_IO, errno, "cannot stat '%s'", path);
-		rm_system__doctor_add(fs, "WARN", check, rm_xstrdup(rm_error_text(&e)),
+		rm_system__doctor_add(fs, RM_FINDING_WARN, check, rm_xstrdup(rm_error_text(&e)),
 				      rm_xasprintf("make sure '%s' exists and is readable", path));
 		return;
 	}
@@ -244,17 +249,17 @@ static void check_disk(struct findings *fs, const char *check, const char *path,
 	a = rm_system__doctor_gib(avail);
 	if (avail < DISK_FAIL)
 		rm_system__doctor_add(
-		    fs, "FAIL", check,
+		    fs, RM_FINDING_FAIL, check,
 		    rm_xasprintf("'%s' has %s free, under 2 GiB: %s", path, a, purpose),
 		    rm_xstrdup(free_up));
 	else if (avail < DISK_WARN)
 		rm_system__doctor_add(
-		    fs, "WARN", check,
+		    fs, RM_FINDING_WARN, check,
 		    rm_xasprintf("'%s' has %s free, under 20 GiB: %s", path, a, purpose),
 		    rm_xstrdup(free_up));
 	else
-		rm_system__doctor_add(fs, "OK", check, rm_xasprintf("'%s' has %s free", path, a),
-				      NULL);
+		rm_system__doctor_add(fs, RM_FINDING_OK, check,
+				      rm_xasprintf("'%s' has %s free", path, a), NULL);
 	free(a);
 }
 
@@ -284,7 +289,7 @@ static void check_disks(struct findings *fs, const rm_doctor_opts *o)
 			   "data-root to a larger disk");
 	else
 		rm_system__doctor_add(
-		    fs, "OK", "disk_images",
+		    fs, RM_FINDING_OK, "disk_images",
 		    rm_xasprintf("not checked: no docker data root at '%s' here (engine remote, "
 				 "rootless or started with --data-root)",
 				 root),
@@ -324,10 +329,11 @@ void rm_doctor_print(FILE *f, const rm_finding *v, size_t n)
 	int term = f == stdout || f == stderr;
 
 	for (size_t i = 0; i < n; i++) {
-		enum rm_color c = !strcmp(v[i].status, "OK")	 ? RM_COLOR_GOOD
-				  : !strcmp(v[i].status, "WARN") ? RM_COLOR_WARN
-								 : RM_COLOR_BAD;
-		fprintf(f, "%s%-6s%s%-16s %s\n", term ? rm_color_start(f, c) : "", v[i].status,
+		enum rm_color c = v[i].status == RM_FINDING_OK	   ? RM_COLOR_GOOD
+				  : v[i].status == RM_FINDING_WARN ? RM_COLOR_WARN
+								   : RM_COLOR_BAD;
+		fprintf(f, "%s%-6s%s%-16s %s\n", term ? rm_color_start(f, c) : "",
+			rm_choice_name(rm_finding_words, v[i].status),
 			term ? rm_color_end(f, c) : "", v[i].check, v[i].detail);
 		if (v[i].action)
 			fprintf(f, "      -> %s\n", v[i].action);
@@ -362,7 +368,8 @@ char *rm_doctor_json(const rm_finding *v, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		json_t *o = json_object();
-		json_object_set_new(o, "status", doctor_jstr(v[i].status));
+		json_object_set_new(o, "status",
+				    doctor_jstr(rm_choice_name(rm_finding_words, v[i].status)));
 		json_object_set_new(o, "check", doctor_jstr(v[i].check));
 		json_object_set_new(o, "detail", doctor_jstr(v[i].detail));
 		json_object_set_new(o, "action", doctor_jstr(v[i].action));

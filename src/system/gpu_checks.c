@@ -50,7 +50,7 @@ static void check_amd(struct findings *fs, const rm_context *ctx, const char *sy
 		/* Typical inside a container started without --device /dev/kfd: sysfs shows
 		 * the topology, /dev does not have the node. */
 		rm_system__doctor_add(
-		    fs, "FAIL", "gpus",
+		    fs, RM_FINDING_FAIL, "gpus",
 		    rm_xasprintf("%s in '%s/class/kfd': amdgpu driver loaded but '%s' missing",
 				 what, sysfs, kfd),
 		    rm_xstrdup(
@@ -83,7 +83,7 @@ static void check_amd(struct findings *fs, const rm_context *ctx, const char *sy
 	}
 	if (missing.len) {
 		rm_system__doctor_add(
-		    fs, "FAIL", "gpus",
+		    fs, RM_FINDING_FAIL, "gpus",
 		    rm_xasprintf("%s, but '%s' lacks %s", what, dri, rm_buf_str(&missing)),
 		    rm_xstrdup("inside a container, start it with --device /dev/dri; on the host, "
 			       "check that udev created the DRM nodes (ls -l /dev/dri) and look "
@@ -92,14 +92,14 @@ static void check_amd(struct findings *fs, const rm_context *ctx, const char *sy
 		/* dockerd opens the devices for containers, so runs still work; host tools
 		 * (rocminfo, amd-smi) and GPU detection through them do not. */
 		rm_system__doctor_add(
-		    fs, "WARN", "gpus",
+		    fs, RM_FINDING_WARN, "gpus",
 		    rm_xasprintf("%s, but this user cannot open %s: rocminfo and amd-smi fail on "
 				 "the host (containers still get the devices through dockerd)",
 				 what, denied),
 		    rm_xstrdup("sudo usermod -aG video,render $USER, then log in again"));
 	} else {
 		rm_system__doctor_add(
-		    fs, "OK", "gpus",
+		    fs, RM_FINDING_OK, "gpus",
 		    rm_xasprintf("%s; '%s' and %s present", what, kfd, rm_buf_str(&nodes)), NULL);
 	}
 out:
@@ -119,16 +119,16 @@ static void check_telemetry(struct findings *fs, const rm_context *ctx, const rm
 	int amd = ctx->gpu_vendor && !strcmp(ctx->gpu_vendor, "AMD");
 
 	if (!ctx->gpu_vendor || ctx->n_gpus <= 0) {
-		rm_system__doctor_add(fs, "OK", "telemetry",
+		rm_system__doctor_add(fs, RM_FINDING_OK, "telemetry",
 				      rm_xstrdup("no GPU on this host: runs sample nothing"), NULL);
 		return;
 	}
 	if (rm_telem_probe(ctx, o->sysfs_root, &detail, &err) == 0) {
-		rm_system__doctor_add(fs, "OK", "telemetry", detail, NULL);
+		rm_system__doctor_add(fs, RM_FINDING_OK, "telemetry", detail, NULL);
 		return;
 	}
 	rm_system__doctor_add(
-	    fs, "WARN", "telemetry", rm_xstrdup(rm_error_text(&err)),
+	    fs, RM_FINDING_WARN, "telemetry", rm_xstrdup(rm_error_text(&err)),
 	    amd ? rm_xasprintf("runs go on without the figures it lacks; check that amdgpu exposes "
 			       "its sensors under '%s/class/drm/renderD*/device' (hwmon, "
 			       "gpu_busy_percent; inside a container, give it the host's /sys)",
@@ -145,7 +145,8 @@ void rm_system__check_gpus(struct findings *fs, const rm_doctor_opts *o)
 
 	if (rm_context_detect(&ctx, o->sysfs_root, o->use_tools, &err) < 0) {
 		rm_system__doctor_add(
-		    fs, "WARN", "gpus", rm_xasprintf("cannot detect GPUs: %s", rm_error_text(&err)),
+		    fs, RM_FINDING_WARN, "gpus",
+		    rm_xasprintf("cannot detect GPUs: %s", rm_error_text(&err)),
 		    rm_xasprintf("check that '%s/class/kfd' is readable, or give the GPUs with "
 				 "--additional-context",
 				 o->sysfs_root));
@@ -161,22 +162,22 @@ void rm_system__check_gpus(struct findings *fs, const rm_doctor_opts *o)
 		if (!rm_on_path("nvidia-container-runtime-hook") &&
 		    !rm_on_path("nvidia-container-cli"))
 			rm_system__doctor_add(
-			    fs, "WARN", "gpus",
+			    fs, RM_FINDING_WARN, "gpus",
 			    rm_xasprintf("%s, but the NVIDIA Container Toolkit is not on PATH: "
 					 "docker cannot hand GPUs to containers",
 					 what),
 			    rm_xstrdup("install nvidia-container-toolkit, then sudo nvidia-ctk "
 				       "runtime configure --runtime=docker and restart docker"));
 		else
-			rm_system__doctor_add(fs, "OK", "gpus", rm_xstrdup(what), NULL);
+			rm_system__doctor_add(fs, RM_FINDING_OK, "gpus", rm_xstrdup(what), NULL);
 		free(what);
 	} else if (ctx.gpu_vendor) {
-		rm_system__doctor_add(fs, "OK", "gpus",
+		rm_system__doctor_add(fs, RM_FINDING_OK, "gpus",
 				      rm_xasprintf("%ld %s GPU(s)", ctx.n_gpus, ctx.gpu_vendor),
 				      NULL);
 	} else {
 		rm_system__doctor_add(
-		    fs, "WARN", "gpus",
+		    fs, RM_FINDING_WARN, "gpus",
 		    rm_xasprintf("no GPU found (no GPU in '%s/class/kfd'%s)", o->sysfs_root,
 				 o->use_tools ? ", none from rocminfo or nvidia-smi" : ""),
 		    rm_xstrdup("only GPU-less models (e.g. tag smoke) can run; dry runs work with "
@@ -222,7 +223,7 @@ void rm_system__check_rocm(struct findings *fs, const rm_doctor_opts *o)
 	if (!b.len)
 		rm_buf_addstr(&b, "not installed (containers bring their own ROCm; a GPU host "
 				  "needs only the amdgpu driver)");
-	rm_system__doctor_add(fs, "OK", "rocm", rm_buf_detach(&b), NULL);
+	rm_system__doctor_add(fs, RM_FINDING_OK, "rocm", rm_buf_detach(&b), NULL);
 }
 
 /* CUDA toolkit version: version.json (11.1+), else the older version.txt. */
@@ -268,7 +269,7 @@ void rm_system__check_cuda(struct findings *fs, const rm_doctor_opts *o)
 		if (status != 0) {
 			/* nvidia-smi without a loaded driver prints "NVIDIA-SMI has failed ...". */
 			rm_system__doctor_add(
-			    fs, "WARN", "cuda",
+			    fs, RM_FINDING_WARN, "cuda",
 			    rm_xasprintf("nvidia-smi is installed but failed%s%s", drv ? ": " : "",
 					 drv ? drv : ""),
 			    rm_xstrdup(
@@ -288,5 +289,5 @@ void rm_system__check_cuda(struct findings *fs, const rm_doctor_opts *o)
 	free(toolkit);
 	if (!b.len)
 		rm_buf_addstr(&b, "not installed");
-	rm_system__doctor_add(fs, "OK", "cuda", rm_buf_detach(&b), NULL);
+	rm_system__doctor_add(fs, RM_FINDING_OK, "cuda", rm_buf_detach(&b), NULL);
 }

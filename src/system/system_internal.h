@@ -23,8 +23,8 @@ struct findings {
 };
 
 /* Takes ownership of detail and action (action NULL for OK). */
-void rm_system__doctor_add(struct findings *fs, const char *status, const char *check, char *detail,
-			   char *action);
+void rm_system__doctor_add(struct findings *fs, rm_finding_status status, const char *check,
+			   char *detail, char *action);
 /* The first line of a small file, trimmed; NULL (errno set) when it cannot be opened. */
 char *rm_system__doctor_read_line(const char *path);
 /* The first non-empty output line of a fixed command line (stderr dropped), or NULL when

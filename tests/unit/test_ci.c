@@ -196,8 +196,8 @@ TEST(junit)
 TEST(manifest_archive)
 {
 	rm_error err = RM_ERROR_INIT;
-	rm_finding f[] = {{"OK", "rocm", "ROCm 6.2.1; amdgpu driver 6.8.5", NULL},
-			  {"WARN", "numa_balancing", "1", "disable it"}};
+	rm_finding f[] = {{RM_FINDING_OK, "rocm", "ROCm 6.2.1; amdgpu driver 6.8.5", NULL},
+			  {RM_FINDING_WARN, "numa_balancing", "1", "disable it"}};
 	rm_manifest m = {"run9",   "2024-05-01T00:00:00Z",
 			 "abc",	   ".",
 			 "hostx",  "nightly",

@@ -116,7 +116,7 @@ TEST(numa)
 	x = find(v, n, "numa_balancing");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "WARN");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "WARN");
 		CHECK(contains(x->detail, "1 (enabled)"));
 		CHECK(contains(x->action, "sudo sysctl kernel.numa_balancing=0"));
 	}
@@ -127,7 +127,7 @@ TEST(numa)
 	x = find(v, n, "numa_balancing");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "OK");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "OK");
 		CHECK_STR(x->detail, "0 (disabled)");
 		CHECK(x->action == NULL);
 	}
@@ -141,7 +141,7 @@ TEST(numa)
 	x = find(v, n, "numa_balancing");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "OK");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "OK");
 		CHECK(contains(x->detail, "not present"));
 	}
 	rm_findings_free(v, n);
@@ -163,7 +163,7 @@ TEST(amd_devices)
 	x = find(v, n, "gpus");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "FAIL");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "FAIL");
 		CHECK(contains(x->detail, "2 AMD GPU(s), gfx942"));
 		CHECK(contains(x->detail, "amdgpu driver loaded but"));
 		CHECK(contains(x->detail, "/dev/kfd' missing"));
@@ -178,7 +178,7 @@ TEST(amd_devices)
 	x = find(v, n, "gpus");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "FAIL");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "FAIL");
 		CHECK(contains(x->detail, "renderD129"));
 		CHECK(!contains(x->detail, "renderD128"));
 	}
@@ -190,7 +190,7 @@ TEST(amd_devices)
 	x = find(v, n, "gpus");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "OK");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "OK");
 		CHECK(contains(x->detail, "2 AMD GPU(s), gfx942"));
 		CHECK(contains(x->detail, "renderD128, renderD129"));
 		CHECK(x->action == NULL);
@@ -214,7 +214,7 @@ TEST(telemetry)
 	x = find(v, n, "telemetry");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "WARN");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "WARN");
 		CHECK(contains(x->detail, "GPU 0: no readable sensor under"));
 		CHECK(contains(x->action, "class/drm/renderD*/device"));
 	}
@@ -242,7 +242,7 @@ TEST(telemetry)
 	x = find(v, n, "telemetry");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "OK");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "OK");
 		CHECK(contains(x->detail,
 			       "2 AMD GPU(s) through sysfs (hwmon power1_average): power, "
 			       "temperature, VRAM, busy and clock readable"));
@@ -255,7 +255,7 @@ TEST(telemetry)
 	fake_init(&f);
 	rm_doctor_collect(&f.o, &v, &n);
 	x = find(v, n, "telemetry");
-	CHECK(x != NULL && !strcmp(x->status, "OK") && contains(x->detail, "no GPU"));
+	CHECK(x != NULL && x->status == RM_FINDING_OK && contains(x->detail, "no GPU"));
 	rm_findings_free(v, n);
 	fake_release(&f);
 }
@@ -272,7 +272,7 @@ TEST(no_gpu_and_shm)
 	x = find(v, n, "gpus");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "WARN");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "WARN");
 		CHECK(contains(x->detail, "no GPU found"));
 		CHECK(contains(x->action, "smoke"));
 		CHECK(contains(x->action, "--additional-context"));
@@ -281,7 +281,7 @@ TEST(no_gpu_and_shm)
 	x = find(v, n, "shm");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "WARN");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "WARN");
 		CHECK(contains(x->detail, "/dev/shm"));
 		CHECK(x->action != NULL);
 	}
@@ -295,7 +295,7 @@ TEST(no_gpu_and_shm)
 	CHECK(find(v, n, "cuda") != NULL);
 	/* Every WARN and FAIL says what to do; OK never does. */
 	for (size_t i = 0; i < n; i++) {
-		if (!strcmp(v[i].status, "OK"))
+		if (v[i].status == RM_FINDING_OK)
 			CHECK(v[i].action == NULL);
 		else
 			CHECK(v[i].action != NULL && *v[i].action);
@@ -319,7 +319,7 @@ TEST(docker_missing_socket)
 	x = find(v, n, "docker");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "FAIL");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "FAIL");
 		CHECK(contains(x->detail, path));
 		CHECK(contains(x->action, "DOCKER_HOST"));
 		/* The client's generic advice is not repeated in the detail. */
@@ -333,7 +333,7 @@ TEST(docker_missing_socket)
 	x = find(v, n, "docker");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "FAIL");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "FAIL");
 		CHECK(contains(x->detail, "ftp://nowhere"));
 		CHECK(contains(x->action, "unix://"));
 	}
@@ -404,8 +404,8 @@ TEST(json)
 TEST(print)
 {
 	rm_finding v[2] = {
-	    {"OK", "numa_balancing", "0 (disabled)", NULL},
-	    {"WARN", "shm", "'/dev/shm' is 4.0 GiB", "remount it"},
+	    {RM_FINDING_OK, "numa_balancing", "0 (disabled)", NULL},
+	    {RM_FINDING_WARN, "shm", "'/dev/shm' is 4.0 GiB", "remount it"},
 	};
 	char buf[512] = "";
 	FILE *f = tmpfile();
@@ -564,19 +564,19 @@ TEST(tools)
 	x = find(v, n, "rocm");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "OK");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "OK");
 		CHECK(contains(x->detail, "amd-smi: AMDSMI Tool: 24.6.2+2b02a07"));
 	}
 	x = find(v, n, "cuda");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "WARN");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "WARN");
 		CHECK(contains(x->detail,
 			       "nvidia-smi is installed but failed: NVIDIA-SMI has failed"));
 		CHECK(contains(x->action, "driver"));
 	}
 	x = find(v, n, "gpus");
-	CHECK(x != NULL && !strcmp(x->status, "WARN"));
+	CHECK(x != NULL && x->status == RM_FINDING_WARN);
 	rm_findings_free(v, n);
 
 	/* A working driver with one H100, but no container toolkit for dockerd. */
@@ -587,13 +587,13 @@ TEST(tools)
 	x = find(v, n, "cuda");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "OK");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "OK");
 		CHECK(contains(x->detail, "NVIDIA driver 550.54.15"));
 	}
 	x = find(v, n, "gpus");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "WARN");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "WARN");
 		CHECK(contains(x->detail, "1 NVIDIA GPU(s), sm_90"));
 		CHECK(contains(x->action, "nvidia-container-toolkit"));
 	}
@@ -604,7 +604,7 @@ TEST(tools)
 	x = find(v, n, "gpus");
 	CHECK(x != NULL);
 	if (x) {
-		CHECK_STR(x->status, "OK");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "OK");
 		CHECK_STR(x->detail, "1 NVIDIA GPU(s), sm_90");
 	}
 	rm_findings_free(v, n);
@@ -636,7 +636,7 @@ TEST(real_host)
 	x = find(v, n, "gpus");
 	CHECK(x != NULL);
 	if (x && gpu_less) {
-		CHECK_STR(x->status, "WARN");
+		CHECK_STR(rm_choice_name(rm_finding_words, x->status), "WARN");
 		CHECK(contains(x->detail, "no GPU found"));
 	}
 	x = find(v, n, "numa_balancing");
@@ -645,7 +645,7 @@ TEST(real_host)
 		x = find(v, n, "docker");
 		CHECK(x != NULL);
 		if (x) {
-			CHECK_STR(x->status, "OK");
+			CHECK_STR(rm_choice_name(rm_finding_words, x->status), "OK");
 			CHECK(contains(x->detail, "API"));
 		}
 	}
