@@ -31,6 +31,7 @@
 #include "rm/util.h"
 #include "rm/accepted.h"
 #include "rm/history.h"
+#include "rm/manifest.h"
 #include "rm/metrics.h"
 #include "rm/results.h"
 
@@ -65,7 +66,7 @@ typedef struct rm_export_stats {
  * environment for the run it names. directions (may be NULL) fills results.direction.
  */
 int rm_db_export(rm_db *db, const rm_results *rows, const rm_metrics *metrics,
-		 const json_t *manifest, const struct rm_direction_table *directions,
+		 const rm_manifest_file *manifest, const struct rm_direction_table *directions,
 		 rm_export_stats *st, rm_error *err);
 
 /*

@@ -42,7 +42,21 @@ typedef struct rm_manifest {
  * findings), suite, suite_file, entries, options, run_models version. */
 json_t *rm_manifest_json(const rm_manifest *m);
 int rm_manifest_write(const char *path, const rm_manifest *m, rm_error *err);
-/* Reads a run.json back (NULL with err when missing or not JSON). */
-json_t *rm_manifest_read(const char *path, rm_error *err);
+/*
+ * A run.json read back: the writer's fields in m (strings and JSON pointing into json;
+ * findings owned, their strings too; m.mask NULL), and the whole document in json (for the
+ * database's environment rows, which keep every flat field). A field the file lacks or holds
+ * with another type is NULL (n_gpus -1).
+ */
+typedef struct rm_manifest_file {
+	rm_manifest m;
+	rm_finding *findings;
+	json_t *json;
+} rm_manifest_file;
+
+/* Reads path into *out (released with rm_manifest_file_release): -1 with err when it is
+ * missing (sys_errno ENOENT) or not a JSON object. */
+int rm_manifest_load(const char *path, rm_manifest_file *out, rm_error *err);
+void rm_manifest_file_release(rm_manifest_file *f);
 
 #endif

@@ -24,7 +24,8 @@ static int export_file(rm_db *db, const char *red, const char *path, const struc
 	rm_results rows = RM_RESULTS_INIT;
 	rm_metrics metrics = RM_METRICS_INIT;
 	rm_export_stats st;
-	json_t *manifest = NULL;
+	rm_manifest_file manifest = {0};
+	int have_manifest = 0;
 	char *dir = rm_dirname(path), *mpath = NULL;
 	double t1 = rm_now();
 	int rc = rm_results_read(&rows, path, cli->run_id, err);
@@ -35,14 +36,15 @@ static int export_file(rm_db *db, const char *red, const char *path, const struc
 		rm_error e = RM_ERROR_INIT;
 		mpath =
 		    cli->manifest ? rm_xstrdup(cli->manifest) : rm_xasprintf("%s/run.json", dir);
-		manifest = rm_manifest_read(mpath, &e);
-		if (!manifest && cli->manifest) {
+		have_manifest = rm_manifest_load(mpath, &manifest, &e) == 0;
+		if (!have_manifest && cli->manifest) {
 			*err = e;
 			rc = -1;
 		}
 	}
 	if (rc == 0)
-		rc = rm_db_export(db, &rows, &metrics, manifest, dirs, &st, err);
+		rc = rm_db_export(db, &rows, &metrics, have_manifest ? &manifest : NULL, dirs, &st,
+				  err);
 	if (rc == 0) {
 		double dt = rm_now() - t1;
 		fprintf(stderr,
@@ -53,7 +55,7 @@ static int export_file(rm_db *db, const char *red, const char *path, const struc
 			dt > 0 ? (double)(st.results_seen + st.metrics_seen) / dt : 0.0, red);
 		*total += st.results;
 	}
-	json_decref(manifest);
+	rm_manifest_file_release(&manifest);
 	free(mpath);
 	free(dir);
 	rm_metrics_release(&metrics);

@@ -11,6 +11,8 @@
 #include "backend.h"
 #include "rm/db.h"
 #include "rm/direction.h"
+#include "rm/doctor.h"
+#include "rm/manifest.h"
 #include "rm/metrics.h"
 #include "rm/results.h"
 #include "rm/util.h"
@@ -159,20 +161,14 @@ static const char *const run_cols[] = {"run_id",	   "started_at", "machine_name"
 				       "build_number",	   "exported_at"};
 static const char *const env_cols[] = {"run_id", "name", "value"};
 
-static const char *manifest_str(const json_t *m, const char *key)
-{
-	return json_string_value(json_object_get(m, key));
-}
-
 /* Environment rows from run.json: flat fields, then the doctor's findings. */
-static int export_environment(struct inserter *in, const json_t *m, const char *run_id,
+static int export_environment(struct inserter *in, const rm_manifest_file *mf, const char *run_id,
 			      rm_error *err)
 {
 	const char *key;
-	json_t *v, *f;
-	size_t i;
+	json_t *v;
 
-	json_object_foreach ((json_t *)m, key, v) {
+	json_object_foreach (mf->json, key, v) {
 		const char *row[3] = {run_id, key, NULL};
 		if (json_is_string(v))
 			row[2] = json_string_value(v);
@@ -183,16 +179,13 @@ static int export_environment(struct inserter *in, const json_t *m, const char *
 		if (ins_row(in, row, err) < 0)
 			return -1;
 	}
-	json_array_foreach (json_object_get(m, "doctor"), i, f) {
-		const char *check = manifest_str(f, "check");
+	for (size_t i = 0; i < mf->m.n_findings; i++) {
+		const rm_finding *f = &mf->m.findings[i];
+		const char *status = rm_choice_name(rm_finding_words, f->status);
 		const char *row[3] = {run_id, NULL, NULL};
-		if (!check)
-			continue;
-		row[1] = keep(in, rm_xasprintf("doctor.%s", check));
+		row[1] = keep(in, rm_xasprintf("doctor.%s", f->check));
 		row[2] = keep(
-		    in, rm_xasprintf("%s %s",
-				     manifest_str(f, "status") ? manifest_str(f, "status") : "",
-				     manifest_str(f, "detail") ? manifest_str(f, "detail") : ""));
+		    in, rm_xasprintf("%s %s", status ? status : "", f->detail ? f->detail : ""));
 		if (ins_row(in, row, err) < 0)
 			return -1;
 	}
@@ -205,7 +198,7 @@ struct export
 	rm_db *db;
 	const rm_results *rows;
 	const rm_metrics *metrics;
-	const json_t *manifest;
+	const rm_manifest_file *manifest; /* or NULL */
 	const struct rm_direction_table *dirs;
 	char now[32];
 	char **runs;
@@ -236,7 +229,7 @@ static int ins_done(struct inserter *in, size_t *added, rm_error *err)
 static int export_runs(struct export *x, rm_error *err)
 {
 	const rm_results *rows = x->rows;
-	const char *mrun = manifest_str(x->manifest, "run_id");
+	const char *mrun = x->manifest ? x->manifest->m.run_id : NULL;
 	struct inserter in = {0};
 
 	ins_init(&in, x->db, "runs", run_cols, 8);
@@ -253,10 +246,10 @@ static int export_runs(struct export *x, rm_error *err)
 				start = ts;
 		}
 		if (mrun && !strcmp(mrun, id)) {
-			if (manifest_str(x->manifest, "started_at"))
-				start = manifest_str(x->manifest, "started_at");
-			if (manifest_str(x->manifest, "suite"))
-				suite = manifest_str(x->manifest, "suite");
+			if (x->manifest->m.started_at)
+				start = x->manifest->m.started_at;
+			if (x->manifest->m.suite)
+				suite = x->manifest->m.suite;
 		}
 		const char *row[8] = {id,
 				      start ? start : x->now,
@@ -352,7 +345,7 @@ static int export_metrics(struct export *x, rm_error *err)
 /* environment rows of the run run.json names, when it is being exported. */
 static int export_env(struct export *x, rm_error *err)
 {
-	const char *mrun = manifest_str(x->manifest, "run_id");
+	const char *mrun = x->manifest ? x->manifest->m.run_id : NULL;
 	struct inserter in = {0};
 
 	if (!mrun || !has_run(x, mrun))
@@ -366,7 +359,7 @@ static int export_env(struct export *x, rm_error *err)
 }
 
 int rm_db_export(rm_db *db, const rm_results *rows, const rm_metrics *metrics,
-		 const json_t *manifest, const struct rm_direction_table *directions,
+		 const rm_manifest_file *manifest, const struct rm_direction_table *directions,
 		 rm_export_stats *st, rm_error *err)
 {
 	struct export x = {db, rows, metrics, manifest, directions, "", NULL, 0, st};

@@ -1,4 +1,5 @@
 /* run.json: what a run was, written once at its start. */
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,26 +114,76 @@ int rm_manifest_write(const char *path, const rm_manifest *m, rm_error *err)
 	return ret;
 }
 
-json_t *rm_manifest_read(const char *path, rm_error *err)
+static const char *str_of(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+/* The doctor's findings as the writer wrote them (status as its word). */
+static void findings_from(const json_t *doctor, rm_manifest_file *f)
+{
+	size_t i, n = 0;
+	const json_t *jf;
+
+	json_array_foreach (doctor, i, jf) {
+		int status = RM_FINDING_NONE;
+		const char *check = str_of(jf, "check");
+		if (!check)
+			continue;
+		if (rm_choice_parse(rm_finding_words, str_of(jf, "status"), &status) < 0)
+			status = RM_FINDING_NONE;
+		rm_findings_add(&f->findings, &n, (rm_finding_status)status, check,
+				rm_xstrdup(str_of(jf, "detail")), rm_xstrdup(str_of(jf, "action")));
+	}
+	f->m.findings = f->findings;
+	f->m.n_findings = n;
+}
+
+int rm_manifest_load(const char *path, rm_manifest_file *out, rm_error *err)
 {
 	char *text = NULL;
 	size_t len = 0;
 	json_error_t je;
-	json_t *o;
-	int rc = rm_read_file(path, (size_t)64 << 20, &text, &len, err);
+	json_t *o, *gpu;
 
-	if (rc != 0) {
+	memset(out, 0, sizeof(*out));
+	if (rm_read_file(path, (size_t)64 << 20, &text, &len, err) != 0) {
 		if (rm_error_missing(err))
-			rm_error_set(err, RM_ERR_IO, "'%s' does not exist", path);
-		return NULL;
+			rm_error_sys(err, RM_ERR_IO, ENOENT, "'%s' does not exist", path);
+		return -1;
 	}
 	o = json_loadb(text, len, 0, &je);
 	free(text);
 	if (!o || !json_is_object(o)) {
 		json_decref(o);
-		rm_error_set(err, RM_ERR_INPUT, "'%s' line %d: not a run.json: %s", path, je.line,
-			     o ? "not an object" : je.text);
-		return NULL;
+		return rm_error_set(err, RM_ERR_INPUT, "'%s' line %d: not a run.json: %s", path,
+				    je.line, o ? "not an object" : je.text);
 	}
-	return o;
+	out->json = o;
+	out->m.run_id = str_of(o, "run_id");
+	out->m.started_at = str_of(o, "started_at");
+	out->m.git_commit = str_of(o, "git_commit");
+	out->m.models_root = str_of(o, "models_root");
+	out->m.host = str_of(o, "host");
+	out->m.suite = str_of(o, "suite");
+	out->m.suite_file = str_of(o, "suite_file");
+	out->m.suite_entries = json_object_get(o, "entries");
+	out->m.options = json_object_get(o, "options");
+	gpu = json_object_get(o, "gpu");
+	out->m.gpu_vendor = str_of(gpu, "vendor");
+	out->m.gpu_arch = str_of(gpu, "architecture");
+	out->m.n_gpus = json_is_integer(json_object_get(gpu, "count"))
+			    ? (long)json_integer_value(json_object_get(gpu, "count"))
+			    : -1;
+	findings_from(json_object_get(o, "doctor"), out);
+	return 0;
+}
+
+void rm_manifest_file_release(rm_manifest_file *f)
+{
+	if (!f)
+		return;
+	rm_findings_free(f->findings, f->m.n_findings);
+	json_decref(f->json);
+	memset(f, 0, sizeof(*f));
 }

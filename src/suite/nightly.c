@@ -143,7 +143,7 @@ struct finish {
 	rm_results run; /* the run's rows */
 	rm_metrics metrics;
 	rm_direction_table *dirs;
-	json_t *manifest; /* NULL, or the run.json of this run */
+	rm_manifest_file manifest; /* the run.json of this run; its json NULL when none */
 	rm_baseline *base;
 	rm_baseline *use_base;
 	rm_references *refs;
@@ -156,14 +156,10 @@ struct finish {
 	const char *suite;
 };
 
-static const char *nightly_manifest_str(const json_t *m, const char *key)
+/* An option of the run as run.json keeps it (NULL without run.json). */
+static const json_t *manifest_option(const struct finish *f, const char *key)
 {
-	return json_string_value(json_object_get(m, key));
-}
-
-static const json_t *manifest_option(const json_t *m, const char *key)
-{
-	return json_object_get(json_object_get(m, "options"), key);
+	return json_object_get(f->manifest.m.options, key);
 }
 
 /* The run id of the last row that has one (the newest run of an append-only file). */
@@ -197,7 +193,7 @@ static int collect_row(void *ctx, rm_result *row)
 /* The baseline source: the caller's, else run.json's (unless its password is hidden). */
 static const char *baseline_source(const struct finish *f)
 {
-	const char *cfg = json_string_value(manifest_option(f->manifest, "baseline"));
+	const char *cfg = json_string_value(manifest_option(f, "baseline"));
 
 	if (f->o->baseline)
 		return f->o->baseline;
@@ -216,15 +212,13 @@ static int read_manifest(struct finish *f, rm_error *err)
 	const rm_nightly_opts *o = f->o;
 
 	if (o->manifest && nightly_exists(o->manifest) &&
-	    !(f->manifest = rm_manifest_read(o->manifest, err)))
+	    rm_manifest_load(o->manifest, &f->manifest, err) < 0)
 		return -1;
 	/* A run.json of another run (an older run reported on) says nothing about this one. */
-	if (f->manifest && nightly_manifest_str(f->manifest, "run_id") &&
-	    strcmp(nightly_manifest_str(f->manifest, "run_id"), f->run_id)) {
+	if (f->manifest.m.run_id && strcmp(f->manifest.m.run_id, f->run_id)) {
 		rm_info("'%s' is of run %s, not %s: its suite and gate settings are not used",
-			o->manifest, nightly_manifest_str(f->manifest, "run_id"), f->run_id);
-		json_decref(f->manifest);
-		f->manifest = NULL;
+			o->manifest, f->manifest.m.run_id, f->run_id);
+		rm_manifest_file_release(&f->manifest);
 	}
 	return 0;
 }
@@ -251,7 +245,7 @@ static int load(struct finish *f, rm_error *err)
 	/* The manifest first: it may name the baseline and the window. */
 	if (read_manifest(f, err) < 0)
 		return -1;
-	win = manifest_option(f->manifest, "history_window");
+	win = manifest_option(f, "history_window");
 	f->window = o->window		   ? o->window
 		    : json_is_integer(win) ? (size_t)json_integer_value(win)
 					   : RM_DETECT_WINDOW;
@@ -273,7 +267,7 @@ static int load(struct finish *f, rm_error *err)
 		rm_baseline_opts bo = RM_BASELINE_OPTS_INIT;
 		bo.source = src;
 		bo.exclude_run_id = f->run_id;
-		bo.before = nightly_manifest_str(f->manifest, "started_at");
+		bo.before = f->manifest.m.started_at;
 		bo.window = f->window;
 		if (rm_baseline_open(&bo, &f->base, err) < 0)
 			return -1;
@@ -287,14 +281,14 @@ static int load(struct finish *f, rm_error *err)
 		return -1;
 	if (o->models_root && rm_direction_table_load(f->dirs, o->models_root, err) < 0)
 		return -1;
-	f->suite = o->suite ? o->suite : nightly_manifest_str(f->manifest, "suite");
+	f->suite = o->suite ? o->suite : f->manifest.m.suite;
 	return 0;
 }
 
 /* The pinned references: the caller's, a file, or run.json's. */
 static int references(struct finish *f, rm_error *err)
 {
-	const json_t *inline_refs = manifest_option(f->manifest, "references");
+	const json_t *inline_refs = manifest_option(f, "references");
 
 	if (f->o->references_open) {
 		f->use_refs = f->o->references_open;
@@ -323,8 +317,8 @@ static void add_threshold(struct finish *f, const char *model, double pct)
  */
 static void gate_opts(struct finish *f, rm_gate_opts *go)
 {
-	const json_t *m = f->manifest, *entries = json_object_get(m, "entries"), *e, *name;
-	const json_t *cfg = manifest_option(m, "fail_on_regression");
+	const json_t *entries = f->manifest.m.suite_entries, *e, *name;
+	const json_t *cfg = manifest_option(f, "fail_on_regression");
 	size_t i, k;
 	int any = 0;
 
@@ -382,7 +376,8 @@ static int export(struct finish *f, const char *url, rm_error *err)
 	int rc = rm_db_open(url, &db, err);
 
 	if (rc == 0)
-		rc = rm_db_export(db, &f->run, &f->metrics, f->manifest, f->dirs, &st, err);
+		rc = rm_db_export(db, &f->run, &f->metrics, f->manifest.json ? &f->manifest : NULL,
+				  f->dirs, &st, err);
 	if (rc == 0)
 		rm_info("exported run %s to %s: %zu of %zu results new, %zu metrics, %.2f s",
 			f->run_id, rm_db_backend(db), st.results, st.results_seen, st.metrics,
@@ -481,7 +476,7 @@ int rm_nightly_finish(const rm_nightly_opts *o, rm_nightly_result *res, rm_error
 	res->gate_enforced = f.gate.enforce;
 	ret = outputs(&f, &go, err);
 out:
-	json_decref(f.manifest);
+	rm_manifest_file_release(&f.manifest);
 	rm_gate_release(&f.gate);
 	rm_baseline_free(f.base);
 	rm_references_free(f.refs);

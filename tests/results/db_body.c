@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "testfs.h"
 #include "rm/db.h"
 #include "rm/accepted.h"
 #include "rm/history.h"
@@ -115,7 +116,12 @@ int main(int argc, char **argv)
 	    json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:s, s:s}]}", "run_id", run1, "started_at",
 		      "2024-05-01T00:59:00Z", "suite", "nightly", "host", "host-a", "doctor",
 		      "status", "OK", "check", "rocm", "detail", "ROCm 6.2");
-	CHECK(rm_db_export(db, &r1, &metrics, man, NULL, &st, &err) == 0);
+	/* as a run.json on disk, read back as the runner reads it */
+	char *man_dir = tfs_tmpdir("db-body"), *man_path = rm_xasprintf("%s/run.json", man_dir);
+	rm_manifest_file mf;
+	CHECK(json_dump_file(man, man_path, 0) == 0);
+	CHECK(rm_manifest_load(man_path, &mf, &err) == 0);
+	CHECK(rm_db_export(db, &r1, &metrics, &mf, NULL, &st, &err) == 0);
 	if (err.msg[0])
 		fprintf(stderr, "%s\n", err.msg);
 	CHECK(st.runs == 2 && st.results == 4 && st.metrics == 2 && st.environment == 5);
@@ -123,7 +129,7 @@ int main(int argc, char **argv)
 	CHECK(count(db, "metrics") == met0 + 2 && count(db, "environment") == env0 + 5);
 
 	/* Idempotent: the same export again adds nothing. */
-	CHECK(rm_db_export(db, &r1, &metrics, man, NULL, &st, &err) == 0);
+	CHECK(rm_db_export(db, &r1, &metrics, &mf, NULL, &st, &err) == 0);
 	CHECK(st.runs == 0 && st.results == 0 && st.metrics == 0 && st.environment == 0);
 	CHECK(st.results_seen == 4);
 	CHECK(count(db, "results") == res0 + 4 && count(db, "runs") == runs0 + 2);
@@ -237,6 +243,11 @@ int main(int argc, char **argv)
 	free(run1);
 	free(ma);
 	json_decref(man);
+	rm_manifest_file_release(&mf);
+	unlink(man_path);
+	rmdir(man_dir);
+	free(man_path);
+	free(man_dir);
 	free(metrics.rows);
 	rm_results_release(&bad);
 	rm_results_release(&r1);

@@ -213,16 +213,34 @@ TEST(manifest_archive)
 			 f,	   2,
 			 NULL};
 	char *mp = rm_xasprintf("%s/run.json", dir), *out = rm_xasprintf("%s/a.tar.gz", dir);
+	rm_manifest_file back;
 	json_t *j;
 
 	CHECK(rm_manifest_write(mp, &m, &err) == 0);
-	CHECK((j = rm_manifest_read(mp, &err)) != NULL);
+	CHECK(rm_manifest_load(mp, &back, &err) == 0);
+	j = back.json;
 	CHECK_STR(json_string_value(json_object_get(j, "run_id")), "run9");
 	CHECK_STR(json_string_value(json_object_get(json_object_get(j, "versions"), "rocm")),
 		  "ROCm 6.2.1; amdgpu driver 6.8.5");
 	CHECK(json_integer_value(json_object_get(json_object_get(j, "gpu"), "count")) == 8);
 	CHECK(json_array_size(json_object_get(j, "doctor")) == 2);
-	json_decref(j);
+	/* the reader gives back what the writer was given, field by field */
+	CHECK_STR(back.m.run_id, "run9");
+	CHECK_STR(back.m.started_at, "2024-05-01T00:00:00Z");
+	CHECK_STR(back.m.git_commit, "abc");
+	CHECK_STR(back.m.models_root, ".");
+	CHECK_STR(back.m.host, "hostx");
+	CHECK_STR(back.m.suite, "nightly");
+	CHECK_STR(back.m.suite_file, "n.yaml");
+	CHECK_STR(back.m.gpu_vendor, "AMD");
+	CHECK_STR(back.m.gpu_arch, "gfx942");
+	CHECK(back.m.n_gpus == 8);
+	CHECK(back.m.n_findings == 2 && back.m.findings[1].status == RM_FINDING_WARN &&
+	      !strcmp(back.m.findings[1].check, "numa_balancing") &&
+	      !strcmp(back.m.findings[1].action, "disable it") && !back.m.findings[0].action);
+	CHECK(json_is_array(back.m.suite_entries) && json_is_object(back.m.options));
+	rm_manifest_file_release(&back);
+	CHECK(rm_manifest_load("/nonexistent/run.json", &back, &err) < 0 && rm_error_missing(&err));
 
 	tfs_put(dir, "logs/a.live.log", "a\n");
 	tfs_put(dir, "logs/sub/b.txt", "bb\n");
