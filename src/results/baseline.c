@@ -281,7 +281,7 @@ void rm_history_add(rm_baseline *b, const rm_result *r)
 			      r->col[RM_COL_DOCKERFILE], r->col[RM_COL_ARCH],
 			      r->col[RM_COL_NGPUS],	 r->col[RM_COL_MACHINE]};
 	const char *st = r->col[RM_COL_STATUS];
-	int ok = !strcmp(st, "SUCCESS") && isfinite(r->performance);
+	int ok = rm_status_of(st) == RM_STATUS_SUCCESS && isfinite(r->performance);
 	size_t k, si;
 	struct series *s;
 	rm_hpoint *p;
@@ -295,7 +295,7 @@ void rm_history_add(rm_baseline *b, const rm_result *r)
 		}
 		rm_results_add(&b->latest, rm_perf_header, r->col, RM_PERF_COLS, r->file, r->line);
 	}
-	if (!ok && strcmp(st, "FAILURE"))
+	if (!ok && rm_status_of(st) != RM_STATUS_FAILURE)
 		return; /* SKIPPED rows say nothing about performance */
 	si = series_of(b, f);
 	s = &b->s[si];
@@ -501,7 +501,7 @@ void rm_baseline_add(rm_baseline *b, const char *model, const char *metric, cons
 	r.col[RM_COL_ARCH] = nz(arch);
 	r.col[RM_COL_MACHINE] = nz(machine);
 	r.col[RM_COL_RUN_ID] = nz(run_id);
-	r.col[RM_COL_STATUS] = "SUCCESS";
+	r.col[RM_COL_STATUS] = rm_status_name(RM_STATUS_SUCCESS);
 	r.col[RM_COL_PERFORMANCE] = num;
 	r.performance = value;
 	rm_history_add(b, &r);

@@ -99,15 +99,15 @@ static size_t collect(const rm_results *run, size_t from, rm_change *c, double *
 			self->start = ts;
 		if (!self->commit[0])
 			self->commit = q->col[RM_COL_GIT_COMMIT];
-		if (!strcmp(st, "SUCCESS") && isfinite(q->performance)) {
+		if (rm_status_of(st) == RM_STATUS_SUCCESS && isfinite(q->performance)) {
 			c->n_success++;
 			vals[nv++] = q->performance;
-		} else if (!strcmp(st, "SKIPPED")) {
+		} else if (rm_status_of(st) == RM_STATUS_SKIPPED) {
 			c->n_skipped++;
 		} else {
 			c->n_failed++; /* FAILURE, or SUCCESS without a number */
 		}
-		if (strcmp(st, "SUCCESS") && !c->reason[0]) {
+		if (rm_status_of(st) != RM_STATUS_SUCCESS && !c->reason[0]) {
 			c->reason = q->col[RM_COL_REASON];
 			c->log_file = q->col[RM_COL_LOG_FILE];
 		}

@@ -218,8 +218,8 @@ static void count(const rm_results *run, const rm_junit_opts *o, struct totals *
 	t->tests = run->n;
 	for (size_t i = 0; i < run->n; i++) {
 		const rm_result *r = &run->rows[i];
-		t->failures += !strcmp(r->col[RM_COL_STATUS], "FAILURE");
-		t->skipped += !strcmp(r->col[RM_COL_STATUS], "SKIPPED");
+		t->failures += rm_status_of(r->col[RM_COL_STATUS]) == RM_STATUS_FAILURE;
+		t->skipped += rm_status_of(r->col[RM_COL_STATUS]) == RM_STATUS_SKIPPED;
 		t->time += secs(r->test_s);
 		if (r->col[RM_COL_TIMESTAMP][0] &&
 		    (!t->ts[0] || strcmp(r->col[RM_COL_TIMESTAMP], t->ts) < 0))
@@ -294,14 +294,14 @@ static void row_cases(struct jw *j, const rm_results *run, const rm_junit_opts *
 		attr(j, "name", name);
 		attr(j, "classname", suite);
 		attrf(j, "time", "%.3f", secs(r->test_s));
-		if (!strcmp(st, "FAILURE")) {
+		if (rm_status_of(st) == RM_STATUS_FAILURE) {
 			junit_start(j, "failure");
-			attr(j, "type", "FAILURE");
+			attr(j, "type", rm_status_name(RM_STATUS_FAILURE));
 			attr(j, "message",
 			     r->col[RM_COL_REASON][0] ? r->col[RM_COL_REASON] : "failed");
 			failure_body(j, r, o);
 			end(j);
-		} else if (!strcmp(st, "SKIPPED")) {
+		} else if (rm_status_of(st) == RM_STATUS_SKIPPED) {
 			junit_start(j, "skipped");
 			attr(j, "message", r->col[RM_COL_REASON]);
 			end(j);

@@ -39,7 +39,9 @@ static int rank(const rm_change *c)
 
 static void row(rm_buf *out, const rm_change *c)
 {
-	const char *status = c->n_failed ? "FAILURE" : c->n_success ? "SUCCESS" : "SKIPPED";
+	const char *status = rm_status_name(c->n_failed	   ? RM_STATUS_FAILURE
+					    : c->n_success ? RM_STATUS_SUCCESS
+							   : RM_STATUS_SKIPPED);
 
 	rm_buf_addstr(out, "| ");
 	rm_text_md_cell(out, c->model);

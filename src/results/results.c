@@ -443,7 +443,7 @@ static int metric_file_each(rm_baseline *b, const char *path, const char *metric
 			r.col[RM_COL_MODEL] = rec[2];
 			r.col[RM_COL_METRIC] = rec[3];
 			r.col[RM_COL_PERFORMANCE] = rec[4];
-			r.col[RM_COL_STATUS] = "SUCCESS";
+			r.col[RM_COL_STATUS] = rm_status_name(RM_STATUS_SUCCESS);
 			r.file = path;
 			r.line = line;
 			rm_result_numbers(&r);
