@@ -153,8 +153,15 @@ int rm_engine_build(rm_docker *d, const rm_build_opts *o, char **image_id, rm_er
 	if (o->networkmode)
 		bad |= add_param(&q, "networkmode", o->networkmode);
 	bad |= add_json_param(&q, "labels", o->labels);
-	if (o->extrahosts)
+	if (o->extrahosts && d->kind == RM_ENGINE_PODMAN) {
+		/* Podman reads extrahosts as a JSON array of "name:ip" (Docker: one string)
+		 * and answers 400 with no message to anything else. */
+		json_t *hosts = json_pack("[s]", o->extrahosts);
+		bad |= add_json_param(&q, "extrahosts", hosts);
+		json_decref(hosts);
+	} else if (o->extrahosts) {
 		bad |= add_param(&q, "extrahosts", o->extrahosts);
+	}
 	if (bad) {
 		rm_error_set(err, RM_ERR_INPUT, "the build arguments are too long");
 		goto out;

@@ -41,6 +41,38 @@ static int docker_claims(const rm_context *ctx)
 	return 1; /* the default: every context runs locally unless another launcher claims it */
 }
 
+/* A dry run renders for the engine it would use: the one --engine names, else the one that
+ * answers a quick /_ping (read only; nothing is built or run), else Docker. */
+static void dry_run_engine(struct docker_launcher *dl)
+{
+	rm_docker *d = NULL;
+	rm_error err = RM_ERROR_INIT;
+	char *host = NULL;
+
+	dl->kind = dl->cfg.ctx ? dl->cfg.ctx->engine : RM_ENGINE_ANY;
+	if (dl->kind != RM_ENGINE_ANY) {
+		dl->where = rm_xasprintf("rendered for %s (--engine); no engine contacted",
+					 rm_engine_kind_title(dl->kind));
+		return;
+	}
+	if (rm_engine_open_quick(&d, dl->cfg.docker_host, &err) == 0) {
+		dl->kind = rm_engine_get_kind(d);
+		dl->where = dl->kind == RM_ENGINE_PODMAN
+				? rm_xasprintf("rendered for Podman %s at %s (its /_ping said so)",
+					       rm_engine_product_version(d), rm_engine_host(d))
+				: rm_xasprintf("rendered for Docker at %s (its /_ping said so)",
+					       rm_engine_host(d));
+		rm_engine_close(d);
+		return;
+	}
+	host = dl->cfg.docker_host ? rm_xstrdup(dl->cfg.docker_host) : rm_engine_default_host();
+	dl->kind = RM_ENGINE_DOCKER;
+	dl->where = rm_xasprintf("rendered for Docker: no engine answers at %s (--engine podman "
+				 "renders for Podman)",
+				 host);
+	free(host);
+}
+
 static int docker_open(void **state, const rm_launcher_config *cfg, rm_error *err)
 {
 	struct docker_launcher *dl = rm_xcalloc(1, sizeof(*dl));
@@ -55,9 +87,19 @@ static int docker_open(void **state, const rm_launcher_config *cfg, rm_error *er
 		free(dl);
 		return -1;
 	}
-	if (dl->d)
-		dl->where = rm_xasprintf("Docker API %s at %s", rm_engine_api_version(dl->d),
+	if (dl->d) {
+		dl->kind = rm_engine_get_kind(dl->d);
+		if (dl->kind == RM_ENGINE_PODMAN)
+			dl->where = rm_xasprintf(
+			    "Podman %s (Docker API %s) at %s", rm_engine_product_version(dl->d),
+			    rm_engine_api_version(dl->d), rm_engine_host(dl->d));
+		else
+			dl->where =
+			    rm_xasprintf("Docker API %s at %s", rm_engine_api_version(dl->d),
 					 rm_engine_host(dl->d));
+	} else {
+		dry_run_engine(dl);
+	}
 	*state = dl;
 	return 0;
 }
@@ -78,6 +120,18 @@ static const char *docker_where(void *state)
 {
 	struct docker_launcher *dl = state;
 	return dl->where ? dl->where : "no engine (dry run)";
+}
+
+static rm_engine_kind docker_engine(void *state)
+{
+	struct docker_launcher *dl = state;
+	return dl->kind;
+}
+
+/* The CLI of the engine, for the commands messages suggest. */
+const char *rm_launcher__docker_cli(const struct docker_launcher *dl)
+{
+	return dl->kind == RM_ENGINE_PODMAN ? "podman" : "docker";
 }
 
 /* The tree at host path src, put into the container under prefix (relative to /). */
@@ -312,10 +366,11 @@ static int docker_sweep(void *state, rm_error *err)
 	}
 	if (ret < 0)
 		rm_error_wrap(err,
-			      "containers labelled %s may be left: remove them with 'docker rm -f "
-			      "$(docker ps -aq --filter label=%s)' once the engine answers (the "
+			      "containers labelled %s may be left: remove them with '%s rm -f "
+			      "$(%s ps -aq --filter label=%s)' once the engine answers (the "
 			      "next run on this host removes them too)",
-			      label, label);
+			      label, rm_launcher__docker_cli(dl), rm_launcher__docker_cli(dl),
+			      label);
 	rm_strv_free(ids);
 	free(label);
 	return ret;
@@ -548,4 +603,5 @@ const rm_launcher_ops rm_launcher_docker = {
     .describe = docker_describe,
     .plan = docker_plan,
     .probe = docker_probe,
+    .engine = docker_engine,
 };

@@ -62,6 +62,11 @@ int rm_launcher_open_named(rm_launcher *l, const char *name, const rm_launcher_c
 	return rm_error_set(err, RM_ERR_INTERNAL, "no launcher is called '%s'", name);
 }
 
+rm_engine_kind rm_launcher_engine(const rm_launcher *l)
+{
+	return l->ops && l->ops->engine ? l->ops->engine(l->state) : RM_ENGINE_ANY;
+}
+
 void rm_launcher_close(rm_launcher *l)
 {
 	if (l->ops)
