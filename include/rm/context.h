@@ -61,6 +61,9 @@ typedef struct rm_context {
 	 * learnt from the engine's ping; RM_ENGINE_ANY (not known: a dry run that could not
 	 * ask) renders as Docker. Podman gets NVIDIA GPUs as CDI devices. */
 	rm_engine_kind engine;
+	/* The engine cannot limit a container's resources (docker_cpus): rootless Podman on
+	 * cgroup v1, where a user has no cgroup of their own. */
+	int engine_no_cgroups;
 	/* CDI (Container Device Interface) on this host: the specs read from /etc/cdi and
 	 * /var/run/cdi and the fully-qualified names of their devices ("nvidia.com/gpu=0",
 	 * "nvidia.com/gpu=all"), NULL-terminated, NULL when there is none. */

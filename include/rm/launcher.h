@@ -194,9 +194,10 @@ typedef struct rm_launcher_ops {
 	 * runs workloads on this host (its describe says "local"), where the runner samples
 	 * them. */
 	int (*telemetry)(void *state, rm_job *job, rm_telem_summary *out);
-	/* Optional (NULL): the container engine its workloads run on (Docker or Podman), once
-	 * open, for the render (rm_context.engine); RM_ENGINE_ANY when it cannot tell. */
-	rm_engine_kind (*engine)(void *state);
+	/* Optional (NULL): what the render must know of the container engine its workloads
+	 * run on, once open: ctx->engine (Docker or Podman) when it is RM_ENGINE_ANY, and
+	 * ctx->engine_no_cgroups. */
+	void (*engine)(void *state, rm_context *ctx);
 } rm_launcher_ops;
 
 /* NULL-terminated, in the order launchers are asked to claim a context. */
@@ -215,8 +216,8 @@ int rm_launcher_open(rm_launcher *l, const rm_launcher_config *cfg, rm_error *er
 int rm_launcher_open_named(rm_launcher *l, const char *name, const rm_launcher_config *cfg,
 			   rm_error *err);
 void rm_launcher_close(rm_launcher *l); /* safe on a zeroed or closed launcher */
-/* The engine of an open launcher (its engine op), or RM_ENGINE_ANY. */
-rm_engine_kind rm_launcher_engine(const rm_launcher *l);
+/* Fills ctx's engine facts from an open launcher (its engine op; nothing without one). */
+void rm_launcher_engine_facts(const rm_launcher *l, rm_context *ctx);
 /* The members of ctx that some launcher claims contexts by (e.g. "slurm",
  * "distributed"), as a new object: the deployment a build manifest records. */
 json_t *rm_launcher_deployment(const rm_context *ctx);

@@ -157,6 +157,7 @@ static void extract_engine_msg(struct req *r)
 
 	if (j && json_is_object(j))
 		msg = json_string_value(json_object_get(j, "message"));
+	r->engine_json = msg != NULL;
 	if (msg) {
 		snprintf(r->engine_msg, sizeof(r->engine_msg), "%s", msg);
 	} else {
@@ -321,6 +322,7 @@ int rm_engine__req_prepare(rm_docker *d, struct req *r, rm_error *err)
 	r->status = 0;
 	r->sent = 0;
 	r->engine_msg[0] = '\0';
+	r->engine_json = 0;
 	r->api_version[0] = '\0';
 	r->libpod_version[0] = '\0';
 	r->path_stat[0] = '\0';

@@ -76,6 +76,7 @@ struct req {
 	long status;
 	long sent;		 /* bytes of the request sent: 0 when no connection was made */
 	char engine_msg[1024];	 /* message of a non-2xx answer */
+	int engine_json;	 /* it came as {"message": ...} (not a router's plain text) */
 	char api_version[32];	 /* Api-Version header, when sent */
 	char libpod_version[32]; /* Libpod-Api-Version header: Podman sent it */
 	char path_stat[2048];	 /* X-Docker-Container-Path-Stat (HEAD /archive), base64 */

@@ -17,6 +17,31 @@
 #define PODMAN_CDI_COMPAT_MAJOR 5
 #define PODMAN_CDI_COMPAT_MINOR 4
 
+void rm_engine_podman_facts(rm_docker *d, int *rootless, int *cgroup_v1)
+{
+	struct req r;
+	json_t *info = NULL, *host;
+	rm_error err = RM_ERROR_INIT;
+	char *path;
+
+	*rootless = *cgroup_v1 = 0;
+	if (d->kind != RM_ENGINE_PODMAN)
+		return;
+	path = rm_xasprintf("/v%s/libpod/info", d->product_version);
+	rm_engine__req_init(&r, "GET", path, SHORT_TIMEOUT);
+	r.unversioned = 1;
+	if (rm_engine__json_request(d, &r, &info, &err) == 0) {
+		const char *cg;
+		host = json_object_get(info, "host");
+		*rootless =
+		    json_is_true(json_object_get(json_object_get(host, "security"), "rootless"));
+		cg = json_string_value(json_object_get(host, "cgroupVersion"));
+		*cgroup_v1 = cg && !strcmp(cg, "v1");
+	}
+	json_decref(info);
+	free(path);
+}
+
 int rm_engine__podman_at_least(const rm_docker *d, long major, long minor)
 {
 	long maj = 0, min = 0;

@@ -15,6 +15,7 @@ struct docker_launcher {
 	char *where;
 	/* Docker or Podman: the engine's ping, or in a dry run --engine or a quick ping */
 	rm_engine_kind kind;
+	int rootless, cgroup_v1; /* Podman's: a user's service; on cgroup v1 (no limits) */
 	/* This runner, in the labels of everything it makes (run_models.host, .pid,
 	 * .pid_start), so that a later run can tell whether it is gone. */
 	char host[256];

@@ -62,9 +62,10 @@ int rm_launcher_open_named(rm_launcher *l, const char *name, const rm_launcher_c
 	return rm_error_set(err, RM_ERR_INTERNAL, "no launcher is called '%s'", name);
 }
 
-rm_engine_kind rm_launcher_engine(const rm_launcher *l)
+void rm_launcher_engine_facts(const rm_launcher *l, rm_context *ctx)
 {
-	return l->ops && l->ops->engine ? l->ops->engine(l->state) : RM_ENGINE_ANY;
+	if (l->ops && l->ops->engine)
+		l->ops->engine(l->state, ctx);
 }
 
 void rm_launcher_close(rm_launcher *l)

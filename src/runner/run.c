@@ -211,8 +211,7 @@ static int run_all(struct run *r, rm_error *err)
 	if (rm_launcher_open(&r->launcher, &lc, err) < 0)
 		return -1;
 	/* What the containers are rendered for: the engine the launcher found. */
-	if (r->ctx.engine == RM_ENGINE_ANY)
-		r->ctx.engine = rm_launcher_engine(&r->launcher);
+	rm_launcher_engine_facts(&r->launcher, &r->ctx);
 	r->batching = r->launcher.ops->submit_all && !o->dry_run;
 	if (o->dry_run) {
 		dry_run(r, err);

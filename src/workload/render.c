@@ -628,6 +628,16 @@ int rm_workload_render(const rm_workload *w, const rm_context *host, const char 
 
 	if (render_gpus(w, host, body, hc, err) < 0)
 		goto out;
+	if (w->cpus && host->engine_no_cgroups) {
+		rm_error_set(
+		    err, RM_ERR_INPUT,
+		    "docker_cpus '%s': rootless Podman on cgroup v1 cannot limit a "
+		    "container's CPUs (a user has no cgroup of their own there); run as "
+		    "root, on cgroup v2 with the cpuset controller delegated to your user, "
+		    "or without docker_cpus",
+		    w->cpus);
+		goto out;
+	}
 	if (w->cpus)
 		json_object_set_new(hc, "CpusetCpus", json_string(w->cpus));
 	if (w->set.shm_size > 0)
