@@ -66,8 +66,14 @@ static void build_object(void *ud, const char *p, size_t n)
 		emsg = json_string_value(json_object_get(o, "error"));
 	if (detail && !emsg)
 		emsg = "the build failed (no message)";
-	if (emsg && !b->error)
-		b->error = rm_xstrdup(emsg);
+	if (emsg && !b->error) {
+		/* Podman's (buildah's) messages end in a line end: not in a perf row's reason. */
+		size_t len = strlen(emsg);
+		while (len &&
+		       (emsg[len - 1] == '\n' || emsg[len - 1] == '\r' || emsg[len - 1] == ' '))
+			len--;
+		b->error = rm_xstrndup(emsg, len);
+	}
 
 	const char *stream = json_string_value(json_object_get(o, "stream"));
 	if (stream)

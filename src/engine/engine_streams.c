@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -162,6 +163,37 @@ out:
 	return ret;
 }
 
+/*
+ * Podman's wait may answer StatusCode -1 when the container's process has ended and its
+ * exit code is not written yet (its conmon writes it): the container's own State.ExitCode,
+ * once its State.Status is "exited" (or "stopped"), asked for up to 5 s. 0 with *status,
+ * -1 when it does not say.
+ */
+static int podman_exit_code(rm_docker *d, const char *id, long *status, rm_engine_cancel_fn cancel,
+			    void *cancel_ud)
+{
+	double until = rm_now() + 5;
+
+	while (rm_now() < until && !(cancel && cancel(cancel_ud)) && !rm_interrupt_pending()) {
+		json_t *o = NULL;
+		rm_error ierr = RM_ERROR_INIT;
+		if (rm_engine_inspect(d, id, &o, &ierr) < 0)
+			return -1;
+		json_t *st = json_object_get(o, "State");
+		const char *s = json_string_value(json_object_get(st, "Status"));
+		json_t *code = json_object_get(st, "ExitCode");
+		int done = s && (!strcmp(s, "exited") || !strcmp(s, "stopped")) &&
+			   json_is_integer(code) && json_integer_value(code) >= 0;
+		if (done)
+			*status = (long)json_integer_value(code);
+		json_decref(o);
+		if (done)
+			return 0;
+		nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+	}
+	return -1;
+}
+
 int rm_engine_wait(rm_docker *d, const char *id, const char *condition, long *status,
 		   rm_engine_cancel_fn cancel, void *cancel_ud, rm_error *err)
 {
@@ -190,6 +222,14 @@ int rm_engine_wait(rm_docker *d, const char *id, const char *condition, long *st
 	}
 	if (status)
 		*status = (long)json_integer_value(code);
+	if (d->kind == RM_ENGINE_PODMAN && json_integer_value(code) == -1 && status &&
+	    podman_exit_code(d, id, status, cancel, cancel_ud) < 0) {
+		rm_error_set(err, RM_ERR_DOCKER,
+			     "POST /containers/%.12s/wait: Podman gave no exit code (-1), and the "
+			     "container did not say one",
+			     id);
+		goto out;
+	}
 	const char *emsg =
 	    json_string_value(json_object_get(json_object_get(resp, "Error"), "Message"));
 	if (emsg && *emsg) {

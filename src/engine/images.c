@@ -134,8 +134,14 @@ static void xfer_object(void *ud, const char *p, size_t n)
 		emsg = json_string_value(json_object_get(o, "error"));
 	if (detail && !emsg)
 		emsg = "(no message)";
-	if (emsg && !x->error)
-		x->error = rm_xstrdup(emsg);
+	if (emsg && !x->error) {
+		/* Podman's messages may end in a line end: not in a message's middle. */
+		size_t len = strlen(emsg);
+		while (len &&
+		       (emsg[len - 1] == '\n' || emsg[len - 1] == '\r' || emsg[len - 1] == ' '))
+			len--;
+		x->error = rm_xstrndup(emsg, len);
+	}
 
 	/* Status lines, but not the progress bars ("Pushing [==>  ]" with current/total). */
 	const char *status = json_string_value(json_object_get(o, "status"));
