@@ -101,8 +101,9 @@ const char *rm_engine_api_version(const rm_docker *d); /* e.g. "1.41" */
 const char *rm_engine_host(const rm_docker *d);	       /* what we connected to */
 /* RM_ENGINE_DOCKER or RM_ENGINE_PODMAN, from the ping of rm_engine_open. */
 rm_engine_kind rm_engine_get_kind(const rm_docker *d);
-/* Podman's own facts (GET /libpod/info): *rootless, a user's service (user namespace);
- * *cgroup_v1, the host's cgroups are v1. Both 0 for Docker or when it does not say. */
+/* Podman's facts, from its socket (no request): *rootless, a user's service (its socket is
+ * the user's, not root's); *cgroup_v1, this host's cgroups are v1. Both 0 for Docker or an
+ * engine on tcp://. */
 void rm_engine_podman_facts(rm_docker *d, int *rootless, int *cgroup_v1);
 /* Podman's version from its ping ("4.3.1"), or NULL (Docker: ask /version). */
 const char *rm_engine_product_version(const rm_docker *d);

@@ -486,7 +486,8 @@ int rm_engine__json_request(rm_docker *d, struct req *r, json_t **out, rm_error 
 	ret = rm_engine__do_request(d, r, err);
 	if (ret == 0 && out) {
 		json_error_t je;
-		*out = json_loadb(rm_buf_str(&resp), resp.len, 0, &je);
+		*out = json_loadb(rm_buf_str(&resp), resp.len, r->decode_any ? JSON_DECODE_ANY : 0,
+				  &je);
 		if (!*out) {
 			size_t plen = strcspn(r->path, "?");
 			ret =

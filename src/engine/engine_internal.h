@@ -20,7 +20,8 @@
 #define SHORT_TIMEOUT	      60L
 #define LONG_TIMEOUT	      300L /* remove (volumes, big layers) and archive copies */
 #define PING_TIMEOUT	      20L
-#define QUICK_PING_TIMEOUT    3L /* rm_engine_open_quick: a dry run asking what the engine is */
+#define PODMAN_WAIT_INTERVAL  "20ms" /* how often Podman's own wait looks at the container */
+#define QUICK_PING_TIMEOUT    3L     /* rm_engine_open_quick: a dry run asking what the engine is */
 /* After an interrupt (Ctrl-C), each clean-up call gets at most this long. */
 #define CLEANUP_TIMEOUT_MS 1500L
 /* How often a waiting request looks at its cancel function and the interrupt (ms). */
@@ -67,6 +68,8 @@ struct req {
 	rm_buf *resp;
 	rm_engine_cancel_fn cancel;
 	void *cancel_ud;
+	int decode_any; /* json_request: a scalar answer (Podman's wait: the exit code) is JSON too
+			 */
 	/* Made after the interrupt came (a clean-up call): a short deadline, not cancelled by
 	 * the interrupt. Set by rm_engine__req_prepare. */
 	int after_interrupt;

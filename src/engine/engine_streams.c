@@ -184,11 +184,12 @@ static int podman_exit_code(rm_docker *d, const char *id, long *status, rm_engin
 		json_t *code = json_object_get(st, "ExitCode");
 		int done = s && (!strcmp(s, "exited") || !strcmp(s, "stopped")) &&
 			   json_is_integer(code) && json_integer_value(code) >= 0;
+		int never = s && (!strcmp(s, "created") || !strcmp(s, "configured"));
 		if (done)
 			*status = (long)json_integer_value(code);
 		json_decref(o);
-		if (done)
-			return 0;
+		if (done || never)
+			return done ? 0 : -1; /* a container that never ran has no exit code */
 		nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
 	}
 	return -1;
@@ -202,19 +203,36 @@ int rm_engine_wait(rm_docker *d, const char *id, const char *condition, long *st
 	json_t *resp = NULL;
 	char *eid = rm_engine__escape(id), *econd = NULL, *url;
 
-	if (condition) {
+	int libpod =
+	    d->kind == RM_ENGINE_PODMAN && (!condition || !strcmp(condition, "not-running"));
+
+	if (libpod) {
+		/* Podman's Docker-API wait looks at the container every 250 ms (a quarter of a
+		 * second on every run); its own takes the interval, and answers the exit code
+		 * alone. "stopped" and "exited" are not-running for a container that ran. */
+		url = rm_xasprintf("/v%s/libpod/containers/%s/wait?condition=stopped&"
+				   "condition=exited&interval=" PODMAN_WAIT_INTERVAL,
+				   d->product_version, eid);
+	} else if (condition) {
 		econd = rm_engine__escape(condition);
 		url = rm_xasprintf("/containers/%s/wait?condition=%s", eid, econd);
 	} else {
 		url = rm_xasprintf("/containers/%s/wait", eid);
 	}
 	rm_engine__req_init(&r, "POST", url, 0);
+	r.unversioned = libpod;
+	r.decode_any = libpod;
 	r.cancel = cancel;
 	r.cancel_ud = cancel_ud;
 	ret = rm_engine__json_request(d, &r, &resp, err);
 	if (ret < 0)
 		goto out;
 	ret = -1;
+	if (libpod && json_is_integer(resp)) {
+		json_t *o = json_pack("{s:O}", "StatusCode", resp);
+		json_decref(resp);
+		resp = o;
+	}
 	json_t *code = json_object_get(resp, "StatusCode");
 	if (!json_is_integer(code)) {
 		rm_error_set(err, RM_ERR_DOCKER, "POST /containers/%.12s/wait: no StatusCode", id);

@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+
+#include <linux/magic.h>
 
 #include <jansson.h>
 
@@ -17,29 +21,22 @@
 #define PODMAN_CDI_COMPAT_MAJOR 5
 #define PODMAN_CDI_COMPAT_MINOR 4
 
+/*
+ * Told without asking the engine (its /libpod/info takes half a second: it runs its
+ * runtime's and conmon's --version): a rootless service's socket belongs to its user, and
+ * the host's cgroups are v2 when /sys/fs/cgroup is a cgroup2 mount. An engine on tcp:// is
+ * neither.
+ */
 void rm_engine_podman_facts(rm_docker *d, int *rootless, int *cgroup_v1)
 {
-	struct req r;
-	json_t *info = NULL, *host;
-	rm_error err = RM_ERROR_INIT;
-	char *path;
+	struct stat st;
+	struct statfs fs;
 
 	*rootless = *cgroup_v1 = 0;
-	if (d->kind != RM_ENGINE_PODMAN)
+	if (d->kind != RM_ENGINE_PODMAN || !d->unix_path)
 		return;
-	path = rm_xasprintf("/v%s/libpod/info", d->product_version);
-	rm_engine__req_init(&r, "GET", path, SHORT_TIMEOUT);
-	r.unversioned = 1;
-	if (rm_engine__json_request(d, &r, &info, &err) == 0) {
-		const char *cg;
-		host = json_object_get(info, "host");
-		*rootless =
-		    json_is_true(json_object_get(json_object_get(host, "security"), "rootless"));
-		cg = json_string_value(json_object_get(host, "cgroupVersion"));
-		*cgroup_v1 = cg && !strcmp(cg, "v1");
-	}
-	json_decref(info);
-	free(path);
+	*rootless = stat(d->unix_path, &st) == 0 && st.st_uid != 0;
+	*cgroup_v1 = statfs("/sys/fs/cgroup", &fs) == 0 && fs.f_type != CGROUP2_SUPER_MAGIC;
 }
 
 int rm_engine__podman_at_least(const rm_docker *d, long major, long minor)
