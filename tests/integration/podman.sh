@@ -244,7 +244,6 @@ rootless)
 	grep -q "^$user:" /etc/subgid || echo "$user:300000:65536" >>/etc/subgid
 	command -v newuidmap >/dev/null || fail "newuidmap missing (package uidmap)"
 	uid=$(id -u "$user")
-	home=$(getent passwd "$user" | cut -d: -f6)
 	xdg=/tmp/run_models-rootless-$uid
 	mkdir -p "$xdg" && chown "$user" "$xdg" && chmod 700 "$xdg"
 	udir=$(su -s /bin/bash "$user" -c 'mktemp -d')
