@@ -7,7 +7,10 @@
 #   3. GPU telemetry: a model that sleeps TELEMETRY_SECONDS (default 10) on a fake host of
 #      TELEMETRY_GPUS (default 8) AMD GPUs (tests/telemetry/fake-gpu-sysfs.sh), run with
 #      --telemetry on and off, interleaved: the runner's CPU (user + system) and peak RSS,
-#      the difference as a share of one core over the run, and the readings per second.
+#      the difference as a share of one core over the run, and the readings per second;
+#      then the sampler alone (bench_telemetry, tests/unit/bench_telemetry.c) for the same
+#      seconds and GPUs, AMD on that tree and NVIDIA through the stand-in nvidia-smi
+#      (tests/telemetry/nvidia-smi): readings per second per GPU of each.
 # Median of RUNS (default 5). Usage: tools/bench.sh [BUILD_DIR [OTHER_BUILD_DIR]]
 # ONLY=telemetry runs section 3 alone.
 # With OTHER_BUILD_DIR (e.g. a build of an earlier commit) both binaries are measured in the
@@ -93,6 +96,7 @@ print("%.6f %.6f %d %.3f" % (r.ru_utime, r.ru_stime, r.ru_maxrss, time.monotonic
 				printf "readings: %d in %.1f s = %.1f per second per GPU (%d GPUs; goal >= 10)\n", readings, window, readings / window / gpus, gpus
 			}' t_on t_off
 	)
+	PATH=$src/tests/telemetry:$PATH "$build/bench_telemetry" "$secs" "$gpus" "$d/sys"
 }
 if [ "$only" = telemetry ]; then
 	telemetry_bench

@@ -87,8 +87,8 @@ static json_t *tools_json(const rm_tool_plan *p)
 			 "outputs", outputs, "copies", copies);
 }
 
-/* Per kind of RM_WORKLOAD_SETTINGS row: its JSON value. */
-static inline json_t *set_STR(const char *v) /* for STR rows (none today) */
+/* Per kind of RM_WORKLOAD_SETTINGS row: its JSON value (STR: no row today). */
+__attribute__((unused)) static json_t *set_STR(const char *v)
 {
 	return json_str_or_null(v);
 }
@@ -424,7 +424,8 @@ out:
 }
 
 /* Per kind of RM_WORKLOAD_SETTINGS row: its value from JSON. */
-static inline int read_STR(json_t *o, const char *key, const char **out, rm_error *err)
+__attribute__((unused)) static int read_STR(json_t *o, const char *key, const char **out,
+					    rm_error *err)
 {
 	char *s = NULL;
 	int r = member_str(o, key, &s, err);

@@ -11,6 +11,8 @@ if(SHELLCHECK)
   add_test(NAME lint.shellcheck COMMAND ${SHELLCHECK} -x -S warning ${RM_SHELL_SCRIPTS}
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(lint.shellcheck PROPERTIES LABELS lint)
+else()
+  rm_tool_missing_test(lint.shellcheck shellcheck lint)
 endif()
 find_program(CLANG_FORMAT clang-format)
 if(CLANG_FORMAT)
@@ -18,12 +20,19 @@ if(CLANG_FORMAT)
        ${CMAKE_SOURCE_DIR}/include/*.h)
   add_test(NAME lint.clang_format COMMAND ${CLANG_FORMAT} --dry-run -Werror ${RM_C_SOURCES})
   set_tests_properties(lint.clang_format PROPERTIES LABELS lint)
+else()
+  rm_tool_missing_test(lint.clang_format clang-format lint)
 endif()
 # The README's option table and --help come from the one option table (src/cmd/options.c).
 add_test(NAME lint.options_table
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lint/options-table.sh ${CMAKE_SOURCE_DIR}
                  $<TARGET_FILE:run_models>)
 set_tests_properties(lint.options_table PROPERTIES LABELS lint)
+# Every unit test is a TEST(name) that its program registers and runs (tests/unit/check.h).
+add_test(NAME lint.unit_tests
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lint/unit-tests.sh ${CMAKE_SOURCE_DIR}
+                 ${CMAKE_BINARY_DIR})
+set_tests_properties(lint.unit_tests PROPERTIES LABELS lint)
 # The layer order of docs/architecture.md (its module table, top down): no file includes the
 # header of a module above its own; the second test shows the lint fails on a planted one.
 add_test(NAME lint.layers COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lint/layers.sh ${CMAKE_SOURCE_DIR})

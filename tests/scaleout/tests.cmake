@@ -16,6 +16,8 @@ if(SHELLCHECK_SCALEOUT)
            COMMAND ${SHELLCHECK_SCALEOUT} -x -S warning ${RM_SCALEOUT_SCRIPTS}
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(lint.shellcheck_scaleout PROPERTIES LABELS lint)
+else()
+  rm_tool_missing_test(lint.shellcheck_scaleout shellcheck lint)
 endif()
 
 # One real two-node SLURM cluster and one registry for every SLURM test (a fixture: started

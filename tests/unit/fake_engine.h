@@ -1,11 +1,13 @@
 /*
- * A table-driven fake Docker engine for unit tests: a forked process serving canned answers
- * on a unix socket. Each request is matched against the routes in order (method, and the path
- * after the /v1.NN prefix: exactly, or as a prefix when the route's path ends in '*'); the
- * first match answers, in 7-byte pieces so the client sees JSON lines and frames split
- * anywhere. A route with status 0 never answers (the client must give up or cancel). Every
- * request head (and its body size) is appended to a log file so tests can check what the
- * client sent. /_ping always answers with API-Version 1.41; unmatched requests get a 500.
+ * The fake Docker engine of the unit tests, table-driven: a forked process serving canned
+ * answers on a unix socket. Each request is matched against the routes in order (method, and
+ * the path after the /v1.NN prefix: exactly, or as a prefix when the route's path ends in
+ * '*'); the first match answers, in 7-byte pieces so the client sees JSON lines and frames
+ * split anywhere. A route with status 0 never answers (the client must give up or cancel);
+ * when the client closes the connection the log says so ("closed by the client: GET /v1.41/
+ * containers/x/wait"). Every request head (and its body size) is appended to a log file so
+ * tests can check what the client sent. /_ping answers with API-Version 1.41 unless a route
+ * answers it; unmatched requests get a 500.
  */
 #ifndef RM_FAKE_ENGINE_H
 #define RM_FAKE_ENGINE_H
@@ -26,6 +28,8 @@ typedef struct fake_route {
 	const char *path;
 	int status;
 	const char *body;
+	size_t len;	     /* of body; 0: strlen(body) (a body with NUL bytes: stream frames) */
+	const char *headers; /* header lines ("Name: value\r\n"); NULL: a JSON Content-Type */
 } fake_route;
 
 static void fake_send_all(int fd, const char *p, size_t n)
@@ -39,14 +43,12 @@ static void fake_send_all(int fd, const char *p, size_t n)
 	}
 }
 
-static void fake_respond(int fd, int status, const char *extra, const char *body)
+static void fake_respond(int fd, int status, const char *headers, const char *body, size_t len)
 {
 	char head[512];
-	size_t len = strlen(body);
 	int n = snprintf(head, sizeof(head),
-			 "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: "
-			 "%zu\r\nConnection: close\r\n%s\r\n",
-			 status, len, extra ? extra : "");
+			 "HTTP/1.1 %d X\r\nContent-Length: %zu\r\nConnection: close\r\n%s\r\n",
+			 status, len, headers ? headers : "Content-Type: application/json\r\n");
 	fake_send_all(fd, head, (size_t)n);
 	for (size_t off = 0; off < len; off += 7) {
 		fake_send_all(fd, body + off, len - off < 7 ? len - off : 7);
@@ -100,10 +102,6 @@ static void fake_serve_one(int fd, const fake_route *routes, const char *logpath
 	const char *p = path;
 	if (strncmp(p, "/v1.", 4) == 0)
 		p = strchr(p + 1, '/');
-	if (strcmp(p, "/_ping") == 0) {
-		fake_respond(fd, 200, "API-Version: 1.41\r\n", "OK");
-		return;
-	}
 	for (const fake_route *r = routes; r->method; r++) {
 		size_t pl = strlen(r->path);
 		int prefix = pl && r->path[pl - 1] == '*';
@@ -112,15 +110,25 @@ static void fake_serve_one(int fd, const fake_route *routes, const char *logpath
 		if (prefix ? strncmp(p, r->path, pl - 1) != 0 : strcmp(p, r->path) != 0)
 			continue;
 		if (r->status == 0) {
-			alarm(10); /* a safety net: the client is expected to close first */
+			alarm(60); /* a safety net for a client that hangs: it is to close first */
 			while (read(fd, buf, sizeof(buf)) > 0)
 				;
+			log = fopen(logpath, "a");
+			if (log) {
+				fprintf(log, "closed by the client: %s %s\n\n", method, path);
+				fclose(log);
+			}
 			return;
 		}
-		fake_respond(fd, r->status, NULL, r->body);
+		fake_respond(fd, r->status, r->headers, r->body, r->len ? r->len : strlen(r->body));
 		return;
 	}
-	fake_respond(fd, 500, NULL, "{\"message\":\"no route in the fake engine\"}");
+	if (strcmp(p, "/_ping") == 0) {
+		fake_respond(fd, 200, "API-Version: 1.41\r\n", "OK", 2);
+		return;
+	}
+	const char *none = "{\"message\":\"no route in the fake engine\"}";
+	fake_respond(fd, 500, NULL, none, strlen(none));
 }
 
 /* Starts the fake on socket path sock; returns its pid (stop it with fake_stop). */
@@ -158,6 +166,45 @@ static void fake_stop(pid_t pid)
 {
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
+}
+
+/* Whether the log at logpath holds text (read whole: a test's log is small). */
+static inline int fake_logged(const char *logpath, const char *text)
+{
+	char *log = NULL;
+	int found;
+
+	if (rm_read_file(logpath, (size_t)16 << 20, &log, NULL, NULL) != 0)
+		return 0; /* not there yet */
+	found = strstr(log, text) != NULL;
+	free(log);
+	return found;
+}
+
+/* Waits until the log holds text: 0 then, -1 after a minute (a limit for hangs only). */
+static inline int fake_wait_logged(const char *logpath, const char *text)
+{
+	for (int i = 0; i < 6000; i++) {
+		if (fake_logged(logpath, text))
+			return 0;
+		usleep(10 * 1000);
+	}
+	fprintf(stderr, "the fake engine's log holds no '%s' after a minute\n", text);
+	return -1;
+}
+
+/* A cancel function (rm_engine_*'s cancel) that cancels once the fake engine has logged a
+ * request holding `what`: the request reached the engine, whatever this machine's speed. */
+typedef struct fake_cancel {
+	const char *logpath;
+	const char *what;
+} fake_cancel;
+
+static inline int fake_cancel_once_logged(void *ud)
+{
+	const fake_cancel *c = ud;
+
+	return fake_logged(c->logpath, c->what);
 }
 
 #endif

@@ -13,15 +13,28 @@
 #include "rm/util.h"
 #include "testfs.h"
 
-static int load(const char *dir, const char *name, rm_suite *s, rm_error *err)
+static char *dir; /* the tests' files */
+
+SETUP()
 {
-	char *p = rm_xasprintf("%s/%s", dir, name);
+	dir = tfs_tmpdir("ci");
+}
+
+TEARDOWN()
+{
+	tfs_rm_tree(dir);
+	free(dir);
+}
+
+static int load(const char *folder, const char *name, rm_suite *s, rm_error *err)
+{
+	char *p = rm_xasprintf("%s/%s", folder, name);
 	int rc = rm_suite_load(p, s, err);
 	free(p);
 	return rc;
 }
 
-static void test_suite(const char *dir)
+TEST(suite)
 {
 	rm_suite s;
 	rm_error err = RM_ERROR_INIT;
@@ -133,7 +146,7 @@ static void add(rm_results *r, const char *model, const char *perf, const char *
 	rm_results_add(r, names, vals, 12, "mem", 2);
 }
 
-static void test_junit(const char *dir)
+TEST(junit)
 {
 	rm_results run = RM_RESULTS_INIT;
 	rm_error err = RM_ERROR_INIT;
@@ -180,7 +193,7 @@ static void test_junit(const char *dir)
 	free(path);
 }
 
-static void test_manifest_archive(const char *dir)
+TEST(manifest_archive)
 {
 	rm_error err = RM_ERROR_INIT;
 	rm_finding f[] = {{RM_FINDING_OK, "rocm", "ROCm 6.2.1; amdgpu driver 6.8.5", NULL},
@@ -237,7 +250,7 @@ static void test_manifest_archive(const char *dir)
 
 /* Issue 22: a secret given as a tag argument reaches no byte of run.json (strings and keys)
  * nor of the archive, whoever wrote the archived file. */
-static void test_manifest_archive_masked(const char *dir)
+TEST(manifest_archive_masked)
 {
 	rm_error err = RM_ERROR_INIT;
 	const char *secret = "tok_S3cr3t_value";
@@ -310,7 +323,7 @@ static void perf_line(rm_buf *b, const char *model, const char *perf, const char
 /* The finish takes what the caller leaves out from the run's run.json: the suite name, the
  * entries' thresholds (a PCT gates, "off" does not), the gate; a run.json of another run is
  * not used. */
-static void test_nightly_manifest(const char *dir)
+TEST(nightly_manifest)
 {
 	rm_buf csv = RM_BUF_INIT(1 << 20);
 	rm_error err = RM_ERROR_INIT;
@@ -362,17 +375,4 @@ static void test_nightly_manifest(const char *dir)
 	free(perf);
 	free(man);
 	free(md);
-}
-
-int main(void)
-{
-	char *dir = tfs_tmpdir("ci");
-	test_suite(dir);
-	test_junit(dir);
-	test_manifest_archive(dir);
-	test_manifest_archive_masked(dir);
-	test_nightly_manifest(dir);
-	tfs_rm_tree(dir);
-	free(dir);
-	return check_summary();
 }

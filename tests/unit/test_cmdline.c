@@ -23,7 +23,7 @@ static void check_quote(const char *in, const char *want)
 	free(q);
 }
 
-static void test_quote(void)
+TEST(quote)
 {
 	check_quote("plain", "plain");
 	check_quote("A-Za_z0.9/x:y=z@h%p+q,r", "A-Za_z0.9/x:y=z@h%p+q,r");
@@ -60,7 +60,7 @@ static void check_run(const char *body_json, const char *name, const char *want)
 	free(s);
 }
 
-static void test_amd(void)
+TEST(amd)
 {
 	check_run(
 	    "{\"Image\": \"IMAGE\", \"Cmd\": [\"bash\", \"run.sh\", \"--a\", \"two words\"],"
@@ -84,7 +84,7 @@ static void test_amd(void)
 	    "IMAGE bash run.sh --a 'two words'");
 }
 
-static void test_nvidia(void)
+TEST(nvidia)
 {
 	const char *head =
 	    "{\"Image\": \"ci-x:latest\", \"Cmd\": [\"python3\", \"train.py\"],"
@@ -119,7 +119,7 @@ static void test_nvidia(void)
 	free(want);
 }
 
-static void test_gpuless(void)
+TEST(gpuless)
 {
 	check_run("{\"Image\": \"ci-smoke\", \"Cmd\": [\"sh\", \"-c\", \"echo $HOME 'hi'\"],"
 		  " \"Env\": [\"MAD_GPU_VENDOR=NONE\", \"MSG=it's here\", \"EMPTY=\"],"
@@ -140,7 +140,7 @@ static void test_gpuless(void)
 	check_run("{\"Image\": \"busybox\"}", "b", "docker run --rm --name b busybox");
 }
 
-static void test_other_options(void)
+TEST(other_options)
 {
 	check_run("{\"Image\": \"img\", \"Entrypoint\": [\"/bin/sh\", \"-c\"], \"Cmd\": [\"true\"],"
 		  " \"Tty\": true, \"OpenStdin\": true,"
@@ -160,7 +160,7 @@ static void test_other_options(void)
 		  "--ulimit stack=67108864:134217728 --entrypoint /bin/sh img -c true");
 }
 
-static void test_build(void)
+TEST(build)
 {
 	json_t *args = json_pack("{s:s, s:s, s:n, s:i}", "BASE_DOCKER", "rocm/pytorch:latest",
 				 "MSG", "hello world", "FROM_ENV", "N", 4);
@@ -185,7 +185,7 @@ static void test_build(void)
 
 /* Podman: its CLI's name, and CDI devices (a DeviceRequests entry of driver "cdi") as
  * --device NAME, as podman and docker 25+ take them. */
-static void test_podman(void)
+TEST(podman)
 {
 	json_t *body = json_loads("{\"Image\": \"img\", \"HostConfig\": {\"DeviceRequests\": "
 				  "[{\"Driver\": \"cdi\", \"DeviceIDs\": [\"nvidia.com/gpu=0\", "
@@ -201,16 +201,4 @@ static void test_podman(void)
 				 1);
 	CHECK_STR(s, "podman build --network=host --pull -t ci-x -f docker/x.Dockerfile ./docker");
 	free(s);
-}
-
-int main(void)
-{
-	test_quote();
-	test_amd();
-	test_nvidia();
-	test_gpuless();
-	test_other_options();
-	test_build();
-	test_podman();
-	return check_summary();
 }

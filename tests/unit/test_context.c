@@ -42,7 +42,7 @@ static char *make_tmp(void)
 	return rm_xstrdup(d);
 }
 
-static void test_detect_kfd(void)
+TEST(detect_kfd)
 {
 	char *root = make_tmp();
 	rm_context ctx;
@@ -101,7 +101,7 @@ static void test_detect_kfd(void)
 	}
 }
 
-static void test_detect_none(void)
+TEST(detect_none)
 {
 	char *root = make_tmp();
 	rm_context ctx;
@@ -137,7 +137,7 @@ static void fresh(rm_context *ctx)
 	free(root);
 }
 
-static void test_apply_json(void)
+TEST(apply_json)
 {
 	rm_context ctx;
 	rm_error err = RM_ERROR_INIT;
@@ -198,7 +198,7 @@ static void test_apply_json(void)
 	rm_context_release(&ctx);
 }
 
-static void test_apply_file_and_pydict(void)
+TEST(apply_file_and_pydict)
 {
 	char *dir = make_tmp();
 	char *file = rm_xasprintf("%s/ctx.json", dir);
@@ -252,7 +252,7 @@ static void test_apply_file_and_pydict(void)
 	free(dir);
 }
 
-static void test_apply_errors(void)
+TEST(apply_errors)
 {
 	rm_context ctx;
 	rm_error err = RM_ERROR_INIT;
@@ -306,7 +306,7 @@ static void test_apply_errors(void)
 	rm_context_release(&ctx);
 }
 
-static void test_pydict(void)
+TEST(pydict)
 {
 	rm_error err = RM_ERROR_INIT;
 	json_t *v;
@@ -380,7 +380,7 @@ static void test_pydict(void)
 }
 
 /* madengine's get_ctx_test: the folder's ctx_test file, stripped, else None. */
-static void test_ctx_test(void)
+TEST(ctx_test)
 {
 	char *root = make_tmp(), *file = rm_xasprintf("%s/ctx_test", root);
 	rm_context ctx;
@@ -422,7 +422,7 @@ static void test_ctx_test(void)
 
 /* The GPU's product name from its DRM device in sysfs, the HIP version from ROCm's version
  * file (madengine's MAD_SYSTEM_GPU_PRODUCT_NAME and MAD_SYSTEM_HIP_VERSION). */
-static void test_detect_facts(void)
+TEST(detect_facts)
 {
 	char *root = make_tmp(), *rocm = make_tmp();
 	const char *old = getenv("ROCM_PATH");
@@ -491,7 +491,7 @@ static int check_keys(const char *json, const char *const *known, const char *co
 
 /* Unknown keys are named (with the closest known one), madengine's own keys say what they
  * did there, k8s is refused pointing at SLURM; known, launcher and CONTEXT keys pass. */
-static void test_check_keys(void)
+TEST(check_keys)
 {
 	static const char *const launchers[] = {"slurm",       "distributed",  "tools",
 						"pre_scripts", "post_scripts", "encapsulate_script",
@@ -525,18 +525,4 @@ static void test_check_keys(void)
 	free(out);
 	CHECK(check_keys("{\"kubernetes\": {}}", NULL, NULL, &out, &err) < 0);
 	free(out);
-}
-
-int main(void)
-{
-	test_detect_facts();
-	test_check_keys();
-	test_detect_kfd();
-	test_detect_none();
-	test_apply_json();
-	test_apply_file_and_pydict();
-	test_apply_errors();
-	test_pydict();
-	test_ctx_test();
-	return check_summary();
 }

@@ -16,6 +16,17 @@
 
 static char *dir;
 
+SETUP()
+{
+	dir = tfs_tmpdir("data");
+}
+
+TEARDOWN()
+{
+	tfs_rm_tree(dir);
+	free(dir);
+}
+
 static void load(rm_data_config *cfg, const char *json)
 {
 	rm_error err = RM_ERROR_INIT;
@@ -27,7 +38,7 @@ static void load(rm_data_config *cfg, const char *json)
 }
 
 /* madengine's fixture: dummy_data_local serves /tmp at /data_dlm_0, read-only. */
-static void test_local(void)
+TEST(local)
 {
 	rm_data_config cfg;
 	rm_data_plan plan;
@@ -97,7 +108,7 @@ static void test_local(void)
 	rm_data_config_release(&cfg);
 }
 
-static void test_providers(void)
+TEST(providers)
 {
 	rm_data_config cfg;
 	rm_data_plan plan;
@@ -195,7 +206,7 @@ static void test_providers(void)
 	free(mirror);
 }
 
-static void test_files(void)
+TEST(files)
 {
 	rm_data_config cfg;
 	rm_data_plan plan;
@@ -235,15 +246,4 @@ static void test_files(void)
 	CHECK(rm_data_size(d, 1, 10, buf, sizeof(buf)) < 0 && buf[0] == '\0');
 	CHECK(rm_data_size("/nonexistent/x", 10, 10, buf, sizeof(buf)) < 0);
 	free(d);
-}
-
-int main(void)
-{
-	dir = tfs_tmpdir("data");
-	test_local();
-	test_providers();
-	test_files();
-	tfs_rm_tree(dir);
-	free(dir);
-	return check_summary();
 }

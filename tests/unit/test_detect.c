@@ -41,7 +41,7 @@ static rm_detect judge(const rm_point *p, size_t n, rm_direction dir, double thr
 	return d;
 }
 
-static void test_fail(void)
+TEST(fail)
 {
 	rm_point p[64];
 	rm_detect d;
@@ -105,7 +105,7 @@ static void test_fail(void)
 	CHECK(d.verdict == RM_VERDICT_SAME);
 }
 
-static void test_pass(void)
+TEST(pass)
 {
 	rm_point p[64];
 	rm_detect d;
@@ -197,7 +197,7 @@ static void test_pass(void)
 	CHECK(d.verdict == RM_VERDICT_NONE);
 }
 
-static void test_repeats(void)
+TEST(repeats)
 {
 	rm_point p[8];
 	rm_detect d;
@@ -222,20 +222,11 @@ static void test_repeats(void)
 	CHECK(d.verdict == RM_VERDICT_REGRESSION);
 }
 
-static void test_table(void)
+TEST(table)
 {
 	/* The critical value falls with the window and is nominal under the history minimum. */
 	CHECK(rm_detect_z(RM_DETECT_MIN_HISTORY - 1) == 4.0);
 	CHECK(rm_detect_z(5) > rm_detect_z(10) && rm_detect_z(10) > rm_detect_z(30));
 	CHECK(rm_detect_z(30) > 3.5 && rm_detect_z(30) < 4.5 && rm_detect_z(1000) > 3.5);
 	CHECK(!strcmp(rm_noise_from_name(RM_NOISE_HISTORY), "history"));
-}
-
-int main(void)
-{
-	test_fail();
-	test_pass();
-	test_repeats();
-	test_table();
-	return check_summary();
 }

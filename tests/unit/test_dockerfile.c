@@ -32,7 +32,7 @@ static char *prefix(const char *rel)
 	return rm_xasprintf("%s/%s", dir, rel);
 }
 
-static void setup(void)
+SETUP()
 {
 	char tmpl[] = "/tmp/rm_test_dockerfile_XXXXXX";
 	char *sub;
@@ -55,7 +55,14 @@ static void setup(void)
 	tfs_put(dir, "docker/other.Dockerfile", "FROM scratch\n");
 }
 
-static void test_select(void)
+TEARDOWN()
+{
+	rm_dockerfiles_cache_clear();
+	tfs_rm_tree(dir);
+	free(dir);
+}
+
+TEST(select)
 {
 	rm_context ctx;
 	rm_dockerfile *v = NULL;
@@ -103,7 +110,7 @@ static void test_select(void)
 	rm_dockerfiles_free(NULL, 0);
 }
 
-static void test_none_kept(void)
+TEST(none_kept)
 {
 	rm_context ctx;
 	rm_dockerfile *v = NULL;
@@ -155,7 +162,7 @@ static void test_none_kept(void)
 	free(pre);
 }
 
-static void test_context_lines(void)
+TEST(context_lines)
 {
 	rm_context ctx;
 	rm_dockerfile *v = NULL;
@@ -244,7 +251,7 @@ static void test_context_lines(void)
 }
 
 /* madengine's glob: `ls <prefix>.*`, a literal dot. */
-static void test_literal_dot(void)
+TEST(literal_dot)
 {
 	rm_dockerfile *v = NULL;
 	size_t n = 0;
@@ -310,7 +317,7 @@ static void test_literal_dot(void)
 	free(pre);
 }
 
-static void test_image_name(void)
+TEST(image_name)
 {
 	struct {
 		const char *model, *stem, *want;
@@ -346,18 +353,4 @@ static void test_image_name(void)
 	CHECK(got[strlen(got) - 1] != '.');
 	free(got);
 	rm_buf_release(&long_name);
-}
-
-int main(void)
-{
-	setup();
-	test_select();
-	test_none_kept();
-	test_context_lines();
-	test_literal_dot();
-	test_image_name();
-	rm_dockerfiles_cache_clear();
-	tfs_rm_tree(dir);
-	free(dir);
-	return check_summary();
 }

@@ -103,7 +103,7 @@ static void add_two_gfx942(const struct fake *f)
 	free(p2);
 }
 
-static void test_numa(void)
+TEST(numa)
 {
 	struct fake f;
 	rm_finding *v;
@@ -148,7 +148,7 @@ static void test_numa(void)
 	fake_release(&f);
 }
 
-static void test_amd_devices(void)
+TEST(amd_devices)
 {
 	struct fake f;
 	rm_finding *v;
@@ -200,7 +200,7 @@ static void test_amd_devices(void)
 }
 
 /* Whether telemetry reads: the amdgpu files under each GPU's render node. */
-static void test_telemetry(void)
+TEST(telemetry)
 {
 	struct fake f;
 	rm_finding *v;
@@ -260,7 +260,7 @@ static void test_telemetry(void)
 	fake_release(&f);
 }
 
-static void test_no_gpu_and_shm(void)
+TEST(no_gpu_and_shm)
 {
 	struct fake f;
 	rm_finding *v;
@@ -305,7 +305,7 @@ static void test_no_gpu_and_shm(void)
 	fake_release(&f);
 }
 
-static void test_docker_missing_socket(void)
+TEST(docker_missing_socket)
 {
 	struct fake f;
 	rm_finding *v;
@@ -342,7 +342,7 @@ static void test_docker_missing_socket(void)
 	fake_release(&f);
 }
 
-static void test_json(void)
+TEST(json)
 {
 	struct fake f;
 	rm_finding *v;
@@ -401,7 +401,7 @@ static void test_json(void)
 	fake_release(&f);
 }
 
-static void test_print(void)
+TEST(print)
 {
 	rm_finding v[2] = {
 	    {RM_FINDING_OK, "numa_balancing", "0 (disabled)", NULL},
@@ -442,7 +442,7 @@ static int run_cmd(const rm_doctor_opts *o, char **text, rm_error *err, int argc
 	return rc;
 }
 
-static void test_cmd(void)
+TEST(cmd)
 {
 	struct fake f;
 	rm_error err = RM_ERROR_INIT;
@@ -537,7 +537,7 @@ static void put_tool(const char *root, const char *name, const char *script)
 }
 
 /* Stand-in tools on a PATH of their own: what doctor makes of amd-smi and nvidia-smi. */
-static void test_tools(void)
+TEST(tools)
 {
 	struct fake f;
 	rm_finding *v;
@@ -616,7 +616,7 @@ static void test_tools(void)
 }
 
 /* This very host, with its real /proc, /sys and /dev and the tools on PATH. */
-static void test_real_host(void)
+TEST(real_host)
 {
 	rm_doctor_opts o = {"/proc", "/sys", "/dev", NULL, ".", 1, rm_launcher_probe_all};
 	rm_context ctx;
@@ -651,19 +651,4 @@ static void test_real_host(void)
 	}
 	rm_doctor_print(stdout, v, n);
 	rm_findings_free(v, n);
-}
-
-int main(void)
-{
-	test_numa();
-	test_amd_devices();
-	test_telemetry();
-	test_no_gpu_and_shm();
-	test_docker_missing_socket();
-	test_json();
-	test_print();
-	test_cmd();
-	test_tools();
-	test_real_host();
-	return check_summary();
 }

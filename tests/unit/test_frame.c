@@ -60,7 +60,7 @@ static int same(const struct sink *a, const struct sink *b)
 	       memcmp(rm_buf_str(&a->tags), rm_buf_str(&b->tags), a->tags.len) == 0;
 }
 
-static void test_multiplexed(void)
+TEST(multiplexed)
 {
 	rm_buf in = RM_BUF_INIT(1 << 20);
 	char big[20000];
@@ -138,7 +138,7 @@ static void test_multiplexed(void)
 	rm_buf_release(&in);
 }
 
-static void test_raw_and_broken(void)
+TEST(raw_and_broken)
 {
 	struct sink s;
 	rm_frame_decoder d;
@@ -212,7 +212,7 @@ static void run_lines(const char *in, size_t max, size_t step, const char *want,
 	rm_buf_release(&out.kinds);
 }
 
-static void test_lines(void)
+TEST(lines)
 {
 	for (size_t step = 1; step <= 9; step++) {
 		run_lines("a\nbb\n\nccc", 100, step, "a|bb||ccc", 4, "wwwe");
@@ -232,12 +232,4 @@ static void test_lines(void)
 	CHECK(l.max_line > 0);
 	rm_lines_release(&l);
 	rm_lines_release(NULL);
-}
-
-int main(void)
-{
-	test_multiplexed();
-	test_raw_and_broken();
-	test_lines();
-	return check_summary();
 }

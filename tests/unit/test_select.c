@@ -51,7 +51,7 @@ static char *pick(const rm_registry *reg, const char *const *exprs, size_t n, rm
 		free(got_);                                                                        \
 	} while (0)
 
-static void test_matching(void)
+TEST(matching)
 {
 	rm_registry reg = {0};
 
@@ -92,7 +92,7 @@ static void test_matching(void)
 
 /* madengine's fixture: dummy, dummy2/model1, dummy2/model2, and "scope/tag" only inside its
  * scope, even when a model elsewhere carries the same words as tags. */
-static void test_scopes(void)
+TEST(scopes)
 {
 	rm_registry reg = {0};
 	rm_error err = RM_ERROR_INIT;
@@ -146,7 +146,7 @@ static void test_scopes(void)
 	rm_registry_release(&reg);
 }
 
-static void test_args(void)
+TEST(args)
 {
 	rm_registry reg = {0};
 	rm_selection sel;
@@ -183,7 +183,7 @@ static void test_args(void)
 	rm_registry_release(&reg);
 }
 
-static void test_errors(void)
+TEST(errors)
 {
 	rm_registry reg = {0};
 	rm_error err = RM_ERROR_INIT;
@@ -220,13 +220,4 @@ static void test_errors(void)
 	rm_selection sel;
 	CHECK(rm_select(&empty_reg, all, 1, &sel, &err) < 0);
 	CHECK(rm_starts_with(err.msg, "no model matches tag 'all'"));
-}
-
-int main(void)
-{
-	test_matching();
-	test_args();
-	test_scopes();
-	test_errors();
-	return check_summary();
 }

@@ -47,7 +47,19 @@ static int has_note(const rm_slurm_conf *sc, const char *needle)
 	return 0;
 }
 
-static void test_conf(void)
+SETUP()
+{
+	tmp = tfs_tmpdir("slurm");
+	signal(SIGPIPE, SIG_IGN);
+}
+
+TEARDOWN()
+{
+	tfs_rm_tree(tmp);
+	free(tmp);
+}
+
+TEST(conf)
 {
 	rm_error err = RM_ERROR_INIT;
 	rm_slurm_conf sc;
@@ -161,7 +173,7 @@ static void test_conf(void)
 	}
 }
 
-static void test_time_gpus_runner(void)
+TEST(time_gpus_runner)
 {
 	rm_error err = RM_ERROR_INIT;
 	struct {
@@ -244,7 +256,7 @@ static void put_exec(const char *dir, const char *name, const char *text)
 	free(p);
 }
 
-static void test_script(void)
+TEST(script)
 {
 	rm_error err = RM_ERROR_INIT;
 	rm_slurm_conf sc;
@@ -463,7 +475,7 @@ out:
 
 /* ---- what the SLURM commands print ---- */
 
-static void test_states(void)
+TEST(states)
 {
 	rm_error err = RM_ERROR_INIT;
 	rm_slurm_job_state *v = NULL;
@@ -634,17 +646,4 @@ static void test_states(void)
 	free(a);
 	CHECK(rm_slurm_node_addr("Node n9 not found\n") == NULL);
 	CHECK(rm_slurm_node_addr(NULL) == NULL);
-}
-
-int main(void)
-{
-	tmp = tfs_tmpdir("slurm");
-	signal(SIGPIPE, SIG_IGN);
-	test_conf();
-	test_time_gpus_runner();
-	test_script();
-	test_states();
-	tfs_rm_tree(tmp);
-	free(tmp);
-	return check_summary();
 }

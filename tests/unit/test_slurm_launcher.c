@@ -255,7 +255,31 @@ static void check_sweep(struct fx *f)
 	free(text);
 }
 
-static void test_launcher(void)
+SETUP()
+{
+	if (!mkdtemp(tmp)) {
+		perror("mkdtemp");
+		exit(1);
+	}
+	put("dummy", "", 0644);
+	{
+		char *bin = rm_xasprintf("%s/bin", tmp);
+		rm_error err = RM_ERROR_INIT;
+		rm_mkdirs(bin, &err);
+		free(bin);
+	}
+	stand_ins();
+}
+
+TEARDOWN()
+{
+	char *cmd = rm_xasprintf("rm -rf %s", tmp);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", tmp);
+	free(cmd);
+}
+
+TEST(launcher)
 {
 	struct fx f;
 
@@ -266,24 +290,4 @@ static void test_launcher(void)
 		check_sweep(&f);
 	}
 	fx_close(&f);
-}
-
-int main(void)
-{
-	if (!mkdtemp(tmp))
-		return 1;
-	put("dummy", "", 0644);
-	{
-		char *bin = rm_xasprintf("%s/bin", tmp);
-		rm_error err = RM_ERROR_INIT;
-		rm_mkdirs(bin, &err);
-		free(bin);
-	}
-	stand_ins();
-	test_launcher();
-	char *cmd = rm_xasprintf("rm -rf %s", tmp);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", tmp);
-	free(cmd);
-	return check_summary();
 }

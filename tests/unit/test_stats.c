@@ -10,7 +10,7 @@ static int near(double a, double b)
 	return fabs(a - b) < 1e-9 * (fabs(b) > 1 ? fabs(b) : 1);
 }
 
-static void test_stats(void)
+TEST(stats)
 {
 	rm_stats s;
 	const double four[] = {4, 1, 3, 2};
@@ -51,7 +51,7 @@ static void test_stats(void)
 	CHECK(rm_stats_compute(NULL, 0, &s) == -1);
 }
 
-static void test_mlperf(void)
+TEST(mlperf)
 {
 	rm_error err = RM_ERROR_INIT;
 	double score = 0;
@@ -79,11 +79,4 @@ static void test_mlperf(void)
 	const double two[] = {1, 2};
 	CHECK(rm_score_mlperf(two, 2, &score, &used, NULL) == -1);
 	CHECK(rm_score_mlperf(NULL, 0, &score, NULL, &err) == -1);
-}
-
-int main(void)
-{
-	test_stats();
-	test_mlperf();
-	return check_summary();
 }

@@ -112,7 +112,21 @@ static char *build(const char *ctx, const char *dockerfile, char **name, int exp
 	return list;
 }
 
-static void test_build_context(void)
+SETUP()
+{
+	snprintf(root, sizeof(root), "/tmp/rm_test_tar_XXXXXX");
+	if (!mkdtemp(root)) {
+		perror("mkdtemp");
+		exit(1);
+	}
+}
+
+TEARDOWN()
+{
+	tfs_rm_tree(root);
+}
+
+TEST(build_context)
 {
 	put("ctx/Dockerfile", "FROM scratch\n", 0644);
 	put("ctx/a.txt", "alpha", 0600);
@@ -222,7 +236,7 @@ static char *tree(const char *src, const char *prefix)
 	return list;
 }
 
-static void test_tree(void)
+TEST(tree)
 {
 	put("scripts/smoke/run.sh", "#!/bin/sh\necho hi\n", 0755);
 	put("scripts/smoke/lib/util.py", "pass\n", 0644);
@@ -282,7 +296,7 @@ static char *read_all(int fd)
 	return rm_buf_detach(&b);
 }
 
-static void test_extract_one(void)
+TEST(extract_one)
 {
 	rm_error err = RM_ERROR_INIT;
 	char big[5000];
@@ -373,7 +387,7 @@ static int exists(const char *rel)
 	return r;
 }
 
-static void test_extract_dir(void)
+TEST(extract_dir)
 {
 	rm_error err = RM_ERROR_INIT;
 	char cwd_before[4096], cwd_after[4096];
@@ -418,7 +432,7 @@ static void test_extract_dir(void)
 
 /* Issue 22 (7): a kept model dir never brings device nodes or FIFOs (nor hard links to
  * them) onto the host; its files do come. */
-static void test_extract_dir_special_files(void)
+TEST(extract_dir_special_files)
 {
 	rm_error err = RM_ERROR_INIT;
 	char *tar = tmpfile_path("special.tar"), *dest = tmpfile_path("sdest");
@@ -479,7 +493,7 @@ static void fp_of(const char *ctx, const char *df, char out[65])
 
 /* The metadata fingerprint follows what the tar would hold: a packed file's change moves it,
  * an ignored file's does not. */
-static void test_fingerprint(void)
+TEST(fingerprint)
 {
 	char a[65], b[65], c[65], d[65];
 	char *ctx = tfs_tmpdir("fp"), *df = rm_xasprintf("%s/x.Dockerfile", ctx);
@@ -499,21 +513,4 @@ static void test_fingerprint(void)
 	tfs_rm_tree(ctx);
 	free(df);
 	free(ctx);
-}
-
-int main(void)
-{
-	snprintf(root, sizeof(root), "/tmp/rm_test_tar_XXXXXX");
-	if (!mkdtemp(root)) {
-		perror("mkdtemp");
-		return 1;
-	}
-	test_build_context();
-	test_tree();
-	test_extract_one();
-	test_extract_dir();
-	test_extract_dir_special_files();
-	test_fingerprint();
-	tfs_rm_tree(root);
-	return check_summary();
 }

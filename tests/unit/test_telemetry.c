@@ -9,8 +9,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -21,14 +21,85 @@
 
 #define NEAR(a, b, eps) (fabs((a) - (b)) <= (eps))
 
-static void sleep_s(double s)
+/*
+ * The time series as the sampler writes it, watched: a stream whose rows (readings; the
+ * header is none) are counted as they come, line buffered, and copied to a file when one is
+ * given. A test waits for the readings it checks (tap_wait) instead of sleeping for a while
+ * and hoping this machine sampled enough by then. The sampler closes it when it stops.
+ */
+typedef struct tap {
+	FILE *copy;
+	const char *match; /* rows holding it are counted apart */
+	char line[256];
+	size_t len;
+	int header_seen;
+	atomic_size_t rows, matching;
+} tap;
+
+static ssize_t tap_write(void *cookie, const char *buf, size_t n)
 {
-	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	tap *t = cookie;
+
+	if (t->copy && fwrite(buf, 1, n, t->copy) != n)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] != '\n') {
+			if (t->len < sizeof(t->line) - 1)
+				t->line[t->len++] = buf[i];
+			continue;
+		}
+		t->line[t->len] = '\0';
+		t->len = 0;
+		if (!t->header_seen) {
+			t->header_seen = 1;
+			continue;
+		}
+		if (t->match && strstr(t->line, t->match))
+			atomic_fetch_add(&t->matching, 1);
+		atomic_fetch_add(&t->rows, 1);
+	}
+	return (ssize_t)n;
 }
 
-static void test_parse_value(void)
+static int tap_close(void *cookie)
+{
+	tap *t = cookie;
+
+	return t->copy && fclose(t->copy) != 0 ? -1 : 0;
+}
+
+static FILE *tap_open(tap *t, const char *copy, const char *match)
+{
+	cookie_io_functions_t io = {.write = tap_write, .close = tap_close};
+	FILE *f;
+
+	memset(t, 0, sizeof(*t));
+	atomic_init(&t->rows, 0);
+	atomic_init(&t->matching, 0);
+	t->copy = copy ? fopen(copy, "w") : NULL;
+	t->match = match;
+	f = fopencookie(t, "w", io);
+	CHECK(f != NULL && (!copy || t->copy));
+	if (f)
+		setvbuf(f, NULL, _IOLBF, 0);
+	return f;
+}
+
+/* Waits until the series holds `rows` readings, `matching` of them with the tap's match: 0
+ * once they are there. The limit, a minute, is for a sampler that hangs. */
+static int tap_wait(tap *t, size_t rows, size_t matching)
+{
+	for (int i = 0; i < 6000; i++) {
+		if (atomic_load(&t->rows) >= rows && atomic_load(&t->matching) >= matching)
+			return 0;
+		usleep(10 * 1000);
+	}
+	fprintf(stderr, "the sampler wrote %zu of %zu readings (%zu of %zu matching) in a minute\n",
+		atomic_load(&t->rows), rows, atomic_load(&t->matching), matching);
+	return -1;
+}
+
+TEST(parse_value)
 {
 	double v = 0;
 
@@ -44,7 +115,7 @@ static void test_parse_value(void)
 	CHECK(rm_telem_parse_value("99999999999999999999999\n", 1, &v) < 0);
 }
 
-static void test_parse_sclk(void)
+TEST(parse_sclk)
 {
 	double mhz = -1;
 
@@ -61,7 +132,7 @@ static void test_parse_sclk(void)
 	CHECK(rm_telem_parse_sclk("*: garbage *\n", &mhz) < 0);
 }
 
-static void test_parse_nvsmi(void)
+TEST(parse_nvsmi)
 {
 	rm_telem_sample s;
 	long gpu = -1;
@@ -98,7 +169,7 @@ static rm_telem_sample sample(double p, double util, double mhz)
 	return s;
 }
 
-static void test_agg_power(void)
+TEST(agg_power)
 {
 	rm_telem_summary s;
 	long ids[2] = {4, 6};
@@ -161,7 +232,7 @@ static void test_agg_power(void)
 	rm_telem_agg_free(a);
 }
 
-static void test_agg_throttle(void)
+TEST(agg_throttle)
 {
 	rm_telem_summary s;
 	long ids[2] = {0, 3};
@@ -198,7 +269,7 @@ static void test_agg_throttle(void)
 	rm_telem_agg_free(a);
 }
 
-static void test_summary_json_merge(void)
+TEST(summary_json_merge)
 {
 	rm_telem_summary a, b, back;
 	long ids[1] = {2};
@@ -304,7 +375,7 @@ static size_t count_lines(const char *path, const char *prefix, size_t *matching
 	return n;
 }
 
-static void test_sampler_amd(void)
+TEST(sampler_amd)
 {
 	char tmpl[] = "/tmp/rm_test_telem_XXXXXX";
 	char *root = mkdtemp(tmpl), *series_path;
@@ -314,7 +385,7 @@ static void test_sampler_amd(void)
 	rm_telem_summary s;
 	long gpus[1] = {1};
 	size_t rows, of_gpu1;
-	FILE *series;
+	tap series, both_series;
 
 	CHECK(root != NULL);
 	if (!root)
@@ -323,15 +394,14 @@ static void test_sampler_amd(void)
 	CHECK(rm_context_detect(&ctx, root, 0, &err) == 0);
 	CHECK(ctx.n_render_nodes == 2);
 	series_path = rm_xasprintf("%s/series.csv", root);
-	series = fopen(series_path, "w");
 	rm_telem_opts o = {.vendor = "AMD",
 			   .sysfs_root = root,
 			   .ctx = &ctx,
 			   .gpus = gpus,
 			   .n_gpus = 1,
-			   .series = series};
+			   .series = tap_open(&series, series_path, NULL)};
 	CHECK(rm_telem_start(&t, &o, &err) == 0);
-	sleep_s(0.55);
+	CHECK(tap_wait(&series, 3, 0) == 0);
 	CHECK(rm_telem_stop(t, &s, &err) == 0);
 	/* GPU 1 only: 100 W, its hottest sensor, 2 GiB, 97 % busy, 1432 MHz */
 	CHECK(s.n_gpus == 1);
@@ -352,10 +422,11 @@ static void test_sampler_amd(void)
 	long both[2] = {0, 1};
 	o.gpus = both;
 	o.n_gpus = 2;
-	o.series = NULL;
+	o.series = tap_open(&both_series, NULL, NULL);
 	CHECK(rm_telem_start(&t, &o, &err) == 0);
-	sleep_s(0.25);
+	CHECK(tap_wait(&both_series, 2, 0) == 0); /* one instant of both */
 	CHECK(rm_telem_stop(t, &s, &err) == 0);
+	o.series = NULL;
 	CHECK(s.n_gpus == 2 && NEAR(s.power_avg_w, 200, 1e-6) && NEAR(s.power_max_w, 200, 1e-6));
 
 	/* A GPU index the host does not have, and no vendor: refused at start. */
@@ -379,7 +450,7 @@ static void test_sampler_amd(void)
 	tfs_rm_tree(root);
 }
 
-static void test_sampler_amd_missing(void)
+TEST(sampler_amd_missing)
 {
 	char tmpl[] = "/tmp/rm_test_telem_XXXXXX";
 	char *root = mkdtemp(tmpl), *detail = NULL;
@@ -388,17 +459,23 @@ static void test_sampler_amd_missing(void)
 	rm_telem *t = NULL;
 	rm_telem_summary s;
 	long gpus[1] = {0};
+	tap series;
 
 	if (!root)
 		return;
 	/* no power file: sampled all the same, without power figures; doctor says so */
 	fake_gpus(root, 0, 0);
 	CHECK(rm_context_detect(&ctx, root, 0, &err) == 0);
-	rm_telem_opts o = {
-	    .vendor = "AMD", .sysfs_root = root, .ctx = &ctx, .gpus = gpus, .n_gpus = 1};
+	rm_telem_opts o = {.vendor = "AMD",
+			   .sysfs_root = root,
+			   .ctx = &ctx,
+			   .gpus = gpus,
+			   .n_gpus = 1,
+			   .series = tap_open(&series, NULL, NULL)};
 	CHECK(rm_telem_start(&t, &o, &err) == 0);
-	sleep_s(0.15);
+	CHECK(tap_wait(&series, 1, 0) == 0);
 	CHECK(rm_telem_stop(t, &s, &err) == 0);
+	o.series = NULL;
 	CHECK(isnan(s.power_avg_w) && s.util_avg_pct == 97);
 	CHECK(rm_telem_probe(&ctx, root, &detail, &err) < 0 && detail == NULL);
 	CHECK(strstr(err.msg, "GPU 0 power") != NULL);
@@ -441,7 +518,22 @@ static long logged_pid(const char *log)
 	return pid;
 }
 
-static void test_sampler_nvidia(void)
+/* Waits until the stand-in nvidia-smi that wrote its pid first in log has ended and been
+ * reaped (by the sampler, which then notes why sampling ended): 0 then. The limit, a minute,
+ * is for a hang. */
+static int wait_reaped(const char *log)
+{
+	for (int i = 0; i < 6000; i++) {
+		long pid = logged_pid(log);
+		if (pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+			return 0;
+		usleep(10 * 1000);
+	}
+	fprintf(stderr, "nvidia-smi (%s) was not reaped in a minute\n", log);
+	return -1;
+}
+
+TEST(sampler_nvidia)
 {
 	char tmpl[] = "/tmp/rm_test_telem_XXXXXX";
 	char *root = mkdtemp(tmpl), *old_path = with_fake_nvsmi(), *log, *text = NULL;
@@ -451,16 +543,20 @@ static void test_sampler_nvidia(void)
 	long gpus[2] = {0, 2}, pid;
 	char *series_path;
 	size_t rows, of_gpu2;
+	tap series, units_series;
 
 	if (!root)
 		return;
 	log = rm_xasprintf("%s/nvsmi.log", root);
 	series_path = rm_xasprintf("%s/series.csv", root);
 	setenv("FAKE_NVSMI_LOG", log, 1);
-	rm_telem_opts o = {
-	    .vendor = "NVIDIA", .gpus = gpus, .n_gpus = 2, .series = fopen(series_path, "w")};
+	rm_telem_opts o = {.vendor = "NVIDIA",
+			   .gpus = gpus,
+			   .n_gpus = 2,
+			   .series =
+			       tap_open(&series, series_path, ",2,380.420,37.0,45000.0,100,1965")};
 	CHECK(rm_telem_start(&t, &o, &err) == 0);
-	sleep_s(0.7);
+	CHECK(tap_wait(&series, 4, 2) == 0);
 	CHECK(rm_telem_stop(t, &s, &err) == 0);
 	/* two GPUs at 380.42 W each */
 	CHECK(s.n_gpus == 2 && s.n_samples >= 4);
@@ -480,17 +576,20 @@ static void test_sampler_nvidia(void)
 
 	/* units and all: the same figures */
 	setenv("FAKE_NVSMI_UNITS", "1", 1);
-	o.series = NULL;
+	o.series = tap_open(&units_series, NULL, ",2,");
 	CHECK(rm_telem_start(&t, &o, &err) == 0);
-	sleep_s(0.3);
+	CHECK(tap_wait(&units_series, 2, 1) == 0); /* both GPUs */
 	CHECK(rm_telem_stop(t, &s, &err) == 0);
+	o.series = NULL;
 	CHECK(NEAR(s.power_avg_w, 2 * 380.42, 1e-6));
 	unsetenv("FAKE_NVSMI_UNITS");
 
-	/* the driver is not there: the run goes on, the error says why */
+	/* the driver is not there: the run goes on, the error says why (once the sampler saw
+	 * nvidia-smi end: stopped before, it had nothing to say) */
 	setenv("FAKE_NVSMI_FAIL", "1", 1);
+	CHECK(truncate(log, 0) == 0);
 	CHECK(rm_telem_start(&t, &o, &err) == 0);
-	sleep_s(0.3);
+	CHECK(wait_reaped(log) == 0);
 	CHECK(rm_telem_stop(t, &s, &err) < 0);
 	CHECK(strstr(err.msg,
 		     "nvidia-smi ended during the run (exit status 9): NVIDIA-SMI has "
@@ -517,18 +616,4 @@ static void test_sampler_nvidia(void)
 	free(series_path);
 	free(log);
 	tfs_rm_tree(root);
-}
-
-int main(void)
-{
-	test_parse_value();
-	test_parse_sclk();
-	test_parse_nvsmi();
-	test_agg_power();
-	test_agg_throttle();
-	test_summary_json_merge();
-	test_sampler_amd();
-	test_sampler_amd_missing();
-	test_sampler_nvidia();
-	return check_summary();
 }

@@ -62,8 +62,22 @@ static void load(rm_tools_config *c)
 	CHECK_STR(c->folder, "scripts/common");
 }
 
+SETUP()
+{
+	dir = tfs_tmpdir("tools");
+	tfs_put(dir, "scripts/common/tools.json", tools_json);
+	tfs_put(dir, "scripts/common/test_echo.sh", "#!/bin/bash\necho \"$@\"\n");
+	tfs_put(dir, "setup.sh", "#!/bin/bash\n");
+}
+
+TEARDOWN()
+{
+	tfs_rm_tree(dir);
+	free(dir);
+}
+
 /* Tools [A, B] in madengine's order; env merged in order, the last tool winning. */
-static void test_order(void)
+TEST(order)
 {
 	rm_tools_config c;
 	rm_tool_plan p;
@@ -166,7 +180,7 @@ static void test_order(void)
 }
 
 /* A name the file does not define falls back to the built-in one. */
-static void test_builtin(void)
+TEST(builtin)
 {
 	rm_tools_config c;
 	rm_tool_plan p;
@@ -257,7 +271,7 @@ static void want_error(const rm_tools_config *c, const char *ctx_text, const cha
 	CHECK(p.n_tools == 0 && p.pre == NULL); /* released */
 }
 
-static void test_errors(void)
+TEST(errors)
 {
 	rm_tools_config c;
 	rm_error err = RM_ERROR_INIT;
@@ -335,18 +349,4 @@ static void test_errors(void)
 		CHECK(b.source == NULL && json_object_size(b.tools) == 0);
 		rm_tools_config_release(&b);
 	}
-}
-
-int main(void)
-{
-	dir = tfs_tmpdir("tools");
-	tfs_put(dir, "scripts/common/tools.json", tools_json);
-	tfs_put(dir, "scripts/common/test_echo.sh", "#!/bin/bash\necho \"$@\"\n");
-	tfs_put(dir, "setup.sh", "#!/bin/bash\n");
-	test_order();
-	test_builtin();
-	test_errors();
-	tfs_rm_tree(dir);
-	free(dir);
-	return check_summary();
 }

@@ -7,7 +7,7 @@
 #include "check.h"
 #include "rm/util.h"
 
-static void test_buf(void)
+TEST(buf)
 {
 	rm_buf b = RM_BUF_INIT(10);
 	CHECK(rm_buf_addstr(&b, "hello") == 0);
@@ -30,7 +30,7 @@ static void test_buf(void)
 	rm_buf_release(&b);
 }
 
-static void test_numbers(void)
+TEST(numbers)
 {
 	long v = 0;
 	double d = 0;
@@ -57,7 +57,7 @@ static void test_numbers(void)
 
 /* Issue 22 (12): workload text that a spreadsheet would run as a formula gets a leading
  * "'"; numbers and other text are written as they are. */
-static void test_cell_text(void)
+TEST(cell_text)
 {
 	const char *cases[][2] = {
 	    {"=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"},
@@ -79,7 +79,7 @@ static void test_cell_text(void)
 	CHECK(rm_cell_text(NULL) == NULL);
 }
 
-static void test_split(void)
+TEST(split)
 {
 	char **v = NULL;
 	size_t n = 0;
@@ -114,7 +114,7 @@ static void test_split(void)
 	CHECK(strstr(err.msg, "unterminated") != NULL);
 }
 
-static void test_error(void)
+TEST(error)
 {
 	rm_error err = RM_ERROR_INIT;
 	CHECK(rm_error_set(&err, RM_ERR_DOCKER, "no such image: '%s'", "x") == -1);
@@ -128,7 +128,7 @@ static void test_error(void)
 
 /* Issue 26 (1): the errno is data; strerror's text is added only when the error is shown,
  * after the innermost message, and the hint after it. */
-static void test_error_errno(void)
+TEST(error_errno)
 {
 	rm_error err = RM_ERROR_INIT;
 	char want[512];
@@ -192,7 +192,7 @@ static void test_error_errno(void)
 
 /* rm_read_file: a missing file is an error with ENOENT and the file's name, no side
  * channel; the caller decides whether that matters. */
-static void test_read_file(void)
+TEST(read_file)
 {
 	char dir[] = "/tmp/rm_test_util_XXXXXX";
 	rm_error err = RM_ERROR_INIT;
@@ -241,16 +241,4 @@ static void test_read_file(void)
 	rmdir(dir);
 	free(sub);
 	free(path);
-}
-
-int main(void)
-{
-	test_buf();
-	test_numbers();
-	test_cell_text();
-	test_split();
-	test_error();
-	test_error_errno();
-	test_read_file();
-	return check_summary();
 }

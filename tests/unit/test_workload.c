@@ -85,7 +85,7 @@ static int has_bind(json_t *body, const char *bind)
 	return 0;
 }
 
-static void test_local(void)
+TEST(local)
 {
 	rm_data_source src[2] = {
 	    {.dataname = "a",
@@ -144,7 +144,7 @@ static void test_local(void)
 	model.data = NULL;
 }
 
-static void test_custom(void)
+TEST(custom)
 {
 	rm_data_source src[2] = {{.dataname = "c",
 				  .provider = "custom",
@@ -239,7 +239,7 @@ static int has_device(json_t *body, const char *host, const char *in_container)
 
 /* The container as madengine's container_runner.py and core/context.py make it, per
  * vendor: run options and environment, the host's facts overridable by the context. */
-static void test_madengine_container(void)
+TEST(madengine_container)
 {
 	rm_context ctx = {0};
 	rm_workload w;
@@ -333,7 +333,7 @@ static void test_madengine_container(void)
 
 /* A model with a url: its repository is cloned with its submodules (MAD and madengine run
  * `git submodule update --init --recursive` after the clone), the url a positional word. */
-static void test_clone(void)
+TEST(clone)
 {
 	rm_context ctx = {0};
 	rm_workload w;
@@ -357,7 +357,7 @@ static void test_clone(void)
 
 /* Issue 22, item 11: binds the folder asks for must not reach the host's root, its system
  * folders (read-write) or the Docker socket, unless the user allows it. */
-static void test_sensitive_mounts(void)
+TEST(sensitive_mounts)
 {
 	static const struct {
 		const char *opts;
@@ -453,7 +453,7 @@ static const rm_tool_plan tool_plan = {plan_tools, 2, plan_sources, plan_pre, 2,
 
 /* The tools around the model: constant shell text, every value a positional parameter; the
  * tools' env_vars before the context's docker_env_vars, which win (as in madengine). */
-static void test_tools(void)
+TEST(tools)
 {
 	rm_context ctx = {0};
 	rm_workload w;
@@ -556,7 +556,7 @@ static void test_tools(void)
 
 /* Every field of a workload, none at its default, survives to-JSON then from-JSON, and both
  * render the same request. */
-static void test_round_trip(void)
+TEST(round_trip)
 {
 	rm_data_source src[1] = {{.dataname = "c",
 				  .provider = "custom",
@@ -657,7 +657,7 @@ static void test_round_trip(void)
 
 /* The reader refuses what a node cannot trust, naming the key. */
 /* The GPUs a workload uses on a host: what the render gives it and telemetry samples. */
-static void test_gpu_indexes(void)
+TEST(gpu_indexes)
 {
 	rm_context ctx = {0};
 	rm_workload w;
@@ -696,7 +696,7 @@ static void test_gpu_indexes(void)
 	rm_context_release(&ctx);
 }
 
-static void test_job_doc_errors(void)
+TEST(job_doc_errors)
 {
 	static const struct {
 		const char *json, *want;
@@ -768,7 +768,7 @@ static json_t *cdi_ids(json_t *body)
 	return json_object_get(req, "DeviceIDs");
 }
 
-static void test_podman(void)
+TEST(podman)
 {
 	static const char *const names[] = {"nvidia.com/gpu=all", "nvidia.com/gpu=0",
 					    "nvidia.com/gpu=1", NULL};
@@ -847,19 +847,4 @@ static void test_podman(void)
 	rm_workload_release(&w);
 	rm_context_release(&ctx);
 	model.n_gpus = 0;
-}
-
-int main(void)
-{
-	test_local();
-	test_custom();
-	test_madengine_container();
-	test_podman();
-	test_clone();
-	test_sensitive_mounts();
-	test_tools();
-	test_round_trip();
-	test_gpu_indexes();
-	test_job_doc_errors();
-	return check_summary();
 }

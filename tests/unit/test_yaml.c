@@ -42,7 +42,7 @@ static void check_error(const char *text, const char *want)
 	json_decref(got);
 }
 
-static void test_context(void)
+TEST(context)
 {
 	const char *ctx = "# an MI300X host\n"
 			  "gpu_vendor: AMD\n"
@@ -92,7 +92,7 @@ static void test_context(void)
 		   "{\"a\": 1, \"b\": \"x\"}");
 }
 
-static void test_scalars(void)
+TEST(scalars)
 {
 	check_same("[1, -42, +7, 007, 0x1F, 0o17, 0]", "[1, -42, 7, 7, 31, 15, 0]");
 	check_same("[1.5, 1e3, .5, -.5, 5., 1E-2, -0.0, 6.02e+23]",
@@ -125,7 +125,7 @@ static void test_scalars(void)
 	json_decref(v);
 }
 
-static void test_json(void)
+TEST(json)
 {
 	check_same("{\"a\": [1, 2]}", "{\"a\": [1, 2]}");
 	check_same("{\"a\":[1,2],\"b\":{\"c\":\"d\\u00e9\"},\"e\":null,\"f\":true,\"g\":-1.5e-3}",
@@ -139,7 +139,7 @@ static void test_json(void)
 	check_same("null", "null");
 }
 
-static void test_errors(void)
+TEST(errors)
 {
 	rm_error err = RM_ERROR_INIT;
 
@@ -210,13 +210,4 @@ static void test_errors(void)
 	CHECK_STR(err.msg, "'input' is empty");
 	v = rm_yaml_to_json(NULL, 0, "x", &err);
 	CHECK(!v);
-}
-
-int main(void)
-{
-	test_context();
-	test_scalars();
-	test_json();
-	test_errors();
-	return check_summary();
 }

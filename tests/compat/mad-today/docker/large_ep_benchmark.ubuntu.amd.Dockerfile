@@ -1,0 +1,7 @@
+# CONTEXT {'gpu_vendor': 'AMD', 'guest_os': 'UBUNTU'}
+# Stand-in for ROCm/MAD's docker/large_ep_benchmark.ubuntu.amd.Dockerfile (9861e5c; tests/compat/mad-today/README.md):
+# its first lines as they are, the build steps after them left out.
+ARG BASE_DOCKER=lmsysorg/sglang:v0.5.20-rocm10-mi30x
+FROM $BASE_DOCKER
+ENV PYTHONPATH=/sgl-workspace/mori:/sgl-workspace/aiter
+WORKDIR /sgl-workspace

@@ -1,0 +1,8 @@
+# CONTEXT {'gpu_vendor': 'AMD', 'guest_os': 'UBUNTU'}
+# Stand-in for ROCm/MAD's docker/sglang_disagg_inference_full_overlay.oci-rdma62.ubuntu.amd.Dockerfile (1a3e80e; tests/compat/mad-today/README.md):
+# its first lines as they are, the build steps after them left out.
+ARG BASE_DOCKER=lmsysorg/sglang:v0.5.12.post1-rocm720-mi30x
+FROM $BASE_DOCKER
+
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+USER root
