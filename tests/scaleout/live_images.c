@@ -46,7 +46,8 @@ static int copy_file(const char *from, const char *to)
 	return ok ? 0 : -1;
 }
 
-/* Builds FROM scratch + busybox with a label unique to this run; *id receives the image id. */
+/* Builds FROM scratch + busybox + a file and a label unique to this run; *id receives the
+ * image id. */
 static int build_image(rm_docker *d, const char *busybox, const char *dir, const char *tag,
 		       char **id)
 {
@@ -56,8 +57,13 @@ static int build_image(rm_docker *d, const char *busybox, const char *dir, const
 	json_t *labels = NULL;
 	int fd = -1, ret = -1;
 
+	/* a layer of its own (the busybox layer is shared with every other test image on the
+	 * engine, so its pull would say "Already exists", not "Pull complete") */
+	label = rm_xasprintf("%ld-%.0f", (long)getpid(), rm_now() * 1000);
+	tfs_put(dir, "ctx/unique", label);
 	tfs_put(dir, "ctx/Dockerfile",
-		"FROM scratch\nCOPY busybox /bin/busybox\nCMD [\"/bin/busybox\", \"true\"]\n");
+		"FROM scratch\nCOPY busybox /bin/busybox\nCOPY unique /unique\n"
+		"CMD [\"/bin/busybox\", \"true\"]\n");
 	if (copy_file(busybox, bb) < 0) {
 		fprintf(stderr, "cannot copy %s\n", busybox);
 		goto out;
@@ -67,7 +73,6 @@ static int build_image(rm_docker *d, const char *busybox, const char *dir, const
 		fprintf(stderr, "context: %s\n", err.msg);
 		goto out;
 	}
-	label = rm_xasprintf("%ld-%.0f", (long)getpid(), rm_now() * 1000);
 	labels = json_pack("{s:s}", "run_models.test.images", label);
 	rm_build_opts bo = {.context_tar = tar, .dockerfile = name, .tag = tag, .labels = labels};
 	if (rm_engine_build(d, &bo, id, &err) < 0) {
