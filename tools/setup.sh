@@ -67,10 +67,12 @@ run_packages=(build-essential cmake pkg-config libcurl4-openssl-dev libjansson-d
 # What only the tests need: jq and python3 (the cases and the terminal checks), tmux (a real
 # terminal at 80 columns), the SQLite and PostgreSQL servers, JUnit validation, the report in
 # Chromium, a private image registry and a two-node SLURM cluster (slurmdbd on MariaDB so that
-# sacct works), and tools/test.sh's compilers, checkers and timers.
+# sacct works), tools/test.sh's compilers, checkers and timers, and Podman for the cases on
+# its Docker-compatible API (tools/ensure-podman.sh; uidmap's newuidmap for the rootless case,
+# slirp4netns and fuse-overlayfs as Debian's podman wants them).
 test_packages=(jq python3 tmux groff-base man-db sqlite3 postgresql libxml2-utils chromium
 	docker-registry slurm-wlm munge slurmdbd mariadb-server clang valgrind shellcheck
-	clang-format time bc)
+	clang-format time bc podman uidmap slirp4netns fuse-overlayfs)
 
 packages() {
 	local want=("${run_packages[@]}") missing

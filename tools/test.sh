@@ -6,7 +6,8 @@
 #             test, a Docker engine
 #   tests     a normal build: unit, golden, fuzz-corpus replay, lint, and the integration,
 #             fault, compatibility, results (SQLite, PostgreSQL, Chromium) and scale-out
-#             (SLURM, registry) suites against real servers (ctest)
+#             (SLURM, registry) suites against real servers, and the Podman cases on a
+#             private Podman service (tools/ensure-podman.sh, docs/engines.md) (ctest)
 #   matrix    gcc and clang at every build type, warnings are errors (tools/build-matrix.sh)
 #   asan      the same suite built with ASan+UBSan (-fno-sanitize-recover)
 #   fuzz      a clang build of the libFuzzer harnesses; each runs RM_FUZZ_SECONDS (15)

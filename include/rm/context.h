@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 
+#include "rm/engine.h"
 #include "rm/util.h"
 
 typedef struct json_t json_t;
@@ -56,8 +57,22 @@ typedef struct rm_context {
 	char *docker_gpus; /* "0,2-4" or NULL */
 	char *docker_cpus; /* or NULL */
 	char *model_args;  /* replaces a model's args when set, or NULL */
-	json_t *obj;	   /* every key, detected and given, for CONTEXT filters */
-	json_t *rendered;  /* private: text of obj's non-string scalars, for rm_context_get */
+	/* The engine that runs the containers (rm/engine.h): --engine, else what the launcher
+	 * learnt from the engine's ping; RM_ENGINE_ANY (not known: a dry run that could not
+	 * ask) renders as Docker. Podman gets NVIDIA GPUs as CDI devices. */
+	rm_engine_kind engine;
+	/* The engine cannot limit a container's resources (docker_cpus): rootless Podman on
+	 * cgroup v1, where a user has no cgroup of their own. */
+	int engine_no_cgroups;
+	/* CDI (Container Device Interface) on this host: the specs read from /etc/cdi and
+	 * /var/run/cdi and the fully-qualified names of their devices ("nvidia.com/gpu=0",
+	 * "nvidia.com/gpu=all"), NULL-terminated, NULL when there is none. */
+	char **cdi_specs;
+	size_t n_cdi_specs;
+	char **cdi_devices;
+	size_t n_cdi_devices;
+	json_t *obj;	  /* every key, detected and given, for CONTEXT filters */
+	json_t *rendered; /* private: text of obj's non-string scalars, for rm_context_get */
 } rm_context;
 
 /* Detects the host. sysfs_root is "/sys" normally (tests pass a fake tree); rocminfo and
@@ -91,6 +106,8 @@ int rm_context_check_keys(const rm_context *ctx, const char *const *known, const
 const char *rm_context_get(const rm_context *ctx, const char *key);
 
 void rm_context_release(rm_context *ctx);
+/* Whether the host's CDI specs name the device name ("nvidia.com/gpu=0"). */
+int rm_context_cdi_has(const rm_context *ctx, const char *name);
 
 /* Dockerfile selection. */
 typedef struct rm_dockerfile {

@@ -60,6 +60,24 @@ int rm_frame_incomplete(const rm_frame_decoder *d);
 typedef struct json_t json_t;
 typedef struct rm_docker rm_docker;
 
+/*
+ * Which engine serves the API: Docker's dockerd, or Podman's Docker-compatible service
+ * (`podman system service`, rootful or rootless). Podman answers /_ping with a
+ * Libpod-Api-Version header, and its /version's Version is Podman's own version (never
+ * compare it with Docker's). What differs is in docs/engines.md; the client adapts its
+ * requests where the two read a field differently (build's extrahosts). RM_ENGINE_ANY: not
+ * known (not asked yet), or either.
+ */
+typedef enum rm_engine_kind {
+	RM_ENGINE_ANY = 0,
+	RM_ENGINE_DOCKER,
+	RM_ENGINE_PODMAN,
+} rm_engine_kind;
+/* "docker", "podman": the words of --engine. */
+extern const rm_choice rm_engine_words[];
+/* "Docker", "Podman" (messages); "the engine" for RM_ENGINE_ANY. */
+const char *rm_engine_kind_title(rm_engine_kind k);
+
 #define RM_ENGINE_API_MAX   "1.47"
 #define RM_ENGINE_CANCELLED (-2)
 
@@ -76,9 +94,25 @@ typedef int (*rm_engine_cancel_fn)(void *ud);
 
 /* host: NULL = $DOCKER_HOST or the default socket. */
 int rm_engine_open(rm_docker **out, const char *host, rm_error *err);
+/* The same with a ping of at most 3 s: for a dry run that only asks what the engine is. */
+int rm_engine_open_quick(rm_docker **out, const char *host, rm_error *err);
 void rm_engine_close(rm_docker *d);
 const char *rm_engine_api_version(const rm_docker *d); /* e.g. "1.41" */
 const char *rm_engine_host(const rm_docker *d);	       /* what we connected to */
+/* RM_ENGINE_DOCKER or RM_ENGINE_PODMAN, from the ping of rm_engine_open. */
+rm_engine_kind rm_engine_get_kind(const rm_docker *d);
+/* Podman's facts, from its socket (no request): *rootless, a user's service (its socket is
+ * the user's, not root's); *cgroup_v1, this host's cgroups are v1. Both 0 for Docker or an
+ * engine on tcp://. */
+void rm_engine_podman_facts(rm_docker *d, int *rootless, int *cgroup_v1);
+/* Podman's version from its ping ("4.3.1"), or NULL (Docker: ask /version). */
+const char *rm_engine_product_version(const rm_docker *d);
+/* The address rm_engine_open uses without a host: $DOCKER_HOST, else the first socket of
+ * /var/run/docker.sock, the private dockerd's ($RM_DOCKER_DIR/docker.sock), Podman's
+ * rootful /run/podman/podman.sock and the user's rootless
+ * $XDG_RUNTIME_DIR/podman/podman.sock that this user can open (read and write), else the
+ * first of them that exists, else unix:///var/run/docker.sock. Caller frees. */
+char *rm_engine_default_host(void);
 
 /* GET /version; *out owned by caller (json_decref). */
 int rm_engine_version(rm_docker *d, json_t **out, rm_error *err);

@@ -194,6 +194,10 @@ typedef struct rm_launcher_ops {
 	 * runs workloads on this host (its describe says "local"), where the runner samples
 	 * them. */
 	int (*telemetry)(void *state, rm_job *job, rm_telem_summary *out);
+	/* Optional (NULL): what the render must know of the container engine its workloads
+	 * run on, once open: ctx->engine (Docker or Podman) when it is RM_ENGINE_ANY, and
+	 * ctx->engine_no_cgroups. */
+	void (*engine)(void *state, rm_context *ctx);
 } rm_launcher_ops;
 
 /* NULL-terminated, in the order launchers are asked to claim a context. */
@@ -212,6 +216,8 @@ int rm_launcher_open(rm_launcher *l, const rm_launcher_config *cfg, rm_error *er
 int rm_launcher_open_named(rm_launcher *l, const char *name, const rm_launcher_config *cfg,
 			   rm_error *err);
 void rm_launcher_close(rm_launcher *l); /* safe on a zeroed or closed launcher */
+/* Fills ctx's engine facts from an open launcher (its engine op; nothing without one). */
+void rm_launcher_engine_facts(const rm_launcher *l, rm_context *ctx);
 /* The members of ctx that some launcher claims contexts by (e.g. "slurm",
  * "distributed"), as a new object: the deployment a build manifest records. */
 json_t *rm_launcher_deployment(const rm_context *ctx);
@@ -290,7 +296,13 @@ char *rm_shell_quote(const char *s);
  * ...] [--label K=V ...] CONTEXT". buildargs and labels are objects of strings or NULL. */
 char *rm_build_cmdline(const char *tag, const char *dockerfile, const char *context,
 		       json_t *buildargs, json_t *labels, int nocache, int pull);
-/* "docker run --rm --name NAME ..." from a POST /containers/create body. */
+/* "docker run --rm --name NAME ..." from a POST /containers/create body; CDI devices (a
+ * DeviceRequests entry of driver "cdi") as --device NAME. */
 char *rm_run_cmdline(json_t *create_body, const char *name);
+/* The same for the CLI cli ("docker" or "podman", whose options are the same). */
+char *rm_build_cmdline_for(const char *cli, const char *tag, const char *dockerfile,
+			   const char *context, json_t *buildargs, json_t *labels, int nocache,
+			   int pull);
+char *rm_run_cmdline_for(const char *cli, json_t *create_body, const char *name);
 
 #endif

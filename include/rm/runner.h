@@ -30,7 +30,9 @@ typedef struct rm_run_opts {
 	const char *log_dir;	 /* where <model>.live.log and .build.log go (default ".") */
 	const char *sysfs_root;	 /* default "/sys" */
 	const char *docker_host; /* NULL: $DOCKER_HOST or the default socket */
-	const char *parser;	 /* overrides every model's parser, or NULL */
+	/* --engine: Docker or Podman; RM_ENGINE_ANY: the launcher asks the engine */
+	rm_engine_kind engine;
+	const char *parser; /* overrides every model's parser, or NULL */
 	/* What reaches every container as the user gave it (RM_WORKLOAD_SETTINGS in
 	 * rm/workload.h). */
 	rm_workload_settings wl;

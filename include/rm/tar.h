@@ -43,6 +43,10 @@ int rm_tar_context_fingerprint(const char *context_dir, const char *dockerfile, 
  */
 int rm_tar_tree(const char *src, const char *prefix, int out_fd, rm_error *err);
 
+/* A tar holding one entry: the symbolic link name -> target (what GET /archive of a link
+ * gives on Docker; the engine client makes it where Podman follows the link). */
+int rm_tar_symlink(const char *name, const char *target, int out_fd, rm_error *err);
+
 /*
  * Reads a tar stream from in_fd and extracts the single regular file it holds (the GET
  * /archive of a file) to out_fd, refusing more than max_bytes.

@@ -118,6 +118,8 @@ typedef struct rm_workload_settings {
 #define RM_TUNABLEOP_DIR "/run_models/tunableop"
 #define RM_EXIT_MARKER	 "run_models-exit-"
 #define RM_WORKSPACE	 "/myworkspace"
+/* The CDI kind of NVIDIA's GPUs (NVIDIA Container Toolkit): devices "nvidia.com/gpu=0". */
+#define RM_CDI_NVIDIA "nvidia.com/gpu"
 /* The folder of the script of custom data source i is copied to RM_DATA_SCRIPTS/<i>; the
  * scripts' run writes "<seconds> <exit code>" to RM_DATA_STATUS before the model starts. */
 #define RM_DATA_SCRIPTS RM_WORKSPACE "/.run_models/data"

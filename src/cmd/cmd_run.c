@@ -52,6 +52,7 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	o->sysfs_root = getenv("RM_SYSFS_ROOT");
 	o->wl.tunableop = (rm_tunableop)cli->tunableop;
 	o->wl.telemetry = (rm_telemetry_mode)cli->telemetry;
+	o->engine = (rm_engine_kind)cli->engine;
 	if (cli_warmup(cli, &o->warmup, err) < 0)
 		return -1;
 	o->dry_run = cli->dry_run;

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "options.h"
+#include "rm/engine.h"
 #include "rm/parser.h"
 #include "rm/registry.h"
 #include "rm/telemetry.h"
@@ -93,9 +94,15 @@ const struct opt opt_table[] = {
      "each run's container runs (`perf_<model>.csv` gets `gpu_power_avg_w`, `gpu_energy_j`, "
      "`performance_per_watt`, ...; docs/telemetry.md); `auto` (default): when the run has GPUs",
      CMD_RUN, NULL},
+    {"engine", 0, CHOICE(engine, rm_engine_words),
+     "the engine the containers run on, when it is not the one run_models finds "
+     "(`$DOCKER_HOST`, the Docker socket, then Podman's; docs/engines.md): Podman gets NVIDIA "
+     "GPUs as CDI devices; a dry run renders for it without asking any engine",
+     CMD_RUN, NULL},
     {"dry-run", 'n', FLAG(dry_run), NULL,
      "print Dockerfiles (kept and dropped, with why), build args and the equivalent "
-     "`docker build` / `docker run` lines; no engine contacted",
+     "`docker build` / `docker run` lines (`podman ...` for Podman); nothing is built or run "
+     "(without `--engine`, the engine's `/_ping` says whether it is Docker or Podman)",
      CMD_RUN | CMD_NODE_RUN, "dry_run"},
     {"repeat", 0, INT(repeat), "N",
      "run each model N times on one build; summary (mean, median, stddev, min, max) printed "

@@ -87,6 +87,7 @@ struct cli {
 	int tunableop; /* rm_tunableop */
 	const char *shm_size;
 	int telemetry; /* rm_telemetry_mode */
+	int engine;    /* rm_engine_kind: RM_ENGINE_ANY = ask the engine */
 	int dry_run;
 	long repeat;
 	int score; /* enum cli_score */

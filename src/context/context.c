@@ -127,6 +127,7 @@ int rm_context_detect(rm_context *ctx, const char *sysfs_root, int use_tools, rm
 	if (!ctx->gpu_vendor && use_tools)
 		rm_context__detect_nvidia_smi(ctx);
 	rm_context__detect_facts(ctx, sysfs_root && *sysfs_root ? sysfs_root : "/sys", use_tools);
+	rm_context__detect_cdi(ctx);
 	sync_obj(ctx);
 	return 0;
 }
@@ -473,6 +474,8 @@ void rm_context_release(rm_context *ctx)
 	free(ctx->docker_gpus);
 	free(ctx->docker_cpus);
 	free(ctx->model_args);
+	rm_strv_free(ctx->cdi_specs);
+	rm_strv_free(ctx->cdi_devices);
 	json_decref(ctx->obj);
 	json_decref(ctx->rendered);
 	memset(ctx, 0, sizeof(*ctx));

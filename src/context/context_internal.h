@@ -16,6 +16,8 @@ void rm_context__detect_rocminfo(rm_context *ctx);
 void rm_context__detect_nvidia_smi(rm_context *ctx);
 /* The GPU's product name and the HIP/CUDA version, once the vendor is known. */
 void rm_context__detect_facts(rm_context *ctx, const char *sysfs_root, int use_tools);
+/* cdi.c: the CDI specs of /etc/cdi and /var/run/cdi and their devices. */
+void rm_context__detect_cdi(rm_context *ctx);
 
 /* dockerfile_scan.c: what one Dockerfile says; dockerfile.c caches it per file. */
 #define MAX_ARGS 64

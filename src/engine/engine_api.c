@@ -64,33 +64,40 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
+/* Copies the value of header line p (n bytes) into out when its name is name (lower case,
+ * with the colon); header names match without case. */
+static void header_value(const char *p, size_t n, const char *name, char *out, size_t size)
+{
+	size_t nl = strlen(name);
+
+	if (n <= nl)
+		return;
+	for (size_t i = 0; i < nl; i++)
+		if ((p[i] >= 'A' && p[i] <= 'Z' ? p[i] - 'A' + 'a' : p[i]) != name[i])
+			return;
+	const char *v = p + nl;
+	size_t vl = n - nl;
+	while (vl && (*v == ' ' || *v == '\t')) {
+		v++;
+		vl--;
+	}
+	while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+		vl--;
+	if (vl < size) {
+		memcpy(out, v, vl);
+		out[vl] = '\0';
+	}
+}
+
 /* Header lines are not NUL-terminated and end in "\r\n". */
 static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
 {
 	struct req *r = ud;
 	size_t n = size * nmemb;
-	static const char name[] = "api-version:";
-	size_t nl = sizeof(name) - 1;
 
-	if (n > nl) {
-		char lower[sizeof(name)];
-		for (size_t i = 0; i < nl; i++)
-			lower[i] = (char)(p[i] >= 'A' && p[i] <= 'Z' ? p[i] - 'A' + 'a' : p[i]);
-		if (memcmp(lower, name, nl) == 0) {
-			const char *v = p + nl;
-			size_t vl = n - nl;
-			while (vl && (*v == ' ' || *v == '\t')) {
-				v++;
-				vl--;
-			}
-			while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
-				vl--;
-			if (vl < sizeof(r->api_version)) {
-				memcpy(r->api_version, v, vl);
-				r->api_version[vl] = '\0';
-			}
-		}
-	}
+	header_value(p, n, "api-version:", r->api_version, sizeof(r->api_version));
+	header_value(p, n, "libpod-api-version:", r->libpod_version, sizeof(r->libpod_version));
+	header_value(p, n, "x-docker-container-path-stat:", r->path_stat, sizeof(r->path_stat));
 	return n;
 }
 
@@ -150,6 +157,7 @@ static void extract_engine_msg(struct req *r)
 
 	if (j && json_is_object(j))
 		msg = json_string_value(json_object_get(j, "message"));
+	r->engine_json = msg != NULL;
 	if (msg) {
 		snprintf(r->engine_msg, sizeof(r->engine_msg), "%s", msg);
 	} else {
@@ -273,6 +281,8 @@ static void set_method(struct req *r)
 
 	if (strcmp(r->method, "GET") == 0) {
 		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+	} else if (strcmp(r->method, "HEAD") == 0) {
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
 	} else if (strcmp(r->method, "POST") == 0) {
 		curl_easy_setopt(c, CURLOPT_POST, 1L);
 		if (r->upload_fd >= 0) {
@@ -312,7 +322,10 @@ int rm_engine__req_prepare(rm_docker *d, struct req *r, rm_error *err)
 	r->status = 0;
 	r->sent = 0;
 	r->engine_msg[0] = '\0';
+	r->engine_json = 0;
 	r->api_version[0] = '\0';
+	r->libpod_version[0] = '\0';
+	r->path_stat[0] = '\0';
 	rm_buf_init(&r->errbody, MAX_ERROR_BODY);
 	r->cancelled = r->too_big = r->handler_failed = r->read_errno = 0;
 	r->after_interrupt = rm_interrupt_pending();
@@ -473,7 +486,8 @@ int rm_engine__json_request(rm_docker *d, struct req *r, json_t **out, rm_error 
 	ret = rm_engine__do_request(d, r, err);
 	if (ret == 0 && out) {
 		json_error_t je;
-		*out = json_loadb(rm_buf_str(&resp), resp.len, 0, &je);
+		*out = json_loadb(rm_buf_str(&resp), resp.len, r->decode_any ? JSON_DECODE_ANY : 0,
+				  &je);
 		if (!*out) {
 			size_t plen = strcspn(r->path, "?");
 			ret =

@@ -66,8 +66,14 @@ static void build_object(void *ud, const char *p, size_t n)
 		emsg = json_string_value(json_object_get(o, "error"));
 	if (detail && !emsg)
 		emsg = "the build failed (no message)";
-	if (emsg && !b->error)
-		b->error = rm_xstrdup(emsg);
+	if (emsg && !b->error) {
+		/* Podman's (buildah's) messages end in a line end: not in a perf row's reason. */
+		size_t len = strlen(emsg);
+		while (len &&
+		       (emsg[len - 1] == '\n' || emsg[len - 1] == '\r' || emsg[len - 1] == ' '))
+			len--;
+		b->error = rm_xstrndup(emsg, len);
+	}
 
 	const char *stream = json_string_value(json_object_get(o, "stream"));
 	if (stream)
@@ -153,8 +159,15 @@ int rm_engine_build(rm_docker *d, const rm_build_opts *o, char **image_id, rm_er
 	if (o->networkmode)
 		bad |= add_param(&q, "networkmode", o->networkmode);
 	bad |= add_json_param(&q, "labels", o->labels);
-	if (o->extrahosts)
+	if (o->extrahosts && d->kind == RM_ENGINE_PODMAN) {
+		/* Podman reads extrahosts as a JSON array of "name:ip" (Docker: one string)
+		 * and answers 400 with no message to anything else. */
+		json_t *hosts = json_pack("[s]", o->extrahosts);
+		bad |= add_json_param(&q, "extrahosts", hosts);
+		json_decref(hosts);
+	} else if (o->extrahosts) {
 		bad |= add_param(&q, "extrahosts", o->extrahosts);
+	}
 	if (bad) {
 		rm_error_set(err, RM_ERR_INPUT, "the build arguments are too long");
 		goto out;

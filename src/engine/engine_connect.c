@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -35,24 +36,51 @@ static int is_socket(const char *path)
 	return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
-/* Without DOCKER_HOST: the standard socket when it is there, else the private engine that
- * tools/ensure-docker.sh starts on a host without a system engine (its socket under
- * $RM_DOCKER_DIR, default PRIVATE_ENGINE_DIR), so that a new shell needs nothing set. */
-static char *default_host(void)
-{
-	const char *dir = getenv("RM_DOCKER_DIR");
-	char *priv;
+const rm_choice rm_engine_words[] = {
+    {"docker", RM_ENGINE_DOCKER}, {"podman", RM_ENGINE_PODMAN}, {NULL, 0}};
 
-	if (is_socket(&DEFAULT_HOST[strlen("unix://")]))
-		return rm_xstrdup(DEFAULT_HOST);
-	priv = rm_xasprintf("%s/docker.sock", dir && *dir ? dir : PRIVATE_ENGINE_DIR);
-	if (is_socket(priv)) {
-		char *host = rm_xasprintf("unix://%s", priv);
-		free(priv);
-		return host;
-	}
-	free(priv);
-	return rm_xstrdup(DEFAULT_HOST);
+const char *rm_engine_kind_title(rm_engine_kind k)
+{
+	return k == RM_ENGINE_PODMAN ? "Podman" : k == RM_ENGINE_DOCKER ? "Docker" : "the engine";
+}
+
+/*
+ * Without DOCKER_HOST: the standard Docker socket, the private engine that
+ * tools/ensure-docker.sh starts on a host without a system engine (its socket under
+ * $RM_DOCKER_DIR, default PRIVATE_ENGINE_DIR), then Podman's rootful and rootless sockets,
+ * so that a new shell needs nothing set. A socket this user cannot open (the Docker socket
+ * of a user outside the docker group) gives way to a later one that it can: a rootless
+ * Podman user has one of their own.
+ */
+char *rm_engine_default_host(void)
+{
+	const char *host = getenv("DOCKER_HOST");
+	const char *dir = getenv("RM_DOCKER_DIR");
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char *cand[4];
+	char *found = NULL;
+	size_t n = 0, i;
+
+	if (host && *host)
+		return rm_xstrdup(host);
+	cand[n++] = rm_xstrdup(&DEFAULT_HOST[strlen("unix://")]);
+	cand[n++] = rm_xasprintf("%s/docker.sock", dir && *dir ? dir : PRIVATE_ENGINE_DIR);
+	cand[n++] = rm_xstrdup(PODMAN_ROOTFUL_SOCKET);
+	if (xdg && xdg[0] == '/')
+		cand[n++] = rm_xasprintf("%s/podman/podman.sock", xdg);
+	else
+		cand[n++] = rm_xasprintf("/run/user/%ld/podman/podman.sock", (long)getuid());
+	for (i = 0; !found && i < n; i++)
+		if (is_socket(cand[i]) && access(cand[i], R_OK | W_OK) == 0)
+			found = cand[i];
+	for (i = 0; !found && i < n; i++)
+		if (is_socket(cand[i]))
+			found = cand[i];
+	host = found ? found : cand[0];
+	char *out = rm_xasprintf("unix://%s", host);
+	for (i = 0; i < n; i++)
+		free(cand[i]);
+	return out;
 }
 
 static int parse_host(rm_docker *d, const char *host, rm_error *err)
@@ -102,16 +130,14 @@ static int parse_host(rm_docker *d, const char *host, rm_error *err)
 			    host);
 }
 
-int rm_engine_open(rm_docker **out, const char *host, rm_error *err)
+static int engine_open(rm_docker **out, const char *host, long ping_timeout, rm_error *err)
 {
 	int ret = -1;
 	rm_docker *d = rm_xcalloc(1, sizeof(*d));
 	struct req r;
 	long emaj, emin, mmaj, mmin;
 
-	if (!host || !*host)
-		host = getenv("DOCKER_HOST");
-	d->host = host && *host ? rm_xstrdup(host) : default_host();
+	d->host = host && *host ? rm_xstrdup(host) : rm_engine_default_host();
 	if (parse_host(d, d->host, err) < 0)
 		goto out;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
@@ -120,7 +146,7 @@ int rm_engine_open(rm_docker **out, const char *host, rm_error *err)
 	}
 	d->curl_ready = 1;
 
-	rm_engine__req_init(&r, "GET", "/_ping", PING_TIMEOUT);
+	rm_engine__req_init(&r, "GET", "/_ping", ping_timeout);
 	r.unversioned = 1;
 	if (rm_engine__do_request(d, &r, err) < 0) {
 		/* Sent, and timed out with no answer: connected to something that is stuck. */
@@ -129,8 +155,14 @@ int rm_engine_open(rm_docker **out, const char *host, rm_error *err)
 				     "the docker engine at %s accepted the connection but did not "
 				     "answer /_ping within %ld s: is dockerd hung? (see its log, "
 				     "e.g. journalctl -u docker)",
-				     d->host, (long)PING_TIMEOUT);
+				     d->host, ping_timeout);
 		goto out;
+	}
+	if (r.libpod_version[0]) {
+		d->kind = RM_ENGINE_PODMAN;
+		snprintf(d->product_version, sizeof(d->product_version), "%s", r.libpod_version);
+	} else {
+		d->kind = RM_ENGINE_DOCKER;
 	}
 	/* Engines too old to send Api-Version speak 1.24, as the docker CLI assumes. */
 	const char *engine = r.api_version[0] ? r.api_version : "1.24";
@@ -152,6 +184,16 @@ int rm_engine_open(rm_docker **out, const char *host, rm_error *err)
 out:
 	rm_engine_close(d);
 	return ret;
+}
+
+int rm_engine_open(rm_docker **out, const char *host, rm_error *err)
+{
+	return engine_open(out, host, PING_TIMEOUT, err);
+}
+
+int rm_engine_open_quick(rm_docker **out, const char *host, rm_error *err)
+{
+	return engine_open(out, host, QUICK_PING_TIMEOUT, err);
 }
 
 void rm_engine_close(rm_docker *d)
@@ -177,6 +219,16 @@ const char *rm_engine_api_version(const rm_docker *d)
 const char *rm_engine_host(const rm_docker *d)
 {
 	return d->host;
+}
+
+rm_engine_kind rm_engine_get_kind(const rm_docker *d)
+{
+	return d->kind;
+}
+
+const char *rm_engine_product_version(const rm_docker *d)
+{
+	return d->product_version[0] ? d->product_version : NULL;
 }
 
 int rm_engine_ping(rm_docker *d, rm_error *err)

@@ -11,9 +11,11 @@
 
 #include <curl/curl.h>
 #include <jansson.h>
+#include <openssl/evp.h>
 
 #include "engine_internal.h"
 #include "rm/engine.h"
+#include "rm/tar.h"
 #include "rm/util.h"
 
 /* ---- images and containers ---- */
@@ -47,6 +49,13 @@ int rm_engine_create(rm_docker *d, const char *name, json_t *body, char **id, rm
 		path = rm_xasprintf("/containers/create?name=%s", esc);
 	} else {
 		path = rm_xstrdup("/containers/create");
+	}
+	if (d->kind == RM_ENGINE_PODMAN) {
+		int pr = rm_engine__podman_create(d, name, body, id, err);
+		if (pr <= 0) {
+			ret = pr;
+			goto out;
+		}
 	}
 	rm_engine__req_init(&r, "POST", path, SHORT_TIMEOUT);
 	r.body = js;
@@ -104,7 +113,10 @@ int rm_engine_kill(rm_docker *d, const char *id, const char *signal, rm_error *e
 	char *esc = rm_engine__escape(signal ? signal : "SIGKILL");
 	char *suffix = rm_xasprintf("/kill?signal=%s", esc);
 	int ret = container_call(d, "POST", id, suffix, SHORT_TIMEOUT, &r, err);
-	if (ret < 0 && r.status == 409 && strstr(r.engine_msg, "is not running")) {
+	/* Podman: 500 "can only kill running containers. ... container state improper". */
+	if (ret < 0 && ((r.status == 409 && strstr(r.engine_msg, "is not running")) ||
+			(d->kind == RM_ENGINE_PODMAN && r.status == 500 &&
+			 strstr(r.engine_msg, "container state improper")))) {
 		rm_error_clear(err);
 		ret = 0;
 	}
@@ -287,6 +299,54 @@ static int archive_data(void *ud, const char *p, size_t n)
 	return 0;
 }
 
+/* Go's os.ModeSymlink, in the mode of X-Docker-Container-Path-Stat. */
+#define GO_MODE_SYMLINK (1UL << 27)
+
+/*
+ * Podman's GET /archive of a symbolic link sends what the link points to (Docker sends the
+ * link). Its HEAD /archive says what the path is (X-Docker-Container-Path-Stat: base64 of
+ * {"name", "mode", "linkTarget", ...}): a link is answered here as Docker answers it, a tar
+ * of the link alone. 1 when the path is no link (or the engine does not say), 0 when the
+ * link was written to out_fd, -1 on a failure (404: no such file).
+ */
+static int podman_archive_link(rm_docker *d, const char *url, const char *id, const char *path,
+			       int out_fd, rm_error *err)
+{
+	struct req r;
+	unsigned char *raw = NULL;
+	json_t *st = NULL;
+	int ret = 1, n;
+	size_t len;
+
+	rm_engine__req_init(&r, "HEAD", url, SHORT_TIMEOUT);
+	if (rm_engine__do_request(d, &r, err) < 0) {
+		if (r.status == 404)
+			rm_error_set(err, RM_ERR_INPUT, "no such file: '%s' in container %.12s",
+				     path, id);
+		return -1;
+	}
+	len = strlen(r.path_stat);
+	if (!len || len % 4)
+		return 1;
+	raw = rm_xmalloc(len / 4 * 3 + 1);
+	n = EVP_DecodeBlock(raw, (const unsigned char *)r.path_stat, (int)len);
+	if (n > 0) {
+		while (n > 0 && raw[n - 1] == '\0') /* the padding decodes to NULs */
+			n--;
+		st = json_loadb((const char *)raw, (size_t)n, 0, NULL);
+	}
+	json_int_t mode = json_integer_value(json_object_get(st, "mode"));
+	const char *target = json_string_value(json_object_get(st, "linkTarget"));
+	if (st && ((unsigned long)mode & GO_MODE_SYMLINK) && target && *target) {
+		const char *base = strrchr(path, '/');
+		base = base && base[1] ? base + 1 : path;
+		ret = rm_tar_symlink(base, target, out_fd, err);
+	}
+	json_decref(st);
+	free(raw);
+	return ret;
+}
+
 int rm_engine_get_archive(rm_docker *d, const char *id, const char *path, int out_fd,
 			  size_t max_bytes, rm_error *err)
 {
@@ -294,13 +354,18 @@ int rm_engine_get_archive(rm_docker *d, const char *id, const char *path, int ou
 	struct archive_sink sink = {out_fd, 0, max_bytes, path, err};
 	char *eid = rm_engine__escape(id), *epath = rm_engine__escape(path);
 	char *url = rm_xasprintf("/containers/%s/archive?path=%s", eid, epath);
+	int ret =
+	    d->kind == RM_ENGINE_PODMAN ? podman_archive_link(d, url, id, path, out_fd, err) : 1;
 
+	if (ret <= 0)
+		goto out;
 	rm_engine__req_init(&r, "GET", url, LONG_TIMEOUT);
 	r.on_data = archive_data;
 	r.ud = &sink;
-	int ret = rm_engine__do_request(d, &r, err);
+	ret = rm_engine__do_request(d, &r, err);
 	if (ret < 0 && r.status == 404)
 		rm_error_set(err, RM_ERR_INPUT, "no such file: '%s' in container %.12s", path, id);
+out:
 	free(eid);
 	free(epath);
 	free(url);

@@ -14,10 +14,14 @@
 #define DEFAULT_HOST "unix:///var/run/docker.sock"
 /* Where tools/ensure-docker.sh keeps a private engine (RM_DOCKER_DIR overrides it). */
 #define PRIVATE_ENGINE_DIR "/var/tmp/run_models-dockerd"
-#define CONNECT_TIMEOUT	   10L
-#define SHORT_TIMEOUT	   60L
-#define LONG_TIMEOUT	   300L /* remove (volumes, big layers) and archive copies */
-#define PING_TIMEOUT	   20L
+/* Podman's system service as root (podman.socket); a user's is under $XDG_RUNTIME_DIR. */
+#define PODMAN_ROOTFUL_SOCKET "/run/podman/podman.sock"
+#define CONNECT_TIMEOUT	      10L
+#define SHORT_TIMEOUT	      60L
+#define LONG_TIMEOUT	      300L /* remove (volumes, big layers) and archive copies */
+#define PING_TIMEOUT	      20L
+#define PODMAN_WAIT_INTERVAL  "20ms" /* how often Podman's own wait looks at the container */
+#define QUICK_PING_TIMEOUT    3L     /* rm_engine_open_quick: a dry run asking what the engine is */
 /* After an interrupt (Ctrl-C), each clean-up call gets at most this long. */
 #define CLEANUP_TIMEOUT_MS 1500L
 /* How often a waiting request looks at its cancel function and the interrupt (ms). */
@@ -33,6 +37,10 @@ struct rm_docker {
 	char *base;	 /* "http://localhost", "http://host:port" or "https://host:port" */
 	char *tls_ca, *tls_cert, *tls_key;
 	char version[16];
+	/* What answers: Docker, or Podman (its /_ping sends Libpod-Api-Version), and Podman's
+	 * own version from that header ("" for Docker: /version has it). */
+	rm_engine_kind kind;
+	char product_version[32];
 	int curl_ready;
 	/* A clean-up call after an interrupt got no answer: the engine is hung, and further
 	 * calls fail at once instead of each waiting for its deadline. */
@@ -60,6 +68,8 @@ struct req {
 	rm_buf *resp;
 	rm_engine_cancel_fn cancel;
 	void *cancel_ud;
+	int decode_any; /* json_request: a scalar answer (Podman's wait: the exit code) is JSON too
+			 */
 	/* Made after the interrupt came (a clean-up call): a short deadline, not cancelled by
 	 * the interrupt. Set by rm_engine__req_prepare. */
 	int after_interrupt;
@@ -67,9 +77,12 @@ struct req {
 
 	/* Results. */
 	long status;
-	long sent;	       /* bytes of the request sent: 0 when no connection was made */
-	char engine_msg[1024]; /* message of a non-2xx answer */
-	char api_version[32];  /* Api-Version header, when sent */
+	long sent;		 /* bytes of the request sent: 0 when no connection was made */
+	char engine_msg[1024];	 /* message of a non-2xx answer */
+	int engine_json;	 /* it came as {"message": ...} (not a router's plain text) */
+	char api_version[32];	 /* Api-Version header, when sent */
+	char libpod_version[32]; /* Libpod-Api-Version header: Podman sent it */
+	char path_stat[2048];	 /* X-Docker-Container-Path-Stat (HEAD /archive), base64 */
 
 	/* Internal. */
 	CURL *curl;
@@ -103,5 +116,18 @@ int rm_engine__json_lines(rm_buf *line, const char *p, size_t n,
 			  const char *what, rm_error *err);
 /* A request whose 2xx answer is JSON; *out may be NULL to ignore the answer. */
 int rm_engine__json_request(rm_docker *d, struct req *r, json_t **out, rm_error *err);
+
+/* ---- Podman (podman.c) ---- */
+
+/* Whether Podman's version is at least major.minor (an unknown version is not). */
+int rm_engine__podman_at_least(const rm_docker *d, long major, long minor);
+/* POST /containers/create on Podman for a body that asks for CDI devices (a DeviceRequests
+ * entry with Driver "cdi"): Podman before 5.4 drops DeviceRequests in its Docker API
+ * without a word, so the body is sent to its own API (/libpod/containers/create) as the
+ * spec it means; 5.4 and later read them, and get the body as it is. A DeviceRequests entry
+ * of another driver (Docker's NVIDIA runtime) is refused: Podman would drop it. Returns 1
+ * when the body needs none of this (the caller sends it), 0 with *id, or -1. */
+int rm_engine__podman_create(rm_docker *d, const char *name, json_t *body, char **id,
+			     rm_error *err);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -162,6 +163,38 @@ out:
 	return ret;
 }
 
+/*
+ * Podman's wait may answer StatusCode -1 when the container's process has ended and its
+ * exit code is not written yet (its conmon writes it): the container's own State.ExitCode,
+ * once its State.Status is "exited" (or "stopped"), asked for up to 5 s. 0 with *status,
+ * -1 when it does not say.
+ */
+static int podman_exit_code(rm_docker *d, const char *id, long *status, rm_engine_cancel_fn cancel,
+			    void *cancel_ud)
+{
+	double until = rm_now() + 5;
+
+	while (rm_now() < until && !(cancel && cancel(cancel_ud)) && !rm_interrupt_pending()) {
+		json_t *o = NULL;
+		rm_error ierr = RM_ERROR_INIT;
+		if (rm_engine_inspect(d, id, &o, &ierr) < 0)
+			return -1;
+		json_t *st = json_object_get(o, "State");
+		const char *s = json_string_value(json_object_get(st, "Status"));
+		json_t *code = json_object_get(st, "ExitCode");
+		int done = s && (!strcmp(s, "exited") || !strcmp(s, "stopped")) &&
+			   json_is_integer(code) && json_integer_value(code) >= 0;
+		int never = s && (!strcmp(s, "created") || !strcmp(s, "configured"));
+		if (done)
+			*status = (long)json_integer_value(code);
+		json_decref(o);
+		if (done || never)
+			return done ? 0 : -1; /* a container that never ran has no exit code */
+		nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+	}
+	return -1;
+}
+
 int rm_engine_wait(rm_docker *d, const char *id, const char *condition, long *status,
 		   rm_engine_cancel_fn cancel, void *cancel_ud, rm_error *err)
 {
@@ -170,19 +203,36 @@ int rm_engine_wait(rm_docker *d, const char *id, const char *condition, long *st
 	json_t *resp = NULL;
 	char *eid = rm_engine__escape(id), *econd = NULL, *url;
 
-	if (condition) {
+	int libpod =
+	    d->kind == RM_ENGINE_PODMAN && (!condition || !strcmp(condition, "not-running"));
+
+	if (libpod) {
+		/* Podman's Docker-API wait looks at the container every 250 ms (a quarter of a
+		 * second on every run); its own takes the interval, and answers the exit code
+		 * alone. "stopped" and "exited" are not-running for a container that ran. */
+		url = rm_xasprintf("/v%s/libpod/containers/%s/wait?condition=stopped&"
+				   "condition=exited&interval=" PODMAN_WAIT_INTERVAL,
+				   d->product_version, eid);
+	} else if (condition) {
 		econd = rm_engine__escape(condition);
 		url = rm_xasprintf("/containers/%s/wait?condition=%s", eid, econd);
 	} else {
 		url = rm_xasprintf("/containers/%s/wait", eid);
 	}
 	rm_engine__req_init(&r, "POST", url, 0);
+	r.unversioned = libpod;
+	r.decode_any = libpod;
 	r.cancel = cancel;
 	r.cancel_ud = cancel_ud;
 	ret = rm_engine__json_request(d, &r, &resp, err);
 	if (ret < 0)
 		goto out;
 	ret = -1;
+	if (libpod && json_is_integer(resp)) {
+		json_t *o = json_pack("{s:O}", "StatusCode", resp);
+		json_decref(resp);
+		resp = o;
+	}
 	json_t *code = json_object_get(resp, "StatusCode");
 	if (!json_is_integer(code)) {
 		rm_error_set(err, RM_ERR_DOCKER, "POST /containers/%.12s/wait: no StatusCode", id);
@@ -190,6 +240,14 @@ int rm_engine_wait(rm_docker *d, const char *id, const char *condition, long *st
 	}
 	if (status)
 		*status = (long)json_integer_value(code);
+	if (d->kind == RM_ENGINE_PODMAN && json_integer_value(code) == -1 && status &&
+	    podman_exit_code(d, id, status, cancel, cancel_ud) < 0) {
+		rm_error_set(err, RM_ERR_DOCKER,
+			     "POST /containers/%.12s/wait: Podman gave no exit code (-1), and the "
+			     "container did not say one",
+			     id);
+		goto out;
+	}
 	const char *emsg =
 	    json_string_value(json_object_get(json_object_get(resp, "Error"), "Message"));
 	if (emsg && *emsg) {

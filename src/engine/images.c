@@ -134,8 +134,14 @@ static void xfer_object(void *ud, const char *p, size_t n)
 		emsg = json_string_value(json_object_get(o, "error"));
 	if (detail && !emsg)
 		emsg = "(no message)";
-	if (emsg && !x->error)
-		x->error = rm_xstrdup(emsg);
+	if (emsg && !x->error) {
+		/* Podman's messages may end in a line end: not in a message's middle. */
+		size_t len = strlen(emsg);
+		while (len &&
+		       (emsg[len - 1] == '\n' || emsg[len - 1] == '\r' || emsg[len - 1] == ' '))
+			len--;
+		x->error = rm_xstrndup(emsg, len);
+	}
 
 	/* Status lines, but not the progress bars ("Pushing [==>  ]" with current/total). */
 	const char *status = json_string_value(json_object_get(o, "status"));
@@ -149,6 +155,14 @@ static void xfer_object(void *ud, const char *p, size_t n)
 		if (rm_starts_with(status, "Digest: sha256:")) {
 			free(x->digest);
 			x->digest = rm_xstrdup(status + 8);
+		}
+		/* Push: "<tag>: digest: sha256:... size: N", Podman's only word of it (Docker
+		 * also sends the aux object below, which comes later and wins). */
+		const char *dg = strstr(status, ": digest: sha256:");
+		if (dg) {
+			dg += strlen(": digest: ");
+			free(x->digest);
+			x->digest = rm_xstrndup(dg, strcspn(dg, " "));
 		}
 	}
 	/* Push: {"aux":{"Tag":"t","Digest":"sha256:...","Size":N}} */
@@ -341,6 +355,17 @@ int rm_engine_distribution_digest(rm_docker *d, const char *ref, const char *aut
 	rm_engine__req_init(&r, "GET", path, SHORT_TIMEOUT);
 	r.headers = hdrs;
 	ret = rm_engine__json_request(d, &r, &resp, err);
+	if (ret < 0 && d->kind == RM_ENGINE_PODMAN && r.status == 404 && !r.engine_json) {
+		/* Podman before 4.4 has no /distribution (its router's plain 404): the registry
+		 * cannot be asked, so the image is not known to be there (built and pushed; the
+		 * registry is sent only the layers it lacks). */
+		rm_error_clear(err);
+		rm_info("Podman %s cannot ask the registry for '%s' (no GET /distribution): "
+			"pushing it",
+			d->product_version, ref);
+		ret = 1;
+		goto out;
+	}
 	if (ret < 0) {
 		if (r.status == 404 || (r.status >= 400 && says_not_found(r.engine_msg))) {
 			rm_error_clear(err);

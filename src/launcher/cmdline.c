@@ -110,9 +110,18 @@ static void str_opt(rm_buf *b, const char *flag, json_t *obj, const char *key)
 char *rm_build_cmdline(const char *tag, const char *dockerfile, const char *context,
 		       json_t *buildargs, json_t *labels, int nocache, int pull)
 {
+	return rm_build_cmdline_for("docker", tag, dockerfile, context, buildargs, labels, nocache,
+				    pull);
+}
+
+char *rm_build_cmdline_for(const char *cli, const char *tag, const char *dockerfile,
+			   const char *context, json_t *buildargs, json_t *labels, int nocache,
+			   int pull)
+{
 	rm_buf b = RM_BUF_INIT(CMDLINE_MAX);
 
-	rm_buf_addstr(&b, "docker build --network=host");
+	rm_buf_addstr(&b, cli);
+	rm_buf_addstr(&b, " build --network=host");
 	if (nocache)
 		word(&b, "--no-cache");
 	if (pull)
@@ -157,8 +166,17 @@ static void gpus_opt(rm_buf *b, json_t *req)
 {
 	json_t *ids = json_object_get(req, "DeviceIDs");
 	json_t *count = json_object_get(req, "Count");
+	const char *driver = json_string_value(json_object_get(req, "Driver"));
 
-	if (json_array_size(ids)) {
+	if (driver && !strcmp(driver, "cdi")) {
+		/* CDI devices: the CLIs (podman, docker 25+) take their names as --device. */
+		size_t i;
+		json_t *id;
+		json_array_foreach (ids, i, id) {
+			if (json_string_value(id))
+				opt(b, "--device", json_string_value(id));
+		}
+	} else if (json_array_size(ids)) {
 		/* The inner double quotes keep docker's CSV parsing from splitting at commas. */
 		rm_buf v = RM_BUF_INIT(CMDLINE_MAX);
 		size_t i;
@@ -198,12 +216,18 @@ static void ulimit_opt(rm_buf *b, json_t *u)
 
 char *rm_run_cmdline(json_t *body, const char *name)
 {
+	return rm_run_cmdline_for("docker", body, name);
+}
+
+char *rm_run_cmdline_for(const char *cli, json_t *body, const char *name)
+{
 	rm_buf b = RM_BUF_INIT(CMDLINE_MAX);
 	json_t *hc = json_object_get(body, "HostConfig");
 	json_t *v, *entry = json_object_get(body, "Entrypoint");
 	size_t i;
 
-	rm_buf_addstr(&b, "docker run --rm");
+	rm_buf_addstr(&b, cli);
+	rm_buf_addstr(&b, " run --rm");
 	if (json_is_true(json_object_get(body, "OpenStdin")))
 		word(&b, "-i");
 	if (json_is_true(json_object_get(body, "Tty")))

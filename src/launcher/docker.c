@@ -12,6 +12,7 @@
  *   cleanup  DELETE ?force=1&v=1
  *   sweep    every container labelled with this run's id
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,38 @@ static int docker_claims(const rm_context *ctx)
 	return 1; /* the default: every context runs locally unless another launcher claims it */
 }
 
+/* A dry run renders for the engine it would use: the one --engine names, else the one that
+ * answers a quick /_ping (read only; nothing is built or run), else Docker. */
+static void dry_run_engine(struct docker_launcher *dl)
+{
+	rm_docker *d = NULL;
+	rm_error err = RM_ERROR_INIT;
+	char *host = NULL;
+
+	dl->kind = dl->cfg.ctx ? dl->cfg.ctx->engine : RM_ENGINE_ANY;
+	if (dl->kind != RM_ENGINE_ANY) {
+		dl->where = rm_xasprintf("rendered for %s (--engine); no engine contacted",
+					 rm_engine_kind_title(dl->kind));
+		return;
+	}
+	if (rm_engine_open_quick(&d, dl->cfg.docker_host, &err) == 0) {
+		dl->kind = rm_engine_get_kind(d);
+		dl->where = dl->kind == RM_ENGINE_PODMAN
+				? rm_xasprintf("rendered for Podman %s at %s (its /_ping said so)",
+					       rm_engine_product_version(d), rm_engine_host(d))
+				: rm_xasprintf("rendered for Docker at %s (its /_ping said so)",
+					       rm_engine_host(d));
+		rm_engine_close(d);
+		return;
+	}
+	host = dl->cfg.docker_host ? rm_xstrdup(dl->cfg.docker_host) : rm_engine_default_host();
+	dl->kind = RM_ENGINE_DOCKER;
+	dl->where = rm_xasprintf("rendered for Docker: no engine answers at %s (--engine podman "
+				 "renders for Podman)",
+				 host);
+	free(host);
+}
+
 static int docker_open(void **state, const rm_launcher_config *cfg, rm_error *err)
 {
 	struct docker_launcher *dl = rm_xcalloc(1, sizeof(*dl));
@@ -55,9 +88,21 @@ static int docker_open(void **state, const rm_launcher_config *cfg, rm_error *er
 		free(dl);
 		return -1;
 	}
-	if (dl->d)
-		dl->where = rm_xasprintf("Docker API %s at %s", rm_engine_api_version(dl->d),
+	if (dl->d) {
+		dl->kind = rm_engine_get_kind(dl->d);
+		if (dl->kind == RM_ENGINE_PODMAN)
+			rm_engine_podman_facts(dl->d, &dl->rootless, &dl->cgroup_v1);
+		if (dl->kind == RM_ENGINE_PODMAN)
+			dl->where = rm_xasprintf(
+			    "Podman %s (Docker API %s) at %s", rm_engine_product_version(dl->d),
+			    rm_engine_api_version(dl->d), rm_engine_host(dl->d));
+		else
+			dl->where =
+			    rm_xasprintf("Docker API %s at %s", rm_engine_api_version(dl->d),
 					 rm_engine_host(dl->d));
+	} else {
+		dry_run_engine(dl);
+	}
 	*state = dl;
 	return 0;
 }
@@ -78,6 +123,20 @@ static const char *docker_where(void *state)
 {
 	struct docker_launcher *dl = state;
 	return dl->where ? dl->where : "no engine (dry run)";
+}
+
+static void docker_engine(void *state, rm_context *ctx)
+{
+	struct docker_launcher *dl = state;
+	if (ctx->engine == RM_ENGINE_ANY)
+		ctx->engine = dl->kind;
+	ctx->engine_no_cgroups = dl->rootless && dl->cgroup_v1;
+}
+
+/* The CLI of the engine, for the commands messages suggest. */
+const char *rm_launcher__docker_cli(const struct docker_launcher *dl)
+{
+	return dl->kind == RM_ENGINE_PODMAN ? "podman" : "docker";
 }
 
 /* The tree at host path src, put into the container under prefix (relative to /). */
@@ -312,10 +371,11 @@ static int docker_sweep(void *state, rm_error *err)
 	}
 	if (ret < 0)
 		rm_error_wrap(err,
-			      "containers labelled %s may be left: remove them with 'docker rm -f "
-			      "$(docker ps -aq --filter label=%s)' once the engine answers (the "
+			      "containers labelled %s may be left: remove them with '%s rm -f "
+			      "$(%s ps -aq --filter label=%s)' once the engine answers (the "
 			      "next run on this host removes them too)",
-			      label, label);
+			      label, rm_launcher__docker_cli(dl), rm_launcher__docker_cli(dl),
+			      label);
 	rm_strv_free(ids);
 	free(label);
 	return ret;
@@ -485,6 +545,62 @@ static void docker_plan(void *state, const rm_image_req *req, const rm_job_spec 
 	rm_launcher__docker_plan(dl->cfg.ctx, req, spec, out);
 }
 
+/* Whether this host has NVIDIA GPUs (the driver lists them), without running nvidia-smi. */
+static int host_has_nvidia(void)
+{
+	DIR *dir = opendir("/proc/driver/nvidia/gpus");
+	struct dirent *e;
+	int n = 0;
+
+	while (dir && (e = readdir(dir)))
+		n += e->d_name[0] != '.';
+	if (dir)
+		closedir(dir);
+	return n > 0;
+}
+
+/*
+ * Podman: its own version (/version's Version is Podman's, never Docker's), rootful or
+ * rootless, and what differs from Docker there (docs/engines.md); a WARN when this host's
+ * NVIDIA GPUs have no CDI spec, which Podman needs to hand them to a container.
+ */
+static void podman_probe(rm_docker *d, json_t *ver, rm_probe *out)
+{
+	const char *api = json_string_value(json_object_get(ver, "ApiVersion"));
+	int rootless = 0, cgroup_v1 = 0, nvidia = host_has_nvidia();
+	size_t n_nv = 0;
+	char *cdi;
+	rm_context ctx;
+	rm_error err = RM_ERROR_INIT;
+
+	rm_engine_podman_facts(d, &rootless, &cgroup_v1);
+	rm_context_detect(&ctx, "/sys", 0, &err); /* the CDI specs; no tool is run */
+	for (size_t i = 0; i < ctx.n_cdi_devices; i++)
+		n_nv += rm_starts_with(ctx.cdi_devices[i], RM_CDI_NVIDIA "=");
+	out->status = nvidia && !n_nv ? RM_FINDING_WARN : RM_FINDING_OK;
+	cdi = ctx.n_cdi_specs ? rm_xasprintf("%zu " RM_CDI_NVIDIA " device(s) in %zu CDI spec(s)",
+					     n_nv, ctx.n_cdi_specs)
+			      : rm_xstrdup("no CDI spec in /etc/cdi or /var/run/cdi");
+	out->detail = rm_xasprintf(
+	    "Podman %s, %s%s (Docker API %s) at %s; run_models speaks API %s; NVIDIA GPUs go to "
+	    "containers as CDI devices: %s%s; not on Podman: Docker's NVIDIA runtime (--gpus), "
+	    "removing build containers left by a dead engine%s (docs/engines.md)",
+	    rm_engine_product_version(d), rootless ? "rootless" : "rootful",
+	    rootless && cgroup_v1 ? " on cgroup v1" : "", api ? api : "unknown", rm_engine_host(d),
+	    rm_engine_api_version(d), nvidia && !n_nv ? "this host's NVIDIA GPUs have none, " : "",
+	    cdi,
+	    rootless ? (cgroup_v1 ? ", --privileged host devices, docker_cpus (no cgroup of the "
+				    "user's own)"
+				  : ", --privileged host devices")
+		     : "");
+	free(cdi);
+	if (out->status == RM_FINDING_WARN)
+		out->action =
+		    rm_xstrdup("sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml "
+			       "(NVIDIA Container Toolkit), then 'nvidia-ctk cdi list'");
+	rm_context_release(&ctx);
+}
+
 static void docker_probe(const char *host, rm_probe *out)
 {
 	rm_error err = RM_ERROR_INIT;
@@ -517,6 +633,8 @@ static void docker_probe(const char *host, rm_probe *out)
 		    rm_xasprintf("the engine at %s answers /_ping (API %s) but not /version: %s",
 				 rm_engine_host(d), rm_engine_api_version(d), rm_error_text(&err));
 		out->action = rm_xstrdup("check the engine's log (journalctl -u docker)");
+	} else if (rm_engine_get_kind(d) == RM_ENGINE_PODMAN) {
+		podman_probe(d, ver, out);
 	} else {
 		const char *v = json_string_value(json_object_get(ver, "Version"));
 		const char *api = json_string_value(json_object_get(ver, "ApiVersion"));
@@ -548,4 +666,5 @@ const rm_launcher_ops rm_launcher_docker = {
     .describe = docker_describe,
     .plan = docker_plan,
     .probe = docker_probe,
+    .engine = docker_engine,
 };

@@ -330,11 +330,13 @@ void rm_launcher__docker_plan(const rm_context *ctx, const rm_image_req *req,
 {
 	json_t *body = NULL;
 	rm_error err = RM_ERROR_INIT;
+	const char *cli = ctx->engine == RM_ENGINE_PODMAN ? "podman" : "docker";
 
 	if (req->df) {
 		char *js = json_dumps(req->buildargs, JSON_COMPACT | JSON_SORT_KEYS);
-		char *build = rm_build_cmdline(req->image, req->df->path, req->model->dockercontext,
-					       req->buildargs, NULL, req->nocache, !req->no_pull);
+		char *build =
+		    rm_build_cmdline_for(cli, req->image, req->df->path, req->model->dockercontext,
+					 req->buildargs, NULL, req->nocache, !req->no_pull);
 		fprintf(out, "  dockerfile: %s (base image %s)\n", req->df->path,
 			req->df->base_image ? req->df->base_image : "unknown");
 		fprintf(out, "  build args: %s\n", js ? js : "{}");
@@ -350,7 +352,7 @@ void rm_launcher__docker_plan(const rm_context *ctx, const rm_image_req *req,
 	if (rm_workload_render(spec->w, ctx, (const char *const *)environ, &body, &err) < 0) {
 		fprintf(out, "  would fail: %s\n", rm_error_text(&err));
 	} else {
-		char *run = rm_run_cmdline(body, spec->name);
+		char *run = rm_run_cmdline_for(cli, body, spec->name);
 		fprintf(out, "  %s\n", run);
 		free(run);
 	}

@@ -13,6 +13,9 @@ struct docker_launcher {
 	rm_launcher_config cfg;
 	rm_docker *d; /* NULL in a dry run */
 	char *where;
+	/* Docker or Podman: the engine's ping, or in a dry run --engine or a quick ping */
+	rm_engine_kind kind;
+	int rootless, cgroup_v1; /* Podman's: a user's service; on cgroup v1 (no limits) */
 	/* This runner, in the labels of everything it makes (run_models.host, .pid,
 	 * .pid_start), so that a later run can tell whether it is gone. */
 	char host[256];
@@ -29,6 +32,9 @@ struct docker_launcher {
  * runner is gone. Caller frees. */
 #define RM_DOCKER_BUILD_MARK "run-models-build."
 char *rm_launcher__docker_build_mark(const struct docker_launcher *dl);
+
+/* "docker" or "podman": the CLI of the engine, in the commands messages suggest. */
+const char *rm_launcher__docker_cli(const struct docker_launcher *dl);
 
 /* Adds the run's and the runner's labels to a labels object. */
 void rm_launcher__docker_label(const struct docker_launcher *dl, json_t *labels);

@@ -62,6 +62,12 @@ int rm_launcher_open_named(rm_launcher *l, const char *name, const rm_launcher_c
 	return rm_error_set(err, RM_ERR_INTERNAL, "no launcher is called '%s'", name);
 }
 
+void rm_launcher_engine_facts(const rm_launcher *l, rm_context *ctx)
+{
+	if (l->ops && l->ops->engine)
+		l->ops->engine(l->state, ctx);
+}
+
 void rm_launcher_close(rm_launcher *l)
 {
 	if (l->ops)

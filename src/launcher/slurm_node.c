@@ -353,6 +353,7 @@ static int node_main(struct node *n, rm_error *err)
 	n->m = n->w.model;
 	if (node_context(n, err) < 0 || rm_launcher_open_named(&n->l, "docker", &lc, err) < 0)
 		return -1;
+	rm_launcher_engine_facts(&n->l, &n->ctx); /* this node's engine */
 	job_env(n);
 	if (n->m->data && *n->m->data) {
 		rm_warn("model '%s' names data '%s': data providers are not set up on SLURM nodes "

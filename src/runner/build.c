@@ -223,6 +223,7 @@ static int build_all(struct run *r, rm_build_result *res, rm_error *err)
 		json_decref(doc);
 		return -1;
 	}
+	rm_launcher_engine_facts(&r->launcher, &r->ctx);
 	rm_info("build %s: %zu model(s), %s%s%s", r->run_id, r->sel.n,
 		r->launcher.ops->where(r->launcher.state), o->registry ? ", registry " : "",
 		o->registry ? o->registry : "");

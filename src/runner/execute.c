@@ -140,14 +140,15 @@ static void finish(struct run *r, const rm_model *m, rm_job *job, const char *na
 	const rm_launcher *L = &r->launcher;
 	rm_error err = RM_ERROR_INIT;
 	int keep = r->o->wl.keep_alive && !rm_signal_received();
+	const char *cli = r->ctx.engine == RM_ENGINE_PODMAN ? "podman" : "docker";
 
 	if (r->o->keep_model_dir && !rm_signal_received() && keep_model_dir(r, m, job, &err) < 0)
 		rm_warn("model '%s': could not keep the model dir: %s", m->name,
 			rm_error_text(&err));
 	if (keep)
-		rm_info("kept container '%s' %s; enter it with 'docker exec -it %s sh', remove "
-			"it with 'docker rm -f %s'",
-			name, script_done ? "running" : "(stopped)", name, name);
+		rm_info("kept container '%s' %s; enter it with '%s exec -it %s sh', remove "
+			"it with '%s rm -f %s'",
+			name, script_done ? "running" : "(stopped)", cli, name, cli, name);
 	rm_error_clear(&err);
 	if (L->ops->cleanup(L->state, job, keep, &err) < 0) {
 		rm_warn("%s", rm_error_text(&err));

@@ -113,6 +113,7 @@ int rm_runner__load_context(struct run *r, rm_error *err)
 	for (size_t i = 0; i < o->n_contexts; i++)
 		if (rm_context_apply(&r->ctx, o->contexts[i], "--additional-context", err) < 0)
 			return -1;
+	r->ctx.engine = o->engine;
 	return check_context_keys(r, err);
 }
 
@@ -137,10 +138,10 @@ static void write_sys_env(struct run *r)
 
 static void dry_run(struct run *r, rm_error *err)
 {
-	printf("dry run %s: %zu model(s); context: vendor %s, %ld GPU(s), arch %s; no engine "
-	       "contacted\n",
-	       r->run_id, r->sel.n, r->ctx.gpu_vendor ? r->ctx.gpu_vendor : "none", r->ctx.n_gpus,
-	       r->ctx.gpu_arch ? r->ctx.gpu_arch : "none");
+	printf("dry run %s: %zu model(s); context: vendor %s, %ld GPU(s), arch %s; %s\n", r->run_id,
+	       r->sel.n, r->ctx.gpu_vendor ? r->ctx.gpu_vendor : "none", r->ctx.n_gpus,
+	       r->ctx.gpu_arch ? r->ctx.gpu_arch : "none",
+	       r->launcher.ops->where(r->launcher.state));
 	for (size_t i = 0; i < r->sel.n; i++)
 		rm_runner__run_model(r, &r->sel.items[i], err);
 }
@@ -210,6 +211,8 @@ static int run_all(struct run *r, rm_error *err)
 		return -1;
 	if (rm_launcher_open(&r->launcher, &lc, err) < 0)
 		return -1;
+	/* What the containers are rendered for: the engine the launcher found. */
+	rm_launcher_engine_facts(&r->launcher, &r->ctx);
 	r->batching = r->launcher.ops->submit_all && !o->dry_run;
 	if (o->dry_run) {
 		dry_run(r, err);

@@ -383,6 +383,26 @@ out:
 	return ret;
 }
 
+int rm_tar_symlink(const char *name, const char *target, int out_fd, rm_error *err)
+{
+	struct archive *a = tar_writer(out_fd, err);
+	struct archive_entry *e;
+	int ok;
+
+	if (!a)
+		return -1;
+	e = archive_entry_new();
+	archive_entry_set_pathname(e, name);
+	archive_entry_set_filetype(e, AE_IFLNK);
+	archive_entry_set_perm(e, 0777);
+	archive_entry_set_symlink(e, target);
+	ok = archive_write_header(a, e) == ARCHIVE_OK;
+	if (!ok)
+		rm_tar_fail(a, err, "cannot write the tar archive");
+	archive_entry_free(e);
+	return tar_finish(a, ok, err);
+}
+
 int rm_tar_tree(const char *src, const char *prefix, int out_fd, rm_error *err)
 {
 	int ret = -1;

@@ -436,7 +436,51 @@ int rm_workload_gpu_indexes(const rm_workload *w, const rm_context *ctx, long **
 	return 0;
 }
 
-/* The GPUs: AMD's device nodes and capabilities, or NVIDIA's device request. */
+/*
+ * NVIDIA GPUs on Podman: CDI devices (the Docker API's DeviceRequests of driver "cdi"),
+ * nvidia.com/gpu=all for all of the host's, else nvidia.com/gpu=<index> each; Podman ignores
+ * Docker's NVIDIA runtime request. Each must be in the host's CDI specs, else the engine
+ * could not start the container: refused here, before anything is built.
+ */
+static int render_cdi(const rm_workload *w, const rm_context *ctx, long runtime, const long *gpus,
+		      size_t n_gpus, json_t *hc, rm_error *err)
+{
+	json_t *ids = json_array();
+	int all = !w->gpus && runtime == ctx->n_gpus;
+
+	for (size_t i = 0; i < (all ? 1 : n_gpus); i++) {
+		char *name = all ? rm_xstrdup(RM_CDI_NVIDIA "=all")
+				 : rm_xasprintf(RM_CDI_NVIDIA "=%ld", gpus[i]);
+		if (!rm_context_cdi_has(ctx, name)) {
+			if (!ctx->n_cdi_specs)
+				rm_error_set(
+				    err, RM_ERR_INPUT,
+				    "NVIDIA GPUs on Podman are CDI devices and this host "
+				    "has no CDI spec (/etc/cdi, /var/run/cdi): make one with "
+				    "'sudo nvidia-ctk cdi generate --output=/etc/cdi/"
+				    "nvidia.yaml' (NVIDIA Container Toolkit), or run on "
+				    "Docker (--engine docker)");
+			else
+				rm_error_set(err, RM_ERR_INPUT,
+					     "NVIDIA GPUs on Podman are CDI devices and the host's "
+					     "CDI specs have no '%s' ('nvidia-ctk cdi list' shows "
+					     "what they have; 'sudo nvidia-ctk cdi generate "
+					     "--output=/etc/cdi/nvidia.yaml' makes them again)",
+					     name);
+			free(name);
+			json_decref(ids);
+			return -1;
+		}
+		json_array_append_new(ids, json_string(name));
+		free(name);
+	}
+	json_object_set_new(hc, "DeviceRequests",
+			    json_pack("[{s:s, s:o}]", "Driver", "cdi", "DeviceIDs", ids));
+	return 0;
+}
+
+/* The GPUs: AMD's device nodes and capabilities, or NVIDIA's device request (Docker) or
+ * CDI devices (Podman). */
 static int render_gpus(const rm_workload *w, const rm_context *ctx, json_t *body, json_t *hc,
 		       rm_error *err)
 {
@@ -489,6 +533,10 @@ static int render_gpus(const rm_workload *w, const rm_context *ctx, json_t *body
 				free(tmp);
 			}
 		}
+	} else if (vendor && !strcmp(vendor, "NVIDIA") && runtime != 0 &&
+		   ctx->engine == RM_ENGINE_PODMAN) {
+		if (render_cdi(w, ctx, runtime, gpus, n_gpus, hc, err) < 0)
+			goto fail;
 	} else if (vendor && !strcmp(vendor, "NVIDIA") && runtime != 0) {
 		json_t *req = json_pack("{s:s, s:[[s]]}", "Driver", "", "Capabilities", "gpu");
 		if (w->gpus || runtime != ctx->n_gpus) {
@@ -580,6 +628,16 @@ int rm_workload_render(const rm_workload *w, const rm_context *host, const char 
 
 	if (render_gpus(w, host, body, hc, err) < 0)
 		goto out;
+	if (w->cpus && host->engine_no_cgroups) {
+		rm_error_set(
+		    err, RM_ERR_INPUT,
+		    "docker_cpus '%s': rootless Podman on cgroup v1 cannot limit a "
+		    "container's CPUs (a user has no cgroup of their own there); run as "
+		    "root, on cgroup v2 with the cpuset controller delegated to your user, "
+		    "or without docker_cpus",
+		    w->cpus);
+		goto out;
+	}
 	if (w->cpus)
 		json_object_set_new(hc, "CpusetCpus", json_string(w->cpus));
 	if (w->set.shm_size > 0)

@@ -41,17 +41,29 @@ sleep 300
 S
 	entry "$1" "$1" "" | sed 's/^/[/; s/$/]/' | mkmad
 }
-# A private dockerd of the case's own (other cases never see its containers); sets
+# A private engine of the case's own (other cases never see its containers): a dockerd, or
+# with RM_TEST_ENGINE=podman (tests/integration/podman.sh) a Podman service; sets
 # DOCKER_HOST, SOCK and PRIVATE_DIR. Its state goes when the case ends.
 private_engine() {
 	PRIVATE_DIR=/var/tmp/run_models-fault-$case_name-$$
-	DOCKER_HOST=$(RM_DOCKER_DIR=$PRIVATE_DIR DOCKER_HOST='' "$SRC/tools/ensure-docker.sh")
+	if [ "${RM_TEST_ENGINE:-docker}" = podman ]; then
+		DOCKER_HOST=$(RM_PODMAN_DIR=$PRIVATE_DIR "$SRC/tools/ensure-podman.sh")
+	else
+		DOCKER_HOST=$(RM_DOCKER_DIR=$PRIVATE_DIR DOCKER_HOST='' "$SRC/tools/ensure-docker.sh")
+	fi
 	export DOCKER_HOST
 	SOCK=${DOCKER_HOST#unix://}
 	cleanup_fns+=(stop_private_engine)
 }
 stop_private_engine() {
 	local pid
+	if [ "${RM_TEST_ENGINE:-docker}" = podman ]; then
+		$(RM_PODMAN_DIR=$PRIVATE_DIR "$SRC/tools/ensure-podman.sh" --cli) rm -af >/dev/null 2>&1 || true
+		RM_PODMAN_DIR=$PRIVATE_DIR "$SRC/tools/ensure-podman.sh" --stop
+		$(RM_PODMAN_DIR=$PRIVATE_DIR "$SRC/tools/ensure-podman.sh" --cli) system reset -f >/dev/null 2>&1 || true
+		rm -rf "$PRIVATE_DIR"
+		return 0
+	fi
 	pid=$(cat "$PRIVATE_DIR/dockerd.pid" 2>/dev/null) || return 0
 	kill "$pid" 2>/dev/null || true
 	for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done

@@ -72,3 +72,35 @@ set_tests_properties(firsthour.fresh_clone PROPERTIES LABELS "integration;firsth
                      FIXTURES_REQUIRED docker_engine RESOURCE_LOCK smoke_image)
 set_tests_properties(integration.smoke integration.gpu_less_seed integration.readme
                      PROPERTIES RESOURCE_LOCK smoke_image)
+
+# The same runs on Podman's Docker-compatible API (tests/integration/podman.sh, docs/engines.md):
+# a private rootful Podman service (tools/ensure-podman.sh); the cases above that need no
+# Docker-only feature, unchanged with the engine switched (SCRIPT:CASE), then Podman's own.
+# Few and fast: CI runs them on 2 cores.
+set(RM_PODMAN_CASES
+    cases:smoke cases:failing_script cases:broken_build cases:timeout cases:sigint
+    cases:secret_nowhere cases:telemetry cases:multiple_results cases:keep_alive
+    cases:keep_model_dir cases:devices faults:secrets faults:results_limits faults:kill9_reap
+    compat:tools_log_order compat:build_pull
+    engine_found doctor same_row nvidia_cdi manifest suite_gate rootless)
+foreach(c ${RM_PODMAN_CASES})
+  string(REPLACE ":" "." n ${c})
+  add_test(NAME podman.${n}
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/podman.sh ${c}
+                   $<TARGET_FILE:run_models> ${CMAKE_SOURCE_DIR})
+  set_tests_properties(podman.${n} PROPERTIES LABELS "integration;podman" TIMEOUT 300
+                       FIXTURES_REQUIRED podman_engine SKIP_RETURN_CODE 77)
+endforeach()
+add_test(NAME podman.engine_up
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/podman.sh engine_up
+                 $<TARGET_FILE:run_models> ${CMAKE_SOURCE_DIR})
+set_tests_properties(podman.engine_up PROPERTIES FIXTURES_SETUP podman_engine
+                     LABELS "integration;podman")
+add_test(NAME podman.no_container_left
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/podman.sh no_container_left
+                 $<TARGET_FILE:run_models> ${CMAKE_SOURCE_DIR})
+set_tests_properties(podman.no_container_left PROPERTIES FIXTURES_CLEANUP podman_engine
+                     LABELS "integration;podman")
+# same_row runs the smoke model on both engines: it shares the shipped smoke image's lock.
+set_tests_properties(podman.same_row PROPERTIES FIXTURES_REQUIRED "podman_engine;docker_engine"
+                     RESOURCE_LOCK smoke_image)

@@ -182,3 +182,23 @@ TEST(build)
 	json_decref(args);
 	json_decref(labels);
 }
+
+/* Podman: its CLI's name, and CDI devices (a DeviceRequests entry of driver "cdi") as
+ * --device NAME, as podman and docker 25+ take them. */
+TEST(podman)
+{
+	json_t *body = json_loads("{\"Image\": \"img\", \"HostConfig\": {\"DeviceRequests\": "
+				  "[{\"Driver\": \"cdi\", \"DeviceIDs\": [\"nvidia.com/gpu=0\", "
+				  "\"nvidia.com/gpu=1\"]}]}}",
+				  0, NULL);
+	char *s = rm_run_cmdline_for("podman", body, "n");
+
+	CHECK_STR(
+	    s, "podman run --rm --name n --device nvidia.com/gpu=0 --device nvidia.com/gpu=1 img");
+	free(s);
+	json_decref(body);
+	s = rm_build_cmdline_for("podman", "ci-x", "docker/x.Dockerfile", "./docker", NULL, NULL, 0,
+				 1);
+	CHECK_STR(s, "podman build --network=host --pull -t ci-x -f docker/x.Dockerfile ./docker");
+	free(s);
+}

@@ -741,3 +741,110 @@ TEST(job_doc_errors)
 		json_decref(doc);
 	}
 }
+
+/* Podman: NVIDIA GPUs are CDI devices the host's specs must name (refused before anything
+ * is built otherwise); rootless Podman on cgroup v1 cannot take docker_cpus; Docker's
+ * request is unchanged. */
+static void set_cdi(rm_context *ctx, const char *const *names)
+{
+	rm_strv_free(ctx->cdi_specs);
+	rm_strv_free(ctx->cdi_devices);
+	ctx->cdi_specs = ctx->cdi_devices = NULL;
+	ctx->n_cdi_specs = ctx->n_cdi_devices = 0;
+	if (!names)
+		return;
+	ctx->cdi_specs = rm_xcalloc(1, sizeof(char *));
+	ctx->cdi_specs = rm_strv_push(ctx->cdi_specs, &ctx->n_cdi_specs, "/etc/cdi/nvidia.yaml");
+	ctx->cdi_devices = rm_xcalloc(1, sizeof(char *));
+	for (; *names; names++)
+		ctx->cdi_devices = rm_strv_push(ctx->cdi_devices, &ctx->n_cdi_devices, *names);
+}
+
+static json_t *cdi_ids(json_t *body)
+{
+	json_t *req = json_array_get(
+	    json_object_get(json_object_get(body, "HostConfig"), "DeviceRequests"), 0);
+	CHECK_STR(json_string_value(json_object_get(req, "Driver")), "cdi");
+	return json_object_get(req, "DeviceIDs");
+}
+
+TEST(podman)
+{
+	static const char *const names[] = {"nvidia.com/gpu=all", "nvidia.com/gpu=0",
+					    "nvidia.com/gpu=1", NULL};
+	static const rm_workload_settings none = RM_WORKLOAD_SETTINGS_INIT;
+	rm_context ctx = {0};
+	rm_workload w;
+	rm_error err = RM_ERROR_INIT;
+	json_t *body = NULL, *req;
+	rm_workload_in in = {.model = &model, .ctx = &ctx, .run_id = "r", .set = &none};
+
+	model.n_gpus = -1;
+	context(&ctx, "{\"gpu_vendor\": \"NVIDIA\", \"MAD_SYSTEM_NGPUS\": 2}");
+	CHECK(rm_workload_build(&w, &in, &err) == 0);
+	rm_workload_set_image(&w, "img");
+	/* Docker: the NVIDIA runtime's request, as before */
+	CHECK(render(&w, &ctx, &body, &err) == 0);
+	req = json_array_get(json_object_get(json_object_get(body, "HostConfig"), "DeviceRequests"),
+			     0);
+	CHECK_STR(json_string_value(json_object_get(req, "Driver")), "");
+	CHECK(json_integer_value(json_object_get(req, "Count")) == -1);
+	json_decref(body);
+	body = NULL;
+	/* Podman without a CDI spec: refused, saying how to make one */
+	ctx.engine = RM_ENGINE_PODMAN;
+	set_cdi(&ctx, NULL);
+	CHECK(render(&w, &ctx, &body, &err) < 0 && !body);
+	CHECK(strstr(rm_error_text(&err), "no CDI spec") &&
+	      strstr(rm_error_text(&err), "nvidia-ctk cdi generate"));
+	rm_error_clear(&err);
+	/* all of the host's GPUs: nvidia.com/gpu=all */
+	set_cdi(&ctx, names);
+	CHECK(render(&w, &ctx, &body, &err) == 0);
+	CHECK(json_array_size(cdi_ids(body)) == 1);
+	CHECK_STR(json_string_value(json_array_get(cdi_ids(body), 0)), "nvidia.com/gpu=all");
+	json_decref(body);
+	body = NULL;
+	rm_workload_release(&w);
+	/* some: one device each */
+	model.n_gpus = 2;
+	free(ctx.docker_gpus);
+	ctx.docker_gpus = rm_xstrdup("0,1");
+	CHECK(rm_workload_build(&w, &in, &err) == 0);
+	rm_workload_set_image(&w, "img");
+	CHECK(render(&w, &ctx, &body, &err) == 0);
+	CHECK(json_array_size(cdi_ids(body)) == 2);
+	CHECK_STR(json_string_value(json_array_get(cdi_ids(body), 1)), "nvidia.com/gpu=1");
+	json_decref(body);
+	body = NULL;
+	rm_workload_release(&w);
+	/* one the specs lack */
+	free(ctx.docker_gpus);
+	ctx.docker_gpus = rm_xstrdup("3");
+	model.n_gpus = 1;
+	CHECK(rm_workload_build(&w, &in, &err) == 0);
+	rm_workload_set_image(&w, "img");
+	CHECK(render(&w, &ctx, &body, &err) < 0);
+	CHECK(strstr(rm_error_text(&err), "have no 'nvidia.com/gpu=3'") != NULL);
+	rm_error_clear(&err);
+	rm_workload_release(&w);
+	/* rootless Podman on cgroup v1: docker_cpus refused */
+	free(ctx.docker_gpus);
+	ctx.docker_gpus = NULL;
+	ctx.docker_cpus = rm_xstrdup("0-3");
+	ctx.engine_no_cgroups = 1;
+	CHECK(rm_workload_build(&w, &in, &err) == 0);
+	rm_workload_set_image(&w, "img");
+	CHECK(render(&w, &ctx, &body, &err) < 0);
+	CHECK(strstr(rm_error_text(&err), "rootless Podman on cgroup v1") != NULL);
+	rm_error_clear(&err);
+	ctx.engine_no_cgroups = 0;
+	CHECK(render(&w, &ctx, &body, &err) == 0);
+	CHECK_STR(
+	    json_string_value(json_object_get(json_object_get(body, "HostConfig"), "CpusetCpus")),
+	    "0-3");
+	json_decref(body);
+	rm_workload_release(&w);
+	rm_context_release(&ctx);
+	model.n_gpus = 0;
+}
