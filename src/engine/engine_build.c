@@ -128,6 +128,33 @@ static int add_json_param(rm_buf *q, const char *key, json_t *value)
 	return bad;
 }
 
+/* The query of POST /build; non-zero when it would be too long. */
+static int build_query(const rm_docker *d, const rm_build_opts *o, rm_buf *q)
+{
+	int bad = rm_buf_addstr(q, "/build?version=1&rm=1&forcerm=1") < 0;
+
+	if (o->tag)
+		bad |= add_param(q, "t", o->tag);
+	if (o->dockerfile)
+		bad |= add_param(q, "dockerfile", o->dockerfile);
+	bad |= add_json_param(q, "buildargs", o->buildargs);
+	if (o->nocache)
+		bad |= rm_buf_addstr(q, "&nocache=1") < 0;
+	if (o->networkmode)
+		bad |= add_param(q, "networkmode", o->networkmode);
+	bad |= add_json_param(q, "labels", o->labels);
+	if (o->extrahosts && d->kind == RM_ENGINE_PODMAN) {
+		/* Podman reads extrahosts as a JSON array of "name:ip" (Docker: one string)
+		 * and answers 400 with no message to anything else. */
+		json_t *hosts = json_pack("[s]", o->extrahosts);
+		bad |= add_json_param(q, "extrahosts", hosts);
+		json_decref(hosts);
+	} else if (o->extrahosts) {
+		bad |= add_param(q, "extrahosts", o->extrahosts);
+	}
+	return bad;
+}
+
 int rm_engine_build(rm_docker *d, const rm_build_opts *o, char **image_id, rm_error *err)
 {
 	int ret = -1, fd = -1;
@@ -148,27 +175,7 @@ int rm_engine_build(rm_docker *d, const rm_build_opts *o, char **image_id, rm_er
 		goto out;
 	}
 
-	int bad = rm_buf_addstr(&q, "/build?version=1&rm=1&forcerm=1") < 0;
-	if (o->tag)
-		bad |= add_param(&q, "t", o->tag);
-	if (o->dockerfile)
-		bad |= add_param(&q, "dockerfile", o->dockerfile);
-	bad |= add_json_param(&q, "buildargs", o->buildargs);
-	if (o->nocache)
-		bad |= rm_buf_addstr(&q, "&nocache=1") < 0;
-	if (o->networkmode)
-		bad |= add_param(&q, "networkmode", o->networkmode);
-	bad |= add_json_param(&q, "labels", o->labels);
-	if (o->extrahosts && d->kind == RM_ENGINE_PODMAN) {
-		/* Podman reads extrahosts as a JSON array of "name:ip" (Docker: one string)
-		 * and answers 400 with no message to anything else. */
-		json_t *hosts = json_pack("[s]", o->extrahosts);
-		bad |= add_json_param(&q, "extrahosts", hosts);
-		json_decref(hosts);
-	} else if (o->extrahosts) {
-		bad |= add_param(&q, "extrahosts", o->extrahosts);
-	}
-	if (bad) {
+	if (build_query(d, o, &q)) {
 		rm_error_set(err, RM_ERR_INPUT, "the build arguments are too long");
 		goto out;
 	}

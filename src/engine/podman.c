@@ -178,45 +178,31 @@ static int empty(json_t *v)
 	       (json_is_object(v) && !json_object_size(v));
 }
 
-/*
- * The Docker create body as libpod's container spec (its SpecGenerator, JSON): the members
- * run_models sends and nothing else. A member with no translation here is an error naming
- * it, never dropped.
- */
-static json_t *libpod_spec(json_t *body, const char *name, json_t *cdi, rm_error *err)
+/* -1 with err naming the first member of o not in known that holds something (where: the
+ * object's name for the message, "" at the top). */
+static int only_known(json_t *o, const char *const *known, const char *where, rm_error *err)
 {
-	static const char *const top_known[] = {
-	    "Image",	    "Cmd",	 "Env",	   "WorkingDir", "Tty",	       "AttachStdout",
-	    "AttachStderr", "OpenStdin", "Labels", "User",	 "HostConfig", NULL};
-	static const char *const hc_known[] = {
-	    "NetworkMode", "AutoRemove", "Binds",	"Devices", "DeviceRequests",
-	    "CapAdd",	   "GroupAdd",	 "SecurityOpt", "IpcMode", "CpusetCpus",
-	    "ShmSize",	   "Ulimits",	 "Privileged",	"Init",	   NULL};
-	json_t *hc = json_object_get(body, "HostConfig");
-	json_t *spec = json_object(), *env = json_object(), *devices = json_array(), *v;
 	const char *key;
+	json_t *v;
+
+	json_object_foreach (o, key, v) {
+		size_t k;
+		for (k = 0; known[k] && strcmp(known[k], key); k++)
+			;
+		if (!known[k] && !empty(v))
+			return rm_error_set(err, RM_ERR_INPUT,
+					    "'%s%s' has no translation to Podman's API", where,
+					    key);
+	}
+	return 0;
+}
+
+/* The container's process: image, name, command, environment (an object), user, tty. */
+static void spec_process(json_t *spec, json_t *body, const char *name)
+{
+	json_t *env = json_object(), *v;
 	size_t i;
 
-	json_object_foreach (body, key, v) {
-		size_t k;
-		for (k = 0; top_known[k] && strcmp(top_known[k], key); k++)
-			;
-		if (!top_known[k] && !empty(v)) {
-			rm_error_set(err, RM_ERR_INPUT, "'%s' has no translation to Podman's API",
-				     key);
-			goto fail;
-		}
-	}
-	json_object_foreach (hc, key, v) {
-		size_t k;
-		for (k = 0; hc_known[k] && strcmp(hc_known[k], key); k++)
-			;
-		if (!hc_known[k] && !empty(v)) {
-			rm_error_set(err, RM_ERR_INPUT,
-				     "'HostConfig.%s' has no translation to Podman's API", key);
-			goto fail;
-		}
-	}
 	json_object_set(spec, "image", json_object_get(body, "Image"));
 	if (name)
 		json_object_set_new(spec, "name", json_string(name));
@@ -229,7 +215,6 @@ static json_t *libpod_spec(json_t *body, const char *name, json_t *cdi, rm_error
 		free(k);
 	}
 	json_object_set_new(spec, "env", env);
-	env = NULL;
 	if ((v = json_object_get(body, "WorkingDir")) && !empty(v))
 		json_object_set(spec, "work_dir", v);
 	if ((v = json_object_get(body, "User")) && !empty(v))
@@ -240,17 +225,14 @@ static json_t *libpod_spec(json_t *body, const char *name, json_t *cdi, rm_error
 			    json_boolean(json_is_true(json_object_get(body, "OpenStdin"))));
 	if ((v = json_object_get(body, "Labels")))
 		json_object_set(spec, "labels", v);
-	if ((v = nsmode(json_string_value(json_object_get(hc, "NetworkMode")), 1)))
-		json_object_set_new(spec, "netns", v);
-	if ((v = nsmode(json_string_value(json_object_get(hc, "IpcMode")), 0)))
-		json_object_set_new(spec, "ipcns", v);
-	json_object_set_new(spec, "remove",
-			    json_boolean(json_is_true(json_object_get(hc, "AutoRemove"))));
-	json_object_set_new(spec, "mounts", json_array());
-	json_object_set_new(spec, "volumes", json_array());
-	json_array_foreach (json_object_get(hc, "Binds"), i, v)
-		if (json_string_value(v) && add_bind(spec, json_string_value(v), err) < 0)
-			goto fail;
+}
+
+/* HostConfig's device nodes ("host:container:permissions") and the CDI names. */
+static void spec_devices(json_t *spec, json_t *hc, json_t *cdi)
+{
+	json_t *devices = json_array(), *v;
+	size_t i;
+
 	json_array_foreach (json_object_get(hc, "Devices"), i, v) {
 		const char *host = json_string_value(json_object_get(v, "PathOnHost"));
 		const char *ctr = json_string_value(json_object_get(v, "PathInContainer"));
@@ -266,14 +248,32 @@ static json_t *libpod_spec(json_t *body, const char *name, json_t *cdi, rm_error
 	json_array_foreach (cdi, i, v)
 		json_array_append_new(devices, json_pack("{s:O}", "path", v));
 	json_object_set_new(spec, "devices", devices);
-	devices = NULL;
+}
+
+/* HostConfig's namespaces, mounts, security and limits. */
+static int spec_host(json_t *spec, json_t *hc, rm_error *err)
+{
+	json_t *v;
+	size_t i;
+
+	if ((v = nsmode(json_string_value(json_object_get(hc, "NetworkMode")), 1)))
+		json_object_set_new(spec, "netns", v);
+	if ((v = nsmode(json_string_value(json_object_get(hc, "IpcMode")), 0)))
+		json_object_set_new(spec, "ipcns", v);
+	json_object_set_new(spec, "remove",
+			    json_boolean(json_is_true(json_object_get(hc, "AutoRemove"))));
+	json_object_set_new(spec, "mounts", json_array());
+	json_object_set_new(spec, "volumes", json_array());
+	json_array_foreach (json_object_get(hc, "Binds"), i, v)
+		if (json_string_value(v) && add_bind(spec, json_string_value(v), err) < 0)
+			return -1;
 	if ((v = json_object_get(hc, "CapAdd")))
 		json_object_set(spec, "cap_add", v);
 	if ((v = json_object_get(hc, "GroupAdd")))
 		json_object_set(spec, "groups", v);
 	json_array_foreach (json_object_get(hc, "SecurityOpt"), i, v)
 		if (json_string_value(v) && add_security_opt(spec, json_string_value(v), err) < 0)
-			goto fail;
+			return -1;
 	if ((v = json_object_get(hc, "CpusetCpus")) && !empty(v))
 		json_object_set_new(spec, "resource_limits",
 				    json_pack("{s:{s:O}}", "cpu", "cpus", v));
@@ -285,12 +285,36 @@ static json_t *libpod_spec(json_t *body, const char *name, json_t *cdi, rm_error
 		json_object_set_new(spec, "privileged", json_true());
 	if (json_is_true(json_object_get(hc, "Init")))
 		json_object_set_new(spec, "init", json_true());
+	return 0;
+}
+
+/*
+ * The Docker create body as libpod's container spec (its SpecGenerator, JSON): the members
+ * run_models sends and nothing else. A member with no translation here is an error naming
+ * it, never dropped.
+ */
+static json_t *libpod_spec(json_t *body, const char *name, json_t *cdi, rm_error *err)
+{
+	static const char *const top_known[] = {
+	    "Image",	    "Cmd",	 "Env",	   "WorkingDir", "Tty",	       "AttachStdout",
+	    "AttachStderr", "OpenStdin", "Labels", "User",	 "HostConfig", NULL};
+	static const char *const hc_known[] = {
+	    "NetworkMode", "AutoRemove", "Binds",	"Devices", "DeviceRequests",
+	    "CapAdd",	   "GroupAdd",	 "SecurityOpt", "IpcMode", "CpusetCpus",
+	    "ShmSize",	   "Ulimits",	 "Privileged",	"Init",	   NULL};
+	json_t *hc = json_object_get(body, "HostConfig"), *spec;
+
+	if (only_known(body, top_known, "", err) < 0 ||
+	    only_known(hc, hc_known, "HostConfig.", err) < 0)
+		return NULL;
+	spec = json_object();
+	spec_process(spec, body, name);
+	spec_devices(spec, hc, cdi);
+	if (spec_host(spec, hc, err) < 0) {
+		json_decref(spec);
+		return NULL;
+	}
 	return spec;
-fail:
-	json_decref(env);
-	json_decref(devices);
-	json_decref(spec);
-	return NULL;
 }
 
 int rm_engine__podman_create(rm_docker *d, const char *name, json_t *body, char **id, rm_error *err)
