@@ -8,9 +8,13 @@
  *           power1_input, in microwatts; temp*_input in millidegrees, the hottest counts;
  *           mem_info_vram_used in bytes; gpu_busy_percent; the current (starred) level of
  *           pp_dpm_sclk). Each file is opened once and re-read with pread at offset 0.
+ *           Why the clock is held down: the throttle bits of the binary gpu_metrics file
+ *           (rm_telem_parse_gpu_metrics), and the power limit from hwmon power1_cap.
  *   NVIDIA  one long-lived `nvidia-smi --query-gpu=index,power.draw,temperature.gpu,
- *           memory.used,utilization.gpu,clocks.sm --format=csv,noheader,nounits -lms N -i
- *           <the run's GPUs>`, read line by line.
+ *           memory.used,utilization.gpu,clocks.sm,enforced.power.limit,
+ *           clocks_event_reasons.active --format=csv,noheader,nounits -lms N -i <the run's
+ *           GPUs>`, read line by line (drivers older than 535 name the last field
+ *           clocks_throttle_reasons.active: asked again so when the first query is refused).
  *
  * The sampler is one thread per run (rm_telem_start .. rm_telem_stop): it never touches the
  * caller's output stream, its clock or its signals (every signal is blocked in it), and the
@@ -30,6 +34,12 @@
  * a busy sample whose clock is below (100 - RM_TELEM_THROTTLE_DROP_PCT) percent of the
  * highest clock that GPU reached while busy so far counts as throttled: the clock fell
  * while the GPU had work. The summary keeps their share and the first such fall.
+ *
+ * Throttle causes: where the driver says why a clock is held down (NVIDIA's clock event
+ * reasons, amdgpu's throttle status), each busy reading counts under every cause active in
+ * it; the summary keeps, per cause, the share of busy readings under it, and the first busy
+ * reading under a cause that is a problem (thermal, hardware slowdown, power brake, a clock
+ * setting).
  *
  * Errors follow rm/util.h. Nothing here prints; the caller decides what to say.
  */
@@ -56,15 +66,45 @@ extern const rm_choice rm_telemetry_words[]; /* "auto", "on", "off" */
 #define RM_TELEM_THROTTLE_DROP_PCT 10.0
 #define RM_TELEM_STOP_WAIT	   2.0 /* seconds rm_telem_stop waits for the thread */
 #define RM_TELEM_MAX_GPUS	   64
-#define RM_TELEM_SERIES_HEADER	   "t_s,gpu,power_w,temp_c,vram_mib,util_pct,sclk_mhz"
+#define RM_TELEM_SERIES_HEADER                                                                     \
+	"t_s,gpu,power_w,temp_c,vram_mib,util_pct,sclk_mhz,power_limit_w,throttle"
 
-/* One GPU at one instant; NAN for what could not be read. */
+/*
+ * Why a GPU's clock is held down, in words every vendor's reasons map to (the table
+ * rm_throttle_causes, in this order). Expected ones are a GPU working as designed at full
+ * load; the others mean the run's figures are not what the GPU can do.
+ */
+typedef enum rm_throttle_cause {
+	RM_THROTTLE_POWER_CAP = 0, /* at its power limit (NVIDIA SW power cap, AMD PPT): expected */
+	RM_THROTTLE_CURRENT,	   /* AMD: a current limit (TDC, EDC): expected under full load */
+	RM_THROTTLE_SYNC_BOOST,	   /* NVIDIA: held to the slowest GPU of a sync-boost group */
+	RM_THROTTLE_THERMAL,	   /* a temperature limit (software or hardware): a problem */
+	RM_THROTTLE_HW_SLOWDOWN,   /* hardware slowdown (NVIDIA HW slowdown, AMD PROCHOT) */
+	RM_THROTTLE_POWER_BRAKE,   /* NVIDIA: the board's external power brake signal */
+	RM_THROTTLE_CLOCK_SETTING, /* a clock setting (applications or display clocks) */
+	RM_THROTTLE_OTHER,	   /* a reason the driver does not name portably */
+	RM_THROTTLE_CAUSES
+} rm_throttle_cause;
+
+typedef struct rm_throttle_info {
+	const char *word;   /* the metric's part: gpu_throttle_<word>_pct; the series' word */
+	const char *what;   /* for notes: "the power cap" */
+	int expected;	    /* 1: normal under full load; 0: a problem */
+	const char *advice; /* what to do about a problem cause; NULL for expected ones */
+} rm_throttle_info;
+extern const rm_throttle_info rm_throttle_causes[RM_THROTTLE_CAUSES];
+
+/* One GPU at one instant; NAN for what could not be read. The fields after sclk_mhz are 0
+ * when the source does not report them. */
 typedef struct rm_telem_sample {
 	double power_w;
 	double temp_c;
 	double vram_mib;
 	double util_pct;
 	double sclk_mhz;
+	double power_limit_w;  /* the enforced power limit; 0: unknown */
+	unsigned causes;       /* 1u << rm_throttle_cause for each cause active now */
+	unsigned causes_known; /* the causes this source can report (0: it reported none now) */
 } rm_telem_sample;
 
 /* ---- the pure pieces (unit-tested) ---- */
@@ -77,10 +117,28 @@ int rm_telem_parse_value(const char *text, double scale, double *out);
  * level marked '*'. 0, or -1 when no level is marked. */
 int rm_telem_parse_sclk(const char *text, double *mhz);
 /* One line of the nvidia-smi query above (with or without units: "0, 380.42 W, 37, 45000
- * MiB, 100 %, 1965 MHz" or "0, 380.42, 37, 45000, 100, 1965"): the GPU index and its
- * sample; "[N/A]" and "[Not Supported]" read as NAN. 0, or -1 when the line is not one
- * (a header, an error message). */
+ * MiB, 100 %, 1965 MHz, 700.00 W, 0x0000000000000004" or "0, 380.42, 37, 45000, 100, 1965,
+ * 700.00, 0x0000000000000004"; a line of the first six fields alone is taken too, without
+ * causes): the GPU index and its sample; "[N/A]" and "[Not Supported]" read as NAN (as 0,
+ * unknown, for the limit and the reasons). 0, or -1 when the line is not one (a header, an
+ * error message). */
 int rm_telem_parse_nvsmi(const char *line, long *gpu, rm_telem_sample *s);
+/* NVIDIA's clock event reasons (NVML's nvmlClocksEventReason* bits, nvidia-smi's
+ * clocks_event_reasons.active) as causes: 0x4 power cap, 0x20 and 0x40 thermal, 0x80 power
+ * brake, 0x8 hardware slowdown (when neither of those two says why), 0x10 sync boost, 0x2 and
+ * 0x100 clock settings; 0x1 (idle) is none; any other bit is "other". */
+unsigned rm_telem_nvidia_causes(unsigned long long reasons);
+/*
+ * The throttle causes in an amdgpu gpu_metrics file (its binary struct gpu_metrics_v1_x of
+ * the kernel's kgd_pp_interface.h, size n): version 1.3's ASIC-independent
+ * indep_throttle_status (SMU_THROTTLER_* bits of amdgpu_smu.h: PPT and SPL power limits,
+ * TDC/EDC current limits, temperatures and VRHOT, PROCHOT), the throttle_status of versions
+ * 1.4 to 1.6 (MI300: smu_v13_0_6_pmfw.h's PROCHOT, PPT, socket, VR and HBM thermal bits),
+ * and for 1.0 to 1.2 a non-zero ASIC-dependent throttle_status as "other". 0 with *causes
+ * and *known (the causes that version can name), -1 when the buffer is no gpu_metrics of a
+ * known version (format 1, content 0 to 6).
+ */
+int rm_telem_parse_gpu_metrics(const void *buf, size_t n, unsigned *causes, unsigned *known);
 
 /* What a run's telemetry came to. Fields are NAN when no GPU gave that reading. */
 typedef struct rm_telem_summary {
@@ -99,7 +157,21 @@ typedef struct rm_telem_summary {
 	double throttle_pct;
 	long throttle_gpu;
 	double throttle_t, throttle_from_mhz, throttle_to_mhz, throttle_util_pct;
+	/* causes: per cause the percent of busy readings (with reasons) under it, NAN when the
+	 * source never reported that cause; n_busy_known: those readings (what merges weigh
+	 * by); the first busy reading under a problem cause (cause_gpu -1 when none); the
+	 * power limit of the throttling GPU (else the lowest of the run's GPUs), NAN unknown */
+	double cause_pct[RM_THROTTLE_CAUSES];
+	size_t n_busy_known;
+	long cause_gpu;
+	int cause_first;
+	double cause_t;
+	double power_limit_w;
 } rm_telem_summary;
+
+/* The expected or problem cause that explains the most busy readings (ties: the table's
+ * order), or -1 when none was seen; problems_only picks among the problem causes. */
+int rm_telem_summary_main_cause(const rm_telem_summary *s, int problems_only);
 
 /* Summary with every figure NAN (what a run without telemetry has). */
 void rm_telem_summary_none(rm_telem_summary *s);

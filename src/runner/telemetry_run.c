@@ -138,6 +138,74 @@ static void telemetry_note(struct stream *st, const rm_telem_summary *s)
 	rm_buf_release(&b);
 }
 
+/* "the power cap (the GPU at its 700 W limit)": a cause as a note names it. */
+static char *cause_text(const rm_telem_summary *s, int c)
+{
+	if (c == RM_THROTTLE_POWER_CAP && isfinite(s->power_limit_w))
+		return rm_xasprintf("%s (the GPU at its %.0f W limit)", rm_throttle_causes[c].what,
+				    s->power_limit_w);
+	return rm_xstrdup(rm_throttle_causes[c].what);
+}
+
+/* Why the clock fell, as far as the driver says: "; cause: ... in N% of busy readings:
+ * expected ..." or a problem with its advice; "" when the source names no causes. */
+static char *fall_cause(const rm_telem_summary *s, int *problem)
+{
+	int c = rm_telem_summary_main_cause(s, 0);
+	char *what, *r;
+
+	*problem = 1;
+	if (!s->n_busy_known)
+		return rm_xstrdup("");
+	if (c < 0)
+		return rm_xstrdup("; the driver named no cause");
+	*problem = !rm_throttle_causes[c].expected;
+	what = cause_text(s, c);
+	r = rm_xasprintf("; cause: %s in %.0f%% of busy readings: %s%s", what, s->cause_pct[c],
+			 *problem ? "a problem, " : "expected under full load, not a fault",
+			 *problem ? rm_throttle_causes[c].advice : "");
+	free(what);
+	return r;
+}
+
+/* The first clock fall under load, with its cause; a problem cause the fall did not name
+ * gets a note of its own. Expected causes are said, not warned about. */
+static void telemetry_throttle_notes(struct stream *st, const rm_telem_summary *s,
+				     const char *model)
+{
+	int problem = 0, named = -1;
+
+	if (s->throttle_gpu >= 0) {
+		char *why = fall_cause(s, &problem);
+		char *what = rm_xasprintf(
+		    "GPU %ld's clock fell from %.0f MHz to %.0f MHz at %.1f s while %.0f%% busy "
+		    "(throttling: %.0f%% of busy readings ran below %.0f%% of the peak clock)%s",
+		    s->throttle_gpu, s->throttle_from_mhz, s->throttle_to_mhz, s->throttle_t,
+		    s->throttle_util_pct, s->throttle_pct, 100.0 - RM_TELEM_THROTTLE_DROP_PCT, why);
+		rm_runner__stream_note(st, "run_models: telemetry: %s", what);
+		if (problem)
+			rm_warn("model '%s': %s", model, what);
+		else
+			rm_info("model '%s': %s", model, what);
+		named = rm_telem_summary_main_cause(s, 0);
+		free(what);
+		free(why);
+	}
+	if (s->cause_gpu >= 0 && s->cause_first != named) {
+		int c = rm_telem_summary_main_cause(s, 1);
+		char *cause = cause_text(s, c);
+		char *what = rm_xasprintf("GPU %ld: %s from %.1f s, in %.0f%% of busy readings: a "
+					  "problem, %s; this run's figures are not what the GPU "
+					  "can do",
+					  s->cause_gpu, cause, s->cause_t, s->cause_pct[c],
+					  rm_throttle_causes[c].advice);
+		rm_runner__stream_note(st, "run_models: telemetry: %s", what);
+		rm_warn("model '%s': %s", model, what);
+		free(what);
+		free(cause);
+	}
+}
+
 /* The figures into the outcome's metrics (perf_<model>.csv) and the log. */
 static void telemetry_record(struct stream *st, struct outcome *oc, const rm_telem_summary *s,
 			     const char *model)
@@ -149,6 +217,12 @@ static void telemetry_record(struct stream *st, struct outcome *oc, const rm_tel
 	telemetry_metric(oc, "gpu_util_avg_pct", s->util_avg_pct, "%");
 	telemetry_metric(oc, "gpu_temp_max_c", s->temp_max_c, "C");
 	telemetry_metric(oc, "gpu_throttle_pct", s->throttle_pct, "%");
+	for (int c = 0; c < RM_THROTTLE_CAUSES; c++) {
+		char name[64];
+		snprintf(name, sizeof(name), "gpu_throttle_%s_pct", rm_throttle_causes[c].word);
+		telemetry_metric(oc, name, s->cause_pct[c], "%");
+	}
+	telemetry_metric(oc, "gpu_power_limit_w", s->power_limit_w, "W");
 	/* The run's figure over its GPUs' average power; a multiple_results run has several
 	 * figures and no one of them is the run's. */
 	if (oc->pr.has_performance && !oc->mr_n && s->power_avg_w > 0) {
@@ -159,16 +233,7 @@ static void telemetry_record(struct stream *st, struct outcome *oc, const rm_tel
 		free(unit);
 	}
 	telemetry_note(st, s);
-	if (s->throttle_gpu >= 0) {
-		char *what = rm_xasprintf(
-		    "GPU %ld's clock fell from %.0f MHz to %.0f MHz at %.1f s while %.0f%% busy "
-		    "(throttling: %.0f%% of busy readings ran below %.0f%% of the peak clock)",
-		    s->throttle_gpu, s->throttle_from_mhz, s->throttle_to_mhz, s->throttle_t,
-		    s->throttle_util_pct, s->throttle_pct, 100.0 - RM_TELEM_THROTTLE_DROP_PCT);
-		rm_runner__stream_note(st, "run_models: telemetry: %s", what);
-		rm_warn("model '%s': %s", model, what);
-		free(what);
-	}
+	telemetry_throttle_notes(st, s, model);
 }
 
 void rm_runner__telemetry_finish(struct run *r, struct telem_run *tr, const rm_workload *w,

@@ -17,11 +17,15 @@
 
 #define MAX_TEMPS 8
 
+#define METRICS_MAX 4096 /* gpu_metrics v1.6 is under 1 KiB */
+
 struct amd_gpu {
 	int power, vram, busy, sclk;
+	int metrics; /* gpu_metrics: the throttle status */
 	int temps[MAX_TEMPS];
 	size_t n_temps;
 	const char *power_name;
+	double limit_w; /* hwmon power1_cap, read once; 0: none */
 };
 
 struct rm_telem__amd {
@@ -76,27 +80,42 @@ static void amd_open_temps(struct amd_gpu *g, const char *hw)
 		closedir(d);
 }
 
+static double amd_read_value(int fd, double scale);
+
+/* One attribute read once (a limit): its value, or 0 when it cannot be read. */
+static double amd_read_once(const char *dir, const char *name, double scale)
+{
+	int fd = amd_open_ro(dir, name);
+	double v = fd >= 0 ? amd_read_value(fd, scale) : NAN;
+
+	if (fd >= 0)
+		close(fd);
+	return isfinite(v) && v > 0 ? v : 0;
+}
+
 static void amd_open_gpu(struct amd_gpu *g, const char *dev)
 {
 	char *hw = amd_hwmon_dir(dev);
 
-	g->power = g->vram = g->busy = g->sclk = -1;
+	g->power = g->vram = g->busy = g->sclk = g->metrics = -1;
 	if (hw) {
 		if ((g->power = amd_open_ro(hw, "power1_average")) >= 0)
 			g->power_name = "power1_average";
 		else if ((g->power = amd_open_ro(hw, "power1_input")) >= 0)
 			g->power_name = "power1_input";
 		amd_open_temps(g, hw);
+		g->limit_w = amd_read_once(hw, "power1_cap", 1e-6);
 	}
 	g->vram = amd_open_ro(dev, "mem_info_vram_used");
 	g->busy = amd_open_ro(dev, "gpu_busy_percent");
 	g->sclk = amd_open_ro(dev, "pp_dpm_sclk");
+	g->metrics = amd_open_ro(dev, "gpu_metrics");
 	free(hw);
 }
 
 static void amd_close_gpu(struct amd_gpu *g)
 {
-	int fds[] = {g->power, g->vram, g->busy, g->sclk};
+	int fds[] = {g->power, g->vram, g->busy, g->sclk, g->metrics};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -143,8 +162,9 @@ fail:
 	return -1;
 }
 
-/* The attribute's text, or -1 (a missing file, or a read the driver refused now). */
-static int amd_read_attr(int fd, char *buf, size_t size)
+/* The attribute's bytes (a NUL after them), or -1 (a missing file, or a read the driver
+ * refused now). */
+static ssize_t amd_read_bytes(int fd, char *buf, size_t size)
 {
 	ssize_t n;
 
@@ -156,7 +176,23 @@ static int amd_read_attr(int fd, char *buf, size_t size)
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
-	return 0;
+	return n;
+}
+
+static int amd_read_attr(int fd, char *buf, size_t size)
+{
+	return amd_read_bytes(fd, buf, size) < 0 ? -1 : 0;
+}
+
+/* Why the clock is held down, from gpu_metrics (nothing known when it does not read). */
+static void amd_read_causes(struct amd_gpu *g, rm_telem_sample *s)
+{
+	char buf[METRICS_MAX];
+	ssize_t n = amd_read_bytes(g->metrics, buf, sizeof(buf));
+
+	s->causes = s->causes_known = 0;
+	if (n > 0 && rm_telem_parse_gpu_metrics(buf, (size_t)n, &s->causes, &s->causes_known) < 0)
+		s->causes = s->causes_known = 0;
 }
 
 static double amd_read_value(int fd, double scale)
@@ -188,6 +224,8 @@ void rm_telem__amd_read(struct rm_telem__amd *a, size_t i, rm_telem_sample *s)
 	    amd_read_attr(g->sclk, buf, sizeof(buf)) == 0 && rm_telem_parse_sclk(buf, &mhz) == 0
 		? mhz
 		: NAN;
+	s->power_limit_w = g->limit_w;
+	amd_read_causes(g, s);
 }
 
 void rm_telem__amd_has(const struct rm_telem__amd *a, size_t i, int has[5], const char **power)

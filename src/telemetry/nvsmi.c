@@ -18,7 +18,7 @@
 #include "telemetry_internal.h"
 #include "rm/util.h"
 
-char **rm_telem__nvsmi_argv(const char *path, const long *gpus, size_t n, double interval)
+char **rm_telem__nvsmi_argv(const char *path, const long *gpus, size_t n, double interval, int old)
 {
 	char **v = rm_xcalloc(1, sizeof(*v));
 	size_t nv = 0;
@@ -29,7 +29,7 @@ char **rm_telem__nvsmi_argv(const char *path, const long *gpus, size_t n, double
 	for (size_t i = 0; i < n; i++)
 		rm_buf_addf(&ids, "%s%ld", i ? "," : "", gpus[i]);
 	v = rm_strv_push(v, &nv, path);
-	v = rm_strv_push(v, &nv, RM_TELEM_NVSMI_QUERY);
+	v = rm_strv_push(v, &nv, old ? RM_TELEM_NVSMI_QUERY_OLD : RM_TELEM_NVSMI_QUERY);
 	v = rm_strv_push(v, &nv, "--format=csv,noheader,nounits");
 	v = rm_strv_push(v, &nv, "-lms");
 	v = rm_strv_push(v, &nv, ms);

@@ -68,6 +68,7 @@ static int probe_nvidia(const rm_context *ctx, char **detail, rm_error *err)
 	char *path = rm_which("nvidia-smi");
 	char *argv[] = {path, RM_TELEM_NVSMI_QUERY, "--format=csv,noheader,nounits", NULL};
 	rm_proc_out po = {0};
+	rm_error old_err = RM_ERROR_INIT;
 	size_t ok = 0, with_power = 0;
 	int ret = -1;
 
@@ -77,6 +78,15 @@ static int probe_nvidia(const rm_context *ctx, char **detail, rm_error *err)
 				    ctx->n_gpus);
 	if (rm_proc_run(argv, NULL, 10, 1 << 16, &po, err) < 0)
 		goto out;
+	if (po.status != 0) { /* a driver before 535: the reasons' older name */
+		argv[1] = RM_TELEM_NVSMI_QUERY_OLD;
+		rm_proc_out_release(&po);
+		memset(&po, 0, sizeof(po));
+		if (rm_proc_run(argv, NULL, 10, 1 << 16, &po, &old_err) < 0) {
+			*err = old_err;
+			goto out;
+		}
+	}
 	for (char *line = po.out; *line;) {
 		char *end = line + strcspn(line, "\n");
 		char save = *end;

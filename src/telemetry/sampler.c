@@ -53,6 +53,8 @@ struct rm_telem {
 	int series_errno;
 	/* NVIDIA */
 	char **argv;
+	char *nvsmi;   /* its path */
+	size_t n_read; /* samples read from it */
 	rm_lines lines;
 	int in_piece;	      /* the last line handed over was a piece of a longer one */
 	char first_junk[160]; /* the first line that was no sample (an error, usually) */
@@ -74,6 +76,7 @@ static void sampler_release(rm_telem *t)
 	rm_telem__amd_close(t->amd);
 	rm_telem_agg_free(t->agg);
 	rm_strv_free(t->argv);
+	free(t->nvsmi);
 	rm_lines_release(&t->lines);
 	close(t->stop_fd[0]);
 	close(t->stop_fd[1]);
@@ -121,6 +124,13 @@ static void series_row(rm_telem *t, double now, size_t i, const rm_telem_sample 
 	series_num(f, s->vram_mib, "%.1f");
 	series_num(f, s->util_pct, "%.0f");
 	series_num(f, s->sclk_mhz, "%.0f");
+	series_num(f, s->power_limit_w > 0 ? s->power_limit_w : NAN, "%.0f");
+	fputc(',', f);
+	for (int c = 0, first = 1; c < RM_THROTTLE_CAUSES; c++)
+		if (s->causes & s->causes_known & (1u << c)) {
+			fprintf(f, "%s%s", first ? "" : "|", rm_throttle_causes[c].word);
+			first = 0;
+		}
 	fputc('\n', f);
 }
 
@@ -201,6 +211,7 @@ static void on_nvsmi_line(void *ud, const char *line, size_t len, int kind)
 			snprintf(t->first_junk, sizeof(t->first_junk), "%s", line);
 		return;
 	}
+	t->n_read++;
 	for (size_t i = 0; i < t->n; i++)
 		if (t->gpus[i] == gpu) {
 			sampler_add(t, i, now, &s);
@@ -208,16 +219,16 @@ static void on_nvsmi_line(void *ud, const char *line, size_t len, int kind)
 		}
 }
 
-static void sampler_loop_nvidia(rm_telem *t)
+/* One nvidia-smi: its lines until the stop or its end. 1 when it ended by itself with
+ * status *status, 0 when stopped, -1 when it could not start. */
+static int sampler_run_nvsmi(rm_telem *t, int *status)
 {
 	pid_t pid;
-	int fd, status;
+	int fd, ended = 0;
 	char buf[4096];
 
-	if (rm_telem__spawn(t->argv, &pid, &fd) < 0) {
-		sampler_error(t, errno, "cannot start '%s'", t->argv[0]);
-		return;
-	}
+	if (rm_telem__spawn(t->argv, &pid, &fd) < 0)
+		return -1;
 	for (;;) {
 		struct pollfd p[2] = {{t->stop_fd[0], POLLIN, 0}, {fd, POLLIN, 0}};
 		int r = poll(p, 2, (int)(FLUSH_EVERY * 1000));
@@ -235,12 +246,9 @@ static void sampler_loop_nvidia(rm_telem *t)
 			continue;
 		if (n <= 0) {
 			rm_lines_flush(&t->lines, on_nvsmi_line, t);
-			status = rm_telem__reap(pid);
+			*status = rm_telem__reap(pid);
 			pid = -1;
-			sampler_error(t, 0, "nvidia-smi ended during the run (%s%d)%s%s",
-				      WIFSIGNALED(status) ? "signal " : "exit status ",
-				      WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
-				      t->first_junk[0] ? ": " : "", t->first_junk);
+			ended = 1;
 			break;
 		}
 		rm_lines_feed(&t->lines, buf, (size_t)n, on_nvsmi_line, t);
@@ -248,6 +256,41 @@ static void sampler_loop_nvidia(rm_telem *t)
 	close(fd);
 	if (pid > 0)
 		rm_telem__reap(pid);
+	return ended;
+}
+
+static void sampler_loop_nvidia(rm_telem *t)
+{
+	int status = 0, rc = sampler_run_nvsmi(t, &status);
+
+	if (rc < 0) {
+		sampler_error(t, errno, "cannot start '%s'", t->argv[0]);
+		return;
+	}
+	/* Refused at once without a sample: a driver before 535 may know the clock event
+	 * reasons only by their older name. */
+	if (rc == 1 && !t->n_read && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+		char first[sizeof(t->first_junk)];
+		int old_status = status;
+		memcpy(first, t->first_junk, sizeof(first));
+		t->first_junk[0] = '\0';
+		t->in_piece = 0;
+		rm_strv_free(t->argv);
+		t->argv = rm_telem__nvsmi_argv(t->nvsmi, t->gpus, t->n, t->interval, 1);
+		rc = sampler_run_nvsmi(t, &status);
+		if (!t->n_read) { /* no better: the first refusal says more */
+			rc = 1;
+			status = old_status;
+			memcpy(t->first_junk, first, sizeof(first));
+		} else if (rc < 0) {
+			rc = 0;
+		}
+	}
+	if (rc == 1)
+		sampler_error(t, 0, "nvidia-smi ended during the run (%s%d)%s%s",
+			      WIFSIGNALED(status) ? "signal " : "exit status ",
+			      WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
+			      t->first_junk[0] ? ": " : "", t->first_junk);
 }
 
 static void *sampler_main(void *arg)
@@ -274,9 +317,9 @@ static int sampler_open_source(rm_telem *t, const rm_telem_opts *o, rm_error *er
 		if (!path)
 			return rm_error_set(err, RM_ERR_IO, "nvidia-smi is not on PATH");
 		t->nvidia = 1;
-		t->argv = rm_telem__nvsmi_argv(path, t->gpus, t->n, t->interval);
+		t->argv = rm_telem__nvsmi_argv(path, t->gpus, t->n, t->interval, 0);
 		rm_lines_init(&t->lines, LINE_MAX_);
-		free(path);
+		t->nvsmi = path;
 		return 0;
 	}
 	return rm_error_set(err, RM_ERR_INPUT, "no telemetry for GPU vendor '%s'",

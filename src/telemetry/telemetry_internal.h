@@ -10,9 +10,13 @@
 
 #include "rm/telemetry.h"
 
-/* The nvidia-smi query; its field order is what rm_telem_parse_nvsmi reads. */
-#define RM_TELEM_NVSMI_QUERY                                                                       \
-	"--query-gpu=index,power.draw,temperature.gpu,memory.used,utilization.gpu,clocks.sm"
+/* The nvidia-smi query; its field order is what rm_telem_parse_nvsmi reads. Drivers before
+ * 535 know the clock event reasons as clocks_throttle_reasons (the second query). */
+#define RM_TELEM_NVSMI_FIELDS                                                                      \
+	"--query-gpu=index,power.draw,temperature.gpu,memory.used,utilization.gpu,clocks.sm,"      \
+	"enforced.power.limit,"
+#define RM_TELEM_NVSMI_QUERY	 RM_TELEM_NVSMI_FIELDS "clocks_event_reasons.active"
+#define RM_TELEM_NVSMI_QUERY_OLD RM_TELEM_NVSMI_FIELDS "clocks_throttle_reasons.active"
 
 /* amd.c: the sysfs files of each GPU, opened once. */
 struct rm_telem__amd;
@@ -27,8 +31,9 @@ void rm_telem__amd_read(struct rm_telem__amd *a, size_t i, rm_telem_sample *s);
 void rm_telem__amd_has(const struct rm_telem__amd *a, size_t i, int has[5], const char **power);
 void rm_telem__amd_close(struct rm_telem__amd *a);
 
-/* nvsmi.c: the argv of the long-lived query (NULL-terminated, rm_strv_free). */
-char **rm_telem__nvsmi_argv(const char *path, const long *gpus, size_t n, double interval);
+/* nvsmi.c: the argv of the long-lived query (NULL-terminated, rm_strv_free); old: the
+ * field names of drivers before 535. */
+char **rm_telem__nvsmi_argv(const char *path, const long *gpus, size_t n, double interval, int old);
 /* Starts argv[0] with stdout and stderr into a pipe (*fd, the read end), stdin from
  * /dev/null, default signals, no other descriptor, killed when the calling THREAD ends
  * (PR_SET_PDEATHSIG). Called from the sampler thread. -1 with errno. */

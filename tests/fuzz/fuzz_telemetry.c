@@ -4,7 +4,7 @@
  * no crash, no read past the text, and what parses is a sample the aggregation takes.
  *
  * Input: byte 0 picks the reader (0 nvidia-smi line, 1 pp_dpm_sclk, 2 a sysfs value, 3 the
- * JSON summary); the rest is the text.
+ * JSON summary, 4 an amdgpu gpu_metrics file: binary, read as it is); the rest is the text.
  */
 #include <jansson.h>
 #include <math.h>
@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	/* the readers take NUL-terminated text, as the sampler hands them */
 	text = rm_xstrndup((const char *)data + 1, size - 1);
-	switch (data[0] % 4) {
+	switch (data[0] % 5) {
 	case 0:
 		if (rm_telem_parse_nvsmi(text, &gpu, &s) == 0) {
 			rm_telem_agg *a = rm_telem_agg_new(1, &gpu, 0);
@@ -51,6 +51,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rm_telem_parse_value(text, 1e-6, &v) == 0 && !isfinite(v))
 			abort();
 		break;
+	case 4: {
+		unsigned causes = 0, known = 0;
+		if (rm_telem_parse_gpu_metrics(data + 1, size - 1, &causes, &known) == 0 &&
+		    (causes & ~known))
+			abort();
+		break;
+	}
 	default: {
 		json_t *j = json_loads(text, JSON_DECODE_ANY, NULL);
 		rm_telem_summary other;

@@ -452,7 +452,11 @@ S
 	[ "$(metric gpu_throttle_pct)" = 0 ] || fail "throttled at a steady clock"
 	# the time series beside the log: GPU 1's readings only, at 10 per second
 	[ -L it_tpow.telemetry.csv ] || fail "no stable link to the time series"
-	head -1 it_tpow.telemetry.csv | grep -qx 't_s,gpu,power_w,temp_c,vram_mib,util_pct,sclk_mhz' || fail "series header"
+	head -1 it_tpow.telemetry.csv | grep -qx 't_s,gpu,power_w,temp_c,vram_mib,util_pct,sclk_mhz,power_limit_w,throttle' || fail "series header"
+	# gpu_metrics read, no throttle reason: each cause at 0, the 750 W limit kept
+	[ "$(metric gpu_throttle_power_cap_pct)" = 0 ] && [ "$(metric gpu_throttle_thermal_pct)" = 0 ] ||
+		fail "causes without a reason: $(cat perf_it_tpow.csv)"
+	[ "$(metric gpu_power_limit_w)" = 750 ] || fail "gpu_power_limit_w $(metric gpu_power_limit_w)"
 	rows=$(tail -n +2 it_tpow.telemetry.csv | wc -l)
 	[ "$(tail -n +2 it_tpow.telemetry.csv | cut -d, -f2 | sort -u)" = 1 ] || fail "a GPU the run does not use was sampled"
 	awk -v n="$rows" -v d="$dur" 'BEGIN { exit !(n >= 8 * d) }' || fail "$rows readings in $dur s"
@@ -467,20 +471,74 @@ S
 		fail "gpu_throttle_pct $(metric gpu_throttle_pct)"
 	grep -q "GPU 1's clock fell from 2100 MHz to 1400 MHz at" it_tpow.live.log || fail "no throttle note: $(grep telemetry it_tpow.live.log)"
 	grep -q "model 'it_tpow': GPU 1's clock fell" err.txt || fail "throttling not said on the terminal"
+	grep -q "GPU 1's clock fell.*; the driver named no cause" it_tpow.live.log || fail "cause: $(grep telemetry it_tpow.live.log)"
+	# why, from gpu_metrics: a hotspot temperature limit (SMU_THROTTLER_TEMP_HOTSPOT_BIT) in
+	# every busy reading is a thermal note, a warning, and the share in perf_<model>.csv
+	THROTTLE=0x1000000000 "$SRC/tests/telemetry/fake-gpu-sysfs.sh" "$WORK/sys" 2 300,100
+	RM_SYSFS_ROOT=$WORK/sys "$RM" --tags it_tpow -o perf.csv --additional-context "$ctx" 2>err.txt ||
+		fail "exit $?: $(cat err.txt)"
+	[ "$(metric gpu_throttle_thermal_pct)" = 100 ] && [ "$(metric gpu_throttle_power_cap_pct)" = 0 ] ||
+		fail "thermal share: $(tail -n 20 perf_it_tpow.csv)"
+	grep -q "telemetry: GPU 1: thermal slowdown from .* s, in 100% of busy readings: a problem, check the cooling" it_tpow.live.log ||
+		fail "no thermal note: $(grep telemetry it_tpow.live.log)"
+	grep -q "warning: model 'it_tpow': GPU 1: thermal slowdown" err.txt || fail "thermal not warned: $(cat err.txt)"
+	grep "^t_s\|thermal" it_tpow.telemetry.csv | sed -n 2p | grep -q ',1,.*,750,thermal$' || fail "series: $(sed -n 2p it_tpow.telemetry.csv)"
 	# --telemetry off: no figures, no series
 	"$SRC/tests/telemetry/fake-gpu-sysfs.sh" "$WORK/sys" 2 300,100
 	rm -f it_tpow.telemetry.csv
 	RM_SYSFS_ROOT=$WORK/sys "$RM" --tags it_tpow -o perf.csv --telemetry off --additional-context "$ctx" 2>err.txt ||
 		fail "exit $?: $(cat err.txt)"
-	run3=$(csv_col perf.csv 3 run_id)
-	grep "$run3" perf_it_tpow.csv | grep -q gpu_ && fail "--telemetry off sampled"
+	run4=$(csv_col perf.csv 4 run_id)
+	grep "$run4" perf_it_tpow.csv | grep -q gpu_ && fail "--telemetry off sampled"
 	[ -e it_tpow.telemetry.csv ] && fail "--telemetry off wrote a series"
 	# --telemetry on where nothing can be read: the run goes on and says why
 	rm -r "$WORK/sys/class/drm"
 	RM_SYSFS_ROOT=$WORK/sys "$RM" --tags it_tpow -o perf.csv --telemetry on --additional-context "$ctx" 2>err.txt ||
 		fail "exit $?: $(cat err.txt)"
 	grep -q "telemetry on, but nothing is sampled: GPU 1: no readable sensor" err.txt || fail "no warning: $(cat err.txt)"
-	[ "$(csv_col perf.csv 4 status)" = SUCCESS ] || fail "status without telemetry"
+	[ "$(csv_col perf.csv 5 status)" = SUCCESS ] || fail "status without telemetry"
+	;;
+
+telemetry_nvidia)
+	# The real H100's readings of a bf16 GEMM (tests/telemetry/h100/nvsmi-load-events.csv,
+	# driver 580.159.04: every busy reading at the 700 W power cap, clocks_event_reasons.active
+	# 0x4) replayed by the stand-in nvidia-smi through a whole run: the share at the power cap
+	# in perf_<model>.csv, and a note that names the 700 W limit as an expected cause, said,
+	# not warned about. Docker takes an NVIDIA GPU request (DeviceRequests) only when its
+	# dockerd finds nvidia-container-runtime-hook on its PATH, so the case runs a private
+	# dockerd with a stand-in hook that does nothing (as the H100 check did, without the
+	# Container Toolkit: ../shared/gpu/README.md).
+	# shellcheck source=tests/faults/lib.sh
+	. "$SRC/tests/faults/lib.sh"
+	mkdir -p bin dev sys
+	printf '#!/bin/sh\nexit 0\n' >bin/nvidia-container-runtime-hook
+	chmod +x bin/nvidia-container-runtime-hook
+	mknod dev/fuse c 1 3 || fail "mknod"
+	edir=$(mktemp -d /var/tmp/rmn.XXXXXX)/e
+	PATH="$WORK/bin:$PATH" faults_dockerd_start "$edir" || fail "cannot start a private dockerd"
+	trap 'faults_dockerd_cleanup "$edir"; rm -rf "$WORK"' EXIT
+	export DOCKER_HOST=unix://$edir/docker.sock
+	SOCK=$edir/docker.sock
+	script gemm <<'S'
+sleep 4
+echo "performance: 676.68 TFLOPS"
+S
+	entry it_tnv gemm "" '"n_gpus": "1"' | sed 's/"n_gpus":"-1",//; s/^/[/; s/$/]/' | mkmad
+	{ cat docker/smoke.Dockerfile; echo 'RUN echo "root:x:0:0:root:/root:/bin/sh" > /etc/passwd'; } >docker/gpu.Dockerfile
+	jq '.[0].dockerfile = "docker/gpu"' models.json >m && mv m models.json
+	PATH="$SRC/tests/telemetry:$PATH" RM_SYSFS_ROOT=$WORK/sys \
+		FAKE_NVSMI_REPLAY=$SRC/tests/telemetry/h100/nvsmi-load-events.csv FAKE_NVSMI_REPLAY_MS=5 \
+		"$RM" --tags it_tnv -o perf.csv --additional-context "{\"docker_device_root\": \"$WORK/dev\"}" \
+		2>err.txt || fail "exit $?: $(cat err.txt) $(cat perf.csv)"
+	metric() { awk -F, -v m="$1" '$4 == m { v = $5 } END { print v }' perf_it_tnv.csv; }
+	[ "$(metric gpu_throttle_power_cap_pct)" = 100 ] || fail "power cap share: $(cat perf_it_tnv.csv)"
+	[ "$(metric gpu_throttle_thermal_pct)" = 0 ] && [ "$(metric gpu_power_limit_w)" = 700 ] ||
+		fail "thermal share, limit: $(cat perf_it_tnv.csv)"
+	grep -q "telemetry: GPU 0's clock fell from .*; cause: the power cap (the GPU at its 700 W limit) in 100% of busy readings: expected under full load, not a fault" it_tnv.live.log ||
+		fail "note: $(grep telemetry it_tnv.live.log)"
+	grep -q "model 'it_tnv': GPU 0's clock fell" err.txt || fail "not said on the terminal: $(cat err.txt)"
+	grep -q "warning: model 'it_tnv': GPU 0" err.txt && fail "an expected cause warned about: $(cat err.txt)"
+	[ "$(tail -n +2 it_tnv.telemetry.csv | grep -c ',700,power_cap$')" = 100 ] || fail "series: $(head -3 it_tnv.telemetry.csv)"
 	;;
 
 telemetry_node_run)

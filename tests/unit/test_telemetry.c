@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -163,9 +164,113 @@ TEST(parse_nvsmi)
 	CHECK(rm_telem_parse_nvsmi("", &gpu, &s) < 0);
 }
 
+/* The H100's own lines (tests/telemetry/h100/nvsmi-load-events.csv, driver 580.159.04, a
+ * bf16 GEMM), cut to the fields run_models asks for. */
+TEST(parse_nvsmi_reasons)
+{
+	rm_telem_sample s;
+	long gpu = -1;
+
+	CHECK(rm_telem_parse_nvsmi("0, 666.25, 56, 1139, 99, 1110, 700.00, 0x0000000000000004",
+				   &gpu, &s) == 0);
+	CHECK(gpu == 0 && s.sclk_mhz == 1110 && s.power_limit_w == 700);
+	CHECK(s.causes == (1u << RM_THROTTLE_POWER_CAP) && s.causes_known != 0);
+	CHECK(!(s.causes_known & (1u << RM_THROTTLE_CURRENT)));
+	/* idle: no cause, but the causes are known */
+	CHECK(rm_telem_parse_nvsmi("0, 71.53, 38, 0, 0, 345, 700.00, 0x0000000000000001", &gpu,
+				   &s) == 0);
+	CHECK(s.causes == 0 && s.causes_known != 0);
+	/* with units; a GPU that reports neither */
+	CHECK(rm_telem_parse_nvsmi("1, 380.42 W, 37, 45000 MiB, 100 %, 1965 MHz, 1000.00 W, "
+				   "0x0000000000000040",
+				   &gpu, &s) == 0);
+	CHECK(s.power_limit_w == 1000 && s.causes == (1u << RM_THROTTLE_THERMAL));
+	CHECK(rm_telem_parse_nvsmi("1, 380.42, 37, 45000, 100, 1965, [N/A], [N/A]", &gpu, &s) == 0);
+	CHECK(s.power_limit_w == 0 && s.causes == 0 && s.causes_known == 0);
+	/* the six fields alone: no causes; seven, or a reason that is no mask: no sample */
+	CHECK(rm_telem_parse_nvsmi("0, 380.42, 37, 45000, 100, 1965", &gpu, &s) == 0 &&
+	      s.causes_known == 0);
+	CHECK(rm_telem_parse_nvsmi("0, 380.42, 37, 45000, 100, 1965, 700", &gpu, &s) < 0);
+	CHECK(rm_telem_parse_nvsmi("0, 380.42, 37, 45000, 100, 1965, 700, Active", &gpu, &s) < 0);
+	CHECK(rm_telem_parse_nvsmi("0, 380.42, 37, 45000, 100, 1965, 700, 0x4, 1", &gpu, &s) < 0);
+}
+
+TEST(nvidia_causes)
+{
+	/* nvml.h's nvmlClocksEventReason* bits */
+	CHECK(rm_telem_nvidia_causes(0x1) == 0);
+	CHECK(rm_telem_nvidia_causes(0x4) == 1u << RM_THROTTLE_POWER_CAP);
+	CHECK(rm_telem_nvidia_causes(0x20) == 1u << RM_THROTTLE_THERMAL);
+	/* HW slowdown comes with its sub-reason: the sub-reason is the cause */
+	CHECK(rm_telem_nvidia_causes(0x48) == 1u << RM_THROTTLE_THERMAL);
+	CHECK(rm_telem_nvidia_causes(0x88) == 1u << RM_THROTTLE_POWER_BRAKE);
+	CHECK(rm_telem_nvidia_causes(0x8) == 1u << RM_THROTTLE_HW_SLOWDOWN);
+	CHECK(rm_telem_nvidia_causes(0x10) == 1u << RM_THROTTLE_SYNC_BOOST);
+	CHECK(rm_telem_nvidia_causes(0x102) == 1u << RM_THROTTLE_CLOCK_SETTING);
+	CHECK(rm_telem_nvidia_causes(0x24) ==
+	      ((1u << RM_THROTTLE_POWER_CAP) | (1u << RM_THROTTLE_THERMAL)));
+	CHECK(rm_telem_nvidia_causes(0x1000) == 1u << RM_THROTTLE_OTHER);
+}
+
+/* A gpu_metrics file of version 1.<content>, its throttle word at `at`, width bytes. */
+static size_t gpu_metrics(unsigned char *b, size_t size, unsigned content, size_t at,
+			  uint64_t value, size_t width)
+{
+	memset(b, 0, size);
+	b[0] = (unsigned char)(size & 0xff);
+	b[1] = (unsigned char)(size >> 8);
+	b[2] = 1;
+	b[3] = (unsigned char)content;
+	for (size_t i = 0; i < width; i++)
+		b[at + i] = (unsigned char)(value >> (8 * i));
+	return size;
+}
+
+TEST(parse_gpu_metrics)
+{
+	unsigned char b[512];
+	unsigned causes = 0, known = 0;
+	size_t n;
+
+	/* v1.3 (sizeof(struct gpu_metrics_v1_3) is 120): indep_throttle_status at 112 */
+	n = gpu_metrics(b, 120, 3, 112, 1ULL << 36, 8); /* SMU_THROTTLER_TEMP_HOTSPOT_BIT */
+	CHECK(rm_telem_parse_gpu_metrics(b, n, &causes, &known) == 0);
+	CHECK(causes == 1u << RM_THROTTLE_THERMAL && (known & (1u << RM_THROTTLE_POWER_CAP)));
+	n = gpu_metrics(b, 120, 3, 112, (1ULL << 0) | (1ULL << 22), 8); /* PPT0, EDC_GFX */
+	CHECK(rm_telem_parse_gpu_metrics(b, n, &causes, &known) == 0);
+	CHECK(causes == ((1u << RM_THROTTLE_POWER_CAP) | (1u << RM_THROTTLE_CURRENT)));
+	n = gpu_metrics(b, 120, 3, 112, 1ULL << 47, 8); /* PROCHOT_GFX */
+	CHECK(rm_telem_parse_gpu_metrics(b, n, &causes, &known) == 0 &&
+	      causes == 1u << RM_THROTTLE_HW_SLOWDOWN);
+	/* MI300's v1.4 (throttle_status at 40) and v1.5 (at 104): THROTTLER_PPT_BIT 1,
+	 * THROTTLER_THERMAL_HBM_BIT 4 */
+	n = gpu_metrics(b, 256, 4, 40, 0x2, 4);
+	CHECK(rm_telem_parse_gpu_metrics(b, n, &causes, &known) == 0 &&
+	      causes == 1u << RM_THROTTLE_POWER_CAP);
+	n = gpu_metrics(b, 400, 5, 104, 0x10, 4);
+	CHECK(rm_telem_parse_gpu_metrics(b, n, &causes, &known) == 0 &&
+	      causes == 1u << RM_THROTTLE_THERMAL);
+	n = gpu_metrics(b, 400, 6, 128, 0x1, 4);
+	CHECK(rm_telem_parse_gpu_metrics(b, n, &causes, &known) == 0 &&
+	      causes == 1u << RM_THROTTLE_HW_SLOWDOWN);
+	/* v1.1: ASIC-dependent bits, only "some reason" */
+	n = gpu_metrics(b, 104, 1, 68, 0x40, 4);
+	CHECK(rm_telem_parse_gpu_metrics(b, n, &causes, &known) == 0 &&
+	      causes == 1u << RM_THROTTLE_OTHER && known == 1u << RM_THROTTLE_OTHER);
+	/* not one: too short, a size beyond the bytes read, an unknown version, APU's v2 */
+	CHECK(rm_telem_parse_gpu_metrics(b, 3, &causes, &known) < 0);
+	n = gpu_metrics(b, 120, 3, 112, 0, 8);
+	CHECK(rm_telem_parse_gpu_metrics(b, 100, &causes, &known) < 0);
+	n = gpu_metrics(b, 120, 9, 112, 0, 8);
+	CHECK(rm_telem_parse_gpu_metrics(b, n, &causes, &known) < 0);
+	b[2] = 2;
+	CHECK(rm_telem_parse_gpu_metrics(b, n, &causes, &known) < 0);
+}
+
 static rm_telem_sample sample(double p, double util, double mhz)
 {
-	rm_telem_sample s = {p, 60, 2048, util, mhz};
+	rm_telem_sample s = {
+	    .power_w = p, .temp_c = 60, .vram_mib = 2048, .util_pct = util, .sclk_mhz = mhz};
 	return s;
 }
 
@@ -267,6 +372,61 @@ TEST(agg_throttle)
 	rm_telem_agg_summary(a, 0.4, &s);
 	CHECK(s.throttle_gpu == -1 && s.throttle_pct == 0);
 	rm_telem_agg_free(a);
+}
+
+TEST(agg_causes)
+{
+	rm_telem_summary s, m;
+	rm_telem_agg *a = rm_telem_agg_new(1, NULL, 0);
+
+	/* 10 busy readings: 6 at the power cap (the clock falls), 4 also hot; 5 idle readings
+	 * under a cause do not count */
+	for (int i = 0; i < 15; i++) {
+		rm_telem_sample x = sample(700, i < 10 ? 100 : 0, i < 4 ? 1980 : 1100);
+		x.causes_known = ~0u;
+		x.power_limit_w = 700;
+		x.causes = i < 4    ? 0
+			   : i < 6  ? 1u << RM_THROTTLE_POWER_CAP
+			   : i < 10 ? (1u << RM_THROTTLE_POWER_CAP) | (1u << RM_THROTTLE_THERMAL)
+				    : 1u << RM_THROTTLE_THERMAL;
+		rm_telem_agg_add(a, 0, i * 0.1, &x);
+	}
+	rm_telem_agg_summary(a, 1.5, &s);
+	rm_telem_agg_free(a);
+	CHECK(s.n_busy_known == 10 && s.power_limit_w == 700);
+	CHECK(NEAR(s.cause_pct[RM_THROTTLE_POWER_CAP], 60, 1e-9));
+	CHECK(NEAR(s.cause_pct[RM_THROTTLE_THERMAL], 40, 1e-9));
+	CHECK(s.cause_pct[RM_THROTTLE_OTHER] == 0);
+	CHECK(rm_telem_summary_main_cause(&s, 0) == RM_THROTTLE_POWER_CAP);
+	CHECK(rm_telem_summary_main_cause(&s, 1) == RM_THROTTLE_THERMAL);
+	CHECK(s.cause_gpu == 0 && s.cause_first == RM_THROTTLE_THERMAL &&
+	      NEAR(s.cause_t, 0.6, 1e-9));
+	CHECK(s.throttle_gpu == 0);
+
+	/* the JSON of a node and back, and two nodes merged: shares weigh by busy readings */
+	json_t *j = rm_telem_summary_to_json(&s);
+	rm_telem_summary_from_json(j, &m);
+	json_decref(j);
+	CHECK(m.n_busy_known == 10 && NEAR(m.cause_pct[RM_THROTTLE_THERMAL], 40, 1e-9));
+	CHECK(m.cause_gpu == 0 && m.cause_first == RM_THROTTLE_THERMAL && m.power_limit_w == 700);
+	rm_telem_summary_none(&s);
+	s.n_busy_known = 30;
+	s.cause_pct[RM_THROTTLE_THERMAL] = 0;
+	rm_telem_summary_merge(&s, &m);
+	CHECK(s.n_busy_known == 40 && NEAR(s.cause_pct[RM_THROTTLE_THERMAL], 10, 1e-9));
+	CHECK(NEAR(s.cause_pct[RM_THROTTLE_POWER_CAP], 60, 1e-9)); /* only one node knew it */
+	CHECK(s.cause_gpu == 0);
+
+	/* no causes reported: none known, no shares */
+	a = rm_telem_agg_new(1, NULL, 0);
+	{
+		rm_telem_sample x = sample(100, 100, 2000);
+		rm_telem_agg_add(a, 0, 0.1, &x);
+	}
+	rm_telem_agg_summary(a, 1, &s);
+	rm_telem_agg_free(a);
+	CHECK(s.n_busy_known == 0 && isnan(s.cause_pct[RM_THROTTLE_POWER_CAP]));
+	CHECK(rm_telem_summary_main_cause(&s, 0) == -1 && isnan(s.power_limit_w));
 }
 
 TEST(summary_json_merge)
@@ -445,6 +605,28 @@ TEST(sampler_amd)
 	CHECK(rm_telem_probe(&ctx, root, &detail, &err) == 0);
 	CHECK(detail && strstr(detail, "2 AMD GPU(s) through sysfs (hwmon power1_input)"));
 	free(detail);
+
+	/* why the clock is held: GPU 1's gpu_metrics (v1.3) says hotspot temperature
+	 * (SMU_THROTTLER_TEMP_HOTSPOT_BIT); its limit, power1_cap, is 300 W */
+	{
+		unsigned char b[120];
+		size_t n = gpu_metrics(b, sizeof(b), 3, 112, 1ULL << 36, 8);
+		char *p = rm_xasprintf("%s/class/drm/renderD129/device/gpu_metrics", root);
+		FILE *f = fopen(p, "wb");
+		CHECK(f && fwrite(b, 1, n, f) == n && fclose(f) == 0);
+		free(p);
+		tfs_put(root, "class/drm/renderD129/device/hwmon/hwmon4/power1_cap", "300000000\n");
+	}
+	o.gpus = gpus;
+	o.vendor = "AMD";
+	o.series = tap_open(&series, NULL, ",300,thermal");
+	CHECK(rm_telem_start(&t, &o, &err) == 0);
+	CHECK(tap_wait(&series, 2, 2) == 0);
+	CHECK(rm_telem_stop(t, &s, &err) == 0);
+	CHECK(NEAR(s.cause_pct[RM_THROTTLE_THERMAL], 100, 1e-9) && s.cause_gpu == 1);
+	CHECK(s.cause_first == RM_THROTTLE_THERMAL && s.power_limit_w == 300);
+	CHECK(s.cause_pct[RM_THROTTLE_POWER_CAP] == 0 &&
+	      isnan(s.cause_pct[RM_THROTTLE_SYNC_BOOST]));
 	rm_context_release(&ctx);
 	free(series_path);
 	tfs_rm_tree(root);
@@ -567,7 +749,8 @@ TEST(sampler_nvidia)
 	/* one long-lived process asked for the run's GPUs only, and gone after stop */
 	CHECK(rm_read_file(log, 1 << 16, &text, NULL, &err) == 0);
 	CHECK(text && strstr(text, "args --query-gpu=index,power.draw,temperature.gpu,memory.used,"
-				   "utilization.gpu,clocks.sm --format=csv,noheader,nounits -lms "
+				   "utilization.gpu,clocks.sm,enforced.power.limit,clocks_event_"
+				   "reasons.active --format=csv,noheader,nounits -lms "
 				   "100 -i 0,2\n"));
 	CHECK(text && strstr(strstr(text, "args") + 1, "args") == NULL);
 	free(text);
@@ -614,6 +797,66 @@ TEST(sampler_nvidia)
 	unsetenv("FAKE_NVSMI_LOG");
 	free(old_path);
 	free(series_path);
+	free(log);
+	tfs_rm_tree(root);
+}
+
+/* The real H100's readings of a bf16 GEMM (tests/telemetry/h100/nvsmi-load-events.csv,
+ * driver 580.159.04) replayed through the stand-in nvidia-smi: every busy reading is at the
+ * 700 W power cap (clocks_event_reasons.active 0x4), the clock falls under load, no problem
+ * cause. Then a driver before 535, which refuses clocks_event_reasons: asked again by the
+ * older name, sampled all the same. */
+TEST(sampler_nvidia_h100)
+{
+	char tmpl[] = "/tmp/rm_test_telem_XXXXXX";
+	char *root = mkdtemp(tmpl), *old_path = with_fake_nvsmi(), *log, *text = NULL;
+	const char *src = getenv("RM_SOURCE_DIR");
+	char *replay =
+	    rm_xasprintf("%s/tests/telemetry/h100/nvsmi-load-events.csv", src ? src : ".");
+	rm_error err = RM_ERROR_INIT;
+	rm_telem *t = NULL;
+	rm_telem_summary s;
+	long gpus[1] = {0};
+	tap series;
+
+	if (!root)
+		return;
+	log = rm_xasprintf("%s/nvsmi.log", root);
+	setenv("FAKE_NVSMI_LOG", log, 1);
+	setenv("FAKE_NVSMI_REPLAY", replay, 1);
+	setenv("FAKE_NVSMI_REPLAY_MS", "1", 1);
+	rm_telem_opts o = {.vendor = "NVIDIA",
+			   .gpus = gpus,
+			   .n_gpus = 1,
+			   .series = tap_open(&series, NULL, ",700,power_cap")};
+	CHECK(rm_telem_start(&t, &o, &err) == 0);
+	CHECK(tap_wait(&series, 181, 96) == 0); /* the capture's 181 readings, 96 of them busy */
+	CHECK(rm_telem_stop(t, &s, &err) == 0);
+	CHECK(s.n_busy_known == 96 && NEAR(s.cause_pct[RM_THROTTLE_POWER_CAP], 100, 1e-9));
+	CHECK(s.cause_pct[RM_THROTTLE_THERMAL] == 0 && s.cause_gpu == -1);
+	CHECK(rm_telem_summary_main_cause(&s, 0) == RM_THROTTLE_POWER_CAP);
+	CHECK(s.power_limit_w == 700 && s.throttle_gpu == 0 && s.throttle_pct > 10);
+	CHECK(isnan(s.cause_pct[RM_THROTTLE_CURRENT])); /* NVIDIA never says it */
+	unsetenv("FAKE_NVSMI_REPLAY");
+
+	/* an old driver: refused, then asked by the older name */
+	CHECK(truncate(log, 0) == 0);
+	setenv("FAKE_NVSMI_OLD", "1", 1);
+	o.series = tap_open(&series, NULL, NULL);
+	CHECK(rm_telem_start(&t, &o, &err) == 0);
+	CHECK(tap_wait(&series, 2, 0) == 0);
+	CHECK(rm_telem_stop(t, &s, &err) == 0);
+	CHECK(s.n_samples >= 2 && s.n_busy_known >= 2 && s.cause_pct[RM_THROTTLE_POWER_CAP] == 0);
+	CHECK(rm_read_file(log, 1 << 16, &text, NULL, &err) == 0);
+	CHECK(text && strstr(text, ",clocks_event_reasons.active ") &&
+	      strstr(text, ",clocks_throttle_reasons.active "));
+	free(text);
+	unsetenv("FAKE_NVSMI_OLD");
+	unsetenv("FAKE_NVSMI_REPLAY_MS");
+	unsetenv("FAKE_NVSMI_LOG");
+	setenv("PATH", old_path, 1);
+	free(old_path);
+	free(replay);
 	free(log);
 	tfs_rm_tree(root);
 }
