@@ -40,7 +40,7 @@ typedef struct rm_db rm_db;
 struct rm_direction_table;
 
 /* The schema version this build writes. */
-#define RM_DB_SCHEMA_VERSION 2
+#define RM_DB_SCHEMA_VERSION 3
 
 /* Whether s names a database (sqlite:..., postgresql://..., postgres://...) rather than a
  * file. */

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "rm/context.h"
 #include "rm/util.h"
 
 /* A finding's verdict; printed and written (run.json, --format json) as its word. */
@@ -61,5 +62,41 @@ char *rm_doctor_json(const rm_finding *v, size_t n);
 void rm_findings_free(rm_finding *v, size_t n);
 /* Collects and prints the findings into the file at path (--sys-env-details). */
 int rm_doctor_write(const rm_doctor_opts *o, const char *path, rm_error *err);
+
+/*
+ * The pre-flight check of the GPUs a model will get, just before its container starts
+ * (run --preflight, on by default for suites and CI runs; doctor --gpus for every GPU).
+ * NVIDIA: one nvidia-smi --query-gpu and one --query-compute-apps; AMD: sysfs under each
+ * GPU's render node (mem_info_vram_used, ras/, hwmon power1_cap, the performance level,
+ * the PCIe link) and the KFD's processes. FAIL findings spoil the number, the run skips the
+ * model with them as its reason: memory in use or a process on the GPU, uncorrectable ECC
+ * or RAS errors, pages or rows pending retirement (or a failed remap), a power limit under
+ * its default, clocks forced low, a GPU that is not there. WARN findings do not: correctable
+ * errors, pages already retired, a PCIe link narrower than its maximum, clocks forced to a
+ * fixed level that is not low, a check that could not run. docs/doctor.md has the table.
+ */
+typedef enum rm_preflight_mode {
+	RM_PREFLIGHT_AUTO = 0, /* on for suites and runs with CI outputs, off for plain runs */
+	RM_PREFLIGHT_ON,
+	RM_PREFLIGHT_OFF,
+} rm_preflight_mode;
+extern const rm_choice rm_preflight_words[]; /* "auto", "on", "off" */
+
+typedef struct rm_preflight_opts {
+	const rm_context *ctx;	/* the host's GPUs: vendor, count, render nodes */
+	const char *sysfs_root; /* "/sys" */
+	const char *proc_root;	/* "/proc": the names of the KFD's processes */
+	const long *gpus;	/* the GPUs to check; NULL: every GPU of ctx */
+	size_t n_gpus;
+} rm_preflight_opts;
+
+#define RM_PREFLIGHT_OPTS_INIT                                                                     \
+	{                                                                                          \
+		.ctx = NULL, .sysfs_root = "/sys", .proc_root = "/proc", .gpus = NULL, .n_gpus = 0 \
+	}
+
+/* Appends the findings (each detail begins "GPU N: "); an OK finding "preflight" when
+ * nothing is wrong. Returns the number of FAIL findings. */
+size_t rm_doctor_preflight(const rm_preflight_opts *o, rm_finding **v, size_t *n);
 
 #endif

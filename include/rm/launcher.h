@@ -56,6 +56,10 @@ typedef struct json_t json_t;
 /* prepare: the back end went away during the build (the engine died): err names it; the
  * run counts an engine loss (exit 4). */
 #define RM_LAUNCH_LOST (-4)
+/* wait: as RM_LAUNCH_FAILED, where the back end says the host failed the workload, not the
+ * workload itself (a SLURM node failed or did not boot, a node's pre-flight check refused
+ * its GPUs): the runner may try it again (--retries). */
+#define RM_LAUNCH_HOST_LOST (-5)
 
 /* Given once, when the launcher is opened; everything here outlives the launcher. */
 typedef struct rm_launcher_config {

@@ -25,7 +25,8 @@
  *     csv    the perf.csv header cell
  *     db     the column of the database's results table
  *     kind   how the database keeps it: TEXT, NUM (a number, NULL unless finite), INT (an
- *            integer), TS (a time), REPEAT (the row's repeat number)
+ *            integer), TS (a time), REPEAT (the row's repeat number), COUNT (a count from 1:
+ *            1 when the cell is empty, as in the rows of files older than the column)
  *     decl   the SQL after the column's name ({REAL}, {TS} per backend, src/db/db.c)
  *     since  the database schema version that added it: a new column is a new migration,
  *            the rows of the old ones never change
@@ -69,7 +70,9 @@
 	X(REASON, "reason", "reason", TEXT, "TEXT", 1)                                             \
 	X(TUNABLEOP, "tunableop", "tunableop", TEXT, "TEXT", 1)                                    \
 	X(EXIT_CODE, "exit_code", "exit_code", INT, "INTEGER", 1)                                  \
-	X(LOG_FILE, "log_file", "log_file", TEXT, "TEXT", 1)
+	X(LOG_FILE, "log_file", "log_file", TEXT, "TEXT", 1)                                       \
+	X(ATTEMPT, "attempt", "attempt", COUNT, "INTEGER NOT NULL DEFAULT 1 CHECK (attempt >= 1)", \
+	  3)
 
 enum rm_perf_col {
 #define RM_PERF_ENUM(name, csv, db, kind, decl, since) RM_COL_##name,
@@ -84,7 +87,8 @@ typedef enum rm_perf_kind {
 	RM_PCOL_NUM,
 	RM_PCOL_INT,
 	RM_PCOL_TS,
-	RM_PCOL_REPEAT
+	RM_PCOL_REPEAT,
+	RM_PCOL_COUNT
 } rm_perf_kind;
 
 /* One column of RM_PERF_COLUMNS, as data. */

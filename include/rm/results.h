@@ -32,8 +32,12 @@ typedef struct rm_result {
 	double performance;	       /* NAN when empty or not a number */
 	double test_s;		       /* test_duration; NAN when not a number */
 	long repeat;		       /* >= 1; 1 when absent */
-	long line;		       /* record number in its file (the header is 1) */
-	const char *file;	       /* the file it came from (points into rm_results.files) */
+	long attempt;		       /* >= 1; 1 when absent (run --retries) */
+	/* A later attempt of the same run (run id, Dockerfile, repeat) of the same model
+	 * follows in the set: this row's result was tried again (rm_results_add marks it). */
+	int retried;
+	long line;	  /* record number in its file (the header is 1) */
+	const char *file; /* the file it came from (points into rm_results.files) */
 } rm_result;
 
 /* The storage behind the rows (results.c): their strings and the array's room. */
@@ -75,14 +79,20 @@ int rm_results_each_file(FILE *f, const char *name, const char *run_id, rm_resul
 /*
  * Appends a row made of n (column, value) pairs (columns not named read as ""), e.g. rows
  * read back from a database. The strings are copied. file/line describe where it came from.
+ * A row of attempt N > 1 marks the earlier attempts of its run in res as retried.
  */
 void rm_results_add(rm_results *res, const char *const *names, const char *const *values, size_t n,
 		    const char *file, long line);
 
-/* Fills a row's performance, test_s and repeat from its col[]. */
+/* Fills a row's performance, test_s, repeat and attempt from its col[]. */
 void rm_result_numbers(rm_result *r);
 
 void rm_results_release(rm_results *res);
+
+/* Whether row b is a later attempt of the run of row a: the same run id, Dockerfile and
+ * repeat, the same model (or a multiple_results row "<model>_<row>" of it), a higher
+ * attempt. */
+int rm_result_retries(const rm_result *a, const rm_result *b);
 
 /* The run_id of the last row that has one (the newest run of an append-only file), or
  * NULL. */

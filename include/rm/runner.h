@@ -39,9 +39,15 @@ typedef struct rm_run_opts {
 	int live_output;
 	int keep_model_dir;
 	int clean_docker_cache;
-	int no_pull;	   /* --no-pull: builds do not pull a newer base image (rm_image_req) */
-	int dry_run;	   /* print the plan; contact no engine */
-	long repeat;	   /* runs per model (>= 1) */
+	int no_pull; /* --no-pull: builds do not pull a newer base image (rm_image_req) */
+	int dry_run; /* print the plan; contact no engine */
+	long repeat; /* runs per model (>= 1) */
+	/* --retries: a run that failed for the machine (the engine refused or lost it, an
+	 * image pull failed, a SLURM node was lost, the pre-flight check refused a GPU) is
+	 * tried again up to this many times, --retry-wait seconds apart (doubling); a model's
+	 * own failure never is. Every attempt keeps its row (perf.csv's attempt). */
+	long retries;
+	double retry_wait;
 	const char *score; /* NULL or "mlperf" */
 	int progress;	   /* 0 off, 1 auto (status line on a terminal, periodic otherwise) */
 	double progress_interval;	  /* seconds between plain progress lines */

@@ -51,6 +51,7 @@ typedef struct rm_suite_entry {
 	size_t n_models;
 	json_t *context;	   /* merged additional_context (an object, maybe empty) */
 	long repeat;		   /* >= 1 */
+	long retries;		   /* retries (--retries); < 0 when not set */
 	double timeout;		   /* seconds; < 0 when not set; 0 = none */
 	double fail_on_regression; /* percent; < 0 when off or not set */
 	int fail_set;		   /* regression.fail_on_regression given: a PCT or off */
@@ -184,6 +185,7 @@ typedef struct rm_suite_run_opts {
 	const struct rm_run_opts *run; /* the command line's; its tags when there is no suite */
 	const char *suite_file;	       /* NULL: one entry, run->tags */
 	int repeat_given;	       /* run->repeat was given: it wins over the entries' */
+	int retries_given;	       /* run->retries was given: it wins over the entries' */
 	/* Outputs and gate (ci.perf_csv, run_id, manifest, suite, models_root and
 	 * baseline_open are filled in here); ci.baseline NULL: the suite's baseline. */
 	rm_nightly_opts ci;
@@ -193,8 +195,8 @@ typedef struct rm_suite_run_opts {
 
 #define RM_SUITE_RUN_OPTS_INIT                                                                     \
 	{                                                                                          \
-		.run = NULL, .suite_file = NULL, .repeat_given = 0, .ci = RM_NIGHTLY_OPTS_INIT,    \
-		.context_files = NULL, .n_context_files = 0                                        \
+		.run = NULL, .suite_file = NULL, .repeat_given = 0, .retries_given = 0,            \
+		.ci = RM_NIGHTLY_OPTS_INIT, .context_files = NULL, .n_context_files = 0            \
 	}
 
 typedef struct rm_suite_run_result {

@@ -34,6 +34,7 @@
 
 #include "rm/context.h"
 #include "rm/data.h"
+#include "rm/doctor.h"
 #include "rm/registry.h"
 #include "rm/telemetry.h"
 #include "rm/tools.h"
@@ -88,6 +89,7 @@ char *rm_dist_runner(const rm_dist_launcher *l, long nnodes, long nproc, long po
 	X(BOOL, keep_alive)	/* --keep-alive: the container outlives the script */              \
 	X(SECONDS, timeout)	/* --timeout: < 0 not given, 0 none */                             \
 	X(TELEMETRY, telemetry) /* --telemetry */                                                  \
+	X(PREFLIGHT, preflight) /* --preflight: the GPUs checked before the container starts */    \
 	/* --allow-sensitive-mounts: the folder may bind the host's root, its system folders or    \
 	 * the Docker socket (additional_docker_run_options, data.json) */                         \
 	X(BOOL, allow_sensitive_mounts)
@@ -98,6 +100,7 @@ char *rm_dist_runner(const rm_dist_launcher *l, long nnodes, long nproc, long po
 #define RM_WL_TYPE_SECONDS   double
 #define RM_WL_TYPE_TUNABLEOP rm_tunableop
 #define RM_WL_TYPE_TELEMETRY rm_telemetry_mode
+#define RM_WL_TYPE_PREFLIGHT rm_preflight_mode
 
 typedef struct rm_workload_settings {
 #define RM_WL_FIELD(kind, name) RM_WL_TYPE_##kind name;

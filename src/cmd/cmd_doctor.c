@@ -1,7 +1,8 @@
 /*
- * run_models doctor [--format text|json]: checks this host before benchmarking (NUMA
- * balancing, the Docker engine, GPUs and their device nodes, /dev/shm, free disk, ROCm and
- * CUDA). Exit code 0 when no finding is FAIL, 1 otherwise (docs/doctor.md).
+ * run_models doctor [--gpus] [--format text|json]: checks this host before benchmarking
+ * (NUMA balancing, the Docker engine, GPUs and their device nodes, /dev/shm, free disk,
+ * ROCm and CUDA); with --gpus the pre-flight check of every GPU instead (rm/doctor.h). Exit
+ * code 0 when no finding is FAIL, 1 otherwise (docs/doctor.md).
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 #include "cmd.h"
 #include "options.h"
+#include "rm/context.h"
 #include "rm/doctor.h"
 #include "rm/launcher.h"
 #include "rm/util.h"
@@ -28,8 +30,8 @@ static int doctor_main(int argc, char **argv, const rm_doctor_opts *o, FILE *out
 	rc = opt_parse(CMD_DOCTOR, &cli, argc, argv, &pos, &md, err);
 	if (rc != 0) {
 		if (rc == 1) {
-			opt_help(out, CMD_DOCTOR, "usage: run_models doctor [--format text|json]",
-				 md);
+			opt_help(out, CMD_DOCTOR,
+				 "usage: run_models doctor [--gpus] [--format text|json]", md);
 			ret = RM_EXIT_OK;
 		}
 		goto out;
@@ -40,7 +42,24 @@ static int doctor_main(int argc, char **argv, const rm_doctor_opts *o, FILE *out
 	}
 	json = cli.format == FORMAT_JSON;
 
-	rm_doctor_collect(o, &v, &n);
+	if (cli.gpus) {
+		/* the pre-flight check of every GPU, as a run makes it before each model */
+		rm_context ctx;
+		rm_preflight_opts po = RM_PREFLIGHT_OPTS_INIT;
+		if (rm_context_detect(&ctx, o->sysfs_root, o->use_tools, err) < 0)
+			goto out;
+		po.ctx = &ctx;
+		po.sysfs_root = o->sysfs_root;
+		po.proc_root = o->proc_root;
+		if (!ctx.gpu_vendor)
+			rm_findings_add(&v, &n, RM_FINDING_WARN, "preflight",
+					rm_xstrdup("no GPU on this host: nothing to check"), NULL);
+		else
+			rm_doctor_preflight(&po, &v, &n);
+		rm_context_release(&ctx);
+	} else {
+		rm_doctor_collect(o, &v, &n);
+	}
 	for (size_t i = 0; i < n; i++) {
 		n_fail += v[i].status == RM_FINDING_FAIL;
 		n_warn += v[i].status == RM_FINDING_WARN;

@@ -31,6 +31,8 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 				    "--shm-size takes a size such as 64G, not '%s'", cli->shm_size);
 	if (cli->repeat < 1)
 		return rm_error_set(err, RM_ERR_USAGE, "--repeat takes a count >= 1");
+	if (cli->retries < -1 || cli->retries > 100)
+		return rm_error_set(err, RM_ERR_USAGE, "--retries takes a count from 0 to 100");
 	if (cli->progress_interval <= 0)
 		return rm_error_set(err, RM_ERR_USAGE, "--progress-interval takes seconds > 0");
 	o->run_dynamic = cli_run_dynamic(cli);
@@ -57,6 +59,9 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 		return -1;
 	o->dry_run = cli->dry_run;
 	o->repeat = cli->repeat;
+	o->retries = cli->retries < 0 ? 0 : cli->retries;
+	o->retry_wait = cli->retry_wait < 0 ? 10 : cli->retry_wait;
+	o->wl.preflight = (rm_preflight_mode)cli->preflight;
 	o->score = cli->score == SCORE_MLPERF ? "mlperf" : NULL;
 	o->progress = !cli->no_progress;
 	o->progress_interval = cli->progress_interval;
@@ -123,6 +128,7 @@ static int run_ci(const struct cli *cli, const rm_run_opts *o, int repeat_given,
 	so.run = o;
 	so.suite_file = cli->suite;
 	so.repeat_given = repeat_given;
+	so.retries_given = cli->retries >= 0;
 	nightly_outputs(cli, &so.ci);
 	so.context_files = cli->context_files.v;
 	so.n_context_files = cli->context_files.n;

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "options.h"
+#include "rm/doctor.h"
 #include "rm/engine.h"
 #include "rm/parser.h"
 #include "rm/registry.h"
@@ -107,6 +108,23 @@ const struct opt opt_table[] = {
     {"repeat", 0, INT(repeat), "N",
      "run each model N times on one build; summary (mean, median, stddev, min, max) printed "
      "and appended to `perf_summary.csv`",
+     CMD_RUN, NULL},
+    {"retries", 0, INT(retries), "N",
+     "try a run again, up to N times, when it failed for the machine's reason (the engine "
+     "refused or lost it, an image pull failed, a SLURM node was lost, the pre-flight check "
+     "refused a GPU); never when the model failed (its exit code, a timeout, no figure). Each "
+     "attempt keeps its row (`attempt` column); JUnit marks one that passed on a retry as "
+     "flaky (docs/reliability.md)",
+     CMD_RUN, NULL},
+    {"retry-wait", 0, NUM(retry_wait), "S",
+     "seconds before the first retry, doubling for each next one (default 10, at most 300)",
+     CMD_RUN, NULL},
+    {"preflight", 0, CHOICE(preflight, rm_preflight_words),
+     "check the GPUs each model will get before its container starts (memory in use, ECC "
+     "errors, retired pages, power limit and clocks under their defaults, a narrow PCIe link, "
+     "a missing GPU): a finding that would spoil the number skips the model with it as the "
+     "reason, the others are warned about (docs/doctor.md); `auto` (default): on for "
+     "`--suite` and runs with CI outputs",
      CMD_RUN, NULL},
     {"score", 0, CHOICE(score, score_words),
      "with `--repeat`: MLPerf's rule on time to train (drop fastest and slowest, mean of the "
@@ -271,6 +289,10 @@ const struct opt opt_table[] = {
     /* doctor */
     {"format", 0, CHOICE(format, doctor_formats), "one line per finding (default), or a JSON array",
      CMD_DOCTOR, NULL},
+    {"gpus", 0, FLAG(gpus), NULL,
+     "the pre-flight check of every GPU instead (what `run --preflight` checks before each "
+     "model: memory in use, ECC and RAS errors, retired pages, power limit, clocks, PCIe link)",
+     CMD_DOCTOR, NULL},
     /* list */
     {"format", 0, CHOICE(format, list_formats),
      "`table` (default: a header and aligned columns, cut to the terminal's width), or `csv` "
@@ -292,6 +314,8 @@ void cli_init(struct cli *c)
 	memset(c, 0, sizeof(*c));
 	c->timeout = -1;
 	c->repeat = 1;
+	c->retries = -1;
+	c->retry_wait = -1;
 	c->progress_interval = 30;
 	c->fail_on_regression = -1;
 	c->threshold = -1;

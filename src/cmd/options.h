@@ -90,7 +90,10 @@ struct cli {
 	int engine;    /* rm_engine_kind: RM_ENGINE_ANY = ask the engine */
 	int dry_run;
 	long repeat;
-	int score; /* enum cli_score */
+	long retries;	   /* -1 when not given (a suite's entries then say) */
+	double retry_wait; /* seconds; -1 when not given */
+	int preflight;	   /* rm_preflight_mode */
+	int score;	   /* enum cli_score */
 	int no_progress;
 	double progress_interval;
 	int sys_env_details;
@@ -131,6 +134,7 @@ struct cli {
 	int color; /* enum rm_color_when (applied by opt_parse) */
 	/* parse, doctor, list */
 	int format; /* enum cli_format */
+	int gpus;   /* doctor --gpus */
 	int explain;
 	int list_parsers;
 };

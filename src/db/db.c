@@ -74,11 +74,15 @@ static char *ddl(const db_backend *be, const char *tmpl)
 	return rm_buf_detach(&b);
 }
 
-/* Migrations: append only; never edit one that has shipped. */
+/* Migrations: append only; never edit one that has shipped. A migration with rekey makes
+ * the results table's key (run_id, model, docker_file, metric, repeat, attempt): PostgreSQL
+ * drops the old constraint and adds the new one; SQLite cannot drop a constraint, so it
+ * copies the table into a new one of that key (rekey_sqlite). */
 static const struct migration {
 	int version;
 	const char *description;
 	const char *sql;
+	int rekey;
 } migrations[] = {
     {1, "runs, results, metrics, environment",
      "CREATE TABLE runs ("
@@ -109,7 +113,8 @@ static const struct migration {
      " run_id TEXT NOT NULL REFERENCES runs (run_id),"
      " name TEXT NOT NULL,"
      " value TEXT NOT NULL,"
-     " PRIMARY KEY (run_id, name));"},
+     " PRIMARY KEY (run_id, name));",
+     0},
     {2, "accepted changes",
      "CREATE TABLE accepted ("
      " id {ID},"
@@ -123,21 +128,62 @@ static const struct migration {
      " since_at {TS},"
      " accepted_at {TS} NOT NULL,"
      " reason TEXT NOT NULL DEFAULT '');"
-     "CREATE INDEX accepted_model ON accepted (model);"},
+     "CREATE INDEX accepted_model ON accepted (model);",
+     0},
+    {3, "attempts, provenance",
+     /* what made each run: its host (model ''), each model's image, environment and
+      * arguments (rm/provenance.h), grouped for `report compare` */
+     "CREATE TABLE provenance ("
+     " run_id TEXT NOT NULL REFERENCES runs (run_id),"
+     " model TEXT NOT NULL DEFAULT '',"
+     " docker_file TEXT NOT NULL DEFAULT '',"
+     " grp TEXT NOT NULL,"
+     " name TEXT NOT NULL,"
+     " value TEXT NOT NULL,"
+     " PRIMARY KEY (run_id, model, docker_file, name));",
+     1},
 };
 #define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
 
-/* The results table as the schema version that made it (1): every column of
- * RM_PERF_COLUMNS since 1, and the database's own (id, direction). */
-static void results_table(rm_buf *b)
+#define RESULTS_KEY	    "run_id, model, docker_file, metric, repeat"
+#define RESULTS_KEY_ATTEMPT RESULTS_KEY ", attempt"
+
+/* The results table (named name) as schema version `version` has it: every column of
+ * RM_PERF_COLUMNS since then, and the database's own (id, direction); its key has the
+ * attempt from version 3 on. */
+static void results_table(rm_buf *b, const char *name, int version)
 {
-	rm_buf_addstr(b, "CREATE TABLE results (id {ID}");
+	rm_buf_addf(b, "CREATE TABLE %s (id {ID}", name);
 	for (size_t c = 0; c < RM_PERF_COLS; c++)
-		if (rm_perf_columns[c].since <= 1)
+		if (rm_perf_columns[c].since <= version)
 			rm_buf_addf(b, ", %s %s", rm_perf_columns[c].db, rm_perf_columns[c].decl);
-	rm_buf_addstr(b, ", direction TEXT NOT NULL DEFAULT 'unknown'"
-			 " CHECK (direction IN ('higher', 'lower', 'unknown')),"
-			 " UNIQUE (run_id, model, docker_file, metric, repeat));");
+	rm_buf_addf(b,
+		    ", direction TEXT NOT NULL DEFAULT 'unknown'"
+		    " CHECK (direction IN ('higher', 'lower', 'unknown')),"
+		    " UNIQUE (%s));",
+		    version >= 3 ? RESULTS_KEY_ATTEMPT : RESULTS_KEY);
+}
+
+/* SQLite's new key: the table copied into one made with it (the columns of version - 1,
+ * the new ones take their defaults), renamed, its indexes made again. */
+static void rekey_sqlite(rm_buf *b, int version)
+{
+	rm_buf cols = RM_BUF_INIT((size_t)1 << 16);
+
+	rm_buf_addstr(&cols, "id");
+	for (size_t c = 0; c < RM_PERF_COLS; c++)
+		if (rm_perf_columns[c].since < version)
+			rm_buf_addf(&cols, ", %s", rm_perf_columns[c].db);
+	rm_buf_addstr(&cols, ", direction");
+	results_table(b, "results_new", version);
+	rm_buf_addf(b, "INSERT INTO results_new (%s) SELECT %s FROM results;", rm_buf_str(&cols),
+		    rm_buf_str(&cols));
+	rm_buf_addstr(b, "DROP TABLE results;"
+			 "ALTER TABLE results_new RENAME TO results;"
+			 "CREATE INDEX results_series ON results (model, metric, gpu_architecture,"
+			 " machine_name);"
+			 "CREATE INDEX results_ts ON results (ts);");
+	rm_buf_release(&cols);
 }
 
 /* Migration m's SQL for backend be: its text with {RESULTS} made from the column list, then
@@ -150,15 +196,24 @@ static char *migration_sql(const db_backend *be, const struct migration *m)
 
 	if (at) {
 		rm_buf_add(&b, m->sql, (size_t)(at - m->sql));
-		results_table(&b);
+		results_table(&b, "results", 1);
 		rm_buf_addstr(&b, at + strlen("{RESULTS}"));
 	} else {
 		rm_buf_addstr(&b, m->sql);
 	}
-	for (size_t c = 0; c < RM_PERF_COLS && m->version > 1; c++)
-		if (rm_perf_columns[c].since == m->version)
-			rm_buf_addf(&b, "ALTER TABLE results ADD COLUMN %s %s;",
-				    rm_perf_columns[c].db, rm_perf_columns[c].decl);
+	if (m->rekey && be == &rm_db_sqlite) {
+		rekey_sqlite(&b, m->version); /* the new columns come with the new table */
+	} else {
+		for (size_t c = 0; c < RM_PERF_COLS && m->version > 1; c++)
+			if (rm_perf_columns[c].since == m->version)
+				rm_buf_addf(&b, "ALTER TABLE results ADD COLUMN %s %s;",
+					    rm_perf_columns[c].db, rm_perf_columns[c].decl);
+	}
+	if (m->rekey && be != &rm_db_sqlite)
+		/* PostgreSQL's name of version 1's UNIQUE constraint */
+		rm_buf_addstr(&b, "ALTER TABLE results DROP CONSTRAINT"
+				  " results_run_id_model_docker_file_metric_repeat_key;"
+				  "ALTER TABLE results ADD UNIQUE (" RESULTS_KEY_ATTEMPT ");");
 	sql = ddl(be, rm_buf_str(&b));
 	rm_buf_release(&b);
 	return sql;

@@ -290,6 +290,9 @@ static int result_row(struct export *x, struct inserter *in, const rm_result *r,
 		case RM_PCOL_REPEAT:
 			row[i] = keep(in, rm_xasprintf("%ld", r->repeat));
 			break;
+		case RM_PCOL_COUNT:
+			row[i] = c[i][0] ? intnum(in, c[i]) : "1";
+			break;
 		}
 	}
 	row[RM_PERF_COLS] = rm_direction_name(

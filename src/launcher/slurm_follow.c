@@ -254,6 +254,20 @@ static char *node_error(const rm_job *job)
 	return msg;
 }
 
+/* Whether the job failed for its hosts, not its workload: a node failed or did not boot,
+ * or a node's pre-flight check refused its GPUs (its result file says "preflight"). */
+static int host_lost(const rm_job *job, const rm_slurm_job_state *js)
+{
+	int lost = js && (js->state == RM_SLURM_NODE_FAIL || js->state == RM_SLURM_BOOT_FAIL);
+
+	for (long r = 0; r < job->sl->sc.nodes && r < 1024 && !lost; r++) {
+		json_t *res = result(job, r);
+		lost = json_is_true(json_object_get(res, "preflight"));
+		json_decref(res);
+	}
+	return lost;
+}
+
 /* The reason of a job that did not complete, with the rank that failed first (srun's own
  * line in the batch log: sacct's ExitCode is the highest of all tasks) and a node's error. */
 static void failure_reason(const rm_job *job, const rm_slurm_job_state *js, rm_error *err)
@@ -401,7 +415,7 @@ int rm_launcher__slurm_wait(void *state, rm_job *job, double timeout, long *stat
 	if (completed)
 		return 0;
 	failure_reason(job, job->pid > 0 ? NULL : &js, err);
-	return RM_LAUNCH_FAILED;
+	return host_lost(job, job->pid > 0 ? NULL : &js) ? RM_LAUNCH_HOST_LOST : RM_LAUNCH_FAILED;
 }
 
 /* Only what rank 0's runner copied out of its container: the multiple_results file. */

@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "rm/launcher.h"
+#include "rm/doctor.h"
 #include "rm/telemetry.h"
 #include "rm/util.h"
 #include "rm/workload.h"
@@ -47,6 +48,7 @@ struct node {
 	char *results_path, *results_tar;
 	rm_telem_summary telem; /* this node's GPU telemetry */
 	int have_telem;
+	int preflight_failed; /* the pre-flight check refused this node's GPUs */
 };
 
 static int load_job(struct node *n, rm_error *err)
@@ -299,6 +301,49 @@ out:
 	return ret;
 }
 
+/* With --preflight on, this node's GPUs of the workload checked before its container
+ * starts (rm/doctor.h): a finding that would spoil the number fails the node, named, and
+ * the result file says "preflight" (the submitter may try the job again: --retries). */
+static int node_preflight(struct node *n, rm_error *err)
+{
+	rm_preflight_opts po = RM_PREFLIGHT_OPTS_INIT;
+	const char *where = getenv("SLURMD_NODENAME");
+	rm_finding *v = NULL;
+	size_t nv = 0;
+	long *gpus = NULL;
+	size_t n_gpus = 0;
+	rm_buf why = RM_BUF_INIT(1 << 14);
+	int ret = 0;
+
+	if (n->w.set.preflight != RM_PREFLIGHT_ON ||
+	    rm_workload_gpu_indexes(&n->w, &n->ctx, &gpus, &n_gpus, err) < 0 || !n_gpus) {
+		free(gpus);
+		rm_error_clear(err);
+		return 0;
+	}
+	po.ctx = &n->ctx;
+	if (n->o->sysfs_root)
+		po.sysfs_root = n->o->sysfs_root;
+	po.gpus = gpus;
+	po.n_gpus = n_gpus;
+	rm_doctor_preflight(&po, &v, &nv);
+	for (size_t i = 0; i < nv; i++)
+		if (v[i].status == RM_FINDING_FAIL)
+			rm_buf_addf(&why, "%s%s (%s)", why.len ? "; " : "", v[i].detail,
+				    v[i].check);
+		else if (v[i].status == RM_FINDING_WARN)
+			rm_warn("pre-flight on rank %ld: %s", n->rank, v[i].detail);
+	if (why.len) {
+		n->preflight_failed = 1;
+		ret = rm_error_set(err, RM_ERR_IO, "pre-flight on node %s: %s", where ? where : "?",
+				   rm_buf_str(&why));
+	}
+	rm_findings_free(v, nv);
+	rm_buf_release(&why);
+	free(gpus);
+	return ret;
+}
+
 static int prepare_image(struct node *n, rm_error *err)
 {
 	rm_image_req req = {.model = n->m, .image = n->w.image}; /* df NULL: run it as it is */
@@ -372,7 +417,7 @@ static int node_main(struct node *n, rm_error *err)
 		return rm_error_set(err, RM_ERR_INPUT,
 				    "model '%s' needs %ld GPUs and node %s has %ld", n->m->name,
 				    n->m->n_gpus, where ? where : "?", n->ctx.n_gpus);
-	if (prepare_image(n, err) < 0)
+	if (node_preflight(n, err) < 0 || prepare_image(n, err) < 0)
 		return -1;
 	return run_container(n, err);
 }
@@ -391,6 +436,8 @@ static void write_result(struct node *n)
 			    n->exit_code >= 0 ? json_integer(n->exit_code) : json_null());
 	if (n->have_telem)
 		json_object_set_new(doc, "telemetry", rm_telem_summary_to_json(&n->telem));
+	if (n->preflight_failed)
+		json_object_set_new(doc, "preflight", json_true());
 	text = json_dumps(doc, JSON_COMPACT);
 	if (rm_write_file_atomic(path, text, strlen(text), 0644, &err) < 0)
 		rm_warn("%s", rm_error_text(&err));

@@ -108,6 +108,20 @@ void rm_perf_relative_changes(const char *path, rm_perf_row *rows, size_t n, cha
 	free(found);
 }
 
+/* Whether a file's columns are ours as an older run_models wrote them: our first ones, in
+ * order (columns are only ever added at the end). */
+static int older_ours(char **cols)
+{
+	size_t n = rm_strv_len(cols);
+
+	if (n <= RM_COL_LOG_FILE || n >= RM_PERF_COLS)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(cols[i], rm_perf_header[i]))
+			return 0;
+	return 1;
+}
+
 int rm_perf_check(const char *path, rm_error *err)
 {
 	char *dir = rm_xstrdup(path), *slash = strrchr(dir, '/');
@@ -122,7 +136,14 @@ int rm_perf_check(const char *path, rm_error *err)
 		char **cols = NULL;
 		ret = rm_csv_check_by_name(path, rm_perf_header, RM_PERF_COLS, peer_required, &cols,
 					   err);
-		if (ret == 0 && cols)
+		if (ret == 0 && cols && older_ours(cols))
+			rm_warn("'%s' has the header of an older run_models (%zu of today's %d "
+				"columns): it is kept and each row fills its columns; the newer "
+				"ones (%s, ...) go to perf_<model>.csv beside it. A new perf.csv "
+				"gets them all",
+				path, rm_strv_len(cols), RM_PERF_COLS,
+				rm_perf_header[rm_strv_len(cols)]);
+		else if (ret == 0 && cols)
 			rm_warn(
 			    "'%s' has another tool's header (madengine's or MAD's, %zu "
 			    "columns): it is kept and each row fills the columns it names; "

@@ -92,7 +92,7 @@ static size_t collect(const rm_results *run, size_t from, rm_change *c, double *
 	for (size_t j = from; j < run->n; j++) {
 		const rm_result *q = &run->rows[j];
 		const char *st = q->col[RM_COL_STATUS], *ts = q->col[RM_COL_TIMESTAMP];
-		if (!same_key(q, c))
+		if (!same_key(q, c) || q->retried) /* a later attempt is the run's */
 			continue;
 		c->n_rows++;
 		if (ts[0] && (!self->start[0] || strcmp(ts, self->start) < 0))

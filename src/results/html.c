@@ -177,7 +177,8 @@ int rm_html_report(const char *path, const rm_baseline *h, const rm_results *lat
 	r.power = rm_results__html_power_new(&r, o->power);
 	for (size_t i = 0; i < latest->n; i++)
 		r.n_fail_latest +=
-		    rm_status_of(latest->rows[i].col[RM_COL_STATUS]) == RM_STATUS_FAILURE;
+		    rm_status_of(latest->rows[i].col[RM_COL_STATUS]) == RM_STATUS_FAILURE &&
+		    !latest->rows[i].retried;
 	rm_gate_eval(latest, h, &go, &r.gate);
 	make_series(&r);
 	attach_changes(&r);

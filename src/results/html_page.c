@@ -218,7 +218,7 @@ static void failures(rm_buf *out, const struct report *r)
 		    r->n_fail_latest <= 10 ? " open" : "", r->n_fail_latest);
 	for (size_t i = 0; i < r->latest->n; i++) {
 		const rm_result *row = &r->latest->rows[i];
-		if (rm_status_of(row->col[RM_COL_STATUS]) != RM_STATUS_FAILURE)
+		if (rm_status_of(row->col[RM_COL_STATUS]) != RM_STATUS_FAILURE || row->retried)
 			continue;
 		rm_buf_addstr(out, "<tr class=\"failed\" data-failed=\"");
 		rm_text_html(out, row->col[RM_COL_MODEL]);
@@ -240,7 +240,7 @@ static const char *why_failed(const struct report *r, const char *model)
 {
 	for (size_t i = 0; i < r->latest->n; i++) {
 		const rm_result *row = &r->latest->rows[i];
-		if (!strcmp(row->col[RM_COL_MODEL], model) &&
+		if (!strcmp(row->col[RM_COL_MODEL], model) && !row->retried &&
 		    rm_status_of(row->col[RM_COL_STATUS]) == RM_STATUS_FAILURE)
 			return row->col[RM_COL_REASON];
 	}

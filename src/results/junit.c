@@ -94,7 +94,7 @@ static char *case_name(const rm_results *run, size_t i)
 	int other_df = 0, same_df = 0;
 	for (size_t k = 0; k < run->n; k++) {
 		const rm_result *q = &run->rows[k];
-		if (k == i || strcmp(q->col[RM_COL_MODEL], r->col[RM_COL_MODEL]))
+		if (k == i || q->retried || strcmp(q->col[RM_COL_MODEL], r->col[RM_COL_MODEL]))
 			continue;
 		if (strcmp(q->col[RM_COL_DOCKERFILE], r->col[RM_COL_DOCKERFILE]))
 			other_df = 1;
@@ -146,7 +146,10 @@ static void row_properties(struct jw *j, const rm_results *run, const rm_junit_o
 {
 	for (size_t i = 0; i < run->n; i++) {
 		const rm_result *r = &run->rows[i];
-		char *name = case_name(run, i), *k;
+		char *name, *k;
+		if (r->retried) /* the attempt that counts has the properties */
+			continue;
+		name = case_name(run, i);
 		if (r->col[RM_COL_PERFORMANCE][0]) {
 			k = rm_xasprintf("%s.%s", name,
 					 r->col[RM_COL_METRIC][0] ? r->col[RM_COL_METRIC]
@@ -215,12 +218,14 @@ static int gated_case(const rm_change *c)
 static void count(const rm_results *run, const rm_junit_opts *o, struct totals *t)
 {
 	memset(t, 0, sizeof(*t));
-	t->tests = run->n;
 	for (size_t i = 0; i < run->n; i++) {
 		const rm_result *r = &run->rows[i];
+		t->time += secs(r->test_s);
+		if (r->retried) /* its test case is the last attempt's */
+			continue;
+		t->tests++;
 		t->failures += rm_status_of(r->col[RM_COL_STATUS]) == RM_STATUS_FAILURE;
 		t->skipped += rm_status_of(r->col[RM_COL_STATUS]) == RM_STATUS_SKIPPED;
-		t->time += secs(r->test_s);
 		if (r->col[RM_COL_TIMESTAMP][0] &&
 		    (!t->ts[0] || strcmp(r->col[RM_COL_TIMESTAMP], t->ts) < 0))
 			snprintf(t->ts, sizeof(t->ts), "%s", r->col[RM_COL_TIMESTAMP]);
@@ -282,14 +287,39 @@ static void suite_head(struct jw *j, const rm_results *run, const rm_junit_opts 
 	end(j);
 }
 
-/* One testcase per perf.csv row. */
+/* The earlier attempts of row i (run --retries), as Maven Surefire writes reruns: a test
+ * that passed on a later attempt is flaky, each failed attempt a <flakyFailure>; one that
+ * failed every attempt has a <rerunFailure> for each before the last. */
+static void attempts(struct jw *j, const rm_results *run, size_t i, const rm_junit_opts *o)
+{
+	const rm_result *last = &run->rows[i];
+	int passed = rm_status_of(last->col[RM_COL_STATUS]) == RM_STATUS_SUCCESS;
+
+	for (size_t k = 0; k < i; k++) {
+		const rm_result *a = &run->rows[k];
+		if (!a->retried || !rm_result_retries(a, last))
+			continue;
+		junit_start(j, passed ? "flakyFailure" : "rerunFailure");
+		attr(j, "message", a->col[RM_COL_REASON][0] ? a->col[RM_COL_REASON] : "failed");
+		attr(j, "type", a->col[RM_COL_STATUS]);
+		junit_start(j, "stackTrace");
+		failure_body(j, a, o);
+		end(j);
+		end(j);
+	}
+}
+
+/* One testcase per perf.csv row (the last attempt's, when a run was tried again). */
 static void row_cases(struct jw *j, const rm_results *run, const rm_junit_opts *o,
 		      const char *suite)
 {
 	for (size_t i = 0; i < run->n; i++) {
 		const rm_result *r = &run->rows[i];
 		const char *st = r->col[RM_COL_STATUS];
-		char *name = case_name(run, i);
+		char *name;
+		if (r->retried)
+			continue;
+		name = case_name(run, i);
 		junit_start(j, "testcase");
 		attr(j, "name", name);
 		attr(j, "classname", suite);
@@ -306,6 +336,8 @@ static void row_cases(struct jw *j, const rm_results *run, const rm_junit_opts *
 			attr(j, "message", r->col[RM_COL_REASON]);
 			end(j);
 		}
+		if (r->attempt > 1)
+			attempts(j, run, i, o);
 		end(j);
 		free(name);
 	}

@@ -88,6 +88,36 @@ void rm_result_numbers(rm_result *r)
 	r->repeat = 1;
 	if (rm_parse_long(r->col[RM_COL_REPEAT], 1, 1000000000L, &rep) == 0)
 		r->repeat = rep;
+	r->attempt = 1;
+	if (rm_parse_long(r->col[RM_COL_ATTEMPT], 1, 1000000L, &rep) == 0)
+		r->attempt = rep;
+}
+
+/* model, or "<model>_<row>" of it */
+static int same_model(const char *m, const char *of)
+{
+	size_t n = strlen(of);
+	return !strcmp(m, of) || (!strncmp(m, of, n) && m[n] == '_');
+}
+
+int rm_result_retries(const rm_result *a, const rm_result *b)
+{
+	return b->attempt > a->attempt && b->repeat == a->repeat &&
+	       !strcmp(b->col[RM_COL_RUN_ID], a->col[RM_COL_RUN_ID]) &&
+	       !strcmp(b->col[RM_COL_DOCKERFILE], a->col[RM_COL_DOCKERFILE]) &&
+	       (same_model(b->col[RM_COL_MODEL], a->col[RM_COL_MODEL]) ||
+		same_model(a->col[RM_COL_MODEL], b->col[RM_COL_MODEL]));
+}
+
+/* The last row is a later attempt: the rows it retried are marked (attempts are rare, so
+ * the scan back costs nothing in a run without them). */
+static void mark_retried(rm_results *res)
+{
+	const rm_result *last = &res->rows[res->n - 1];
+
+	for (size_t i = 0; last->attempt > 1 && i + 1 < res->n; i++)
+		if (!res->rows[i].retried && rm_result_retries(&res->rows[i], last))
+			res->rows[i].retried = 1;
 }
 
 void rm_results_add(rm_results *res, const char *const *names, const char *const *values, size_t n,
@@ -109,6 +139,7 @@ void rm_results_add(rm_results *res, const char *const *names, const char *const
 	r->file = file ? add_file(res, file) : "";
 	r->line = line;
 	rm_result_numbers(r);
+	mark_retried(res);
 }
 
 /* The perf.csv header's columns: map[c] is the record field of column c, or -1. */
@@ -225,6 +256,7 @@ static int keep_row(void *ctx, rm_result *row)
 	*r = *row;
 	r->file = k->file;
 	sr->rec = NULL;
+	mark_retried(k->res);
 	return 0;
 }
 

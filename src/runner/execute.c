@@ -11,9 +11,11 @@
 #include "rm/util.h"
 #include "rm/tar.h"
 
-char *rm_runner__container_name(const struct run *r, const rm_model *m, size_t k)
+char *rm_runner__container_name(const struct run *r, const rm_model *m, size_t k, long attempt)
 {
-	char *s = rm_xasprintf("run_models-%s-%s-%zu", r->run_id, m->name, k);
+	char *s = attempt > 1
+		      ? rm_xasprintf("run_models-%s-%s-%zu-a%ld", r->run_id, m->name, k, attempt)
+		      : rm_xasprintf("run_models-%s-%s-%zu", r->run_id, m->name, k);
 	for (char *p = s; *p; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 		      (*p >= '0' && *p <= '9') || *p == '_' || *p == '.' || *p == '-'))
@@ -97,6 +99,7 @@ static int stopped(struct run *r, rm_job *job, struct stream *st, double timeout
 	} else if (rc < 0 && stop_failed) {
 		/* The stream broke and the workload cannot be stopped: the engine went away. */
 		r->engine_lost = 1;
+		oc->machine = 1;
 		rm_runner__fail(
 		    oc,
 		    "lost the workload's engine while it ran (%s): its exit status is unknown "
@@ -123,9 +126,15 @@ static void waited(struct run *r, rm_job *job, long *status, struct outcome *oc)
 			oc->exit_code = *status;
 		if (!oc->reason)
 			rm_runner__fail(oc, "%s", rm_error_text(&err));
+	} else if (rc == RM_LAUNCH_HOST_LOST) {
+		/* The back end lost the host it ran on (a SLURM node failed): the machine's. */
+		if (!oc->reason)
+			rm_runner__fail(oc, "%s", rm_error_text(&err));
+		oc->machine = 1;
 	} else if (!oc->reason && !rm_signal_received()) {
 		/* The output ended and no exit status came: the engine went away. */
 		r->engine_lost = 1;
+		oc->machine = 1;
 		rm_runner__fail(
 		    oc,
 		    "lost the workload's engine while it ran (%s): its exit status is unknown "
@@ -161,7 +170,7 @@ int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct out
 	const rm_model *m = w->model;
 	const rm_launcher *L = &r->launcher;
 	rm_error err = RM_ERROR_INIT;
-	char *name = rm_runner__container_name(r, m, k);
+	char *name = rm_runner__container_name(r, m, k, oc->attempt);
 	double timeout = w->timeout;
 	struct stream *st = rm_runner__stream_open(r, w, timeout, oc);
 	rm_job_spec spec = {
@@ -178,10 +187,14 @@ int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct out
 			       timeout > 0 ? "" : " (none: the run is never stopped)");
 	rm_runner__data_log(st, w);
 	rm_runner__tools_log(st, w);
+	if (rm_runner__preflight(r, w, st, oc) < 0)
+		goto out;
 	rm_runner__stream_bind(st, &spec);
 	r->jobs_started++;
 	if (L->ops->start(L->state, &spec, &job, &err) < 0) {
 		rm_runner__fail(oc, "%s", rm_error_text(&err));
+		/* the engine refused or failed the request (not the model's script) */
+		oc->machine = err.kind == RM_ERR_DOCKER && !rm_signal_received();
 		goto out;
 	}
 	rm_runner__stream_begin(st);

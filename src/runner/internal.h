@@ -7,6 +7,8 @@
  *   data_run.c  the model's data: resolved before the build, its figures after the run
  *   tools_run.c the context's tools: resolved before any build, their verdict and outputs
  *   telemetry_run.c  GPU telemetry while a workload runs here: its figures and time series
+ *   preflight_run.c  the pre-flight check of a workload's GPUs before it starts here
+ *   retry.c     --retries: whether a failed run is tried again, and the wait before it
  *   stream.c    the workload's output: masking, the log file, the terminal, the parser
  *   progress.c  the status line / progress lines
  *   record.c    an outcome and its perf rows
@@ -75,6 +77,12 @@ struct outcome {
 	double test_s;
 	long exit_code; /* -1 when none */
 	long repeat;	/* 1-based */
+	long attempt;	/* 1-based: --retries tries a run again when it failed for the machine */
+	/* The run failed (or was skipped by the pre-flight check) for a reason of the
+	 * machine, not the model's: the engine refused or lost it, an image could not be
+	 * pulled, a SLURM node was lost, a GPU was not fit to measure on. --retries tries it
+	 * again. */
+	int machine;
 	char *dockerfile;
 	char *base_image;
 	char *image;
@@ -105,6 +113,9 @@ void rm_runner__warn_short_secrets(void);
 void rm_runner__outcome_set_mask(const rm_mask *m);
 void rm_runner__fail(struct outcome *oc, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The same for a run that did not take place: SKIPPED with the reason. */
+void rm_runner__skip(struct outcome *oc, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 void rm_runner__outcome_release(struct outcome *oc);
 /* Prints what became of the run and counts failures. */
 void rm_runner__outcome_report(struct run *r, const rm_model *m, const struct outcome *oc);
@@ -132,12 +143,17 @@ struct image_src {
 };
 int rm_runner__run_given(struct run *r, const rm_selected *s, rm_workload *w,
 			 const struct image_src *src, size_t n_images, size_t *k, rm_error *err);
-/* The --repeat runs of one prepared image (runs numbered from *k on). */
+/* The --repeat runs of one prepared image (runs numbered from *k on), each tried again up to
+ * --retries times when it fails for the machine (oc.machine). */
 int rm_runner__run_repeats(struct run *r, const rm_selected *s, rm_workload *w,
 			   const char *log_base, const struct outcome *b, size_t *k, rm_error *err);
-/* The live log of repeat rep and its stable name. */
+/* The live log of attempt `attempt` of repeat rep and its stable name. */
 void rm_runner__repeat_logs(const struct run *r, const char *log_base, const struct outcome *b,
-			    long rep, char **file, char **link);
+			    long rep, long attempt, char **file, char **link);
+/* Whether the run of oc is tried again (its failure is the machine's and --retries leaves
+ * room); then says so and waits --retry-wait seconds (doubling per attempt, at most 5
+ * minutes, a signal ends the wait). */
+int rm_runner__retry(struct run *r, const rm_model *m, const struct outcome *oc);
 
 /* prebuilt.c: the images the manifest holds for s (a FAILURE row when none). */
 int rm_runner__run_from_manifest(struct run *r, const rm_selected *s, rm_workload *w, size_t *k,
@@ -190,9 +206,17 @@ struct telem_run *rm_runner__telemetry_start(struct run *r, const rm_workload *w
 void rm_runner__telemetry_finish(struct run *r, struct telem_run *tr, const rm_workload *w,
 				 rm_job *job, struct stream *st, struct outcome *oc);
 
+/* preflight_run.c: with --preflight on, the GPUs a workload gets on this host checked before
+ * it starts (rm/doctor.h): warnings go to its log and the terminal; -1 when a finding
+ * spoils the number: oc is then SKIPPED with the findings as its reason, the machine's (a
+ * retry may find the GPU fit). */
+int rm_runner__preflight(struct run *r, const rm_workload *w, struct stream *st,
+			 struct outcome *oc);
+
 /* execute.c: runs a built image once; fills oc. Returns -1 only when interrupted. */
 int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct outcome *oc);
-char *rm_runner__container_name(const struct run *r, const rm_model *m, size_t k);
+/* "run_models-<run id>-<model>-<k>", "-a<N>" after it for attempt N > 1. */
+char *rm_runner__container_name(const struct run *r, const rm_model *m, size_t k, long attempt);
 
 /* progress.c; progress_clear takes the status line off the terminal (before a message). */
 void rm_runner__progress_clear(void);

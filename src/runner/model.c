@@ -147,17 +147,57 @@ static int build_failed(struct run *r, const rm_selected *s, const rm_workload *
 }
 
 void rm_runner__repeat_logs(const struct run *r, const char *log_base, const struct outcome *b,
-			    long rep, char **file, char **link)
+			    long rep, long attempt, char **file, char **link)
 {
-	if (r->o->repeat > 1) {
-		char *suffix = rm_xasprintf(".r%ld.live.log", rep);
+	if (r->o->repeat > 1 || attempt > 1) {
+		char *lsuffix = r->o->repeat > 1 ? rm_xasprintf(".r%ld.live.log", rep)
+						 : rm_xstrdup(".live.log");
+		char *suffix = attempt > 1
+				   ? rm_xasprintf("%.*s.a%ld.live.log", (int)(strlen(lsuffix) - 9),
+						  lsuffix, attempt)
+				   : rm_xstrdup(lsuffix);
 		*file = rm_runner__log_path(r, log_base, suffix);
-		*link = rm_runner__log_link(r, log_base, suffix);
+		*link = rm_runner__log_link(r, log_base, lsuffix);
 		free(suffix);
+		free(lsuffix);
 	} else {
 		*file = rm_xstrdup(b->log_file);
 		*link = rm_xstrdup(b->log_link);
 	}
+}
+
+/* One repeat, tried again while it fails for the machine. */
+static int run_attempts(struct run *r, const rm_selected *s, rm_workload *w, const char *log_base,
+			const struct outcome *b, long rep, size_t *k, rm_summary *sm, rm_error *err)
+{
+	const rm_model *m = s->model;
+	int ret = 0, again = 1;
+
+	/* a build or pull tried again counts among the first repeat's attempts */
+	long first = rep == 1 && b->attempt > 0 ? b->attempt + 1 : 1;
+
+	for (long attempt = first; again && ret == 0; attempt++) {
+		struct outcome oc = {0};
+		outcome_from_build(&oc, b, rep == 1 && attempt == first);
+		oc.repeat = rep;
+		oc.attempt = attempt;
+		rm_runner__repeat_logs(r, log_base, b, rep, attempt, &oc.log_file, &oc.log_link);
+		if (rm_runner__execute(r, w, attempt > first ? *k - 1 : (*k)++, &oc) < 0)
+			ret = -1;
+		if (oc.status == RM_STATUS_NONE)
+			rm_runner__fail(&oc, "unknown failure");
+		again = ret == 0 && rm_runner__retry(r, m, &oc);
+		if (!again)
+			rm_runner__outcome_report(r, m, &oc);
+		if (oc.status == RM_STATUS_SUCCESS)
+			rm_summary_collect(sm, &oc.pr);
+		if (rm_runner__record(r, s, w, &oc, err) < 0)
+			ret = -1;
+		rm_runner__outcome_release(&oc);
+		if (rm_signal_received())
+			ret = -1;
+	}
+	return ret;
 }
 
 int rm_runner__run_repeats(struct run *r, const rm_selected *s, rm_workload *w,
@@ -167,24 +207,8 @@ int rm_runner__run_repeats(struct run *r, const rm_selected *s, rm_workload *w,
 	rm_summary sm = {0};
 	int ret = 0;
 
-	for (long rep = 1; rep <= r->o->repeat && ret == 0; rep++) {
-		struct outcome oc = {0};
-		outcome_from_build(&oc, b, rep == 1);
-		oc.repeat = rep;
-		rm_runner__repeat_logs(r, log_base, b, rep, &oc.log_file, &oc.log_link);
-		if (rm_runner__execute(r, w, (*k)++, &oc) < 0)
-			ret = -1;
-		if (oc.status == RM_STATUS_NONE)
-			rm_runner__fail(&oc, "unknown failure");
-		rm_runner__outcome_report(r, m, &oc);
-		if (oc.status == RM_STATUS_SUCCESS)
-			rm_summary_collect(&sm, &oc.pr);
-		if (rm_runner__record(r, s, w, &oc, err) < 0)
-			ret = -1;
-		rm_runner__outcome_release(&oc);
-		if (rm_signal_received())
-			ret = -1;
-	}
+	for (long rep = 1; rep <= r->o->repeat && ret == 0; rep++)
+		ret = run_attempts(r, s, w, log_base, b, rep, k, &sm, err);
 	if (r->o->repeat > 1 && sm.n &&
 	    rm_summary_write(&sm, r->o->output, r->run_id, m->name, r->o->repeat, r->o->score,
 			     stdout, err) < 0)
@@ -216,6 +240,38 @@ static int ready(struct run *r, const rm_selected *s, rm_workload *w, const char
 		return 0;
 	}
 	return rm_runner__run_repeats(r, s, w, log_base, b, k, err);
+}
+
+/* The build, tried again (--retries) while the engine dies under it; then the runs. */
+static int build_attempts(struct run *r, const rm_selected *s, rm_workload *w,
+			  const rm_dockerfile *df, const char *log_base, struct outcome *b,
+			  size_t *k, rm_error *err)
+{
+	const rm_model *m = s->model;
+
+	for (long attempt = 1;; attempt++) {
+		rm_error berr = RM_ERROR_INIT;
+		int brc = build(r, m, df, log_base, b, &berr), again;
+		if (brc >= 0)
+			return ready(r, s, w, log_base, b, k, err);
+		b->attempt = attempt;
+		b->machine = brc == RM_LAUNCH_LOST;
+		if (brc == RM_LAUNCH_LOST) /* the engine died under the build */
+			r->engine_lost = 1;
+		if (rm_signal_received())
+			rm_runner__fail(b, "interrupted by %s during the build", rm_signal_name());
+		else
+			rm_runner__fail(b, "build failed: %s", rm_error_text(&berr));
+		again = rm_runner__retry(r, m, b);
+		if (!again)
+			return build_failed(r, s, w, b, err);
+		if (rm_runner__record(r, s, w, b, err) < 0)
+			return -1;
+		r->engine_lost = 0; /* it may come back: the next attempt says */
+		free(b->reason);
+		b->reason = NULL;
+		b->status = RM_STATUS_NONE;
+	}
 }
 
 /* One kept Dockerfile: build once, run --repeat times. */
@@ -250,7 +306,7 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_workload *w,
 				    .buildargs = args,
 				    .nocache = r->o->clean_docker_cache,
 				    .no_pull = r->o->no_pull};
-		char *name = rm_runner__container_name(r, m, 0);
+		char *name = rm_runner__container_name(r, m, 0, 1);
 		rm_job_spec spec = {.w = w, .name = name};
 		rm_runner__dry_run_dockerfile(r, &req, &spec,
 					      want && !r->ctx.gpu_vendor ? want : NULL);
@@ -265,20 +321,7 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_workload *w,
 		    df->path, want, want);
 		ret = build_failed(r, s, w, &b, err);
 	} else {
-		rm_error berr = RM_ERROR_INIT;
-		int brc = build(r, m, df, log_base, &b, &berr);
-		if (brc < 0) {
-			if (brc == RM_LAUNCH_LOST) /* the engine died under the build */
-				r->engine_lost = 1;
-			if (rm_signal_received())
-				rm_runner__fail(&b, "interrupted by %s during the build",
-						rm_signal_name());
-			else
-				rm_runner__fail(&b, "build failed: %s", rm_error_text(&berr));
-			ret = build_failed(r, s, w, &b, err);
-		} else {
-			ret = ready(r, s, w, log_base, &b, k, err);
-		}
+		ret = build_attempts(r, s, w, df, log_base, &b, k, err);
 	}
 	free(log_base);
 	rm_runner__outcome_release(&b);
@@ -336,6 +379,31 @@ static void no_build_output(void *ud, const char *line, size_t len)
 	(void)len;
 }
 
+/* A given image found or pulled, tried again (--retries) while the engine or the registry
+ * fails; then the runs. */
+static int given_attempts(struct run *r, const rm_selected *s, rm_workload *w,
+			  const rm_image_req *req, const char *log_base, struct outcome *b,
+			  size_t *k, rm_error *err)
+{
+	for (long attempt = 1;; attempt++) {
+		rm_error perr = RM_ERROR_INIT;
+		int cached = 0;
+		if (r->launcher.ops->prepare(r->launcher.state, req, &b->image_id, &cached,
+					     &perr) == 0)
+			return ready(r, s, w, log_base, b, k, err);
+		b->attempt = attempt;
+		b->machine = perr.kind == RM_ERR_DOCKER; /* the engine's or the registry's */
+		rm_runner__fail(b, "%s", rm_error_text(&perr));
+		if (!rm_runner__retry(r, s->model, b))
+			return build_failed(r, s, w, b, err);
+		if (rm_runner__record(r, s, w, b, err) < 0)
+			return -1;
+		free(b->reason);
+		b->reason = NULL;
+		b->status = RM_STATUS_NONE;
+	}
+}
+
 /* An image given as it is (MAD_CONTAINER_IMAGE, a build manifest's entry): --repeat runs of
  * it; the launcher builds nothing (it pulls what the engine lacks). */
 int rm_runner__run_given(struct run *r, const rm_selected *s, rm_workload *w,
@@ -349,8 +417,7 @@ int rm_runner__run_given(struct run *r, const rm_selected *s, rm_workload *w,
 			    .image = src->image,
 			    .on_line = no_build_output,
 			    .poll = rm_signal_cancelled};
-	rm_error perr = RM_ERROR_INIT;
-	int cached = 0, ret = 0;
+	int ret = 0;
 
 	b.exit_code = -1;
 	b.image = rm_xstrdup(src->image);
@@ -360,16 +427,12 @@ int rm_runner__run_given(struct run *r, const rm_selected *s, rm_workload *w,
 	b.log_link = rm_runner__log_link(r, log_base, ".live.log");
 	rm_workload_set_image(w, b.image);
 	if (r->o->dry_run) {
-		char *name = rm_runner__container_name(r, m, 0);
+		char *name = rm_runner__container_name(r, m, 0, 1);
 		rm_job_spec spec = {.w = w, .name = name};
 		rm_runner__dry_run_dockerfile(r, &req, &spec, NULL);
 		free(name);
-	} else if (r->launcher.ops->prepare(r->launcher.state, &req, &b.image_id, &cached, &perr) <
-		   0) {
-		rm_runner__fail(&b, "%s", rm_error_text(&perr));
-		ret = build_failed(r, s, w, &b, err);
 	} else {
-		ret = ready(r, s, w, log_base, &b, k, err);
+		ret = given_attempts(r, s, w, &req, log_base, &b, k, err);
 	}
 	free(safe);
 	free(log_base);

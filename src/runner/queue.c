@@ -35,8 +35,8 @@ void rm_runner__queue_workload(struct run *r, const rm_selected *s, const rm_wor
 	q->log_base = rm_xstrdup(log_base);
 	q->k = *k;
 	*k += (size_t)r->o->repeat;
-	q->name = rm_runner__container_name(r, s->model, q->k);
-	rm_runner__repeat_logs(r, log_base, &q->b, 1, &q->log_file, &q->log_link);
+	q->name = rm_runner__container_name(r, s->model, q->k, 1);
+	rm_runner__repeat_logs(r, log_base, &q->b, 1, 1, &q->log_file, &q->log_link);
 }
 
 static void queued_release(struct queued *q)

@@ -33,6 +33,20 @@ void rm_runner__fail(struct outcome *oc, const char *fmt, ...)
 	free(raw);
 }
 
+void rm_runner__skip(struct outcome *oc, const char *fmt, ...)
+{
+	va_list ap;
+	char *raw;
+
+	oc->status = RM_STATUS_SKIPPED;
+	free(oc->reason);
+	va_start(ap, fmt);
+	raw = rm_xvasprintf(fmt, ap);
+	va_end(ap);
+	oc->reason = reason_mask ? rm_mask_string(reason_mask, raw) : rm_xstrdup(raw);
+	free(raw);
+}
+
 void rm_runner__outcome_release(struct outcome *oc)
 {
 	free(oc->reason);
@@ -104,7 +118,7 @@ static char *join_tags(const rm_model *m)
 /* The cells every row of an outcome shares. */
 struct row_text {
 	char ts[32], ngpus[32], nnodes[32], gpn[32], build_s[32], test_s[32], exit_code[32],
-	    repeat[32], data_s[32];
+	    repeat[32], data_s[32], attempt[32];
 	char *tags, *args, *perf;
 };
 
@@ -123,6 +137,7 @@ static void base_row(struct run *r, const rm_workload *w, const struct outcome *
 	snprintf(t->build_s, sizeof(t->build_s), "%.3f", oc->build_s);
 	snprintf(t->test_s, sizeof(t->test_s), "%.3f", oc->test_s);
 	snprintf(t->repeat, sizeof(t->repeat), "%ld", oc->repeat > 0 ? oc->repeat : 1);
+	snprintf(t->attempt, sizeof(t->attempt), "%ld", oc->attempt > 0 ? oc->attempt : 1);
 	if (oc->exit_code >= 0)
 		snprintf(t->exit_code, sizeof(t->exit_code), "%ld", oc->exit_code);
 	else
@@ -169,6 +184,7 @@ static void base_row(struct run *r, const rm_workload *w, const struct outcome *
 	row->cell[RM_COL_TUNABLEOP] = rm_choice_name(rm_tunableop_words, (int)w->tunableop);
 	row->cell[RM_COL_EXIT_CODE] = t->exit_code;
 	row->cell[RM_COL_LOG_FILE] = oc->log_file;
+	row->cell[RM_COL_ATTEMPT] = t->attempt;
 	if (!oc->mr_n && oc->pr.has_performance) {
 		row->cell[RM_COL_PERFORMANCE] = t->perf;
 		row->cell[RM_COL_METRIC] = oc->pr.performance_metric;

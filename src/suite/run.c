@@ -31,7 +31,7 @@ struct plan {
 	const char **contexts; /* the entry's context as JSON, then the command line's */
 	size_t n_contexts;
 	char *context_json;
-	long repeat;
+	long repeat, retries;
 	double timeout;
 	json_t *selected; /* the model names the entry selects */
 };
@@ -69,6 +69,8 @@ static void make_plans(struct srun *s)
 		const rm_suite_entry *e = s->have_suite ? &s->suite.entries[i] : NULL;
 		p->selected = json_array();
 		p->repeat = s->o->repeat_given || !e ? run->repeat : e->repeat;
+		p->retries =
+		    s->o->retries_given || !e || e->retries < 0 ? run->retries : e->retries;
 		p->timeout = run->wl.timeout >= 0 || !e ? run->wl.timeout : e->timeout;
 		if (!e) {
 			p->name = "command line";
@@ -393,6 +395,10 @@ static int run_entries(struct srun *s, rm_suite_run_result *res, rm_error *err)
 		eo.contexts = p->contexts;
 		eo.n_contexts = p->n_contexts;
 		eo.repeat = p->repeat;
+		eo.retries = p->retries;
+		/* a suite's pre-flight check is on unless --preflight off */
+		if (eo.wl.preflight == RM_PREFLIGHT_AUTO)
+			eo.wl.preflight = RM_PREFLIGHT_ON;
 		eo.wl.timeout = p->timeout;
 		eo.run_id = s->run_id;
 		eo.baseline = s->base;

@@ -35,10 +35,10 @@ struct yfile {
  * entry's own. */
 struct fields {
 	json_t *context;
-	long repeat;
+	long repeat, retries;
 	double timeout;
 	double fail;
-	int has_repeat, has_timeout, has_fail;
+	int has_repeat, has_retries, has_timeout, has_fail;
 };
 
 static void fields_copy(struct fields *dst, const struct fields *src)
@@ -343,6 +343,13 @@ static int suite_read_fields(struct yfile *f, yaml_node_t *n, json_t *obj, const
 				    json_is_string(v) ? json_string_value(v) : "that");
 			fl->repeat = (long)json_integer_value(v);
 			fl->has_repeat = 1;
+		} else if (!strcmp(key, "retries")) {
+			if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+			    json_integer_value(v) > 100)
+				return suite_fail_at(f, vn, err, field,
+						     "must be a whole number from 0 to 100");
+			fl->retries = (long)json_integer_value(v);
+			fl->has_retries = 1;
 		} else if (!strcmp(key, "timeout")) {
 			if (number(f, vn, v, field, &fl->timeout, err) < 0)
 				return -1;
@@ -370,7 +377,7 @@ static int suite_read_fields(struct yfile *f, yaml_node_t *n, json_t *obj, const
 		} else {
 			return suite_fail_at(
 			    f, ykey(f, n, key), err, field,
-			    "unknown field (%srepeat, timeout, additional_context, "
+			    "unknown field (%srepeat, retries, timeout, additional_context, "
 			    "regression)",
 			    entry ? "name, tags, models, " : "");
 		}
@@ -441,6 +448,7 @@ static int entries(struct loader *L, struct yfile *f, yaml_node_t *n, json_t *v,
 			    f, en_node, err, where,
 			    "needs tags or models (or both) to select what to run");
 		en->repeat = fl.has_repeat ? fl.repeat : 1;
+		en->retries = fl.has_retries ? fl.retries : -1;
 		en->timeout = fl.has_timeout ? fl.timeout : -1;
 		en->fail_on_regression = fl.has_fail ? fl.fail : -1;
 		en->fail_set = fl.has_fail;
@@ -611,6 +619,8 @@ json_t *rm_suite_json(const rm_suite *s)
 		json_object_set_new(je, "models", strv_json(e->models));
 		json_object_set(je, "additional_context", e->context);
 		json_object_set_new(je, "repeat", json_integer(e->repeat));
+		json_object_set_new(je, "retries",
+				    e->retries >= 0 ? json_integer(e->retries) : json_null());
 		json_object_set_new(je, "timeout",
 				    e->timeout >= 0 ? json_real(e->timeout) : json_null());
 		json_object_set_new(je, "fail_on_regression",

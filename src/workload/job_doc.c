@@ -112,6 +112,10 @@ static json_t *set_TELEMETRY(rm_telemetry_mode v)
 {
 	return json_str_or_null(rm_choice_name(rm_telemetry_words, (int)v));
 }
+static json_t *set_PREFLIGHT(rm_preflight_mode v)
+{
+	return json_str_or_null(rm_choice_name(rm_preflight_words, (int)v));
+}
 
 static json_t *settings_json(const rm_workload_settings *s)
 {
@@ -471,6 +475,13 @@ static int read_TELEMETRY(json_t *o, const char *key, rm_telemetry_mode *out, rm
 	int v;
 	int r = read_choice(o, key, rm_telemetry_words, &v, err);
 	*out = (rm_telemetry_mode)v;
+	return r;
+}
+static int read_PREFLIGHT(json_t *o, const char *key, rm_preflight_mode *out, rm_error *err)
+{
+	int v;
+	int r = read_choice(o, key, rm_preflight_words, &v, err);
+	*out = (rm_preflight_mode)v;
 	return r;
 }
 

@@ -35,6 +35,7 @@ RM_WL_NOTHING(SIZE)
 RM_WL_NOTHING(SECONDS)
 RM_WL_NOTHING(TUNABLEOP)
 RM_WL_NOTHING(TELEMETRY)
+RM_WL_NOTHING(PREFLIGHT)
 #undef RM_WL_NOTHING
 
 void rm_workload__settings_copy(rm_workload_settings *dst, const rm_workload_settings *src);

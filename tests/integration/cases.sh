@@ -541,6 +541,46 @@ S
 	[ "$(tail -n +2 it_tnv.telemetry.csv | grep -c ',700,power_cap$')" = 100 ] || fail "series: $(head -3 it_tnv.telemetry.csv)"
 	;;
 
+preflight)
+	# The pre-flight check before a model's container starts (--preflight on; a suite's
+	# default): GPU 1, the model's, has 4 GiB of VRAM in use (a fake AMD host): the model is
+	# not run, SKIPPED with the finding as its reason; doctor --gpus says the same. With
+	# --retries the check is the machine's: the memory freed during the wait, the second
+	# attempt runs.
+	mkdir -p dev/dri
+	mknod dev/kfd c 1 3 && mknod dev/dri/renderD128 c 1 3 && mknod dev/dri/renderD129 c 1 3 &&
+		mknod dev/fuse c 1 3 || fail "mknod"
+	VRAM_MIB=200,4096 "$SRC/tests/telemetry/fake-gpu-sysfs.sh" "$WORK/sys" 2
+	script pf <<'S'
+echo "the model ran"
+echo "performance: 1 samples_per_sec"
+S
+	entry it_pf pf "" '"n_gpus": "1"' | sed 's/"n_gpus":"-1",//; s/^/[/; s/$/]/' | mkmad
+	{ cat docker/smoke.Dockerfile; echo 'RUN echo "video:x:44:" > /etc/group && echo "root:x:0:0:root:/root:/bin/sh" > /etc/passwd'; } >docker/gpu.Dockerfile
+	jq '.[0].dockerfile = "docker/gpu"' models.json >m && mv m models.json
+	ctx="{\"docker_device_root\": \"$WORK/dev\", \"docker_gpus\": \"1\"}"
+	RM_SYSFS_ROOT=$WORK/sys "$RM" --tags it_pf -o perf.csv --preflight on --telemetry off \
+		--additional-context "$ctx" 2>err.txt || fail "exit $?: $(cat err.txt)"
+	[ "$(csv_col perf.csv 1 status)" = SKIPPED ] || fail "status: $(cat perf.csv)"
+	grep -q "pre-flight: GPU 1: 4096 MiB of VRAM in use before the run (memory)" perf.csv || fail "reason: $(cat perf.csv)"
+	grep -q "the model ran" it_pf.live.log && fail "the model ran on a GPU in use"
+	grep -q "run_models: pre-flight: GPU 1: 4096 MiB" it_pf.live.log || fail "log: $(cat it_pf.live.log)"
+	set +e
+	RM_SYSFS_ROOT=$WORK/sys "$RM" doctor --gpus >doctor.txt 2>&1
+	rc=$?
+	set -e
+	[ $rc = 1 ] && grep -q "^FAIL  memory  *GPU 1: 4096 MiB" doctor.txt || fail "doctor --gpus: exit $rc: $(cat doctor.txt)"
+	grep -q "GPU 0" doctor.txt && fail "doctor --gpus: GPU 0 is fine: $(cat doctor.txt)"
+	# the memory is freed while the runner waits to try again
+	(sleep 1 && VRAM_MIB=200 "$SRC/tests/telemetry/fake-gpu-sysfs.sh" "$WORK/sys" 2) &
+	RM_SYSFS_ROOT=$WORK/sys "$RM" --tags it_pf -o perf.csv --preflight on --telemetry off --retries 1 \
+		--retry-wait 3 --additional-context "$ctx" 2>err.txt || fail "exit $?: $(cat err.txt)"
+	wait
+	[ "$(csv_col perf.csv 2 status) $(csv_col perf.csv 2 attempt)" = "SKIPPED 1" ] &&
+		[ "$(csv_col perf.csv 3 status) $(csv_col perf.csv 3 attempt)" = "SUCCESS 2" ] || fail "attempts: $(cat perf.csv)"
+	grep -q "attempt 1 of 2 was skipped for a reason of the machine: pre-flight: GPU 1" err.txt || fail "$(cat err.txt)"
+	;;
+
 telemetry_node_run)
 	# What each SLURM task runs (run_models node-run) samples its node's GPUs itself: the
 	# series beside the node's log, the figures in its result file (the submitter merges

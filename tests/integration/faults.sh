@@ -626,6 +626,59 @@ D
 		fail "the next run did not say so: $(cat next.txt)"
 	;;
 
+retries)
+	# --retries: an engine error on container create (a proxy in front of the engine fails
+	# the first POST /containers/create with a 500, tests/faults/flaky_engine.py) is the
+	# machine's: tried again, each attempt its row, the last one attempt 2; a script that
+	# exits 1 is the model's: never tried again. JUnit marks the first as flaky, as Maven
+	# Surefire writes it (<flakyFailure>).
+	python3 "$SRC/tests/faults/flaky_engine.py" "$SOCK" "$WORK/flaky.sock" 'POST /containers/create' 1 \
+		>flaky.out 2>flaky.err &
+	proxy=$!
+	cleanup_fns+=("kill $proxy")
+	for _ in $(seq 1 50); do grep -q ready flaky.out 2>/dev/null && break; sleep 0.1; done
+	script rtok <<'S'
+echo "performance: 42 samples_per_sec"
+S
+	script rtbad <<'S'
+echo "no figure today"
+exit 1
+S
+	printf '[%s, %s]\n' "$(entry it_rtok rtok "")" "$(entry it_rtbad rtbad "")" | mkmad
+	set +e
+	DOCKER_HOST=unix://$WORK/flaky.sock "$RM" --tags it_rtok,it_rtbad -o perf.csv --retries 2 \
+		--retry-wait 0 --junit junit.xml >out.txt 2>err.txt
+	rc=$?
+	set -e
+	[ $rc = 1 ] || fail "exit $rc, want 1 (it_rtbad failed): $(cat err.txt)"
+	grep -q "POST /v1.[0-9]*/containers/create.*failed (1 of 1)" flaky.err || fail "nothing injected: $(cat flaky.err)"
+	rows() { python3 -c 'import csv,sys
+for r in csv.DictReader(open("perf.csv", newline="")):
+	print(r["model"], r["attempt"], r["status"], r["reason"][:60])'; }
+	[ "$(rows | awk '{print $1, $2, $3}')" = "$(printf 'it_rtok 1 FAILURE\nit_rtok 2 SUCCESS\nit_rtbad 1 FAILURE')" ] ||
+		fail "rows: $(rows)"
+	rows | grep -q "^it_rtok 1 FAILURE POST /containers/create: 500 injected by flaky_engine" || fail "reason: $(rows)"
+	grep -q "model 'it_rtok': attempt 1 of 3 failed for a reason of the machine: .*; trying again in 0 s" err.txt ||
+		fail "the retry was not said: $(cat err.txt)"
+	grep -q "model 'it_rtbad'.*trying again" err.txt && fail "a script's exit code was retried"
+	ls it_rtok.*.a2.live.log >/dev/null || fail "attempt 2 has no log of its own: $(ls)"
+	xmllint --noout --schema "$SRC/tests/results/junit.xsd" junit.xml || fail "JUnit invalid: $(cat junit.xml)"
+	python3 - junit.xml <<'P' || fail "JUnit: $(cat junit.xml)"
+import sys, xml.etree.ElementTree as ET
+s = ET.parse(sys.argv[1]).getroot().find("testsuite")
+cases = {c.get("name"): c for c in s.findall("testcase")}
+assert sorted(cases) == ["it_rtbad", "it_rtok"], sorted(cases)
+ok, bad = cases["it_rtok"], cases["it_rtbad"]
+assert ok.find("failure") is None, "the flaky test failed"
+flaky = ok.findall("flakyFailure")
+assert len(flaky) == 1 and "injected by flaky_engine" in flaky[0].get("message"), flaky
+assert flaky[0].find("stackTrace") is not None
+assert bad.find("failure") is not None and not bad.findall("rerunFailure")
+assert s.get("tests") == "2" and s.get("failures") == "1", s.attrib
+P
+	[ "$(containers_of it_rtok)" = 0 ] && [ "$(containers_of it_rtbad)" = 0 ] || fail "containers left"
+	;;
+
 formula_cells)
 	# Issue 22 (12): workload text that a spreadsheet would run as a formula (a metric name
 	# from the log, a multiple_results metric) is written with a leading "'"; every number

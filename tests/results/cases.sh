@@ -78,7 +78,40 @@ db_sqlite)
 	"$DB_BODY" "sqlite:$WORK/results.db"
 	# The file is a plain SQLite database the sqlite3 shell (and Grafana's plugin) reads.
 	need sqlite3 sqlite3
-	[ "$(sqlite3 results.db 'select max(version) from rm_schema')" = 2 ] || fail "schema version"
+	[ "$(sqlite3 results.db 'select max(version) from rm_schema')" = 3 ] || fail "schema version"
+	;;
+
+db_migrate_v2)
+	# A database of schema version 2 (made by run_models before the attempt column; dumped
+	# into tests/results/schema-v2.*.sql) is migrated when opened: its rows kept as attempt
+	# 1, the key now has the attempt (two failed attempts of one run and model are two rows),
+	# the provenance table is there. SQLite copies the table to change its key; PostgreSQL
+	# swaps the constraint.
+	need sqlite3 sqlite3
+	need psql postgresql-client
+	run=20261126T233602Z-567-72b8
+	cp "$SRC/tests/results/perf-attempts.csv" perf.csv
+	sqlite3 v2.db <"$SRC/tests/results/schema-v2.sqlite.sql"
+	db=v2_$$
+	url=$(pg_url)
+	psql -qAt "$url" -c "create database $db" >/dev/null
+	pg2=${url/\/\/\/rm?/\/\/\/$db?}
+	psql -q "$pg2" -f "$SRC/tests/results/schema-v2.postgres.sql" >/dev/null 2>psql.err || fail "$(cat psql.err)"
+	for u in "sqlite:$WORK/v2.db" "$pg2"; do
+		if [[ $u == sqlite:* ]]; then q() { sqlite3 "$WORK/v2.db" "$1"; }; else q() { psql -qAt "$u" -c "$1"; }; fi
+		[ "$(q 'select max(version) from rm_schema')" = 2 ] || fail "$u: not version 2 before"
+		expect 0 "$RM" export --db "$u" perf.csv
+		[ "$(q 'select max(version) from rm_schema')" = 3 ] || fail "$u: not migrated"
+		[ "$(q "select count(*) || ' ' || min(attempt) || ' ' || max(attempt) from results where run_id = '$run'")" = "3 1 1" ] ||
+			fail "$u: the version-2 rows: $(q "select model, attempt from results where run_id = '$run'")"
+		[ "$(q "select attempt || status from results where model = 'it_retry' order by attempt")" = "$(printf '1FAILURE\n2FAILURE\n3SUCCESS')" ] ||
+			fail "$u: attempts: $(q "select model, metric, attempt, status from results where model = 'it_retry'")"
+		q 'select count(*) from provenance' >/dev/null || fail "$u: no provenance table"
+		# a new result after the migration gets an id of its own
+		[ "$(q 'select count(distinct id) = count(*) from results')" = "$([[ $u == sqlite:* ]] && echo 1 || echo t)" ] ||
+			fail "$u: ids"
+	done
+	psql -qAt "$url" -c "drop database $db" >/dev/null
 	;;
 
 db_postgresql)

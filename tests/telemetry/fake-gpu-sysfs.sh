@@ -16,7 +16,8 @@
 # WATTS may be a comma list, one per GPU ("300,100"); the last one counts for the rest.
 # Environment: POWER_FILE=power1_input writes that file instead of power1_average;
 #              THROTTLE=0x1000000000 sets indep_throttle_status (default 0: no reason);
-#              POWER_CAP_W the power limit (default 750).
+#              POWER_CAP_W the power limit (default 750);
+#              VRAM_MIB the VRAM in use, a comma list as WATTS (default GPU i: 1024 x (i+1)).
 # Rewriting an existing tree updates the values in place (same files), as a driver would.
 set -euo pipefail
 root=$1 gpus=${2:-2} watts=${3:-100} busy=${4:-100} sclk=${5:-2100}
@@ -45,7 +46,8 @@ for i in $(seq 0 $((gpus - 1))); do
 	printf '45000\n' >"$hw/temp1_input"
 	printf '65000\n' >"$hw/temp2_input"
 	printf '55000\n' >"$hw/temp3_input"
-	printf '%d\n' $((1024 * 1048576 * (i + 1))) >"$dev/mem_info_vram_used"
+	vram=$(echo "${VRAM_MIB:-}" | awk -F, -v i=$((i + 1)) -v d=$((1024 * (i + 1))) '{ print (NF == 0 ? d : i <= NF ? $i : $NF) }')
+	printf '%d\n' $((vram * 1048576)) >"$dev/mem_info_vram_used"
 	printf '%d\n' "$busy" >"$dev/gpu_busy_percent"
 	# the DPM levels, the current one starred; a clock between levels is shown as the
 	# middle level, as fine-grained DPM (MI200/MI300) does

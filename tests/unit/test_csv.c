@@ -235,10 +235,32 @@ TEST(peer_headers)
 	CHECK(rm_perf_append(ours_crlf, "dummy", &row, 1, &err) == 0);
 	text = slurp(ours_crlf);
 	CHECK(rm_starts_with(text, rm_buf_str(&hdr)));
-	CHECK(rm_ends_with(text, ",log_file\r\n"));
+	CHECK(rm_ends_with(text, ",attempt\r\n"));
 	free(text);
 	mpath = rm_xasprintf("%s/perf_dummy.csv", dir);
 	CHECK(access(mpath, F_OK) != 0); /* nothing left over: every column is there */
+	free(mpath);
+
+	/* an older run_models' header (every column up to log_file, before attempt): kept,
+	 * rows fill its columns, the newer ones go to perf_<model>.csv; said as such */
+	rm_buf_reset(&hdr);
+	CHECK(rm_csv_record(&hdr, rm_perf_header, RM_COL_LOG_FILE + 1) == 0);
+	f = fopen(ours_crlf, "w");
+	fputs(rm_buf_str(&hdr), f);
+	fclose(f);
+	CAPTURE_MESSAGES();
+	CHECK(rm_perf_check(ours_crlf, &err) == 0);
+	CHECK_LOGGED("columns): it is kept and each row fills its columns; the newer ones "
+		     "(attempt, ...) go to perf_<model>.csv");
+	CHECK(rm_perf_append(ours_crlf, "dummy", &row, 1, &err) == 0);
+	text = slurp(ours_crlf);
+	CHECK(rm_starts_with(text, rm_buf_str(&hdr)) && rm_ends_with(text, ",log_file\n"));
+	free(text);
+	mpath = rm_xasprintf("%s/perf_dummy.csv", dir);
+	metrics = slurp(mpath);
+	CHECK(metrics && strstr(metrics, ",run1,dummy,attempt,attempt,,,perf.csv\n") != NULL);
+	free(metrics);
+	unlink(mpath);
 	free(mpath);
 
 	/* another tool's CSV without madengine's columns is still refused */

@@ -653,3 +653,177 @@ TEST(real_host)
 	rm_doctor_print(stdout, v, n);
 	rm_findings_free(v, n);
 }
+
+/* The pre-flight check on NVIDIA GPUs, through the stand-in nvidia-smi of tests/telemetry
+ * (the H100's identity and idle health, tests/telemetry/h100/nvsmi-q.txt: nothing wrong),
+ * each problem set on one GPU by FAKE_NVSMI_SET. */
+TEST(preflight_nvidia)
+{
+	const char *src = getenv("RM_SOURCE_DIR");
+	char *saved = rm_xstrdup(getenv("PATH") ? getenv("PATH") : "");
+	char *path = rm_xasprintf("%s/tests/telemetry:%s", src ? src : ".", saved);
+	rm_context ctx = {0};
+	rm_preflight_opts po = RM_PREFLIGHT_OPTS_INIT;
+	rm_finding *v = NULL;
+	size_t n = 0;
+	long gpu1[1] = {1}, gpu5[2] = {0, 5};
+	const rm_finding *x;
+
+	setenv("PATH", path, 1);
+	ctx.gpu_vendor = "NVIDIA";
+	ctx.n_gpus = 2;
+	po.ctx = &ctx;
+	/* healthy: one OK finding */
+	CHECK(rm_doctor_preflight(&po, &v, &n) == 0 && n == 1);
+	CHECK(n && v[0].status == RM_FINDING_OK && !strcmp(v[0].check, "preflight"));
+	rm_findings_free(v, n);
+	v = NULL, n = 0;
+	/* GPU 1's memory held by a process; GPU 0's is not checked (not the model's) */
+	setenv("FAKE_NVSMI_SET", "1:memory.used=1139 0:power.limit=500.00", 1);
+	setenv("FAKE_NVSMI_APPS", "4242, 00000000:00:07.0, 1139, python3", 1);
+	po.gpus = gpu1;
+	po.n_gpus = 1;
+	CHECK(rm_doctor_preflight(&po, &v, &n) == 1);
+	x = find(v, n, "memory");
+	CHECK(x && x->status == RM_FINDING_FAIL &&
+	      contains(x->detail, "GPU 1: 1139 MiB in use by pid 4242 'python3' (1139 MiB)"));
+	CHECK(find(v, n, "power_limit") == NULL);
+	rm_findings_free(v, n);
+	v = NULL, n = 0;
+	/* which findings skip (FAIL) and which warn */
+	setenv("FAKE_NVSMI_SET",
+	       "0:ecc.errors.uncorrected.volatile.total=2 0:remapped_rows.pending=Yes "
+	       "0:clocks.applications.graphics=1410 0:pcie.link.width.current=8 "
+	       "0:ecc.errors.corrected.volatile.total=7",
+	       1);
+	unsetenv("FAKE_NVSMI_APPS");
+	po.gpus = gpu5;
+	po.n_gpus = 2;
+	CHECK(rm_doctor_preflight(&po, &v, &n) == 4);
+	CHECK((x = find(v, n, "ecc")) && x->status == RM_FINDING_FAIL &&
+	      contains(x->detail, "GPU 0: 2 uncorrectable ECC error(s)"));
+	CHECK((x = find(v, n, "retired_pages")) && x->status == RM_FINDING_FAIL);
+	CHECK((x = find(v, n, "clocks")) && x->status == RM_FINDING_FAIL &&
+	      contains(x->detail, "applications clock 1410 MHz, under its default 1980 MHz"));
+	CHECK((x = find(v, n, "pcie_link")) && x->status == RM_FINDING_WARN &&
+	      contains(x->detail, "PCIe link x8 of x16"));
+	CHECK((x = find(v, n, "gpu_missing")) && x->status == RM_FINDING_FAIL &&
+	      contains(x->detail, "GPU 5: nvidia-smi does not list it"));
+	rm_findings_free(v, n);
+	v = NULL, n = 0;
+	/* nvidia-smi failing: a warning, no skip */
+	unsetenv("FAKE_NVSMI_SET");
+	setenv("FAKE_NVSMI_FAIL", "1", 1);
+	CHECK(rm_doctor_preflight(&po, &v, &n) == 0);
+	CHECK((x = find(v, n, "preflight")) && x->status == RM_FINDING_WARN &&
+	      contains(x->detail, "cannot check the GPUs: NVIDIA-SMI has failed"));
+	rm_findings_free(v, n);
+	unsetenv("FAKE_NVSMI_FAIL");
+	setenv("PATH", saved, 1);
+	free(saved);
+	free(path);
+}
+
+/* The pre-flight check on AMD GPUs: a fake sysfs of two gfx942 GPUs, GPU 1 with each kind
+ * of problem amdgpu's files show. */
+TEST(preflight_amd)
+{
+	struct fake f;
+	rm_context ctx;
+	rm_error err = RM_ERROR_INIT;
+	rm_preflight_opts po = RM_PREFLIGHT_OPTS_INIT;
+	rm_finding *v = NULL;
+	size_t n = 0;
+	long gpu0[1] = {0}, gpu1[1] = {1};
+	const rm_finding *x;
+	const char *d1 = "sys/class/drm/renderD129/device";
+	char *p;
+
+	fake_init(&f);
+	add_two_gfx942(&f);
+	for (int i = 0; i < 2; i++) {
+		char *dev = rm_xasprintf("sys/class/drm/renderD%d/device", 128 + i);
+		p = rm_xasprintf("%s/mem_info_vram_used", dev);
+		tfs_put(f.root, p, "293601280\n"); /* 280 MiB: the driver's, idle */
+		free(p);
+		p = rm_xasprintf("%s/hwmon/hwmon%d/power1_cap", dev, i);
+		tfs_put(f.root, p, "750000000\n");
+		free(p);
+		p = rm_xasprintf("%s/hwmon/hwmon%d/power1_cap_default", dev, i);
+		tfs_put(f.root, p, "750000000\n");
+		free(p);
+		p = rm_xasprintf("%s/power_dpm_force_performance_level", dev);
+		tfs_put(f.root, p, "auto\n");
+		free(p);
+		free(dev);
+	}
+	CHECK(rm_context_detect(&ctx, f.sys, 0, &err) == 0);
+	po.ctx = &ctx;
+	po.sysfs_root = f.sys;
+	po.proc_root = f.proc;
+	CHECK(rm_doctor_preflight(&po, &v, &n) == 0 && n == 1 && v[0].status == RM_FINDING_OK);
+	rm_findings_free(v, n);
+	v = NULL, n = 0;
+	/* GPU 1: 40 GiB in use by a KFD process, an uncorrectable UMC error, a bad page pending,
+	 * the power cap lowered, clocks forced low, a narrower link, correctable errors */
+	p = rm_xasprintf("%s/mem_info_vram_used", d1);
+	tfs_put(f.root, p, "42949672960\n");
+	free(p);
+	tfs_put(f.root, "sys/class/kfd/kfd/proc/4242/vram_0", "42949672960\n");
+	tfs_put(f.root, "proc/4242/comm", "python3\n");
+	p = rm_xasprintf("%s/ras/umc_err_count", d1);
+	tfs_put(f.root, p, "ue: 1\nce: 3\n");
+	free(p);
+	p = rm_xasprintf("%s/ras/gpu_vram_bad_pages", d1);
+	tfs_put(f.root, p, "0x00000001 : 0x00001000 : R\n0x00000002 : 0x00001000 : P\n");
+	free(p);
+	p = rm_xasprintf("%s/hwmon/hwmon1/power1_cap", d1);
+	tfs_put(f.root, p, "550000000\n");
+	free(p);
+	p = rm_xasprintf("%s/power_dpm_force_performance_level", d1);
+	tfs_put(f.root, p, "profile_min_sclk\n");
+	free(p);
+	p = rm_xasprintf("%s/current_link_width", d1);
+	tfs_put(f.root, p, "8\n");
+	free(p);
+	p = rm_xasprintf("%s/max_link_width", d1);
+	tfs_put(f.root, p, "16\n");
+	free(p);
+	po.gpus = gpu0; /* GPU 0 is fine */
+	po.n_gpus = 1;
+	CHECK(rm_doctor_preflight(&po, &v, &n) == 0);
+	rm_findings_free(v, n);
+	v = NULL, n = 0;
+	po.gpus = gpu1;
+	CHECK(rm_doctor_preflight(&po, &v, &n) == 5);
+	CHECK((x = find(v, n, "memory")) && x->status == RM_FINDING_FAIL &&
+	      contains(x->detail, "GPU 1: 40960 MiB of VRAM in use before the run; the KFD's "
+				  "processes: pid 4242 'python3'"));
+	CHECK((x = find(v, n, "ecc")) && x->status == RM_FINDING_FAIL &&
+	      contains(x->detail, "1 uncorrectable RAS error(s)"));
+	CHECK((x = find(v, n, "retired_pages")) && x->status == RM_FINDING_FAIL &&
+	      contains(x->detail, "1 bad page(s) pending retirement"));
+	CHECK((x = find(v, n, "power_limit")) && x->status == RM_FINDING_FAIL &&
+	      contains(x->detail, "power cap 550 W, under its default 750 W"));
+	CHECK((x = find(v, n, "clocks")) && x->status == RM_FINDING_FAIL &&
+	      contains(x->detail, "'profile_min_sclk'"));
+	CHECK((x = find(v, n, "pcie_link")) && x->status == RM_FINDING_WARN);
+	rm_findings_free(v, n);
+	v = NULL, n = 0;
+	/* clocks held high is no skip; a GPU beyond the host's is */
+	p = rm_xasprintf("%s/power_dpm_force_performance_level", d1);
+	tfs_put(f.root, p, "perf_determinism\n");
+	free(p);
+	{
+		long both[2] = {1, 7};
+		po.gpus = both;
+		po.n_gpus = 2;
+		rm_doctor_preflight(&po, &v, &n);
+		CHECK((x = find(v, n, "clocks")) && x->status == RM_FINDING_WARN);
+		CHECK((x = find(v, n, "gpu_missing")) && x->status == RM_FINDING_FAIL &&
+		      contains(x->detail, "GPU 7: no render node"));
+		rm_findings_free(v, n);
+	}
+	rm_context_release(&ctx);
+	fake_release(&f);
+}
