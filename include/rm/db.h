@@ -56,14 +56,16 @@ const char *rm_db_backend(const rm_db *db);
 int rm_db_schema_version(rm_db *db, int *version, rm_error *err);
 
 typedef struct rm_export_stats {
-	size_t runs, results, metrics, environment; /* rows added */
-	size_t results_seen, metrics_seen;	    /* rows offered */
+	size_t runs, results, metrics, environment, provenance; /* rows added */
+	size_t results_seen, metrics_seen;			/* rows offered */
 } rm_export_stats;
 
 /*
  * Exports rows (perf.csv rows; every one needs a run_id) and metrics (may be NULL) in one
  * transaction. manifest (a run.json, may be NULL) gives the run's start time, suite and
- * environment for the run it names. directions (may be NULL) fills results.direction.
+ * environment for the run it names. directions (may be NULL) fills results.direction. Each
+ * run's provenance comes from the companion file of the perf.csv its rows came from
+ * (rm/provenance.h).
  */
 int rm_db_export(rm_db *db, const rm_results *rows, const rm_metrics *metrics,
 		 const rm_manifest_file *manifest, const struct rm_direction_table *directions,
@@ -78,6 +80,9 @@ int rm_db_each_result(rm_db *db, const char *run_id, rm_result_fn fn, void *ctx,
 
 /* Appends the results (of one run, or all when run_id is NULL), oldest run first. */
 int rm_db_read_results(rm_db *db, const char *run_id, rm_results *out, rm_error *err);
+
+/* The provenance of run_id (rm/provenance.h's JSON; empty when the run has none). */
+int rm_db_provenance(rm_db *db, const char *run_id, json_t **out, rm_error *err);
 
 /* The start of a run ("YYYY-MM-DDTHH:MM:SSZ") into a new string, or NULL when the
  * database has no such run. */

@@ -95,6 +95,32 @@ typedef struct rm_preflight_opts {
 		.ctx = NULL, .sysfs_root = "/sys", .proc_root = "/proc", .gpus = NULL, .n_gpus = 0 \
 	}
 
+/*
+ * What the host of a run is, for its provenance (run.json, the results database, `report
+ * compare`): {"host": {run_models, hostname, kernel, kernel_build, arch, os, cpu,
+ * models_commit, models_dirty}, "driver and firmware": {driver, cuda or hip, rocm, and per
+ * GPU used gpu<N>.product, .uuid, .serial, .vbios, .pci_bus, .firmware.<name>}}: every value
+ * a string, what cannot be read left out. NVIDIA's GPUs cost one nvidia-smi (use_tools).
+ */
+typedef struct rm_provenance_opts {
+	const rm_context *ctx;	/* the host's GPUs */
+	const char *sysfs_root; /* "/sys" */
+	const char *proc_root;	/* "/proc" */
+	const char *root;	/* the models folder (its git commit) */
+	const long *gpus;	/* the GPUs the run uses; NULL: every GPU of ctx */
+	size_t n_gpus;
+	int use_tools; /* run nvidia-smi */
+} rm_provenance_opts;
+
+#define RM_PROVENANCE_OPTS_INIT                                                                    \
+	{                                                                                          \
+		.ctx = NULL, .sysfs_root = "/sys", .proc_root = "/proc", .root = ".",              \
+		.gpus = NULL, .n_gpus = 0, .use_tools = 1                                          \
+	}
+
+typedef struct json_t json_t;
+json_t *rm_doctor_provenance(const rm_provenance_opts *o);
+
 /* Appends the findings (each detail begins "GPU N: "); an OK finding "preflight" when
  * nothing is wrong. Returns the number of FAIL findings. */
 size_t rm_doctor_preflight(const rm_preflight_opts *o, rm_finding **v, size_t *n);

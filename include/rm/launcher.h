@@ -202,6 +202,11 @@ typedef struct rm_launcher_ops {
 	 * run on, once open: ctx->engine (Docker or Podman) when it is RM_ENGINE_ANY, and
 	 * ctx->engine_no_cgroups. */
 	void (*engine)(void *state, rm_context *ctx);
+	/* Optional (NULL): what the back end knows of an image (a name, id or reference), for
+	 * a run's provenance: *facts = {"id", "repo_digests": [...], "env": ["K=V", ...]}
+	 * (the Engine API's image inspection: Id, RepoDigests, Config.Env). -1 when it does
+	 * not have it. */
+	int (*image_facts)(void *state, const char *image, json_t **facts, rm_error *err);
 } rm_launcher_ops;
 
 /* NULL-terminated, in the order launchers are asked to claim a context. */

@@ -35,11 +35,14 @@ typedef struct rm_manifest {
 	const rm_finding *findings; /* the doctor's (GPU, driver, ROCm, CUDA, OS, docker) */
 	size_t n_findings;
 	const rm_mask *mask; /* the run's secrets: every string (and key) masked; NULL: none */
+	/* what made the run (rm/provenance.h's JSON: the host's, and each model's once the
+	 * run has ended), or NULL */
+	const json_t *provenance;
 } rm_manifest;
 
 /* The manifest as JSON: run_id, started_at, git_commit, host, gpu {vendor, arch, count},
  * versions {os, rocm, cuda, gpus, docker} taken from the doctor's findings, doctor (all
- * findings), suite, suite_file, entries, options, run_models version. */
+ * findings), suite, suite_file, entries, options, run_models version, provenance. */
 json_t *rm_manifest_json(const rm_manifest *m);
 int rm_manifest_write(const char *path, const rm_manifest *m, rm_error *err);
 /*

@@ -48,6 +48,9 @@ typedef struct rm_run_opts {
 	 * own failure never is. Every attempt keeps its row (perf.csv's attempt). */
 	long retries;
 	double retry_wait;
+	/* the host's provenance is someone else's to write (a suite's, once for its entries);
+	 * the models' still are the runner's (rm/provenance.h) */
+	int no_host_provenance;
 	const char *score; /* NULL or "mlperf" */
 	int progress;	   /* 0 off, 1 auto (status line on a terminal, periodic otherwise) */
 	double progress_interval;	  /* seconds between plain progress lines */

@@ -33,6 +33,8 @@ int cmd_parse(int argc, char **argv, rm_error *err);
 int cmd_doctor(int argc, char **argv, rm_error *err);
 int cmd_accept(int argc, char **argv, rm_error *err);
 int cmd_report(int argc, char **argv, rm_error *err);
+/* report compare (cmd_compare.c) */
+int cmd_report_compare(int argc, char **argv, rm_error *err);
 int cmd_export(int argc, char **argv, rm_error *err);
 int cmd_suite(int argc, char **argv, rm_error *err);
 

@@ -47,12 +47,13 @@ static int export_file(rm_db *db, const char *red, const char *path, const struc
 				  err);
 	if (rc == 0) {
 		double dt = rm_now() - t1;
-		fprintf(stderr,
-			"export: %s: %zu results (%zu new), %zu metrics (%zu new), %zu runs new, "
-			"%zu environment rows in %.2f s (%.0f rows/s) into %s\n",
-			path, st.results_seen, st.results, st.metrics_seen, st.metrics, st.runs,
-			st.environment, dt,
-			dt > 0 ? (double)(st.results_seen + st.metrics_seen) / dt : 0.0, red);
+		fprintf(
+		    stderr,
+		    "export: %s: %zu results (%zu new), %zu metrics (%zu new), %zu runs new, "
+		    "%zu environment rows, %zu provenance rows in %.2f s (%.0f rows/s) into %s\n",
+		    path, st.results_seen, st.results, st.metrics_seen, st.metrics, st.runs,
+		    st.environment, st.provenance, dt,
+		    dt > 0 ? (double)(st.results_seen + st.metrics_seen) / dt : 0.0, red);
 		*total += st.results;
 	}
 	rm_manifest_file_release(&manifest);

@@ -4,6 +4,7 @@
  * run_models report ci [PERF_CSV] [--junit F] [--summary-markdown F] [--archive F] ...
  *   What a run's end does for CI (rm_nightly_finish), from files alone: the same outputs and
  *   exit codes as `run --junit ...` (docs/nightly.md).
+ * run_models report compare A B ...: cmd_compare.c.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -151,6 +152,8 @@ int cmd_report(int argc, char **argv, rm_error *err)
 		      "[--html F]\n"
 		      "                 [--archive F] [--export URL] [--baseline FILE|URL] "
 		      "[--fail-on-regression PCT]\n"
+		      "       run_models report compare A B [PERF_CSV|DB_URL] [--format "
+		      "text|markdown|json]\n"
 		      "'run_models report <kind> --help' lists each kind's options.\n",
 		      f);
 		return argc < 2 ? RM_EXIT_USAGE : RM_EXIT_OK;
@@ -159,5 +162,8 @@ int cmd_report(int argc, char **argv, rm_error *err)
 		return report_html(argc - 1, argv + 1, err);
 	if (!strcmp(argv[1], "ci"))
 		return report_ci(argc - 1, argv + 1, err);
-	return rm_error_set(err, RM_ERR_USAGE, "unknown report '%s' (html or ci)", argv[1]);
+	if (!strcmp(argv[1], "compare"))
+		return cmd_report_compare(argc - 1, argv + 1, err);
+	return rm_error_set(err, RM_ERR_USAGE, "unknown report '%s' (html, ci or compare)",
+			    argv[1]);
 }

@@ -27,6 +27,11 @@ const struct opt_cmd opt_cmds[] = {
     {"report html", CMD_REPORT_HTML, "run_models report html [PERF_CSV...|DB_URL] [-o FILE]",
      "One self-contained HTML trend report over the history in perf CSV files or a results "
      "database."},
+    {"report compare", CMD_REPORT_COMPARE,
+     "run_models report compare A B [PERF_CSV|DB_URL] [--format text|markdown|json]",
+     "Two runs (run ids in a perf CSV or a database, or two perf CSV files: their last runs) "
+     "side by side: each metric's change with the gate's verdict, then every difference in "
+     "what made them (image, driver and firmware, environment, arguments, host)."},
     {"report ci", CMD_REPORT_CI, "run_models report ci [PERF_CSV] [options]",
      "The end of a nightly run from its files: the regression gate, JUnit, the Markdown "
      "summary, the report, the export and the archive."},
@@ -394,6 +399,7 @@ void opt_bash_completion(FILE *f)
 		    {"doctor", CMD_DOCTOR},
 		    {"report html", CMD_REPORT_HTML},
 		    {"report ci", CMD_REPORT_CI},
+		    {"report compare", CMD_REPORT_COMPARE},
 		    {"export", CMD_EXPORT},
 		    {"suite", CMD_SUITE},
 		    {"build", CMD_BUILD},

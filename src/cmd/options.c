@@ -32,6 +32,8 @@ static const rm_choice dynamic_words[] = {{"run", DYNAMIC_RUN}, {"skip", DYNAMIC
 static const rm_choice score_words[] = {{"mlperf", SCORE_MLPERF}, {NULL, 0}};
 static const rm_choice parse_formats[] = {{"csv", FORMAT_CSV}, {"json", FORMAT_JSON}, {NULL, 0}};
 static const rm_choice doctor_formats[] = {{"text", FORMAT_TEXT}, {"json", FORMAT_JSON}, {NULL, 0}};
+static const rm_choice compare_formats[] = {
+    {"text", FORMAT_TEXT}, {"markdown", FORMAT_MARKDOWN}, {"json", FORMAT_JSON}, {NULL, 0}};
 static const rm_choice list_formats[] = {
     {"table", FORMAT_TABLE}, {"csv", FORMAT_CSV}, {"json", FORMAT_JSON}, {NULL, 0}};
 
@@ -234,7 +236,7 @@ const struct opt opt_table[] = {
      CI, NULL},
     {"history-window", 0, INT(history_window), "N",
      "runs of each model and metric the gate reads (default 30, at most 200)",
-     CI | CMD_REPORT_HTML | CMD_ACCEPT, NULL},
+     CI | CMD_REPORT_HTML | CMD_ACCEPT | CMD_REPORT_COMPARE, NULL},
     /* accept */
     {"model", 0, STR(model), "NAME", "the model whose change is intended", CMD_ACCEPT, NULL},
     {"metric", 0, STR(metric), "NAME", "only this metric (default: every metric of the model)",
@@ -259,6 +261,13 @@ const struct opt opt_table[] = {
     {"db", 0, LIST(db), "URL",
      "the database: `sqlite:PATH` (default `sqlite:run_models.db`) or `postgresql://...`",
      CMD_EXPORT, NULL},
+    {"output", 'o', STR(output), "FILE", "write the comparison there (default: stdout)",
+     CMD_REPORT_COMPARE, NULL},
+    {"format", 0, CHOICE(format, compare_formats),
+     "`text` (default), `markdown` (for a CI summary or a pull request) or `json`",
+     CMD_REPORT_COMPARE, NULL},
+    {"threshold", 0, NUM(threshold), "PCT",
+     "the gate's threshold for the verdicts, percent (default 5)", CMD_REPORT_COMPARE, NULL},
     {"title", 0, STR(title), "TEXT", "the page title", CMD_REPORT_HTML, NULL},
     {"threshold", 0, NUM(threshold), "PCT", "a change beyond PCT percent is coloured (default 5)",
      CMD_REPORT_HTML, NULL},

@@ -140,7 +140,7 @@ static const struct migration {
      " grp TEXT NOT NULL,"
      " name TEXT NOT NULL,"
      " value TEXT NOT NULL,"
-     " PRIMARY KEY (run_id, model, docker_file, name));",
+     " PRIMARY KEY (run_id, model, docker_file, grp, name));",
      1},
 };
 #define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))

@@ -15,6 +15,7 @@
 #include "rm/manifest.h"
 #include "rm/metrics.h"
 #include "rm/results.h"
+#include "rm/provenance.h"
 #include "rm/util.h"
 
 /* Export */
@@ -160,6 +161,7 @@ static const char *const run_cols[] = {"run_id",	   "started_at", "machine_name"
 				       "gpu_architecture", "git_commit", "suite",
 				       "build_number",	   "exported_at"};
 static const char *const env_cols[] = {"run_id", "name", "value"};
+static const char *const prov_cols[] = {"run_id", "grp", "name", "value", "model", "docker_file"};
 
 /* Environment rows from run.json: flat fields, then the doctor's findings. */
 static int export_environment(struct inserter *in, const rm_manifest_file *mf, const char *run_id,
@@ -361,6 +363,58 @@ static int export_env(struct export *x, rm_error *err)
 	return ins_done(&in, &x->st->environment, err);
 }
 
+/* One run's provenance (its values stay in prov until the batch is sent). */
+static int provenance_rows(struct inserter *in, const char *run_id, json_t *prov, rm_error *err)
+{
+	const char *key, *g, *name;
+	json_t *scope, *vals, *v;
+
+	json_object_foreach (prov, key, scope)
+		json_object_foreach (json_object_get(scope, "groups"), g, vals)
+			json_object_foreach (vals, name, v) {
+				const char *row[6] = {
+				    run_id,
+				    g,
+				    name,
+				    json_string_value(v),
+				    json_string_value(json_object_get(scope, "model")),
+				    json_string_value(json_object_get(scope, "docker_file"))};
+				if (ins_row(in, row, err) < 0)
+					return -1;
+			}
+	return 0;
+}
+
+/* provenance rows of each run exported, from the companion file of the perf.csv its rows
+ * came from (rm/provenance.h); a run without one has none. */
+static int export_provenance(struct export *x, rm_error *err)
+{
+	struct inserter in = {0};
+	json_t *all = json_array();
+	int rc = 0;
+
+	ins_init(&in, x->db, "provenance", prov_cols, 6);
+	for (size_t k = 0; k < x->n_runs && rc == 0; k++) {
+		const char *file = NULL;
+		json_t *prov = NULL;
+		for (size_t i = 0; i < x->rows->n && !file; i++)
+			if (!strcmp(x->rows->rows[i].col[RM_COL_RUN_ID], x->runs[k]))
+				file = x->rows->rows[i].file;
+		if (!file || !*file)
+			continue;
+		rc = rm_provenance_read(file, x->runs[k], &prov, err);
+		json_array_append_new(all, prov);
+		if (rc == 0)
+			rc = provenance_rows(&in, x->runs[k], prov, err);
+	}
+	if (rc < 0)
+		ins_release(&in);
+	else
+		rc = ins_done(&in, &x->st->provenance, err);
+	json_decref(all);
+	return rc;
+}
+
 int rm_db_export(rm_db *db, const rm_results *rows, const rm_metrics *metrics,
 		 const rm_manifest_file *manifest, const struct rm_direction_table *directions,
 		 rm_export_stats *st, rm_error *err)
@@ -382,7 +436,7 @@ int rm_db_export(rm_db *db, const rm_results *rows, const rm_metrics *metrics,
 		return -1;
 	if (export_runs(&x, err) == 0 && export_results(&x, err) == 0 &&
 	    export_metrics(&x, err) == 0 && export_env(&x, err) == 0 &&
-	    db->be->commit(db->h, err) == 0) {
+	    export_provenance(&x, err) == 0 && db->be->commit(db->h, err) == 0) {
 		ret = 0;
 	} else {
 		db->be->rollback(db->h);

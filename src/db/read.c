@@ -14,6 +14,7 @@
 #include "rm/detect.h"
 #include "rm/history.h"
 #include "rm/results.h"
+#include "rm/provenance.h"
 #include "rm/util.h"
 
 /* Reading back */
@@ -95,6 +96,26 @@ static int start_row(void *ctx, const char *const *c, size_t n)
 	char **start = ctx;
 	if (n == 1 && c[0] && !*start)
 		*start = rm_xstrdup(c[0]);
+	return 0;
+}
+
+static int provenance_row(void *ctx, const char *const *c, size_t n)
+{
+	if (n == 5 && c[0] && c[1] && c[2])
+		rm_provenance_put(ctx, c[3] ? c[3] : "", c[4] ? c[4] : "", c[0], c[1], c[2]);
+	return 0;
+}
+
+int rm_db_provenance(rm_db *db, const char *run_id, json_t **out, rm_error *err)
+{
+	const char *params[1] = {run_id};
+
+	*out = json_object();
+	if (db->be->query(db->h,
+			  "SELECT grp, name, value, model, docker_file FROM provenance"
+			  " WHERE run_id = $1 ORDER BY model, docker_file, grp, name",
+			  params, 1, provenance_row, *out, err) < 0)
+		return rm_error_wrap(err, "reading '%s'", db->url);
 	return 0;
 }
 

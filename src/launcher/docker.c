@@ -648,6 +648,23 @@ static void docker_probe(const char *host, rm_probe *out)
 	rm_engine_close(d);
 }
 
+static int docker_image_facts(void *state, const char *image, json_t **facts, rm_error *err)
+{
+	struct docker_launcher *dl = state;
+	json_t *in = NULL;
+
+	*facts = NULL;
+	if (!dl->d)
+		return rm_error_set(err, RM_ERR_DOCKER, "no engine (a dry run)");
+	if (rm_engine_image_inspect(dl->d, image, &in, err) < 0)
+		return -1;
+	*facts = json_pack("{s:O?, s:O?, s:O?}", "id", json_object_get(in, "Id"), "repo_digests",
+			   json_object_get(in, "RepoDigests"), "env",
+			   json_object_get(json_object_get(in, "Config"), "Env"));
+	json_decref(in);
+	return 0;
+}
+
 const rm_launcher_ops rm_launcher_docker = {
     .name = "docker",
     .claims = docker_claims,
@@ -667,4 +684,5 @@ const rm_launcher_ops rm_launcher_docker = {
     .plan = docker_plan,
     .probe = docker_probe,
     .engine = docker_engine,
+    .image_facts = docker_image_facts,
 };

@@ -88,6 +88,8 @@ json_t *rm_manifest_json(const rm_manifest *m)
 	json_object_set_new(o, "entries",
 			    m->suite_entries ? json_deep_copy(m->suite_entries) : json_array());
 	json_object_set_new(o, "options", m->options ? json_deep_copy(m->options) : json_object());
+	json_object_set_new(o, "provenance",
+			    m->provenance ? json_deep_copy(m->provenance) : json_object());
 	if (m->mask && rm_mask_active(m->mask)) {
 		json_t *masked = masked_copy(m->mask, o);
 		json_decref(o);
@@ -169,6 +171,7 @@ int rm_manifest_load(const char *path, rm_manifest_file *out, rm_error *err)
 	out->m.suite_file = str_of(o, "suite_file");
 	out->m.suite_entries = json_object_get(o, "entries");
 	out->m.options = json_object_get(o, "options");
+	out->m.provenance = json_object_get(o, "provenance");
 	gpu = json_object_get(o, "gpu");
 	out->m.gpu_vendor = str_of(gpu, "vendor");
 	out->m.gpu_arch = str_of(gpu, "architecture");

@@ -197,6 +197,7 @@ int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct out
 		oc->machine = err.kind == RM_ERR_DOCKER && !rm_signal_received();
 		goto out;
 	}
+	rm_runner__provenance_model(r, w, job, st, oc);
 	rm_runner__stream_begin(st);
 	tm = rm_runner__telemetry_start(r, w, st, oc);
 	rc = L->ops->stream(L->state, job, &err);

@@ -8,6 +8,8 @@
  *   tools_run.c the context's tools: resolved before any build, their verdict and outputs
  *   telemetry_run.c  GPU telemetry while a workload runs here: its figures and time series
  *   preflight_run.c  the pre-flight check of a workload's GPUs before it starts here
+ *   provenance_run.c what made each run: the host's facts, each model's image, environment
+ *               and arguments, into PERF.provenance.csv (rm/provenance.h)
  *   retry.c     --retries: whether a failed run is tried again, and the wait before it
  *   stream.c    the workload's output: masking, the log file, the terminal, the parser
  *   progress.c  the status line / progress lines
@@ -62,6 +64,10 @@ struct run {
 	rm_build_manifest man; /* run --manifest: its images (man.path NULL without) */
 	rm_table summary;      /* a row per perf row of the run, printed at its end */
 	char *last_log;	       /* the live log of the last run (the end names it) */
+	/* provenance_run.c: the host's, collected from the start; the models' written */
+	struct prov_host *prov;
+	char **prov_done;
+	size_t n_prov_done;
 	/* Batching (the launcher has submit_all): workloads wait here, prepared, until every
 	 * model has been through its build; then they are submitted at once and run. */
 	int batching;
@@ -212,6 +218,14 @@ void rm_runner__telemetry_finish(struct run *r, struct telem_run *tr, const rm_w
  * retry may find the GPU fit). */
 int rm_runner__preflight(struct run *r, const rm_workload *w, struct stream *st,
 			 struct outcome *oc);
+
+/* provenance_run.c: the host's provenance, collected in a thread from start (after the
+ * launcher is open) and written by finish; a model's, once per Dockerfile in the run, when
+ * its first container exists (job) or could not be made (job NULL). */
+void rm_runner__provenance_start(struct run *r);
+void rm_runner__provenance_finish(struct run *r);
+void rm_runner__provenance_model(struct run *r, const rm_workload *w, rm_job *job,
+				 struct stream *st, const struct outcome *oc);
 
 /* execute.c: runs a built image once; fills oc. Returns -1 only when interrupted. */
 int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct outcome *oc);

@@ -219,6 +219,7 @@ static int run_all(struct run *r, rm_error *err)
 		return 0;
 	}
 	r->git_commit = rm_git_commit(o->root);
+	rm_runner__provenance_start(r);
 	rm_info("run %s: %zu model(s), %s", r->run_id, r->sel.n,
 		r->launcher.ops->where(r->launcher.state));
 	reap(r);
@@ -236,6 +237,7 @@ static int run_all(struct run *r, rm_error *err)
 	}
 	if (r->batching && ret == 0 && rm_runner__run_queue(r, err) < 0 && !rm_signal_received())
 		ret = -1;
+	rm_runner__provenance_finish(r);
 	r->swept = sweep(r) == 0;
 	rm_runner__watchdog_done(r);
 	return ret;
@@ -295,6 +297,8 @@ out:
 	rm_log_set_before(NULL);
 	rm_table_release(&r.summary);
 	free(r.last_log);
+	rm_runner__provenance_finish(&r); /* a run that stopped before its end */
+	rm_strv_free(r.prov_done);
 	rm_runner__outcome_set_mask(NULL);
 	rm_interrupt_set(NULL, NULL);
 	rm_launcher_close(&r.launcher);

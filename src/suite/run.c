@@ -11,6 +11,7 @@
 #include "rm/detect.h"
 #include "rm/history.h"
 #include "rm/manifest.h"
+#include "rm/provenance.h"
 #include "rm/references.h"
 #include "rm/results.h"
 #include "rm/context.h"
@@ -326,6 +327,52 @@ static int manifest_context(const struct srun *s, rm_context *ctx, rm_error *err
 	return 0;
 }
 
+/* The host's provenance (rm/doctor.h), once for every entry: into run.json and perf.csv's
+ * companion file (rm/provenance.h); the JSON of the latter, masked. */
+static json_t *host_provenance(struct srun *s, const rm_context *ctx, const rm_mask *mask)
+{
+	rm_provenance_opts po = RM_PROVENANCE_OPTS_INIT;
+	json_t *groups, *prov = json_object(), *vals, *v;
+	const char *g, *name;
+	rm_error err = RM_ERROR_INIT;
+
+	po.ctx = ctx;
+	if (s->run->sysfs_root)
+		po.sysfs_root = s->run->sysfs_root;
+	po.root = s->run->root;
+	groups = rm_doctor_provenance(&po);
+	json_object_foreach (groups, g, vals)
+		json_object_foreach (vals, name, v) {
+			char *m = rm_mask_string(mask, json_string_value(v));
+			json_object_set_new(vals, name, json_string(m));
+			rm_provenance_put(prov, "", "", g, name, m);
+			free(m);
+		}
+	if (rm_provenance_append(s->run->output, s->run_id, "", "", groups, &err) < 0)
+		rm_warn("the run's provenance: %s", rm_error_text(&err));
+	json_decref(groups);
+	return prov;
+}
+
+/* At the end: run.json gets every model's provenance too (perf.csv's companion file). */
+static void manifest_provenance(struct srun *s)
+{
+	rm_manifest_file mf;
+	json_t *prov = NULL;
+	rm_error err = RM_ERROR_INIT;
+
+	if (!s->manifest || rm_manifest_load(s->manifest, &mf, &err) < 0)
+		return;
+	if (rm_provenance_read(s->run->output, s->run_id, &prov, &err) == 0 &&
+	    json_object_size(prov)) {
+		mf.m.provenance = prov;
+		if (rm_manifest_write(s->manifest, &mf.m, &err) < 0)
+			rm_warn("run.json's provenance: %s", rm_error_text(&err));
+	}
+	json_decref(prov);
+	rm_manifest_file_release(&mf);
+}
+
 /* run.json, once, beside perf.csv. */
 static int write_manifest(struct srun *s, rm_error *err)
 {
@@ -337,7 +384,7 @@ static int write_manifest(struct srun *s, rm_error *err)
 	char *dir = rm_dirname(run->output), *commit = rm_git_commit(run->root);
 	char **secrets = rm_secrets_from_env(environ, &n_secrets);
 	rm_mask mask;
-	json_t *entries = entries_json(s), *options = options_json(s);
+	json_t *entries = entries_json(s), *options = options_json(s), *prov = NULL;
 	int ret = -1;
 
 	memset(&ctx, 0, sizeof(ctx));
@@ -353,21 +400,23 @@ static int write_manifest(struct srun *s, rm_error *err)
 		goto out;
 	dopt.backends = rm_launcher_probe_all;
 	rm_doctor_collect(&dopt, &findings, &n_findings);
-	rm_manifest m = {s->run_id,
-			 s->started,
-			 commit,
-			 run->root,
-			 NULL,
-			 s->have_suite ? s->suite.name : NULL,
-			 s->have_suite ? s->suite.file : NULL,
-			 entries,
-			 options,
-			 ctx.gpu_vendor,
-			 ctx.gpu_arch,
-			 ctx.n_gpus,
-			 findings,
-			 n_findings,
-			 &mask};
+	prov = host_provenance(s, &ctx, &mask);
+	rm_manifest m = {.run_id = s->run_id,
+			 .started_at = s->started,
+			 .git_commit = commit,
+			 .models_root = run->root,
+			 .host = NULL,
+			 .suite = s->have_suite ? s->suite.name : NULL,
+			 .suite_file = s->have_suite ? s->suite.file : NULL,
+			 .suite_entries = entries,
+			 .options = options,
+			 .gpu_vendor = ctx.gpu_vendor,
+			 .gpu_arch = ctx.gpu_arch,
+			 .n_gpus = ctx.n_gpus,
+			 .findings = findings,
+			 .n_findings = n_findings,
+			 .mask = &mask,
+			 .provenance = prov};
 	ret = rm_mkdirs(dir, err) < 0 ? -1 : rm_manifest_write(s->manifest, &m, err);
 out:
 	rm_mask_release(&mask);
@@ -376,6 +425,7 @@ out:
 	rm_context_release(&ctx);
 	json_decref(entries);
 	json_decref(options);
+	json_decref(prov);
 	free(commit);
 	free(dir);
 	return ret;
@@ -396,6 +446,7 @@ static int run_entries(struct srun *s, rm_suite_run_result *res, rm_error *err)
 		eo.n_contexts = p->n_contexts;
 		eo.repeat = p->repeat;
 		eo.retries = p->retries;
+		eo.no_host_provenance = 1; /* written once, with run.json */
 		/* a suite's pre-flight check is on unless --preflight off */
 		if (eo.wl.preflight == RM_PREFLIGHT_AUTO)
 			eo.wl.preflight = RM_PREFLIGHT_ON;
@@ -423,6 +474,7 @@ static int run_finish(struct srun *s, rm_suite_run_result *res, int partial, rm_
 	rm_nightly_opts ci = s->o->ci;
 	double t0 = rm_now();
 
+	manifest_provenance(s);
 	ci.perf_csv = s->run->output;
 	ci.run_id = s->run_id;
 	ci.manifest = s->manifest;

@@ -581,6 +581,67 @@ S
 	grep -q "attempt 1 of 2 was skipped for a reason of the machine: pre-flight: GPU 1" err.txt || fail "$(cat err.txt)"
 	;;
 
+provenance_compare)
+	# What made each run, and report compare of two runs that differ in one environment
+	# variable and the driver version (the stand-in nvidia-smi's: the H100's identity,
+	# tests/telemetry/h100/nvsmi-identity.csv, with FAKE_NVSMI_DRIVER). The model uses no
+	# GPU (n_gpus 0), so the shared engine runs it without the NVIDIA runtime. The second
+	# run is a suite run with CI outputs: run.json and the SQLite export get the provenance,
+	# a secret's value reaches none of them.
+	mkdir -p dev && mknod dev/fuse c 1 3 || fail "mknod"
+	script knob <<'S'
+if [ "$MY_KNOB" = 2 ]; then echo "performance: 90 samples_per_sec"; else echo "performance: 100 samples_per_sec"; fi
+S
+	entry it_prov knob "" '"n_gpus": "0"' | sed 's/"n_gpus":"-1",//; s/^/[/; s/$/]/' | mkmad
+	{ cat docker/smoke.Dockerfile; echo 'RUN echo "root:x:0:0:root:/root:/bin/sh" > /etc/passwd'; } >docker/gpu.Dockerfile
+	jq '.[0].dockerfile = "docker/gpu"' models.json >m && mv m models.json
+	run() { # DRIVER KNOB [ARGS...]
+		local drv=$1 knob=$2
+		shift 2
+		PATH="$SRC/tests/telemetry:$PATH" RM_SYSFS_ROOT=$WORK/nosys FAKE_NVSMI_DRIVER=$drv \
+			MAD_SECRETS_TOKEN=tok_Secret_42 "$RM" --tags it_prov -o perf.csv --telemetry off "$@" \
+			--additional-context "{\"docker_device_root\": \"$WORK/dev\", \"docker_env_vars\": {\"MY_KNOB\": \"$knob\", \"ECHO\": \"tok_Secret_42\"}}" \
+			2>err.txt || fail "exit $?: $(cat err.txt)"
+	}
+	run 580.159.04 1
+	run 580.172.01 2 --junit junit.xml --export "sqlite:$WORK/r.db"
+	a=$(csv_col perf.csv 1 run_id)
+	b=$(csv_col perf.csv 2 run_id)
+	[ -f perf.provenance.csv ] || fail "no provenance file"
+	grep -q "^$a,,,driver and firmware,driver,580.159.04$" perf.provenance.csv || fail "driver: $(grep driver perf.provenance.csv)"
+	grep -q "^$a,,,driver and firmware,gpu0.uuid,GPU-6813fe43-8968-07f7-726f-58d958045d80$" perf.provenance.csv || fail "uuid"
+	grep -q "^$a,it_prov,docker/gpu.Dockerfile,image,id,sha256:" perf.provenance.csv || fail "image id: $(cat perf.provenance.csv)"
+	grep -q "^$a,it_prov,docker/gpu.Dockerfile,image,dockerfile_sha256,sha256:" perf.provenance.csv || fail "dockerfile hash"
+	grep -q "^$a,it_prov,docker/gpu.Dockerfile,environment,MAD_SECRETS_TOKEN,\*\*\*$" perf.provenance.csv || fail "secret variable"
+	grep -q "^$a,it_prov,docker/gpu.Dockerfile,environment,ECHO,\*\*\*$" perf.provenance.csv || fail "secret value"
+	grep -q "^$a,,,host,kernel,$(uname -r)$" perf.provenance.csv || fail "kernel"
+	for f in perf.provenance.csv run.json r.db; do grep -q tok_Secret_42 "$f" && fail "the secret is in $f"; done
+	# run.json and the database hold it too
+	jq -e --arg k "it_prov	docker/gpu.Dockerfile" '.provenance[$k].groups.environment.MY_KNOB == "2" and
+		.provenance[""].groups["driver and firmware"].driver == "580.172.01"' run.json >/dev/null ||
+		fail "run.json: $(jq .provenance run.json)"
+	[ "$(sqlite3 r.db "select value from provenance where run_id = '$b' and grp = 'environment' and name = 'MY_KNOB'")" = 2 ] ||
+		fail "database: $(sqlite3 r.db 'select * from provenance' | head)"
+	[ "$(sqlite3 r.db "select value from provenance where run_id = '$b' and model = '' and name = 'gpu0.serial'")" = 1752624021220 ] ||
+		fail "database: serial"
+	# the comparison names both differences and the metric's change with its verdict
+	"$RM" report compare "$a" "$b" perf.csv >cmp.txt 2>cmp.err || fail "compare: $(cat cmp.err)"
+	grep -q "it_prov samples_per_sec: 100 -> 90 (-10.00%): regression" cmp.txt || fail "metric: $(cat cmp.txt)"
+	grep -A3 "^  driver and firmware:" cmp.txt | grep -q "(the host) driver: 580.159.04 -> 580.172.01" || fail "driver: $(cat cmp.txt)"
+	grep -A20 "^  environment:" cmp.txt | grep -q "it_prov \[docker/gpu.Dockerfile\] MY_KNOB: 1 -> 2" || fail "env: $(cat cmp.txt)"
+	[ "$(grep -c -- ' -> ' cmp.txt)" = 5 ] || fail "more differences than made: $(cat cmp.txt)"
+	"$RM" report compare "$a" "$b" perf.csv --format json >cmp.json || fail "json"
+	jq -e '.metrics[0].change_pct < -9.9 and .metrics[0].verdict == "regression" and
+		(.differences.environment | map(select(.name == "MY_KNOB" and .a == "1" and .b == "2")) | length == 1)' cmp.json >/dev/null ||
+		fail "json: $(cat cmp.json)"
+	"$RM" report compare "$a" "$b" perf.csv --format markdown | grep -q '^| it_prov | samples_per_sec | 100 | 90 | -10.00% | regression' ||
+		fail "markdown"
+	# from the database: run 1 exported too, the same differences
+	"$RM" export --db "sqlite:$WORK/r.db" perf.csv 2>/dev/null || fail "export"
+	"$RM" report compare "$a" "$b" "sqlite:$WORK/r.db" >db.txt || fail "compare from the database"
+	grep -q "(the host) driver: 580.159.04 -> 580.172.01" db.txt && grep -q "MY_KNOB: 1 -> 2" db.txt || fail "db: $(cat db.txt)"
+	;;
+
 telemetry_node_run)
 	# What each SLURM task runs (run_models node-run) samples its node's GPUs itself: the
 	# series beside the node's log, the figures in its result file (the submitter merges

@@ -11,6 +11,7 @@
 #include "rm/archive.h"
 #include "rm/junit.h"
 #include "rm/manifest.h"
+#include "rm/provenance.h"
 #include "rm/results.h"
 #include "rm/text.h"
 #include "rm/suite.h"
@@ -204,14 +205,26 @@ TEST(manifest_archive)
 	rm_error err = RM_ERROR_INIT;
 	rm_finding f[] = {{RM_FINDING_OK, "rocm", "ROCm 6.2.1; amdgpu driver 6.8.5", NULL},
 			  {RM_FINDING_WARN, "numa_balancing", "1", "disable it"}};
-	rm_manifest m = {"run9",   "2024-05-01T00:00:00Z",
-			 "abc",	   ".",
-			 "hostx",  "nightly",
-			 "n.yaml", NULL,
-			 NULL,	   "AMD",
-			 "gfx942", 8,
-			 f,	   2,
-			 NULL};
+	json_t *prov = json_object();
+	rm_provenance_put(prov, "", "", "driver and firmware", "gpu0.vbios", "113-M3000100-102");
+	rm_provenance_put(prov, "m1", "docker/m1.Dockerfile", "image", "digest",
+			  "rocm/pytorch@sha256:0123");
+	rm_manifest m = {.run_id = "run9",
+			 .started_at = "2024-05-01T00:00:00Z",
+			 .git_commit = "abc",
+			 .models_root = ".",
+			 .host = "hostx",
+			 .suite = "nightly",
+			 .suite_file = "n.yaml",
+			 .suite_entries = NULL,
+			 .options = NULL,
+			 .gpu_vendor = "AMD",
+			 .gpu_arch = "gfx942",
+			 .n_gpus = 8,
+			 .findings = f,
+			 .n_findings = 2,
+			 .mask = NULL,
+			 .provenance = prov};
 	char *mp = rm_xasprintf("%s/run.json", dir), *out = rm_xasprintf("%s/a.tar.gz", dir);
 	rm_manifest_file back;
 	json_t *j;
@@ -239,7 +252,9 @@ TEST(manifest_archive)
 	      !strcmp(back.m.findings[1].check, "numa_balancing") &&
 	      !strcmp(back.m.findings[1].action, "disable it") && !back.m.findings[0].action);
 	CHECK(json_is_array(back.m.suite_entries) && json_is_object(back.m.options));
+	CHECK(back.m.provenance && json_equal((json_t *)back.m.provenance, prov));
 	rm_manifest_file_release(&back);
+	json_decref(prov);
 	CHECK(rm_manifest_load("/nonexistent/run.json", &back, &err) < 0 && rm_error_missing(&err));
 
 	tfs_put(dir, "logs/a.live.log", "a\n");
@@ -282,8 +297,22 @@ TEST(manifest_archive_masked)
 	rm_mask mask;
 	json_t *opts = json_pack("{s:[s], s:{s:s}}", "tags", "m:tok=tok_S3cr3t_value", "ctx",
 				 "tok_S3cr3t_value", "x");
-	rm_manifest m = {"run8", NULL, NULL, ".", "hostx", NULL, NULL, NULL,
-			 opts,	 NULL, NULL, 0,	  NULL,	   0,	 &mask};
+	rm_manifest m = {.run_id = "run8",
+			 .started_at = NULL,
+			 .git_commit = NULL,
+			 .models_root = ".",
+			 .host = "hostx",
+			 .suite = NULL,
+			 .suite_file = NULL,
+			 .suite_entries = NULL,
+			 .options = opts,
+			 .gpu_vendor = NULL,
+			 .gpu_arch = NULL,
+			 .n_gpus = 0,
+			 .findings = NULL,
+			 .n_findings = 0,
+			 .mask = &mask,
+			 .provenance = NULL};
 	char *mp = rm_xasprintf("%s/masked-run.json", dir), *out = rm_xasprintf("%s/m.tar.gz", dir);
 	char *text = NULL, *raw = NULL;
 	size_t len = 0;
