@@ -18,6 +18,8 @@
 #include "rm/results.h"
 #include "rm/util.h"
 
+typedef struct json_t json_t;
+
 typedef struct rm_html_opts {
 	const char *title;    /* NULL: "run_models results" */
 	const char *source;   /* shown under the title: the files or database read */
@@ -28,12 +30,15 @@ typedef struct rm_html_opts {
 	 * or NULL: plotted beside its trend on the same run axis (a column shown only when
 	 * some run of the history has a figure). */
 	const rm_baseline *power;
+	/* what made the latest run (rm/provenance.h's JSON), or NULL: a collapsed "Run details"
+	 * table of it */
+	const json_t *provenance;
 } rm_html_opts;
 
 #define RM_HTML_OPTS_INIT                                                                          \
 	{                                                                                          \
 		.title = NULL, .source = NULL, .threshold_pct = -1, .directions = NULL,            \
-		.window = 0, .power = NULL                                                         \
+		.window = 0, .power = NULL, .provenance = NULL                                     \
 	}
 
 /* Points a series keeps for its trend (rm_history_opts.plot). */

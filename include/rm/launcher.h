@@ -207,6 +207,11 @@ typedef struct rm_launcher_ops {
 	 * (the Engine API's image inspection: Id, RepoDigests, Config.Env). -1 when it does
 	 * not have it. */
 	int (*image_facts)(void *state, const char *image, json_t **facts, rm_error *err);
+	/* Optional (NULL): what the hosts that ran the workload are, for its provenance, once
+	 * wait has returned (SLURM: each node's rm/doctor.h rm_doctor_provenance, from its
+	 * result file): *out = {"node<R> <name>": {group: {name: value}}}. -1 when no host said.
+	 * A launcher without it runs workloads on this host, whose provenance the runner has. */
+	int (*host_provenance)(void *state, rm_job *job, json_t **out);
 } rm_launcher_ops;
 
 /* NULL-terminated, in the order launchers are asked to claim a context. */

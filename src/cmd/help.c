@@ -22,13 +22,14 @@ const struct opt_cmd opt_cmds[] = {
      "(without effect), so that a run's command line can be listed as it is."},
     {"parse", CMD_PARSE, "run_models parse [options] LOGFILE",
      "Re-parses an existing log with a workload parser and prints the metrics it finds."},
-    {"doctor", CMD_DOCTOR, "run_models doctor [--format text|json]",
-     "Checks this host before benchmarking: the engine, GPUs, drivers, memory, disks."},
+    {"doctor", CMD_DOCTOR, "run_models doctor [--gpus] [--format text|json]",
+     "Checks this host before benchmarking: the engine, GPUs, drivers, memory, disks; with "
+     "`--gpus`, the pre-flight check of every GPU."},
     {"report html", CMD_REPORT_HTML, "run_models report html [PERF_CSV...|DB_URL] [-o FILE]",
      "One self-contained HTML trend report over the history in perf CSV files or a results "
      "database."},
     {"report compare", CMD_REPORT_COMPARE,
-     "run_models report compare A B [PERF_CSV|DB_URL] [--format text|markdown|json]",
+     "run_models report compare A B [PERF_CSV|DB_URL] [options]",
      "Two runs (run ids in a perf CSV or a database, or two perf CSV files: their last runs) "
      "side by side: each metric's change with the gate's verdict, then every difference in "
      "what made them (image, driver and firmware, environment, arguments, host)."},

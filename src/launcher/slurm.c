@@ -337,4 +337,5 @@ const rm_launcher_ops rm_launcher_slurm = {
     .probe = slurm_probe,
     .submit_all = rm_launcher__slurm_submit_all,
     .telemetry = rm_launcher__slurm_telemetry,
+    .host_provenance = rm_launcher__slurm_provenance,
 };

@@ -115,6 +115,27 @@ int rm_launcher__slurm_telemetry(void *state, rm_job *job, rm_telem_summary *out
 	return any ? 0 : -1;
 }
 
+int rm_launcher__slurm_provenance(void *state, rm_job *job, json_t **out)
+{
+	(void)state;
+	*out = json_object();
+	for (long r = 0; r < job->sl->sc.nodes && r < 1024; r++) {
+		json_t *res = result(job, r), *p = json_object_get(res, "provenance");
+		if (json_is_object(p)) {
+			const char *node = json_string_value(json_object_get(res, "node"));
+			char *key = rm_xasprintf("node%ld %s", r, node ? node : "?");
+			json_object_set(*out, key, p);
+			free(key);
+		}
+		json_decref(res);
+	}
+	if (json_object_size(*out))
+		return 0;
+	json_decref(*out);
+	*out = NULL;
+	return -1;
+}
+
 /* Whether every rank's runner has written its result file (they write it last). */
 static int all_results(const rm_job *job)
 {

@@ -99,6 +99,8 @@ int rm_launcher__slurm_stream(void *state, rm_job *job, rm_error *err);
 int rm_launcher__slurm_wait(void *state, rm_job *job, double timeout, long *status, rm_error *err);
 /* Every rank's telemetry (its result file's "telemetry"), merged. */
 int rm_launcher__slurm_telemetry(void *state, rm_job *job, rm_telem_summary *out);
+/* Each rank's provenance from its result file (rm_launcher_ops.host_provenance). */
+int rm_launcher__slurm_provenance(void *state, rm_job *job, json_t **out);
 int rm_launcher__slurm_fetch(void *state, rm_job *job, const char *path, int fd, size_t max,
 			     rm_error *err);
 /* Asks the queue (or the shell, inside an allocation) whether the job still runs: 0, or -1

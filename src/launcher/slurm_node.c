@@ -49,6 +49,7 @@ struct node {
 	rm_telem_summary telem; /* this node's GPU telemetry */
 	int have_telem;
 	int preflight_failed; /* the pre-flight check refused this node's GPUs */
+	json_t *provenance;   /* this node's (rm/doctor.h), masked */
 };
 
 static int load_job(struct node *n, rm_error *err)
@@ -344,6 +345,37 @@ static int node_preflight(struct node *n, rm_error *err)
 	return ret;
 }
 
+/* What this node is, for the run's provenance: its host and its GPUs of the workload. */
+static void node_provenance(struct node *n)
+{
+	rm_provenance_opts po = RM_PROVENANCE_OPTS_INIT;
+	long *gpus = NULL;
+	size_t n_gpus = 0;
+	rm_error err = RM_ERROR_INIT;
+	rm_mask m;
+	char *text, *masked;
+
+	po.ctx = &n->ctx;
+	if (n->o->sysfs_root)
+		po.sysfs_root = n->o->sysfs_root;
+	po.root = n->doc.root;
+	if (rm_workload_gpu_indexes(&n->w, &n->ctx, &gpus, &n_gpus, &err) == 0 && n_gpus) {
+		po.gpus = gpus;
+		po.n_gpus = n_gpus;
+	}
+	n->provenance = rm_doctor_provenance(&po);
+	/* a secret's value in a path or a name: masked as every file the run writes */
+	text = json_dumps(n->provenance, JSON_COMPACT);
+	rm_mask_init(&m, (const char *const *)n->secrets, n->n_secrets);
+	masked = rm_mask_string(&m, text ? text : "{}");
+	json_decref(n->provenance);
+	n->provenance = json_loads(masked, 0, NULL);
+	rm_mask_release(&m);
+	free(masked);
+	free(text);
+	free(gpus);
+}
+
 static int prepare_image(struct node *n, rm_error *err)
 {
 	rm_image_req req = {.model = n->m, .image = n->w.image}; /* df NULL: run it as it is */
@@ -417,6 +449,7 @@ static int node_main(struct node *n, rm_error *err)
 		return rm_error_set(err, RM_ERR_INPUT,
 				    "model '%s' needs %ld GPUs and node %s has %ld", n->m->name,
 				    n->m->n_gpus, where ? where : "?", n->ctx.n_gpus);
+	node_provenance(n);
 	if (node_preflight(n, err) < 0 || prepare_image(n, err) < 0)
 		return -1;
 	return run_container(n, err);
@@ -438,6 +471,8 @@ static void write_result(struct node *n)
 		json_object_set_new(doc, "telemetry", rm_telem_summary_to_json(&n->telem));
 	if (n->preflight_failed)
 		json_object_set_new(doc, "preflight", json_true());
+	if (n->provenance)
+		json_object_set(doc, "provenance", n->provenance);
 	text = json_dumps(doc, JSON_COMPACT);
 	if (rm_write_file_atomic(path, text, strlen(text), 0644, &err) < 0)
 		rm_warn("%s", rm_error_text(&err));
@@ -489,6 +524,7 @@ done:
 	rm_workload_release(&n.w);
 	rm_registry_release(&n.reg);
 	rm_job_doc_release(&n.doc);
+	json_decref(n.provenance);
 	free(n.error);
 	free(n.image_id);
 	free(n.results_path);

@@ -45,6 +45,9 @@ struct report {
 	struct html_power *power; /* html_power.c, or NULL: no power column */
 };
 
+/* html_details.c: the latest run's provenance (rm_html_opts.provenance), when it has one. */
+void rm_results__html_details(rm_buf *out, const struct report *r);
+
 /* html.c: the x of a point (merged points: the middle of their runs). */
 double rm_results__html_x(const struct report *r, const rm_hpoint *p);
 

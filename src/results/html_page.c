@@ -347,8 +347,9 @@ void rm_results__html_page(rm_buf *out, const struct report *r)
 			   "<th>failed runs</th></tr>\n");
 	for (size_t i = 0; i < r->n_series; i++)
 		model_row(out, r, &r->ser[i]);
-	rm_buf_addstr(out, "</table></details>\n<details><summary><h2>How changes are judged"
-			   "</h2></summary><p>");
+	rm_buf_addstr(out, "</table></details>\n");
+	rm_results__html_details(out, r);
+	rm_buf_addstr(out, "<details><summary><h2>How changes are judged</h2></summary><p>");
 	rm_text_html(out, r->gate.rule ? r->gate.rule : "");
 	rm_buf_addstr(out,
 		      " The change is (latest level - reference) / |reference| &times; 100, "

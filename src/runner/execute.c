@@ -211,6 +211,7 @@ int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct out
 	oc->test_s = rm_now() - rm_runner__stream_started(st);
 	rm_runner__stream_end(st, oc);
 	rm_runner__telemetry_finish(r, tm, w, job, st, oc);
+	rm_runner__provenance_hosts(r, w, job, oc);
 	rm_runner__data_after_run(r, w, job, oc);
 	rm_runner__tools_after_run(r, w, job, st, oc);
 	execute_judge(r, m, job, st, status, oc);

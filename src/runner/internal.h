@@ -226,6 +226,10 @@ void rm_runner__provenance_start(struct run *r);
 void rm_runner__provenance_finish(struct run *r);
 void rm_runner__provenance_model(struct run *r, const rm_workload *w, rm_job *job,
 				 struct stream *st, const struct outcome *oc);
+/* A workload that ran elsewhere (SLURM): its hosts' provenance (the launcher's
+ * host_provenance) under its model, "node<R> <name>.<value name>", once it has ended. */
+void rm_runner__provenance_hosts(struct run *r, const rm_workload *w, rm_job *job,
+				 const struct outcome *oc);
 
 /* execute.c: runs a built image once; fills oc. Returns -1 only when interrupted. */
 int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct outcome *oc);

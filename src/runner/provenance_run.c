@@ -198,7 +198,28 @@ static json_t *image_group(struct run *r, const rm_model *m, rm_job *job, const 
 	return g;
 }
 
-/* The container's environment as rendered for this host, secrets masked. */
+/* Whether a variable's name says it holds a credential: its value is never kept, whatever
+ * it is (the context's docker_env_vars are the user's text, which may hold one). */
+static int credential_name(const char *name)
+{
+	static const char *const words[] = {"SECRET",	   "TOKEN",   "PASSWORD",    "PASSWD",
+					    "CREDENTIAL",  "API_KEY", "APIKEY",	     "ACCESS_KEY",
+					    "PRIVATE_KEY", "AUTH",    "MAD_SECRETS", NULL};
+	char *up = rm_xstrdup(name);
+	int hit = 0;
+
+	for (char *p = up; *p; p++)
+		if (*p >= 'a' && *p <= 'z')
+			*p = (char)(*p - 'a' + 'A');
+	for (size_t i = 0; words[i] && !hit; i++)
+		hit = strstr(up, words[i]) != NULL;
+	free(up);
+	return hit;
+}
+
+/* The container's environment as rendered for this host, secrets masked: the values of the
+ * host's MAD_SECRETS* wherever they appear, and whole values of variables named as
+ * credentials. */
 static json_t *env_group(struct run *r, const rm_workload *w)
 {
 	json_t *g = json_object(), *body = NULL, *v;
@@ -213,8 +234,8 @@ static json_t *env_group(struct run *r, const rm_workload *w)
 		if (!eq || !strncmp(kv, "MAD_RUN_ID=", 11)) /* the run's own id: the key already */
 			continue;
 		name = rm_xstrndup(kv, (size_t)(eq - kv));
-		value = strstr(name, "MAD_SECRETS") ? rm_xstrdup("***")
-						    : rm_mask_string(&r->mask, eq + 1);
+		value =
+		    credential_name(name) ? rm_xstrdup("***") : rm_mask_string(&r->mask, eq + 1);
 		put(g, name, value);
 		free(name);
 		free(value);
@@ -258,6 +279,40 @@ static json_t *args_group(struct run *r, const rm_workload *w)
 	free(masked);
 	rm_buf_release(&ids);
 	return g;
+}
+
+void rm_runner__provenance_hosts(struct run *r, const rm_workload *w, rm_job *job,
+				 const struct outcome *oc)
+{
+	const rm_launcher *L = &r->launcher;
+	json_t *hosts = NULL, *groups = json_object(), *host, *vals, *v;
+	const char *key, *g, *name;
+	rm_error err = RM_ERROR_INIT;
+
+	if (!job || !L->ops->host_provenance ||
+	    L->ops->host_provenance(L->state, job, &hosts) < 0) {
+		json_decref(groups);
+		return;
+	}
+	/* each host's values under its name: "node0 n1.kernel" */
+	json_object_foreach (hosts, key, host)
+		json_object_foreach (host, g, vals)
+			json_object_foreach (vals, name, v) {
+				json_t *dst = json_object_get(groups, g);
+				char *k = rm_xasprintf("%s.%s", key, name);
+				if (!dst) {
+					dst = json_object();
+					json_object_set_new(groups, g, dst);
+				}
+				json_object_set(dst, k, v);
+				free(k);
+			}
+	if (rm_provenance_append(r->o->output, r->run_id, w->model->name, oc->dockerfile, groups,
+				 &err) < 0)
+		rm_warn("model '%s': the provenance of its hosts: %s", w->model->name,
+			rm_error_text(&err));
+	json_decref(groups);
+	json_decref(hosts);
 }
 
 void rm_runner__provenance_model(struct run *r, const rm_workload *w, rm_job *job,

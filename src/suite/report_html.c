@@ -4,10 +4,12 @@
  * points, then the latest run judged and the page written. `report html` and the end of a
  * run (rm_nightly_finish's --html) both come here.
  */
+#include <jansson.h>
 #include <stdlib.h>
 
 #include "rm/accepted.h"
 #include "rm/db.h"
+#include "rm/provenance.h"
 #include "rm/direction.h"
 #include "rm/history.h"
 #include "rm/html.h"
@@ -90,6 +92,33 @@ static int read_dbs(const rm_nightly_html_opts *o, struct html_in *in, rm_buf *s
 	return 0;
 }
 
+/* What made the latest run: the first perf.csv's companion file, else a database, that has
+ * it (none: NULL). */
+static json_t *latest_provenance(const rm_nightly_html_opts *o, const char *id)
+{
+	json_t *prov = NULL;
+	rm_error err = RM_ERROR_INIT;
+
+	for (size_t i = 0; id && i < o->n_files; i++) {
+		if (rm_provenance_read(o->files[i], id, &prov, &err) == 0 && json_object_size(prov))
+			return prov;
+		json_decref(prov);
+		prov = NULL;
+	}
+	for (size_t i = 0; id && i < o->n_dbs; i++) {
+		rm_db *db = NULL;
+		if (rm_db_open(o->dbs[i], &db, &err) == 0 &&
+		    rm_db_provenance(db, id, &prov, &err) == 0 && json_object_size(prov)) {
+			rm_db_close(db);
+			return prov;
+		}
+		rm_db_close(db);
+		json_decref(prov);
+		prov = NULL;
+	}
+	return NULL;
+}
+
 int rm_nightly_html(const rm_nightly_html_opts *o, rm_nightly_html_result *res, rm_error *err)
 {
 	rm_history_opts hopt = RM_HISTORY_OPTS_INIT, popt = RM_HISTORY_OPTS_INIT;
@@ -99,6 +128,7 @@ int rm_nightly_html(const rm_nightly_html_opts *o, rm_nightly_html_result *res, 
 	rm_results again = RM_RESULTS_INIT;
 	rm_buf source = RM_BUF_INIT((size_t)1 << 16);
 	struct html_in in = {NULL, 0};
+	json_t *prov = NULL;
 	const rm_results *latest;
 	const char *id;
 	int complete, ret = -1;
@@ -127,6 +157,7 @@ int rm_nightly_html(const rm_nightly_html_opts *o, rm_nightly_html_result *res, 
 	ho.directions = o->directions ? o->directions : dirs;
 	ho.window = o->window;
 	ho.power = power;
+	ho.provenance = prov = latest_provenance(o, id);
 	if (rm_html_report(o->path, in.h, latest, &ho, err) < 0)
 		goto out;
 	if (res) {
@@ -141,5 +172,6 @@ out:
 	rm_results_release(&again);
 	rm_baseline_free(in.h);
 	rm_baseline_free(power);
+	json_decref(prov);
 	return ret;
 }
