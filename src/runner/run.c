@@ -219,7 +219,6 @@ static int run_all(struct run *r, rm_error *err)
 		return 0;
 	}
 	r->git_commit = rm_git_commit(o->root);
-	rm_runner__provenance_start(r);
 	rm_info("run %s: %zu model(s), %s", r->run_id, r->sel.n,
 		r->launcher.ops->where(r->launcher.state));
 	reap(r);
@@ -227,6 +226,9 @@ static int run_all(struct run *r, rm_error *err)
 		rm_warn_sys(errno,
 			    "cannot start the watchdog (if this runner is killed with SIGKILL, the "
 			    "next run removes its containers)");
+	/* After the watchdog's fork: a fork keeps the pipes of the thread's nvidia-smi open,
+	 * and their reader would wait for the watchdog's end. */
+	rm_runner__provenance_start(r);
 	if (o->sys_env_details)
 		write_sys_env(r);
 	for (size_t i = 0; i < r->sel.n && !rm_signal_received(); i++) {

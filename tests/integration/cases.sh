@@ -636,6 +636,11 @@ S
 		fail "json: $(cat cmp.json)"
 	"$RM" report compare "$a" "$b" perf.csv --format markdown | grep -q '^| it_prov | samples_per_sec | 100 | 90 | -10.00% | regression' ||
 		fail "markdown"
+	# the HTML report's run details: the latest run's provenance
+	"$RM" report html perf.csv -o report.html 2>/dev/null || fail "report html"
+	grep -q '<details id="run-details"><summary><h2>Run details</h2> ('"$b"': what made it)' report.html &&
+		grep -q '<td>driver and firmware</td><td>(the host)</td><td>driver</td><td><code>580.172.01</code>' report.html ||
+		fail "run details: $(grep -o 'run-details.\{0,300\}' report.html)"
 	# from the database: run 1 exported too, the same differences
 	"$RM" export --db "sqlite:$WORK/r.db" perf.csv 2>/dev/null || fail "export"
 	"$RM" report compare "$a" "$b" "sqlite:$WORK/r.db" >db.txt || fail "compare from the database"

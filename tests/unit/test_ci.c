@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "rm/archive.h"
+#include "rm/gate.h"
 #include "rm/junit.h"
 #include "rm/manifest.h"
 #include "rm/provenance.h"
@@ -198,6 +199,120 @@ TEST(junit)
 	rm_buf_release(&lines);
 	free(log);
 	free(path);
+}
+
+/* A row of run7 of attempt n. */
+static void add_attempt(rm_results *r, const char *model, const char *perf, const char *status,
+			const char *reason, const char *attempt)
+{
+	const char *names[] = {"model",	 "metric",  "performance", "status",	  "run_id",
+			       "repeat", "attempt", "reason",	   "docker_file", "timestamp"};
+	const char *vals[] = {model,
+			      "tokens/s",
+			      perf,
+			      status,
+			      "run7",
+			      "1",
+			      attempt,
+			      reason,
+			      "docker/x.Dockerfile",
+			      "2024-05-01T02:03:04Z"};
+	rm_results_add(r, names, vals, 10, "mem", 2);
+}
+
+/* --retries: each attempt is a row; the last one is the test case, a pass after a failure
+ * is flaky (<flakyFailure>, as Maven Surefire writes it), a failure every time has a
+ * <rerunFailure> per earlier attempt; the gate judges the last attempt only. */
+TEST(junit_attempts)
+{
+	rm_results run = RM_RESULTS_INIT;
+	rm_error err = RM_ERROR_INIT;
+	char *path = rm_xasprintf("%s/attempts.xml", dir), *text = NULL;
+	rm_gate g;
+	rm_gate_opts go = RM_GATE_OPTS_INIT;
+
+	add_attempt(&run, "flaky", "", "FAILURE", "POST /containers/create: 500 oops", "1");
+	add_attempt(&run, "flaky", "42", "SUCCESS", "", "2");
+	add_attempt(&run, "broken", "", "FAILURE", "node n1 failed", "1");
+	add_attempt(&run, "broken", "", "FAILURE", "node n2 failed", "2");
+	add_attempt(&run, "once", "7", "SUCCESS", "", "1");
+	CHECK(run.rows[0].retried && !run.rows[1].retried && run.rows[1].attempt == 2);
+	CHECK(run.rows[2].retried && !run.rows[3].retried && !run.rows[4].retried);
+	rm_junit_opts o = RM_JUNIT_OPTS_INIT;
+	o.suite = "nightly";
+	CHECK(rm_junit_write(path, &run, &o, &err) == 0);
+	CHECK(rm_read_file(path, 1 << 20, &text, NULL, &err) == 0);
+	CHECK(text && strstr(text, "tests=\"3\" failures=\"1\""));
+	CHECK(text &&
+	      strstr(text, "<testcase name=\"flaky\" classname=\"nightly\" time=\"0.000\">\n"
+			   "      <flakyFailure message=\"POST /containers/create: 500 oops\" "
+			   "type=\"FAILURE\">\n        <stackTrace>POST /containers/create: 500 "
+			   "oops"));
+	CHECK(text && strstr(text, "<failure type=\"FAILURE\" message=\"node n2 failed\">"));
+	CHECK(text && strstr(text, "<rerunFailure message=\"node n1 failed\" type=\"FAILURE\">"));
+	CHECK(text && !strstr(text, "name=\"flaky #"));
+	free(text);
+	/* the gate: flaky passed, broken failed once (not twice) */
+	rm_gate_eval(&run, NULL, &go, &g);
+	CHECK(g.n_failed == 1);
+	for (size_t i = 0; i < g.n; i++)
+		if (!strcmp(g.v[i].model, "flaky"))
+			CHECK(g.v[i].n_failed == 0 && g.v[i].n_success == 1);
+	rm_gate_release(&g);
+	rm_results_release(&run);
+	free(path);
+}
+
+/* A run's provenance in perf.csv's companion file, and what differs between two runs. */
+TEST(provenance_diff)
+{
+	rm_error err = RM_ERROR_INIT;
+	char *perf = rm_xasprintf("%s/prov/perf.csv", dir);
+	json_t *g1 = json_pack("{s:{s:s, s:s}}", "driver and firmware", "driver", "580.159.04",
+			       "gpu0.vbios", "96.00.DA.00.0C");
+	json_t *g2 = json_pack("{s:{s:s, s:s}}", "driver and firmware", "driver", "580.172.01",
+			       "gpu0.vbios", "96.00.DA.00.0C");
+	json_t *m1 = json_pack("{s:{s:s, s:s}, s:{s:s}}", "environment", "MY_KNOB", "1", "HOME",
+			       "/root", "image", "digest", "r@sha256:1");
+	json_t *m2 = json_pack("{s:{s:s, s:s}, s:{s:s}}", "environment", "MY_KNOB", "2", "HOME",
+			       "/root", "image", "id", "sha256:2");
+	json_t *a = NULL, *b = NULL, *d, *e;
+	size_t n = 0;
+
+	{
+		char *pd = rm_xasprintf("%s/prov", dir);
+		tfs_mkdirs(pd);
+		free(pd);
+	}
+	CHECK(rm_provenance_append(perf, "A", "", "", g1, &err) == 0);
+	CHECK(rm_provenance_append(perf, "A", "m", "docker/m.Dockerfile", m1, &err) == 0);
+	CHECK(rm_provenance_append(perf, "B", "", "", g2, &err) == 0);
+	CHECK(rm_provenance_append(perf, "B", "m", "docker/m.Dockerfile", m2, &err) == 0);
+	CHECK(rm_provenance_read(perf, "A", &a, &err) == 0 && json_object_size(a) == 2);
+	CHECK(rm_provenance_read(perf, "B", &b, &err) == 0);
+	d = rm_provenance_diff(a, b, &n);
+	CHECK(n == 4); /* the driver, the knob, a digest gone, an id new */
+	e = json_array_get(json_object_get(d, "driver and firmware"), 0);
+	CHECK(e && !strcmp(json_string_value(json_object_get(e, "a")), "580.159.04") &&
+	      !strcmp(json_string_value(json_object_get(e, "b")), "580.172.01") &&
+	      !strcmp(json_string_value(json_object_get(e, "model")), ""));
+	CHECK(json_array_size(json_object_get(d, "environment")) == 1);
+	CHECK(json_array_size(json_object_get(d, "image")) == 2);
+	/* the groups in report compare's order */
+	CHECK(!strcmp(json_object_iter_key(json_object_iter(d)), "image"));
+	json_decref(d);
+	/* a run the file does not have, a file that is not there: nothing */
+	json_decref(b);
+	CHECK(rm_provenance_read(perf, "C", &b, &err) == 0 && json_object_size(b) == 0);
+	json_decref(b);
+	CHECK(rm_provenance_read("/nonexistent/perf.csv", "A", &b, &err) == 0);
+	json_decref(b);
+	json_decref(a);
+	json_decref(g1);
+	json_decref(g2);
+	json_decref(m1);
+	json_decref(m2);
+	free(perf);
 }
 
 TEST(manifest_archive)
