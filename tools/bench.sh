@@ -12,7 +12,12 @@
 #      seconds and GPUs, AMD on that tree and NVIDIA through the stand-in nvidia-smi
 #      (tests/telemetry/nvidia-smi): readings per second per GPU of each.
 # Median of RUNS (default 5). Usage: tools/bench.sh [BUILD_DIR [OTHER_BUILD_DIR]]
-# ONLY=telemetry runs section 3 alone.
+#   4. Provenance (docs/nightly.md, "Comparing two runs"): the host's part alone
+#      (bench_provenance, tests/unit/bench_provenance.c: an NVIDIA host through the stand-in
+#      nvidia-smi, an AMD host of TELEMETRY_GPUS GPUs on a fake sysfs), which a run collects
+#      in a thread while its images build, and each model's part, from the note the runner
+#      writes in the run's log, over RUNS runs of the smoke model: the median milliseconds.
+# ONLY=telemetry runs section 3 alone, ONLY=provenance section 4.
 # With OTHER_BUILD_DIR (e.g. a build of an earlier commit) both binaries are measured in the
 # same run, interleaved, and compared.
 set -euo pipefail
@@ -98,8 +103,27 @@ print("%.6f %.6f %d %.3f" % (r.ru_utime, r.ru_stime, r.ru_maxrss, time.monotonic
 	)
 	PATH=$src/tests/telemetry:$PATH "$build/bench_telemetry" "$secs" "$gpus" "$d/sys"
 }
+provenance_bench() {
+	local gpus=${TELEMETRY_GPUS:-8} d=$work/provenance
+	echo "== 4. provenance: the host's (a thread of its own) and each model's, median of $runs"
+	"$src/tests/telemetry/fake-gpu-sysfs.sh" "$d/sys" "$gpus" 750
+	PATH=$src/tests/telemetry:$PATH "$build/bench_provenance" "$runs" "$gpus" "$d/sys" "$src"
+	(
+		mkdir -p "$d/logs"
+		for _ in $(seq 1 "$runs"); do
+			"$build/run_models" --tags smoke -q -o "$d/prov.csv" --log-dir "$d/logs" >/dev/null 2>&1
+		done
+		find "$d/logs" -type f -name '*.live.log' -exec grep -h "run_models: provenance:" {} + |
+			sed 's/.* \([0-9]*\) values .* in \([0-9.]*\) ms/\2 \1/' | sort -n |
+			awk '{ a[NR] = $1; v = $2 } END { printf "each model: %d values in %.1f ms (median of %d runs; min %.1f, max %.1f)\n", v, a[int((NR + 1) / 2)], NR, a[1], a[NR] }'
+	)
+}
 if [ "$only" = telemetry ]; then
 	telemetry_bench
+	exit 0
+fi
+if [ "$only" = provenance ]; then
+	provenance_bench
 	exit 0
 fi
 
@@ -156,3 +180,4 @@ if [ -n "$other" ]; then
 fi
 tail -1 perf.csv | cut -d, -f1,18,19,21
 telemetry_bench
+provenance_bench

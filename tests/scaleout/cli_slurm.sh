@@ -112,6 +112,11 @@ two_node)
 	done
 	grep -q '^performance: 1000.5' "logs/slurm_env.$rid.live.log" || fail "the live log is not rank 0's"
 	grep -q '^#SBATCH --nodes=2$' "logs/slurm_env.$rid.sbatch" || fail "batch script not kept"
+	# each node's provenance (its result file's), under the model in perf.csv's companion
+	for r in 0 1; do
+		grep -q "^$rid,slurm_env,.*,host,node$r [^,]*\.kernel,$(uname -r)\$" perf.provenance.csv ||
+			fail "node $r's provenance: $(grep "node$r" perf.provenance.csv | head -3)"
+	done
 	scontrol -o show job "$job" | grep -q 'JobState=COMPLETED' || fail "job $job: $(scontrol -o show job "$job")"
 	job_gone "$job"
 	no_containers "$rid"
