@@ -57,8 +57,11 @@ static void set_where(struct slurm_launcher *sl)
 static int check_conf(struct slurm_launcher *sl, rm_error *err)
 {
 	char *runner = NULL;
-	int r = rm_slurm_runner(&sl->dc, 1, &runner, err);
+	int r = 0;
 
+	/* the card's own script (slurm_multi, ...) has no runner to check */
+	if (!rm_dist_runs_script(rm_dist_launcher_find(sl->dc.launcher), 1))
+		r = rm_slurm_runner(&sl->dc, 1, &runner, err);
 	free(runner);
 	if (r < 0)
 		return -1;

@@ -18,7 +18,7 @@ int rm_slurm_runner(const rm_dist_conf *dc, long nproc, char **runner, rm_error 
 	const rm_dist_launcher *l = rm_dist_launcher_find(name);
 
 	*runner = NULL;
-	if (!l || !l->on_slurm) {
+	if (!l || l->slurm != RM_DIST_SLURM_TASKS) {
 		char *names = rm_dist_launcher_names(1);
 		rm_error_set(err, RM_ERR_INPUT,
 			     "--additional-context: distributed.launcher '%s' is not supported; "
