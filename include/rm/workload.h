@@ -168,7 +168,7 @@ typedef struct rm_workload {
 	rm_kv *env_vars;
 	size_t n_env_vars;
 	int image_name_given; /* the context's env_vars set DOCKER_IMAGE_NAME */
-	char **secrets; /* names of the host variables passed through (MAD_SECRETS*) */
+	char **secrets;	      /* names of the host variables passed through (MAD_SECRETS*) */
 	size_t n_secrets;
 	rm_kv *mounts; /* the context's docker_mounts: key the container path, value the host's */
 	size_t n_mounts;

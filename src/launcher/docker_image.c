@@ -350,6 +350,8 @@ void rm_launcher__docker_plan(const rm_context *ctx, const rm_image_req *req,
 			"it)\n",
 			req->image);
 	}
+	if (!spec) /* the image only (a card whose script starts its own containers) */
+		return;
 	if (rm_workload_render(spec->w, ctx, (const char *const *)environ, &body, &err) < 0) {
 		fprintf(out, "  would fail: %s\n", rm_error_text(&err));
 	} else {

@@ -183,8 +183,7 @@ static void env_vars_of(rm_workload *w, const rm_model *m, const rm_context *ctx
 
 /* The card's distributed.launcher when its script runs itself (slurm_multi: no context can
  * run it another way), else the context's, else the card's, else the host's MAD_LAUNCHER. */
-static char *dist_launcher_of(const rm_model *m, const rm_context *ctx,
-			      const char *const *host_env)
+static char *dist_launcher_of(const rm_model *m, const rm_context *ctx, const char *const *host_env)
 {
 	const char *card = json_string_value(json_object_get(m->distributed, "launcher"));
 	const char *l = json_string_value(
@@ -351,11 +350,11 @@ int rm_workload_check_placeholders(const rm_workload *w, rm_error *err)
 
 		if (!strcmp(k, "DOCKER_IMAGE_NAME") && !w->image_name_given)
 			continue; /* the run's image fills it */
-		if (len > 2 && v[0] == '<' && v[len - 1] == '>' &&
-		    strcspn(v + 1, "<>") == len - 2)
+		if (len > 2 && v[0] == '<' && v[len - 1] == '>' && strcspn(v + 1, "<>") == len - 2)
 			return rm_error_set(
 			    err, RM_ERR_INPUT,
-			    "model '%s': env_vars '%s' is '%s', a placeholder for you to fill: give "
+			    "model '%s': env_vars '%s' is '%s', a placeholder for you to fill: "
+			    "give "
 			    "it in --additional-context '{\"env_vars\": {\"%s\": \"...\"}}'",
 			    w->model_name, k, v, k);
 	}
