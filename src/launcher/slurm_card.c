@@ -162,8 +162,11 @@ int rm_launcher__slurm_card_script(struct slurm_launcher *sl, const rm_job_spec 
 				.image_tar = tar,
 				.steps = s->steps};
 	ret = rm_slurm_card_script(&cj, text, err);
-	if (ret == 0 && tar && !sl->cfg.dry_run)
+	if (ret == 0 && tar && !sl->cfg.dry_run) {
 		ret = save_image(sl, w->image, tar, err);
+		s->image_tar = tar;
+		tar = NULL;
+	}
 	s->nodes = sc.nodes;
 	rm_workload_kv_free(env, n_env);
 	rm_slurm_conf_release(&sc);

@@ -33,6 +33,7 @@ struct slurm_sub {
 	long nodes;	 /* the job's nodes */
 	int card;	 /* the card's own script on the batch host (slurm_card.c) */
 	char *steps;	 /* then: its steps file */
+	char *image_tar; /* and the image saved for its nodes (removed at cleanup), or NULL */
 };
 
 struct slurm_launcher {

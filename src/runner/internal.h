@@ -163,8 +163,9 @@ int rm_runner__run_queue(struct run *r, rm_error *err);
 /* results.c: a file out of the workload (the launcher's fetch), as an unlinked temporary
  * file; a missing path fails with RM_ERR_INPUT. */
 FILE *rm_runner__fetch_file(struct run *r, rm_job *job, const char *path, rm_error *err);
-/* The model's multiple_results into oc->mr_*. */
-int rm_runner__read_multiple_results(struct run *r, const rm_model *m, rm_job *job,
+/* The model's multiple_results into oc->mr_*; card: the results a card's own script wrote
+ * on shared storage (the launcher finds them), named "<model>.results.csv" beside perf.csv. */
+int rm_runner__read_multiple_results(struct run *r, const rm_model *m, int card, rm_job *job,
 				     struct outcome *oc, rm_error *err);
 
 struct stream;
