@@ -34,6 +34,7 @@ struct slurm_sub {
 	int card;	 /* the card's own script on the batch host (slurm_card.c) */
 	char *steps;	 /* then: its steps file */
 	char *image_tar; /* and the image saved for its nodes (removed at cleanup), or NULL */
+	char *image_id;	 /* and the id every node must hold, or NULL (the first node's) */
 };
 
 struct slurm_launcher {

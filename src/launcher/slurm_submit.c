@@ -35,6 +35,7 @@ void rm_launcher__slurm_sub_release(struct slurm_sub *s)
 	free(s->script);
 	free(s->steps);
 	free(s->image_tar);
+	free(s->image_id);
 	memset(s, 0, sizeof(*s));
 }
 

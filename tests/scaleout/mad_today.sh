@@ -16,6 +16,8 @@
 #                row naming both, nothing submitted
 #   no_results   the script writes no results: a FAILURE row saying where it looked
 #   node_fails   one node's container exits 1: a FAILURE row naming the node
+#   image_mismatch  node n2's engine answers another image id (a docker shim on PATH that
+#                lies for n2): a FAILURE row naming n2 and both ids; the script never ran
 #   cancel       SIGINT mid-job: exit 130, a FAILURE row, no job, no container left
 #   dry_run      every card of the folder on an MI300X context: each multi-node card shows its
 #                batch script (44: one is SKIPPED), none would fail, 13 SKIPPED (skip_gpu_arch)
@@ -187,6 +189,26 @@ node_fails)
 	rid=${run_ids[-1]} job=$(job_of "$work/out")
 	csv_col perf.csv 1 reason | grep -q "the card's script exited with code 1 (its step's rank 1 on node n2 exited with code 1" ||
 		fail "reason: $(csv_col perf.csv 1 reason)"
+	nothing_left "$rid" "$job"
+	;;
+image_mismatch)
+	# The nodes share this machine's engine: a docker shim that answers another id on n2.
+	mkdir -p "$work/shim"
+	real_docker=$(command -v docker)
+	cat >"$work/shim/docker" <<SHIM
+#!/bin/sh
+if [ "\$1 \$2" = "image inspect" ] && [ "\${SLURMD_NODENAME:-}" = n2 ]; then
+	echo sha256:0000000000000000000000000000000000000000000000000000000000000000
+	exit 0
+fi
+exec "$real_docker" "\$@"
+SHIM
+	chmod +x "$work/shim/docker"
+	PATH=$work/shim:$PATH run "$work/out" --tags "$card" -c "$(ctx)" && fail "exit 0"
+	rid=${run_ids[-1]} job=$(job_of "$work/out")
+	csv_col perf.csv 1 reason | grep -q "the image is not on every node: node n2 holds sha256:0000" ||
+		fail "reason: $(csv_col perf.csv 1 reason)"
+	grep -q '^standin:' logs/*."$rid".batch.log && fail "the card's script ran"
 	nothing_left "$rid" "$job"
 	;;
 cancel)

@@ -46,7 +46,8 @@ endforeach()
 
 # Today's ROCm/MAD multi-node cards (tests/scaleout/mad_today.sh, issue 30): the card's
 # script on the batch host, the image on every node, results, and the refusals.
-set(RM_MAD_TODAY_CASES save registry placeholder mismatch no_results node_fails cancel dry_run)
+set(RM_MAD_TODAY_CASES save registry placeholder mismatch no_results node_fails image_mismatch
+    cancel dry_run)
 foreach(c ${RM_MAD_TODAY_CASES})
   add_test(NAME scaleout.mad_${c}
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scaleout/mad_today.sh ${RM_SCALEOUT_ENV}
