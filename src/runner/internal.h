@@ -58,8 +58,10 @@ struct run {
 	int swept;	   /* nothing of the run is left (the final sweep succeeded or was moot) */
 	int watchdog_fd;   /* write end of the watchdog's pipe, or <= 0 */
 	int engine_lost;   /* a workload lost its engine mid-run */
-	size_t jobs_started; /* workloads the launcher was asked to start */
-	rm_data_config data; /* data.json (or --data-config) with the context's "data" */
+	size_t jobs_started;  /* workloads the launcher was asked to start */
+	rm_data_config data;  /* data.json (or --data-config) with the context's "data" */
+	char **unserved_said; /* data no provider serves, warned about once a run */
+	size_t n_unserved_said;
 	int data_loaded;
 	rm_tool_plan tools;    /* the context's tools and scripts (tools_run.c); empty without */
 	rm_build_manifest man; /* run --manifest: its images (man.path NULL without) */
