@@ -156,7 +156,7 @@ static int run_ci(const struct cli *cli, const rm_run_opts *o, int repeat_given,
 				res.engine_lost);
 }
 
-static void push(struct opt_list *l, const char *s)
+static void list_push(struct opt_list *l, const char *s)
 {
 	l->v = rm_xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
 	l->v[l->n++] = s;
@@ -175,11 +175,11 @@ static int list_suite(struct cli *cli, rm_error *err)
 		struct opt_list tags = {0}, ctx = {0}, saved = cli->tags, saved_ctx = cli->contexts;
 		char *json = json_dumps(e->context, JSON_COMPACT);
 		for (size_t k = 0; k < e->n_tags + e->n_models; k++)
-			push(&tags, k < e->n_tags ? e->tags[k] : e->models[k - e->n_tags]);
+			list_push(&tags, k < e->n_tags ? e->tags[k] : e->models[k - e->n_tags]);
 		/* The entry's context, then the command line's (as the run applies them). */
-		push(&ctx, json);
+		list_push(&ctx, json);
 		for (size_t k = 0; k < saved_ctx.n; k++)
-			push(&ctx, saved_ctx.v[k]);
+			list_push(&ctx, saved_ctx.v[k]);
 		printf("# suite %s, entry %zu of %zu: %s\n", s.name, i + 1, s.n, e->name);
 		fflush(stdout);
 		cli->tags = tags;

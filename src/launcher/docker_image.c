@@ -218,7 +218,8 @@ out:
 }
 
 /* A failed build, or the engine went away under it: ask, and say which (RM_LAUNCH_LOST). */
-static int build_failed(struct docker_launcher *dl, const rm_image_req *req, int ret, rm_error *err)
+static int docker_build_failed(struct docker_launcher *dl, const rm_image_req *req, int ret,
+			       rm_error *err)
 {
 	rm_error perr = RM_ERROR_INIT;
 
@@ -236,8 +237,8 @@ static int build_failed(struct docker_launcher *dl, const rm_image_req *req, int
 }
 
 /* POST /build of req's Dockerfile with its context, tarred into a temporary file. */
-static int build(struct docker_launcher *dl, const rm_image_req *req, json_t *labels,
-		 char **image_id, rm_error *err)
+static int docker_build(struct docker_launcher *dl, const rm_image_req *req, json_t *labels,
+			char **image_id, rm_error *err)
 {
 	const char *ctx_dir = req->model->dockercontext;
 	char *tar_path = NULL, *df_name = NULL, *mark = NULL, *extrahosts = NULL;
@@ -268,7 +269,7 @@ static int build(struct docker_launcher *dl, const rm_image_req *req, json_t *la
 	bo.cancel_ud = req->ud;
 	ret = rm_engine_build(dl->d, &bo, image_id, err);
 	if (ret < 0)
-		ret = build_failed(dl, req, ret, err);
+		ret = docker_build_failed(dl, req, ret, err);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -319,7 +320,7 @@ int rm_launcher__docker_prepare(void *state, const rm_image_req *req, char **ima
 		ret = 0;
 		goto out;
 	}
-	ret = build(dl, req, labels, image_id, err);
+	ret = docker_build(dl, req, labels, image_id, err);
 out:
 	json_decref(labels);
 	return ret;

@@ -193,7 +193,7 @@ static int slurm_prepare(void *state, const rm_image_req *req, char **image_id, 
 }
 
 /* The card's object of key under the context's (the card fills what the context leaves). */
-static json_t *under(json_t *ctx_obj, const char *key, const json_t *card)
+static json_t *card_under(json_t *ctx_obj, const char *key, const json_t *card)
 {
 	json_t *c = json_object_get(ctx_obj, key);
 	json_t *out = json_is_object(c) ? json_deep_copy(c) : json_object();
@@ -226,8 +226,8 @@ int rm_launcher__slurm_conf_for(const struct slurm_launcher *sl, const rm_worklo
 				rm_slurm_conf *sc, rm_dist_conf *dc, rm_error *err)
 {
 	json_t *ctx = sl->cfg.ctx->obj, *obj = json_object();
-	json_t *s = under(ctx, "slurm", w->model ? w->model->slurm : NULL);
-	json_t *d = under(ctx, "distributed", w->model ? w->model->distributed : NULL);
+	json_t *s = card_under(ctx, "slurm", w->model ? w->model->slurm : NULL);
+	json_t *d = card_under(ctx, "distributed", w->model ? w->model->distributed : NULL);
 	char *from_nodes = NULL, *from_nnodes = NULL;
 	int present, ret;
 

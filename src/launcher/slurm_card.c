@@ -54,7 +54,7 @@ static rm_docker *engine(struct slurm_launcher *sl, rm_error *err)
 
 /* The image's id on this host's engine, or NULL (the engine lacks it: a manifest's image
  * built elsewhere; the nodes must then agree among themselves). */
-static char *local_id(struct slurm_launcher *sl, const char *image)
+static char *card_image_id(struct slurm_launcher *sl, const char *image)
 {
 	rm_error err = RM_ERROR_INIT;
 	rm_docker *d = engine(sl, &err);
@@ -139,7 +139,7 @@ int rm_launcher__slurm_card_script(struct slurm_launcher *sl, const rm_job_spec 
 		tar = rm_xasprintf("%s/%s.%s.image.tar", sl->log_dir, sl->cfg.run_id, safe);
 		free(safe);
 	}
-	id = sl->cfg.dry_run ? NULL : local_id(sl, w->image);
+	id = sl->cfg.dry_run ? NULL : card_image_id(sl, w->image);
 	env = rm_workload_env_vars(w, &n_env);
 	rm_slurm_job job = {.job_name = name,
 			    .log_dir = sl->log_dir,
@@ -157,7 +157,9 @@ int rm_launcher__slurm_card_script(struct slurm_launcher *sl, const rm_job_spec 
 				.args = w->model_args ? w->model_args : w->model->args,
 				.env = env,
 				.n_env = n_env,
-				.image = w->image,
+				/* a local build by its id: a tag can move (another run's build)
+				 * between the save and the nodes' load */
+				.image = tar && id ? id : w->image,
 				.image_id = id,
 				.image_tar = tar,
 				.steps = s->steps};
@@ -194,10 +196,13 @@ static char *image_trouble(const char *steps, const char *want)
 
 	while (f && fgets(line, sizeof(line), f)) {
 		id[0] = '\0';
-		if (sscanf(line, "image-failed %255s", node) == 1) {
+		if (!strncmp(line, "image-check ", 12)) {
+			continue;
+		} else if (sscanf(line, "image-failed %255s", node) == 1) {
 			rm_buf_addf(&b, "%snode %s could not pull or load it", b.len ? "; " : "",
 				    node);
-		} else if (sscanf(line, "image %255s %255s", node, id) >= 1) {
+		} else if (!strncmp(line, "image ", 6) &&
+			   sscanf(line + 6, "%255s %255s", node, id) >= 1) {
 			if (!want && !first[0] && id[0])
 				snprintf(first, sizeof(first), "%s", id);
 			if (!id[0] || strcmp(id, want ? want : first))
@@ -275,9 +280,13 @@ static long results_in(const char *path)
 		for (size_t i = 0; i < nf; i++)
 			if (!strcmp(rm_trim(rec[i]), "performance"))
 				col = (long)i;
-	while (col >= 0 && rm_csv_read_record(f, &rec, &nf, &err) == 1)
-		n += (size_t)col < nf && *rm_trim(rec[col]);
 	rm_strv_free(rec);
+	rec = NULL;
+	while (col >= 0 && rm_csv_read_record(f, &rec, &nf, &err) == 1) {
+		n += (size_t)col < nf && *rm_trim(rec[col]);
+		rm_strv_free(rec);
+		rec = NULL;
+	}
 	fclose(f);
 	return col < 0 ? -1 : n;
 }

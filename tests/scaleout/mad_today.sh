@@ -131,7 +131,8 @@ save)
 		fail "the script did not run on the batch host in its folder: $(grep '^standin:' "$blog")"
 	grep -q '^standin-env: BENCHMARK_COMBINATIONS=2048/2048$' "$blog" || fail "the context's env_vars did not win"
 	grep -q '^standin-env: MODEL_NAME=DeepSeek-V3$' "$blog" || fail "the card's env_vars are missing"
-	grep -q '^standin-env: DOCKER_IMAGE_NAME=ci-vllm_dissag' "$blog" || fail "DOCKER_IMAGE_NAME not filled"
+	# a local build goes to the nodes by its id (a tag may move between the save and the load)
+	grep -q "^standin-env: DOCKER_IMAGE_NAME=$built\$" "$blog" || fail "DOCKER_IMAGE_NAME is not the built image's id"
 	grep -q 'NODE_RANK=1 node=n2' "$blog" || fail "no container on n2"
 	[ -z "$(ls logs/*.image.tar 2>/dev/null)" ] || fail "the saved image is left: $(ls logs/*.image.tar)"
 	nothing_left "$rid" "$job"

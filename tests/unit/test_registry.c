@@ -740,6 +740,7 @@ TEST(card_slurm_distributed)
 	CHECK(load(&reg, "[" ENTRY("pyt_x", ", \"env_vars\": {\"xP\": 1}") "]", "models.json",
 		   &err) < 0);
 	CHECK(strstr(err.msg, "field 'env_vars' must be an object of strings"));
+	rm_registry_release(&reg);
 
 	CHECK(rm_script_kind_of("scripts/x/run_xPyD_models.slurm") == RM_SCRIPT_BASH);
 	CHECK(rm_script_kind_of("scripts/x/run_benchmark.sbatch") == RM_SCRIPT_BASH);
