@@ -246,6 +246,12 @@ dry_run)
 	n=$(grep -c 'would be SKIPPED' "$work/out")
 	[ "$n" = 13 ] || fail "$n skipped"
 	if grep -q 'would fail\|would be FAILURE' "$work/out"; then fail "$(grep -m 3 'would fail\|would be FAILURE' "$work/out")"; fi
+	# MAD's rule: one Dockerfile a running card (212 with `<prefix>.*`); the 14 cards of
+	# docker/vllm_disagg_inference build its .ubuntu.amd one only
+	n=$(grep -c '^  dockerfile: ' "$work/out")
+	[ "$n" = 121 ] || fail "$n Dockerfiles built, not MAD's 121"
+	n=$(grep -c '^  dockerfile: docker/vllm_disagg_inference.ubuntu.amd.Dockerfile (.*no CONTEXT line' "$work/out")
+	[ "$n" = 14 ] || fail "$n cards build vllm_disagg_inference.ubuntu.amd (no CONTEXT line said)"
 	n=$(grep -c 'warning' "$work/out.err" || true)
 	echo "dry_run: 134 cards, 44 batch scripts, 13 skipped, $n warning line(s)"
 	;;
