@@ -227,6 +227,70 @@ html_chromium)
 	grep -q 'CONSOLE' leaky.txt || fail "a blocked network load left no console message: the check is blind"
 	;;
 
+html_layout)
+	# Issue 29: the report fits a 1200-pixel window and a phone (412 px) without a horizontal
+	# scroll, every cell still says its column on the phone, and red means something is
+	# wrong: a count of zero is not red, a count above zero is. Measured in Chromium on a
+	# copy of the report that runs a measuring script (the report itself runs none: its CSP
+	# forbids scripts), with long real model names and the GPU power column.
+	chrome=$(chromium_bin)
+	bash "$SRC/tests/results/gen-perf.sh" 8 20 |
+		sed 's/model_001/pyt_torchtitan_llama3_1_70b_pretrain_fp8/g; s/model_003/pyt_megatron_lm_llama3_1_8b_training_bf16/g' >perf.csv
+	m=pyt_torchtitan_llama3_1_70b_pretrain_fp8
+	{
+		echo "timestamp,run_id,model,metric,value,unit,step,aggregate"
+		i=0
+		for r in $(cut -d, -f31 perf.csv | tail -n +2 | sort -u); do
+			i=$((i + 1))
+			echo "2024-01-01T01:00:00Z,$r,$m,gpu_power_avg_w,$((600 + i * 3)),W,,summary"
+		done
+	} >"perf_$m.csv"
+	expect 0 "$RM" report html perf.csv -o report.html --title nightly
+	# a latest run with a failure: that count is red
+	last=$(tail -n 1 perf.csv | cut -d, -f31)
+	awk -F, -v OFS=, -v r="$last" 'NR > 1 && $31 == r && $1 == "model_002" {$18 = ""; $19 = ""; $21 = "FAILURE"} {print}' perf.csv >failed.csv
+	expect 0 "$RM" report html failed.csv -o failed.html --title nightly
+	# (no ampersand in it: awk's sub() would read one as the matched text)
+	measure='<script>
+var d = document.documentElement, b = document.body, out = [];
+out.push("overflow=" + (d.scrollWidth - d.clientWidth));
+document.querySelectorAll(".card").forEach(function (c) {
+	var n = c.querySelector("b").textContent, red = getComputedStyle(c).color === "rgb(207, 34, 46)";
+	out.push("card " + n + " " + (red ? "red" : "plain"));
+});
+var unlabeled = 0, shown = 0;
+document.querySelectorAll("table.cols tr:not(.head) td").forEach(function (td) {
+	if (td.offsetParent === null) return;
+	shown++;
+	var head = getComputedStyle(td.closest("table").querySelector("tr.head")).display !== "none";
+	var label = getComputedStyle(td, "::before").content;
+	if (!head) if (!label || label === "none" || label === "normal") unlabeled++;
+});
+out.push("cells=" + shown + " unlabeled=" + unlabeled);
+b.setAttribute("data-measured", out.join(";"));
+</script></body>'
+	for f in report failed; do
+		sed 's|<meta http-equiv="Content-Security-Policy"[^>]*>||' "$f.html" |
+			awk -v m="$measure" '{sub(/<\/body>/, m)} {print}' >"m_$f.html"
+		for w in 1200 412; do
+			"$chrome" "${CHROMIUM_FLAGS[@]}" --user-data-dir="$WORK/p_$f$w" --window-size="$w,900" \
+				--dump-dom "file://$WORK/m_$f.html" >"dom_$f$w.html" 2>/dev/null ||
+				fail "chromium failed on $f at $w px"
+			got=$(grep -o 'data-measured="[^"]*"' "dom_$f$w.html") || fail "$f at $w px: nothing measured"
+			echo "$f at $w px: $got"
+			echo "$got" | grep -q 'overflow=0;' || fail "$f at $w px needs a horizontal scroll: $got"
+			echo "$got" | grep -q 'unlabeled=0"' || fail "$f at $w px: cells without their column: $got"
+			echo "$got" | grep -qE 'card 0 red' && fail "$f at $w px: a count of zero is red: $got"
+			"$chrome" "${CHROMIUM_FLAGS[@]}" --user-data-dir="$WORK/s_$f$w" --window-size="$w,900" \
+				--screenshot="$OUT/layout_$f$w.png" "file://$WORK/$f.html" >/dev/null 2>&1 ||
+				fail "chromium screenshot failed"
+		done
+	done
+	grep -o 'data-measured="[^"]*"' dom_failed1200.html | grep -q 'card 1 red' ||
+		fail "one failure in the latest run is not red"
+	echo "screenshots: $OUT/layout_report1200.png $OUT/layout_report412.png $OUT/layout_failed412.png"
+	;;
+
 html_power)
 	# The report's power column: each model's gpu_power_avg_w per run (perf_<model>.csv
 	# beside perf.csv, the mean of a run's repeats), plotted beside its trend; a history
