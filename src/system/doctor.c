@@ -229,6 +229,30 @@ static void check_shm(struct findings *fs, const char *dev)
 	free(shm);
 }
 
+/* ---- /dev/fuse ---- */
+
+/* madengine adds --device /dev/fuse to every GPU run; a host without it (containers in
+ * containers, minimal VMs) runs without it, and says so once per run. */
+static void check_fuse(struct findings *fs, const char *dev)
+{
+	char *fuse = rm_xasprintf("%s/fuse", dev);
+	struct stat st;
+
+	if (stat(fuse, &st) == 0 && S_ISCHR(st.st_mode))
+		rm_system__doctor_add(
+		    fs, RM_FINDING_OK, "fuse",
+		    rm_xasprintf("'%s' is there: GPU runs get it as madengine's do", fuse), NULL);
+	else
+		rm_system__doctor_add(
+		    fs, RM_FINDING_WARN, "fuse",
+		    rm_xasprintf("this host has no '%s' (a container, a minimal VM): runs leave "
+				 "madengine's '--device /dev/fuse' out, with one warning each",
+				 fuse),
+		    rm_xstrdup("nothing for most models; one that mounts FUSE file systems in its "
+			       "container needs the fuse module: sudo modprobe fuse"));
+	free(fuse);
+}
+
 /* ---- disk ---- */
 
 static void check_disk(struct findings *fs, const char *check, const char *path,
@@ -316,6 +340,7 @@ void rm_doctor_collect(const rm_doctor_opts *o, rm_finding **out, size_t *n)
 		d.backends(d.docker_host, &fs.v, &fs.n);
 	rm_system__check_gpus(&fs, &d);
 	check_shm(&fs, d.dev_root);
+	check_fuse(&fs, d.dev_root);
 	check_disks(&fs, &d);
 	rm_system__check_rocm(&fs, &d);
 	rm_system__check_cuda(&fs, &d);

@@ -7,7 +7,7 @@ set(RM_INTEGRATION_CASES
     secret_env list_command args_are_argv build_cache
     dry_run_mi300x secret_nowhere repeat_summary devices keep_alive_running gpu_less_seed
     context_file tunableop_run progress_plain doctor workload_parser double_sigint
-    build_secret mlperf_score telemetry telemetry_node_run)
+    build_secret mlperf_score telemetry telemetry_node_run no_fuse)
 foreach(c ${RM_INTEGRATION_CASES})
   add_test(NAME integration.${c}
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/cases.sh ${c}
