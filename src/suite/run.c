@@ -176,15 +176,30 @@ static int suite_check_outputs(const struct srun *s, rm_error *err)
 {
 	const rm_nightly_opts *ci = &s->o->ci;
 	char *dir = rm_dirname(s->run->output), *manifest = rm_xasprintf("%s/run.json", dir);
-	const rm_run_output extra[] = {{manifest, "the run's run.json (beside the perf CSV)"},
+	const rm_run_output fixed[] = {{manifest, "the run's run.json (beside the perf CSV)"},
 				       {ci->junit, "--junit"},
 				       {ci->summary_markdown, "--summary-markdown"},
 				       {ci->html, "--html"},
 				       {ci->archive, "--archive"}};
+	size_t n_fixed = sizeof(fixed) / sizeof(fixed[0]), n_extra = n_fixed;
+	rm_run_output *extra = rm_xcalloc(n_fixed + ci->n_export_dbs, sizeof(*extra));
+	char **whats = rm_xcalloc(ci->n_export_dbs + 1, sizeof(*whats));
 	const char **names = NULL;
 	size_t n = 0;
 	long repeat = 1;
 	int ret;
+
+	memcpy(extra, fixed, sizeof(fixed));
+	/* a SQLite database is a file too: an archive or a report over it would replace the
+	 * whole history */
+	for (size_t i = 0; i < ci->n_export_dbs; i++) {
+		const char *path = rm_db_sqlite_path(ci->export_dbs[i]);
+		if (!path)
+			continue;
+		whats[i] = rm_xasprintf("the database of --export %s", ci->export_dbs[i]);
+		extra[n_extra].path = path;
+		extra[n_extra++].what = whats[i];
+	}
 
 	for (size_t i = 0; i < s->n; i++) {
 		size_t k;
@@ -198,8 +213,11 @@ static int suite_check_outputs(const struct srun *s, rm_error *err)
 	}
 	ret = rm_perf_check(s->run->output, err);
 	if (ret == 0)
-		ret = rm_runner_check_outputs(s->run, names, n, repeat, extra,
-					      sizeof(extra) / sizeof(extra[0]), err);
+		ret = rm_runner_check_outputs(s->run, names, n, repeat, extra, n_extra, err);
+	for (size_t i = 0; i < ci->n_export_dbs; i++)
+		free(whats[i]);
+	free(whats);
+	free(extra);
 	free(names);
 	free(manifest);
 	free(dir);

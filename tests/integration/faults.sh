@@ -443,6 +443,14 @@ S
 	refused l4 "'perf.csv' (the perf CSV (-o)) and './perf.csv' (--html) are one file" \
 		--tags it_oc -o perf.csv --html ./perf.csv
 	[ ! -e perf.csv ] || fail "perf.csv was written: $(cat perf.csv)"
+	# Issue 29 (6): a CI output over the --export sqlite: database would replace its history
+	sqlite3 hist.db 'CREATE TABLE keep(x); INSERT INTO keep VALUES (42);'
+	for o in --archive --html --junit --summary-markdown; do
+		refused "l_$o" "'./hist.db' ($o) and 'hist.db' (the database of --export sqlite:hist.db) are one file" \
+			--tags it_oc -o perf.csv --export sqlite:hist.db "$o" ./hist.db
+		[ "$(sqlite3 hist.db 'SELECT x FROM keep')" = 42 ] || fail "$o replaced the database"
+	done
+	[ ! -e perf.csv ] || fail "perf.csv was written: $(cat perf.csv)"
 	# the same run without the clash goes through, its report written
 	"$RM" --tags it_oc --repeat 2 -o perf.csv --html report.html 2>err.txt || fail "$(cat err.txt)"
 	[ -s report.html ] && [ "$(csv_col perf_summary.csv 1 model)" = it_oc ] || fail "outputs missing"
