@@ -395,6 +395,46 @@ S
 	grep -q 'samples_count,3840' perf_it_mlab.csv || fail "samples_count: $(cat perf_it_mlab.csv)"
 	;;
 
+manifest_per_run)
+	# Issue 29 (7): two runs with CI outputs in one folder, the second started 0.5 s after
+	# the first. Each keeps its own manifest (run.<run id>.json) and its own gate: the first
+	# has a regression and exits 6 as it does alone (it used to read the second's run.json,
+	# say "is of run B", turn the gate off and exit 0), and its archive holds its manifest.
+	script cm <<'S'
+echo "performance: $(cat value.txt) samples_per_sec"
+S
+	script cq <<'S'
+echo "performance: 5 samples_per_sec"
+S
+	printf '[%s, %s]\n' "$(entry it_cm cm "")" "$(entry it_cmq cq "")" | mkmad
+	echo 100 >scripts/cm/value.txt
+	for i in 1 2 3 4 5 6; do
+		echo $((100 + i % 2)) >scripts/cm/value.txt
+		"$RM" --tags it_cm -o perf.csv 2>>hist.txt >/dev/null || fail "history run $i: $(tail -n 3 hist.txt)"
+	done
+	printf 'echo "performance: 70 samples_per_sec"\nsleep 4\n' >scripts/cm/run.sh
+	set +e
+	"$RM" --tags it_cm -o perf.csv --fail-on-regression 5 --archive a.tar.gz >outa.txt 2>erra.txt &
+	pa=$!
+	sleep 0.5
+	"$RM" --tags it_cmq -o perf.csv --fail-on-regression 5 --archive b.tar.gz >outb.txt 2>errb.txt &
+	pb=$!
+	wait $pa
+	rca=$?
+	wait $pb
+	rcb=$?
+	set -e
+	[ $rca = 6 ] || fail "the first run: exit $rca, want 6 (its regression): $(tail -n 3 erra.txt)"
+	[ $rcb = 0 ] || fail "the second run: exit $rcb, want 0: $(tail -n 3 errb.txt)"
+	grep -q "is of run" erra.txt errb.txt && fail "a run read the other's manifest: $(grep 'is of run' erra.txt errb.txt)"
+	ida=$(sed -n 's/.*run \([0-9TZ-]*-[0-9a-f]*\): 1 model.*/\1/p' erra.txt | head -n 1)
+	[ -n "$ida" ] && [ -f "run.$ida.json" ] || fail "no run.<id>.json of the first run: $(ls)"
+	[ -L run.json ] || fail "run.json is not the link to the latest: $(ls -l run.json)"
+	mkdir ua && tar -xzf a.tar.gz -C ua
+	m=$(find ua -name 'run.*.json')
+	[ "$(jq -r .run_id "$m")" = "$ida" ] || fail "the first run's archive holds another run's manifest: $m"
+	;;
+
 secret_outputs)
 	# Issue 22 (3): a secret given as a tag argument is in no file the run writes: perf CSVs,
 	# logs, run.json, JUnit, summary, report and the archive CI uploads (read inside).
@@ -409,7 +449,8 @@ S
 	[ -f out/run.json ] && [ -f out/a.tar.gz ] || fail "outputs missing: $(ls out)"
 	grep -q 'args: .*tok' out/logs/it_targ.live.log || fail "the argument did not reach the script"
 	mkdir unpacked && tar -xzf out/a.tar.gz -C unpacked
-	[ "$(find unpacked -name run.json | wc -l)" = 1 ] || fail "no run.json in the archive"
+	# the run's own manifest, run.<run id>.json (run.json links the latest run's: issue 29)
+	[ "$(find unpacked -name 'run.*.json' | wc -l)" = 1 ] || fail "no manifest in the archive"
 	if grep -rl tok_SeCrEt_4711 out unpacked out.txt err.txt; then fail "the secret is in a file the run wrote"; fi
 	grep -q 'it_targ:tok=\*\*\*' out/run.json || fail "run.json does not name the tag: $(cat out/run.json)"
 	;;
