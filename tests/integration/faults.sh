@@ -435,6 +435,37 @@ S
 	[ "$(jq -r .run_id "$m")" = "$ida" ] || fail "the first run's archive holds another run's manifest: $m"
 	;;
 
+ci_outputs_through)
+	# Issue 29 (8): CI outputs are written through what the user names, never replaced by a
+	# file: a symlink given to --summary-markdown stays a link (its file gets the summary), a
+	# FIFO given to --junit stays a FIFO (its reader gets the XML), a character device (as
+	# /dev/stdout is; a stand-in node here, so a failure cannot replace the real one) stays
+	# one; a FIFO nobody reads is an error at once, not a hang.
+	bash "$SRC/tests/results/gen-perf.sh" 3 4 >perf.csv
+	: >real.md
+	ln -s real.md link.md
+	mkfifo j.fifo
+	mknod out.dev c 1 3 || fail "mknod"
+	timeout 20 cat j.fifo >fifo_got.xml &
+	reader=$!
+	sleep 0.3
+	timeout 30 "$RM" report ci perf.csv --summary-markdown link.md --junit j.fifo --archive out.dev \
+		--html r.html --no-step-summary >out.txt 2>err.txt || fail "exit $?: $(cat err.txt)"
+	wait $reader || true
+	[ -L link.md ] && [ "$(readlink link.md)" = real.md ] || fail "the symlink was replaced: $(ls -l link.md)"
+	grep -q 'regression' real.md || fail "the summary did not reach the link's file: $(cat real.md)"
+	[ -p j.fifo ] || fail "the FIFO was replaced: $(ls -l j.fifo)"
+	grep -q '<testsuites' fifo_got.xml || fail "the FIFO's reader got no JUnit: $(head -c 200 fifo_got.xml)"
+	[ -c out.dev ] || fail "the character device was replaced: $(ls -l out.dev)"
+	t0=$(now)
+	rc=0
+	timeout 20 "$RM" report ci perf.csv --junit j.fifo --no-step-summary >out2.txt 2>err2.txt || rc=$?
+	[ $rc != 124 ] || fail "a FIFO nobody reads hung the run"
+	[ $rc != 0 ] && grep -q "no process reads that FIFO" err2.txt || fail "exit $rc: $(cat err2.txt)"
+	[ -p j.fifo ] || fail "the FIFO was replaced after the error"
+	echo "recovered in $(since "$t0") s"
+	;;
+
 secret_outputs)
 	# Issue 22 (3): a secret given as a tag argument is in no file the run writes: perf CSVs,
 	# logs, run.json, JUnit, summary, report and the archive CI uploads (read inside).
