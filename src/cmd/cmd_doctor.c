@@ -75,5 +75,9 @@ int cmd_doctor(int argc, char **argv, rm_error *err)
 	if (dev && *dev)
 		o.dev_root = dev;
 	o.backends = rm_launcher_probe_all;
-	return doctor_main(argc, argv, &o, stdout, err);
+	/* A Ctrl-C stops a tool that hangs (and every one after it) at once: doctor then prints
+	 * what it found and exits 128 + N. */
+	rm_signals_install(0);
+	int ret = doctor_main(argc, argv, &o, stdout, err);
+	return rm_signal_received() ? 128 + rm_signal_received() : ret;
 }

@@ -62,23 +62,31 @@ char *rm_system__doctor_read_line(const char *path)
 }
 
 /* The first non-empty output line of a fixed command line (stderr dropped), or NULL when
- * it printed nothing. *status receives the exit status as pclose gives it. */
+ * it printed nothing. *status receives its exit status, -1 when it could not run or was
+ * stopped: at most 15 s, and at once on a Ctrl-C (rm_proc_capture), so a tool that hangs
+ * (nvidia-smi with a driver in a bad state) never hangs doctor. */
 char *rm_system__doctor_tool_line(const char *cmd, int *status)
 {
-	char buf[1024], *line = NULL;
-	char *full = rm_xasprintf("%s 2>/dev/null", cmd);
-	FILE *p = popen(full, "r");
+	char *const argv[] = {"sh", "-c", (char *)cmd, NULL};
+	rm_proc_out po;
+	rm_error err = RM_ERROR_INIT;
+	char *line = NULL, *cur, *nl;
 
-	free(full);
 	*status = -1;
-	if (!p)
-		return NULL;
-	while (fgets(buf, sizeof(buf), p)) {
-		char *s = rm_trim(buf);
-		if (*s && !line)
+	if (rm_proc_capture(argv, 15.0, (size_t)1 << 20, &po, &err) == 0)
+		*status = po.status;
+	else if (po.timed_out)
+		rm_warn("'%s' did not answer within 15 s; it was stopped", cmd);
+	for (cur = po.out; cur && *cur && !line; cur = nl ? nl + 1 : cur + strlen(cur)) {
+		char *s;
+		nl = strchr(cur, '\n');
+		if (nl)
+			*nl = '\0';
+		s = rm_trim(cur);
+		if (*s)
 			line = rm_xstrdup(s);
 	}
-	*status = pclose(p);
+	rm_proc_out_release(&po);
 	return line;
 }
 

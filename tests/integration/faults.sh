@@ -466,6 +466,65 @@ ci_outputs_through)
 	echo "recovered in $(since "$t0") s"
 	;;
 
+gpu_detect_hang)
+	# Issue 29 (9): GPU detection has a deadline. A rocminfo and an nvidia-smi that hang (a
+	# driver in a bad state) are stopped after 10 s, named once, and the run goes on; the
+	# first Ctrl-C stops them at once (run and doctor), and no child stays behind; a KFD
+	# "properties" that blocks (a FIFO) is not read.
+	script gd <<'S'
+echo "performance: 1 samples_per_sec"
+S
+	entry it_gd gd "" | sed 's/^/[/; s/$/]/' | mkmad
+	mkdir -p bin
+	for t in rocminfo nvidia-smi; do printf '#!/bin/sh\nexec sleep 987654\n' >"bin/$t"; done
+	chmod +x bin/*
+	left() { pgrep -f 'sleep 987654' | wc -l; }
+	# Ctrl-C during detection: run
+	PATH=$WORK/bin:$PATH "$RM" --tags it_gd -o perf.csv >out.txt 2>err.txt &
+	pid=$!
+	for _ in $(seq 1 50); do [ "$(left)" -gt 0 ] && break; sleep 0.1; done
+	[ "$(left)" -gt 0 ] || fail "the fake rocminfo never ran: $(cat err.txt)"
+	t0=$(now)
+	kill -INT $pid
+	for _ in $(seq 1 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+	if kill -0 $pid 2>/dev/null; then kill -9 $pid; pkill -9 -f 'sleep 987654' || true; fail "run still detecting 5 s after Ctrl-C"; fi
+	rc=0
+	wait $pid || rc=$?
+	echo "run stopped in $(since "$t0") s"
+	[ $rc = 130 ] || fail "run: exit $rc after Ctrl-C, want 130: $(cat err.txt)"
+	sleep 0.3
+	[ "$(left)" = 0 ] || { pkill -9 -f 'sleep 987654' || true; fail "the detection tool stayed behind"; }
+	# Ctrl-C during detection: doctor
+	PATH=$WORK/bin:$PATH "$RM" doctor >doc.txt 2>&1 &
+	pid=$!
+	for _ in $(seq 1 50); do [ "$(left)" -gt 0 ] && break; sleep 0.1; done
+	kill -INT $pid
+	for _ in $(seq 1 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+	if kill -0 $pid 2>/dev/null; then kill -9 $pid; pkill -9 -f 'sleep 987654' || true; fail "doctor still running 5 s after Ctrl-C"; fi
+	rc=0
+	wait $pid || rc=$?
+	[ $rc = 130 ] || fail "doctor: exit $rc after Ctrl-C, want 130: $(tail -n 3 doc.txt)"
+	sleep 0.3
+	[ "$(left)" = 0 ] || { pkill -9 -f 'sleep 987654' || true; fail "doctor left the tool behind"; }
+	# no signal: each hanging tool is stopped after 10 s and the run goes on
+	t0=$(now)
+	rc=0
+	PATH=$WORK/bin:$PATH timeout 60 "$RM" --tags it_gd -o perf.csv >out.txt 2>err.txt || rc=$?
+	secs=$(since "$t0")
+	echo "run with hanging tools recovered in $secs s"
+	[ $rc = 0 ] || fail "exit $rc: $(tail -n 3 err.txt)"
+	grep -q "'rocminfo' did not answer within 10 s" err.txt || fail "the hang is not named: $(cat err.txt)"
+	[ "$(echo "$secs < 35" | bc)" = 1 ] || fail "took $secs s"
+	[ "$(left)" = 0 ] || { pkill -9 -f 'sleep 987654' || true; fail "a tool stayed behind"; }
+	# a KFD properties file that blocks
+	mkdir -p sys/class/kfd/kfd/topology/nodes/0
+	mkfifo sys/class/kfd/kfd/topology/nodes/0/properties
+	rc=0
+	RM_SYSFS_ROOT=$WORK/sys timeout 20 "$RM" --tags it_gd -o perf.csv -n >out.txt 2>err.txt || rc=$?
+	[ $rc = 0 ] || fail "a FIFO for KFD properties: exit $rc: $(tail -n 3 err.txt)"
+	grep -q "properties' is not a regular file" err.txt || fail "the FIFO is not named: $(cat err.txt)"
+	;;
+
 secret_outputs)
 	# Issue 22 (3): a secret given as a tag argument is in no file the run writes: perf CSVs,
 	# logs, run.json, JUnit, summary, report and the archive CI uploads (read inside).
