@@ -78,6 +78,21 @@ r=list(csv.reader(open(sys.argv[1], newline="")))
 print(sum(1 for x in r[1:] if len(x)!=len(r[0])))' "$1"
 }
 
+# A fault-injecting proxy (tests/faults/hung_engine.c --fault) in front of the suite's engine,
+# on $WORK/p.sock; its fault lines go to proxy.err. The runs of the case go through it with
+# DOCKER_HOST=$PROXIED; api/containers_of still ask the engine itself.
+proxied() { # FAULT MATCH [NTH]
+	[ -n "$HUNG" ] || fail "the hung_engine helper is not built"
+	# shellcheck source=tests/faults/lib.sh
+	. "$SRC/tests/faults/lib.sh"
+	faults_hung_engine_stop
+	faults_hung_engine_start "$HUNG" "$WORK/p.sock" --proxy "$SOCK" --fault "$1" --match "$2" \
+		--nth "${3:-1}" 2>>"$WORK/proxy.err" || fail "the proxy did not start"
+	cleanup_fns+=(faults_hung_engine_stop)
+	PROXIED=unix://$WORK/p.sock
+}
+fired() { grep -q "fault $1" "$WORK/proxy.err" || fail "the proxy's fault '$1' never fired: $(cat "$WORK/proxy.err")"; }
+
 case "$case_name" in
 kill9_watchdog)
 	# The runner is killed with SIGKILL: its watchdog removes the container at once.
@@ -393,6 +408,119 @@ S
 	grep -q "run_stop status is 'aborted'" perf.csv || fail "reason: $(cat perf.csv)"
 	if grep -q time_to_train perf_it_mlab.csv; then fail "an aborted run has a time to train"; fi
 	grep -q 'samples_count,3840' perf_it_mlab.csv || fail "samples_count: $(cat perf_it_mlab.csv)"
+	;;
+
+wait_held)
+	# Issue 29 (10): a /wait the engine holds back. The container has ended: its status is
+	# read from the engine (State.ExitCode) within a slice of 10 s, not waited on until a
+	# signal ("the script exited with code -1"). The workload still runs past its timeout (it
+	# closed its output and sleeps on): a timeout, the container killed, within timeout + 15 s.
+	script wq <<'S'
+echo "performance: 11 samples_per_sec"
+S
+	script wl <<'S'
+echo "performance: 12 samples_per_sec"
+exec >/dev/null 2>&1
+sleep 300
+S
+	printf '[%s, %s]\n' "$(entry it_wq wq "")" "$(entry it_wl wl "")" | mkmad
+	"$RM" --tags it_wq,it_wl -o warm.csv >/dev/null 2>&1 || true # the images, built once
+	proxied stall 'POST /containers/*/wait'
+	t0=$(now)
+	rc=0
+	DOCKER_HOST=$PROXIED timeout 60 "$RM" --tags it_wq -o perf.csv >out.txt 2>err.txt || rc=$?
+	secs=$(since "$t0")
+	fired stall
+	echo "recovered in $secs s (ended container)"
+	[ $rc = 0 ] || fail "exit $rc, want 0: $(tail -n 3 err.txt) $(cat perf.csv)"
+	[ "$(csv_col perf.csv 1 performance)" = 11 ] || fail "row: $(cat perf.csv)"
+	[ "$(echo "$secs < 20" | bc)" = 1 ] || fail "took $secs s"
+	proxied stall 'POST /containers/*/wait'
+	t0=$(now)
+	rc=0
+	DOCKER_HOST=$PROXIED timeout 90 "$RM" --tags it_wl -o perf2.csv --timeout 5 >out.txt 2>err.txt || rc=$?
+	secs=$(since "$t0")
+	echo "recovered in $secs s (timeout 5 s)"
+	[ $rc = 1 ] || fail "exit $rc, want 1: $(tail -n 3 err.txt)"
+	grep -q 'timeout: timed out after 5 s' perf2.csv || fail "reason: $(csv_col perf2.csv 1 reason)"
+	[ "$(echo "$secs < 20" | bc)" = 1 ] || fail "took $secs s (timeout 5 s + 15 s)"
+	[ "$(containers_of it_wl)" = 0 ] || fail "container left"
+	;;
+
+attach_cut)
+	# Issue 29 (10): the attach stream is closed while the workload still runs: it is attached
+	# again and the figure printed later is read (it used to wait out the whole timeout and
+	# blame the model: "no performance figure").
+	script ac <<'S'
+echo started
+sleep 4
+echo "performance: 7 samples_per_sec"
+S
+	entry it_ac ac "" | sed 's/^/[/; s/$/]/' | mkmad
+	"$RM" --tags it_ac -o warm.csv >/dev/null 2>&1 || true
+	proxied close-after=1000 'POST /containers/*/attach'
+	t0=$(now)
+	rc=0
+	DOCKER_HOST=$PROXIED timeout 60 "$RM" --tags it_ac -o perf.csv --timeout 30 >out.txt 2>err.txt || rc=$?
+	secs=$(since "$t0")
+	fired close-after
+	echo "recovered in $secs s"
+	[ $rc = 0 ] || fail "exit $rc: $(tail -n 3 err.txt) $(csv_col perf.csv 1 reason)"
+	[ "$(csv_col perf.csv 1 performance)" = 7 ] || fail "row: $(cat perf.csv)"
+	grep -q "output stream ended while it still runs" err.txt || fail "not said: $(cat err.txt)"
+	[ "$(echo "$secs < 20" | bc)" = 1 ] || fail "took $secs s"
+	;;
+
+create_lost)
+	# Issue 29 (11): the answer to /containers/create is lost (the engine made the container):
+	# the runner removes it by its name before it exits, not the next run.
+	script cl <<'S'
+echo "performance: 1 samples_per_sec"
+S
+	entry it_cl cl "" | sed 's/^/[/; s/$/]/' | mkmad
+	"$RM" --tags it_cl -o warm.csv >/dev/null 2>&1 || true
+	proxied cut 'POST /containers/create'
+	rc=0
+	DOCKER_HOST=$PROXIED timeout 120 "$RM" --tags it_cl -o perf.csv >out.txt 2>err.txt || rc=$?
+	fired cut
+	[ $rc != 0 ] && [ $rc != 124 ] || fail "exit $rc: $(tail -n 3 err.txt)"
+	[ "$(csv_col perf.csv 1 status)" = FAILURE ] || fail "row: $(cat perf.csv)"
+	[ "$(containers_of it_cl)" = 0 ] || fail "$(containers_of it_cl) container(s) left after the runner exited"
+	;;
+
+wait_dropped)
+	# Issue 29 (12): one dropped /wait connection, the engine fine: the exit status comes from
+	# the engine, the row is the model's (SUCCESS), not "lost the workload's engine" (exit 4).
+	script wd <<'S'
+echo "performance: 9 samples_per_sec"
+S
+	printf '[%s, %s]\n' "$(entry it_wd wd "")" "$(entry it_wd2 wd "")" | mkmad
+	"$RM" --tags it_wd,it_wd2 -o warm.csv >/dev/null 2>&1 || true
+	proxied cut 'POST /containers/*/wait'
+	rc=0
+	DOCKER_HOST=$PROXIED timeout 60 "$RM" --tags it_wd,it_wd2 -o perf.csv >out.txt 2>err.txt || rc=$?
+	fired cut
+	[ $rc = 0 ] || fail "exit $rc, want 0: $(tail -n 3 err.txt) $(cat perf.csv)"
+	[ "$(grep -c ',SUCCESS,' perf.csv)" = 2 ] || fail "rows: $(cat perf.csv)"
+	grep -q "lost the workload's engine" perf.csv err.txt && fail "blamed the engine"
+	;;
+
+slow_engine)
+	# Held (issue 29's pass): slow answers to /_ping, /start, PUT /archive and the attach: the
+	# run waits for them and succeeds.
+	script se <<'S'
+echo "performance: 3 samples_per_sec"
+S
+	entry it_se se "" | sed 's/^/[/; s/$/]/' | mkmad
+	"$RM" --tags it_se -o warm.csv >/dev/null 2>&1 || true
+	for m in 'GET /_ping' 'POST /containers/*/start' 'PUT /containers/*/archive' 'POST /containers/*/attach'; do
+		proxied delay=2000 "$m"
+		rc=0
+		DOCKER_HOST=$PROXIED timeout 60 "$RM" --tags it_se -o perf.csv >out.txt 2>err.txt || rc=$?
+		fired delay
+		[ $rc = 0 ] || fail "$m delayed: exit $rc: $(tail -n 3 err.txt)"
+	done
+	[ "$(grep -c ',SUCCESS,' perf.csv)" = 4 ] || fail "rows: $(cat perf.csv)"
 	;;
 
 manifest_per_run)
