@@ -199,6 +199,18 @@ int rm_runner_check_outputs(const rm_run_opts *o, const char *const *models, siz
 		int rc;
 
 		safe[i] = rm_file_safe(models[i]);
+		/* 'a/b' and 'a_b' make one file name: their logs, images and model dirs would be
+		 * one and the same, the second run failing half-way ("it exists already") */
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(safe[i], safe[j]) && strcmp(models[i], models[j])) {
+				rm_error_set(
+				    err, RM_ERR_IO,
+				    "models '%s' and '%s' would share their log files and "
+				    "image tag ('%s'): select one of them per run, or rename "
+				    "one (nothing was built)",
+				    models[j], models[i], safe[i]);
+				goto out;
+			}
 		name = rm_xasprintf("perf_%s.csv", safe[i]);
 		p = rm_perf_sibling(o->output, name);
 		what = rm_xasprintf("the metrics of model '%s' (perf_<model>.csv)", models[i]);

@@ -523,6 +523,23 @@ S
 	[ "$(grep -c ',SUCCESS,' perf.csv)" = 4 ] || fail "rows: $(cat perf.csv)"
 	;;
 
+name_collide)
+	# Issue 29 (14): models 'a/b' and 'a_b' in one run would share their logs, image tags
+	# and model dirs (the second failed "cannot create the log ... it exists already"):
+	# refused before any build, naming both; each alone runs.
+	script nc <<'S'
+echo "performance: 1 samples_per_sec"
+S
+	printf '[%s, %s]\n' "$(entry it_nc/x nc "")" "$(entry it_nc_x nc "")" | mkmad
+	rc=0
+	"$RM" --tags it -o perf.csv --log-dir logs >out.txt 2>err.txt || rc=$?
+	[ $rc = 5 ] || fail "exit $rc, want 5: $(cat err.txt)"
+	grep -q "models 'it_nc/x' and 'it_nc_x' would share their log files and image tag ('it_nc_x')" err.txt ||
+		fail "message: $(cat err.txt)"
+	if ls logs/*.build.log >/dev/null 2>&1; then fail "built before refusing"; fi
+	"$RM" --tags it_nc_x -o perf.csv >out.txt 2>err.txt || fail "alone: $(cat err.txt)"
+	;;
+
 manifest_per_run)
 	# Issue 29 (7): two runs with CI outputs in one folder, the second started 0.5 s after
 	# the first. Each keeps its own manifest (run.<run id>.json) and its own gate: the first

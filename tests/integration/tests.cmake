@@ -33,7 +33,8 @@ set(RM_FAULT_CASES kill9_watchdog kill9_reap sighup sigpipe engine_dies disk_ful
                    secret_outputs output_clash perf_symlink results_limits
                    oom_removed keep_dir_nodes engine_dies_build formula_cells
                    manifest_per_run ci_outputs_through gpu_detect_hang
-                   wait_held attach_cut create_lost wait_dropped slow_engine)
+                   wait_held attach_cut create_lost wait_dropped slow_engine
+                   name_collide)
 foreach(c ${RM_FAULT_CASES})
   add_test(NAME fault.${c}
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/faults.sh ${c}
