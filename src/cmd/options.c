@@ -10,6 +10,7 @@
 #include "rm/engine.h"
 #include "rm/parser.h"
 #include "rm/registry.h"
+#include "rm/runner.h"
 #include "rm/telemetry.h"
 #include "rm/util.h"
 
@@ -130,6 +131,11 @@ const struct opt opt_table[] = {
      "copy the model dir out of the container into the log dir", CMD_RUN, "keep_model_dir"},
     {"clean-docker-cache", 0, FLAG(clean_docker_cache), NULL, "rebuild without the layer cache", RB,
      "clean_docker_cache"},
+    {"build-timeout", 0, SECS(build_timeout), "S",
+     "seconds a build may take before it is stopped and its model is a FAILURE row naming the "
+     "build (default 10800, three hours; `0` = none); the model's `--timeout` counts from its "
+     "run, not its build",
+     RB, "build_timeout"},
     {"no-pull", 0, FLAG(no_pull), NULL,
      "build on the base images the engine has: no pull of a newer one first (madengine's "
      "`--pull`, the default; a registry out of reach is only warned about)",
@@ -291,6 +297,7 @@ void cli_init(struct cli *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->timeout = -1;
+	c->build_timeout = RM_BUILD_TIMEOUT_DEFAULT;
 	c->repeat = 1;
 	c->progress_interval = 30;
 	c->fail_on_regression = -1;

@@ -225,7 +225,9 @@ const char *rm_runner__stream_parser_name(const struct stream *st);
 struct build_log;
 struct build_log *rm_runner__build_log_open(struct run *r, const rm_model *m, const char *path,
 					    const char *link, rm_error *err);
-void rm_runner__build_log_bind(struct build_log *b, rm_image_req *req); /* on_line, poll */
+void rm_runner__build_log_bind(struct build_log *b, rm_image_req *req);
+/* Whether --build-timeout stopped the build. */
+int rm_runner__build_log_timed_out(const struct build_log *b); /* on_line, poll */
 /* Writes the (masked) reason of a failed build into the log. */
 void rm_runner__build_log_failed(struct build_log *b, const char *masked_msg);
 double rm_runner__build_log_elapsed(const struct build_log *b);

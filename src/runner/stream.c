@@ -341,6 +341,8 @@ struct build_log {
 	int failed; /* a write failed */
 	double start;
 	double last_progress;
+	double deadline; /* --build-timeout from the build's start, or 0 */
+	int timed_out;
 };
 
 static void on_build_line(void *ud, const char *line, size_t len)
@@ -387,6 +389,7 @@ struct build_log *rm_runner__build_log_open(struct run *r, const rm_model *m, co
 	b->model = m->name;
 	b->live = r->o->live_output;
 	b->start = rm_now();
+	b->deadline = r->o->build_timeout > 0 ? b->start + r->o->build_timeout : 0;
 	b->path = path;
 	b->f = rm_runner__log_create(r, path, link, err);
 	if (!b->f) {
@@ -396,11 +399,29 @@ struct build_log *rm_runner__build_log_open(struct run *r, const rm_model *m, co
 	return b;
 }
 
+/* The build's cancel: a signal, or --build-timeout passed (the engine then stops the build
+ * when its connection closes, and removes its RUN container). */
+static int build_poll(void *ud)
+{
+	struct build_log *b = ud;
+
+	if (rm_signal_cancelled(NULL))
+		return 1;
+	if (b->deadline > 0 && rm_now() > b->deadline)
+		b->timed_out = 1;
+	return b->timed_out;
+}
+
 void rm_runner__build_log_bind(struct build_log *b, rm_image_req *req)
 {
 	req->on_line = on_build_line;
-	req->poll = rm_signal_cancelled;
+	req->poll = build_poll;
 	req->ud = b;
+}
+
+int rm_runner__build_log_timed_out(const struct build_log *b)
+{
+	return b && b->timed_out;
 }
 
 void rm_runner__build_log_failed(struct build_log *b, const char *masked_msg)

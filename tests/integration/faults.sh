@@ -540,6 +540,33 @@ S
 	"$RM" --tags it_nc_x -o perf.csv >out.txt 2>err.txt || fail "alone: $(cat err.txt)"
 	;;
 
+build_timeout)
+	# Issue 29 (16): a build that never ends (RUN sleep) is stopped by --build-timeout: a
+	# FAILURE row naming the build, within the limit + 15 s, no build container left.
+	script bt <<'S'
+echo "performance: 1 samples_per_sec"
+S
+	entry it_bt bt "" | sed 's|docker/smoke|docker/forever|; s/^/[/; s/$/]/' | mkmad
+	cat >docker/forever.Dockerfile <<'D'
+FROM scratch
+COPY smoke/busybox /bin/busybox
+RUN ["/bin/busybox", "--install", "-s", "/bin"]
+RUN echo "forever $(date +%s%N)" && sleep 99994
+D
+	left() { api GET "/containers/json?all=1" | jq '[.[] | select(.Command | test("sleep 99994"))] | length'; }
+	t0=$(now)
+	rc=0
+	timeout 120 "$RM" --tags it_bt -o perf.csv --build-timeout 5 >out.txt 2>err.txt || rc=$?
+	secs=$(since "$t0")
+	echo "recovered in $secs s"
+	[ $rc = 1 ] || fail "exit $rc, want 1: $(tail -n 3 err.txt)"
+	grep -q "the build of 'ci-it_bt_forever' from 'docker/forever.Dockerfile' took longer than 5 s (--build-timeout)" perf.csv ||
+		fail "reason: $(csv_col perf.csv 1 reason)"
+	[ "$(echo "$secs < 20" | bc)" = 1 ] || fail "took $secs s"
+	for _ in $(seq 1 50); do [ "$(left)" = 0 ] && break; sleep 0.2; done
+	[ "$(left)" = 0 ] || fail "the build's container is left: $(left)"
+	;;
+
 manifest_per_run)
 	# Issue 29 (7): two runs with CI outputs in one folder, the second started 0.5 s after
 	# the first. Each keeps its own manifest (run.<run id>.json) and its own gate: the first
