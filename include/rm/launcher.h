@@ -287,6 +287,7 @@ typedef struct rm_tools_verdict {
 	char *failure; /* "tool 'x': pre script P exited with code N ...", or NULL */
 	int post;      /* failure is a post script's (the model ran) */
 	char *outputs; /* dest when outputs were copied there, else NULL */
+	int gathered;  /* the wrapper finished gathering the outputs (not cut by a timeout) */
 } rm_tools_verdict;
 int rm_launcher_tools_collect(const rm_launcher *l, rm_job *job, const rm_workload *w,
 			      const char *dest, rm_tools_verdict *v, rm_error *err);

@@ -91,7 +91,12 @@ static int stopped(struct run *r, rm_job *job, struct stream *st, double timeout
 		rm_runner__fail(oc, "interrupted by %s", rm_signal_name());
 		return -1;
 	}
-	if (rm_runner__stream_timed_out(st)) {
+	if (rm_runner__stream_gather_timed_out(st)) {
+		rm_runner__fail(oc,
+				"the tools' outputs took longer than %g s to gather (the container "
+				"was killed; the model's own run had ended)",
+				RM_TOOLS_GATHER_S);
+	} else if (rm_runner__stream_timed_out(st)) {
 		rm_runner__fail(oc, "timeout: timed out after %g s (the container was killed)",
 				timeout);
 	} else if (rc < 0 && stop_failed) {
@@ -205,7 +210,8 @@ int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct out
 		ret = stopped(r, job, st, timeout, rc, &err, oc);
 	if (!done && !rm_signal_received())
 		waited(r, job, timeout, &status, oc);
-	oc->test_s = rm_now() - rm_runner__stream_started(st);
+	/* the model's time: the tools' gathering after it is not the model's */
+	oc->test_s = rm_runner__stream_model_end(st) - rm_runner__stream_started(st);
 	rm_runner__stream_end(st, oc);
 	rm_runner__telemetry_finish(r, tm, w, job, st, oc);
 	rm_runner__data_after_run(r, w, job, oc);

@@ -216,6 +216,10 @@ void rm_runner__stream_close(struct stream *st);
 void rm_runner__stream_note(struct stream *st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int rm_runner__stream_timed_out(const struct stream *st);
+/* When the model's part of the run ended: the tools' wrapper's gathering line, else now. */
+double rm_runner__stream_model_end(const struct stream *st);
+/* Whether the timeout that stopped the run was the tools' gathering budget's. */
+int rm_runner__stream_gather_timed_out(const struct stream *st);
 /* keep-alive: whether the script's exit marker came, and its code. */
 int rm_runner__stream_script_done(const struct stream *st, long *rc);
 double rm_runner__stream_started(const struct stream *st);

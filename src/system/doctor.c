@@ -67,7 +67,7 @@ char *rm_system__doctor_read_line(const char *path)
  * (nvidia-smi with a driver in a bad state) never hangs doctor. */
 char *rm_system__doctor_tool_line(const char *cmd, int *status)
 {
-	char *const argv[] = {"sh", "-c", (char *)cmd, NULL};
+	char *const argv[] = {"/bin/sh", "-c", (char *)cmd, NULL}; /* as popen(3) */
 	rm_proc_out po;
 	rm_error err = RM_ERROR_INIT;
 	char *line = NULL, *cur, *nl;

@@ -567,6 +567,48 @@ D
 	[ "$(left)" = 0 ] || fail "the build's container is left: $(left)"
 	;;
 
+tools_bulk)
+	# Issue 29 (13): a tool whose outputs glob matches 20,000 files. They are listed with a
+	# shell builtin and copied in bulk (tar), after the model's time ended (the timeout and
+	# test_duration are the model's): all 20,000 come back and the run is a SUCCESS. A run
+	# stopped by its timeout announces no outputs (docs/tools.md), not a part of them.
+	script tb <<'S'
+mkdir -p out
+i=0
+while [ $i -lt 20000 ]; do : >"out/f$i"; i=$((i + 1)); done
+echo "performance: 2 samples_per_sec"
+S
+	script tbs <<'S'
+mkdir -p out
+i=0
+while [ $i -lt 300 ]; do : >"out/f$i"; i=$((i + 1)); done
+sleep 300
+S
+	printf '[%s, %s]\n' "$(entry it_tb tb "")" "$(entry it_tbs tbs "")" | mkmad
+	mkdir -p prof
+	echo '{"tools": {"many": {"outputs": ["out/*"]}}}' >prof/tools.json
+	ctx='{"tools": [{"name": "many"}]}'
+	"$RM" --tags it_tb -o warm.csv --timeout 5 >/dev/null 2>&1 || true # the image, built once
+	t0=$(now)
+	rc=0
+	timeout 300 "$RM" --tags it_tb -o perf.csv --timeout 60 --tools-config prof/tools.json \
+		--additional-context "$ctx" >out.txt 2>err.txt || rc=$?
+	echo "recovered in $(since "$t0") s"
+	[ $rc = 0 ] || fail "exit $rc: $(tail -n 3 err.txt) $(csv_col perf.csv 1 reason)"
+	run=$(csv_col perf.csv 1 run_id)
+	n=$(find "it_tb.$run.tools/many/out" -type f 2>/dev/null | wc -l)
+	[ "$n" = 20000 ] || fail "$n of 20000 files came back"
+	dur=$(csv_col perf.csv 1 test_duration)
+	echo "test_duration $dur s"
+	rc=0
+	timeout 120 "$RM" --tags it_tbs -o perf2.csv --timeout 5 --tools-config prof/tools.json \
+		--additional-context "$ctx" >out2.txt 2>err2.txt || rc=$?
+	[ $rc = 1 ] || fail "exit $rc, want 1"
+	grep -q 'timeout: timed out after 5 s' perf2.csv || fail "reason: $(csv_col perf2.csv 1 reason)"
+	grep -q "the tools' outputs are in" err2.txt && fail "a timed-out run announced outputs"
+	[ -z "$(find . -path '*it_tbs.*.tools*' -type f | head -n 1)" ] || fail "a timed-out run left outputs"
+	;;
+
 manifest_per_run)
 	# Issue 29 (7): two runs with CI outputs in one folder, the second started 0.5 s after
 	# the first. Each keeps its own manifest (run.<run id>.json) and its own gate: the first
