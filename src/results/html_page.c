@@ -300,8 +300,11 @@ static void value_cells(rm_buf *out, const struct report *r, const struct series
 		rm_buf_addstr(out, "\"");
 	}
 	rm_buf_addstr(out, ">");
-	if (ch && isfinite(ch->change_pct))
-		rm_buf_addf(out, "%+.2f%%", ch->change_pct);
+	if (ch && isfinite(ch->change_pct)) {
+		char pct[64];
+		rm_pct_text(ch->change_pct, pct, sizeof(pct));
+		rm_buf_addf(out, "%s", pct);
+	}
 	if (ch && ch->verdict == RM_VERDICT_NOISE)
 		rm_buf_addstr(out, " (noise)");
 	if (ch && ch->verdict == RM_VERDICT_UNKNOWN)
