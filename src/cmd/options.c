@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "options.h"
+#include "rm/detect.h"
 #include "rm/engine.h"
 #include "rm/parser.h"
 #include "rm/registry.h"
@@ -424,11 +425,23 @@ static int set_value(const struct opt *o, struct cli *c, const char *val, rm_err
 		return 0;
 	}
 	case OPT_INT: {
-		long l;
-		if (rm_parse_long(val, 0, 1000000, &l) < 0)
-			return rm_error_set(err, RM_ERR_USAGE,
-					    "--%s takes a whole number >= 0, not '%s'", o->name,
-					    val);
+		/* the counts with a range of their own, said the same way whatever the value */
+		static const struct {
+			const char *name;
+			long lo, hi;
+		} ranges[] = {{"repeat", 1, 1000000}, {"history-window", 2, RM_DETECT_MAX_WINDOW}};
+		long l, lo = 0, hi = 1000000;
+		for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+			if (!strcmp(o->name, ranges[i].name))
+				lo = ranges[i].lo, hi = ranges[i].hi;
+		if (rm_parse_long(val, lo, hi, &l) < 0)
+			return lo ? rm_error_set(
+					err, RM_ERR_USAGE,
+					"--%s takes a whole number from %ld to %ld, not '%s'",
+					o->name, lo, hi, val)
+				  : rm_error_set(err, RM_ERR_USAGE,
+						 "--%s takes a whole number >= 0, not '%s'",
+						 o->name, val);
 		*(long *)field = l;
 		return 0;
 	}

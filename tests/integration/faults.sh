@@ -612,6 +612,34 @@ S
 	[ -z "$(find . -path '*it_tbs.*.tools*' -type f | head -n 1)" ] || fail "a timed-out run left outputs"
 	;;
 
+low_inputs)
+	# Issue 29, the low ones: clear messages at once instead of a late failure or a hang.
+	script li <<'S'
+echo "performance: 1 samples_per_sec"
+S
+	long=it_$(printf 'x%.0s' $(seq 1 230))
+	printf '[%s, %s]\n' "$(entry it_li li "")" "$(entry "$long" li "")" | mkmad
+	refused() { # WANT_RC PATTERN ARGS...
+		local want=$1 pat=$2 rc=0
+		shift 2
+		timeout 20 "$RM" "$@" >out.txt 2>err.txt </dev/null || rc=$?
+		[ $rc = "$want" ] || fail "$*: exit $rc, want $want: $(cat err.txt)"
+		grep -q -- "$pat" err.txt || fail "$*: message: $(cat err.txt)"
+	}
+	refused 5 "(233 characters) makes log file names longer than the 255 bytes" --tags "$long" -o perf.csv --log-dir logs
+	if ls logs/*.build.log >/dev/null 2>&1; then fail "built before refusing the long name"; fi
+	refused 2 "--repeat takes a whole number from 1 to 1000000, not '-1'" --tags it_li --repeat -1
+	refused 2 "--repeat takes a whole number from 1 to 1000000, not '0'" --tags it_li --repeat 0
+	refused 2 "--history-window takes a whole number from 2 to 200, not '0'" --tags it_li --history-window 0
+	mkfifo nobody.fifo
+	printf 'suite: s\ninclude: [nobody.fifo]\nentries:\n  - tags: [it_li]\n' >s.yaml
+	refused 3 "include: 'nobody.fifo' is empty" run --suite s.yaml -o perf.csv
+	refused 3 "'nobody.fifo'" --tags it_li -o perf.csv -f nobody.fifo
+	refused 3 "'nobody.fifo' is empty" --tags it_li -o perf.csv --references nobody.fifo
+	printf 'suite: s\nentries:\n  - tags: [it_li]\n    repeat: 2.5\n' >r.yaml
+	refused 3 "repeat: must be a whole number from 1 to 1000000, not 2.5" suite r.yaml
+	;;
+
 manifest_per_run)
 	# Issue 29 (7): two runs with CI outputs in one folder, the second started 0.5 s after
 	# the first. Each keeps its own manifest (run.<run id>.json) and its own gate: the first

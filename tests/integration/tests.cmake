@@ -34,7 +34,7 @@ set(RM_FAULT_CASES kill9_watchdog kill9_reap sighup sigpipe engine_dies disk_ful
                    oom_removed keep_dir_nodes engine_dies_build formula_cells
                    manifest_per_run ci_outputs_through gpu_detect_hang
                    wait_held attach_cut create_lost wait_dropped slow_engine
-                   name_collide build_timeout tools_bulk)
+                   name_collide build_timeout tools_bulk low_inputs)
 foreach(c ${RM_FAULT_CASES})
   add_test(NAME fault.${c}
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/faults.sh ${c}

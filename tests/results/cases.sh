@@ -468,7 +468,10 @@ history_gate)
 	# A narrower window that no longer holds the level before the drift still sees it.
 	expect 6 "$RM" report ci perf.csv --fail-on-regression 5 --history-window 8 --no-step-summary
 	expect 2 "$RM" report ci perf.csv --history-window 1 --no-step-summary
-	grep -q "history-window takes 2 to 200 runs" cmd.err || fail "$(cat cmd.err)"
+	grep -q "history-window takes a whole number from 2 to 200, not '1'" cmd.err || fail "$(cat cmd.err)"
+	# issue 29: 0 was taken for "not given" although the message says 2 to 200
+	expect 2 "$RM" report ci perf.csv --history-window 0 --no-step-summary
+	grep -q "history-window takes a whole number from 2 to 200, not '0'" cmd.err || fail "$(cat cmd.err)"
 	;;
 
 accept)
