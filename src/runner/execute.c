@@ -29,7 +29,7 @@ static int keep_model_dir(struct run *r, const rm_model *m, rm_job *job, rm_erro
 	size_t skipped = 0;
 
 	if (fd >= 0 &&
-	    r->launcher.ops->fetch(r->launcher.state, job, path, fd, (size_t)8 << 30, err) == 0 &&
+	    r->active->ops->fetch(r->active->state, job, path, fd, (size_t)8 << 30, err) == 0 &&
 	    lseek(fd, 0, SEEK_SET) == 0 &&
 	    rm_tar_extract_dir(fd, r->o->log_dir, 0, &skipped, err) == 0) {
 		rm_info("kept the model dir as '%s/%s'", r->o->log_dir, dir);
@@ -50,17 +50,21 @@ static int keep_model_dir(struct run *r, const rm_model *m, rm_job *job, rm_erro
 }
 
 /* The verdict once the output has ended: exit status, results, performance. */
-static void execute_judge(struct run *r, const rm_model *m, rm_job *job, struct stream *st,
+static void execute_judge(struct run *r, const rm_workload *w, rm_job *job, struct stream *st,
 			  long status, struct outcome *oc)
 {
+	const rm_model *m = w->model;
 	rm_error err = RM_ERROR_INIT;
+	/* a card whose own script ran on the batch host: its results are what it wrote */
+	int card =
+	    r->active->ops->batch_host && rm_dist_runs_script(rm_workload_dist_launcher(w), 1);
 
 	if (oc->reason) /* timed out, interrupted, stream broken */
 		return;
 	if (status != 0) {
 		rm_runner__fail(oc, "the script exited with code %ld", status);
-	} else if (m->multiple_results) {
-		if (rm_runner__read_multiple_results(r, m, job, oc, &err) < 0)
+	} else if (m->multiple_results || card) {
+		if (rm_runner__read_multiple_results(r, m, card, job, oc, &err) < 0)
 			rm_runner__fail(oc, "%s", rm_error_text(&err));
 		else
 			oc->status = RM_STATUS_SUCCESS;
@@ -83,7 +87,7 @@ static int stopped(struct run *r, rm_job *job, struct stream *st, double timeout
 	rm_error kerr = RM_ERROR_INIT;
 	/* Kill first: the workload must not outlive its budget by more than one poll of the
 	 * stream (100 ms). */
-	int stop_failed = r->launcher.ops->stop(r->launcher.state, job, &kerr) < 0;
+	int stop_failed = r->active->ops->stop(r->active->state, job, &kerr) < 0;
 
 	if (stop_failed && !rm_signal_received())
 		rm_warn("%s", rm_error_text(&kerr));
@@ -118,7 +122,7 @@ static void waited(struct run *r, rm_job *job, double timeout, long *status, str
 {
 	rm_error err = RM_ERROR_INIT;
 
-	int rc = r->launcher.ops->wait(r->launcher.state, job, 0, status, &err);
+	int rc = r->active->ops->wait(r->active->state, job, 0, status, &err);
 
 	if (rc == 0) {
 		oc->exit_code = *status;
@@ -153,7 +157,7 @@ static void waited(struct run *r, rm_job *job, double timeout, long *status, str
 /* After the run: keep the model dir, then keep or remove the workload. */
 static void finish(struct run *r, const rm_model *m, rm_job *job, const char *name, int script_done)
 {
-	const rm_launcher *L = &r->launcher;
+	const rm_launcher *L = r->active;
 	rm_error err = RM_ERROR_INIT;
 	int keep = r->o->wl.keep_alive && !rm_signal_received();
 	const char *cli = r->ctx.engine == RM_ENGINE_PODMAN ? "podman" : "docker";
@@ -175,8 +179,8 @@ static void finish(struct run *r, const rm_model *m, rm_job *job, const char *na
 int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct outcome *oc)
 {
 	const rm_model *m = w->model;
-	const rm_launcher *L = &r->launcher;
 	rm_error err = RM_ERROR_INIT;
+	const rm_launcher *L = r->active = rm_runner__launcher(r, w, &err);
 	char *name = rm_runner__container_name(r, m, k);
 	double timeout = w->timeout;
 	struct stream *st = rm_runner__stream_open(r, w, timeout, oc);
@@ -189,6 +193,10 @@ int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct out
 
 	if (!st)
 		goto out;
+	if (!L) {
+		rm_runner__fail(oc, "%s", rm_error_text(&err));
+		goto out;
+	}
 	/* madengine's line, where its timeout tests look for it. */
 	rm_runner__stream_note(st, "Setting timeout to %.15g seconds.%s", timeout,
 			       timeout > 0 ? "" : " (none: the run is never stopped)");
@@ -216,7 +224,7 @@ int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct out
 	rm_runner__telemetry_finish(r, tm, w, job, st, oc);
 	rm_runner__data_after_run(r, w, job, oc);
 	rm_runner__tools_after_run(r, w, job, st, oc);
-	execute_judge(r, m, job, st, status, oc);
+	execute_judge(r, w, job, st, status, oc);
 out:
 	if (job)
 		finish(r, m, job, name, done);

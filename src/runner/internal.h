@@ -41,6 +41,11 @@ struct run {
 	rm_selection sel;
 	rm_context ctx;
 	rm_launcher launcher;
+	/* A card whose own script runs on a batch host (MAD's slurm_multi) when the run's
+	 * launcher runs none: the batch host's launcher (opened at the first; rm_runner__launcher)
+	 * and the launcher of the workload being run (execute.c). */
+	rm_launcher cards;
+	rm_launcher *active;
 	char run_id[64];
 	char machine[256];
 	char *git_commit;
@@ -53,8 +58,10 @@ struct run {
 	int swept;	   /* nothing of the run is left (the final sweep succeeded or was moot) */
 	int watchdog_fd;   /* write end of the watchdog's pipe, or <= 0 */
 	int engine_lost;   /* a workload lost its engine mid-run */
-	size_t jobs_started; /* workloads the launcher was asked to start */
-	rm_data_config data; /* data.json (or --data-config) with the context's "data" */
+	size_t jobs_started;  /* workloads the launcher was asked to start */
+	rm_data_config data;  /* data.json (or --data-config) with the context's "data" */
+	char **unserved_said; /* data no provider serves, warned about once a run */
+	size_t n_unserved_said;
 	int data_loaded;
 	rm_tool_plan tools;    /* the context's tools and scripts (tools_run.c); empty without */
 	rm_build_manifest man; /* run --manifest: its images (man.path NULL without) */
@@ -97,6 +104,10 @@ struct outcome {
 };
 
 /* run.c */
+/* The launcher of w: the run's, or the batch host's for a card whose script runs there
+ * (rm_launcher_open_batch_host) when the run's does not run cards; NULL with err when that
+ * cannot be opened. */
+rm_launcher *rm_runner__launcher(struct run *r, const rm_workload *w, rm_error *err);
 int rm_runner__load_context(struct run *r, rm_error *err); /* detected, then files, then texts */
 void rm_runner__warn_short_secrets(void);
 
@@ -154,8 +165,9 @@ int rm_runner__run_queue(struct run *r, rm_error *err);
 /* results.c: a file out of the workload (the launcher's fetch), as an unlinked temporary
  * file; a missing path fails with RM_ERR_INPUT. */
 FILE *rm_runner__fetch_file(struct run *r, rm_job *job, const char *path, rm_error *err);
-/* The model's multiple_results into oc->mr_*. */
-int rm_runner__read_multiple_results(struct run *r, const rm_model *m, rm_job *job,
+/* The model's multiple_results into oc->mr_*; card: the results a card's own script wrote
+ * on shared storage (the launcher finds them), named "<model>.results.csv" beside perf.csv. */
+int rm_runner__read_multiple_results(struct run *r, const rm_model *m, int card, rm_job *job,
 				     struct outcome *oc, rm_error *err);
 
 struct stream;
