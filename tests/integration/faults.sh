@@ -424,7 +424,7 @@ exec >/dev/null 2>&1
 sleep 300
 S
 	printf '[%s, %s]\n' "$(entry it_wq wq "")" "$(entry it_wl wl "")" | mkmad
-	"$RM" --tags it_wq,it_wl -o warm.csv >/dev/null 2>&1 || true # the images, built once
+	"$RM" --tags it_wq,it_wl -o warm.csv --skip-model-run >/dev/null 2>&1 || true # the images, built once
 	proxied stall 'POST /containers/*/wait'
 	t0=$(now)
 	rc=0
@@ -457,7 +457,7 @@ sleep 4
 echo "performance: 7 samples_per_sec"
 S
 	entry it_ac ac "" | sed 's/^/[/; s/$/]/' | mkmad
-	"$RM" --tags it_ac -o warm.csv >/dev/null 2>&1 || true
+	"$RM" --tags it_ac -o warm.csv --skip-model-run >/dev/null 2>&1 || true
 	proxied close-after=1000 'POST /containers/*/attach'
 	t0=$(now)
 	rc=0
@@ -478,7 +478,7 @@ create_lost)
 echo "performance: 1 samples_per_sec"
 S
 	entry it_cl cl "" | sed 's/^/[/; s/$/]/' | mkmad
-	"$RM" --tags it_cl -o warm.csv >/dev/null 2>&1 || true
+	"$RM" --tags it_cl -o warm.csv --skip-model-run >/dev/null 2>&1 || true
 	proxied cut 'POST /containers/create'
 	rc=0
 	DOCKER_HOST=$PROXIED timeout 120 "$RM" --tags it_cl -o perf.csv >out.txt 2>err.txt || rc=$?
@@ -495,7 +495,7 @@ wait_dropped)
 echo "performance: 9 samples_per_sec"
 S
 	printf '[%s, %s]\n' "$(entry it_wd wd "")" "$(entry it_wd2 wd "")" | mkmad
-	"$RM" --tags it_wd,it_wd2 -o warm.csv >/dev/null 2>&1 || true
+	"$RM" --tags it_wd,it_wd2 -o warm.csv --skip-model-run >/dev/null 2>&1 || true
 	proxied cut 'POST /containers/*/wait'
 	rc=0
 	DOCKER_HOST=$PROXIED timeout 60 "$RM" --tags it_wd,it_wd2 -o perf.csv >out.txt 2>err.txt || rc=$?
@@ -512,7 +512,7 @@ slow_engine)
 echo "performance: 3 samples_per_sec"
 S
 	entry it_se se "" | sed 's/^/[/; s/$/]/' | mkmad
-	"$RM" --tags it_se -o warm.csv >/dev/null 2>&1 || true
+	"$RM" --tags it_se -o warm.csv --skip-model-run >/dev/null 2>&1 || true
 	for m in 'GET /_ping' 'POST /containers/*/start' 'PUT /containers/*/archive' 'POST /containers/*/attach'; do
 		proxied delay=2000 "$m"
 		rc=0
@@ -588,7 +588,7 @@ S
 	mkdir -p prof
 	echo '{"tools": {"many": {"outputs": ["out/*"]}}}' >prof/tools.json
 	ctx='{"tools": [{"name": "many"}]}'
-	"$RM" --tags it_tb -o warm.csv --timeout 5 >/dev/null 2>&1 || true # the image, built once
+	"$RM" --tags it_tb -o warm.csv --skip-model-run >/dev/null 2>&1 || true # the image, built once
 	t0=$(now)
 	rc=0
 	# a timeout the model keeps easily (about 1 s) and the gathering would not (20 s per file
