@@ -45,6 +45,9 @@ struct rm_direction_table;
 /* Whether s names a database (sqlite:..., postgresql://..., postgres://...) rather than a
  * file. */
 int rm_db_is_url(const char *s);
+/* The file a sqlite:PATH (or sqlite://PATH) URL names, pointing into url; NULL for any other
+ * URL or an empty path. */
+const char *rm_db_sqlite_path(const char *url);
 
 /* Opens (and creates, for SQLite) the database and migrates it. Errors: RM_ERR_INPUT for an
  * unknown scheme, RM_ERR_IO for a connection or SQL failure. */

@@ -114,4 +114,8 @@ int rm_history_judge(const rm_baseline *b, const rm_hseries *s, const rm_detect_
 /* The run a change starts at, as "run ID (TIME, models at COMMIT)" into buf. */
 void rm_run_ref_text(const rm_run_ref *r, char *buf, size_t size);
 
+/* A change in percent as the outputs print it: "+1.23%", or "+9.84e+19%" for a value far out
+ * of range (a judged 1e20 against a history near 100), never hundreds of digits. */
+void rm_pct_text(double pct, char *buf, size_t size);
+
 #endif

@@ -56,6 +56,10 @@ typedef struct json_t json_t;
 /* prepare: the back end went away during the build (the engine died): err names it; the
  * run counts an engine loss (exit 4). */
 #define RM_LAUNCH_LOST (-4)
+/* wait: the workload's timeout (its rm_workload.timeout from the stream's start) passed and it
+ * still runs: the caller stops it and records the timeout. A back end whose wait cannot
+ * outlast the timeout never returns it. */
+#define RM_LAUNCH_TIMED_OUT (-5)
 
 /* Given once, when the launcher is opened; everything here outlives the launcher. */
 typedef struct rm_launcher_config {
@@ -293,6 +297,7 @@ typedef struct rm_tools_verdict {
 	char *failure; /* "tool 'x': pre script P exited with code N ...", or NULL */
 	int post;      /* failure is a post script's (the model ran) */
 	char *outputs; /* dest when outputs were copied there, else NULL */
+	int gathered;  /* the wrapper finished gathering the outputs (not cut by a timeout) */
 } rm_tools_verdict;
 int rm_launcher_tools_collect(const rm_launcher *l, rm_job *job, const rm_workload *w,
 			      const char *dest, rm_tools_verdict *v, rm_error *err);

@@ -219,11 +219,18 @@ int rm_csv_check_by_name(const char *path, const char *const *header, size_t n_c
 
 /*
  * Streaming reader for one CSV record at a time (RFC 4180: quoted fields may hold commas,
- * quotes and newlines). Used to read multiple_results files and earlier perf.csv rows.
+ * quotes and newlines). Used to read multiple_results files and earlier perf.csv rows. A
+ * line ends at "\n", "\r\n" or a lone "\r" (old Mac files).
  * Returns 1 and fills *fields (NULL-terminated, free with rm_strv_free) and *n, 0 at end of
  * file, -1 on a record longer than the reader's ceiling (1 MiB) or a read error.
  */
 int rm_csv_read_record(FILE *f, char ***fields, size_t *n, rm_error *err);
+/* The same, and *open_quote says whether the file ended inside a quoted field (a stray '"'
+ * swallowed the rest of it). */
+int rm_csv_read_record_open(FILE *f, char ***fields, size_t *n, int *open_quote, rm_error *err);
+/* One physical line as a record: a line end closes a quoted field left open (*open_quote set).
+ * For re-reading what a stray '"' swallowed, line by line. */
+int rm_csv_read_line_record(FILE *f, char ***fields, size_t *n, int *open_quote, rm_error *err);
 
 /*
  * Summary statistics over repeated runs (--repeat N), and the MLPerf Training score rule.

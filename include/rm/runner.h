@@ -39,7 +39,10 @@ typedef struct rm_run_opts {
 	int live_output;
 	int keep_model_dir;
 	int clean_docker_cache;
-	int no_pull;	   /* --no-pull: builds do not pull a newer base image (rm_image_req) */
+	int no_pull; /* --no-pull: builds do not pull a newer base image (rm_image_req) */
+	/* --build-timeout: seconds one image's build may take (0 = none): then it is stopped and
+	 * the model is a FAILURE naming the build. The model's timeout covers its run only. */
+	double build_timeout;
 	int dry_run;	   /* print the plan; contact no engine */
 	long repeat;	   /* runs per model (>= 1) */
 	const char *score; /* NULL or "mlperf" */
@@ -68,9 +71,13 @@ typedef struct rm_run_opts {
 } rm_run_opts;
 
 /* Everything off or NULL: the command line fills in what it was given, defaults included. */
+/* Three hours: MAD's ROCm images pull and compile for long, a hung RUN step ends. */
+#define RM_BUILD_TIMEOUT_DEFAULT 10800.0
+
 #define RM_RUN_OPTS_INIT                                                                           \
 	{                                                                                          \
-		.root = NULL, .output = NULL, .log_dir = NULL, .repeat = 0, .run_id = NULL         \
+		.root = NULL, .output = NULL, .log_dir = NULL, .repeat = 0, .run_id = NULL,        \
+		.build_timeout = RM_BUILD_TIMEOUT_DEFAULT                                          \
 	}
 
 /* What a run came to, for the exit code. */

@@ -456,6 +456,14 @@ typedef struct rm_proc_out {
  */
 int rm_proc_run(char *const argv[], const char *input, double timeout, size_t max_out,
 		rm_proc_out *res, rm_error *err);
+/*
+ * The same for a program that only informs (GPU detection's rocminfo, nvidia-smi, amd-smi):
+ * no input, and it is also stopped (its process group, SIGKILL) as soon as a signal came or
+ * the process-wide interrupt is set, looked at 10 times a second; then -1 with err's
+ * sys_errno EINTR. A tool that hangs never holds the run past timeout or past a Ctrl-C.
+ */
+int rm_proc_capture(char *const argv[], double timeout, size_t max_out, rm_proc_out *res,
+		    rm_error *err);
 void rm_proc_out_release(rm_proc_out *res);
 
 /*

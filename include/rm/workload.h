@@ -141,6 +141,11 @@ typedef struct rm_workload_settings {
  * copies what the outputs globs match to RM_TOOLS_OUTPUTS/<tool>/<path>. */
 #define RM_TOOLS_STATUS	 RM_WORKSPACE "/.run_models/tools.status"
 #define RM_TOOLS_OUTPUTS RM_WORKSPACE "/.run_models/tool_outputs"
+/* The line the wrapper prints (stdout) once the model and the post scripts are done and the
+ * outputs are gathered: the run's clock stops there (its timeout and test_duration cover the
+ * model, not the copying; the gathering has RM_TOOLS_GATHER_S of its own). */
+#define RM_TOOLS_GATHER_LINE "run_models: gathering the tools' outputs"
+#define RM_TOOLS_GATHER_S    600.0
 
 typedef struct rm_workload {
 	rm_workload_settings set; /* the run's, strings owned */

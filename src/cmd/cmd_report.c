@@ -16,6 +16,7 @@
 #include "rm/detect.h"
 #include "rm/results.h"
 #include "rm/db.h"
+#include "rm/manifest.h"
 #include "rm/util.h"
 #include "rm/suite.h"
 
@@ -116,9 +117,14 @@ static int report_ci(int argc, char **argv, rm_error *err)
 		goto out;
 	}
 	o.perf_csv = pos.n ? pos.v[0] : "perf.csv";
-	/* run.json beside perf.csv, where run writes it, unless told otherwise. */
+	/* The run's manifest beside perf.csv, where run writes it (run.<id>.json for --run-id,
+	 * else run.json, the latest run's), unless told otherwise. */
 	dir = rm_dirname(o.perf_csv);
-	beside = rm_xasprintf("%s/run.json", dir);
+	beside = rm_manifest_path(dir, cli.run_id);
+	if (cli.run_id && access(beside, R_OK) != 0) {
+		free(beside);
+		beside = rm_manifest_path(dir, NULL);
+	}
 	o.manifest = cli.manifest ? cli.manifest : access(beside, R_OK) == 0 ? beside : NULL;
 	nightly_outputs(&cli, &o);
 	o.run_id = cli.run_id;

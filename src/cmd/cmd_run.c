@@ -49,6 +49,7 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	o->keep_model_dir = cli->keep_model_dir;
 	o->clean_docker_cache = cli->clean_docker_cache;
 	o->no_pull = cli->no_pull;
+	o->build_timeout = cli->build_timeout > 0 ? cli->build_timeout : 0;
 	o->sysfs_root = getenv("RM_SYSFS_ROOT");
 	o->wl.tunableop = (rm_tunableop)cli->tunableop;
 	o->wl.telemetry = (rm_telemetry_mode)cli->telemetry;

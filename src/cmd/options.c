@@ -7,9 +7,11 @@
 #include <strings.h>
 
 #include "options.h"
+#include "rm/detect.h"
 #include "rm/engine.h"
 #include "rm/parser.h"
 #include "rm/registry.h"
+#include "rm/runner.h"
 #include "rm/telemetry.h"
 #include "rm/util.h"
 
@@ -130,6 +132,11 @@ const struct opt opt_table[] = {
      "copy the model dir out of the container into the log dir", CMD_RUN, "keep_model_dir"},
     {"clean-docker-cache", 0, FLAG(clean_docker_cache), NULL, "rebuild without the layer cache", RB,
      "clean_docker_cache"},
+    {"build-timeout", 0, SECS(build_timeout), "S",
+     "seconds a build may take before it is stopped and its model is a FAILURE row naming the "
+     "build (default 10800, three hours; `0` = none); the model's `--timeout` counts from its "
+     "run, not its build",
+     RB, "build_timeout"},
     {"no-pull", 0, FLAG(no_pull), NULL,
      "build on the base images the engine has: no pull of a newer one first (madengine's "
      "`--pull`, the default; a registry out of reach is only warned about)",
@@ -291,6 +298,7 @@ void cli_init(struct cli *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->timeout = -1;
+	c->build_timeout = RM_BUILD_TIMEOUT_DEFAULT;
 	c->repeat = 1;
 	c->progress_interval = 30;
 	c->fail_on_regression = -1;
@@ -417,11 +425,23 @@ static int set_value(const struct opt *o, struct cli *c, const char *val, rm_err
 		return 0;
 	}
 	case OPT_INT: {
-		long l;
-		if (rm_parse_long(val, 0, 1000000, &l) < 0)
-			return rm_error_set(err, RM_ERR_USAGE,
-					    "--%s takes a whole number >= 0, not '%s'", o->name,
-					    val);
+		/* the counts with a range of their own, said the same way whatever the value */
+		static const struct {
+			const char *name;
+			long lo, hi;
+		} ranges[] = {{"repeat", 1, 1000000}, {"history-window", 2, RM_DETECT_MAX_WINDOW}};
+		long l, lo = 0, hi = 1000000;
+		for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+			if (!strcmp(o->name, ranges[i].name))
+				lo = ranges[i].lo, hi = ranges[i].hi;
+		if (rm_parse_long(val, lo, hi, &l) < 0)
+			return lo ? rm_error_set(
+					err, RM_ERR_USAGE,
+					"--%s takes a whole number from %ld to %ld, not '%s'",
+					o->name, lo, hi, val)
+				  : rm_error_set(err, RM_ERR_USAGE,
+						 "--%s takes a whole number >= 0, not '%s'",
+						 o->name, val);
 		*(long *)field = l;
 		return 0;
 	}

@@ -65,6 +65,7 @@ struct cli {
 	const char *log_dir;
 	const char *parser; /* also parse */
 	double timeout;
+	double build_timeout; /* --build-timeout: 0 none */
 	int live_output;
 	int keep_alive;
 	int allow_sensitive_mounts;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -113,6 +114,18 @@ static void sync_obj(rm_context *ctx)
 			json_object_set_new(ctx->rendered, key, json_string(s));
 		free(s);
 	}
+}
+
+void rm_context_host_devices(rm_context *ctx)
+{
+	const char *root = rm_context_get(ctx, "docker_device_root");
+	char *fuse = rm_xasprintf("%s/fuse", root && *root ? root : "/dev");
+	struct stat st;
+
+	/* the engine refuses a container whose device is missing ("error gathering device
+	 * information while adding custom device"): only a character device counts */
+	ctx->no_fuse = stat(fuse, &st) != 0 || !S_ISCHR(st.st_mode);
+	free(fuse);
 }
 
 int rm_context_detect(rm_context *ctx, const char *sysfs_root, int use_tools, rm_error *err)

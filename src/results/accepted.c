@@ -41,6 +41,12 @@ int rm_accepted_read(rm_baseline *b, const char *perf_csv, rm_error *err)
 		return ret;
 	}
 	rc = rm_csv_read_record(f, &rec, &n, err);
+	if (rc == 1 && n && !strncmp(rec[0], "\xEF\xBB\xBF", 3)) {
+		rm_warn("'%s' starts with a UTF-8 byte order mark (a spreadsheet's \"CSV UTF-8\"): "
+			"read without it",
+			path);
+		memmove(rec[0], rec[0] + 3, strlen(rec[0] + 3) + 1);
+	}
 	if (rc < 0 ||
 	    (rc == 1 && (n != 10 || strcmp(rec[0], "model") || strcmp(rec[6], "since_run")))) {
 		if (rc == 1)
@@ -54,11 +60,29 @@ int rm_accepted_read(rm_baseline *b, const char *perf_csv, rm_error *err)
 	}
 	rm_strv_free(rec);
 	rec = NULL;
-	while (rc == 1 && (rc = rm_csv_read_record(f, &rec, &n, err)) == 1) {
+	for (long start = ftell(f); rc == 1; start = ftell(f)) {
+		int open = 0;
+		if ((rc = rm_csv_read_record_open(f, &rec, &n, &open, err)) != 1)
+			break;
 		line++;
+		/* An unterminated quote would swallow the acceptances after it: that line is
+		 * read alone (a line end closing the quote) and named, and the rest as usual. */
+		if ((open || n != 10) && start >= 0 && fseek(f, start, SEEK_SET) == 0) {
+			rm_warn("'%s' line %ld: a '\"' opens a field that is not closed on its "
+				"line (it "
+				"would swallow the acceptances after it): read as one line",
+				path, line);
+			rm_strv_free(rec);
+			rec = NULL;
+			if ((rc = rm_csv_read_line_record(f, &rec, &n, &open, err)) != 1)
+				break;
+		}
 		if (n == 10 && rec[0][0])
 			rm_history_accept(b, rec[0], rec[1], rec[2], rec[3], rec[4], rec[5], rec[6],
 					  rec[7]);
+		else if (n != 1 || rec[0][0])
+			rm_warn("'%s' line %ld has %zu fields, not 10: skipped (a stray '\"'?)",
+				path, line, n);
 		rm_strv_free(rec);
 		rec = NULL;
 	}

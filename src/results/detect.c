@@ -12,7 +12,8 @@
 
 #include "rm/detect.h"
 
-#define MAXP RM_DETECT_MAX_WINDOW
+#define MAXP	    RM_DETECT_MAX_WINDOW
+#define CENTRED_MAX 1e100
 
 const char *rm_noise_from_name(rm_noise_from f)
 {
@@ -252,16 +253,21 @@ static size_t partition(const double *y, size_t m, double s2, double beta, struc
 	double s1[MAXP + 1], sq[MAXP + 1], f[MAXP + 1];
 	size_t last[MAXP + 1], ns = 0, cut[MAXP];
 
-	double mid = 0;
+	double mid, cen[MAXP];
 
 	/* Centred: sum of squares minus square of sums cancels badly for a level of 1e9 with
-	 * a noise of 1. */
+	 * a noise of 1. On the median, not the mean: one value far out of range (1e20 in a
+	 * history near 100) would otherwise be the centre, and the levels of the others would
+	 * drown in its rounding (a reference of -1024). Distances are capped at 1e100 so that
+	 * their squares stay finite (1e300 is judged, not a NaN cost); the levels' means are the
+	 * values' own. */
+	mid = detect_median(y, m);
 	for (size_t i = 0; i < m; i++)
-		mid += y[i] / (double)m;
+		cen[i] = fmax(-CENTRED_MAX, fmin(CENTRED_MAX, y[i] - mid));
 	s1[0] = sq[0] = 0;
 	for (size_t i = 0; i < m; i++) {
-		s1[i + 1] = s1[i] + (y[i] - mid);
-		sq[i + 1] = sq[i] + (y[i] - mid) * (y[i] - mid);
+		s1[i + 1] = s1[i] + cen[i];
+		sq[i + 1] = sq[i] + cen[i] * cen[i];
 	}
 	f[0] = -beta;
 	for (size_t j = 1; j <= m; j++) {
@@ -283,7 +289,10 @@ static size_t partition(const double *y, size_t m, double s2, double beta, struc
 		size_t a = cut[ns - 1 - k], b = k + 1 < ns ? cut[ns - 2 - k] : m;
 		seg[k].first = a;
 		seg[k].len = b - a;
-		seg[k].mean = mid + (s1[b] - s1[a]) / (double)(b - a);
+		double sum = 0;
+		for (size_t i = a; i < b; i++)
+			sum += y[i] - mid;
+		seg[k].mean = mid + sum / (double)(b - a);
 	}
 	return ns;
 }

@@ -193,21 +193,27 @@ static const char *what(rm_verdict v)
 	}
 }
 
+void rm_pct_text(double pct, char *buf, size_t size)
+{
+	snprintf(buf, size, fabs(pct) < 1e6 ? "%+.2f%%" : "%+.3g%%", pct);
+}
+
 /* The note of a judged change: the figure first (CI views show the start of it). */
 static void change_note(rm_change *c, const struct pts *x, double thr)
 {
 	const rm_detect *d = &c->detect;
 	rm_buf b = RM_BUF_INIT((size_t)1 << 16);
-	char since[256];
+	char since[256], pct[64];
 
+	rm_pct_text(c->change_pct, pct, sizeof(pct));
 	if (c->verdict == RM_VERDICT_UNKNOWN)
 		rm_buf_addf(&b,
-			    "%+.2f%%; direction of '%s' unknown: not judged (set "
+			    "%s; direction of '%s' unknown: not judged (set "
 			    "metric_direction in models.json)",
-			    c->change_pct, c->metric);
+			    pct, c->metric);
 	else
-		rm_buf_addf(&b, "%+.2f%% (%s is better: %s)", c->change_pct,
-			    rm_direction_name(c->direction), what(d->verdict));
+		rm_buf_addf(&b, "%s (%s is better: %s)", pct, rm_direction_name(c->direction),
+			    what(d->verdict));
 	if (c->since.id[0]) {
 		rm_run_ref_text(&c->since, since, sizeof(since));
 		rm_buf_addf(&b, " since %s", since);

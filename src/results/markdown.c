@@ -57,8 +57,11 @@ static void row(rm_buf *out, const rm_change *c)
 	if (isfinite(c->base_mean))
 		rm_buf_addf(out, "%.6g", c->base_mean);
 	rm_buf_addstr(out, " | ");
-	if (isfinite(c->change_pct))
-		rm_buf_addf(out, "%+.2f%%", c->change_pct);
+	if (isfinite(c->change_pct)) {
+		char pct[64];
+		rm_pct_text(c->change_pct, pct, sizeof(pct));
+		rm_buf_addf(out, "%s", pct);
+	}
 	rm_buf_addf(out, " | %s", mark(c->verdict));
 	if (c->verdict == RM_VERDICT_REGRESSION && c->threshold < 0)
 		rm_buf_addstr(out, " (not gated: its suite entry is off)");
@@ -88,8 +91,11 @@ static void change_line(rm_buf *out, const rm_change *c, const char *mark)
 		rm_buf_addstr(out, "`");
 	}
 	rm_buf_addstr(out, ":");
-	if (isfinite(c->change_pct))
-		rm_buf_addf(out, " %+.2f%%", c->change_pct);
+	if (isfinite(c->change_pct)) {
+		char pct[64];
+		rm_pct_text(c->change_pct, pct, sizeof(pct));
+		rm_buf_addf(out, " %s", pct);
+	}
 	if (c->since.id[0]) {
 		rm_run_ref_text(&c->since, since, sizeof(since));
 		rm_buf_addstr(out, " since ");

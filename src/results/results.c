@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,7 +113,7 @@ void rm_results_add(rm_results *res, const char *const *names, const char *const
 }
 
 /* The perf.csv header's columns: map[c] is the record field of column c, or -1. */
-static int read_header(FILE *f, const char *path, int *map, rm_error *err)
+static int read_header(FILE *f, const char *path, int *map, size_t *n_cols, rm_error *err)
 {
 	static const int required[] = {RM_COL_MODEL, RM_COL_PERFORMANCE, RM_COL_METRIC,
 				       RM_COL_STATUS};
@@ -127,6 +128,13 @@ static int read_header(FILE *f, const char *path, int *map, rm_error *err)
 			rm_error_wrap(err, "reading '%s'", path);
 		goto out;
 	}
+	if (n && !strncmp(rec[0], "\xEF\xBB\xBF", 3)) {
+		rm_warn("'%s' starts with a UTF-8 byte order mark (a spreadsheet's \"CSV UTF-8\"): "
+			"read without it",
+			path);
+		memmove(rec[0], rec[0] + 3, strlen(rec[0] + 3) + 1);
+	}
+	*n_cols = n;
 	for (int c = 0; c < RM_PERF_COLS; c++) {
 		map[c] = -1;
 		for (size_t i = 0; i < n; i++)
@@ -154,46 +162,244 @@ struct streamed {
 	char **rec;
 };
 
+/*
+ * Run ids seen reused (issue 29): a run holds each model (and repeat, and Dockerfile) once, so
+ * a key seen twice under one run id is a later run that reused the id (a copied command line,
+ * a fixed --run-id). Its rows from there on are read as a run of their own ("ID~2"), named in
+ * a warning, instead of merging into the old one (n=2, a noise of 193 %, a drop passed).
+ * Bounded: the key hashes of the RECENT_RUNS run ids seen last.
+ */
+#define RECENT_RUNS 16
+struct run_gen {
+	char *id;
+	long gen;	/* 1: as written; 2, ...: reused */
+	uint64_t *keys; /* hashes of this generation's model/repeat/dockerfile keys */
+	size_t n, cap;
+	unsigned long used; /* for the least recently used one to go */
+};
+
+struct reader {
+	const char *path;
+	const int *map;
+	size_t n_cols;
+	long line; /* physical line of the record being read */
+	struct run_gen runs[RECENT_RUNS];
+	unsigned long tick;
+	char gen_id[320];
+};
+
+static uint64_t key_hash(const char *const *parts, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (size_t i = 0; i < n; i++) {
+		for (const char *p = parts[i]; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		h = (h ^ 0x1f) * 1099511628211ULL;
+	}
+	return h;
+}
+
+static struct run_gen *run_gen_of(struct reader *rd, const char *id)
+{
+	struct run_gen *lru = &rd->runs[0];
+
+	for (size_t i = 0; i < RECENT_RUNS; i++) {
+		struct run_gen *g = &rd->runs[i];
+		if (g->id && !strcmp(g->id, id)) {
+			g->used = ++rd->tick;
+			return g;
+		}
+		if (!g->id || g->used < lru->used)
+			lru = g;
+	}
+	free(lru->id);
+	free(lru->keys);
+	memset(lru, 0, sizeof(*lru));
+	lru->id = rm_xstrdup(id);
+	lru->gen = 1;
+	lru->used = ++rd->tick;
+	return lru;
+}
+
+/* The run id the row is read under: its own, or "ID~N" once the id was reused. */
+static const char *row_run_id(struct reader *rd, const rm_result *r)
+{
+	const char *id = r->col[RM_COL_RUN_ID];
+	const char *parts[] = {r->col[RM_COL_MODEL], r->col[RM_COL_REPEAT],
+			       r->col[RM_COL_DOCKERFILE]};
+	struct run_gen *g;
+	uint64_t h;
+
+	if (!id[0])
+		return id;
+	g = run_gen_of(rd, id);
+	h = key_hash(parts, 3);
+	for (size_t i = 0; i < g->n; i++)
+		if (g->keys[i] == h) {
+			g->gen++;
+			g->n = 0;
+			rm_warn("'%s' line %ld: run id '%s' is used again (model '%s' repeat %s is "
+				"in it "
+				"twice): its rows from here on are read as another run, '%s~%ld'",
+				rd->path, rd->line, id, r->col[RM_COL_MODEL],
+				r->col[RM_COL_REPEAT][0] ? r->col[RM_COL_REPEAT] : "1", id, g->gen);
+			break;
+		}
+	if (g->n == g->cap) {
+		g->cap = g->cap ? 2 * g->cap : 64;
+		g->keys = rm_xrealloc(g->keys, g->cap * sizeof(*g->keys));
+	}
+	g->keys[g->n++] = h;
+	if (g->gen == 1)
+		return id;
+	snprintf(rd->gen_id, sizeof(rd->gen_id), "%s~%ld", id, g->gen);
+	return rd->gen_id;
+}
+
+static void reader_release(struct reader *rd)
+{
+	for (size_t i = 0; i < RECENT_RUNS; i++) {
+		free(rd->runs[i].id);
+		free(rd->runs[i].keys);
+	}
+}
+
+/* The newlines a record held in its quoted fields: the physical lines it took, less one. */
+static long record_lines(char *const *rec, size_t n)
+{
+	long k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (const char *p = rec[i]; (p = strchr(p, '\n')); p++)
+			k++;
+	return k;
+}
+
+/* Whether a record is a row to hand on: blank lines, the header repeated (two files put
+ * together) and rows whose field count is not the header's (a torn row) are not, the last
+ * two said with their line. */
+static int row_ok(struct reader *rd, char **rec, size_t n)
+{
+	const int *map = rd->map;
+
+	if (n == 1 && !rec[0][0])
+		return 0;
+	if (map[RM_COL_MODEL] >= 0 && (size_t)map[RM_COL_MODEL] < n &&
+	    !strcmp(rec[map[RM_COL_MODEL]], "model") && map[RM_COL_STATUS] >= 0 &&
+	    (size_t)map[RM_COL_STATUS] < n && !strcmp(rec[map[RM_COL_STATUS]], "status")) {
+		rm_warn("'%s' line %ld repeats the header (two files put together?): skipped",
+			rd->path, rd->line);
+		return 0;
+	}
+	if (n != rd->n_cols) {
+		rm_warn(
+		    "'%s' line %ld has %zu fields where the header has %zu: skipped (a torn row, "
+		    "or a stray '\"'?)",
+		    rd->path, rd->line, n, rd->n_cols);
+		return 0;
+	}
+	return 1;
+}
+
+/* Hands one record to fn as a row (1: fn asked to stop). */
+static int hand_on(struct reader *rd, char **rec, size_t n, const char *run_id, rm_result_fn fn,
+		   void *ctx)
+{
+	struct streamed sr;
+	rm_result *r = &sr.r;
+	int rc;
+
+	memset(&sr, 0, sizeof(sr));
+	for (int c = 0; c < RM_PERF_COLS; c++)
+		r->col[c] = rd->map[c] >= 0 && (size_t)rd->map[c] < n ? rec[rd->map[c]] : "";
+	r->col[RM_COL_RUN_ID] = row_run_id(rd, r);
+	if (run_id && strcmp(r->col[RM_COL_RUN_ID], run_id)) {
+		rm_strv_free(rec);
+		return 0;
+	}
+	sr.rec = rec;
+	r->file = rd->path;
+	r->line = rd->line;
+	rm_result_numbers(r);
+	rc = fn(ctx, r);
+	rm_strv_free(sr.rec); /* NULL when keep_row kept the record */
+	return rc != 0;
+}
+
+/*
+ * What a stray '"' swallowed (a record with the wrong field count over several lines, or the
+ * end of the file reached inside quotes): the record's first line is read again alone, a line
+ * end closing the quote, and named; reading goes on normally after it, so the rows the quote
+ * would have swallowed are read (a legit quoted newline later in the file still is one).
+ * Returns 1 when fn asked to stop, 0, or -1 (err).
+ */
+static int reread_line(struct reader *rd, FILE *f, long start, long first_line, const char *run_id,
+		       rm_result_fn fn, void *ctx, rm_error *err)
+{
+	char **rec = NULL;
+	size_t n = 0;
+	int open = 0, rc;
+
+	rm_warn("'%s' line %ld: a '\"' opens a field that is not closed on its line (it would "
+		"swallow the lines after it): read as one line",
+		rd->path, first_line);
+	rd->line = first_line;
+	if (fseek(f, start, SEEK_SET) != 0 ||
+	    (rc = rm_csv_read_line_record(f, &rec, &n, &open, err)) == 0)
+		return 0; /* a pipe: the record is skipped, and said so */
+	if (rc < 0)
+		return -1;
+	if (!row_ok(rd, rec, n)) {
+		rm_strv_free(rec);
+		return 0;
+	}
+	return hand_on(rd, rec, n, run_id, fn, ctx);
+}
+
 int rm_results_each_file(FILE *f, const char *path, const char *run_id, rm_result_fn fn, void *ctx,
 			 rm_error *err)
 {
 	char **rec = NULL;
 	size_t n = 0;
-	int map[RM_PERF_COLS], rc, ret = -1;
-	long line = 1;
-	struct streamed sr;
-	rm_result *r = &sr.r;
+	int map[RM_PERF_COLS], rc, ret = -1, open = 0;
+	struct reader rd;
+	long start;
 
-	if (read_header(f, path, map, err) < 0)
+	memset(&rd, 0, sizeof(rd));
+	rd.path = path;
+	rd.map = map;
+	rd.line = 1;
+	if (read_header(f, path, map, &rd.n_cols, err) < 0)
 		goto out;
-	while ((rc = rm_csv_read_record(f, &rec, &n, err)) == 1) {
-		line++;
-		if ((n == 1 && !rec[0][0]) || /* blank line */
-		    (run_id && (map[RM_COL_RUN_ID] < 0 || (size_t)map[RM_COL_RUN_ID] >= n ||
-				strcmp(rec[map[RM_COL_RUN_ID]], run_id)))) {
+	while ((start = ftell(f)), (rc = rm_csv_read_record_open(f, &rec, &n, &open, err)) == 1) {
+		long first = rd.line + 1, extra = record_lines(rec, n);
+		rd.line = first + extra;
+		if ((open || (extra && n != rd.n_cols)) && start >= 0) {
+			rm_strv_free(rec);
+			rec = NULL;
+			if ((rc = reread_line(&rd, f, start, first, run_id, fn, ctx, err)) != 0)
+				break;
+			rc = 1;
+			continue;
+		}
+		if (!row_ok(&rd, rec, n)) {
 			rm_strv_free(rec);
 			rec = NULL;
 			continue;
 		}
-		memset(&sr, 0, sizeof(sr));
-		for (int c = 0; c < RM_PERF_COLS; c++)
-			r->col[c] = map[c] >= 0 && (size_t)map[c] < n ? rec[map[c]] : "";
-		sr.rec = rec;
-		r->file = path;
-		r->line = line;
-		rm_result_numbers(r);
-		rc = fn(ctx, r);
-		rm_strv_free(sr.rec); /* NULL when keep_row kept the record */
+		rc = hand_on(&rd, rec, n, run_id, fn, ctx);
 		rec = NULL;
 		if (rc)
 			break;
 	}
 	if (rc < 0) {
-		rm_error_wrap(err, "'%s' record %ld", path, line + 1);
+		rm_error_wrap(err, "'%s' record %ld", path, rd.line + 1);
 		goto out;
 	}
 	ret = 0;
 out:
+	reader_release(&rd);
 	rm_strv_free(rec);
 	return ret;
 }

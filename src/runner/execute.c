@@ -95,7 +95,12 @@ static int stopped(struct run *r, rm_job *job, struct stream *st, double timeout
 		rm_runner__fail(oc, "interrupted by %s", rm_signal_name());
 		return -1;
 	}
-	if (rm_runner__stream_timed_out(st)) {
+	if (rm_runner__stream_gather_timed_out(st)) {
+		rm_runner__fail(oc,
+				"the tools' outputs took longer than %g s to gather (the container "
+				"was killed; the model's own run had ended)",
+				RM_TOOLS_GATHER_S);
+	} else if (rm_runner__stream_timed_out(st)) {
 		rm_runner__fail(oc, "timeout: timed out after %g s (the container was killed)",
 				timeout);
 	} else if (rc < 0 && stop_failed) {
@@ -113,7 +118,7 @@ static int stopped(struct run *r, rm_job *job, struct stream *st, double timeout
 }
 
 /* The exit status once the output has ended. */
-static void waited(struct run *r, rm_job *job, long *status, struct outcome *oc)
+static void waited(struct run *r, rm_job *job, double timeout, long *status, struct outcome *oc)
 {
 	rm_error err = RM_ERROR_INIT;
 
@@ -121,6 +126,17 @@ static void waited(struct run *r, rm_job *job, long *status, struct outcome *oc)
 
 	if (rc == 0) {
 		oc->exit_code = *status;
+	} else if (rc == RM_LAUNCH_TIMED_OUT) {
+		/* the output ended but the workload did not, and its time is up (a /wait the
+		 * engine held back, a stream closed early): stopped as a timeout is */
+		rm_error kerr = RM_ERROR_INIT;
+		if (r->launcher.ops->stop(r->launcher.state, job, &kerr) < 0)
+			rm_warn("%s", rm_error_text(&kerr));
+		*status = -1;
+		if (!oc->reason)
+			rm_runner__fail(oc,
+					"timeout: timed out after %g s (the container was killed)",
+					timeout);
 	} else if (rc == RM_LAUNCH_FAILED) {
 		/* The back end's own verdict (a SLURM state): the row's reason. */
 		if (*status >= 0)
@@ -201,8 +217,9 @@ int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct out
 	else if (rc < 0)
 		ret = stopped(r, job, st, timeout, rc, &err, oc);
 	if (!done && !rm_signal_received())
-		waited(r, job, &status, oc);
-	oc->test_s = rm_now() - rm_runner__stream_started(st);
+		waited(r, job, timeout, &status, oc);
+	/* the model's time: the tools' gathering after it is not the model's */
+	oc->test_s = rm_runner__stream_model_end(st) - rm_runner__stream_started(st);
 	rm_runner__stream_end(st, oc);
 	rm_runner__telemetry_finish(r, tm, w, job, st, oc);
 	rm_runner__data_after_run(r, w, job, oc);

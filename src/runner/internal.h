@@ -228,6 +228,10 @@ void rm_runner__stream_close(struct stream *st);
 void rm_runner__stream_note(struct stream *st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int rm_runner__stream_timed_out(const struct stream *st);
+/* When the model's part of the run ended: the tools' wrapper's gathering line, else now. */
+double rm_runner__stream_model_end(const struct stream *st);
+/* Whether the timeout that stopped the run was the tools' gathering budget's. */
+int rm_runner__stream_gather_timed_out(const struct stream *st);
 /* keep-alive: whether the script's exit marker came, and its code. */
 int rm_runner__stream_script_done(const struct stream *st, long *rc);
 double rm_runner__stream_started(const struct stream *st);
@@ -237,7 +241,9 @@ const char *rm_runner__stream_parser_name(const struct stream *st);
 struct build_log;
 struct build_log *rm_runner__build_log_open(struct run *r, const rm_model *m, const char *path,
 					    const char *link, rm_error *err);
-void rm_runner__build_log_bind(struct build_log *b, rm_image_req *req); /* on_line, poll */
+void rm_runner__build_log_bind(struct build_log *b, rm_image_req *req);
+/* Whether --build-timeout stopped the build. */
+int rm_runner__build_log_timed_out(const struct build_log *b); /* on_line, poll */
 /* Writes the (masked) reason of a failed build into the log. */
 void rm_runner__build_log_failed(struct build_log *b, const char *masked_msg);
 double rm_runner__build_log_elapsed(const struct build_log *b);

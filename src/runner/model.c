@@ -79,7 +79,13 @@ static int build(struct run *r, const rm_model *m, const rm_dockerfile *df, cons
 		rm_runner__build_log_bind(bl, &req);
 		ret =
 		    r->launcher.ops->prepare(r->launcher.state, &req, &oc->image_id, &cached, err);
-		if (ret < 0) {
+		if (ret < 0 && rm_runner__build_log_timed_out(bl)) {
+			rm_error_set(err, RM_ERR_DOCKER,
+				     "the build of '%s' from '%s' took longer than %g s "
+				     "(--build-timeout) and was stopped (see %s)",
+				     oc->image, df->path, r->o->build_timeout, path);
+			rm_runner__build_log_failed(bl, rm_error_text(err));
+		} else if (ret < 0) {
 			char *msg = rm_mask_string(&r->mask, rm_error_text(err));
 			rm_runner__build_log_failed(bl, msg);
 			rm_error_set(err, err->kind, "building '%s' from '%s' (see %s): %s",

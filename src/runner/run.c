@@ -114,6 +114,13 @@ int rm_runner__load_context(struct run *r, rm_error *err)
 		if (rm_context_apply(&r->ctx, o->contexts[i], "--additional-context", err) < 0)
 			return -1;
 	r->ctx.engine = o->engine;
+	rm_context_host_devices(&r->ctx);
+	if (r->ctx.no_fuse && r->ctx.gpu_vendor &&
+	    (!strcmp(r->ctx.gpu_vendor, "AMD") || !strcmp(r->ctx.gpu_vendor, "NVIDIA")))
+		rm_warn(
+		    "this host has no /dev/fuse: the runs leave madengine's '--device /dev/fuse' "
+		    "out (a model that mounts FUSE file systems inside its container needs it: "
+		    "'run_models doctor' checks it)");
 	return check_context_keys(r, err);
 }
 

@@ -175,16 +175,33 @@ out:
 static int suite_check_outputs(const struct srun *s, rm_error *err)
 {
 	const rm_nightly_opts *ci = &s->o->ci;
-	char *dir = rm_dirname(s->run->output), *manifest = rm_xasprintf("%s/run.json", dir);
-	const rm_run_output extra[] = {{manifest, "the run's run.json (beside the perf CSV)"},
+	char *dir = rm_dirname(s->run->output), *manifest = rm_manifest_path(dir, s->run_id),
+	     *latest = rm_manifest_path(dir, NULL);
+	const rm_run_output fixed[] = {{manifest, "the run's manifest (beside the perf CSV)"},
+				       {latest, "the link to the latest run's manifest (run.json)"},
 				       {ci->junit, "--junit"},
 				       {ci->summary_markdown, "--summary-markdown"},
 				       {ci->html, "--html"},
 				       {ci->archive, "--archive"}};
+	size_t n_fixed = sizeof(fixed) / sizeof(fixed[0]), n_extra = n_fixed;
+	rm_run_output *extra = rm_xcalloc(n_fixed + ci->n_export_dbs, sizeof(*extra));
+	char **whats = rm_xcalloc(ci->n_export_dbs + 1, sizeof(*whats));
 	const char **names = NULL;
 	size_t n = 0;
 	long repeat = 1;
 	int ret;
+
+	memcpy(extra, fixed, sizeof(fixed));
+	/* a SQLite database is a file too: an archive or a report over it would replace the
+	 * whole history */
+	for (size_t i = 0; i < ci->n_export_dbs; i++) {
+		const char *path = rm_db_sqlite_path(ci->export_dbs[i]);
+		if (!path)
+			continue;
+		whats[i] = rm_xasprintf("the database of --export %s", ci->export_dbs[i]);
+		extra[n_extra].path = path;
+		extra[n_extra++].what = whats[i];
+	}
 
 	for (size_t i = 0; i < s->n; i++) {
 		size_t k;
@@ -198,9 +215,13 @@ static int suite_check_outputs(const struct srun *s, rm_error *err)
 	}
 	ret = rm_perf_check(s->run->output, err);
 	if (ret == 0)
-		ret = rm_runner_check_outputs(s->run, names, n, repeat, extra,
-					      sizeof(extra) / sizeof(extra[0]), err);
+		ret = rm_runner_check_outputs(s->run, names, n, repeat, extra, n_extra, err);
+	for (size_t i = 0; i < ci->n_export_dbs; i++)
+		free(whats[i]);
+	free(whats);
+	free(extra);
 	free(names);
+	free(latest);
 	free(manifest);
 	free(dir);
 	return ret;
@@ -324,7 +345,8 @@ static int manifest_context(const struct srun *s, rm_context *ctx, rm_error *err
 	return 0;
 }
 
-/* run.json, once, beside perf.csv. */
+/* The run's own manifest, once, beside perf.csv (run.<run id>.json: a run started beside it
+ * writes its own), and run.json pointed at it as the latest. */
 static int write_manifest(struct srun *s, rm_error *err)
 {
 	const rm_run_opts *run = s->run;
@@ -346,7 +368,7 @@ static int write_manifest(struct srun *s, rm_error *err)
 	/* A tag argument or an entry's context may carry a secret's value: run.json is
 	 * masked as every other file of the run. */
 	rm_mask_init(&mask, (const char *const *)secrets, n_secrets);
-	s->manifest = rm_xasprintf("%s/run.json", dir);
+	s->manifest = rm_manifest_path(dir, s->run_id);
 	if (manifest_context(s, &ctx, err) < 0)
 		goto out;
 	dopt.backends = rm_launcher_probe_all;
@@ -367,6 +389,8 @@ static int write_manifest(struct srun *s, rm_error *err)
 			 n_findings,
 			 &mask};
 	ret = rm_mkdirs(dir, err) < 0 ? -1 : rm_manifest_write(s->manifest, &m, err);
+	if (ret == 0)
+		rm_manifest_link_latest(s->manifest);
 out:
 	rm_mask_release(&mask);
 	rm_strv_free(secrets);

@@ -337,10 +337,18 @@ static int suite_read_fields(struct yfile *f, yaml_node_t *n, json_t *obj, const
 		snprintf(field, sizeof(field), "%s.%s", where, key);
 		if (!strcmp(key, "repeat")) {
 			if (!json_is_integer(v) || json_integer_value(v) < 1 ||
-			    json_integer_value(v) > 1000000)
-				return suite_fail_at(
-				    f, vn, err, field, "must be a whole number >= 1, not %s",
-				    json_is_string(v) ? json_string_value(v) : "that");
+			    json_integer_value(v) > 1000000) {
+				/* say the value as written (2.5, true, a list), not "that" */
+				char *txt = json_is_string(v) ? rm_xstrdup(json_string_value(v))
+							      : json_dumps(v, JSON_ENCODE_ANY);
+				int r =
+				    suite_fail_at(f, vn, err, field,
+						  "must be a whole number from 1 to 1000000, not "
+						  "%s",
+						  txt ? txt : "that");
+				free(txt);
+				return r;
+			}
 			fl->repeat = (long)json_integer_value(v);
 			fl->has_repeat = 1;
 		} else if (!strcmp(key, "timeout")) {

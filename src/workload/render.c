@@ -516,7 +516,10 @@ static int render_gpus(const rm_workload *w, const rm_context *ctx, json_t *body
 		json_object_set_new(
 		    hc, "SecurityOpt",
 		    json_pack("[s, s]", "seccomp=unconfined", "apparmor=unconfined"));
-		json_array_append_new(devices, gpu_device(ctx, "/dev/fuse"));
+		/* out of habit: no GPU run needs it, and a host without it (containers in
+		 * containers, minimal VMs) would fail every run at start */
+		if (!ctx->no_fuse)
+			json_array_append_new(devices, gpu_device(ctx, "/dev/fuse"));
 	}
 	if (vendor && !strcmp(vendor, "AMD") && runtime != 0) {
 		json_array_append_new(devices, gpu_device(ctx, "/dev/kfd"));

@@ -387,6 +387,36 @@ S
 	grep -q "performance (last)" out.txt || fail "summary not printed: $(cat out.txt)"
 	;;
 
+no_fuse)
+	# Issue 29: a host without /dev/fuse (containers in containers, minimal VMs). madengine
+	# adds the device to every GPU run and the engine then refuses to start the container
+	# ("error gathering device information while adding custom device /dev/fuse"); it is
+	# left out with one warning per run, and doctor says so. Stand-in nodes without fuse.
+	mkdir -p dev/dri sys/class/kfd/kfd/topology/nodes/0 sys/class/kfd/kfd/topology/nodes/1
+	mknod dev/kfd c 1 3 && mknod dev/dri/renderD128 c 1 3 || fail "mknod"
+	printf 'cpu_cores_count 8\nsimd_count 0\ngfx_target_version 0\n' >sys/class/kfd/kfd/topology/nodes/0/properties
+	printf 'simd_count 304\ngfx_target_version 90402\ndrm_render_minor 128\n' >sys/class/kfd/kfd/topology/nodes/1/properties
+	script nofuse <<'S'
+ls /dev/kfd /dev/fuse 2>&1
+echo "performance: 1 x"
+S
+	printf '[%s, %s]\n' "$(entry it_nofuse1 nofuse "")" "$(entry it_nofuse2 nofuse "")" >models.json
+	mkdir -p docker && cp "$SRC/docker/smoke.Dockerfile" "$SRC/docker/.dockerignore" docker/ && mkdir -p docker/smoke &&
+		cp "$SRC/docker/smoke/busybox" docker/smoke/
+	{ cat docker/smoke.Dockerfile; echo 'RUN echo "video:x:44:" > /etc/group && echo "root:x:0:0:root:/root:/bin/sh" > /etc/passwd'; } >docker/gpu.Dockerfile
+	jq '.[].dockerfile = "docker/gpu"' models.json >m && mv m models.json
+	RM_SYSFS_ROOT=$WORK/sys "$RM" --tags it_nofuse1,it_nofuse2 -o perf.csv \
+		--additional-context "{\"docker_device_root\": \"$WORK/dev\"}" 2>err.txt || fail "exit $?: $(cat err.txt) $(cat perf.csv)"
+	[ "$(grep -c 'no /dev/fuse' err.txt)" = 1 ] || fail "want one warning for the run: $(cat err.txt)"
+	[ "$(grep -c ',SUCCESS,' perf.csv)" = 2 ] || fail "rows: $(cat perf.csv)"
+	grep -q "^/dev/kfd" it_nofuse1.live.log || fail "kfd missing: $(cat it_nofuse1.live.log)"
+	grep -q "/dev/fuse: No such file" it_nofuse1.live.log || fail "fuse given: $(cat it_nofuse1.live.log)"
+	RM_DEV_ROOT=$WORK/dev "$RM" doctor >doc.txt 2>&1 || true
+	grep -q "^WARN  fuse .*has no '$WORK/dev/fuse'" doc.txt || fail "doctor: $(grep fuse doc.txt)"
+	"$RM" doctor >doc2.txt 2>&1 || true
+	[ -c /dev/fuse ] && { grep -q "^OK    fuse" doc2.txt || fail "doctor on this host: $(grep fuse doc2.txt)"; }
+	;;
+
 devices)
 	# stand-in GPU nodes (copies of /dev/null) and a fake sysfs with two gfx942 GPUs
 	mkdir -p dev/dri sys/class/kfd/kfd/topology/nodes/0 sys/class/kfd/kfd/topology/nodes/1 sys/class/kfd/kfd/topology/nodes/2

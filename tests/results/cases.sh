@@ -227,6 +227,139 @@ html_chromium)
 	grep -q 'CONSOLE' leaky.txt || fail "a blocked network load left no console message: the check is blind"
 	;;
 
+perf_csv_faults)
+	# Issue 29 (15 and the low ones): a hand-edited or damaged history keeps the verdict right
+	# and says what it found, naming the line or run. Eleven nights, the last one with a
+	# planted -20 % (model_001) and -12 % (model_003): exit 6 whatever the damage.
+	bash "$SRC/tests/results/gen-perf.sh" 3 11 >gen.csv
+	python3 - <<'PY'
+import csv, io
+rows = list(csv.reader(open("gen.csv", newline="")))
+hdr, data = rows[0], rows[1:]
+ri, pi, mi, rs = (hdr.index(c) for c in ("run_id", "performance", "model", "reason"))
+runs = sorted(set(r[ri] for r in data))
+for r in data:
+    if r[ri] == runs[-1] and r[mi] == "model_001":
+        r[pi] = str(float(r[pi]) * 0.8)
+def dump(rows):
+    b = io.StringIO(); csv.writer(b, lineterminator="\n").writerows(rows); return b.getvalue()
+base = dump([hdr] + data)
+open("planted.csv", "w").write(base)
+lines = base.split("\n")
+for i, l in enumerate(lines):
+    if runs[2] in l:  # a stray quote in run 3's first row
+        p = l.split(","); p[rs] = '"oops'; lines[i] = ",".join(p); break
+open("stray.csv", "w").write("\n".join(lines))
+b = base.split("\n"); m = len(b) // 2
+open("header.csv", "w").write("\n".join(b[:m] + [b[0]] + b[m:]))
+open("reused.csv", "w").write(base.replace(runs[-1], runs[1]))
+open("cr.csv", "w").write(base.replace("\n", "\r"))
+open("bom.csv", "w").write("\ufeff" + base)
+for v in ("1e20", "1e300"):
+    d2 = [list(r) for r in data]
+    for r in d2:
+        if r[ri] == runs[-1] and r[mi] == "model_002":  # a time: lower is better
+            r[pi] = v
+    open(f"big{v}.csv", "w").write(dump([hdr] + d2))
+PY
+	judged() { # FILE: exit 6, both planted regressions found
+		expect 6 "$RM" report ci "$1" --no-step-summary --fail-on-regression 5 --summary-markdown s.md
+		grep -q '| model_001 | samples_per_second | SUCCESS | .* regression' s.md ||
+			fail "$1: model_001's -20 % missed: $(grep model_001 s.md)"
+	}
+	judged planted.csv
+	judged stray.csv
+	grep -q "'stray.csv' line 8: a '\"' opens a field that is not closed on its line" cmd.err || fail "stray: $(cat cmd.err)"
+	judged header.csv
+	grep -q "'header.csv' line [0-9]* repeats the header" cmd.err || fail "header: $(cat cmd.err)"
+	judged reused.csv
+	grep -q "run id '.*' is used again (model 'model_001' repeat 1 is in it twice)" cmd.err || fail "reused: $(cat cmd.err)"
+	judged cr.csv
+	judged bom.csv
+	grep -q "'bom.csv' starts with a UTF-8 byte order mark" cmd.err || fail "bom: $(cat cmd.err)"
+	for v in 1e20 1e300; do
+		judged "big$v.csv"
+		row=$(grep '| model_002 |' s.md)
+		echo "$row" | grep -q 'regression' || fail "$v: not a regression: $row"
+		ref=$(echo "$row" | awk -F'|' '{print $6}' | tr -d ' ')
+		[ "$(echo "$ref > 90 && $ref < 120" | bc)" = 1 ] || fail "$v: the reference moved with the judged value: $row"
+		echo "$row" | grep -qE '\+[0-9.]+e\+[0-9]+%' || fail "$v: the change is not short: $row"
+	done
+	# an unterminated quote in perf.accepted.csv swallowed the acceptance after it
+	cp planted.csv acc.csv
+	expect 0 "$RM" accept acc.csv --model model_003 --reason "first one"
+	expect 0 "$RM" accept acc.csv --model model_001 --reason "second"
+	sed -i '2s/,first one$/,"first one/' acc.accepted.csv
+	expect 0 "$RM" report ci acc.csv --no-step-summary --fail-on-regression 5 --summary-markdown s.md
+	grep -q "'acc.accepted.csv' line 2: a '\"' opens a field that is not closed" cmd.err ||
+		fail "accepted: not said: $(cat cmd.err)"
+	grep -q '| model_001 | .* regression' s.md && fail "model_001's acceptance was swallowed"
+	;;
+
+html_layout)
+	# Issue 29: the report fits a 1200-pixel window and a phone (412 px) without a horizontal
+	# scroll, every cell still says its column on the phone, and red means something is
+	# wrong: a count of zero is not red, a count above zero is. Measured in Chromium on a
+	# copy of the report that runs a measuring script (the report itself runs none: its CSP
+	# forbids scripts), with long real model names and the GPU power column.
+	chrome=$(chromium_bin)
+	bash "$SRC/tests/results/gen-perf.sh" 8 20 |
+		sed 's/model_001/pyt_torchtitan_llama3_1_70b_pretrain_fp8/g; s/model_003/pyt_megatron_lm_llama3_1_8b_training_bf16/g' >perf.csv
+	m=pyt_torchtitan_llama3_1_70b_pretrain_fp8
+	{
+		echo "timestamp,run_id,model,metric,value,unit,step,aggregate"
+		i=0
+		for r in $(cut -d, -f31 perf.csv | tail -n +2 | sort -u); do
+			i=$((i + 1))
+			echo "2024-01-01T01:00:00Z,$r,$m,gpu_power_avg_w,$((600 + i * 3)),W,,summary"
+		done
+	} >"perf_$m.csv"
+	expect 0 "$RM" report html perf.csv -o report.html --title nightly
+	# a latest run with a failure: that count is red
+	last=$(tail -n 1 perf.csv | cut -d, -f31)
+	awk -F, -v OFS=, -v r="$last" 'NR > 1 && $31 == r && $1 == "model_002" {$18 = ""; $19 = ""; $21 = "FAILURE"} {print}' perf.csv >failed.csv
+	expect 0 "$RM" report html failed.csv -o failed.html --title nightly
+	# (no ampersand in it: awk's sub() would read one as the matched text)
+	measure='<script>
+var d = document.documentElement, b = document.body, out = [];
+out.push("overflow=" + (d.scrollWidth - d.clientWidth));
+document.querySelectorAll(".card").forEach(function (c) {
+	var n = c.querySelector("b").textContent, red = getComputedStyle(c).color === "rgb(207, 34, 46)";
+	out.push("card " + n + " " + (red ? "red" : "plain"));
+});
+var unlabeled = 0, shown = 0;
+document.querySelectorAll("table.cols tr:not(.head) td").forEach(function (td) {
+	if (td.offsetParent === null) return;
+	shown++;
+	var head = getComputedStyle(td.closest("table").querySelector("tr.head")).display !== "none";
+	var label = getComputedStyle(td, "::before").content;
+	if (!head) if (!label || label === "none" || label === "normal") unlabeled++;
+});
+out.push("cells=" + shown + " unlabeled=" + unlabeled);
+b.setAttribute("data-measured", out.join(";"));
+</script></body>'
+	for f in report failed; do
+		sed 's|<meta http-equiv="Content-Security-Policy"[^>]*>||' "$f.html" |
+			awk -v m="$measure" '{sub(/<\/body>/, m)} {print}' >"m_$f.html"
+		for w in 1200 412; do
+			"$chrome" "${CHROMIUM_FLAGS[@]}" --user-data-dir="$WORK/p_$f$w" --window-size="$w,900" \
+				--dump-dom "file://$WORK/m_$f.html" >"dom_$f$w.html" 2>/dev/null ||
+				fail "chromium failed on $f at $w px"
+			got=$(grep -o 'data-measured="[^"]*"' "dom_$f$w.html") || fail "$f at $w px: nothing measured"
+			echo "$f at $w px: $got"
+			echo "$got" | grep -q 'overflow=0;' || fail "$f at $w px needs a horizontal scroll: $got"
+			echo "$got" | grep -q 'unlabeled=0"' || fail "$f at $w px: cells without their column: $got"
+			echo "$got" | grep -qE 'card 0 red' && fail "$f at $w px: a count of zero is red: $got"
+			"$chrome" "${CHROMIUM_FLAGS[@]}" --user-data-dir="$WORK/s_$f$w" --window-size="$w,900" \
+				--screenshot="$OUT/layout_$f$w.png" "file://$WORK/$f.html" >/dev/null 2>&1 ||
+				fail "chromium screenshot failed"
+		done
+	done
+	grep -o 'data-measured="[^"]*"' dom_failed1200.html | grep -q 'card 1 red' ||
+		fail "one failure in the latest run is not red"
+	echo "screenshots: $OUT/layout_report1200.png $OUT/layout_report412.png $OUT/layout_failed412.png"
+	;;
+
 html_power)
 	# The report's power column: each model's gpu_power_avg_w per run (perf_<model>.csv
 	# beside perf.csv, the mean of a run's repeats), plotted beside its trend; a history
@@ -335,7 +468,10 @@ history_gate)
 	# A narrower window that no longer holds the level before the drift still sees it.
 	expect 6 "$RM" report ci perf.csv --fail-on-regression 5 --history-window 8 --no-step-summary
 	expect 2 "$RM" report ci perf.csv --history-window 1 --no-step-summary
-	grep -q "history-window takes 2 to 200 runs" cmd.err || fail "$(cat cmd.err)"
+	grep -q "history-window takes a whole number from 2 to 200, not '1'" cmd.err || fail "$(cat cmd.err)"
+	# issue 29: 0 was taken for "not given" although the message says 2 to 200
+	expect 2 "$RM" report ci perf.csv --history-window 0 --no-step-summary
+	grep -q "history-window takes a whole number from 2 to 200, not '0'" cmd.err || fail "$(cat cmd.err)"
 	;;
 
 accept)
@@ -593,7 +729,7 @@ Y
 	# 5 rows, and a testcase per gated metric (skipped: nothing to compare with yet)
 	grep -q 'tests="8" failures="0" errors="0" skipped="3"' out/junit.xml || fail "counts: $(grep '<testsuite ' out/junit.xml)"
 	tar tzf out/run.tar.gz >list.txt
-	for f in run.json junit.xml summary.md report.html perf.csv "${t}_a1.$rid1.r2.live.log" "${t}_a1.$rid1.build.log"; do
+	for f in "run.$rid1.json" junit.xml summary.md report.html perf.csv "${t}_a1.$rid1.r2.live.log" "${t}_a1.$rid1.build.log"; do
 		grep -q "/$f\$" list.txt || fail "archive lacks $f: $(cat list.txt)"
 	done
 	[ "$(sqlite3 r.db "select count(*) from results where run_id = '$rid1'")" = 5 ] || fail "SQLite rows"

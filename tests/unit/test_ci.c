@@ -95,8 +95,11 @@ TEST(suite)
 		const char *text, *want;
 	} bad[] = {
 	    {"entries:\n  - tags: [a]\n    repeat: three\n",
-	     "bad.yaml' line 3 column 13: entries[0].repeat: must be a whole number >= 1, not "
-	     "three"},
+	     "bad.yaml' line 3 column 13: entries[0].repeat: must be a whole number from 1 to "
+	     "1000000, not three"},
+	    /* issue 29: said as written, not "that" */
+	    {"entries:\n  - tags: [a]\n    repeat: 2.5\n",
+	     "entries[0].repeat: must be a whole number from 1 to 1000000, not 2.5"},
 	    {"entries:\n  - tags: [a]\n    repaet: 2\n",
 	     "bad.yaml' line 3 column 5: entries[0].repaet: unknown field"},
 	    {"entries:\n  - repeat: 2\n", "line 2 column 5: entries[0]: needs tags or models"},

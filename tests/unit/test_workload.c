@@ -728,6 +728,18 @@ TEST(job_doc_errors)
 	     "{\"model\": \"m\", \"run_id\": \"r\", \"log_base\": \"l\", \"tools\": "
 	     "{\"outputs\": [[\"a\"]]}}}}",
 	     "'tools': 'outputs' item 0 is not a pair of strings"},
+	    /* issue 29: what a node takes from a document it did not write */
+	    {"{\"schema\": 1, \"run_id\": \"r\", \"root\": \"/\", \"workloads\": {\"k\": "
+	     "{\"model\": \"m\", \"run_id\": \"r\", \"log_base\": \"/l\", \"secrets\": "
+	     "[\"HOME\"]}}}",
+	     "'secrets' names 'HOME', which is no MAD_SECRETS variable"},
+	    {"{\"schema\": 1, \"run_id\": \"r\", \"root\": \"/\", \"workloads\": {\"k\": "
+	     "{\"model\": \"m\", \"run_id\": \"r\", \"log_base\": \"/l\", \"env\": "
+	     "[[\"A=B\", \"x\"]]}}}",
+	     "'env' has 'A=B', which is not a variable name"},
+	    {"{\"schema\": 1, \"run_id\": \"r\", \"root\": \"/\", \"workloads\": {\"k\": "
+	     "{\"model\": \"m\", \"run_id\": \"r\", \"log_base\": \"logs/l\"}}}",
+	     "'log_base' 'logs/l' is not an absolute path"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
