@@ -7,7 +7,7 @@
  * they first appear (an append-only perf.csv is in time order; a database is read by start
  * time, then export order).
  *
- * A series keeps its last `window` + RM_DETECT_CONTEXT runs for the detector; with `plot`
+ * A series keeps its last RM_DETECT_KEEP(window) runs for the detector; with `plot`
  * set it keeps up to that many points, older runs being merged pairwise as more come (the
  * HTML report's trends: recent runs exact, older ones coarser).
  *

@@ -102,7 +102,7 @@ static int current(struct accept *x, rm_error *err)
 		size_t w = x->cli.history_window ? (size_t)x->cli.history_window : RM_DETECT_WINDOW;
 		int rc = rm_db_open(x->source, &db, err);
 		if (rc == 0)
-			rc = rm_db_baseline(db, NULL, NULL, w + RM_DETECT_CONTEXT + 1, x->h, err);
+			rc = rm_db_baseline(db, NULL, NULL, RM_DETECT_KEEP(w) + 1, x->h, err);
 		if (rc == 0)
 			rc = rm_db_accepted(db, x->h, err);
 		rm_db_close(db);

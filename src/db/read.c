@@ -249,7 +249,7 @@ int rm_baseline_open(const rm_baseline_opts *o, rm_baseline **out, rm_error *err
 		int rc = rm_db_open(o->source, &db, err);
 		if (rc == 0)
 			rc = rm_db_baseline(db, o->exclude_run_id, o->before,
-					    window + RM_DETECT_CONTEXT, b, err);
+					    RM_DETECT_KEEP(window), b, err);
 		if (rc == 0)
 			rc = rm_db_accepted(db, b, err);
 		rm_db_close(db);

@@ -71,7 +71,7 @@ rm_baseline *rm_history_new(const rm_history_opts *o)
 	if (b->o.window > RM_DETECT_MAX_WINDOW)
 		b->o.window = RM_DETECT_MAX_WINDOW;
 	b->o.before_run = b->o.before_run ? rm_xstrdup(b->o.before_run) : NULL;
-	b->keep = b->o.window + RM_DETECT_CONTEXT;
+	b->keep = RM_DETECT_KEEP(b->o.window);
 	if (b->o.plot && b->o.plot < 2 * b->keep)
 		b->o.plot = 2 * b->keep;
 	b->by_key = json_object();

@@ -117,8 +117,8 @@ static size_t collect(const rm_results *run, size_t from, rm_change *c, double *
 
 /* Scratch for one key: the points the detector reads and where each run came from. */
 struct pts {
-	rm_point p[RM_DETECT_MAX_WINDOW + RM_DETECT_CONTEXT + 1];
-	rm_run_ref at[RM_DETECT_MAX_WINDOW + RM_DETECT_CONTEXT + 1];
+	rm_point p[RM_DETECT_KEEP(RM_DETECT_MAX_WINDOW) + 1];
+	rm_run_ref at[RM_DETECT_KEEP(RM_DETECT_MAX_WINDOW) + 1];
 	size_t n;
 };
 
@@ -133,7 +133,7 @@ static rm_run_ref run_ref(const rm_baseline *b, size_t run)
 static void gather(const rm_baseline *b, const rm_hseries *s, size_t window, const rm_point *now,
 		   const rm_run_ref *self, struct pts *x)
 {
-	size_t from = rm_history_from(b, s), want = window + RM_DETECT_CONTEXT, start = s->n;
+	size_t from = rm_history_from(b, s), want = RM_DETECT_KEEP(window), start = s->n;
 
 	for (size_t k = 0; start > from && k < want; start--)
 		k += s->p[start - 1].n > 0 &&
