@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rm/config.h"
 #include "rm/detect.h"
 #include "rm/direction.h"
 #include "rm/gate.h"
@@ -46,7 +47,23 @@ static int same_key(const rm_result *r, const rm_change *c)
 	return !strcmp(r->col[RM_COL_MODEL], c->model) &&
 	       !strcmp(r->col[RM_COL_METRIC], c->metric) &&
 	       !strcmp(r->col[RM_COL_DOCKERFILE], c->docker_file) &&
-	       !strcmp(r->col[RM_COL_ARCH], c->arch) && !strcmp(r->col[RM_COL_NGPUS], c->n_gpus);
+	       !strcmp(r->col[RM_COL_ARCH], c->arch) && !strcmp(r->col[RM_COL_NGPUS], c->n_gpus) &&
+	       !strcmp(r->col[RM_COL_CONFIG_KEY], c->config_key);
+}
+
+/* The change's name in reports ("model[batch_size=8]"), and its pinned reference: the
+ * configuration's own under that name, else the model's when the row has no parameters. */
+static void name_config(rm_change *c, const rm_gate_opts *o)
+{
+	rm_config cfg = RM_CONFIG_INIT;
+
+	if (rm_config_parse(&cfg, c->config) < 0)
+		rm_config_release(&cfg);
+	c->name = rm_config_name(c->model, &cfg);
+	c->pin = rm_references_find(o->references, c->name, c->metric);
+	if (!c->pin && !cfg.n)
+		c->pin = rm_references_find(o->references, c->model, c->metric);
+	rm_config_release(&cfg);
 }
 
 /* A new change for r's key, its values not yet collected. */
@@ -66,6 +83,8 @@ static rm_change *new_change(rm_gate *g, size_t *cap, const rm_result *r, const 
 	c->arch = r->col[RM_COL_ARCH];
 	c->n_gpus = r->col[RM_COL_NGPUS];
 	c->machine = r->col[RM_COL_MACHINE];
+	c->config = r->col[RM_COL_CONFIG];
+	c->config_key = r->col[RM_COL_CONFIG_KEY];
 	c->reason = "";
 	c->log_file = r->col[RM_COL_LOG_FILE];
 	c->change_pct = NAN;
@@ -77,7 +96,8 @@ static rm_change *new_change(rm_gate *g, size_t *cap, const rm_result *r, const 
 	c->detect.verdict = RM_VERDICT_NONE;
 	c->direction = rm_direction_lookup(o->directions, c->model, c->metric, &c->direction_why);
 	c->threshold = threshold_for(o, c->model);
-	c->pin = rm_references_find(o->references, c->model, c->metric);
+	c->detectable_pct = NAN;
+	name_config(c, o);
 	return c;
 }
 
@@ -233,12 +253,21 @@ static void change_note(rm_change *c, const struct pts *x, double thr)
 		if (d->n_outliers)
 			rm_buf_addf(&b, "; %zu one-run outlier%s set aside", d->n_outliers,
 				    d->n_outliers == 1 ? "" : "s");
-		if (d->unstable)
+		if (d->held == RM_HELD_RUN)
+			rm_buf_addstr(&b, "; the run judged alone is back near the reference: it "
+					  "joins the level before it until a second run agrees");
+		else if (d->held == RM_HELD_NIGHTS)
 			rm_buf_addf(&b,
-				    "; unstable: a one-run change under %.2f%% cannot be told from "
-				    "its noise",
-				    d->z_crit * d->noise * sqrt(1.0 + 1.0 / (double)(d->n - 1)) /
-					fabs(d->ref) * 100.0);
+				    "; found %zu night%s ago and still worse than the reference by "
+				    "more than half the threshold",
+				    d->held_nights, d->held_nights == 1 ? "" : "s");
+		if (isfinite(d->detectable_pct))
+			rm_buf_addf(&b,
+				    "; a one-run change under %.2f%% cannot be told from its noise",
+				    d->detectable_pct);
+		if (d->unstable)
+			rm_buf_addstr(&b, "; unstable: the threshold is out of reach of its noise "
+					  "(a lasting change of its size would not be told)");
 	}
 	if (c->accepted)
 		rm_buf_addf(&b, "; accepted from run %s on", c->accepted);
@@ -250,7 +279,7 @@ static void judge(rm_change *c, const rm_point *now, const rm_run_ref *self,
 		  const rm_baseline *base, const rm_gate_opts *o)
 {
 	const rm_hseries *s = rm_history_find(base, c->model, c->metric, c->docker_file, c->arch,
-					      c->n_gpus, c->machine);
+					      c->n_gpus, c->machine, c->config_key);
 	/* A model a suite does not gate is still judged, at the default, for the reports. */
 	double thr = c->threshold >= 0 ? c->threshold : DEFAULT_THRESHOLD;
 	struct pts *x;
@@ -280,6 +309,7 @@ static void judge(rm_change *c, const rm_point *now, const rm_run_ref *self,
 	c->level_n = d->level_n;
 	c->change_pct = d->change_pct;
 	c->noise_pct = d->band_pct;
+	c->detectable_pct = d->detectable_pct;
 	c->t_crit = d->z_crit;
 	if (d->since != RM_DETECT_NONE)
 		c->since = x->at[d->since];
@@ -408,7 +438,8 @@ void rm_gate_eval(const rm_results *run, const rm_baseline *base, const rm_gate_
 	free(vals);
 	g->rule = rm_xasprintf(
 	    "Each metric is judged against its history (the same model, metric, Dockerfile, GPU "
-	    "architecture and count, same machine preferred; the last %zu runs, from an accepted "
+	    "architecture and count, and configuration, same machine preferred; the last %zu runs, "
+	    "from an accepted "
 	    "change on). The noise of a run is measured from the history (robustly, from the "
 	    "run-to-run differences, then from the spread around the levels) and from the "
 	    "repeats; a run far from the runs on both sides of it is an outlier and set aside; "
@@ -429,8 +460,10 @@ void rm_gate_eval(const rm_results *run, const rm_baseline *base, const rm_gate_
 
 void rm_gate_release(rm_gate *g)
 {
-	for (size_t i = 0; i < g->n; i++)
+	for (size_t i = 0; i < g->n; i++) {
 		free(g->v[i].note);
+		free(g->v[i].name);
+	}
 	free(g->v);
 	free(g->rule);
 	memset(g, 0, sizeof(*g));

@@ -190,8 +190,8 @@ static void relative_changes(struct run *r, rm_perf_row *rows, size_t n, char **
 		rel[i] = NULL;
 		if (c[RM_COL_PERFORMANCE] && rm_parse_double(c[RM_COL_PERFORMANCE], &v) == 0 &&
 		    rm_baseline_change(r->o->baseline, c[RM_COL_MODEL], c[RM_COL_METRIC],
-				       c[RM_COL_DOCKERFILE], c[RM_COL_ARCH], c[RM_COL_MACHINE], v,
-				       buf, sizeof(buf)) == 0)
+				       c[RM_COL_DOCKERFILE], c[RM_COL_ARCH], c[RM_COL_MACHINE],
+				       c[RM_COL_CONFIG_KEY], v, buf, sizeof(buf)) == 0)
 			rel[i] = rm_xstrdup(buf);
 		rows[i].cell[RM_COL_RELATIVE_CHANGE] = rel[i];
 	}

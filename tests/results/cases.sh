@@ -78,7 +78,7 @@ db_sqlite)
 	"$DB_BODY" "sqlite:$WORK/results.db"
 	# The file is a plain SQLite database the sqlite3 shell (and Grafana's plugin) reads.
 	need sqlite3 sqlite3
-	[ "$(sqlite3 results.db 'select max(version) from rm_schema')" = 2 ] || fail "schema version"
+	[ "$(sqlite3 results.db 'select max(version) from rm_schema')" = 4 ] || fail "schema version"
 	;;
 
 db_postgresql)
@@ -354,9 +354,10 @@ accept)
 	expect 0 "$RM" accept perf.csv --model step_persist --reason "new kernel, slower by design"
 	grep -q "accepted: step_persist samples_per_second on mi300x-01 from run $(run_of 25) (2024-01-25T01:00:00Z): recorded in perf.accepted.csv" cmd.err ||
 		fail "$(cat cmd.err)"
-	[ "$(head -n 1 perf.accepted.csv)" = "model,metric,docker_file,gpu_architecture,n_gpus,machine_name,since_run,since,accepted_at,reason" ] ||
+	[ "$(head -n 1 perf.accepted.csv)" = "model,metric,docker_file,gpu_architecture,n_gpus,machine_name,since_run,since,accepted_at,reason,config_key" ] ||
 		fail "companion header: $(head -n 1 perf.accepted.csv)"
-	grep -q "^step_persist,samples_per_second,docker/step_persist.Dockerfile,gfx942,8,mi300x-01,$(run_of 25),2024-01-25T01:00:00Z,[0-9T:-]*Z,\"new kernel, slower by design\"\$" perf.accepted.csv ||
+	# rows written before configurations: their (empty) key, any configuration's
+	grep -q "^step_persist,samples_per_second,docker/step_persist.Dockerfile,gfx942,8,mi300x-01,$(run_of 25),2024-01-25T01:00:00Z,[0-9T:-]*Z,\"new kernel, slower by design\",\$" perf.accepted.csv ||
 		fail "record: $(cat perf.accepted.csv)"
 	# With --since: every metric of the model from that run on (here the run judged: nothing
 	# before it is compared any more).
