@@ -109,7 +109,8 @@ typedef struct rm_perf_row {
 
 /*
  * relative_change: the percent change of performance against the last SUCCESS row of the
- * perf.csv at path with the same model, metric, Dockerfile, machine and GPU architecture
+ * perf.csv at path with the same model, metric, Dockerfile, machine, GPU architecture and
+ * configuration key
  * (madengine leaves the column empty). One pass over the file for all rows; no earlier row,
  * an unreadable file or a zero baseline leaves a row's change empty. rel[i] receives
  * "+1.23" or NULL (caller frees) and rows[i] points its cell at it.
