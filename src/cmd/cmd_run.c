@@ -123,6 +123,7 @@ static int run_ci(const struct cli *cli, const rm_run_opts *o, int repeat_given,
 	so.run = o;
 	so.suite_file = cli->suite;
 	so.repeat_given = repeat_given;
+	so.yes = cli->yes;
 	nightly_outputs(cli, &so.ci);
 	so.context_files = cli->context_files.v;
 	so.n_context_files = cli->context_files.n;

@@ -46,6 +46,10 @@ void rm_runner__point_names(struct run *r)
 		free(label);
 		label = rm_xasprintf("p%s", r->point_tag);
 	}
+	/* "batch_size=8.precision=bf16": no comma in a file name */
+	for (char *c = label; *c; c++)
+		if (*c == ',')
+			*c = '.';
 	r->point_file = rm_file_safe(label);
 	free(label);
 }

@@ -244,12 +244,12 @@ static void summary_rows(struct run *r, rm_perf_row *rows, size_t n, const struc
 		/* the figure as the terminal reads it; perf.csv keeps every digit */
 		if (c[RM_COL_PERFORMANCE] && rm_parse_double(c[RM_COL_PERFORMANCE], &v) == 0)
 			perf = rm_xasprintf("%.6g", v);
-		/* repeats: "model #2" */
-		char *name = r->o->repeat > 1
-				 ? rm_xasprintf("%s #%s", c[RM_COL_MODEL], c[RM_COL_REPEAT])
-				 : NULL;
-		const char *cells[] = {name ? name : c[RM_COL_MODEL], c[RM_COL_STATUS],
-				       perf ? perf : c[RM_COL_PERFORMANCE], c[RM_COL_METRIC], dur};
+		/* a sweep's point: "model[batch_size=8]"; repeats: "model #2" */
+		char *model = rm_config_name(c[RM_COL_MODEL], r->o->point);
+		char *name = r->o->repeat > 1 ? rm_xasprintf("%s #%s", model, c[RM_COL_REPEAT])
+					      : rm_xstrdup(model);
+		const char *cells[] = {name, c[RM_COL_STATUS], perf ? perf : c[RM_COL_PERFORMANCE],
+				       c[RM_COL_METRIC], dur};
 		char *masked[5];
 		for (size_t k = 0; k < 5; k++) {
 			masked[k] = cells[k] ? rm_mask_string(&r->mask, cells[k]) : NULL;
@@ -260,6 +260,7 @@ static void summary_rows(struct run *r, rm_perf_row *rows, size_t n, const struc
 			free(masked[k]);
 		free(perf);
 		free(name);
+		free(model);
 	}
 	free(r->last_log);
 	r->last_log = rm_xstrdup(oc->log_link ? oc->log_link : oc->log_file);
