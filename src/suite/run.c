@@ -545,10 +545,13 @@ static int run_entries(struct srun *s, rm_suite_run_result *res, rm_error *err)
 			if (p->tunableop != RM_TUNABLEOP_UNSET)
 				eo.wl.tunableop = p->tunableop;
 		}
-		if (s->have_suite)
+		if (s->have_suite && json_array_size(p->selected))
 			rm_info("suite %s, entry %zu of %zu: %s (%zu model(s), repeat %ld)",
 				s->suite.name, p->entry + 1, s->suite.n, p->name,
 				json_array_size(p->selected), p->repeat);
+		else if (s->have_suite) /* a dry run: the selection is the runner's to print */
+			rm_info("suite %s, entry %zu of %zu: %s (repeat %ld)", s->suite.name,
+				p->entry + 1, s->suite.n, p->name, p->repeat);
 		int rc = rm_runner_run(&eo, &r, err);
 		res->n_failed += r.n_failed;
 		res->engine_lost |= r.engine_lost;
