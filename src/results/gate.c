@@ -2,6 +2,7 @@
  * The regression gate: each model and metric of a run judged against its history by the
  * detector (detect.c), and against its pinned reference when it has one.
  */
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,15 +41,6 @@ static double threshold_for(const rm_gate_opts *o, const char *model)
 			return o->thresholds[i].pct;
 	}
 	return o->threshold_pct >= 0 ? o->threshold_pct : DEFAULT_THRESHOLD;
-}
-
-static int same_key(const rm_result *r, const rm_change *c)
-{
-	return !strcmp(r->col[RM_COL_MODEL], c->model) &&
-	       !strcmp(r->col[RM_COL_METRIC], c->metric) &&
-	       !strcmp(r->col[RM_COL_DOCKERFILE], c->docker_file) &&
-	       !strcmp(r->col[RM_COL_ARCH], c->arch) && !strcmp(r->col[RM_COL_NGPUS], c->n_gpus) &&
-	       !strcmp(r->col[RM_COL_CONFIG_KEY], c->config_key);
 }
 
 /* The change's name in reports ("model[batch_size=8]"), and its pinned reference: the
@@ -101,19 +93,17 @@ static rm_change *new_change(rm_gate *g, size_t *cap, const rm_result *r, const 
 	return c;
 }
 
-/* The key's rows from row `from` on: counts, the first reason, the SUCCESS values into
- * vals, this run's start and commit into *self. Returns the number of values. */
-static size_t collect(const rm_results *run, size_t from, rm_change *c, double *vals,
-		      rm_run_ref *self)
+/* The key's rows, from row `from` along next[]: counts, the first reason, the SUCCESS values
+ * into vals, this run's start and commit into *self. Returns the number of values. */
+static size_t collect(const rm_results *run, size_t from, const size_t *next, rm_change *c,
+		      double *vals, rm_run_ref *self)
 {
 	size_t nv = 0;
 
 	*self = (rm_run_ref){run->rows[from].col[RM_COL_RUN_ID], "", ""};
-	for (size_t j = from; j < run->n; j++) {
+	for (size_t j = from; j != RM_DETECT_NONE; j = next[j]) {
 		const rm_result *q = &run->rows[j];
 		const char *st = q->col[RM_COL_STATUS], *ts = q->col[RM_COL_TIMESTAMP];
-		if (!same_key(q, c))
-			continue;
 		c->n_rows++;
 		if (ts[0] && (!self->start[0] || strcmp(ts, self->start) < 0))
 			self->start = ts;
@@ -412,10 +402,50 @@ static void verdict(rm_gate *g, rm_change *c, const double *vals, size_t nv, con
 		g->n_regressions++;
 }
 
+/* The run's rows by key (model, metric, Dockerfile, GPU architecture and count,
+ * configuration key): next[i] the key's next row after row i, first[k] the first row of the
+ * k-th key in order of appearance. Returns the number of keys. A hash table, so that a run
+ * of 10,000 configurations is not 10,000^2 comparisons. */
+static size_t group_rows(const rm_results *run, size_t *next, size_t *first)
+{
+	json_t *index = json_object();
+	size_t *last = rm_xcalloc(run->n ? run->n : 1, sizeof(*last)), nk = 0;
+	rm_buf key = RM_BUF_INIT((size_t)1 << 20);
+	static const int cols[] = {RM_COL_MODEL, RM_COL_METRIC, RM_COL_DOCKERFILE,
+				   RM_COL_ARCH,	 RM_COL_NGPUS,	RM_COL_CONFIG_KEY};
+
+	for (size_t i = 0; i < run->n; i++) {
+		json_t *v;
+		rm_buf_reset(&key);
+		for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
+			rm_buf_addstr(&key, run->rows[i].col[cols[c]]);
+			rm_buf_addch(&key, '\x1f');
+		}
+		next[i] = RM_DETECT_NONE;
+		v = json_object_getn(index, rm_buf_str(&key), key.len);
+		if (v) {
+			size_t k = (size_t)json_integer_value(v);
+			next[last[k]] = i;
+			last[k] = i;
+			continue;
+		}
+		json_object_setn_new_nocheck(index, rm_buf_str(&key), key.len,
+					     json_integer((json_int_t)nk));
+		first[nk] = last[nk] = i;
+		nk++;
+	}
+	rm_buf_release(&key);
+	json_decref(index);
+	free(last);
+	return nk;
+}
+
 void rm_gate_eval(const rm_results *run, const rm_baseline *base, const rm_gate_opts *o, rm_gate *g)
 {
 	double *vals = rm_xcalloc(run->n ? run->n : 1, sizeof(*vals));
-	size_t cap = 0;
+	size_t *next = rm_xcalloc(run->n ? run->n : 1, sizeof(*next));
+	size_t *first = rm_xcalloc(run->n ? run->n : 1, sizeof(*first));
+	size_t cap = 0, nk = group_rows(run, next, first);
 	rm_run_ref self;
 
 	memset(g, 0, sizeof(*g));
@@ -423,19 +453,14 @@ void rm_gate_eval(const rm_results *run, const rm_baseline *base, const rm_gate_
 	g->threshold_pct = o->threshold_pct >= 0 ? o->threshold_pct : DEFAULT_THRESHOLD;
 	g->have_baseline = (base != NULL && rm_history_n_series(base) > 0) ||
 			   rm_references_size(o->references) > 0;
-	for (size_t i = 0; i < run->n; i++) {
-		const rm_result *r = &run->rows[i];
-		size_t k;
-		for (k = 0; k < g->n; k++)
-			if (same_key(r, &g->v[k]))
-				break;
-		if (k < g->n)
-			continue;
-		rm_change *c = new_change(g, &cap, r, o);
-		size_t nv = collect(run, i, c, vals, &self);
+	for (size_t k = 0; k < nk; k++) {
+		rm_change *c = new_change(g, &cap, &run->rows[first[k]], o);
+		size_t nv = collect(run, first[k], next, c, vals, &self);
 		verdict(g, c, vals, nv, &self, base, o);
 	}
 	free(vals);
+	free(next);
+	free(first);
 	g->rule = rm_xasprintf(
 	    "Each metric is judged against its history (the same model, metric, Dockerfile, GPU "
 	    "architecture and count, and configuration, same machine preferred; the last %zu runs, "

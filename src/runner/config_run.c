@@ -47,11 +47,32 @@ static void set_masked(const struct run *r, rm_config *c, const char *name, cons
 	free(v);
 }
 
-/* The context's docker_env_vars, as "env.NAME", into c when absent (set: replace). */
+/* Whether a variable's name says it holds a credential (a token rotates; it changes no
+ * result, and its value must not reach perf.csv). */
+static int credential(const char *name)
+{
+	static const char *const words[] = {"TOKEN",	  "SECRET",  "PASSWORD", "PASSWD",
+					    "CREDENTIAL", "API_KEY", "APIKEY",	 "AUTH"};
+	char *up = rm_xstrdup(name);
+	int yes = 0;
+
+	for (char *p = up; *p; p++)
+		if (*p >= 'a' && *p <= 'z')
+			*p = (char)(*p - 'a' + 'A');
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]) && !yes; i++)
+		yes = strstr(up, words[i]) != NULL;
+	free(up);
+	return yes;
+}
+
+/* The context's docker_env_vars, as "env.NAME", into c when absent (set: replace); not
+ * those that hold credentials. */
 static void env_params(const struct run *r, rm_config *c, int set)
 {
 	for (size_t i = 0; i < r->ctx.n_docker_env_vars; i++) {
 		const rm_kv *kv = &r->ctx.docker_env_vars[i];
+		if (credential(kv->key))
+			continue;
 		char *name = rm_xasprintf("env.%s", kv->key);
 		if (set || !rm_config_get(c, name))
 			set_masked(r, c, name, kv->value);

@@ -8,14 +8,23 @@
  *   detect_sim far TRIALS THRESHOLD NOISE... false alarms on stable series
  *   detect_sim power TRIALS THRESHOLD NOISE... persisting steps of 1, 2 and 4 noise
  *   detect_sim speed MODELS NIGHTS          the detector alone over MODELS x NIGHTS
+ *   detect_sim issue STABLE STEPS NIGHTS    issue 31's figures (false alarms, "unstable",
+ *                                           persisting steps that drop out)
+ *   detect_sim gate MODELS CONFIGS NIGHTS   the gate over a history of that many rows:
+ *                                           time and peak memory
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/resource.h>
+
 #include "rm/detect.h"
 #include "rm/direction.h"
+#include "rm/gate.h"
+#include "rm/history.h"
+#include "rm/results.h"
 #include "rm/util.h"
 
 static unsigned long long state;
@@ -290,6 +299,83 @@ static void speed(long models, long nights)
 	free(p);
 }
 
+/*
+ * The gate over MODELS x CONFIGS x NIGHTS rows, one configuration per series (each its own
+ * level, 1 % noise): every row streamed into the history (as report ci reads perf.csv), the
+ * last night's rows judged. Time of the history and of the gate, and the peak RSS: memory
+ * follows the series, not the rows.
+ */
+static void gate_speed(long models, long configs, long nights)
+{
+	rm_history_opts ho = RM_HISTORY_OPTS_INIT;
+	rm_baseline *h;
+	rm_results last = RM_RESULTS_INIT;
+	rm_gate_opts go = RM_GATE_OPTS_INIT;
+	rm_gate g;
+	struct rusage ru;
+	double t0, t1, t2;
+	char run[64], ts[32], model[32], key[32], cfg[64], perf[32];
+	const char *names[] = {"model",	    "metric",	  "performance", "status",	"run_id",
+			       "timestamp", "config_key", "config",	 "machine_name"};
+
+	ho.before_run = NULL;
+	h = rm_history_new(&ho);
+	state = 5;
+	t0 = rm_now();
+	for (long n = 1; n <= nights; n++) {
+		snprintf(run, sizeof(run), "run-%05ld", n);
+		snprintf(ts, sizeof(ts), "2024-%02ld-%02ldT01:00:00Z", 1 + (n - 1) / 28 % 12,
+			 1 + (n - 1) % 28);
+		for (long m = 0; m < models; m++)
+			for (long c = 0; c < configs; c++) {
+				rm_result r;
+				const char *vals[9];
+				snprintf(model, sizeof(model), "m%04ld", m);
+				snprintf(key, sizeof(key), "k%02ld", c);
+				snprintf(cfg, sizeof(cfg), "{\"batch_size\":\"%ld\"}", 8 * (c + 1));
+				snprintf(perf, sizeof(perf), "%.4f",
+					 100.0 * (double)(c + 1) + gauss());
+				memset(&r, 0, sizeof(r));
+				for (int k = 0; k < RM_PERF_COLS; k++)
+					r.col[k] = "";
+				r.col[RM_COL_MODEL] = model;
+				r.col[RM_COL_METRIC] = "samples_per_second";
+				r.col[RM_COL_PERFORMANCE] = perf;
+				r.col[RM_COL_STATUS] = "SUCCESS";
+				r.col[RM_COL_RUN_ID] = run;
+				r.col[RM_COL_TIMESTAMP] = ts;
+				r.col[RM_COL_CONFIG_KEY] = key;
+				r.col[RM_COL_CONFIG] = cfg;
+				r.col[RM_COL_MACHINE] = "host";
+				rm_result_numbers(&r);
+				if (n == nights) {
+					const char *v[9] = {model, "samples_per_second",
+							    perf,  "SUCCESS",
+							    run,   ts,
+							    key,   cfg,
+							    "host"};
+					memcpy(vals, v, sizeof(v));
+					rm_results_add(&last, names, vals, 9, "sim", n);
+				} else {
+					rm_history_add(h, &r);
+				}
+			}
+	}
+	t1 = rm_now();
+	go.threshold_pct = 5;
+	go.enforce = 1;
+	rm_gate_eval(&last, h, &go, &g);
+	t2 = rm_now();
+	getrusage(RUSAGE_SELF, &ru);
+	printf("%ld models x %ld configurations x %ld nights (%ld rows, %zu series): history %.3f "
+	       "s, gate %.3f s, %zu judged, %zu regression(s), peak RSS %ld MB\n",
+	       models, configs, nights, models * configs * nights, rm_history_n_series(h), t1 - t0,
+	       t2 - t1, g.n, g.n_regressions, ru.ru_maxrss / 1024);
+	rm_gate_release(&g);
+	rm_results_release(&last);
+	rm_baseline_free(h);
+}
+
 int main(int argc, char **argv)
 {
 	double noise[16];
@@ -297,6 +383,11 @@ int main(int argc, char **argv)
 
 	if (argc >= 4 && !strcmp(argv[1], "calibrate")) {
 		calibrate(arg_double(argv[2]), arg_long(argv[3], 100, 100000000));
+		return 0;
+	}
+	if (argc >= 5 && !strcmp(argv[1], "gate")) {
+		gate_speed(arg_long(argv[2], 1, 100000), arg_long(argv[3], 1, 10000),
+			   arg_long(argv[4], 2, 100000));
 		return 0;
 	}
 	if (argc >= 5 && !strcmp(argv[1], "issue")) {
@@ -317,7 +408,9 @@ int main(int argc, char **argv)
 			power(arg_long(argv[2], 1, 100000000), arg_double(argv[3]), noise, nn);
 		return 0;
 	}
-	fprintf(stderr, "usage: detect_sim calibrate TARGET TRIALS | far TRIALS THRESHOLD NOISE... "
-			"| power TRIALS THRESHOLD NOISE... | speed MODELS NIGHTS\n");
+	fprintf(stderr,
+		"usage: detect_sim calibrate TARGET TRIALS | far TRIALS THRESHOLD NOISE... "
+		"| power TRIALS THRESHOLD NOISE... | speed MODELS NIGHTS | issue STABLE STEPS "
+		"NIGHTS | gate MODELS CONFIGS NIGHTS\n");
 	return 2;
 }
