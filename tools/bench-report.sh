@@ -76,7 +76,7 @@ sweeps() {
 		echo "run_models suite (10,000 points loaded, enumerated, printed), round $i: $(echo "$(date +%s.%N) - $t0" | bc) s wall"
 	done
 	echo "points.json: $(jq '.entries[0].points | length' points.json) points, $(wc -c <points.json) bytes"
-	timed "run_models suite, the last round's CPU" "$rm_bin" suite sweep.yaml 2>&1 >/dev/null
+	{ timed "run_models suite, the last round's CPU" "$rm_bin" suite sweep.yaml >/dev/null; } 2>&1
 	echo "== the gate over configurations: 500 models x 20 configurations"
 	for nights in 90 30 360; do
 		"$build/detect_sim" gate 500 20 "$nights"
@@ -95,7 +95,7 @@ sweeps() {
 	echo "configs.csv: $(($(wc -l <configs.csv) - 1)) rows, $(wc -c <configs.csv) bytes"
 	timed "report ci over it" "$rm_bin" report ci configs.csv --fail-on-regression 5 \
 		--no-step-summary 2>&1 | grep -v '^Command exited' || true
-	timed "awk reading it (reference)" awk -F, '{n += NF} END {print n}' configs.csv 2>&1 >/dev/null
+	{ timed "awk reading it (reference)" awk -F, '{n += NF} END {print n}' configs.csv >/dev/null; } 2>&1
 }
 if [ "${2:-}" = sweeps ]; then
 	sweeps

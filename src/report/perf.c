@@ -52,9 +52,14 @@ static int is_baseline(char **rec, size_t nf, const int *at, const rm_perf_row *
 	if (!row->cell[RM_COL_METRIC] ||
 	    rm_status_of(base_cell(rec, nf, at, 0)) != RM_STATUS_SUCCESS)
 		return 0;
-	for (size_t k = 2; k < N_BASE_COLS; k++)
+	for (size_t k = 2; k < N_BASE_COLS; k++) {
+		/* A file of madengine's or MAD's has no configuration column: its rows (and ours
+		 * in it) are matched as before configurations. */
+		if (base_cols[k] == RM_COL_CONFIG_KEY && at[k] < 0)
+			continue;
 		if (!same(base_cell(rec, nf, at, k), row->cell[base_cols[k]]))
 			return 0;
+	}
 	return 1;
 }
 

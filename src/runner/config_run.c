@@ -65,17 +65,17 @@ static int credential(const char *name)
 	return yes;
 }
 
-/* The context's docker_env_vars, as "env.NAME", into c when absent (set: replace); not
- * those that hold credentials. */
-static void env_params(const struct run *r, rm_config *c, int set)
+/* The context's docker_env_vars (a sweep point's among them), as "env.NAME", into an
+ * identity; not those that hold credentials. */
+static void env_identity(const struct run *r, rm_config *id)
 {
 	for (size_t i = 0; i < r->ctx.n_docker_env_vars; i++) {
 		const rm_kv *kv = &r->ctx.docker_env_vars[i];
+		char *name;
 		if (credential(kv->key))
 			continue;
-		char *name = rm_xasprintf("env.%s", kv->key);
-		if (set || !rm_config_get(c, name))
-			set_masked(r, c, name, kv->value);
+		name = rm_xasprintf("env.%s", kv->key);
+		set_masked(r, id, name, kv->value);
 		free(name);
 	}
 }
@@ -94,7 +94,9 @@ void rm_runner__config_base(const struct run *r, const rm_workload *w, const cha
 	if (o->wl.tunableop != RM_TUNABLEOP_UNSET && !rm_config_get(params, "tunableop"))
 		rm_config_set(params, "tunableop",
 			      rm_choice_name(rm_tunableop_words, o->wl.tunableop));
-	env_params(r, params, 0);
+	/* The context's docker_env_vars are in the key (below), not among the parameters: a
+	 * suite's common environment would name every row, and a value may be private; a
+	 * sweep's env.NAME are parameters (the point's, above). */
 	if (w->gpus && !rm_config_get(params, "docker_gpus"))
 		rm_config_set(params, "docker_gpus", w->gpus);
 	if (w->model_args && !rm_config_get(params, "model_args"))
@@ -108,7 +110,7 @@ void rm_runner__config_base(const struct run *r, const rm_workload *w, const cha
 	snprintf(n, sizeof(n), "%ld", rm_workload_gpus(w, &r->ctx));
 	rm_config_set(id, "n_gpus", n);
 	rm_config_set(id, "docker_gpus", w->gpus ? w->gpus : "");
-	env_params(r, id, 1);
+	env_identity(r, id);
 }
 
 void rm_runner__config_row(const struct run *r, const rm_config *params, const rm_config *id,

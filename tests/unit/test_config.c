@@ -33,7 +33,8 @@ TEST(cell)
 	CHECK(rm_config_parse(&back, "[1]") < 0 && rm_config_parse(&back, "not json") < 0);
 	rm_config_release(&back);
 	CHECK(rm_config_parse(&back, "{\"bs\": 8, \"on\": true}") == 0);
-	CHECK(!strcmp(rm_config_get(&back, "bs"), "8") && !strcmp(rm_config_get(&back, "on"), "true"));
+	CHECK(!strcmp(rm_config_get(&back, "bs"), "8") &&
+	      !strcmp(rm_config_get(&back, "on"), "true"));
 	free(name);
 	free(label);
 	free(text);
