@@ -50,6 +50,10 @@ typedef struct rm_context {
 	size_t n_render_nodes;
 	rm_kv *docker_env_vars;
 	size_t n_docker_env_vars;
+	/* env_vars: override a card's env_vars (MAD's docs): the container's environment on
+	 * local runs, the exports of a multi-node card's batch script */
+	rm_kv *env_vars;
+	size_t n_env_vars;
 	rm_kv *docker_build_arg;
 	size_t n_docker_build_arg;
 	rm_kv *docker_mounts; /* key: container path, value: host path */

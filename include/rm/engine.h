@@ -163,6 +163,9 @@ int rm_engine_put_archive(rm_docker *d, const char *id, const char *path, const 
 int rm_engine_get_archive(rm_docker *d, const char *id, const char *path, int out_fd,
 			  size_t max_bytes, rm_error *err);
 
+/* GET /images/{name}/get: the image as `docker save` writes it (a tar), to out_fd. */
+int rm_engine_image_save(rm_docker *d, const char *name, int out_fd, rm_error *err);
+
 /* GET /containers/{id}/logs?follow=1&stdout=1&stderr=1: decoded (tty selects raw mode) and
  * handed to cb piece by piece until the container stops or cancel says so. */
 int rm_engine_logs(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,

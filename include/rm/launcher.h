@@ -146,6 +146,9 @@ typedef struct rm_job rm_job;
 
 typedef struct rm_launcher_ops {
 	const char *name;
+	/* It runs a card's own script on a batch host (rm_dist_runs_script: MAD's slurm_multi
+	 * cards), and a run on another launcher hands those cards to it. */
+	int batch_host;
 	/* Whether this launcher runs the workloads of ctx (e.g. it has a "slurm" key). The
 	 * first row that claims the context is used; the last row claims every context. */
 	int (*claims)(const rm_context *ctx);
@@ -208,6 +211,10 @@ typedef struct rm_launcher {
 	const rm_launcher_ops *ops;
 	void *state;
 } rm_launcher;
+
+/* Opens the first launcher that runs a card's own script on a batch host (batch_host), for
+ * the cards of a run whose own launcher does not (rm_workload_runs_here). */
+int rm_launcher_open_batch_host(rm_launcher *l, const rm_launcher_config *cfg, rm_error *err);
 
 /* Opens the launcher that claims cfg->ctx. */
 int rm_launcher_open(rm_launcher *l, const rm_launcher_config *cfg, rm_error *err);

@@ -371,3 +371,22 @@ out:
 	free(url);
 	return ret;
 }
+
+int rm_engine_image_save(rm_docker *d, const char *name, int out_fd, rm_error *err)
+{
+	struct req r;
+	struct archive_sink sink = {out_fd, 0, (size_t)-1, name, err};
+	char *ename = rm_engine__escape(name), *url = rm_xasprintf("/images/%s/get", ename);
+	int ret;
+
+	/* No timeout, as a build: an image of tens of GB takes as long as it takes. */
+	rm_engine__req_init(&r, "GET", url, 0);
+	r.on_data = archive_data;
+	r.ud = &sink;
+	ret = rm_engine__do_request(d, &r, err);
+	if (ret < 0 && r.status == 404)
+		rm_error_set(err, RM_ERR_INPUT, "no such image: '%s'", name);
+	free(ename);
+	free(url);
+	return ret;
+}

@@ -337,8 +337,9 @@ void rm_launcher__docker_plan(const rm_context *ctx, const rm_image_req *req,
 		char *build =
 		    rm_build_cmdline_for(cli, req->image, req->df->path, req->model->dockercontext,
 					 req->buildargs, NULL, req->nocache, !req->no_pull);
-		fprintf(out, "  dockerfile: %s (base image %s)\n", req->df->path,
-			req->df->base_image ? req->df->base_image : "unknown");
+		fprintf(out, "  dockerfile: %s (base image %s%s)\n", req->df->path,
+			req->df->base_image ? req->df->base_image : "unknown",
+			req->df->context_req ? "" : "; no CONTEXT line: kept for every context");
 		fprintf(out, "  build args: %s\n", js ? js : "{}");
 		fprintf(out, "  %s\n", build);
 		free(build);
@@ -349,6 +350,8 @@ void rm_launcher__docker_plan(const rm_context *ctx, const rm_image_req *req,
 			"it)\n",
 			req->image);
 	}
+	if (!spec) /* the image only (a card whose script starts its own containers) */
+		return;
 	if (rm_workload_render(spec->w, ctx, (const char *const *)environ, &body, &err) < 0) {
 		fprintf(out, "  would fail: %s\n", rm_error_text(&err));
 	} else {

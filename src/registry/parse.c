@@ -40,19 +40,23 @@ const char *const rm_registry__field_names[N_FIELDS] = {
     "parser",
     "tunableop",
     "timeout",
+    "slurm",
+    "distributed",
 };
 
 /* Fields that MAD/madengine registries carry and that we do not use: accepted silently so a
  * MAD checkout loads without a wall of warnings. "cred" names a credential entry of MAD's
  * credential.json; the rest describe multi-node deployments or bookkeeping. */
 const char *const rm_registry__ignored_fields[] = {
-    "cred",	"deprecated",	   "nnodes",	  "gpus_per_node", "distributed",      "launcher",
-    "pipeline", "deployment_type", "description", "is_deprecated", "metric_direction", NULL,
+    "cred",	"deprecated",	   "nnodes",	  "gpus_per_node", "launcher",
+    "pipeline", "deployment_type", "description", "is_deprecated", "metric_direction",
+    NULL,
 };
 
 void rm_registry__raw_release(struct raw *r)
 {
 	free(r->str);
+	free(r->kinds);
 	rm_strv_free(r->items);
 	rm_strv_free(r->keys);
 	memset(r, 0, sizeof(*r));
@@ -143,17 +147,16 @@ static int on_scalar(struct parser *p, int type, const char *s, size_t len)
 	r = &p->f[p->field];
 	if (p->depth == 3) {
 		/* an element of a field's array, or a value of its object */
-		if (type != V_STR) {
-			r->bad = 1;
-			return 1;
-		}
 		if (r->type == V_OBJ && r->n_keys != r->n + 1) {
 			r->bad = 1;
 			return 1;
 		}
-		char *copy = rm_xstrndup(s, len);
+		char *copy = rm_xstrndup(s ? s : "", s ? len : 0);
 		if (!r->items)
 			r->items = rm_xcalloc(1, sizeof(*r->items));
+		r->kinds = rm_xrealloc(r->kinds, (r->n + 1) * sizeof(*r->kinds));
+		r->kinds[r->n] = type;
+		r->nonstr |= type != V_STR;
 		r->items = rm_strv_push(r->items, &r->n, copy);
 		free(copy);
 		return 1;
@@ -178,13 +181,12 @@ static int on_scalar(struct parser *p, int type, const char *s, size_t len)
 
 static int cb_null(void *ctx)
 {
-	return on_scalar(ctx, V_NULL, NULL, 0);
+	return on_scalar(ctx, V_NULL, "null", 4);
 }
 
 static int cb_boolean(void *ctx, int b)
 {
-	(void)b;
-	return on_scalar(ctx, V_BOOL, NULL, 0);
+	return on_scalar(ctx, V_BOOL, b ? "true" : "false", b ? 4 : 5);
 }
 
 static int cb_number(void *ctx, const char *s, size_t len)

@@ -37,6 +37,8 @@ enum field {
 	F_PARSER,
 	F_TUNABLEOP,
 	F_TIMEOUT,
+	F_SLURM,
+	F_DISTRIBUTED,
 	N_FIELDS,
 	F_IGNORED = N_FIELDS, /* a MAD field we do not use: skipped silently */
 	F_UNKNOWN,	      /* warned about and skipped */
@@ -47,11 +49,13 @@ enum vtype { V_NONE, V_NULL, V_BOOL, V_INT, V_REAL, V_STR, V_ARR, V_OBJ };
 /* The raw value of one known field in the current entry. */
 struct raw {
 	int type;
-	int bad;      /* an array or object holding something other than strings */
+	int bad;      /* an array or object holding an array or an object */
+	int nonstr;   /* ... or a number, a boolean or null (kinds says which) */
 	char *str;    /* V_STR */
 	long long i;  /* V_INT */
 	double num;   /* V_INT and V_REAL */
-	char **items; /* V_ARR elements, V_OBJ values (strings only) */
+	char **items; /* V_ARR elements, V_OBJ values: the text of each scalar */
+	int *kinds;   /* the vtype of each of items */
 	char **keys;  /* V_OBJ keys */
 	size_t n, n_keys;
 };

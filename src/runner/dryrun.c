@@ -104,10 +104,16 @@ void rm_runner__dry_run_dockerfile(struct run *r, const rm_image_req *req, const
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
+	rm_error err = RM_ERROR_INIT;
+	rm_launcher *L;
 
 	if (!f)
 		return;
-	r->launcher.ops->plan(r->launcher.state, req, spec, f);
+	L = rm_runner__launcher(r, spec->w, &err);
+	if (L)
+		L->ops->plan(L->state, req, spec, f);
+	else
+		fprintf(f, "  would fail: %s\n", rm_error_text(&err));
 	fclose(f);
 	print_masked(r, text);
 	free(text);

@@ -31,7 +31,7 @@ static int keep_model_dir(struct run *r, const rm_model *m, rm_job *job, rm_erro
 	size_t skipped = 0;
 
 	if (fd >= 0 &&
-	    r->launcher.ops->fetch(r->launcher.state, job, path, fd, (size_t)8 << 30, err) == 0 &&
+	    r->active->ops->fetch(r->active->state, job, path, fd, (size_t)8 << 30, err) == 0 &&
 	    lseek(fd, 0, SEEK_SET) == 0 &&
 	    rm_tar_extract_dir(fd, r->o->log_dir, 0, &skipped, err) == 0) {
 		rm_info("kept the model dir as '%s/%s'", r->o->log_dir, dir);
@@ -85,7 +85,7 @@ static int stopped(struct run *r, rm_job *job, struct stream *st, double timeout
 	rm_error kerr = RM_ERROR_INIT;
 	/* Kill first: the workload must not outlive its budget by more than one poll of the
 	 * stream (100 ms). */
-	int stop_failed = r->launcher.ops->stop(r->launcher.state, job, &kerr) < 0;
+	int stop_failed = r->active->ops->stop(r->active->state, job, &kerr) < 0;
 
 	if (stop_failed && !rm_signal_received())
 		rm_warn("%s", rm_error_text(&kerr));
@@ -115,7 +115,7 @@ static void waited(struct run *r, rm_job *job, long *status, struct outcome *oc)
 {
 	rm_error err = RM_ERROR_INIT;
 
-	int rc = r->launcher.ops->wait(r->launcher.state, job, 0, status, &err);
+	int rc = r->active->ops->wait(r->active->state, job, 0, status, &err);
 
 	if (rc == 0) {
 		oc->exit_code = *status;
@@ -139,7 +139,7 @@ static void waited(struct run *r, rm_job *job, long *status, struct outcome *oc)
 /* After the run: keep the model dir, then keep or remove the workload. */
 static void finish(struct run *r, const rm_model *m, rm_job *job, const char *name, int script_done)
 {
-	const rm_launcher *L = &r->launcher;
+	const rm_launcher *L = r->active;
 	rm_error err = RM_ERROR_INIT;
 	int keep = r->o->wl.keep_alive && !rm_signal_received();
 	const char *cli = r->ctx.engine == RM_ENGINE_PODMAN ? "podman" : "docker";
@@ -161,8 +161,8 @@ static void finish(struct run *r, const rm_model *m, rm_job *job, const char *na
 int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct outcome *oc)
 {
 	const rm_model *m = w->model;
-	const rm_launcher *L = &r->launcher;
 	rm_error err = RM_ERROR_INIT;
+	const rm_launcher *L = r->active = rm_runner__launcher(r, w, &err);
 	char *name = rm_runner__container_name(r, m, k);
 	double timeout = w->timeout;
 	struct stream *st = rm_runner__stream_open(r, w, timeout, oc);
@@ -175,6 +175,10 @@ int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct out
 
 	if (!st)
 		goto out;
+	if (!L) {
+		rm_runner__fail(oc, "%s", rm_error_text(&err));
+		goto out;
+	}
 	/* madengine's line, where its timeout tests look for it. */
 	rm_runner__stream_note(st, "Setting timeout to %.15g seconds.%s", timeout,
 			       timeout > 0 ? "" : " (none: the run is never stopped)");

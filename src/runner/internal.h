@@ -42,6 +42,11 @@ struct run {
 	rm_selection sel;
 	rm_context ctx;
 	rm_launcher launcher;
+	/* A card whose own script runs on a batch host (MAD's slurm_multi) when the run's
+	 * launcher runs none: the batch host's launcher (opened at the first; rm_runner__launcher)
+	 * and the launcher of the workload being run (execute.c). */
+	rm_launcher cards;
+	rm_launcher *active;
 	char run_id[64];
 	char machine[256];
 	char *git_commit;
@@ -105,6 +110,10 @@ struct outcome {
 };
 
 /* run.c */
+/* The launcher of w: the run's, or the batch host's for a card whose script runs there
+ * (rm_launcher_open_batch_host) when the run's does not run cards; NULL with err when that
+ * cannot be opened. */
+rm_launcher *rm_runner__launcher(struct run *r, const rm_workload *w, rm_error *err);
 int rm_runner__load_context(struct run *r, rm_error *err); /* detected, then files, then texts */
 void rm_runner__warn_short_secrets(void);
 

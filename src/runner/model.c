@@ -197,8 +197,13 @@ int rm_runner__run_repeats(struct run *r, const rm_selected *s, rm_workload *w,
  * count; elsewhere (SLURM) the node that runs them checks its own. */
 int rm_runner__runs_here(struct run *r, const rm_workload *w)
 {
-	rm_launch_desc d = {NULL, NULL, 1, 0};
-	r->launcher.ops->describe(r->launcher.state, w, &d);
+	rm_launch_desc d = {.nnodes = 1};
+	rm_error err = RM_ERROR_INIT;
+	rm_launcher *L = rm_runner__launcher(r, w, &err);
+
+	if (!L)
+		return 0;
+	L->ops->describe(L->state, w, &d);
 	return !d.deployment_type || !strcmp(d.deployment_type, "local");
 }
 

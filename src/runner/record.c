@@ -116,10 +116,12 @@ static void base_row(struct run *r, const rm_workload *w, const struct outcome *
 		     struct row_text *t, rm_perf_row *row)
 {
 	const rm_model *m = w->model;
-	rm_launch_desc d = {NULL, NULL, 1, 0};
+	rm_launch_desc d = {.nnodes = 1};
 	char *args = rm_workload_args(w);
+	rm_error err = RM_ERROR_INIT;
+	rm_launcher *L = rm_runner__launcher(r, w, &err);
 
-	r->launcher.ops->describe(r->launcher.state, w, &d);
+	(L ? L : &r->launcher)->ops->describe((L ? L : &r->launcher)->state, w, &d);
 	rm_utc_timestamp(t->ts, sizeof(t->ts));
 	snprintf(t->ngpus, sizeof(t->ngpus), "%ld", rm_workload_gpus(w, &r->ctx));
 	snprintf(t->nnodes, sizeof(t->nnodes), "%ld", d.nnodes);

@@ -34,8 +34,8 @@ FILE *rm_runner__fetch_file(struct run *r, rm_job *job, const char *path, rm_err
 	if (tfd < 0)
 		goto out;
 	/* the tar of one file: the file, a header or two and padding */
-	if (r->launcher.ops->fetch(r->launcher.state, job, path, tfd,
-				   RESULTS_MAX_BYTES + RESULTS_TAR_SLACK, err) < 0)
+	if (r->active->ops->fetch(r->active->state, job, path, tfd,
+				  RESULTS_MAX_BYTES + RESULTS_TAR_SLACK, err) < 0)
 		goto out;
 	cfd = rm_make_temp(&csv_path, err);
 	if (cfd < 0 || lseek(tfd, 0, SEEK_SET) < 0)

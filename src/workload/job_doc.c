@@ -137,6 +137,8 @@ json_t *rm_workload_to_json(const rm_workload *w)
 	json_object_set_new(o, "tunableop_dir", json_str_or_null(w->tunableop_dir));
 	json_object_set_new(o, "timeout", json_real(w->timeout));
 	json_object_set_new(o, "env", kv_pairs(w->env, w->n_env));
+	json_object_set_new(o, "env_vars", kv_pairs(w->env_vars, w->n_env_vars));
+	json_object_set_new(o, "image_name_given", json_boolean(w->image_name_given));
 	json_object_set_new(o, "secrets", json_strv(w->secrets, w->n_secrets));
 	json_object_set_new(o, "mounts", kv_pairs(w->mounts, w->n_mounts));
 	json_object_set_new(o, "gpus", json_str_or_null(w->gpus));
@@ -509,6 +511,8 @@ static int workload_fields(json_t *j, rm_workload *w, rm_error *err)
 	    member_str(j, "tunableop_dir", &w->tunableop_dir, err) < 0 ||
 	    member_number(j, "timeout", &w->timeout, err) < 0 ||
 	    member_pairs(j, "env", &w->env, &w->n_env, err) < 0 ||
+	    member_pairs(j, "env_vars", &w->env_vars, &w->n_env_vars, err) < 0 ||
+	    member_bool(j, "image_name_given", &w->image_name_given, err) < 0 ||
 	    member_strv(j, "secrets", &w->secrets, &w->n_secrets, err) < 0 ||
 	    member_pairs(j, "mounts", &w->mounts, &w->n_mounts, err) < 0 ||
 	    member_str(j, "gpus", &w->gpus, err) < 0 || member_str(j, "cpus", &w->cpus, err) < 0 ||

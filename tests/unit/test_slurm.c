@@ -119,7 +119,7 @@ TEST(conf)
 	rm_dist_conf_release(&dc);
 
 	/* nodes and nnodes: nnodes alone sizes the allocation; when both differ, slurm.nodes
-	 * wins and a note says so. */
+	 * sizes it and rm_slurm_nodes_check refuses the pair, naming both (issue 30). */
 	CHECK(parse("{\"slurm\": {}, \"distributed\": {\"nnodes\": 3}}", &sc, &dc, &present,
 		    &err) == 0);
 	CHECK(sc.nodes == 3 && dc.nnodes == 3 && !sc.notes);
@@ -127,7 +127,11 @@ TEST(conf)
 	rm_dist_conf_release(&dc);
 	CHECK(parse("{\"slurm\": {\"nodes\": 2}, \"distributed\": {\"nnodes\": 4}}", &sc, &dc,
 		    &present, &err) == 0);
-	CHECK(sc.nodes == 2 && dc.nnodes == 2 && has_note(&sc, "differ; using 2 nodes"));
+	CHECK(sc.nodes == 2 && dc.nnodes == 2 && dc.nnodes_given == 4 && !sc.notes);
+	CHECK(rm_slurm_nodes_check(&sc, &dc, "card 'x'", "the context", &err) < 0);
+	CHECK_STR(err.msg, "slurm.nodes 2 (card 'x') and distributed.nnodes 4 (the context) "
+			   "disagree: the job would hold 2 node(s) for a launcher set for 4; make "
+			   "them equal");
 	rm_slurm_conf_release(&sc);
 	rm_dist_conf_release(&dc);
 	/* A single module as a string; exclusive as "true"; an integral real. */
