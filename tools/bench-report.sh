@@ -12,7 +12,7 @@
 #     file in the same run.
 #   - sweeps (with `sweeps` as the second argument, only this): expanding a suite's sweep of
 #     10,000 points (`run_models suite`, which loads, checks, enumerates and prints them all as
-#     JSON), and the gate over 500 models x 20 configurations x 90 nights (detect_sim gate:
+#     JSON; and detect_sim expand: the load and the expansion alone, in process), and the gate over 500 models x 20 configurations x 90 nights (detect_sim gate:
 #     900,000 rows streamed into the history, the last night's 10,000 configurations judged;
 #     peak RSS against 30 and 360 nights of the same series), then `report ci` through the
 #     binary on the same history as a perf.csv.
@@ -76,6 +76,7 @@ sweeps() {
 		echo "run_models suite (10,000 points loaded, enumerated, printed), round $i: $(echo "$(date +%s.%N) - $t0" | bc) s wall"
 	done
 	echo "points.json: $(jq '.entries[0].points | length' points.json) points, $(wc -c <points.json) bytes"
+	for i in 1 2 3 4 5; do "$build/detect_sim" expand sweep.yaml; done
 	{ timed "run_models suite, the last round's CPU" "$rm_bin" suite sweep.yaml >/dev/null; } 2>&1
 	echo "== the gate over configurations: 500 models x 20 configurations"
 	for nights in 90 30 360; do

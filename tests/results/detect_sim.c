@@ -12,6 +12,9 @@
  *                                           persisting steps that drop out)
  *   detect_sim gate MODELS CONFIGS NIGHTS   the gate over a history of that many rows:
  *                                           time and peak memory
+ *   detect_sim expand SUITE                 a suite loaded (its sweeps checked and counted)
+ *                                           and every point expanded into its parameters
+ *                                           and name, timed
  */
 #include <math.h>
 #include <stdio.h>
@@ -25,6 +28,8 @@
 #include "rm/gate.h"
 #include "rm/history.h"
 #include "rm/results.h"
+#include "rm/suite.h"
+#include "rm/config.h"
 #include "rm/util.h"
 
 static unsigned long long state;
@@ -299,29 +304,15 @@ static void speed(long models, long nights)
 	free(p);
 }
 
-/*
- * The gate over MODELS x CONFIGS x NIGHTS rows, one configuration per series (each its own
- * level, 1 % noise): every row streamed into the history (as report ci reads perf.csv), the
- * last night's rows judged. Time of the history and of the gate, and the peak RSS: memory
- * follows the series, not the rows.
- */
-static void gate_speed(long models, long configs, long nights)
+/* The rows of gate_speed, made one at a time and fed to h (NULL: made only), the last
+ * night's kept in last (NULL: not kept). */
+static void gate_rows(rm_baseline *h, rm_results *last, long models, long configs, long nights)
 {
-	rm_history_opts ho = RM_HISTORY_OPTS_INIT;
-	rm_baseline *h;
-	rm_results last = RM_RESULTS_INIT;
-	rm_gate_opts go = RM_GATE_OPTS_INIT;
-	rm_gate g;
-	struct rusage ru;
-	double t0, t1, t2;
 	char run[64], ts[32], model[32], key[32], cfg[64], perf[32];
 	const char *names[] = {"model",	    "metric",	  "performance", "status",	"run_id",
 			       "timestamp", "config_key", "config",	 "machine_name"};
 
-	ho.before_run = NULL;
-	h = rm_history_new(&ho);
 	state = 5;
-	t0 = rm_now();
 	for (long n = 1; n <= nights; n++) {
 		snprintf(run, sizeof(run), "run-%05ld", n);
 		snprintf(ts, sizeof(ts), "2024-%02ld-%02ldT01:00:00Z", 1 + (n - 1) / 28 % 12,
@@ -329,7 +320,6 @@ static void gate_speed(long models, long configs, long nights)
 		for (long m = 0; m < models; m++)
 			for (long c = 0; c < configs; c++) {
 				rm_result r;
-				const char *vals[9];
 				snprintf(model, sizeof(model), "m%04ld", m);
 				snprintf(key, sizeof(key), "k%02ld", c);
 				snprintf(cfg, sizeof(cfg), "{\"batch_size\":\"%ld\"}", 8 * (c + 1));
@@ -348,32 +338,98 @@ static void gate_speed(long models, long configs, long nights)
 				r.col[RM_COL_CONFIG] = cfg;
 				r.col[RM_COL_MACHINE] = "host";
 				rm_result_numbers(&r);
-				if (n == nights) {
+				if (n == nights && last) {
 					const char *v[9] = {model, "samples_per_second",
 							    perf,  "SUCCESS",
 							    run,   ts,
 							    key,   cfg,
 							    "host"};
-					memcpy(vals, v, sizeof(v));
-					rm_results_add(&last, names, vals, 9, "sim", n);
-				} else {
+					rm_results_add(last, names, v, 9, "sim", n);
+				} else if (h) {
 					rm_history_add(h, &r);
 				}
 			}
 	}
+}
+
+/*
+ * The gate over MODELS x CONFIGS x NIGHTS rows, one configuration per series (each its own
+ * level, 1 % noise): every row streamed into the history (as report ci reads perf.csv), the
+ * last night's rows judged. The time of the history (less what the rows take to make: the
+ * same loop without it) and of the gate, and the peak RSS: memory follows the series, not
+ * the rows.
+ */
+static void gate_speed(long models, long configs, long nights)
+{
+	rm_history_opts ho = RM_HISTORY_OPTS_INIT;
+	rm_baseline *h = rm_history_new(&ho);
+	rm_results last = RM_RESULTS_INIT;
+	rm_gate_opts go = RM_GATE_OPTS_INIT;
+	rm_gate g;
+	struct rusage ru;
+	double t0, t1, t2, made;
+
+	t0 = rm_now();
+	gate_rows(NULL, NULL, models, configs, nights);
+	made = rm_now() - t0;
+	t0 = rm_now();
+	gate_rows(h, &last, models, configs, nights);
 	t1 = rm_now();
 	go.threshold_pct = 5;
 	go.enforce = 1;
 	rm_gate_eval(&last, h, &go, &g);
 	t2 = rm_now();
 	getrusage(RUSAGE_SELF, &ru);
-	printf("%ld models x %ld configurations x %ld nights (%ld rows, %zu series): history %.3f "
-	       "s, gate %.3f s, %zu judged, %zu regression(s), peak RSS %ld MB\n",
-	       models, configs, nights, models * configs * nights, rm_history_n_series(h), t1 - t0,
-	       t2 - t1, g.n, g.n_regressions, ru.ru_maxrss / 1024);
+	printf("%ld models x %ld configurations x %ld nights (%ld rows, %zu series): the rows made "
+	       "in %.3f s; the history %.3f s more, the gate %.3f s: %.3f s; %zu judged, %zu "
+	       "regression(s); peak RSS %ld MB\n",
+	       models, configs, nights, models * configs * nights, rm_history_n_series(h), made,
+	       t1 - t0 - made, t2 - t1, t2 - t0 - made, g.n, g.n_regressions, ru.ru_maxrss / 1024);
 	rm_gate_release(&g);
 	rm_results_release(&last);
 	rm_baseline_free(h);
+}
+
+struct expand {
+	const rm_suite_entry *e;
+	size_t n, bytes;
+};
+
+static int expand_point(void *ctx, const size_t *values)
+{
+	struct expand *x = ctx;
+	rm_config c = RM_CONFIG_INIT;
+	char *name = rm_sweep_point_name(x->e->sweep, values, x->e->name);
+	rm_sweep_params(x->e->sweep, values, &c);
+	x->n++;
+	x->bytes += strlen(name);
+	free(name);
+	rm_config_release(&c);
+	return 0;
+}
+
+/* A suite's sweeps expanded: load (checked, counted), then each point's parameters and name. */
+static void expand(const char *path)
+{
+	rm_suite s;
+	rm_error err = RM_ERROR_INIT;
+	struct expand x = {NULL, 0, 0};
+	double t0 = rm_now(), t1;
+
+	if (rm_suite_load(path, &s, &err) < 0) {
+		fprintf(stderr, "detect_sim: %s\n", rm_error_text(&err));
+		exit(1);
+	}
+	t1 = rm_now();
+	for (size_t i = 0; i < s.n; i++) {
+		x.e = &s.entries[i];
+		if (x.e->sweep)
+			rm_sweep_each(x.e->sweep, expand_point, &x);
+	}
+	printf("%zu points: loaded and checked in %.1f ms, expanded (parameters and names, %zu "
+	       "bytes of names) in %.1f ms more: %.1f ms\n",
+	       x.n, (t1 - t0) * 1000, x.bytes, (rm_now() - t1) * 1000, (rm_now() - t0) * 1000);
+	rm_suite_release(&s);
 }
 
 int main(int argc, char **argv)
@@ -383,6 +439,10 @@ int main(int argc, char **argv)
 
 	if (argc >= 4 && !strcmp(argv[1], "calibrate")) {
 		calibrate(arg_double(argv[2]), arg_long(argv[3], 100, 100000000));
+		return 0;
+	}
+	if (argc >= 3 && !strcmp(argv[1], "expand")) {
+		expand(argv[2]);
 		return 0;
 	}
 	if (argc >= 5 && !strcmp(argv[1], "gate")) {
@@ -411,6 +471,6 @@ int main(int argc, char **argv)
 	fprintf(stderr,
 		"usage: detect_sim calibrate TARGET TRIALS | far TRIALS THRESHOLD NOISE... "
 		"| power TRIALS THRESHOLD NOISE... | speed MODELS NIGHTS | issue STABLE STEPS "
-		"NIGHTS | gate MODELS CONFIGS NIGHTS\n");
+		"NIGHTS | gate MODELS CONFIGS NIGHTS | expand SUITE\n");
 	return 2;
 }
