@@ -181,6 +181,9 @@ typedef struct rm_launcher_ops {
 	 * named with rm_info). */
 	int (*reap)(void *state, size_t *n, rm_error *err);
 	void (*describe)(void *state, const rm_workload *w, rm_launch_desc *out);
+	/* Optional (NULL): -1 with err when w cannot run here (settings that contradict each
+	 * other), asked before anything is built or submitted. */
+	int (*check)(void *state, const rm_workload *w, rm_error *err);
 	void (*plan)(void *state, const rm_image_req *req, const rm_job_spec *spec, FILE *out);
 	/* Optional (NULL): a doctor finding about the back end, without a run. */
 	void (*probe)(const char *docker_host, rm_probe *out);

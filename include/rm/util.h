@@ -200,6 +200,8 @@ void rm_strv_free(char **v);
 char **rm_strv_push(char **v, size_t *n, const char *s);
 /* The number of entries of a NULL-terminated vector (0 for NULL). */
 size_t rm_strv_len(char *const *v);
+/* Whether the NULL-terminated v (may be NULL) holds s. */
+int rm_strv_has(char *const *v, const char *s);
 
 /* A workload's output: pieces of stdout or stderr as they come. */
 enum { RM_STREAM_STDOUT = 1, RM_STREAM_STDERR = 2 };

@@ -114,6 +114,18 @@ static int wants_ci(const struct cli *c)
 	       c->history_window;
 }
 
+/* The end of a dry run: how many models would fail, and the exit code a run would give. */
+static int dry_run_end(size_t n_failed)
+{
+	if (!n_failed)
+		return RM_EXIT_OK;
+	fprintf(stderr,
+		"run_models: dry run: %zu model(s) would be FAILURE (the lines \"would be "
+		"FAILURE\" and \"would fail\" above say why)\n",
+		n_failed);
+	return RM_EXIT_MODEL_FAILED;
+}
+
 /* A suite, or --tags with CI outputs: one run id, run.json, the outputs at the end. */
 static int run_ci(const struct cli *cli, const rm_run_opts *o, int repeat_given, rm_error *err)
 {
@@ -134,7 +146,7 @@ static int run_ci(const struct cli *cli, const rm_run_opts *o, int repeat_given,
 		return 128 + res.interrupted; /* 129 SIGHUP, 130 SIGINT, 143 SIGTERM */
 	}
 	if (o->dry_run)
-		return RM_EXIT_OK;
+		return dry_run_end(res.n_failed);
 	report_failures(res.n_failed, res.engine_lost, o->output);
 	if (res.ci.gate_enforced && res.ci.n_regressions)
 		fprintf(stderr,
@@ -250,6 +262,10 @@ int cmd_run(int argc, char **argv, rm_error *err)
 			fprintf(stderr, "run_models: %s\n", rm_error_text(err));
 			ret = 128 + res.interrupted; /* 129 SIGHUP, 130 SIGINT, 143 SIGTERM */
 		}
+		goto out;
+	}
+	if (o.dry_run) {
+		ret = dry_run_end(res.n_failed);
 		goto out;
 	}
 	report_failures(res.n_failed, res.engine_lost, o.output);

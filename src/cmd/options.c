@@ -62,7 +62,7 @@ const struct opt opt_table[] = {
     {"live-output", 'l', FLAG(live_output), NULL, "stream build and run output to the terminal", RB,
      "live_output"},
     {"timeout", 0, SECS(timeout), "S",
-     "seconds; default: the model's `timeout` (negative there: none), else 7200; `0` or "
+     "seconds; default: the model's `timeout` (`0` or negative there: none), else 7200; `0` or "
      "negative (`-1`) = none",
      CMD_RUN, NULL},
     {"skip-model-run", 0, FLAG(skip_model_run), NULL,

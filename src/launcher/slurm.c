@@ -268,6 +268,20 @@ long rm_launcher__slurm_gpus_per_node(const struct slurm_launcher *sl, const rm_
 	return gpn;
 }
 
+/* Before the build: the workload's settings (slurm.nodes against distributed.nnodes), and a
+ * card's env_vars placeholders. */
+static int slurm_check(void *state, const rm_workload *w, rm_error *err)
+{
+	rm_slurm_conf sc;
+	rm_dist_conf dc;
+
+	if (rm_launcher__slurm_conf_for(state, w, &sc, &dc, err) < 0)
+		return -1;
+	rm_slurm_conf_release(&sc);
+	rm_dist_conf_release(&dc);
+	return rm_workload_check_placeholders(w, err);
+}
+
 static void slurm_describe(void *state, const rm_workload *w, rm_launch_desc *out)
 {
 	struct slurm_launcher *sl = state;
@@ -437,6 +451,7 @@ const rm_launcher_ops rm_launcher_slurm = {
     .sweep = slurm_sweep,
     .reap = slurm_reap,
     .describe = slurm_describe,
+    .check = slurm_check,
     .plan = slurm_plan,
     .probe = slurm_probe,
     .submit_all = rm_launcher__slurm_submit_all,

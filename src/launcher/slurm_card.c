@@ -162,9 +162,15 @@ int rm_launcher__slurm_card_script(struct slurm_launcher *sl, const rm_job_spec 
 				.image_tar = tar,
 				.steps = s->steps};
 	ret = rm_slurm_card_script(&cj, text, err);
-	if (ret == 0 && tar && !sl->cfg.dry_run)
+	if (ret == 0 && tar && !sl->cfg.dry_run) {
 		ret = save_image(sl, w->image, tar, err);
+		s->image_tar = tar;
+		tar = NULL;
+	}
 	s->nodes = sc.nodes;
+	free(s->image_id);
+	s->image_id = id;
+	id = NULL;
 	rm_workload_kv_free(env, n_env);
 	rm_slurm_conf_release(&sc);
 	rm_dist_conf_release(&dc);
@@ -178,22 +184,27 @@ int rm_launcher__slurm_card_script(struct slurm_launcher *sl, const rm_job_spec 
 
 /* ---- after the job ---- */
 
-/* Why the image step failed: the nodes that could not get it or hold another id. */
+/* Why the image step failed: the nodes that could not get it or hold another id than want
+ * (NULL: the first node's). */
 static char *image_trouble(const char *steps, const char *want)
 {
 	FILE *f = fopen(steps, "r");
 	rm_buf b = RM_BUF_INIT((size_t)1 << 16);
-	char line[512], node[256], id[256];
+	char line[512], node[256], id[256], first[256] = "";
 
 	while (f && fgets(line, sizeof(line), f)) {
 		id[0] = '\0';
-		if (sscanf(line, "image-failed %255s", node) == 1)
+		if (sscanf(line, "image-failed %255s", node) == 1) {
 			rm_buf_addf(&b, "%snode %s could not pull or load it", b.len ? "; " : "",
 				    node);
-		else if (sscanf(line, "image %255s %255s", node, id) >= 1 &&
-			 (!id[0] || (want && strcmp(id, want))))
-			rm_buf_addf(&b, "%snode %s holds %s", b.len ? "; " : "", node,
-				    id[0] ? id : "no such image");
+		} else if (sscanf(line, "image %255s %255s", node, id) >= 1) {
+			if (!want && !first[0] && id[0])
+				snprintf(first, sizeof(first), "%s", id);
+			if (!id[0] || strcmp(id, want ? want : first))
+				rm_buf_addf(&b, "%snode %s holds %s, not %s", b.len ? "; " : "",
+					    node, id[0] ? id : "no such image",
+					    want ? want : first);
+		}
 	}
 	if (f)
 		fclose(f);
@@ -221,7 +232,7 @@ long rm_launcher__slurm_card_status(const rm_job *job)
 
 void rm_launcher__slurm_card_reason(const rm_job *job, const char *why, rm_error *err)
 {
-	char *trouble = image_trouble(job->sub.steps, NULL), *log = NULL, node[128];
+	char *trouble = image_trouble(job->sub.steps, job->sub.image_id), *log = NULL, node[128];
 	long code = rm_launcher__slurm_card_status(job), task;
 	int tcode;
 	rm_error rerr = RM_ERROR_INIT;

@@ -33,6 +33,8 @@ struct slurm_sub {
 	long nodes;	 /* the job's nodes */
 	int card;	 /* the card's own script on the batch host (slurm_card.c) */
 	char *steps;	 /* then: its steps file */
+	char *image_tar; /* and the image saved for its nodes (removed at cleanup), or NULL */
+	char *image_id;	 /* and the id every node must hold, or NULL (the first node's) */
 };
 
 struct slurm_launcher {

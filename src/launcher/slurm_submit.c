@@ -34,6 +34,8 @@ void rm_launcher__slurm_sub_release(struct slurm_sub *s)
 	free(s->batch_log);
 	free(s->script);
 	free(s->steps);
+	free(s->image_tar);
+	free(s->image_id);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -276,7 +278,7 @@ int rm_launcher__slurm_submit_all(void *state, const rm_job_spec *const *specs, 
 				  rm_error *err)
 {
 	struct slurm_launcher *sl = state;
-	size_t *done = rm_xcalloc(n + 1, sizeof(*done)), ndone = 0;
+	size_t *done = rm_xcalloc(n + 1, sizeof(*done)), ndone = 0, n_tasks = 0;
 	const rm_job_spec **group = rm_xcalloc(n + 1, sizeof(*group));
 	int ret = 0;
 
@@ -291,9 +293,10 @@ int rm_launcher__slurm_submit_all(void *state, const rm_job_spec *const *specs, 
 		ret = refuse_keep_alive(specs[i], err);
 		rm_launcher__slurm_names(sl, specs[i], &sub.key, &sub.log_base);
 		add_workload(sl, specs[i], &sub);
+		n_tasks++;
 		rm_launcher__slurm_sub_release(&sub);
 	}
-	if (ret < 0 || (ret = write_job_file(sl, err)) < 0)
+	if (ret < 0 || (n_tasks && (ret = write_job_file(sl, err)) < 0))
 		goto out;
 	for (size_t i = 0; i < n && ret == 0; i++) {
 		size_t g = 0;
@@ -510,6 +513,8 @@ int rm_launcher__slurm_cleanup(void *state, rm_job *job, int keep, rm_error *err
 	for (int i = 0; i < 2; i++)
 		if (job->fd[i] >= 0)
 			close(job->fd[i]);
+	if (job->sub.image_tar && !job->queued) /* every node has loaded it by now */
+		unlink(job->sub.image_tar);
 	rm_launcher__slurm_sub_release(&job->sub);
 	free(job);
 	return ret;

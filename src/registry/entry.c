@@ -402,8 +402,7 @@ static int build_model(struct parser *p, rm_model *m)
 	if (!m->parser)
 		m->parser = rm_xstrdup("generic");
 	for (size_t i = 0; i < p->n_unknown; i++)
-		rm_warn("'%s': model '%s': unknown field '%s' ignored", e->source, m->name,
-			p->unknown[i]);
+		rm_registry__unknown_field(p, p->unknown[i], m->name);
 	return 0;
 }
 

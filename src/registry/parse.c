@@ -62,6 +62,39 @@ void rm_registry__raw_release(struct raw *r)
 	memset(r, 0, sizeof(*r));
 }
 
+void rm_registry__unknown_field(struct parser *p, const char *field, const char *model)
+{
+	size_t i, n;
+
+	for (i = 0; i < p->n_unknown_fields; i++)
+		if (!strcmp(p->unknown_fields[i], field)) {
+			p->unknown_count[i]++;
+			return;
+		}
+	n = p->n_unknown_fields;
+	p->unknown_fields = rm_strv_push(p->unknown_fields, &p->n_unknown_fields, field);
+	p->unknown_first = rm_strv_push(p->unknown_first, &n, model);
+	p->unknown_count = rm_xrealloc(p->unknown_count, (n) * sizeof(*p->unknown_count));
+	p->unknown_count[n - 1] = 1;
+}
+
+/* Once a file: its unknown fields, each with the models that have it. */
+static void warn_unknown_fields(struct parser *p)
+{
+	for (size_t i = 0; i < p->n_unknown_fields; i++) {
+		if (p->unknown_count[i] == 1)
+			rm_warn("'%s': model '%s': unknown field '%s' ignored", p->source,
+				p->unknown_first[i], p->unknown_fields[i]);
+		else
+			rm_warn("'%s': unknown field '%s' ignored (in %zu models, the first '%s')",
+				p->source, p->unknown_fields[i], p->unknown_count[i],
+				p->unknown_first[i]);
+	}
+	rm_strv_free(p->unknown_fields);
+	rm_strv_free(p->unknown_first);
+	free(p->unknown_count);
+}
+
 void rm_registry__entry_reset(struct parser *p)
 {
 	for (int i = 0; i < N_FIELDS; i++)
@@ -387,6 +420,13 @@ int rm_registry_load_buffer(rm_registry *reg, const char *text, size_t len, cons
 	ret = 0;
 out:
 	rm_registry__entry_reset(&p);
+	if (ret == 0)
+		warn_unknown_fields(&p);
+	else {
+		rm_strv_free(p.unknown_fields);
+		rm_strv_free(p.unknown_first);
+		free(p.unknown_count);
+	}
 	yajl_free(p.h);
 	if (ret)
 		rm_registry_truncate(reg, p.keep);

@@ -74,6 +74,10 @@ struct parser {
 	size_t n_other;
 	char **unknown; /* unknown keys of the entry, warned about once valid */
 	size_t n_unknown;
+	/* the file's unknown fields, warned about once a file at its end: each field, the
+	 * first model that has it and how many do */
+	char **unknown_fields, **unknown_first;
+	size_t n_unknown_fields, *unknown_count;
 	int failed; /* err is set */
 };
 
@@ -84,6 +88,8 @@ extern const char *const rm_registry__ignored_fields[];
 /* The entry whose object just closed: validated into a model appended to p->reg (entry.c).
  * Returns 0, or -1 with p->err set. */
 int rm_registry__entry_end(struct parser *p);
+/* An unknown field of a valid entry: counted, warned about once at the end of the file. */
+void rm_registry__unknown_field(struct parser *p, const char *field, const char *model);
 /* Clears the fields of the entry just handled, for the next one. */
 void rm_registry__entry_reset(struct parser *p);
 /* Frees a raw value and zeroes it. */

@@ -52,17 +52,21 @@ static int keep_model_dir(struct run *r, const rm_model *m, rm_job *job, rm_erro
 }
 
 /* The verdict once the output has ended: exit status, results, performance. */
-static void execute_judge(struct run *r, const rm_model *m, rm_job *job, struct stream *st,
+static void execute_judge(struct run *r, const rm_workload *w, rm_job *job, struct stream *st,
 			  long status, struct outcome *oc)
 {
+	const rm_model *m = w->model;
 	rm_error err = RM_ERROR_INIT;
+	/* a card whose own script ran on the batch host: its results are what it wrote */
+	int card =
+	    r->active->ops->batch_host && rm_dist_runs_script(rm_workload_dist_launcher(w), 1);
 
 	if (oc->reason) /* timed out, interrupted, stream broken */
 		return;
 	if (status != 0) {
 		rm_runner__fail(oc, "the script exited with code %ld", status);
-	} else if (m->multiple_results) {
-		if (rm_runner__read_multiple_results(r, m, job, oc, &err) < 0)
+	} else if (m->multiple_results || card) {
+		if (rm_runner__read_multiple_results(r, m, card, job, oc, &err) < 0)
 			rm_runner__fail(oc, "%s", rm_error_text(&err));
 		else
 			oc->status = RM_STATUS_SUCCESS;
@@ -205,7 +209,7 @@ int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct out
 	rm_runner__telemetry_finish(r, tm, w, job, st, oc);
 	rm_runner__data_after_run(r, w, job, oc);
 	rm_runner__tools_after_run(r, w, job, st, oc);
-	execute_judge(r, m, job, st, status, oc);
+	execute_judge(r, w, job, st, status, oc);
 out:
 	if (job)
 		finish(r, m, job, name, done);

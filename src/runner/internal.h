@@ -59,8 +59,10 @@ struct run {
 	int swept;	   /* nothing of the run is left (the final sweep succeeded or was moot) */
 	int watchdog_fd;   /* write end of the watchdog's pipe, or <= 0 */
 	int engine_lost;   /* a workload lost its engine mid-run */
-	size_t jobs_started; /* workloads the launcher was asked to start */
-	rm_data_config data; /* data.json (or --data-config) with the context's "data" */
+	size_t jobs_started;  /* workloads the launcher was asked to start */
+	rm_data_config data;  /* data.json (or --data-config) with the context's "data" */
+	char **unserved_said; /* data no provider serves, warned about once a run */
+	size_t n_unserved_said;
 	int data_loaded;
 	rm_tool_plan tools;    /* the context's tools and scripts (tools_run.c); empty without */
 	rm_build_manifest man; /* run --manifest: its images (man.path NULL without) */
@@ -182,8 +184,9 @@ int rm_runner__run_queue(struct run *r, rm_error *err);
 /* results.c: a file out of the workload (the launcher's fetch), as an unlinked temporary
  * file; a missing path fails with RM_ERR_INPUT. */
 FILE *rm_runner__fetch_file(struct run *r, rm_job *job, const char *path, rm_error *err);
-/* The model's multiple_results into oc->mr_*. */
-int rm_runner__read_multiple_results(struct run *r, const rm_model *m, rm_job *job,
+/* The model's multiple_results into oc->mr_*; card: the results a card's own script wrote
+ * on shared storage (the launcher finds them), named "<model>.results.csv" beside perf.csv. */
+int rm_runner__read_multiple_results(struct run *r, const rm_model *m, int card, rm_job *job,
 				     struct outcome *oc, rm_error *err);
 
 struct stream;

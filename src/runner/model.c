@@ -130,6 +130,7 @@ int rm_runner__cannot_run(struct run *r, const rm_selected *s, const rm_workload
 	}
 	if (r->o->dry_run) {
 		printf("  would be %s: %s\n", rm_status_name(oc.status), oc.reason);
+		r->n_failed += oc.status == RM_STATUS_FAILURE;
 	} else {
 		rm_runner__outcome_report(r, m, &oc);
 		ret = rm_runner__record(r, s, w, &oc, err);
@@ -207,6 +208,14 @@ int rm_runner__runs_here(struct run *r, const rm_workload *w)
 	return !d.deployment_type || !strcmp(d.deployment_type, "local");
 }
 
+/* Whether w's launcher cannot run it (cannot be opened, or its check says no): err says why. */
+static int launcher_refuses(struct run *r, const rm_workload *w, rm_error *err)
+{
+	rm_launcher *L = rm_runner__launcher(r, w, err);
+
+	return !L || (L->ops->check && L->ops->check(L->state, w, err) < 0);
+}
+
 /* A prepared image: its --repeat runs now, or (batching) once every model is prepared. */
 static int ready(struct run *r, const rm_selected *s, rm_workload *w, const char *log_base,
 		 struct outcome *b, size_t *k, rm_error *err)
@@ -259,6 +268,7 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_workload *w,
 		rm_job_spec spec = {.w = w, .name = name};
 		rm_runner__dry_run_dockerfile(r, &req, &spec,
 					      want && !r->ctx.gpu_vendor ? want : NULL);
+		r->n_failed += want && !r->ctx.gpu_vendor;
 		free(name);
 		json_decref(args);
 	} else if (want && !r->ctx.gpu_vendor) {
@@ -448,6 +458,8 @@ int rm_runner__run_model(struct run *r, const rm_selected *s, rm_error *err)
 		ret = rm_runner__cannot_run(r, s, &w, NULL, why, err);
 		free(why);
 	} else if (rm_runner__runs_here(r, &w) && renders(&w, &r->ctx, &perr) < 0) {
+		ret = rm_runner__cannot_run(r, s, &w, NULL, rm_error_text(&perr), err);
+	} else if (launcher_refuses(r, &w, &perr)) {
 		ret = rm_runner__cannot_run(r, s, &w, NULL, rm_error_text(&perr), err);
 	} else {
 		ret = run_images(r, s, &w, dfs, n_dfs, err);

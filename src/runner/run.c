@@ -330,6 +330,7 @@ out:
 	rm_build_manifest_release(&r.man);
 	rm_mask_release(&r.mask);
 	rm_strv_free(r.secrets);
+	rm_strv_free(r.unserved_said);
 	free(r.git_commit);
 	rm_data_config_release(&r.data);
 	rm_tool_plan_release(&r.tools);

@@ -289,6 +289,14 @@ size_t rm_strv_len(char *const *v)
 	return n;
 }
 
+int rm_strv_has(char *const *v, const char *s)
+{
+	for (; v && *v; v++)
+		if (!strcmp(*v, s))
+			return 1;
+	return 0;
+}
+
 void rm_strv_free(char **v)
 {
 	if (!v)

@@ -748,3 +748,24 @@ TEST(card_slurm_distributed)
 	CHECK(rm_script_kind_of("scripts/x") == RM_SCRIPT_FOLDER);
 	CHECK(rm_script_kind_of("scripts/x.slurm.d/") == RM_SCRIPT_FOLDER);
 }
+
+/* Load-time warnings come once a file (issue 30: today's MAD repeated one a card). */
+TEST(unknown_fields_once)
+{
+	rm_registry reg = {0};
+	rm_error err = RM_ERROR_INIT;
+	rm_buf log = RM_BUF_INIT((size_t)1 << 16);
+
+	rm_log_capture(&log);
+	CHECK(load(&reg,
+		   "[" ENTRY("pyt_a", ", \"zz\": 1") "," ENTRY("pyt_b", ", \"zz\": 2") "," ENTRY(
+		       "pyt_c", ", \"zz\": 3, \"yy\": 0") "]",
+		   "models.json", &err) == 0);
+	rm_log_capture(NULL);
+	CHECK(strstr(rm_buf_str(&log),
+		     "'models.json': unknown field 'zz' ignored (in 3 models, the first 'pyt_a')"));
+	CHECK(strstr(rm_buf_str(&log), "'models.json': model 'pyt_c': unknown field 'yy' ignored"));
+	CHECK(strstr(strstr(rm_buf_str(&log), "'zz'") + 1, "'zz'") == NULL); /* once */
+	rm_registry_release(&reg);
+	rm_buf_release(&log);
+}
