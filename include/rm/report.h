@@ -69,7 +69,10 @@
 	X(REASON, "reason", "reason", TEXT, "TEXT", 1)                                             \
 	X(TUNABLEOP, "tunableop", "tunableop", TEXT, "TEXT", 1)                                    \
 	X(EXIT_CODE, "exit_code", "exit_code", INT, "INTEGER", 1)                                  \
-	X(LOG_FILE, "log_file", "log_file", TEXT, "TEXT", 1)
+	X(LOG_FILE, "log_file", "log_file", TEXT, "TEXT", 1)                                       \
+	/* the configuration (rm/config.h): its parameters by name, and its key */                 \
+	X(CONFIG, "config", "config", TEXT, "TEXT NOT NULL DEFAULT ''", 4)                         \
+	X(CONFIG_KEY, "config_key", "config_key", TEXT, "TEXT NOT NULL DEFAULT ''", 4)
 
 enum rm_perf_col {
 #define RM_PERF_ENUM(name, csv, db, kind, decl, since) RM_COL_##name,
@@ -106,7 +109,8 @@ typedef struct rm_perf_row {
 
 /*
  * relative_change: the percent change of performance against the last SUCCESS row of the
- * perf.csv at path with the same model, metric, Dockerfile, machine and GPU architecture
+ * perf.csv at path with the same model, metric, Dockerfile, machine, GPU architecture and
+ * configuration key
  * (madengine leaves the column empty). One pass over the file for all rows; no earlier row,
  * an unreadable file or a zero baseline leaves a row's change empty. rel[i] receives
  * "+1.23" or NULL (caller frees) and rows[i] points its cell at it.

@@ -68,6 +68,14 @@ typedef struct rm_run_opts {
 	 * tags, every model it names. build: the manifest to write. */
 	const char *manifest;
 	const char *registry; /* build: push to this HOST:PORT, or NULL (build only) */
+	/* A sweep's point (rm/config.h): its parameters lead every row's `config`, and its
+	 * logs are named after it ("<model>.<batch_size=8,...>.<run id>.live.log"). NULL: a
+	 * run of no sweep, whose configuration is what the run itself sets. */
+	const struct rm_config *point;
+	const char *precision; /* the point's precision: perf.csv's training_precision; NULL:
+				  the model's */
+	long n_gpus;	       /* the point's GPU count for every model (-1: all); 0: the
+				  model's n_gpus */
 } rm_run_opts;
 
 /* Everything off or NULL: the command line fills in what it was given, defaults included. */

@@ -207,6 +207,8 @@ typedef struct rm_workload_in {
 	const rm_tool_plan *tools;
 	/* create the TunableOp folder (not in a dry run) */
 	int create_dirs;
+	/* GPUs over the model's n_gpus (-1: all of the host's); 0: the model's */
+	long n_gpus;
 } rm_workload_in;
 
 int rm_workload_build(rm_workload *w, const rm_workload_in *in, rm_error *err);

@@ -136,6 +136,7 @@ static int run_ci(const struct cli *cli, const rm_run_opts *o, int repeat_given,
 	so.run = o;
 	so.suite_file = cli->suite;
 	so.repeat_given = repeat_given;
+	so.yes = cli->yes;
 	nightly_outputs(cli, &so.ci);
 	so.context_files = cli->context_files.v;
 	so.n_context_files = cli->context_files.n;
@@ -163,7 +164,17 @@ static void list_push(struct opt_list *l, const char *s)
 	l->v[l->n++] = s;
 }
 
-/* run --suite FILE --list: each entry's selection, as the list command prints it. */
+static int print_point(void *ctx, const size_t *values)
+{
+	const rm_suite_entry *e = ctx;
+	char *name = rm_sweep_point_name(e->sweep, values, e->name);
+	printf("#   %s\n", name);
+	free(name);
+	return 0;
+}
+
+/* run --suite FILE --list: each entry's selection, as the list command prints it, and the
+ * points of its sweep. */
 static int list_suite(struct cli *cli, rm_error *err)
 {
 	rm_suite s;
@@ -171,6 +182,10 @@ static int list_suite(struct cli *cli, rm_error *err)
 
 	if (rm_suite_load(cli->suite, &s, err) < 0)
 		return -1;
+	if (rm_suite_check_size(&s, cli->yes, err) < 0) {
+		rm_suite_release(&s);
+		return -1;
+	}
 	for (size_t i = 0; i < s.n && ret == RM_EXIT_OK; i++) {
 		const rm_suite_entry *e = &s.entries[i];
 		struct opt_list tags = {0}, ctx = {0}, saved = cli->tags, saved_ctx = cli->contexts;
@@ -182,6 +197,10 @@ static int list_suite(struct cli *cli, rm_error *err)
 		for (size_t k = 0; k < saved_ctx.n; k++)
 			list_push(&ctx, saved_ctx.v[k]);
 		printf("# suite %s, entry %zu of %zu: %s\n", s.name, i + 1, s.n, e->name);
+		if (e->sweep) {
+			printf("# %zu points of its sweep:\n", e->sweep->n_points);
+			rm_sweep_each(e->sweep, print_point, (void *)e);
+		}
 		fflush(stdout);
 		cli->tags = tags;
 		cli->contexts = ctx;

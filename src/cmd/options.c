@@ -33,6 +33,8 @@ static const rm_choice dynamic_words[] = {{"run", DYNAMIC_RUN}, {"skip", DYNAMIC
 static const rm_choice score_words[] = {{"mlperf", SCORE_MLPERF}, {NULL, 0}};
 static const rm_choice parse_formats[] = {{"csv", FORMAT_CSV}, {"json", FORMAT_JSON}, {NULL, 0}};
 static const rm_choice doctor_formats[] = {{"text", FORMAT_TEXT}, {"json", FORMAT_JSON}, {NULL, 0}};
+static const rm_choice sweep_formats[] = {
+    {"text", FORMAT_TEXT}, {"markdown", FORMAT_MARKDOWN}, {"csv", FORMAT_CSV}, {NULL, 0}};
 static const rm_choice list_formats[] = {
     {"table", FORMAT_TABLE}, {"csv", FORMAT_CSV}, {"json", FORMAT_JSON}, {NULL, 0}};
 
@@ -182,6 +184,10 @@ const struct opt opt_table[] = {
     {"workload", 0, STR(workload), "KEY", "the workload of the job file to run", CMD_NODE_RUN,
      NULL},
     /* run, report ci: CI outputs and the regression gate (docs/nightly.md) */
+    {"yes", 0, FLAG(yes), NULL,
+     "expand a suite's sweep of 100,000 points or more (refused without it, before anything is "
+     "built)",
+     CMD_RUN | CMD_SUITE, NULL},
     {"suite", 0, STR(suite), "FILE",
      "run the entries of a suite file (tags or models, context, repeat, timeout, regression "
      "threshold; `run_models suite FILE` shows them) under one run id, instead of `--tags`",
@@ -236,6 +242,10 @@ const struct opt opt_table[] = {
      NULL},
     {"reason", 0, STR(reason), "TEXT", "why the change is intended, kept with the record",
      CMD_ACCEPT, NULL},
+    {"config", 0, STR(config), "KEY|PARAMS",
+     "only this configuration: its key (perf.csv's `config_key`) or its parameters as reports "
+     "name them (`batch_size=8,precision=bf16`; default: every configuration)",
+     CMD_ACCEPT, NULL},
     {"fail-on-regression", 0, NUM(fail_on_regression), "PCT",
      "without `--since`: the threshold the gate uses (default 5)", CMD_ACCEPT, NULL},
     /* report ci, report html, export */
@@ -264,6 +274,23 @@ const struct opt opt_table[] = {
      CMD_REPORT_CI, NULL},
     {"no-metrics", 0, FLAG(no_metrics), NULL, "leave the perf_<model>.csv files out", CMD_EXPORT,
      NULL},
+    /* report sweep */
+    {"rows", 0, STR(rows), "DIM",
+     "the dimension down the table: a parameter of the configurations (`batch_size`, "
+     "`env.NAME`, `tunableop`, a MAD cell's `con`), or `model`",
+     CMD_REPORT_SWEEP, NULL},
+    {"columns", 0, STR(columns), "DIM", "the dimension across the table (default: none)",
+     CMD_REPORT_SWEEP, NULL},
+    {"metric", 0, STR(metric), "NAME",
+     "the metric in the cells (default: every metric, a table each); a MAD cell's metric by "
+     "its name without the cell (`tok/s`)",
+     CMD_REPORT_SWEEP, NULL},
+    {"model", 0, STR(model), "NAME", "only this model (default: every model)", CMD_REPORT_SWEEP,
+     NULL},
+    {"run-id", 0, STR(run_id), "ID", "the run to tabulate (default: the last one)",
+     CMD_REPORT_SWEEP, NULL},
+    {"format", 0, CHOICE(format, sweep_formats),
+     "`text` (default: aligned columns), `markdown` or `csv`", CMD_REPORT_SWEEP, NULL},
     /* parse */
     {"parser", 0, STR(parser), "NAME", "parser to use (default `auto`: recognise the format)",
      CMD_PARSE, NULL},

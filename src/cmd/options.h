@@ -27,7 +27,8 @@ enum {
 	CMD_NODE_RUN = 1 << 9, /* hidden: what each SLURM task runs */
 	CMD_COMPLETION = 1 << 10,
 	CMD_ACCEPT = 1 << 11,
-	CMD_ALL = (1 << 12) - 1,
+	CMD_REPORT_SWEEP = 1 << 12,
+	CMD_ALL = (1 << 13) - 1,
 };
 
 enum opt_type {
@@ -42,7 +43,14 @@ enum opt_type {
 };
 
 /* The values of --format: each command's row takes some of them. */
-enum cli_format { FORMAT_DEFAULT = 0, FORMAT_CSV, FORMAT_JSON, FORMAT_TEXT, FORMAT_TABLE };
+enum cli_format {
+	FORMAT_DEFAULT = 0,
+	FORMAT_CSV,
+	FORMAT_JSON,
+	FORMAT_TEXT,
+	FORMAT_TABLE,
+	FORMAT_MARKDOWN
+};
 /* --dynamic-registry */
 enum cli_dynamic { DYNAMIC_DEFAULT = 0, DYNAMIC_RUN, DYNAMIC_SKIP };
 /* --score */
@@ -114,6 +122,12 @@ struct cli {
 	const char *since;
 	const char *reason;
 	const char *machine;
+	const char *config; /* also report sweep */
+	/* run, suite: a sweep of RM_SWEEP_CONFIRM points or more */
+	int yes;
+	/* report sweep */
+	const char *rows;
+	const char *columns;
 	/* report ci, report html, export */
 	const char *run_id;
 	const char *manifest;

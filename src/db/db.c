@@ -124,38 +124,89 @@ static const struct migration {
      " accepted_at {TS} NOT NULL,"
      " reason TEXT NOT NULL DEFAULT '');"
      "CREATE INDEX accepted_model ON accepted (model);"},
+    /* 3 is issue 27's (results.attempt): a database may have either first; each applies
+     * what it lacks. */
+    {4,
+     "configurations: results.config and config_key (in the results' key), "
+     "accepted.config_key, config_params",
+     "{REBUILD_RESULTS}"
+     "ALTER TABLE accepted ADD COLUMN config_key TEXT NOT NULL DEFAULT '';"
+     "CREATE TABLE config_params ("
+     " config_key TEXT NOT NULL,"
+     " name TEXT NOT NULL,"
+     " value TEXT NOT NULL,"
+     " PRIMARY KEY (config_key, name));"},
 };
 #define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
+
+/* The results table's columns of schema version v (RM_PERF_COLUMNS since v or before), each
+ * as "name" or, with decl, "name decl". */
+static void results_cols(rm_buf *b, int v, int decl)
+{
+	int n = 0;
+
+	for (size_t c = 0; c < RM_PERF_COLS; c++)
+		if (rm_perf_columns[c].since <= v) {
+			rm_buf_addf(b, "%s%s", n++ ? ", " : "", rm_perf_columns[c].db);
+			if (decl)
+				rm_buf_addf(b, " %s", rm_perf_columns[c].decl);
+		}
+}
 
 /* The results table as the schema version that made it (1): every column of
  * RM_PERF_COLUMNS since 1, and the database's own (id, direction). */
 static void results_table(rm_buf *b)
 {
-	rm_buf_addstr(b, "CREATE TABLE results (id {ID}");
-	for (size_t c = 0; c < RM_PERF_COLS; c++)
-		if (rm_perf_columns[c].since <= 1)
-			rm_buf_addf(b, ", %s %s", rm_perf_columns[c].db, rm_perf_columns[c].decl);
+	rm_buf_addstr(b, "CREATE TABLE results (id {ID}, ");
+	results_cols(b, 1, 1);
 	rm_buf_addstr(b, ", direction TEXT NOT NULL DEFAULT 'unknown'"
 			 " CHECK (direction IN ('higher', 'lower', 'unknown')),"
 			 " UNIQUE (run_id, model, docker_file, metric, repeat));");
 }
 
-/* Migration m's SQL for backend be: its text with {RESULTS} made from the column list, then
- * the columns RM_PERF_COLUMNS says it added (each with a DEFAULT when NOT NULL). */
+/* The results table made again by migration v, for a new unique key (SQLite cannot drop a
+ * constraint): the columns of v, the rows copied in id order (ids are renumbered, their
+ * order kept), the indexes made again. */
+static void results_rebuild(rm_buf *b, int v)
+{
+	rm_buf_addstr(b, "CREATE TABLE results_new (id {ID}, ");
+	results_cols(b, v, 1);
+	rm_buf_addstr(b, ", direction TEXT NOT NULL DEFAULT 'unknown'"
+			 " CHECK (direction IN ('higher', 'lower', 'unknown')),"
+			 " UNIQUE (run_id, model, docker_file, metric, config_key, repeat));"
+			 "INSERT INTO results_new (");
+	results_cols(b, v - 1, 0);
+	rm_buf_addstr(b, ", direction) SELECT ");
+	results_cols(b, v - 1, 0);
+	rm_buf_addstr(b, ", direction FROM results ORDER BY id;"
+			 "DROP TABLE results;"
+			 "ALTER TABLE results_new RENAME TO results;"
+			 "CREATE INDEX results_series ON results"
+			 " (model, metric, gpu_architecture, machine_name);"
+			 "CREATE INDEX results_ts ON results (ts);");
+}
+
+/* Migration m's SQL for backend be: its text with {RESULTS} or {REBUILD_RESULTS} made from
+ * the column list, else the columns RM_PERF_COLUMNS says it added (each with a DEFAULT when
+ * NOT NULL). */
 static char *migration_sql(const db_backend *be, const struct migration *m)
 {
 	rm_buf b = RM_BUF_INIT((size_t)1 << 20);
-	const char *at = strstr(m->sql, "{RESULTS}");
+	const char *at = strstr(m->sql, "{RESULTS}"), *re = strstr(m->sql, "{REBUILD_RESULTS}");
 	char *sql;
 
 	if (at) {
 		rm_buf_add(&b, m->sql, (size_t)(at - m->sql));
 		results_table(&b);
 		rm_buf_addstr(&b, at + strlen("{RESULTS}"));
+	} else if (re) {
+		rm_buf_add(&b, m->sql, (size_t)(re - m->sql));
+		results_rebuild(&b, m->version);
+		rm_buf_addstr(&b, re + strlen("{REBUILD_RESULTS}"));
 	} else {
 		rm_buf_addstr(&b, m->sql);
 	}
-	for (size_t c = 0; c < RM_PERF_COLS && m->version > 1; c++)
+	for (size_t c = 0; c < RM_PERF_COLS && m->version > 1 && !re; c++)
 		if (rm_perf_columns[c].since == m->version)
 			rm_buf_addf(&b, "ALTER TABLE results ADD COLUMN %s %s;",
 				    rm_perf_columns[c].db, rm_perf_columns[c].decl);
@@ -164,18 +215,30 @@ static char *migration_sql(const db_backend *be, const struct migration *m)
 	return sql;
 }
 
-static int max_version_row(void *ctx, const char *const *cols, size_t n)
+/* The versions a database has applied: bit v of *(unsigned long long *)ctx, and the
+ * newest in applied_max. */
+struct applied {
+	unsigned long long bits;
+	int max;
+};
+
+static int applied_row(void *ctx, const char *const *cols, size_t n)
 {
+	struct applied *a = ctx;
 	long v;
-	if (n && cols[0] && rm_parse_long(cols[0], 0, 1000000, &v) == 0)
-		*(int *)ctx = (int)v;
+	if (n && cols[0] && rm_parse_long(cols[0], 0, 1000000, &v) == 0) {
+		if (v < 64)
+			a->bits |= 1ULL << v;
+		if (v > a->max)
+			a->max = (int)v;
+	}
 	return 0;
 }
 
 static int migrate(rm_db *db, rm_error *err)
 {
 	const db_backend *be = db->be;
-	int version = 0;
+	struct applied done = {0, 0};
 	char now[32];
 
 	rm_utc_timestamp(now, sizeof(now));
@@ -185,14 +248,13 @@ static int migrate(rm_db *db, rm_error *err)
 		     "CREATE TABLE IF NOT EXISTS rm_schema (version INTEGER PRIMARY KEY,"
 		     " description TEXT NOT NULL, applied_at TEXT NOT NULL)",
 		     err) < 0 ||
-	    be->query(db->h, "SELECT MAX(version) FROM rm_schema", NULL, 0, max_version_row,
-		      &version, err) < 0)
+	    be->query(db->h, "SELECT version FROM rm_schema", NULL, 0, applied_row, &done, err) < 0)
 		goto fail;
-	if (version > RM_DB_SCHEMA_VERSION) {
+	if (done.max > RM_DB_SCHEMA_VERSION) {
 		rm_error_set(err, RM_ERR_INPUT,
 			     "database schema version %d is newer than this run_models writes "
 			     "(%d): upgrade run_models",
-			     version, RM_DB_SCHEMA_VERSION);
+			     done.max, RM_DB_SCHEMA_VERSION);
 		goto fail;
 	}
 	for (size_t i = 0; i < N_MIGRATIONS; i++) {
@@ -203,7 +265,7 @@ static int migrate(rm_db *db, rm_error *err)
 		char *sql;
 		int rc;
 
-		if (m->version <= version)
+		if (done.bits >> m->version & 1)
 			continue;
 		sql = migration_sql(be, m);
 		rc = be->exec(db->h, sql, err);
@@ -273,9 +335,12 @@ void rm_db_close(rm_db *db)
 
 int rm_db_schema_version(rm_db *db, int *version, rm_error *err)
 {
-	*version = 0;
-	return db->be->query(db->h, "SELECT MAX(version) FROM rm_schema", NULL, 0, max_version_row,
-			     version, err);
+	struct applied done = {0, 0};
+	int rc =
+	    db->be->query(db->h, "SELECT version FROM rm_schema", NULL, 0, applied_row, &done, err);
+
+	*version = done.max;
+	return rc;
 }
 
 static int count_row(void *ctx, const char *const *cols, size_t n)
@@ -286,8 +351,8 @@ static int count_row(void *ctx, const char *const *cols, size_t n)
 
 int rm_db_count(rm_db *db, const char *table, long long *n, rm_error *err)
 {
-	static const char *const tables[] = {"runs",	    "results",	"metrics",
-					     "environment", "accepted", "rm_schema"};
+	static const char *const tables[] = {"runs",	 "results",	  "metrics",  "environment",
+					     "accepted", "config_params", "rm_schema"};
 	char sql[64];
 	size_t i;
 

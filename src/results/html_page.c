@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "html_internal.h"
+#include "rm/config.h"
 #include "rm/detect.h"
 #include "rm/gate.h"
 #include "rm/history.h"
@@ -50,6 +51,14 @@ static const char css[] =
     ".noise,.same,.none{color:#59636e}.unknown{color:#9a6700}.failed{color:#cf222e}"
     "tr.regression td{background:#ffebe9}pre{white-space:pre-wrap;margin:0;font-size:12px}"
     ".legend span{margin-right:1.5em}"
+    "figure.sweep{display:inline-block;margin:.5em 1.5em .5em 0;vertical-align:top}"
+    "figure.sweep ul{list-style:none;padding:0;margin:.2em 0;font-size:12px}"
+    "svg.curves line.axis{stroke:#8c959f}svg.curves text.mid{text-anchor:middle}"
+    "svg.curves polyline{stroke-width:1.8}"
+    ".l0{stroke:#0969da;color:#0969da}.l1{stroke:#cf222e;color:#cf222e}"
+    ".l2{stroke:#1a7f37;color:#1a7f37}.l3{stroke:#8250df;color:#8250df}"
+    ".l4{stroke:#bc4c00;color:#bc4c00}.l5{stroke:#1b7c83;color:#1b7c83}"
+    ".l6{stroke:#9a6700;color:#9a6700}.l7{stroke:#bf3989;color:#bf3989}"
     "@media (max-width:720px){body{margin:.8em}table.cols,table.cols tbody,table.cols tr,"
     "table.cols td{display:block;width:auto}table.cols tr.head{display:none}"
     "table.cols tr{border-bottom:1px solid #d1d9e0;padding:.3em 0}table.cols td{border:0;"
@@ -311,6 +320,9 @@ static void value_cells(rm_buf *out, const struct report *r, const struct series
 		rm_buf_addstr(out, " (direction?)");
 	if (ch && ch->detect.unstable)
 		rm_buf_addstr(out, " <span class=\"unknown\">(unstable)</span>");
+	rm_buf_addstr(out, "</td><td class=\"n\" data-label=\"detectable\">");
+	if (ch && isfinite(ch->detectable_pct))
+		rm_buf_addf(out, "&plusmn;%.2f%%", ch->detectable_pct);
 	rm_buf_addstr(out, "</td><td data-label=\"since\">");
 	if (ch && ch->since.id[0] && ch->verdict != RM_VERDICT_SAME) {
 		char since[256];
@@ -319,6 +331,24 @@ static void value_cells(rm_buf *out, const struct report *r, const struct series
 		rm_text_html(out, since);
 		rm_buf_addstr(out, "</small>");
 	}
+}
+
+/* A series' configuration under its model's name: "batch_size=8, precision=bf16". */
+static void config_label(rm_buf *out, const char *config)
+{
+	rm_config c = RM_CONFIG_INIT;
+
+	if (rm_config_parse(&c, config) == 0 && c.n) {
+		rm_buf_addstr(out, "<br><small class=\"config\">");
+		for (size_t i = 0; i < c.n; i++) {
+			rm_buf_addstr(out, i ? ", " : "");
+			rm_text_html(out, c.p[i].name);
+			rm_buf_addch(out, '=');
+			rm_text_html(out, c.p[i].value);
+		}
+		rm_buf_addstr(out, "</small>");
+	}
+	rm_config_release(&c);
 }
 
 static void model_row(rm_buf *out, const struct report *r, const struct series *s)
@@ -336,6 +366,7 @@ static void model_row(rm_buf *out, const struct report *r, const struct series *
 	rm_text_html(out, s->h->model);
 	rm_buf_addstr(out, "\"><td data-label=\"model\">");
 	rm_text_html(out, s->h->model);
+	config_label(out, s->h->config);
 	rm_buf_addstr(out, "</td><td data-label=\"metric\">");
 	rm_text_html(out, s->h->metric);
 	if (s->h->arch[0]) {
@@ -369,11 +400,14 @@ void rm_results__html_page(rm_buf *out, const struct report *r)
 		    "<th>trend</th>",
 		    r->n_series, r->gate.threshold_pct, r->gate.threshold_pct);
 	rm_results__html_power_head(out, r->power);
-	rm_buf_addstr(out, "<th>latest</th><th>reference</th><th>change</th><th>since</th>"
-			   "<th>failed runs</th></tr>\n");
+	rm_buf_addstr(out, "<th>latest</th><th>reference</th><th>change</th>"
+			   "<th title=\"the least one-run change its noise lets be told\">"
+			   "detectable</th><th>since</th><th>failed runs</th></tr>\n");
 	for (size_t i = 0; i < r->n_series; i++)
 		model_row(out, r, &r->ser[i]);
-	rm_buf_addstr(out, "</table></details>\n<details><summary><h2>How changes are judged"
+	rm_buf_addstr(out, "</table></details>\n");
+	rm_sweep_curves_html(out, &r->cells);
+	rm_buf_addstr(out, "<details><summary><h2>How changes are judged"
 			   "</h2></summary><p>");
 	rm_text_html(out, r->gate.rule ? r->gate.rule : "");
 	rm_buf_addstr(out,

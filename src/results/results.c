@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rm/config.h"
 #include "rm/history.h"
 #include "rm/metrics.h"
 #include "rm/report.h"
@@ -24,6 +25,9 @@ struct rm_metrics_store {
 	char ***rec;
 	size_t cap;
 };
+
+/* MAD's narrow cell columns a perf.csv header may name (more are not read). */
+#define RM_HEADER_CELLS 16
 
 const char *const rm_metric_header[8] = {"timestamp", "run_id", "model", "metric",
 					 "value",     "unit",	"step",	 "aggregate"};
@@ -112,8 +116,16 @@ void rm_results_add(rm_results *res, const char *const *names, const char *const
 	rm_result_numbers(r);
 }
 
-/* The perf.csv header's columns: map[c] is the record field of column c, or -1. */
-static int read_header(FILE *f, const char *path, int *map, size_t *n_cols, rm_error *err)
+/* The perf.csv header's columns: map[c] is the record field of column c, or -1; cells[] the
+ * fields of MAD's narrow cell columns (rm_config_cell_column), named in names. */
+struct header {
+	int map[RM_PERF_COLS];
+	int cells[RM_HEADER_CELLS];
+	size_t n_cells, n_cols;
+	char **names;
+};
+
+static int read_header(FILE *f, const char *path, struct header *h, rm_error *err)
 {
 	static const int required[] = {RM_COL_MODEL, RM_COL_PERFORMANCE, RM_COL_METRIC,
 				       RM_COL_STATUS};
@@ -121,6 +133,8 @@ static int read_header(FILE *f, const char *path, int *map, size_t *n_cols, rm_e
 	size_t n = 0;
 	int rc = rm_csv_read_record(f, &rec, &n, err), ret = -1;
 
+	h->n_cells = 0;
+	h->names = NULL;
 	if (rc <= 0) {
 		if (rc == 0)
 			rm_error_set(err, RM_ERR_INPUT, "'%s' is empty: not a perf.csv", path);
@@ -134,15 +148,18 @@ static int read_header(FILE *f, const char *path, int *map, size_t *n_cols, rm_e
 			path);
 		memmove(rec[0], rec[0] + 3, strlen(rec[0] + 3) + 1);
 	}
-	*n_cols = n;
+	h->n_cols = n;
 	for (int c = 0; c < RM_PERF_COLS; c++) {
-		map[c] = -1;
+		h->map[c] = -1;
 		for (size_t i = 0; i < n; i++)
 			if (!strcmp(rec[i], rm_perf_header[c]))
-				map[c] = (int)i;
+				h->map[c] = (int)i;
 	}
+	for (size_t i = 0; i < n && h->n_cells < RM_HEADER_CELLS; i++)
+		if (rm_config_cell_column(rec[i]) && rm_perf_col_index(rec[i]) < 0)
+			h->cells[h->n_cells++] = (int)i;
 	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
-		if (map[required[i]] < 0) {
+		if (h->map[required[i]] < 0) {
 			rm_error_set(err, RM_ERR_INPUT,
 				     "'%s' has no '%s' column: not a perf.csv of run_models or "
 				     "madengine (its header starts with '%s')",
@@ -150,10 +167,60 @@ static int read_header(FILE *f, const char *path, int *map, size_t *n_cols, rm_e
 			goto out;
 		}
 	}
+	h->names = rec;
+	rec = NULL;
 	ret = 0;
 out:
 	rm_strv_free(rec);
 	return ret;
+}
+
+int rm_result_config(const rm_result *r, const char *const *cell_names,
+		     const char *const *cell_values, size_t n_cells, char **config, char **key)
+{
+	rm_config c = RM_CONFIG_INIT, id = RM_CONFIG_INIT;
+	char k[RM_CONFIG_KEY_LEN + 1];
+
+	*config = *key = NULL;
+	if (r->col[RM_COL_CONFIG_KEY][0])
+		return 0;
+	for (size_t i = 0; i < n_cells; i++)
+		if (cell_values[i] && cell_values[i][0])
+			rm_config_set(&c, cell_names[i], cell_values[i]);
+	rm_config_from_metric(r->col[RM_COL_METRIC], &c);
+	if (!c.n)
+		return 0;
+	rm_config_set(&id, "model", r->col[RM_COL_MODEL]);
+	rm_config_merge(&id, &c);
+	rm_config_key(&id, k);
+	*config = r->col[RM_COL_CONFIG][0] ? rm_xstrdup(r->col[RM_COL_CONFIG]) : rm_config_text(&c);
+	*key = rm_xstrdup(k);
+	rm_config_release(&c);
+	rm_config_release(&id);
+	return 1;
+}
+
+/* A row without a configuration key gets the one its MAD cell gives (rm_result_config); the
+ * strings join the row's record, which owns them. */
+static char **derive_config(rm_result *r, const struct header *h, char **rec, size_t *n)
+{
+	const char *names[RM_HEADER_CELLS], *values[RM_HEADER_CELLS];
+	char *config, *key;
+	size_t nrec = *n;
+
+	for (size_t i = 0; i < h->n_cells; i++) {
+		names[i] = h->names[h->cells[i]];
+		values[i] = (size_t)h->cells[i] < nrec ? rec[h->cells[i]] : "";
+	}
+	if (rm_result_config(r, names, values, h->n_cells, &config, &key) <= 0)
+		return rec;
+	rec = rm_strv_push(rec, n, config);
+	rec = rm_strv_push(rec, n, key);
+	r->col[RM_COL_CONFIG] = rec[*n - 2];
+	r->col[RM_COL_CONFIG_KEY] = rec[*n - 1];
+	free(config);
+	free(key);
+	return rec;
 }
 
 /* A row as it is streamed: the record its strings are in comes with it, for keep_row. */
@@ -180,8 +247,8 @@ struct run_gen {
 
 struct reader {
 	const char *path;
+	const struct header *h;
 	const int *map;
-	size_t n_cols;
 	long line; /* physical line of the record being read */
 	struct run_gen runs[RECENT_RUNS];
 	unsigned long tick;
@@ -292,11 +359,11 @@ static int row_ok(struct reader *rd, char **rec, size_t n)
 			rd->path, rd->line);
 		return 0;
 	}
-	if (n != rd->n_cols) {
+	if (n != rd->h->n_cols) {
 		rm_warn(
 		    "'%s' line %ld has %zu fields where the header has %zu: skipped (a torn row, "
 		    "or a stray '\"'?)",
-		    rd->path, rd->line, n, rd->n_cols);
+		    rd->path, rd->line, n, rd->h->n_cols);
 		return 0;
 	}
 	return 1;
@@ -318,7 +385,7 @@ static int hand_on(struct reader *rd, char **rec, size_t n, const char *run_id, 
 		rm_strv_free(rec);
 		return 0;
 	}
-	sr.rec = rec;
+	sr.rec = derive_config(r, rd->h, rec, &n);
 	r->file = rd->path;
 	r->line = rd->line;
 	rm_result_numbers(r);
@@ -362,20 +429,23 @@ int rm_results_each_file(FILE *f, const char *path, const char *run_id, rm_resul
 {
 	char **rec = NULL;
 	size_t n = 0;
-	int map[RM_PERF_COLS], rc, ret = -1, open = 0;
+	int rc, ret = -1, open = 0;
 	struct reader rd;
+	struct header h;
 	long start;
 
 	memset(&rd, 0, sizeof(rd));
+	memset(&h, 0, sizeof(h));
 	rd.path = path;
-	rd.map = map;
+	rd.h = &h;
+	rd.map = h.map;
 	rd.line = 1;
-	if (read_header(f, path, map, &rd.n_cols, err) < 0)
+	if (read_header(f, path, &h, err) < 0)
 		goto out;
 	while ((start = ftell(f)), (rc = rm_csv_read_record_open(f, &rec, &n, &open, err)) == 1) {
 		long first = rd.line + 1, extra = record_lines(rec, n);
 		rd.line = first + extra;
-		if ((open || (extra && n != rd.n_cols)) && start >= 0) {
+		if ((open || (extra && n != h.n_cols)) && start >= 0) {
 			rm_strv_free(rec);
 			rec = NULL;
 			if ((rc = reread_line(&rd, f, start, first, run_id, fn, ctx, err)) != 0)
@@ -400,6 +470,7 @@ int rm_results_each_file(FILE *f, const char *path, const char *run_id, rm_resul
 	ret = 0;
 out:
 	reader_release(&rd);
+	rm_strv_free(h.names);
 	rm_strv_free(rec);
 	return ret;
 }

@@ -50,7 +50,7 @@ static void dry_run_tools(struct run *r, const rm_model *m, const rm_workload *w
 	for (size_t i = 0; i < p->n_copies; i++)
 		rm_buf_addf(&b, "  copied in: %s -> %s/%s\n", p->copies[i].host, RM_WORKSPACE,
 			    p->copies[i].dest);
-	safe = rm_file_safe(m->name);
+	safe = rm_runner__log_name(r, m);
 	live = rm_runner__log_path(r, safe, ".live.log");
 	dir = rm_runner__tools_dir(live);
 	for (size_t i = 0; i < p->n_outputs; i++) {

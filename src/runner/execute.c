@@ -13,7 +13,9 @@
 
 char *rm_runner__container_name(const struct run *r, const rm_model *m, size_t k)
 {
-	char *s = rm_xasprintf("run_models-%s-%s-%zu", r->run_id, m->name, k);
+	char *s = r->point_tag[0]
+		      ? rm_xasprintf("run_models-%s-%s-%s-%zu", r->run_id, m->name, r->point_tag, k)
+		      : rm_xasprintf("run_models-%s-%s-%zu", r->run_id, m->name, k);
 	for (char *p = s; *p; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 		      (*p >= '0' && *p <= '9') || *p == '_' || *p == '.' || *p == '-'))

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "rm/config.h"
 #include "rm/context.h"
 #include "rm/data.h"
 #include "rm/launcher.h"
@@ -72,6 +73,10 @@ struct run {
 	int batching;
 	struct queued *queue;
 	size_t n_queue;
+	/* A sweep's point (rm_run_opts.point): its label for file names, NULL without; a short
+	 * tag of it for container names, "" without (logs.c). */
+	char *point_file;
+	char point_tag[9];
 };
 
 /* What one run of a workload produced. */
@@ -93,6 +98,9 @@ struct outcome {
 	 * result ("" when it is one) */
 	char **mr_names, **mr_perf, **mr_metric, **mr_reason;
 	size_t mr_n;
+	/* the rows' cells (MAD's narrow layout: inp, out, max_concurrency, ...; rm/config.h),
+	 * one per row */
+	rm_config *mr_cells;
 	/* the rows' numbers for perf_<model>.csv, and the row model ("<model>_<row>") of each */
 	rm_parse_result mr_extra;
 	char **mr_extra_model;
@@ -121,6 +129,17 @@ void rm_runner__outcome_release(struct outcome *oc);
 void rm_runner__outcome_report(struct run *r, const rm_model *m, const struct outcome *oc);
 /* Appends the perf rows of an outcome (one, or one per multiple_results row) and its
  * metrics to perf_<model>.csv, and their rows to the run's summary table. */
+/* config_run.c: a row's configuration: what a run sets (the point's parameters, then the
+ * tags' args, --tunableop, the context's docker_env_vars, docker_gpus and model_args, the
+ * point's precision and GPU count) into params, and its identity (model, effective args,
+ * precision, TunableOp, GPUs, environment) into id; then each row's `config` cell and key
+ * with its own cell (MAD's) added. */
+void rm_runner__config_base(const struct run *r, const rm_workload *w, const char *args,
+			    rm_config *params, rm_config *id);
+void rm_runner__config_row(const struct run *r, const rm_config *params, const rm_config *id,
+			   const rm_config *cell, const char *metric, char **text,
+			   char key[RM_CONFIG_KEY_LEN + 1]);
+
 int rm_runner__record(struct run *r, const rm_selected *s, const rm_workload *w, struct outcome *oc,
 		      rm_error *err);
 
@@ -249,7 +268,11 @@ void rm_runner__build_log_failed(struct build_log *b, const char *masked_msg);
 double rm_runner__build_log_elapsed(const struct build_log *b);
 void rm_runner__build_log_close(struct build_log *b);
 
-/* logs.c: "<log dir>/<base>.<run id><suffix>" and "<log dir>/<base><suffix>" */
+/* logs.c: a model's logs' base name (its name, made file-safe, and a sweep point's), the
+ * point's names (run.c sets them up once), "<log dir>/<base>.<run id><suffix>" and
+ * "<log dir>/<base><suffix>" */
+char *rm_runner__log_name(const struct run *r, const rm_model *m);
+void rm_runner__point_names(struct run *r);
 char *rm_runner__log_path(const struct run *r, const char *base, const char *suffix);
 char *rm_runner__log_link(const struct run *r, const char *base, const char *suffix);
 /* Creates path (never through a symlink, never over a file) and points link at it. */

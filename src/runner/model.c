@@ -244,7 +244,7 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_workload *w,
 {
 	const rm_model *m = s->model;
 	struct outcome b = {0};
-	char *safe = rm_file_safe(m->name), *log_base;
+	char *safe = rm_runner__log_name(r, m), *log_base;
 	/* A Dockerfile made for a GPU vendor cannot run on a host without GPUs: say so before
 	 * pulling a base image of tens of GB. */
 	const char *want = rm_runner__runs_here(r, w)
@@ -364,7 +364,7 @@ int rm_runner__run_given(struct run *r, const rm_selected *s, rm_workload *w,
 {
 	const rm_model *m = s->model;
 	struct outcome b = {0};
-	char *safe = rm_file_safe(m->name);
+	char *safe = rm_runner__log_name(r, m);
 	char *log_base = n_images > 1 ? rm_xasprintf("%s_%s", safe, src->stem) : rm_xstrdup(safe);
 	rm_image_req req = {.model = m,
 			    .image = src->image,
@@ -433,7 +433,8 @@ int rm_runner__run_model(struct run *r, const rm_selected *s, rm_error *err)
 			      .extra_args = s->extra_args,
 			      .host_env = (const char *const *)environ,
 			      .tools = &r->tools,
-			      .create_dirs = !r->o->dry_run};
+			      .create_dirs = !r->o->dry_run,
+			      .n_gpus = r->o->n_gpus};
 	rm_workload w;
 	/* A given image (or a manifest's) needs no Dockerfile. */
 	int ret = 0,
@@ -457,9 +458,9 @@ int rm_runner__run_model(struct run *r, const rm_selected *s, rm_error *err)
 		ret = rm_runner__cannot_run(r, s, &w, NULL, rm_error_text(&perr), err);
 	} else if (sel_rc < 0) {
 		ret = rm_runner__cannot_run(r, s, &w, NULL, rm_error_text(&derr), err);
-	} else if (m->n_gpus > 0 && m->n_gpus > r->ctx.n_gpus && rm_runner__runs_here(r, &w)) {
+	} else if (w.n_gpus > 0 && w.n_gpus > r->ctx.n_gpus && rm_runner__runs_here(r, &w)) {
 		char *why = rm_xasprintf("the model needs %ld GPUs and the context has %ld",
-					 m->n_gpus, r->ctx.n_gpus);
+					 w.n_gpus, r->ctx.n_gpus);
 		ret = rm_runner__cannot_run(r, s, &w, NULL, why, err);
 		free(why);
 	} else if (rm_runner__runs_here(r, &w) && renders(&w, &r->ctx, &perr) < 0) {

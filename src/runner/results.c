@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "rm/config.h"
 #include "rm/report.h"
 #include "rm/util.h"
 #include "rm/tar.h"
@@ -197,8 +198,16 @@ static void add_row(struct outcome *oc, const rm_model *m, const struct results_
 {
 	const char *name = cell(rec, n, c->model), *perf = cell(rec, n, c->perf);
 	char *row_model = rm_xasprintf("%s_%s", m->name, name), *why, *metric;
-	size_t k = oc->mr_n;
+	size_t k = oc->mr_n, row = oc->mr_n;
 	double v;
+
+	/* The row's cell: the columns of MAD's narrow layout (inp, out, max_concurrency, ...),
+	 * its configuration (rm/config.h); numbers among them still go to perf_<model>.csv. */
+	oc->mr_cells = rm_xrealloc(oc->mr_cells, (row + 1) * sizeof(*oc->mr_cells));
+	oc->mr_cells[row] = (rm_config)RM_CONFIG_INIT;
+	for (size_t i = 0; i < n && i < c->n; i++)
+		if (rec[i][0] && rm_config_cell_column(c->names[i]))
+			rm_config_set(&oc->mr_cells[row], c->names[i], rec[i]);
 
 	if ((size_t)c->perf >= n)
 		why = rm_xasprintf("row %zu of multiple_results '%s' has %zu cells and the "

@@ -302,6 +302,7 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 	rm_log_set_before(rm_runner__progress_clear);
 	if (!o->dry_run)
 		rm_runner__summary_init(&r);
+	rm_runner__point_names(&r);
 
 	if (rm_registry_load_opts(&r.reg, o->root, &ropts, err) < 0 ||
 	    (o->manifest && rm_build_manifest_load(&r.man, o->manifest, err) < 0))
@@ -326,6 +327,7 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 	res->engine_lost = r.engine_lost;
 out:
 	rm_log_set_before(NULL);
+	free(r.point_file);
 	rm_table_release(&r.summary);
 	free(r.last_log);
 	rm_runner__outcome_set_mask(NULL);

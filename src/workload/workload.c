@@ -214,7 +214,7 @@ int rm_workload_build(rm_workload *w, const rm_workload_in *in, rm_error *err)
 	w->log_dir = rm_xstrdup(in->log_dir ? in->log_dir : ".");
 	w->extra_args = dup_or_null(in->extra_args);
 	w->model_args = dup_or_null(ctx->model_args);
-	w->n_gpus = m->n_gpus;
+	w->n_gpus = in->n_gpus ? in->n_gpus : m->n_gpus;
 	w->tunableop = rm_tunableop_effective(m, in->set->tunableop);
 	if (w->tunableop == RM_TUNABLEOP_ON)
 		w->tunableop_dir = rm_workload_tunableop_dir(w->log_dir, m->name, in->create_dirs);

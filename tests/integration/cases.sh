@@ -35,7 +35,7 @@ no_container_left)
 smoke)
 	cp -r "$SRC/models.json" "$SRC/docker" "$SRC/scripts" .
 	"$RM" --tags smoke -o perf.csv >out.txt 2>err.txt || fail "exit $? $(cat err.txt)"
-	[ "$(head -1 perf.csv | tr ',' '\n' | wc -l)" = 36 ] || fail "header is not 29+7 columns"
+	[ "$(head -1 perf.csv | tr ',' '\n' | wc -l)" = 38 ] || fail "header is not 29+9 columns"
 	head -1 perf.csv | grep -q '^model,n_gpus,nnodes,gpus_per_node,training_precision,pipeline,args,tags,docker_file,base_docker,docker_sha,docker_image,git_commit,machine_name,deployment_type,launcher,gpu_architecture,performance,metric,relative_change,status,build_duration,test_duration,dataname,data_provider_type,data_size,data_download_duration,build_number,additional_docker_run_options,' ||
 		fail "header differs from madengine's 29 columns"
 	[ "$(csv_col perf.csv 1 status)" = SUCCESS ] || fail "status $(csv_col perf.csv 1 status)"
@@ -107,7 +107,7 @@ S
 	[ "$(csv_col perf.csv 1 model)" = it_multi_resnet50 ] || fail "row 1 name"
 	[ "$(csv_col perf.csv 2 performance)" = 99.25 ] || fail "row 2 perf"
 	[ "$(csv_col perf.csv 2 metric)" = sequences_per_sec ] || fail "row 2 metric"
-	[ "$(head -1 perf.csv | tr ',' '\n' | wc -l)" = 36 ] || fail "extra column changed the header"
+	[ "$(head -1 perf.csv | tr ',' '\n' | wc -l)" = 38 ] || fail "extra column changed the header"
 	# a second run compares each result row with its own previous row
 	"$RM" --tags it_multi -o perf.csv 2>err.txt || fail "second run: $(cat err.txt)"
 	[ "$(csv_col perf.csv 1 relative_change)" = "" ] || fail "first run has no baseline"
