@@ -10,8 +10,14 @@
 #     500 models x 90 nights, and `report html` and `report ci` over 1,000,000 rows (peak
 #     RSS: the history is streamed into per-series state), each against awk reading the same
 #     file in the same run.
+#   - sweeps (with `sweeps` as the second argument, only this): expanding a suite's sweep of
+#     10,000 points (`run_models suite`, which loads, checks, enumerates and prints them all as
+#     JSON; and detect_sim expand: the load and the expansion alone, in process), and the gate over 500 models x 20 configurations x 90 nights (detect_sim gate:
+#     900,000 rows streamed into the history, the last night's 10,000 configurations judged;
+#     peak RSS against 30 and 360 nights of the same series), then `report ci` through the
+#     binary on the same history as a perf.csv.
 # Wall times on a shared machine depend on its load, so CPU times are printed too.
-#   tools/bench-report.sh [BUILD_DIR] [history]
+#   tools/bench-report.sh [BUILD_DIR] [history|sweeps]
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$src/build}" && pwd)
@@ -56,6 +62,46 @@ history() {
 	timed "awk reading it (reference)" awk -F, '{n += NF} END {print n}' big1m.csv 2>&1 \
 		>/dev/null | quiet || true
 }
+sweeps() {
+	echo "== a sweep of 10,000 points (10 x 10 x 10 x 10)"
+	{
+		printf 'entries:\n  - name: big\n    models: [m]\n    sweep:\n'
+		for d in batch_size seq_len env.NCCL_MIN_NCHANNELS n_gpus; do
+			printf '      %s: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n' "$d"
+		done
+	} >sweep.yaml
+	for i in 1 2 3 4 5; do
+		t0=$(date +%s.%N)
+		"$rm_bin" suite sweep.yaml >points.json
+		echo "run_models suite (10,000 points loaded, enumerated, printed), round $i: $(echo "$(date +%s.%N) - $t0" | bc) s wall"
+	done
+	echo "points.json: $(jq '.entries[0].points | length' points.json) points, $(wc -c <points.json) bytes"
+	for i in 1 2 3 4 5; do "$build/detect_sim" expand sweep.yaml; done
+	{ timed "run_models suite, the last round's CPU" "$rm_bin" suite sweep.yaml >/dev/null; } 2>&1
+	echo "== the gate over configurations: 500 models x 20 configurations"
+	for nights in 90 30 360; do
+		"$build/detect_sim" gate 500 20 "$nights"
+	done
+	echo "== report ci through the binary: 500 models x 20 configurations x 90 nights"
+	awk 'function gauss() { return sqrt(-2 * log(1 - rand())) * cos(6.283185307179586 * rand()) }
+	BEGIN {
+		srand(3)
+		print "model,performance,metric,status,machine_name,gpu_architecture,timestamp,run_id,config,config_key"
+		for (n = 1; n <= 90; n++)
+			for (m = 0; m < 500; m++)
+				for (c = 0; c < 20; c++)
+					printf "m%04d,%.3f,samples_per_second,SUCCESS,host,gfx942,2024-%02d-%02dT01:00:00Z,run-%03d,\"{\"\"bs\"\":\"\"%d\"\"}\",k%02d\n", \
+					       m, 100 * (c + 1) * (1 + 0.01 * gauss()), 1 + int((n - 1) / 28), 1 + (n - 1) % 28, n, 8 * (c + 1), c
+	}' >configs.csv
+	echo "configs.csv: $(($(wc -l <configs.csv) - 1)) rows, $(wc -c <configs.csv) bytes"
+	timed "report ci over it" "$rm_bin" report ci configs.csv --fail-on-regression 5 \
+		--no-step-summary 2>&1 | grep -v '^Command exited' || true
+	{ timed "awk reading it (reference)" awk -F, '{n += NF} END {print n}' configs.csv >/dev/null; } 2>&1
+}
+if [ "${2:-}" = sweeps ]; then
+	sweeps
+	exit 0
+fi
 if [ "${2:-}" = history ]; then
 	history
 	exit 0

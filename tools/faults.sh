@@ -53,6 +53,20 @@ CASES=(
 	perf_symlink
 	engine_dies_build
 	formula_cells
+	no_fuse
+	manifest_per_run
+	ci_outputs_through
+	gpu_detect_hang
+	wait_held
+	attach_cut
+	create_lost
+	wait_dropped
+	slow_engine
+	name_collide
+	build_timeout
+	tools_bulk
+	perf_csv_faults
+	low_inputs
 )
 
 RM=${RM_BIN:-$SRC/build/run_models}
@@ -254,6 +268,41 @@ fault_keep_dir_nodes() { integration_case keep_dir_nodes "--keep-model-dir: no d
 fault_perf_symlink() { integration_case perf_symlink "dangling perf.csv / perf_<model>.csv symlink: not followed, refused before any build, exit 5"; }
 fault_engine_dies_build() { integration_case engine_dies_build "private dockerd killed during a build: exit 4 naming the engine; the next run reaps the build container"; }
 fault_formula_cells() { integration_case formula_cells "formula text from the workload defused with a leading ', numbers and args unchanged"; }
+# issue 29: the fourth adversarial pass (the engine faults through the fault-injecting proxy,
+# tests/faults/hung_engine.c --fault)
+fault_no_fuse() {
+	local out rc=0
+	out=$(bash "$SRC/tests/integration/cases.sh" no_fuse "$RM" "$SRC" 2>&1) || rc=$?
+	if [ "$rc" = 0 ]; then
+		row - 0 0 ok "host without /dev/fuse: left out, one warning, doctor says so"
+	else
+		row - - - FAIL "$(echo "$out" | grep -m1 'FAIL' || echo "exit $rc")"
+	fi
+}
+fault_manifest_per_run() { integration_case manifest_per_run "two runs in one folder 0.5 s apart: each its own run.<id>.json, gate (exit 6) and archive"; }
+fault_ci_outputs_through() { integration_case ci_outputs_through "symlink, FIFO, character device as CI outputs: written through, never replaced; a FIFO nobody reads: an error, no hang"; }
+fault_gpu_detect_hang() { integration_case gpu_detect_hang "rocminfo/nvidia-smi that hang: stopped after 10 s or at once on Ctrl-C (run and doctor), no child left; a FIFO for KFD properties not read"; }
+fault_wait_held() { integration_case wait_held "proxy stalls /wait: the ended container's status from the engine; one still running: timeout 5 s + < 15 s, killed"; }
+fault_attach_cut() { integration_case attach_cut "proxy closes the attach stream after 1 s: attached again, the later figure read"; }
+fault_create_lost() { integration_case create_lost "proxy cuts the /containers/create answer: the container made anyway is removed by name before exit"; }
+fault_wait_dropped() { integration_case wait_dropped "proxy cuts one /wait: status from the engine, SUCCESS, not a lost engine"; }
+fault_slow_engine() { integration_case slow_engine "proxy delays /_ping, /start, PUT /archive, attach by 2 s: SUCCESS each"; }
+fault_name_collide() { integration_case name_collide "models 'a/b' and 'a_b' in one run: refused before any build, exit 5"; }
+fault_build_timeout() { integration_case build_timeout "RUN sleep with --build-timeout 5: FAILURE naming the build, no build container left"; }
+fault_tools_bulk() { integration_case tools_bulk "20,000 tool outputs gathered in bulk after the model's time; a timed-out run announces none"; }
+fault_low_inputs() { integration_case low_inputs "230-character name, --repeat -1/0, --history-window 0, FIFO include/-f/--references, repeat: 2.5: a message at once"; }
+fault_perf_csv_faults() {
+	local out rc=0 state
+	state=$(mktemp -d)
+	out=$(bash "$SRC/tests/results/cases.sh" perf_csv_faults "$RM" "$SRC" - "$state/pg" 2>&1) || rc=$?
+	rm -rf "$state"
+	if [ "$rc" = 0 ]; then
+		row - 0 0 ok "stray quote, repeated header, reused run id, CR-only, BOM, 1e20/1e300, accepted with a stray quote: verdict right, named"
+	else
+		row - - - FAIL "$(echo "$out" | grep -m1 'FAIL' || echo "exit $rc")"
+	fi
+}
+
 fault_hostile_paths() {
 	local out rc=0
 	out=$(bash "$SRC/tests/compat/cases.sh" hostile_paths "$RM" "$SRC" 2>&1) || rc=$?

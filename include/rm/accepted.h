@@ -18,9 +18,14 @@
 typedef struct rm_acceptance {
 	const char *model, *metric, *docker_file, *arch, *n_gpus, *machine;
 	const char *since_run, *since_start, *accepted_at, *reason;
+	const char *config_key; /* a configuration (rm/config.h); "" or NULL: any */
 } rm_acceptance;
 
-extern const char *const rm_accepted_header[10];
+/* The companion file's columns; one written before configurations has the first ten (its
+ * acceptances cover every configuration; it gets the column when one that names a
+ * configuration is added). */
+#define RM_ACCEPTED_COLS 11
+extern const char *const rm_accepted_header[RM_ACCEPTED_COLS];
 
 /* The companion file of a perf.csv; caller frees. */
 char *rm_accepted_path(const char *perf_csv);

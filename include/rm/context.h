@@ -50,6 +50,10 @@ typedef struct rm_context {
 	size_t n_render_nodes;
 	rm_kv *docker_env_vars;
 	size_t n_docker_env_vars;
+	/* env_vars: override a card's env_vars (MAD's docs): the container's environment on
+	 * local runs, the exports of a multi-node card's batch script */
+	rm_kv *env_vars;
+	size_t n_env_vars;
 	rm_kv *docker_build_arg;
 	size_t n_docker_build_arg;
 	rm_kv *docker_mounts; /* key: container path, value: host path */
@@ -71,6 +75,9 @@ typedef struct rm_context {
 	size_t n_cdi_specs;
 	char **cdi_devices;
 	size_t n_cdi_devices;
+	/* This host has no /dev/fuse (containers in containers, some minimal VMs): the device
+	 * madengine adds to every GPU run is left out (rm_context_host_devices). */
+	int no_fuse;
 	json_t *obj;	  /* every key, detected and given, for CONTEXT filters */
 	json_t *rendered; /* private: text of obj's non-string scalars, for rm_context_get */
 } rm_context;
@@ -104,6 +111,11 @@ int rm_context_check_keys(const rm_context *ctx, const char *const *known, const
 /* The context value of key as a string (numbers rendered in decimal), or NULL. Returned
  * pointer lives as long as ctx. */
 const char *rm_context_get(const rm_context *ctx, const char *key);
+
+/* The device nodes the runner adds that this host lacks: sets ctx->no_fuse when there is no
+ * /dev/fuse (under docker_device_root's folder when that key is given). Call once the context
+ * is complete (after --additional-context); a render then leaves what is missing out. */
+void rm_context_host_devices(rm_context *ctx);
 
 void rm_context_release(rm_context *ctx);
 /* Whether the host's CDI specs name the device name ("nvidia.com/gpu=0"). */

@@ -7,15 +7,17 @@
  *                suite, build number
  *   results      one row per perf.csv row (every column, performance as a number,
  *                direction of the metric), unique on (run_id, model, docker_file, metric,
- *                repeat)
+ *                config_key, repeat): a run holds a model once per configuration
  *   metrics      one row per perf_<model>.csv row, unique on (run_id, model, metric,
  *                aggregate, step, repeat)
  *   environment  (run_id, name, value) from the run's run.json: host, GPU, driver/ROCm
  *   accepted     changes accepted as intended (run_models accept): the key (empty fields
  *                match any), since_run and its start, accepted_at, reason
+ *   config_params the parameters of each configuration by name: (config_key, name, value)
  *   rm_schema    applied migrations (version, description, applied_at)
  *
- * Opening a database applies the migrations it lacks, in one transaction. An export runs in
+ * Opening a database applies the migrations it lacks (every version it has not recorded, in
+ * order), in one transaction. An export runs in
  * one transaction: either every row lands or none does. Rows already there (same unique
  * key) are left alone, so exporting a run twice adds nothing.
  *
@@ -40,11 +42,14 @@ typedef struct rm_db rm_db;
 struct rm_direction_table;
 
 /* The schema version this build writes. */
-#define RM_DB_SCHEMA_VERSION 3
+#define RM_DB_SCHEMA_VERSION 4
 
 /* Whether s names a database (sqlite:..., postgresql://..., postgres://...) rather than a
  * file. */
 int rm_db_is_url(const char *s);
+/* The file a sqlite:PATH (or sqlite://PATH) URL names, pointing into url; NULL for any other
+ * URL or an empty path. */
+const char *rm_db_sqlite_path(const char *url);
 
 /* Opens (and creates, for SQLite) the database and migrates it. Errors: RM_ERR_INPUT for an
  * unknown scheme, RM_ERR_IO for a connection or SQL failure. */
@@ -56,8 +61,8 @@ const char *rm_db_backend(const rm_db *db);
 int rm_db_schema_version(rm_db *db, int *version, rm_error *err);
 
 typedef struct rm_export_stats {
-	size_t runs, results, metrics, environment, provenance; /* rows added */
-	size_t results_seen, metrics_seen;			/* rows offered */
+	size_t runs, results, metrics, environment, params, provenance; /* rows added */
+	size_t results_seen, metrics_seen;				/* rows offered */
 } rm_export_stats;
 
 /*
@@ -88,7 +93,8 @@ int rm_db_provenance(rm_db *db, const char *run_id, json_t **out, rm_error *err)
  * database has no such run. */
 int rm_db_run_start(rm_db *db, const char *run_id, char **start, rm_error *err);
 
-/* Counts rows of a table ("runs", "results", "metrics", "environment", "accepted"). */
+/* Counts rows of a table ("runs", "results", "metrics", "environment", "accepted",
+ * "config_params"). */
 int rm_db_count(rm_db *db, const char *table, long long *n, rm_error *err);
 
 /*

@@ -29,16 +29,21 @@ const char *rm_verdict_name(rm_verdict v); /* "none", "failed", ..., "regression
  *
  * The input is one point per run, oldest first, the run being judged last. The last
  * `window` points are analysed; up to RM_DETECT_CONTEXT points before them, when given,
- * are the neighbours that tell the window's first runs from outliers. Indexes in the
- * result are into the caller's array.
+ * are its neighbours: they tell the window's first runs from outliers and count towards
+ * its first level. Up to RM_DETECT_HOLD points before those let a regression found on an
+ * earlier night hold (below). RM_DETECT_KEEP(window) points are all it reads. Indexes in
+ * the result are into the caller's array.
  *
- *  - noise: the standard deviation of one run's mean, the largest of: the window's
+ *  - noise: the standard deviation of one run's mean. It starts as the largest of: the
  *    run-to-run differences (1.4826 MAD / sqrt 2, robust to steps, drift and outliers; from
- *    RM_DETECT_MIN_HISTORY runs on), the repeats' pooled standard error, and a floor of
- *    threshold / (2 z) so that changes far under the threshold are not resolved;
+ *    RM_DETECT_MIN_HISTORY runs in the window on), the repeats' pooled standard error, and
+ *    a floor of threshold / (2 z) so that changes far under the threshold are not
+ *    resolved; then the levels below are refitted to their own spread until the two agree,
+ *    up or down, never under the floor, the repeats' or 0.8 of the robust estimate;
  *  - outliers: a run (neither the first of the series nor the last) that is more than
  *    RM_DETECT_OUTLIER noise from the median of the three runs before it and from the
- *    median of the three after it, on the same side of both, is set aside;
+ *    median of the (two or three, once the noise is measured) after it, on the same side
+ *    of both, is set aside;
  *  - levels: the piecewise-constant fit of the remaining runs that minimises the squared
  *    error over noise^2 plus z^2 per change (optimal partitioning, exact), so a change is
  *    kept when its two-sample z exceeds z;
@@ -47,7 +52,13 @@ const char *rm_verdict_name(rm_verdict v); /* "none", "failed", ..., "regression
  *    levels never replace it, so a step stays reported and drift adds up;
  *  - the verdict: the latest level against the reference: regression when worse by more
  *    than the threshold and by more than z standard errors, noise when only the first,
- *    better when the latest level is an improvement, else same.
+ *    better when the latest level is an improvement, else same. A regression ends on two
+ *    runs: a judged run alone back near the reference joins the regressed level before it;
+ *    and a regression found on an earlier night holds while every night since has its
+ *    latest level worse than the reference by more than half the threshold;
+ *  - unstable: the threshold is out of reach: a lasting change of its size, half the
+ *    window before it and half after, would not be significant. detectable_pct is the least
+ *    one-run change the noise lets be told, for every series.
  * With two runs (one earlier) the plain threshold applies, with Welch's noise band when
  * either run has repeats (as rm_gate has always done).
  */
@@ -57,7 +68,11 @@ const char *rm_verdict_name(rm_verdict v); /* "none", "failed", ..., "regression
 #define RM_DETECT_MIN_HISTORY 5	  /* runs in the window before their differences count */
 #define RM_DETECT_OUTLIER     4.0 /* noise units from both neighbourhoods: an outlier */
 #define RM_DETECT_MAX_CHANGES 16  /* change points kept (the latest) */
+#define RM_DETECT_HOLD	      10  /* nights looked back at for a regression that holds */
 #define RM_DETECT_NONE	      ((size_t)-1)
+/* The runs of a series the detector reads for a window of w: the window, its neighbours,
+ * and the nights a regression that holds is looked back at. */
+#define RM_DETECT_KEEP(w) ((w) + RM_DETECT_CONTEXT + RM_DETECT_HOLD)
 
 /* One run of a series: its SUCCESS values' mean, standard deviation and count. */
 typedef struct rm_point {
@@ -65,6 +80,15 @@ typedef struct rm_point {
 	double sd; /* 0 with one value */
 	size_t n;  /* >= 1 */
 } rm_point;
+
+/* Why a regression holds though this night's levels alone would not show it. */
+typedef enum rm_held {
+	RM_HELD_NONE = 0,
+	RM_HELD_RUN,	/* the judged run alone was back near the reference: it joined the
+			   regressed level before it (a regression ends on two runs) */
+	RM_HELD_NIGHTS, /* found on an earlier night, and every night since still worse than
+			   the reference by more than half the threshold */
+} rm_held;
 
 typedef enum rm_noise_from {
 	RM_NOISE_NONE = 0,  /* two runs without repeats: the threshold alone */
@@ -104,7 +128,13 @@ typedef struct rm_detect {
 			     when not computed */
 	double z, z_crit; /* the change in standard errors, and the critical value (Student's t
 			     with two runs) */
-	int unstable;	  /* the measured noise hides a one-run change of the threshold's size */
+	/* the measured noise makes the threshold unreachable: a lasting change of its size,
+	   seen over half the window, would not be significant (docs/nightly.md) */
+	int unstable;
+	double detectable_pct; /* the least one-run change the noise lets be told, percent of
+				  the reference; NAN when not measured */
+	rm_held held;	       /* a regression kept though this night alone would not show it */
+	size_t held_nights;    /* RM_HELD_NIGHTS: nights back to the one that found it */
 	size_t n_outliers;
 	/* bit i: p[first + i] was set aside as an outlier (rm_detect_is_outlier reads it) */
 	unsigned long long outlier_bits[(RM_DETECT_MAX_WINDOW + 63) / 64];

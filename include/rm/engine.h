@@ -163,6 +163,9 @@ int rm_engine_put_archive(rm_docker *d, const char *id, const char *path, const 
 int rm_engine_get_archive(rm_docker *d, const char *id, const char *path, int out_fd,
 			  size_t max_bytes, rm_error *err);
 
+/* GET /images/{name}/get: the image as `docker save` writes it (a tar), to out_fd. */
+int rm_engine_image_save(rm_docker *d, const char *name, int out_fd, rm_error *err);
+
 /* GET /containers/{id}/logs?follow=1&stdout=1&stderr=1: decoded (tty selects raw mode) and
  * handed to cb piece by piece until the container stops or cancel says so. */
 int rm_engine_logs(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
@@ -187,6 +190,21 @@ int rm_engine_inspect(rm_docker *d, const char *id, json_t **out, rm_error *err)
  * engine cannot say (unreachable, another error). */
 int rm_engine_container_end(rm_docker *d, const char *id, int *gone, int *oom_killed,
 			    rm_error *err);
+/* The same inspection, with whether the container still runs and its State.ExitCode (meant
+ * once it does not run): how a wait that did not answer, or whose connection dropped, is
+ * settled without blaming the engine (issue 29). */
+typedef struct rm_container_state {
+	int gone;	/* removed (404 or "removing") */
+	int running;	/* State.Running (or "restarting", "paused": not ended) */
+	int oom_killed; /* State.OOMKilled */
+	long exit_code; /* State.ExitCode */
+} rm_container_state;
+int rm_engine_container_state(rm_docker *d, const char *id, rm_container_state *out, rm_error *err);
+/* POST /containers/{id}/attach?stream=1 to a container that already runs (no start): its
+ * output from now on, decoded into cb until it ends or cancel says so. For a stream that was
+ * cut while the workload still runs. */
+int rm_engine_attach(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
+		     rm_engine_cancel_fn cancel, void *cancel_ud, rm_error *err);
 /* GET /containers/json?all=1&filters={"label":[label]}: ids (NULL-terminated, free with
  * rm_strv_free). */
 int rm_engine_list_by_label(rm_docker *d, const char *label, char ***ids, size_t *n, rm_error *err);

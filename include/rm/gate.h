@@ -53,9 +53,11 @@ typedef struct rm_run_ref {
 	const char *id, *start, *commit; /* "" when unknown */
 } rm_run_ref;
 
-/* One model, metric, Dockerfile, GPU architecture and GPU count of the run. */
+/* One model, metric, Dockerfile, GPU architecture, GPU count and configuration of the run. */
 typedef struct rm_change {
 	const char *model, *metric, *docker_file, *arch, *n_gpus, *machine; /* into the rows */
+	const char *config, *config_key; /* the configuration (rm/config.h); "" before them */
+	char *name;	    /* how reports name it: "model", or "model[batch_size=8,...]" */
 	const char *reason; /* of the first FAILURE/SKIPPED row, "" when none */
 	const char *log_file;
 	size_t n_rows, n_success, n_failed, n_skipped;
@@ -68,16 +70,17 @@ typedef struct rm_change {
 	const char *base_run; /* the reference's first run */
 	size_t base_n;	      /* its runs (one earlier run: its values) */
 	double base_mean, base_sd;
-	double level;	   /* the latest level (this run alone, or the runs since its change) */
-	size_t level_n;	   /* runs in it */
-	size_t n_history;  /* runs the detector read, this one included */
-	double change_pct; /* (level - reference) / |reference|; NAN when not compared */
-	double threshold;  /* percent used for this model; < 0 when not gated */
-	double noise_pct;  /* the significance band as percent of the reference; NAN if none */
-	double t_crit;	   /* the critical value (Student's t with two runs) */
-	rm_detect detect;  /* the detector's result (verdict NONE when no history) */
-	rm_run_ref since;  /* where the change judged started (id "" when none) */
-	rm_run_ref from;   /* the first run the detector read */
+	double level;	       /* the latest level (this run alone, or the runs since its change) */
+	size_t level_n;	       /* runs in it */
+	size_t n_history;      /* runs the detector read, this one included */
+	double change_pct;     /* (level - reference) / |reference|; NAN when not compared */
+	double threshold;      /* percent used for this model; < 0 when not gated */
+	double noise_pct;      /* the significance band as percent of the reference; NAN if none */
+	double detectable_pct; /* the least one-run change its noise lets be told; NAN if none */
+	double t_crit;	       /* the critical value (Student's t with two runs) */
+	rm_detect detect;      /* the detector's result (verdict NONE when no history) */
+	rm_run_ref since;      /* where the change judged started (id "" when none) */
+	rm_run_ref from;       /* the first run the detector read */
 	rm_run_ref cps[RM_DETECT_MAX_CHANGES]; /* every change point in the window */
 	size_t n_cps;
 	const char *accepted; /* the run an acceptance starts the history at, or NULL */
@@ -113,5 +116,9 @@ int rm_history_judge(const rm_baseline *b, const rm_hseries *s, const rm_detect_
 
 /* The run a change starts at, as "run ID (TIME, models at COMMIT)" into buf. */
 void rm_run_ref_text(const rm_run_ref *r, char *buf, size_t size);
+
+/* A change in percent as the outputs print it: "+1.23%", or "+9.84e+19%" for a value far out
+ * of range (a judged 1e20 against a history near 100), never hundreds of digits. */
+void rm_pct_text(double pct, char *buf, size_t size);
 
 #endif

@@ -1,13 +1,13 @@
 /*
  * The history (src/results/baseline.c): what the gate, the HTML report and relative_change
  * judge a run against. Per series (model, metric, Dockerfile, GPU architecture, GPU count,
- * machine) a bounded list of its runs, fed one perf.csv row at a time, so that memory grows
- * with the number of series, not of rows. Each run of a series is one point (the mean and
- * spread of its SUCCESS values, its FAILURE rows counted). Runs are numbered in the order
- * they first appear (an append-only perf.csv is in time order; a database is read by start
- * time, then export order).
+ * machine, configuration key: rm/config.h) a bounded list of its runs, fed one perf.csv row at a
+ * time, so that memory grows with the number of series, not of rows. Each run of a series is one
+ * point (the mean and spread of its SUCCESS values, its FAILURE rows counted). Runs are numbered in
+ * the order they first appear (an append-only perf.csv is in time order; a database is read by
+ * start time, then export order).
  *
- * A series keeps its last `window` + RM_DETECT_CONTEXT runs for the detector; with `plot`
+ * A series keeps its last RM_DETECT_KEEP(window) runs for the detector; with `plot`
  * set it keeps up to that many points, older runs being merged pairwise as more come (the
  * HTML report's trends: recent runs exact, older ones coarser).
  *
@@ -59,7 +59,9 @@ typedef struct rm_hpoint {
 /* A series as the history shows it; the history keeps more of it (baseline.c). */
 typedef struct rm_hseries {
 	const char *model, *metric, *docker_file, *arch, *n_gpus, *machine;
-	rm_hpoint *p; /* oldest first */
+	const char *config_key; /* "" for rows written before configurations */
+	const char *config;	/* the parameters (the first row's `config` cell), "" when none */
+	rm_hpoint *p;		/* oldest first */
 	size_t n;
 	size_t n_runs, n_failed_runs; /* every run seen, and those with a FAILURE row */
 } rm_hseries;
@@ -87,11 +89,13 @@ size_t rm_history_run_index(const rm_baseline *b, const char *id);
 /*
  * The series of a machine configuration: the same machine's when there is one, else the
  * one whose latest run is the newest among the machines (CI runners change host names).
- * Model, metric, Dockerfile, GPU architecture and GPU count must match. NULL: none.
+ * Model, metric, Dockerfile, GPU architecture, GPU count and configuration key must match
+ * (a configuration with no history has none: it is never compared with another). NULL:
+ * none.
  */
 const rm_hseries *rm_history_find(const rm_baseline *b, const char *model, const char *metric,
 				  const char *docker_file, const char *arch, const char *n_gpus,
-				  const char *machine);
+				  const char *machine, const char *config_key);
 
 /*
  * The latest run (the newest start time; of equal ones, the last to appear) and, with
@@ -110,7 +114,8 @@ rm_point rm_hpoint_value(const rm_hpoint *p);
  */
 void rm_history_accept(rm_baseline *b, const char *model, const char *metric,
 		       const char *docker_file, const char *arch, const char *n_gpus,
-		       const char *machine, const char *since_run, const char *since_start);
+		       const char *machine, const char *config_key, const char *since_run,
+		       const char *since_start);
 const char *rm_history_accepted(const rm_baseline *b, const rm_hseries *s, const char **start);
 
 /* The index of the first point of s the gate judges from: after the acceptance, if any. */
@@ -138,12 +143,13 @@ void rm_baseline_seal(rm_baseline *b);
 
 /*
  * The baseline of a key: the latest earlier run that has SUCCESS values for the same model,
- * metric, Dockerfile and GPU architecture, from the same machine when the baseline has one,
- * else from any machine. NULL when there is none.
+ * metric, Dockerfile, GPU architecture and configuration key, from the same machine when
+ * the baseline has one, else from any machine. NULL when there is none.
  */
 const rm_baseline_entry *rm_baseline_find(const rm_baseline *b, const char *model,
 					  const char *metric, const char *docker_file,
-					  const char *arch, const char *machine);
+					  const char *arch, const char *machine,
+					  const char *config_key);
 
 /* Number of keys with a valued run. */
 size_t rm_baseline_size(const rm_baseline *b);
@@ -154,8 +160,8 @@ size_t rm_baseline_size(const rm_baseline *b);
  * has no value or no baseline (or the baseline mean is 0).
  */
 int rm_baseline_change(const rm_baseline *b, const char *model, const char *metric,
-		       const char *docker_file, const char *arch, const char *machine, double value,
-		       char *buf, size_t size);
+		       const char *docker_file, const char *arch, const char *machine,
+		       const char *config_key, double value, char *buf, size_t size);
 
 void rm_baseline_free(rm_baseline *b);
 

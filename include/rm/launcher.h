@@ -56,10 +56,14 @@ typedef struct json_t json_t;
 /* prepare: the back end went away during the build (the engine died): err names it; the
  * run counts an engine loss (exit 4). */
 #define RM_LAUNCH_LOST (-4)
+/* wait: the workload's timeout (its rm_workload.timeout from the stream's start) passed and it
+ * still runs: the caller stops it and records the timeout. A back end whose wait cannot
+ * outlast the timeout never returns it. */
+#define RM_LAUNCH_TIMED_OUT (-5)
 /* wait: as RM_LAUNCH_FAILED, where the back end says the host failed the workload, not the
  * workload itself (a SLURM node failed or did not boot, a node's pre-flight check refused
  * its GPUs): the runner may try it again (--retries). */
-#define RM_LAUNCH_HOST_LOST (-5)
+#define RM_LAUNCH_HOST_LOST (-6)
 
 /* Given once, when the launcher is opened; everything here outlives the launcher. */
 typedef struct rm_launcher_config {
@@ -150,6 +154,9 @@ typedef struct rm_job rm_job;
 
 typedef struct rm_launcher_ops {
 	const char *name;
+	/* It runs a card's own script on a batch host (rm_dist_runs_script: MAD's slurm_multi
+	 * cards), and a run on another launcher hands those cards to it. */
+	int batch_host;
 	/* Whether this launcher runs the workloads of ctx (e.g. it has a "slurm" key). The
 	 * first row that claims the context is used; the last row claims every context. */
 	int (*claims)(const rm_context *ctx);
@@ -182,6 +189,9 @@ typedef struct rm_launcher_ops {
 	 * named with rm_info). */
 	int (*reap)(void *state, size_t *n, rm_error *err);
 	void (*describe)(void *state, const rm_workload *w, rm_launch_desc *out);
+	/* Optional (NULL): -1 with err when w cannot run here (settings that contradict each
+	 * other), asked before anything is built or submitted. */
+	int (*check)(void *state, const rm_workload *w, rm_error *err);
 	void (*plan)(void *state, const rm_image_req *req, const rm_job_spec *spec, FILE *out);
 	/* Optional (NULL): a doctor finding about the back end, without a run. */
 	void (*probe)(const char *docker_host, rm_probe *out);
@@ -222,6 +232,10 @@ typedef struct rm_launcher {
 	const rm_launcher_ops *ops;
 	void *state;
 } rm_launcher;
+
+/* Opens the first launcher that runs a card's own script on a batch host (batch_host), for
+ * the cards of a run whose own launcher does not (rm_workload_runs_here). */
+int rm_launcher_open_batch_host(rm_launcher *l, const rm_launcher_config *cfg, rm_error *err);
 
 /* Opens the launcher that claims cfg->ctx. */
 int rm_launcher_open(rm_launcher *l, const rm_launcher_config *cfg, rm_error *err);
@@ -297,6 +311,7 @@ typedef struct rm_tools_verdict {
 	char *failure; /* "tool 'x': pre script P exited with code N ...", or NULL */
 	int post;      /* failure is a post script's (the model ran) */
 	char *outputs; /* dest when outputs were copied there, else NULL */
+	int gathered;  /* the wrapper finished gathering the outputs (not cut by a timeout) */
 } rm_tools_verdict;
 int rm_launcher_tools_collect(const rm_launcher *l, rm_job *job, const rm_workload *w,
 			      const char *dest, rm_tools_verdict *v, rm_error *err);

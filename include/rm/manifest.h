@@ -9,6 +9,9 @@
  *
  * The writer writes to a temporary file beside the target and renames it into place: a
  * failed or interrupted write never leaves a half file for CI to pick up.
+ *
+ * Each run keeps its own: run.<run id>.json (rm_manifest_path), and run.json is a symbolic link
+ * to the latest run's, so two runs in one folder never read or archive each other's.
  */
 #ifndef RM_MANIFEST_H
 #define RM_MANIFEST_H
@@ -61,5 +64,13 @@ typedef struct rm_manifest_file {
  * missing (sys_errno ENOENT) or not a JSON object. */
 int rm_manifest_load(const char *path, rm_manifest_file *out, rm_error *err);
 void rm_manifest_file_release(rm_manifest_file *f);
+
+/* The manifest of run run_id in dir ("<dir>/run.<run id>.json"), or with run_id NULL the
+ * link to the latest one ("<dir>/run.json"). Caller frees. */
+char *rm_manifest_path(const char *dir, const char *run_id);
+/* Points run.json beside path at path: a temporary link renamed over it, so a regular run.json
+ * of an older version (or anything planted there) is replaced, never followed. A failure is
+ * warned about (the run's own manifest is there all the same). */
+void rm_manifest_link_latest(const char *path);
 
 #endif

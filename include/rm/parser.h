@@ -48,6 +48,10 @@
  * The number of steps left out is in rm_parse_result.warmup_dropped and in a metric row
  * `warmup_steps_dropped` (aggregate "summary"), so perf_<model>.csv shows it.
  *
+ * Labels a launcher puts in front of every line (srun --label's `3: `, padded or not,
+ * torchrun's `[rank3]:`, Ray's `(name, pid=N) `) are removed before any parser, and `auto`,
+ * reads the line: every parser sees the same text (docs/parsers.md).
+ *
  * Several ranks in one log: lines carrying a rank tag ([rank3]:, [default3]:, [rank-3/8],
  * a leading `3: `) are kept apart per rank (up to RM_PARSER_MAX_RANKS). The figures come
  * from one rank: the one that computed the loss (most steps with a real, positive loss;

@@ -41,6 +41,13 @@ typedef enum rm_tunableop {
 } rm_tunableop;
 extern const rm_choice rm_tunableop_words[]; /* "on", "off" */
 
+/* How a model's scripts runs, as MAD runs it: a .sh, .slurm or .sbatch file with bash, a .py
+ * file with python3, anything else is a folder whose run.sh runs with bash. */
+typedef enum rm_script_kind { RM_SCRIPT_FOLDER, RM_SCRIPT_BASH, RM_SCRIPT_PYTHON } rm_script_kind;
+rm_script_kind rm_script_kind_of(const char *scripts);
+
+typedef struct json_t json_t;
+
 typedef struct rm_model {
 	char *name;	  /* unique; "<dir>/<name>" for per-folder registries */
 	char *short_name; /* the part after the last '/' */
@@ -55,7 +62,7 @@ typedef struct rm_model {
 	char *args;		/* "" when empty */
 	char *url;		/* NULL when absent */
 	char *data;		/* NULL when absent */
-	double timeout;		/* seconds; 0: no model override; -1 (any negative given): none */
+	double timeout;		/* seconds; 0: not given; -1 (0 or negative given): none */
 	char *multiple_results; /* NULL when absent */
 	char *training_precision;
 	char *skip_gpu_arch;		     /* comma list or NULL */
@@ -63,6 +70,10 @@ typedef struct rm_model {
 	char *additional_docker_run_options; /* NULL when absent */
 	char **env_vars;		     /* NULL-terminated "K=V" list from env_vars */
 	size_t n_env_vars;
+	/* The card's "slurm" (nodes, gpus_per_node, time, ...: defaults under the context's)
+	 * and "distributed" (launcher, nnodes) objects as given, or NULL. */
+	json_t *slurm;
+	json_t *distributed;
 	char *parser;		/* log parser name; default "generic" */
 	rm_tunableop tunableop; /* the model's own default: its "tunableop" field */
 	/* Host MAD_SECRETS* variables the model explicitly asks to get as build args (the

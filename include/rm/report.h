@@ -72,7 +72,10 @@
 	X(EXIT_CODE, "exit_code", "exit_code", INT, "INTEGER", 1)                                  \
 	X(LOG_FILE, "log_file", "log_file", TEXT, "TEXT", 1)                                       \
 	X(ATTEMPT, "attempt", "attempt", COUNT, "INTEGER NOT NULL DEFAULT 1 CHECK (attempt >= 1)", \
-	  3)
+	  3)                                                                                       \
+	/* the configuration (rm/config.h): its parameters by name, and its key */                 \
+	X(CONFIG, "config", "config", TEXT, "TEXT NOT NULL DEFAULT ''", 4)                         \
+	X(CONFIG_KEY, "config_key", "config_key", TEXT, "TEXT NOT NULL DEFAULT ''", 4)
 
 enum rm_perf_col {
 #define RM_PERF_ENUM(name, csv, db, kind, decl, since) RM_COL_##name,
@@ -110,7 +113,8 @@ typedef struct rm_perf_row {
 
 /*
  * relative_change: the percent change of performance against the last SUCCESS row of the
- * perf.csv at path with the same model, metric, Dockerfile, machine and GPU architecture
+ * perf.csv at path with the same model, metric, Dockerfile, machine, GPU architecture and
+ * configuration key
  * (madengine leaves the column empty). One pass over the file for all rows; no earlier row,
  * an unreadable file or a zero baseline leaves a row's change empty. rel[i] receives
  * "+1.23" or NULL (caller frees) and rows[i] points its cell at it.
@@ -223,11 +227,18 @@ int rm_csv_check_by_name(const char *path, const char *const *header, size_t n_c
 
 /*
  * Streaming reader for one CSV record at a time (RFC 4180: quoted fields may hold commas,
- * quotes and newlines). Used to read multiple_results files and earlier perf.csv rows.
+ * quotes and newlines). Used to read multiple_results files and earlier perf.csv rows. A
+ * line ends at "\n", "\r\n" or a lone "\r" (old Mac files).
  * Returns 1 and fills *fields (NULL-terminated, free with rm_strv_free) and *n, 0 at end of
  * file, -1 on a record longer than the reader's ceiling (1 MiB) or a read error.
  */
 int rm_csv_read_record(FILE *f, char ***fields, size_t *n, rm_error *err);
+/* The same, and *open_quote says whether the file ended inside a quoted field (a stray '"'
+ * swallowed the rest of it). */
+int rm_csv_read_record_open(FILE *f, char ***fields, size_t *n, int *open_quote, rm_error *err);
+/* One physical line as a record: a line end closes a quoted field left open (*open_quote set).
+ * For re-reading what a stray '"' swallowed, line by line. */
+int rm_csv_read_line_record(FILE *f, char ***fields, size_t *n, int *open_quote, rm_error *err);
 
 /*
  * Summary statistics over repeated runs (--repeat N), and the MLPerf Training score rule.

@@ -84,6 +84,17 @@ int rm_results_each_file(FILE *f, const char *name, const char *run_id, rm_resul
 void rm_results_add(rm_results *res, const char *const *names, const char *const *values, size_t n,
 		    const char *file, long line);
 
+/*
+ * The configuration a row without a key (written before configurations, or by madengine)
+ * carries in MAD's cells: the narrow layout's cell columns (n_cells names and values, e.g.
+ * inp, out, max_concurrency) and the cell in its metric's text (rm/config.h). Returns 1 with
+ * *config (the `config` cell) and *key (its key, over the model and the cell) filled, the
+ * caller freeing both; 0 with both NULL when the row has a key or no cell. Reading a perf.csv
+ * does this for every row; a database's rows are read the same way.
+ */
+int rm_result_config(const rm_result *r, const char *const *cell_names,
+		     const char *const *cell_values, size_t n_cells, char **config, char **key);
+
 /* Fills a row's performance, test_s, repeat and attempt from its col[]. */
 void rm_result_numbers(rm_result *r);
 

@@ -40,6 +40,9 @@ typedef struct rm_run_opts {
 	int keep_model_dir;
 	int clean_docker_cache;
 	int no_pull; /* --no-pull: builds do not pull a newer base image (rm_image_req) */
+	/* --build-timeout: seconds one image's build may take (0 = none): then it is stopped and
+	 * the model is a FAILURE naming the build. The model's timeout covers its run only. */
+	double build_timeout;
 	int dry_run; /* print the plan; contact no engine */
 	long repeat; /* runs per model (>= 1) */
 	/* --retries: a run that failed for the machine (the engine refused or lost it, an
@@ -74,12 +77,24 @@ typedef struct rm_run_opts {
 	 * tags, every model it names. build: the manifest to write. */
 	const char *manifest;
 	const char *registry; /* build: push to this HOST:PORT, or NULL (build only) */
+	/* A sweep's point (rm/config.h): its parameters lead every row's `config`, and its
+	 * logs are named after it ("<model>.<batch_size=8,...>.<run id>.live.log"). NULL: a
+	 * run of no sweep, whose configuration is what the run itself sets. */
+	const struct rm_config *point;
+	const char *precision; /* the point's precision: perf.csv's training_precision; NULL:
+				  the model's */
+	long n_gpus;	       /* the point's GPU count for every model (-1: all); 0: the
+				  model's n_gpus */
 } rm_run_opts;
 
 /* Everything off or NULL: the command line fills in what it was given, defaults included. */
+/* Three hours: MAD's ROCm images pull and compile for long, a hung RUN step ends. */
+#define RM_BUILD_TIMEOUT_DEFAULT 10800.0
+
 #define RM_RUN_OPTS_INIT                                                                           \
 	{                                                                                          \
-		.root = NULL, .output = NULL, .log_dir = NULL, .repeat = 0, .run_id = NULL         \
+		.root = NULL, .output = NULL, .log_dir = NULL, .repeat = 0, .run_id = NULL,        \
+		.build_timeout = RM_BUILD_TIMEOUT_DEFAULT                                          \
 	}
 
 /* What a run came to, for the exit code. */

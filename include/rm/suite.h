@@ -42,6 +42,72 @@
 #include "rm/references.h"
 
 typedef struct json_t json_t;
+struct rm_config;
+
+/*
+ * A sweep (an entry's `sweep:`, docs/nightly.md): named dimensions, each a list of values,
+ * crossed (the default) or moving together in `zip` groups, less the points `exclude`
+ * names. A dimension binds, by its name, to:
+ *   NAME, args.NAME  a model argument: "--NAME VALUE" after the model's args, as the tag
+ *                    form name:NAME=VALUE adds it
+ *   env.NAME         the container's environment variable NAME (docker_env_vars)
+ *   tunableop        the run setting --tunableop (on, off)
+ *   n_gpus           the GPUs each model gets, over its n_gpus (a count, or -1: all)
+ *   docker_gpus      the GPUs by index ("0-3")
+ *   precision        the model argument --precision, and the configuration's precision
+ *                    (perf.csv's training_precision)
+ *   repeat           the runs of each point (not part of the configuration)
+ * Points are in order, the first dimension (group) outermost, and named after the entry:
+ * "grid[batch_size=8,precision=bf16]".
+ */
+typedef enum rm_sweep_bind {
+	RM_SWEEP_ARG,
+	RM_SWEEP_ENV,
+	RM_SWEEP_TUNABLEOP,
+	RM_SWEEP_N_GPUS,
+	RM_SWEEP_DOCKER_GPUS,
+	RM_SWEEP_PRECISION,
+	RM_SWEEP_REPEAT,
+} rm_sweep_bind;
+
+typedef struct rm_sweep_dim {
+	char *name; /* as written */
+	rm_sweep_bind bind;
+	const char *target; /* the argument or variable (into name) */
+	char **values;	    /* as written, distinct */
+	size_t n_values;
+	size_t group; /* the group it moves with: a zip group, or its own */
+} rm_sweep_dim;
+
+/* A point to leave out: dimension dim[i] at its value value[i], for every i. */
+typedef struct rm_sweep_exclude {
+	size_t *dim, *value;
+	size_t n;
+} rm_sweep_exclude;
+
+typedef struct rm_sweep {
+	rm_sweep_dim *dims; /* in the order written */
+	size_t n_dims;
+	size_t *group_len; /* values of each group (a zip's dimensions have as many) */
+	size_t n_groups;
+	rm_sweep_exclude *excludes;
+	size_t n_excludes;
+	unsigned long long raw; /* the groups' product, before exclusions */
+	size_t n_points;	/* after them */
+} rm_sweep;
+
+/* Points from which a suite needs --yes, and the most a sweep may have before exclusions. */
+#define RM_SWEEP_CONFIRM 100000
+#define RM_SWEEP_MAX_RAW 10000000ULL
+
+/* Calls fn with the value index of each dimension, point by point in order, until it returns
+ * non-zero; returns the points visited. */
+size_t rm_sweep_each(const rm_sweep *s, int (*fn)(void *ctx, const size_t *values), void *ctx);
+/* A point's parameters by name (rm/config.h): every dimension but repeat, in order. */
+void rm_sweep_params(const rm_sweep *s, const size_t *values, struct rm_config *out);
+/* "base[batch_size=8,precision=bf16]". Caller frees. */
+char *rm_sweep_point_name(const rm_sweep *s, const size_t *values, const char *base);
+void rm_sweep_free(rm_sweep *s);
 
 typedef struct rm_suite_entry {
 	char *name;  /* the entry's "name", else its tags/models joined */
@@ -55,6 +121,7 @@ typedef struct rm_suite_entry {
 	double timeout;		   /* seconds; < 0 when not set; 0 = none */
 	double fail_on_regression; /* percent; < 0 when off or not set */
 	int fail_set;		   /* regression.fail_on_regression given: a PCT or off */
+	rm_sweep *sweep;	   /* its sweep, or NULL */
 	char *file;		   /* where the entry is */
 	long line;
 } rm_suite_entry;
@@ -72,13 +139,17 @@ typedef struct rm_suite {
 	size_t n_files;
 } rm_suite;
 
-/* Loads path and its includes. Errors are RM_ERR_INPUT (RM_ERR_IO for unreadable files). */
+/* Loads path and its includes, each sweep checked and counted. Errors are RM_ERR_INPUT
+ * (RM_ERR_IO for unreadable files). */
 int rm_suite_load(const char *path, rm_suite *s, rm_error *err);
+/* A suite whose sweeps have RM_SWEEP_CONFIRM points or more needs yes: an error naming the
+ * file, the entry and its points otherwise. */
+int rm_suite_check_size(const rm_suite *s, int yes, rm_error *err);
 void rm_suite_release(rm_suite *s);
 
 /* {"suite", "file", "description", "baseline", "files", "entries": [{name, tags, models,
- * additional_context, repeat, timeout, fail_on_regression (PCT, "off" or null), file, line}]}
- * for run.json. */
+ * additional_context, repeat, timeout, fail_on_regression (PCT, "off" or null), file, line,
+ * and for a sweep "points": [{name, params: {NAME: VALUE}, repeat}]}]} for run.json. */
 json_t *rm_suite_json(const rm_suite *s);
 
 /* The end of a run */
@@ -186,6 +257,7 @@ typedef struct rm_suite_run_opts {
 	const char *suite_file;	       /* NULL: one entry, run->tags */
 	int repeat_given;	       /* run->repeat was given: it wins over the entries' */
 	int retries_given;	       /* run->retries was given: it wins over the entries' */
+	int yes;		       /* --yes: a sweep of RM_SWEEP_CONFIRM points or more runs */
 	/* Outputs and gate (ci.perf_csv, run_id, manifest, suite, models_root and
 	 * baseline_open are filled in here); ci.baseline NULL: the suite's baseline. */
 	rm_nightly_opts ci;
@@ -195,7 +267,7 @@ typedef struct rm_suite_run_opts {
 
 #define RM_SUITE_RUN_OPTS_INIT                                                                     \
 	{                                                                                          \
-		.run = NULL, .suite_file = NULL, .repeat_given = 0, .retries_given = 0,            \
+		.run = NULL, .suite_file = NULL, .repeat_given = 0, .retries_given = 0, .yes = 0,  \
 		.ci = RM_NIGHTLY_OPTS_INIT, .context_files = NULL, .n_context_files = 0            \
 	}
 

@@ -200,6 +200,8 @@ void rm_strv_free(char **v);
 char **rm_strv_push(char **v, size_t *n, const char *s);
 /* The number of entries of a NULL-terminated vector (0 for NULL). */
 size_t rm_strv_len(char *const *v);
+/* Whether the NULL-terminated v (may be NULL) holds s. */
+int rm_strv_has(char *const *v, const char *s);
 
 /* A workload's output: pieces of stdout or stderr as they come. */
 enum { RM_STREAM_STDOUT = 1, RM_STREAM_STDERR = 2 };
@@ -454,6 +456,14 @@ typedef struct rm_proc_out {
  */
 int rm_proc_run(char *const argv[], const char *input, double timeout, size_t max_out,
 		rm_proc_out *res, rm_error *err);
+/*
+ * The same for a program that only informs (GPU detection's rocminfo, nvidia-smi, amd-smi):
+ * no input, and it is also stopped (its process group, SIGKILL) as soon as a signal came or
+ * the process-wide interrupt is set, looked at 10 times a second; then -1 with err's
+ * sys_errno EINTR. A tool that hangs never holds the run past timeout or past a Ctrl-C.
+ */
+int rm_proc_capture(char *const argv[], double timeout, size_t max_out, rm_proc_out *res,
+		    rm_error *err);
 void rm_proc_out_release(rm_proc_out *res);
 
 /*

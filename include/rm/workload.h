@@ -43,29 +43,41 @@
 typedef struct json_t json_t;
 
 /*
- * The distributed launchers: a context's distributed.launcher (madengine's MAD_LAUNCHER),
- * one table for a run on one host and for SLURM jobs (src/workload/dist_launchers.c).
- * `start` says how the processes of one container are started, that is what
- * MAD_MULTI_NODE_RUNNER holds; `on_slurm` whether the SLURM launcher runs it.
+ * The distributed launchers: a card's or a context's distributed.launcher (madengine's
+ * MAD_LAUNCHER), one table for a run on one host and for SLURM jobs
+ * (src/workload/dist_launchers.c). `start` says how the processes of one container are
+ * started, that is what MAD_MULTI_NODE_RUNNER holds, or that the card's script runs on the
+ * SLURM batch host and starts its containers itself (MAD's slurm_multi cards); `slurm` how
+ * a SLURM job runs it: one container a node (run_models node-run), or the card's script on
+ * the batch host.
  */
 typedef enum rm_dist_start {
 	RM_DIST_TORCHRUN,  /* torchrun's command: --standalone on one node */
 	RM_DIST_DEEPSPEED, /* deepspeed's, one node */
 	RM_DIST_OWN,	   /* the workload starts its own workers: the runner is "" */
+	RM_DIST_SCRIPT,	   /* never in a container: the card's script on the batch host */
 } rm_dist_start;
+
+typedef enum rm_dist_slurm {
+	RM_DIST_SLURM_TASKS,  /* one task a node, each running the container (node-run) */
+	RM_DIST_SLURM_SCRIPT, /* the card's script on the batch host (the slurm_multi flow) */
+} rm_dist_slurm;
 
 typedef struct rm_dist_launcher {
 	const char *name;	/* as the docs spell it */
 	const char *aliases[2]; /* other spellings, NULL-terminated */
 	rm_dist_start start;
-	int on_slurm;
+	rm_dist_slurm slurm;
 } rm_dist_launcher;
 
 /* The launcher named name (case and '-' or '_' do not matter), or NULL. */
 const rm_dist_launcher *rm_dist_launcher_find(const char *name);
-/* "torchrun, torchtitan, ... or sglang", for messages; only those SLURM runs when
- * slurm_only. Caller frees. */
-char *rm_dist_launcher_names(int slurm_only);
+/* "torchrun, torchtitan, ... or sglang", for messages; only those whose SLURM jobs run one
+ * container a node when tasks_only. Caller frees. */
+char *rm_dist_launcher_names(int tasks_only);
+/* Whether l runs as its card's script on the SLURM batch host: always for slurm_multi, and
+ * on SLURM (on_slurm) for the launchers whose jobs take that flow (primus, sglang-disagg). */
+int rm_dist_runs_script(const rm_dist_launcher *l, int on_slurm);
 /* MAD_MULTI_NODE_RUNNER: the command that starts nproc processes on each of nnodes nodes
  * (port: the rendezvous port across nodes); l NULL (a launcher no row names) is torchrun's,
  * as madengine makes it. Caller frees. */
@@ -132,6 +144,11 @@ typedef struct rm_workload_settings {
  * copies what the outputs globs match to RM_TOOLS_OUTPUTS/<tool>/<path>. */
 #define RM_TOOLS_STATUS	 RM_WORKSPACE "/.run_models/tools.status"
 #define RM_TOOLS_OUTPUTS RM_WORKSPACE "/.run_models/tool_outputs"
+/* The line the wrapper prints (stdout) once the model and the post scripts are done and the
+ * outputs are gathered: the run's clock stops there (its timeout and test_duration cover the
+ * model, not the copying; the gathering has RM_TOOLS_GATHER_S of its own). */
+#define RM_TOOLS_GATHER_LINE "run_models: gathering the tools' outputs"
+#define RM_TOOLS_GATHER_S    600.0
 
 typedef struct rm_workload {
 	rm_workload_settings set; /* the run's, strings owned */
@@ -152,7 +169,14 @@ typedef struct rm_workload {
 	 * launcher adds (a SLURM node: the batch script's job-wide variables). */
 	rm_kv *env;
 	size_t n_env;
-	char **secrets; /* names of the host variables passed through (MAD_SECRETS*) */
+	/* The card's env_vars with the context's env_vars over them (MAD's layering): after
+	 * env in a container; the exports of a card whose script runs on the batch host.
+	 * DOCKER_IMAGE_NAME, when there and not the context's, is the run's image
+	 * (rm_workload_env_vars). */
+	rm_kv *env_vars;
+	size_t n_env_vars;
+	int image_name_given; /* the context's env_vars set DOCKER_IMAGE_NAME */
+	char **secrets;	      /* names of the host variables passed through (MAD_SECRETS*) */
 	size_t n_secrets;
 	rm_kv *mounts; /* the context's docker_mounts: key the container path, value the host's */
 	size_t n_mounts;
@@ -186,6 +210,8 @@ typedef struct rm_workload_in {
 	const rm_tool_plan *tools;
 	/* create the TunableOp folder (not in a dry run) */
 	int create_dirs;
+	/* GPUs over the model's n_gpus (-1: all of the host's); 0: the model's */
+	long n_gpus;
 } rm_workload_in;
 
 int rm_workload_build(rm_workload *w, const rm_workload_in *in, rm_error *err);
@@ -195,6 +221,19 @@ void rm_workload_copy(rm_workload *dst, const rm_workload *src);
 void rm_workload_set_image(rm_workload *w, const char *image);
 /* Points w at its model in reg (by model_name), after rm_job_doc_from_json. */
 int rm_workload_bind(rm_workload *w, const rm_registry *reg, rm_error *err);
+
+/* The workload's env_vars as they are used: DOCKER_IMAGE_NAME filled with w->image unless the
+ * context gave it (MAD: the image the run built or pushed). *n receives the count; free with
+ * rm_workload_kv_free. */
+rm_kv *rm_workload_env_vars(const rm_workload *w, size_t *n);
+void rm_workload_kv_free(rm_kv *v, size_t n);
+/* 0, or -1 with err naming the model and the variable when one of its env_vars is still a
+ * "<...>" placeholder (MAD's cards carry DOCKER_IMAGE_NAME "<supply-your-image>"): the run's
+ * image fills DOCKER_IMAGE_NAME; any other is the user's to give in the context's env_vars. */
+int rm_workload_check_placeholders(const rm_workload *w, rm_error *err);
+/* The launcher of the workload's card (its distributed.launcher), its context's, or the
+ * host's MAD_LAUNCHER: the table's row, or NULL (none, or one the table lacks). */
+const rm_dist_launcher *rm_workload_dist_launcher(const rm_workload *w);
 
 /* The effective TunableOp setting: cli, else the model's field, else its args. */
 rm_tunableop rm_tunableop_effective(const rm_model *m, rm_tunableop cli);

@@ -12,6 +12,7 @@
 #include "options.h"
 #include "rm/db.h"
 #include "rm/accepted.h"
+#include "rm/config.h"
 #include "rm/detect.h"
 #include "rm/direction.h"
 #include "rm/gate.h"
@@ -88,12 +89,28 @@ static void accept_add(struct accept *x, const rm_acceptance *a)
 	x->a[x->n++] = *a;
 }
 
-/* Without --since: each matching series' current regression, from where it started. */
-static int current(struct accept *x, rm_error *err)
+/* Whether a series is --config's: its key, or its parameters as reports name them. */
+static int config_is(const rm_hseries *s, const char *want)
 {
-	double thr = x->cli.fail_on_regression >= 0 ? x->cli.fail_on_regression : 5;
+	rm_config c = RM_CONFIG_INIT;
+	char *label;
+	int yes;
+
+	if (!want || !strcmp(s->config_key, want))
+		return 1;
+	if (rm_config_parse(&c, s->config) < 0)
+		rm_config_release(&c);
+	label = rm_config_label(&c);
+	yes = c.n && !strcmp(label, want);
+	free(label);
+	rm_config_release(&c);
+	return yes;
+}
+
+/* The history of the source, with its accepted changes. */
+static int read_history(struct accept *x, rm_error *err)
+{
 	rm_history_opts ho = RM_HISTORY_OPTS_INIT;
-	size_t matched = 0;
 
 	ho.window = (size_t)x->cli.history_window;
 	x->h = rm_history_new(&ho);
@@ -102,7 +119,7 @@ static int current(struct accept *x, rm_error *err)
 		size_t w = x->cli.history_window ? (size_t)x->cli.history_window : RM_DETECT_WINDOW;
 		int rc = rm_db_open(x->source, &db, err);
 		if (rc == 0)
-			rc = rm_db_baseline(db, NULL, NULL, w + RM_DETECT_CONTEXT + 1, x->h, err);
+			rc = rm_db_baseline(db, NULL, NULL, RM_DETECT_KEEP(w) + 1, x->h, err);
 		if (rc == 0)
 			rc = rm_db_accepted(db, x->h, err);
 		rm_db_close(db);
@@ -112,6 +129,17 @@ static int current(struct accept *x, rm_error *err)
 		   rm_accepted_read(x->h, x->source, err) < 0) {
 		return -1;
 	}
+	return 0;
+}
+
+/* Without --since: each matching series' current regression, from where it started. */
+static int current(struct accept *x, rm_error *err)
+{
+	double thr = x->cli.fail_on_regression >= 0 ? x->cli.fail_on_regression : 5;
+	size_t matched = 0;
+
+	if (read_history(x, err) < 0)
+		return -1;
 	for (size_t i = 0; i < rm_history_n_series(x->h); i++) {
 		const rm_hseries *s = rm_history_series_at(x->h, i);
 		rm_detect d;
@@ -119,7 +147,8 @@ static int current(struct accept *x, rm_error *err)
 		rm_run_ref since;
 		if (strcmp(s->model, x->cli.model) || !s->metric[0] ||
 		    (x->cli.metric && strcmp(s->metric, x->cli.metric)) ||
-		    (x->cli.machine && strcmp(s->machine, x->cli.machine)))
+		    (x->cli.machine && strcmp(s->machine, x->cli.machine)) ||
+		    !config_is(s, x->cli.config))
 			continue;
 		matched++;
 		o.direction = rm_direction_lookup(x->dirs, s->model, s->metric, NULL);
@@ -132,16 +161,18 @@ static int current(struct accept *x, rm_error *err)
 				   s->docker_file,   s->arch,
 				   s->n_gpus,	     s->machine,
 				   own(x, since.id), own(x, since.start),
-				   x->now,	     x->cli.reason ? x->cli.reason : ""};
+				   x->now,	     x->cli.reason ? x->cli.reason : "",
+				   s->config_key};
 		accept_add(x, &a);
 	}
 	if (!x->n)
 		return rm_error_set(
 		    err, RM_ERR_INPUT,
-		    "nothing to accept: the gate finds no regression of '%s'%s%s in "
+		    "nothing to accept: the gate finds no regression of '%s'%s%s%s%s in "
 		    "'%s' (%zu series of it; threshold %.2f%%): give --since RUN_ID "
 		    "to accept a change from a run on",
 		    x->cli.model, x->cli.metric ? " " : "", x->cli.metric ? x->cli.metric : "",
+		    x->cli.config ? " in configuration " : "", x->cli.config ? x->cli.config : "",
 		    x->source, matched, thr);
 	return 0;
 }
@@ -164,15 +195,39 @@ static int check_args(const struct accept *x, const struct opt_list *pos, rm_err
 	return 0;
 }
 
+/* --config's key: as given when the history has a series of the model with that key, else
+ * the key of its series whose parameters read so. */
+static int config_key(struct accept *x, const char **key, rm_error *err)
+{
+	*key = "";
+	if (!x->cli.config)
+		return 0;
+	if (read_history(x, err) < 0)
+		return -1;
+	for (size_t i = 0; i < rm_history_n_series(x->h); i++) {
+		const rm_hseries *s = rm_history_series_at(x->h, i);
+		if (!strcmp(s->model, x->cli.model) && config_is(s, x->cli.config)) {
+			*key = own(x, s->config_key);
+			return 0;
+		}
+	}
+	return rm_error_set(err, RM_ERR_INPUT,
+			    "'%s' has no configuration '%s' of '%s': give its key (the "
+			    "config_key column) or its parameters as the report names them",
+			    x->source, x->cli.config, x->cli.model);
+}
+
 /* With --since: one record of the key as given, from that run on. */
 static int since(struct accept *x, rm_error *err)
 {
-	if (since_run(x, err) < 0)
+	const char *key;
+
+	if (since_run(x, err) < 0 || config_key(x, &key, err) < 0)
 		return -1;
 	rm_acceptance a = {
 	    x->cli.model, x->cli.metric ? x->cli.metric : "",	"",	      "",
 	    "",		  x->cli.machine ? x->cli.machine : "", x->cli.since, x->since_start,
-	    x->now,	  x->cli.reason ? x->cli.reason : ""};
+	    x->now,	  x->cli.reason ? x->cli.reason : "",	key};
 	accept_add(x, &a);
 	return 0;
 }
@@ -197,10 +252,12 @@ static void print_accepted(const struct accept *x)
 	for (size_t i = 0; i < x->n; i++) {
 		const rm_acceptance *a = &x->a[i];
 		char *where = x->is_db ? rm_db_redact(x->source) : rm_accepted_path(x->source);
-		fprintf(stderr, "accepted: %s %s%s%s from run %s%s%s%s: recorded in %s\n", a->model,
-			a->metric[0] ? a->metric : "(every metric)", a->machine[0] ? " on " : "",
-			a->machine, a->since_run, a->since_start[0] ? " (" : "", a->since_start,
-			a->since_start[0] ? ")" : "", where);
+		fprintf(stderr, "accepted: %s %s%s%s%s%s from run %s%s%s%s: recorded in %s\n",
+			a->model, a->metric[0] ? a->metric : "(every metric)",
+			a->machine[0] ? " on " : "", a->machine,
+			a->config_key[0] ? " in configuration " : "", a->config_key, a->since_run,
+			a->since_start[0] ? " (" : "", a->since_start, a->since_start[0] ? ")" : "",
+			where);
 		free(where);
 	}
 }

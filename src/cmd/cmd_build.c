@@ -39,6 +39,7 @@ static int build_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	o->live_output = cli->live_output;
 	o->clean_docker_cache = cli->clean_docker_cache;
 	o->no_pull = cli->no_pull;
+	o->build_timeout = cli->build_timeout > 0 ? cli->build_timeout : 0;
 	o->sysfs_root = getenv("RM_SYSFS_ROOT");
 	o->progress = !cli->no_progress;
 	o->progress_interval = cli->progress_interval;

@@ -85,11 +85,18 @@ out:
 int cmd_doctor(int argc, char **argv, rm_error *err)
 {
 	rm_doctor_opts o = RM_DOCTOR_OPTS_INIT;
-	const char *sysfs = getenv("RM_SYSFS_ROOT");
+	const char *sysfs = getenv("RM_SYSFS_ROOT"), *dev = getenv("RM_DEV_ROOT");
 
-	/* Same override as run and list, so integration tests can fake a GPU host. */
+	/* Same override as run and list, so integration tests can fake a GPU host (and a /dev
+	 * without fuse, as docker_device_root does for a run). */
 	if (sysfs && *sysfs)
 		o.sysfs_root = sysfs;
+	if (dev && *dev)
+		o.dev_root = dev;
 	o.backends = rm_launcher_probe_all;
-	return doctor_main(argc, argv, &o, stdout, err);
+	/* A Ctrl-C stops a tool that hangs (and every one after it) at once: doctor then prints
+	 * what it found and exits 128 + N. */
+	rm_signals_install(0);
+	int ret = doctor_main(argc, argv, &o, stdout, err);
+	return rm_signal_received() ? 128 + rm_signal_received() : ret;
 }

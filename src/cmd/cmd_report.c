@@ -16,7 +16,9 @@
 #include "options.h"
 #include "rm/detect.h"
 #include "rm/results.h"
+#include "rm/sweep_table.h"
 #include "rm/db.h"
+#include "rm/manifest.h"
 #include "rm/util.h"
 #include "rm/suite.h"
 
@@ -117,9 +119,14 @@ static int report_ci(int argc, char **argv, rm_error *err)
 		goto out;
 	}
 	o.perf_csv = pos.n ? pos.v[0] : "perf.csv";
-	/* run.json beside perf.csv, where run writes it, unless told otherwise. */
+	/* The run's manifest beside perf.csv, where run writes it (run.<id>.json for --run-id,
+	 * else run.json, the latest run's), unless told otherwise. */
 	dir = rm_dirname(o.perf_csv);
-	beside = rm_xasprintf("%s/run.json", dir);
+	beside = rm_manifest_path(dir, cli.run_id);
+	if (cli.run_id && access(beside, R_OK) != 0) {
+		free(beside);
+		beside = rm_manifest_path(dir, NULL);
+	}
 	o.manifest = cli.manifest ? cli.manifest : access(beside, R_OK) == 0 ? beside : NULL;
 	nightly_outputs(&cli, &o);
 	o.run_id = cli.run_id;
@@ -143,6 +150,92 @@ out:
 	return ret;
 }
 
+/* The run to tabulate: --run-id, else the last one in the file (one pass to find it). */
+static int last_run(void *ctx, rm_result *row)
+{
+	char **id = ctx;
+	if (row->col[RM_COL_RUN_ID][0] && (!*id || strcmp(*id, row->col[RM_COL_RUN_ID]))) {
+		free(*id);
+		*id = rm_xstrdup(row->col[RM_COL_RUN_ID]);
+	}
+	return 0;
+}
+
+static int sweep_table(const struct cli *cli, const char *path, rm_error *err)
+{
+	rm_sweep_table_opts o = RM_SWEEP_TABLE_OPTS_INIT;
+	rm_results run = RM_RESULTS_INIT;
+	rm_sweep_cells cells = {0};
+	rm_buf out = RM_BUF_INIT((size_t)256 << 20);
+	char *id = cli->run_id ? rm_xstrdup(cli->run_id) : NULL;
+	int width = rm_term_width(stdout), ret = -1;
+
+	o.rows = cli->rows;
+	o.columns = cli->columns;
+	o.format = cli->format == FORMAT_MARKDOWN ? RM_SWEEP_MARKDOWN
+		   : cli->format == FORMAT_CSV	  ? RM_SWEEP_CSV
+						  : RM_SWEEP_TEXT;
+	o.width = width > 0 ? (size_t)width : 0;
+	if ((!id && rm_results_each(path, NULL, last_run, &id, err) < 0) ||
+	    rm_results_read(&run, path, id ? id : "", err) < 0)
+		goto out;
+	if (!run.n) {
+		rm_error_set(err, RM_ERR_INPUT, "'%s' holds no run%s%s", path, id ? " " : "",
+			     id ? id : "");
+		goto out;
+	}
+	rm_sweep_cells_collect(&run, cli->model, cli->metric, &cells);
+	if (rm_sweep_table(&cells, &o, &out, err) < 0) {
+		rm_error_wrap(err, "run %s of '%s'", id, path);
+		goto out;
+	}
+	fwrite(out.data ? out.data : "", 1, out.len, stdout);
+	ret = RM_EXIT_OK;
+out:
+	rm_buf_release(&out);
+	rm_sweep_cells_release(&cells);
+	rm_results_release(&run);
+	free(id);
+	return ret;
+}
+
+static int report_sweep(int argc, char **argv, rm_error *err)
+{
+	struct cli cli;
+	struct opt_list pos = {0};
+	int rc, md, ret = -1;
+
+	cli_init(&cli);
+	rc = opt_parse(CMD_REPORT_SWEEP, &cli, argc, argv, &pos, &md, err);
+	if (rc != 0) {
+		if (rc == 1) {
+			opt_help(
+			    stdout, CMD_REPORT_SWEEP,
+			    "usage: run_models report sweep [PERF_CSV] --rows DIM [--columns "
+			    "DIM] [--metric M]\n\nA metric by the parameters of the run's "
+			    "configurations (a suite's sweep, name:key=value\ntags, MAD's cells "
+			    "in metric names or columns): one table per model, metric\nand value "
+			    "of the other parameters, each cell the mean of its repeats.",
+			    md);
+			ret = RM_EXIT_OK;
+		}
+		goto out;
+	}
+	if (pos.n > 1)
+		rm_error_set(err, RM_ERR_USAGE, "report sweep takes one PERF_CSV ('%s' and '%s')",
+			     pos.v[0], pos.v[1]);
+	else if (!cli.rows)
+		rm_error_set(err, RM_ERR_USAGE,
+			     "report sweep needs --rows DIM: a parameter of the configurations "
+			     "(e.g. batch_size), a perf.csv column or model");
+	else
+		ret = sweep_table(&cli, pos.n ? pos.v[0] : "perf.csv", err);
+out:
+	cli_release(&cli);
+	opt_list_release(&pos);
+	return ret;
+}
+
 int cmd_report(int argc, char **argv, rm_error *err)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -154,6 +247,8 @@ int cmd_report(int argc, char **argv, rm_error *err)
 		      "[--fail-on-regression PCT]\n"
 		      "       run_models report compare A B [PERF_CSV|DB_URL] [--format "
 		      "text|markdown|json]\n"
+		      "       run_models report sweep [PERF_CSV] --rows DIM [--columns DIM] "
+		      "[--metric M] [--format text|markdown|csv]\n"
 		      "'run_models report <kind> --help' lists each kind's options.\n",
 		      f);
 		return argc < 2 ? RM_EXIT_USAGE : RM_EXIT_OK;
@@ -164,6 +259,8 @@ int cmd_report(int argc, char **argv, rm_error *err)
 		return report_ci(argc - 1, argv + 1, err);
 	if (!strcmp(argv[1], "compare"))
 		return cmd_report_compare(argc - 1, argv + 1, err);
-	return rm_error_set(err, RM_ERR_USAGE, "unknown report '%s' (html, ci or compare)",
+	if (!strcmp(argv[1], "sweep"))
+		return report_sweep(argc - 1, argv + 1, err);
+	return rm_error_set(err, RM_ERR_USAGE, "unknown report '%s' (html, ci, compare or sweep)",
 			    argv[1]);
 }

@@ -51,6 +51,7 @@ static int run_opts(const struct cli *cli, rm_run_opts *o, rm_error *err)
 	o->keep_model_dir = cli->keep_model_dir;
 	o->clean_docker_cache = cli->clean_docker_cache;
 	o->no_pull = cli->no_pull;
+	o->build_timeout = cli->build_timeout > 0 ? cli->build_timeout : 0;
 	o->sysfs_root = getenv("RM_SYSFS_ROOT");
 	o->wl.tunableop = (rm_tunableop)cli->tunableop;
 	o->wl.telemetry = (rm_telemetry_mode)cli->telemetry;
@@ -119,6 +120,18 @@ static int wants_ci(const struct cli *c)
 	       c->history_window;
 }
 
+/* The end of a dry run: how many models would fail, and the exit code a run would give. */
+static int dry_run_end(size_t n_failed)
+{
+	if (!n_failed)
+		return RM_EXIT_OK;
+	fprintf(stderr,
+		"run_models: dry run: %zu model(s) would be FAILURE (the lines \"would be "
+		"FAILURE\" and \"would fail\" above say why)\n",
+		n_failed);
+	return RM_EXIT_MODEL_FAILED;
+}
+
 /* A suite, or --tags with CI outputs: one run id, run.json, the outputs at the end. */
 static int run_ci(const struct cli *cli, const rm_run_opts *o, int repeat_given, rm_error *err)
 {
@@ -129,6 +142,7 @@ static int run_ci(const struct cli *cli, const rm_run_opts *o, int repeat_given,
 	so.suite_file = cli->suite;
 	so.repeat_given = repeat_given;
 	so.retries_given = cli->retries >= 0;
+	so.yes = cli->yes;
 	nightly_outputs(cli, &so.ci);
 	so.context_files = cli->context_files.v;
 	so.n_context_files = cli->context_files.n;
@@ -139,7 +153,7 @@ static int run_ci(const struct cli *cli, const rm_run_opts *o, int repeat_given,
 		return 128 + res.interrupted; /* 129 SIGHUP, 130 SIGINT, 143 SIGTERM */
 	}
 	if (o->dry_run)
-		return RM_EXIT_OK;
+		return dry_run_end(res.n_failed);
 	report_failures(res.n_failed, res.engine_lost, o->output);
 	if (res.ci.gate_enforced && res.ci.n_regressions)
 		fprintf(stderr,
@@ -150,13 +164,23 @@ static int run_ci(const struct cli *cli, const rm_run_opts *o, int repeat_given,
 				res.engine_lost);
 }
 
-static void push(struct opt_list *l, const char *s)
+static void list_push(struct opt_list *l, const char *s)
 {
 	l->v = rm_xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
 	l->v[l->n++] = s;
 }
 
-/* run --suite FILE --list: each entry's selection, as the list command prints it. */
+static int print_point(void *ctx, const size_t *values)
+{
+	const rm_suite_entry *e = ctx;
+	char *name = rm_sweep_point_name(e->sweep, values, e->name);
+	printf("#   %s\n", name);
+	free(name);
+	return 0;
+}
+
+/* run --suite FILE --list: each entry's selection, as the list command prints it, and the
+ * points of its sweep. */
 static int list_suite(struct cli *cli, rm_error *err)
 {
 	rm_suite s;
@@ -164,17 +188,25 @@ static int list_suite(struct cli *cli, rm_error *err)
 
 	if (rm_suite_load(cli->suite, &s, err) < 0)
 		return -1;
+	if (rm_suite_check_size(&s, cli->yes, err) < 0) {
+		rm_suite_release(&s);
+		return -1;
+	}
 	for (size_t i = 0; i < s.n && ret == RM_EXIT_OK; i++) {
 		const rm_suite_entry *e = &s.entries[i];
 		struct opt_list tags = {0}, ctx = {0}, saved = cli->tags, saved_ctx = cli->contexts;
 		char *json = json_dumps(e->context, JSON_COMPACT);
 		for (size_t k = 0; k < e->n_tags + e->n_models; k++)
-			push(&tags, k < e->n_tags ? e->tags[k] : e->models[k - e->n_tags]);
+			list_push(&tags, k < e->n_tags ? e->tags[k] : e->models[k - e->n_tags]);
 		/* The entry's context, then the command line's (as the run applies them). */
-		push(&ctx, json);
+		list_push(&ctx, json);
 		for (size_t k = 0; k < saved_ctx.n; k++)
-			push(&ctx, saved_ctx.v[k]);
+			list_push(&ctx, saved_ctx.v[k]);
 		printf("# suite %s, entry %zu of %zu: %s\n", s.name, i + 1, s.n, e->name);
+		if (e->sweep) {
+			printf("# %zu points of its sweep:\n", e->sweep->n_points);
+			rm_sweep_each(e->sweep, print_point, (void *)e);
+		}
 		fflush(stdout);
 		cli->tags = tags;
 		cli->contexts = ctx;
@@ -237,6 +269,10 @@ int cmd_run(int argc, char **argv, rm_error *err)
 			fprintf(stderr, "run_models: %s\n", rm_error_text(err));
 			ret = 128 + res.interrupted; /* 129 SIGHUP, 130 SIGINT, 143 SIGTERM */
 		}
+		goto out;
+	}
+	if (o.dry_run) {
+		ret = dry_run_end(res.n_failed);
 		goto out;
 	}
 	report_failures(res.n_failed, res.engine_lost, o.output);

@@ -18,17 +18,18 @@ int cmd_suite(int argc, char **argv, rm_error *err)
 	rm_suite s;
 	json_t *j;
 	char *text;
-	int md, rc;
+	int md, rc, yes;
 
 	cli_init(&cli);
 	rc = opt_parse(CMD_SUITE, &cli, argc, argv, &pos, &md, err);
+	yes = cli.yes;
 	cli_release(&cli);
 	if (rc != 0) {
 		if (rc == 1)
 			opt_help(stdout, CMD_SUITE,
 				 "usage: run_models suite FILE.yaml\n\nChecks a suite file and "
-				 "prints its resolved entries (defaults and includes applied) as "
-				 "JSON.",
+				 "prints its resolved entries (defaults and includes applied, each "
+				 "sweep's\npoints with their parameters) as JSON.",
 				 md);
 		opt_list_release(&pos);
 		return rc == 1 ? RM_EXIT_OK : -1;
@@ -41,6 +42,10 @@ int cmd_suite(int argc, char **argv, rm_error *err)
 	opt_list_release(&pos);
 	if (rc < 0)
 		return -1;
+	if (rm_suite_check_size(&s, yes, err) < 0) {
+		rm_suite_release(&s);
+		return -1;
+	}
 	j = rm_suite_json(&s);
 	text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	puts(text ? text : "null");

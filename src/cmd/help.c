@@ -36,10 +36,15 @@ const struct opt_cmd opt_cmds[] = {
     {"report ci", CMD_REPORT_CI, "run_models report ci [PERF_CSV] [options]",
      "The end of a nightly run from its files: the regression gate, JUnit, the Markdown "
      "summary, the report, the export and the archive."},
+    {"report sweep", CMD_REPORT_SWEEP,
+     "run_models report sweep [PERF_CSV] --rows DIM [--columns DIM] [--metric M]",
+     "A metric by the parameters of a run's configurations (a suite's sweep, `name:key=value` "
+     "tags, MAD's cells): a table per model and metric, in text, Markdown or CSV."},
     {"export", CMD_EXPORT, "run_models export [--db URL] [PERF_CSV...]",
      "Exports perf CSV rows, their metrics and run.json to SQLite or PostgreSQL."},
     {"suite", CMD_SUITE, "run_models suite FILE.yaml",
-     "Checks a suite file and prints its resolved entries as JSON."},
+     "Checks a suite file and prints its resolved entries as JSON, each sweep's points with "
+     "their parameters."},
     {"build", CMD_BUILD,
      "run_models build --tags TAG[,TAG...] [--registry HOST:PORT] [--manifest FILE] [options]",
      "Builds (and pushes) the selected models' images and writes a build manifest that `run "
@@ -401,6 +406,7 @@ void opt_bash_completion(FILE *f)
 		    {"report html", CMD_REPORT_HTML},
 		    {"report ci", CMD_REPORT_CI},
 		    {"report compare", CMD_REPORT_COMPARE},
+		    {"report sweep", CMD_REPORT_SWEEP},
 		    {"export", CMD_EXPORT},
 		    {"suite", CMD_SUITE},
 		    {"build", CMD_BUILD},
@@ -428,7 +434,7 @@ void opt_bash_completion(FILE *f)
 	      "completion)\n"
 	      "\t\t\t[ $i = 1 ] && cmd=$w\n"
 	      "\t\t\t;;\n"
-	      "\t\thtml | ci) [ \"$cmd\" = report ] && [ $i = 2 ] && sub=\" $w\" ;;\n"
+	      "\t\thtml | ci | sweep) [ \"$cmd\" = report ] && [ $i = 2 ] && sub=\" $w\" ;;\n"
 	      "\t\tesac\n"
 	      "\tdone\n"
 	      "\tif [ \"$COMP_CWORD\" = 1 ] && [[ $cur != -* ]]; then\n"
@@ -437,7 +443,7 @@ void opt_bash_completion(FILE *f)
 	      "\t\treturn\n"
 	      "\tfi\n"
 	      "\tif [ \"$cmd\" = report ] && [ -z \"$sub\" ]; then\n"
-	      "\t\tCOMPREPLY=($(compgen -W 'html ci' -- \"$cur\"))\n"
+	      "\t\tCOMPREPLY=($(compgen -W 'html ci sweep' -- \"$cur\"))\n"
 	      "\t\treturn\n"
 	      "\tfi\n"
 	      "\tif [ \"$cmd\" = completion ]; then\n"

@@ -8,9 +8,11 @@
 
 #include "options.h"
 #include "rm/doctor.h"
+#include "rm/detect.h"
 #include "rm/engine.h"
 #include "rm/parser.h"
 #include "rm/registry.h"
+#include "rm/runner.h"
 #include "rm/telemetry.h"
 #include "rm/util.h"
 
@@ -34,6 +36,8 @@ static const rm_choice parse_formats[] = {{"csv", FORMAT_CSV}, {"json", FORMAT_J
 static const rm_choice doctor_formats[] = {{"text", FORMAT_TEXT}, {"json", FORMAT_JSON}, {NULL, 0}};
 static const rm_choice compare_formats[] = {
     {"text", FORMAT_TEXT}, {"markdown", FORMAT_MARKDOWN}, {"json", FORMAT_JSON}, {NULL, 0}};
+static const rm_choice sweep_formats[] = {
+    {"text", FORMAT_TEXT}, {"markdown", FORMAT_MARKDOWN}, {"csv", FORMAT_CSV}, {NULL, 0}};
 static const rm_choice list_formats[] = {
     {"table", FORMAT_TABLE}, {"csv", FORMAT_CSV}, {"json", FORMAT_JSON}, {NULL, 0}};
 
@@ -63,7 +67,7 @@ const struct opt opt_table[] = {
     {"live-output", 'l', FLAG(live_output), NULL, "stream build and run output to the terminal", RB,
      "live_output"},
     {"timeout", 0, SECS(timeout), "S",
-     "seconds; default: the model's `timeout` (negative there: none), else 7200; `0` or "
+     "seconds; default: the model's `timeout` (`0` or negative there: none), else 7200; `0` or "
      "negative (`-1`) = none",
      CMD_RUN, NULL},
     {"skip-model-run", 0, FLAG(skip_model_run), NULL,
@@ -150,6 +154,11 @@ const struct opt opt_table[] = {
      "copy the model dir out of the container into the log dir", CMD_RUN, "keep_model_dir"},
     {"clean-docker-cache", 0, FLAG(clean_docker_cache), NULL, "rebuild without the layer cache", RB,
      "clean_docker_cache"},
+    {"build-timeout", 0, SECS(build_timeout), "S",
+     "seconds a build may take before it is stopped and its model is a FAILURE row naming the "
+     "build (default 10800, three hours; `0` = none); the model's `--timeout` counts from its "
+     "run, not its build",
+     RB, "build_timeout"},
     {"no-pull", 0, FLAG(no_pull), NULL,
      "build on the base images the engine has: no pull of a newer one first (madengine's "
      "`--pull`, the default; a registry out of reach is only warned about)",
@@ -195,6 +204,10 @@ const struct opt opt_table[] = {
     {"workload", 0, STR(workload), "KEY", "the workload of the job file to run", CMD_NODE_RUN,
      NULL},
     /* run, report ci: CI outputs and the regression gate (docs/nightly.md) */
+    {"yes", 0, FLAG(yes), NULL,
+     "expand a suite's sweep of 100,000 points or more (refused without it, before anything is "
+     "built)",
+     CMD_RUN | CMD_SUITE, NULL},
     {"suite", 0, STR(suite), "FILE",
      "run the entries of a suite file (tags or models, context, repeat, timeout, regression "
      "threshold; `run_models suite FILE` shows them) under one run id, instead of `--tags`",
@@ -249,6 +262,10 @@ const struct opt opt_table[] = {
      NULL},
     {"reason", 0, STR(reason), "TEXT", "why the change is intended, kept with the record",
      CMD_ACCEPT, NULL},
+    {"config", 0, STR(config), "KEY|PARAMS",
+     "only this configuration: its key (perf.csv's `config_key`) or its parameters as reports "
+     "name them (`batch_size=8,precision=bf16`; default: every configuration)",
+     CMD_ACCEPT, NULL},
     {"fail-on-regression", 0, NUM(fail_on_regression), "PCT",
      "without `--since`: the threshold the gate uses (default 5)", CMD_ACCEPT, NULL},
     /* report ci, report html, export */
@@ -284,6 +301,23 @@ const struct opt opt_table[] = {
      CMD_REPORT_CI, NULL},
     {"no-metrics", 0, FLAG(no_metrics), NULL, "leave the perf_<model>.csv files out", CMD_EXPORT,
      NULL},
+    /* report sweep */
+    {"rows", 0, STR(rows), "DIM",
+     "the dimension down the table: a parameter of the configurations (`batch_size`, "
+     "`env.NAME`, `tunableop`, a MAD cell's `con`), or `model`",
+     CMD_REPORT_SWEEP, NULL},
+    {"columns", 0, STR(columns), "DIM", "the dimension across the table (default: none)",
+     CMD_REPORT_SWEEP, NULL},
+    {"metric", 0, STR(metric), "NAME",
+     "the metric in the cells (default: every metric, a table each); a MAD cell's metric by "
+     "its name without the cell (`tok/s`)",
+     CMD_REPORT_SWEEP, NULL},
+    {"model", 0, STR(model), "NAME", "only this model (default: every model)", CMD_REPORT_SWEEP,
+     NULL},
+    {"run-id", 0, STR(run_id), "ID", "the run to tabulate (default: the last one)",
+     CMD_REPORT_SWEEP, NULL},
+    {"format", 0, CHOICE(format, sweep_formats),
+     "`text` (default: aligned columns), `markdown` or `csv`", CMD_REPORT_SWEEP, NULL},
     /* parse */
     {"parser", 0, STR(parser), "NAME", "parser to use (default `auto`: recognise the format)",
      CMD_PARSE, NULL},
@@ -322,6 +356,7 @@ void cli_init(struct cli *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->timeout = -1;
+	c->build_timeout = RM_BUILD_TIMEOUT_DEFAULT;
 	c->repeat = 1;
 	c->retries = -1;
 	c->retry_wait = -1;
@@ -450,11 +485,23 @@ static int set_value(const struct opt *o, struct cli *c, const char *val, rm_err
 		return 0;
 	}
 	case OPT_INT: {
-		long l;
-		if (rm_parse_long(val, 0, 1000000, &l) < 0)
-			return rm_error_set(err, RM_ERR_USAGE,
-					    "--%s takes a whole number >= 0, not '%s'", o->name,
-					    val);
+		/* the counts with a range of their own, said the same way whatever the value */
+		static const struct {
+			const char *name;
+			long lo, hi;
+		} ranges[] = {{"repeat", 1, 1000000}, {"history-window", 2, RM_DETECT_MAX_WINDOW}};
+		long l, lo = 0, hi = 1000000;
+		for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+			if (!strcmp(o->name, ranges[i].name))
+				lo = ranges[i].lo, hi = ranges[i].hi;
+		if (rm_parse_long(val, lo, hi, &l) < 0)
+			return lo ? rm_error_set(
+					err, RM_ERR_USAGE,
+					"--%s takes a whole number from %ld to %ld, not '%s'",
+					o->name, lo, hi, val)
+				  : rm_error_set(err, RM_ERR_USAGE,
+						 "--%s takes a whole number >= 0, not '%s'",
+						 o->name, val);
 		*(long *)field = l;
 		return 0;
 	}

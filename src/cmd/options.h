@@ -27,8 +27,9 @@ enum {
 	CMD_NODE_RUN = 1 << 9, /* hidden: what each SLURM task runs */
 	CMD_COMPLETION = 1 << 10,
 	CMD_ACCEPT = 1 << 11,
-	CMD_REPORT_COMPARE = 1 << 12,
-	CMD_ALL = (1 << 13) - 1,
+	CMD_REPORT_SWEEP = 1 << 12,
+	CMD_REPORT_COMPARE = 1 << 13,
+	CMD_ALL = (1 << 14) - 1,
 };
 
 enum opt_type {
@@ -73,6 +74,7 @@ struct cli {
 	const char *log_dir;
 	const char *parser; /* also parse */
 	double timeout;
+	double build_timeout; /* --build-timeout: 0 none */
 	int live_output;
 	int keep_alive;
 	int allow_sensitive_mounts;
@@ -124,6 +126,12 @@ struct cli {
 	const char *since;
 	const char *reason;
 	const char *machine;
+	const char *config; /* also report sweep */
+	/* run, suite: a sweep of RM_SWEEP_CONFIRM points or more */
+	int yes;
+	/* report sweep */
+	const char *rows;
+	const char *columns;
 	/* report ci, report html, export */
 	const char *run_id;
 	const char *manifest;

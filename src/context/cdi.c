@@ -19,7 +19,7 @@
 
 static const char *const cdi_dirs[] = {"/etc/cdi", "/var/run/cdi", NULL};
 
-static int by_name(const struct dirent **a, const struct dirent **b)
+static int cdi_by_name(const struct dirent **a, const struct dirent **b)
 {
 	return strcmp((*a)->d_name, (*b)->d_name);
 }
@@ -69,7 +69,7 @@ void rm_context__detect_cdi(rm_context *ctx)
 {
 	for (size_t d = 0; cdi_dirs[d]; d++) {
 		struct dirent **ents = NULL;
-		int n = scandir(cdi_dirs[d], &ents, is_spec, by_name);
+		int n = scandir(cdi_dirs[d], &ents, is_spec, cdi_by_name);
 		for (int i = 0; i < n; i++) {
 			char *path = rm_xasprintf("%s/%s", cdi_dirs[d], ents[i]->d_name);
 			read_spec(ctx, path);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -94,6 +95,7 @@ static void sync_obj(rm_context *ctx)
 	set_or_del_string(ctx->obj, "MAD_SYSTEM_HIP_VERSION", ctx->hip_version);
 	json_object_set_new(ctx->obj, "MAD_SYSTEM_NGPUS", json_integer(ctx->n_gpus));
 	set_or_del_kv(ctx->obj, "docker_env_vars", ctx->docker_env_vars, ctx->n_docker_env_vars);
+	set_or_del_kv(ctx->obj, "env_vars", ctx->env_vars, ctx->n_env_vars);
 	set_or_del_kv(ctx->obj, "docker_build_arg", ctx->docker_build_arg, ctx->n_docker_build_arg);
 	set_or_del_kv(ctx->obj, "docker_mounts", ctx->docker_mounts, ctx->n_docker_mounts);
 	set_or_del_string(ctx->obj, "docker_gpus", ctx->docker_gpus);
@@ -112,6 +114,18 @@ static void sync_obj(rm_context *ctx)
 			json_object_set_new(ctx->rendered, key, json_string(s));
 		free(s);
 	}
+}
+
+void rm_context_host_devices(rm_context *ctx)
+{
+	const char *root = rm_context_get(ctx, "docker_device_root");
+	char *fuse = rm_xasprintf("%s/fuse", root && *root ? root : "/dev");
+	struct stat st;
+
+	/* the engine refuses a container whose device is missing ("error gathering device
+	 * information while adding custom device"): only a character device counts */
+	ctx->no_fuse = stat(fuse, &st) != 0 || !S_ISCHR(st.st_mode);
+	free(fuse);
 }
 
 int rm_context_detect(rm_context *ctx, const char *sysfs_root, int use_tools, rm_error *err)
@@ -282,7 +296,8 @@ static int check_key(const char *what, const char *key, const json_t *v, rm_erro
 				    "%s: 'MAD_SYSTEM_NGPUS' must be a non-negative GPU count",
 				    what);
 	}
-	if (strcmp(key, "docker_env_vars") == 0 || strcmp(key, "docker_build_arg") == 0)
+	if (strcmp(key, "docker_env_vars") == 0 || strcmp(key, "docker_build_arg") == 0 ||
+	    strcmp(key, "env_vars") == 0)
 		return check_kv_object(what, key, v, 0, err);
 	if (strcmp(key, "docker_mounts") == 0)
 		return check_kv_object(what, key, v, 1, err);
@@ -354,6 +369,8 @@ static void apply_key(rm_context *ctx, const char *key, json_t *v)
 		ctx->n_gpus = n;
 	} else if (strcmp(key, "docker_env_vars") == 0) {
 		apply_kv(&ctx->docker_env_vars, &ctx->n_docker_env_vars, v);
+	} else if (strcmp(key, "env_vars") == 0) {
+		apply_kv(&ctx->env_vars, &ctx->n_env_vars, v);
 	} else if (strcmp(key, "docker_build_arg") == 0) {
 		apply_kv(&ctx->docker_build_arg, &ctx->n_docker_build_arg, v);
 	} else if (strcmp(key, "docker_mounts") == 0) {
@@ -469,6 +486,7 @@ void rm_context_release(rm_context *ctx)
 	free(ctx->hip_version);
 	free(ctx->render_nodes);
 	kv_free(ctx->docker_env_vars, ctx->n_docker_env_vars);
+	kv_free(ctx->env_vars, ctx->n_env_vars);
 	kv_free(ctx->docker_build_arg, ctx->n_docker_build_arg);
 	kv_free(ctx->docker_mounts, ctx->n_docker_mounts);
 	free(ctx->docker_gpus);

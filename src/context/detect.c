@@ -21,6 +21,72 @@
 
 /* ---- detection ---- */
 
+/* How long a detection tool (rocminfo, nvidia-smi, amd-smi, hipconfig, nvcc) may take: a
+ * driver in a bad state makes them hang, and detection must not hang the run with it. */
+#define TOOL_TIMEOUT_S 10.0
+
+/*
+ * A small file read without blocking: a FIFO or a device planted where a sysfs file is
+ * expected (a KFD "properties" that blocks) is not read at all. Returns a FILE or NULL.
+ */
+static FILE *open_regular(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		rm_warn("'%s' is not a regular file: GPU detection does not read it", path);
+		close(fd);
+		return NULL;
+	}
+	if (!(f = fdopen(fd, "r")))
+		close(fd);
+	return f;
+}
+
+/*
+ * What a detection tool prints on stdout, run without a shell through rm_proc_capture: at most
+ * TOOL_TIMEOUT_S seconds, stopped at once by a Ctrl-C; a tool that hangs is named once and
+ * detection goes on without it. NULL when it is not on PATH, failed or did not finish.
+ */
+static char *tool_output(char *const argv[])
+{
+	rm_proc_out po;
+	rm_error err = RM_ERROR_INIT;
+	char *out = NULL;
+
+	if (!rm_on_path(argv[0]))
+		return NULL;
+	if (rm_proc_capture(argv, TOOL_TIMEOUT_S, (size_t)1 << 20, &po, &err) == 0 &&
+	    po.status == 0) {
+		out = po.out;
+		po.out = NULL;
+	} else if (po.timed_out) {
+		rm_warn("'%s' did not answer within %.0f s (a driver in a bad state?); it was "
+			"stopped and GPU detection goes on without it",
+			argv[0], TOOL_TIMEOUT_S);
+	}
+	rm_proc_out_release(&po);
+	return out;
+}
+
+/* The next line of text (NUL-terminated in place), advancing *cur; NULL at the end. */
+static char *next_line(char **cur)
+{
+	char *l = *cur, *nl;
+
+	if (!l || !*l)
+		return NULL;
+	nl = strchr(l, '\n');
+	*cur = nl ? nl + 1 : l + strlen(l);
+	if (nl)
+		*nl = '\0';
+	return l;
+}
+
 static char *arch_from_target_version(long v)
 {
 	long major = v / 10000, minor = (v / 100) % 100, step = v % 100;
@@ -38,7 +104,7 @@ struct kfd_node {
 static void read_properties(const char *path, struct kfd_node *n)
 {
 	char line[512];
-	FILE *f = fopen(path, "r");
+	FILE *f = open_regular(path);
 
 	n->simd_count = 0;
 	n->gfx_target_version = 0;
@@ -131,16 +197,13 @@ void rm_context__detect_kfd(rm_context *ctx, const char *sysfs_root)
  * model name, ISAs start with "amdgcn-"). */
 void rm_context__detect_rocminfo(rm_context *ctx)
 {
-	char line[1024];
-	FILE *p;
+	char *const argv[] = {"rocminfo", NULL};
+	char *text = tool_output(argv), *cur = text, *line;
 	long count = 0;
 
-	if (!rm_on_path("rocminfo"))
+	if (!text)
 		return;
-	p = popen("rocminfo 2>/dev/null", "r");
-	if (!p)
-		return;
-	while (fgets(line, sizeof(line), p)) {
+	while ((line = next_line(&cur))) {
 		char *s = rm_trim(line);
 
 		if (!rm_starts_with(s, "Name:"))
@@ -152,7 +215,8 @@ void rm_context__detect_rocminfo(rm_context *ctx)
 			ctx->gpu_arch = rm_xstrdup(s);
 		count++;
 	}
-	if (pclose(p) != 0 || count == 0) {
+	free(text);
+	if (count == 0) {
 		free(ctx->gpu_arch);
 		ctx->gpu_arch = NULL;
 		return;
@@ -164,16 +228,14 @@ void rm_context__detect_rocminfo(rm_context *ctx)
 /* "NVIDIA H100 80GB HBM3, 9.0" per GPU; compute capability 9.0 is sm_90. */
 void rm_context__detect_nvidia_smi(rm_context *ctx)
 {
-	char line[1024];
-	FILE *p;
+	char *const argv[] = {"nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader",
+			      NULL};
+	char *text = tool_output(argv), *cur = text, *line;
 	long count = 0;
 
-	if (!rm_on_path("nvidia-smi"))
+	if (!text)
 		return;
-	p = popen("nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader 2>/dev/null", "r");
-	if (!p)
-		return;
-	while (fgets(line, sizeof(line), p)) {
+	while ((line = next_line(&cur))) {
 		char *s = rm_trim(line), *comma = strrchr(s, ','), *dot;
 		long major, minor;
 
@@ -194,7 +256,8 @@ void rm_context__detect_nvidia_smi(rm_context *ctx)
 		    rm_parse_long(dot + 1, 0, 1000, &minor) == 0)
 			ctx->gpu_arch = rm_xasprintf("sm_%ld%ld", major, minor);
 	}
-	if (pclose(p) != 0 || count == 0) {
+	free(text);
+	if (count == 0) {
 		free(ctx->gpu_arch);
 		ctx->gpu_arch = NULL;
 		free(ctx->gpu_product_name);
@@ -210,35 +273,36 @@ void rm_context__detect_nvidia_smi(rm_context *ctx)
 /* The first line of a small file, trimmed, or NULL. */
 static char *first_line(const char *path)
 {
-	rm_error err = RM_ERROR_INIT;
-	char *text = NULL, *line;
+	char buf[4096], *line = NULL;
+	FILE *f = open_regular(path);
 
-	if (rm_read_file(path, 4096, &text, NULL, &err) != 0)
+	if (!f)
 		return NULL;
-	text[strcspn(text, "\r\n")] = '\0';
-	line = rm_trim(text);
-	line = *line ? rm_xstrdup(line) : NULL;
-	free(text);
+	if (fgets(buf, sizeof(buf), f)) {
+		buf[strcspn(buf, "\r\n")] = '\0';
+		line = *rm_trim(buf) ? rm_xstrdup(rm_trim(buf)) : NULL;
+	}
+	fclose(f);
 	return line;
 }
 
-/* The first line of a command's output that starts with prefix (after blanks), the rest
- * trimmed; NULL when there is none. Only programs on PATH are run. */
-static char *tool_value(const char *prog, const char *cmd, const char *prefix)
+/* What follows the first `key` in a tool's output up to the end of that line or a blank
+ * ("MARKET_NAME:" of amd-smi, "release " of nvcc, "CUDA Version: " of nvidia-smi), trimmed
+ * (a trailing ',' dropped); with key "" the first non-empty line. NULL when there is none. */
+static char *tool_value(char *const argv[], const char *key, int word)
 {
-	char line[1024], *found = NULL;
-	FILE *p;
+	char *text = tool_output(argv), *cur = text, *line, *found = NULL;
 
-	if (!rm_on_path(prog) || !(p = popen(cmd, "r")))
-		return NULL;
-	while (fgets(line, sizeof(line), p)) {
-		char *s = rm_trim(line);
-		if (!found && rm_starts_with(s, prefix)) {
-			s = rm_trim(s + strlen(prefix));
-			found = *s ? rm_xstrdup(s) : NULL;
-		}
+	while (text && !found && (line = next_line(&cur))) {
+		char *s = *key ? strstr(line, key) : rm_trim(line);
+		if (!s)
+			continue;
+		s = rm_trim(s + strlen(key));
+		if (word)
+			s[strcspn(s, " \t,")] = '\0';
+		found = *s ? rm_xstrdup(s) : NULL;
 	}
-	pclose(p);
+	free(text);
 	return found;
 }
 
@@ -274,30 +338,26 @@ void rm_context__detect_facts(rm_context *ctx, const char *sysfs_root, int use_t
 			ctx->gpu_product_name = first_line(path);
 			free(path);
 		}
-		if (!ctx->gpu_product_name && use_tools)
-			ctx->gpu_product_name = tool_value(
-			    "amd-smi", "amd-smi static -g 0 2>/dev/null", "MARKET_NAME:");
+		if (!ctx->gpu_product_name && use_tools) {
+			char *const argv[] = {"amd-smi", "static", "-g", "0", NULL};
+			ctx->gpu_product_name = tool_value(argv, "MARKET_NAME:", 0);
+		}
 		if (!ctx->hip_version) {
 			path = rm_xasprintf("%s/.info/version", rocm && *rocm ? rocm : "/opt/rocm");
 			ctx->hip_version = major_minor(first_line(path));
 			free(path);
 		}
-		if (!ctx->hip_version && use_tools)
-			ctx->hip_version = major_minor(
-			    tool_value("hipconfig", "hipconfig --version 2>/dev/null", ""));
+		if (!ctx->hip_version && use_tools) {
+			char *const argv[] = {"hipconfig", "--version", NULL};
+			ctx->hip_version = major_minor(tool_value(argv, "", 0));
+		}
 	} else if (ctx->gpu_vendor && !strcmp(ctx->gpu_vendor, "NVIDIA") && use_tools) {
+		char *const nvcc[] = {"nvcc", "--version", NULL}, *const smi[] = {"nvidia-smi",
+										  NULL};
 		if (!ctx->hip_version)
-			ctx->hip_version =
-			    major_minor(tool_value("nvcc",
-						   "nvcc --version 2>/dev/null | sed -n "
-						   "'s/.*release \\([0-9][0-9.]*\\).*/\\1/p'",
-						   ""));
+			ctx->hip_version = major_minor(tool_value(nvcc, "release ", 1));
 		if (!ctx->hip_version)
-			ctx->hip_version = major_minor(
-			    tool_value("nvidia-smi",
-				       "nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: "
-				       "\\([0-9][0-9.]*\\).*/\\1/p'",
-				       ""));
+			ctx->hip_version = major_minor(tool_value(smi, "CUDA Version: ", 1));
 	}
 }
 

@@ -72,6 +72,8 @@ struct globbed {
 	double checked; /* rm_now() of the last stat */
 	char **paths;	/* NULL-terminated, with GLOB_MARK's '/' on folders */
 	size_t n;
+	char **others; /* what `<prefix>.*` also takes and MAD's rule leaves to longer prefixes */
+	size_t n_others;
 };
 
 static struct map glob_cache, scan_cache;
@@ -128,6 +130,7 @@ static void globbed_release(struct globbed *g)
 		return;
 	free(g->dir);
 	rm_strv_free(g->paths);
+	rm_strv_free(g->others);
 	free(g);
 }
 
@@ -144,6 +147,36 @@ static char *glob_pattern(const char *prefix)
 	}
 	rm_buf_addstr(&b, ".*Dockerfile");
 	return rm_buf_detach(&b);
+}
+
+/*
+ * MAD's documented rule (docs/adding-a-model.md): "<prefix>.Dockerfile" or
+ * "<prefix>.<os>.<vendor>.Dockerfile", each part one word of letters, digits, '_' or '-'
+ * (no dot); a folder's older "<prefix>.<os>.Dockerfile" is kept too. So the prefix
+ * "docker/vllm_disagg_inference" never takes vllm_disagg_inference.dsv4.ubuntu.amd.Dockerfile:
+ * that one is the prefix "docker/vllm_disagg_inference.dsv4"'s. path starts with prefix.
+ */
+static int by_mads_rule(const char *path, size_t prefix_len)
+{
+	size_t len = strlen(path);
+	const char *p = path + prefix_len, *end;
+	int parts = 0;
+
+	if (len && path[len - 1] == '/') /* a folder (GLOB_MARK): judged as the file it names */
+		len--;
+	if (len < prefix_len + strlen(".Dockerfile"))
+		return 0;
+	end = path + len - strlen("Dockerfile");
+	if (*p++ != '.')
+		return 0;
+	while (p < end) {
+		size_t w =
+		    strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
+		if (w == 0 || p[w] != '.' || ++parts > 2)
+			return 0;
+		p += w + 1;
+	}
+	return p == end;
 }
 
 /* The candidate paths of prefix, from the cache when the folder has not changed. */
@@ -190,8 +223,21 @@ static const struct globbed *candidates(const char *prefix, rm_error *err)
 		rm_error_set(err, RM_ERR_IO, "cannot list '%s.*Dockerfile'", prefix);
 		return NULL;
 	}
-	for (size_t i = 0; r == 0 && i < gl.gl_pathc; i++)
-		g->paths = rm_strv_push(g->paths, &g->n, gl.gl_pathv[i]);
+	for (size_t i = 0; r == 0 && i < gl.gl_pathc; i++) {
+		if (by_mads_rule(gl.gl_pathv[i], strlen(prefix)))
+			g->paths = rm_strv_push(g->paths, &g->n, gl.gl_pathv[i]);
+		else
+			g->others = rm_strv_push(g->others, &g->n_others, gl.gl_pathv[i]);
+	}
+	/* No name follows the rule: madengine's own glob, `<prefix>.*` (its test fixture's
+	 * dummy_ctxtest.ctx1.ubuntu.amd.Dockerfile has three parts). */
+	if (g->n == 0 && g->n_others) {
+		rm_strv_free(g->paths);
+		g->paths = g->others;
+		g->n = g->n_others;
+		g->others = NULL;
+		g->n_others = 0;
+	}
 	if (r == 0)
 		globfree(&gl);
 	return g;
@@ -240,15 +286,8 @@ static char *stem_of(const char *path)
 
 	base = base ? base + 1 : path;
 	n = strlen(base);
-	if (n >= 11 && strcmp(base + n - 11, ".Dockerfile") == 0)
-		return rm_xstrndup(base, n - 11);
-	if (n >= 10 && strcmp(base + n - 10, "Dockerfile") == 0) {
-		n -= 10;
-		if (n && base[n - 1] == '.')
-			n--;
-		return rm_xstrndup(base, n);
-	}
-	return rm_xstrdup(base);
+	/* every candidate ends with ".Dockerfile" (by_mads_rule) */
+	return rm_xstrndup(base, n >= 11 ? n - 11 : n);
 }
 
 /* Fills kept / why_dropped from the CONTEXT filter. */
@@ -293,7 +332,7 @@ int rm_dockerfiles_select(const char *prefix, const rm_context *ctx, rm_dockerfi
 	*n = 0;
 	if (!g)
 		goto out;
-	v = rm_xcalloc(g->n + 1, sizeof(*v));
+	v = rm_xcalloc(g->n + g->n_others + 1, sizeof(*v));
 	for (size_t i = 0; i < g->n; i++) {
 		const char *p = g->paths[i];
 		const struct scan *sc;
@@ -320,11 +359,20 @@ int rm_dockerfiles_select(const char *prefix, const rm_context *ctx, rm_dockerfi
 		dockerfile_judge(d, ctx);
 		kept += d->kept;
 	}
+	/* What `<prefix>.*` would also build, shown as not this model's (the dry run, list). */
+	for (size_t i = 0; count && i < g->n_others; i++) {
+		rm_dockerfile *d = &v[count++];
+		d->path = rm_xstrdup(g->others[i]);
+		d->stem = stem_of(g->others[i]);
+		d->why_dropped = rm_xstrdup("by MAD's rule (<prefix>.<os>.<vendor>.Dockerfile, one "
+					    "word each) it belongs to a longer prefix");
+	}
 	if (count == 0) {
 		rm_error_set(err, RM_ERR_INPUT,
-			     "no Dockerfile matches '%s.*Dockerfile' (model field 'dockerfile'); "
-			     "name the files <prefix>.<anything>.Dockerfile",
-			     prefix);
+			     "no Dockerfile for '%s' (model field 'dockerfile'): MAD's rule takes "
+			     "'%s.Dockerfile' or '%s.<os>.<vendor>.Dockerfile', each part one word "
+			     "without dots",
+			     prefix, prefix, prefix);
 		goto out;
 	}
 	*out = v;

@@ -74,15 +74,13 @@ static char *ddl(const db_backend *be, const char *tmpl)
 	return rm_buf_detach(&b);
 }
 
-/* Migrations: append only; never edit one that has shipped. A migration with rekey makes
- * the results table's key (run_id, model, docker_file, metric, repeat, attempt): PostgreSQL
- * drops the old constraint and adds the new one; SQLite cannot drop a constraint, so it
- * copies the table into a new one of that key (rekey_sqlite). */
+/* Migrations: append only; never edit one that has shipped. {REBUILD_RESULTS} makes the
+ * results table again for a new key (SQLite cannot drop a constraint; PostgreSQL does the
+ * same): 3 adds the attempt, 4 the configuration. */
 static const struct migration {
 	int version;
 	const char *description;
 	const char *sql;
-	int rekey;
 } migrations[] = {
     {1, "runs, results, metrics, environment",
      "CREATE TABLE runs ("
@@ -113,8 +111,7 @@ static const struct migration {
      " run_id TEXT NOT NULL REFERENCES runs (run_id),"
      " name TEXT NOT NULL,"
      " value TEXT NOT NULL,"
-     " PRIMARY KEY (run_id, name));",
-     0},
+     " PRIMARY KEY (run_id, name));"},
     {2, "accepted changes",
      "CREATE TABLE accepted ("
      " id {ID},"
@@ -128,11 +125,11 @@ static const struct migration {
      " since_at {TS},"
      " accepted_at {TS} NOT NULL,"
      " reason TEXT NOT NULL DEFAULT '');"
-     "CREATE INDEX accepted_model ON accepted (model);",
-     0},
-    {3, "attempts, provenance",
+     "CREATE INDEX accepted_model ON accepted (model);"},
+    {3, "attempts, provenance: results.attempt (in the results' key), provenance",
      /* what made each run: its host (model ''), each model's image, environment and
       * arguments (rm/provenance.h), grouped for `report compare` */
+     "{REBUILD_RESULTS}"
      "CREATE TABLE provenance ("
      " run_id TEXT NOT NULL REFERENCES runs (run_id),"
      " model TEXT NOT NULL DEFAULT '',"
@@ -140,97 +137,122 @@ static const struct migration {
      " grp TEXT NOT NULL,"
      " name TEXT NOT NULL,"
      " value TEXT NOT NULL,"
-     " PRIMARY KEY (run_id, model, docker_file, grp, name));",
-     1},
+     " PRIMARY KEY (run_id, model, docker_file, grp, name));"},
+    {4,
+     "configurations: results.config and config_key (in the results' key), "
+     "accepted.config_key, config_params",
+     "{REBUILD_RESULTS}"
+     "ALTER TABLE accepted ADD COLUMN config_key TEXT NOT NULL DEFAULT '';"
+     "CREATE TABLE config_params ("
+     " config_key TEXT NOT NULL,"
+     " name TEXT NOT NULL,"
+     " value TEXT NOT NULL,"
+     " PRIMARY KEY (config_key, name));"},
 };
 #define N_MIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
 
-#define RESULTS_KEY	    "run_id, model, docker_file, metric, repeat"
-#define RESULTS_KEY_ATTEMPT RESULTS_KEY ", attempt"
-
-/* The results table (named name) as schema version `version` has it: every column of
- * RM_PERF_COLUMNS since then, and the database's own (id, direction); its key has the
- * attempt from version 3 on. */
-static void results_table(rm_buf *b, const char *name, int version)
+/* The results table's columns of schema version v (RM_PERF_COLUMNS since v or before), each
+ * as "name" or, with decl, "name decl". */
+static void results_cols(rm_buf *b, int v, int decl)
 {
-	rm_buf_addf(b, "CREATE TABLE %s (id {ID}", name);
+	int n = 0;
+
 	for (size_t c = 0; c < RM_PERF_COLS; c++)
-		if (rm_perf_columns[c].since <= version)
-			rm_buf_addf(b, ", %s %s", rm_perf_columns[c].db, rm_perf_columns[c].decl);
-	rm_buf_addf(b,
-		    ", direction TEXT NOT NULL DEFAULT 'unknown'"
-		    " CHECK (direction IN ('higher', 'lower', 'unknown')),"
-		    " UNIQUE (%s));",
-		    version >= 3 ? RESULTS_KEY_ATTEMPT : RESULTS_KEY);
+		if (rm_perf_columns[c].since <= v) {
+			rm_buf_addf(b, "%s%s", n++ ? ", " : "", rm_perf_columns[c].db);
+			if (decl)
+				rm_buf_addf(b, " %s", rm_perf_columns[c].decl);
+		}
 }
 
-/* SQLite's new key: the table copied into one made with it (the columns of version - 1,
- * the new ones take their defaults), renamed, its indexes made again. */
-static void rekey_sqlite(rm_buf *b, int version)
+/* The results table as the schema version that made it (1): every column of
+ * RM_PERF_COLUMNS since 1, and the database's own (id, direction). */
+static void results_table(rm_buf *b)
 {
-	rm_buf cols = RM_BUF_INIT((size_t)1 << 16);
+	rm_buf_addstr(b, "CREATE TABLE results (id {ID}, ");
+	results_cols(b, 1, 1);
+	rm_buf_addstr(b, ", direction TEXT NOT NULL DEFAULT 'unknown'"
+			 " CHECK (direction IN ('higher', 'lower', 'unknown')),"
+			 " UNIQUE (run_id, model, docker_file, metric, repeat));");
+}
 
-	rm_buf_addstr(&cols, "id");
-	for (size_t c = 0; c < RM_PERF_COLS; c++)
-		if (rm_perf_columns[c].since < version)
-			rm_buf_addf(&cols, ", %s", rm_perf_columns[c].db);
-	rm_buf_addstr(&cols, ", direction");
-	results_table(b, "results_new", version);
-	rm_buf_addf(b, "INSERT INTO results_new (%s) SELECT %s FROM results;", rm_buf_str(&cols),
-		    rm_buf_str(&cols));
-	rm_buf_addstr(b, "DROP TABLE results;"
+/* The results table made again by migration v, for a new unique key (SQLite cannot drop a
+ * constraint): the columns of v, the rows copied in id order (ids are renumbered, their
+ * order kept), the indexes made again. */
+static void results_rebuild(rm_buf *b, int v)
+{
+	rm_buf_addstr(b, "CREATE TABLE results_new (id {ID}, ");
+	results_cols(b, v, 1);
+	rm_buf_addstr(b, ", direction TEXT NOT NULL DEFAULT 'unknown'"
+			 " CHECK (direction IN ('higher', 'lower', 'unknown')),"
+			 " UNIQUE (run_id, model, docker_file, metric");
+	rm_buf_addstr(b, v >= 4 ? ", config_key, repeat" : ", repeat");
+	rm_buf_addstr(b, v >= 3 ? ", attempt));" : "));");
+	rm_buf_addstr(b, "INSERT INTO results_new (");
+	results_cols(b, v - 1, 0);
+	rm_buf_addstr(b, ", direction) SELECT ");
+	results_cols(b, v - 1, 0);
+	rm_buf_addstr(b, ", direction FROM results ORDER BY id;"
+			 "DROP TABLE results;"
 			 "ALTER TABLE results_new RENAME TO results;"
-			 "CREATE INDEX results_series ON results (model, metric, gpu_architecture,"
-			 " machine_name);"
+			 "CREATE INDEX results_series ON results"
+			 " (model, metric, gpu_architecture, machine_name);"
 			 "CREATE INDEX results_ts ON results (ts);");
-	rm_buf_release(&cols);
 }
 
-/* Migration m's SQL for backend be: its text with {RESULTS} made from the column list, then
- * the columns RM_PERF_COLUMNS says it added (each with a DEFAULT when NOT NULL). */
+/* Migration m's SQL for backend be: its text with {RESULTS} or {REBUILD_RESULTS} made from
+ * the column list, else the columns RM_PERF_COLUMNS says it added (each with a DEFAULT when
+ * NOT NULL). */
 static char *migration_sql(const db_backend *be, const struct migration *m)
 {
 	rm_buf b = RM_BUF_INIT((size_t)1 << 20);
-	const char *at = strstr(m->sql, "{RESULTS}");
+	const char *at = strstr(m->sql, "{RESULTS}"), *re = strstr(m->sql, "{REBUILD_RESULTS}");
 	char *sql;
 
 	if (at) {
 		rm_buf_add(&b, m->sql, (size_t)(at - m->sql));
-		results_table(&b, "results", 1);
+		results_table(&b);
 		rm_buf_addstr(&b, at + strlen("{RESULTS}"));
+	} else if (re) {
+		rm_buf_add(&b, m->sql, (size_t)(re - m->sql));
+		results_rebuild(&b, m->version);
+		rm_buf_addstr(&b, re + strlen("{REBUILD_RESULTS}"));
 	} else {
 		rm_buf_addstr(&b, m->sql);
 	}
-	if (m->rekey && be == &rm_db_sqlite) {
-		rekey_sqlite(&b, m->version); /* the new columns come with the new table */
-	} else {
-		for (size_t c = 0; c < RM_PERF_COLS && m->version > 1; c++)
-			if (rm_perf_columns[c].since == m->version)
-				rm_buf_addf(&b, "ALTER TABLE results ADD COLUMN %s %s;",
-					    rm_perf_columns[c].db, rm_perf_columns[c].decl);
-	}
-	if (m->rekey && be != &rm_db_sqlite)
-		/* PostgreSQL's name of version 1's UNIQUE constraint */
-		rm_buf_addstr(&b, "ALTER TABLE results DROP CONSTRAINT"
-				  " results_run_id_model_docker_file_metric_repeat_key;"
-				  "ALTER TABLE results ADD UNIQUE (" RESULTS_KEY_ATTEMPT ");");
+	for (size_t c = 0; c < RM_PERF_COLS && m->version > 1 && !re; c++)
+		if (rm_perf_columns[c].since == m->version)
+			rm_buf_addf(&b, "ALTER TABLE results ADD COLUMN %s %s;",
+				    rm_perf_columns[c].db, rm_perf_columns[c].decl);
 	sql = ddl(be, rm_buf_str(&b));
 	rm_buf_release(&b);
 	return sql;
 }
 
-static int max_version_row(void *ctx, const char *const *cols, size_t n)
+/* The versions a database has applied: bit v of *(unsigned long long *)ctx, and the
+ * newest in applied_max. */
+struct applied {
+	unsigned long long bits;
+	int max;
+};
+
+static int applied_row(void *ctx, const char *const *cols, size_t n)
 {
+	struct applied *a = ctx;
 	long v;
-	if (n && cols[0] && rm_parse_long(cols[0], 0, 1000000, &v) == 0)
-		*(int *)ctx = (int)v;
+	if (n && cols[0] && rm_parse_long(cols[0], 0, 1000000, &v) == 0) {
+		if (v < 64)
+			a->bits |= 1ULL << v;
+		if (v > a->max)
+			a->max = (int)v;
+	}
 	return 0;
 }
 
 static int migrate(rm_db *db, rm_error *err)
 {
 	const db_backend *be = db->be;
-	int version = 0;
+	struct applied done = {0, 0};
 	char now[32];
 
 	rm_utc_timestamp(now, sizeof(now));
@@ -240,14 +262,13 @@ static int migrate(rm_db *db, rm_error *err)
 		     "CREATE TABLE IF NOT EXISTS rm_schema (version INTEGER PRIMARY KEY,"
 		     " description TEXT NOT NULL, applied_at TEXT NOT NULL)",
 		     err) < 0 ||
-	    be->query(db->h, "SELECT MAX(version) FROM rm_schema", NULL, 0, max_version_row,
-		      &version, err) < 0)
+	    be->query(db->h, "SELECT version FROM rm_schema", NULL, 0, applied_row, &done, err) < 0)
 		goto fail;
-	if (version > RM_DB_SCHEMA_VERSION) {
+	if (done.max > RM_DB_SCHEMA_VERSION) {
 		rm_error_set(err, RM_ERR_INPUT,
 			     "database schema version %d is newer than this run_models writes "
 			     "(%d): upgrade run_models",
-			     version, RM_DB_SCHEMA_VERSION);
+			     done.max, RM_DB_SCHEMA_VERSION);
 		goto fail;
 	}
 	for (size_t i = 0; i < N_MIGRATIONS; i++) {
@@ -258,7 +279,7 @@ static int migrate(rm_db *db, rm_error *err)
 		char *sql;
 		int rc;
 
-		if (m->version <= version)
+		if (done.bits >> m->version & 1)
 			continue;
 		sql = migration_sql(be, m);
 		rc = be->exec(db->h, sql, err);
@@ -328,9 +349,12 @@ void rm_db_close(rm_db *db)
 
 int rm_db_schema_version(rm_db *db, int *version, rm_error *err)
 {
-	*version = 0;
-	return db->be->query(db->h, "SELECT MAX(version) FROM rm_schema", NULL, 0, max_version_row,
-			     version, err);
+	struct applied done = {0, 0};
+	int rc =
+	    db->be->query(db->h, "SELECT version FROM rm_schema", NULL, 0, applied_row, &done, err);
+
+	*version = done.max;
+	return rc;
 }
 
 static int count_row(void *ctx, const char *const *cols, size_t n)
@@ -341,8 +365,8 @@ static int count_row(void *ctx, const char *const *cols, size_t n)
 
 int rm_db_count(rm_db *db, const char *table, long long *n, rm_error *err)
 {
-	static const char *const tables[] = {"runs",	    "results",	"metrics",
-					     "environment", "accepted", "rm_schema"};
+	static const char *const tables[] = {"runs",	 "results",	  "metrics",  "environment",
+					     "accepted", "config_params", "rm_schema"};
 	char sql[64];
 	size_t i;
 

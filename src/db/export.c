@@ -10,6 +10,7 @@
 
 #include "backend.h"
 #include "rm/db.h"
+#include "rm/config.h"
 #include "rm/direction.h"
 #include "rm/doctor.h"
 #include "rm/manifest.h"
@@ -162,6 +163,7 @@ static const char *const run_cols[] = {"run_id",	   "started_at", "machine_name"
 				       "build_number",	   "exported_at"};
 static const char *const env_cols[] = {"run_id", "name", "value"};
 static const char *const prov_cols[] = {"run_id", "grp", "name", "value", "model", "docker_file"};
+static const char *const param_cols[] = {"config_key", "name", "value"};
 
 /* Environment rows from run.json: flat fields, then the doctor's findings. */
 static int export_environment(struct inserter *in, const rm_manifest_file *mf, const char *run_id,
@@ -347,6 +349,37 @@ static int export_metrics(struct export *x, rm_error *err)
 	return ins_done(&in, &x->st->metrics, err);
 }
 
+/* config_params: the parameters of every configuration the rows name, by name, once. */
+static int export_params(struct export *x, rm_error *err)
+{
+	struct inserter in = {0};
+	json_t *seen = json_object();
+	int ret = 0;
+
+	ins_init(&in, x->db, "config_params", param_cols, 3);
+	for (size_t i = 0; ret == 0 && i < x->rows->n; i++) {
+		const rm_result *r = &x->rows->rows[i];
+		const char *key = r->col[RM_COL_CONFIG_KEY];
+		rm_config c = RM_CONFIG_INIT;
+		if (!key[0] || json_object_get(seen, key) ||
+		    rm_config_parse(&c, r->col[RM_COL_CONFIG]) < 0)
+			continue;
+		json_object_set_new(seen, key, json_true());
+		for (size_t k = 0; ret == 0 && k < c.n; k++) {
+			const char *row[3] = {key, keep(&in, rm_xstrdup(c.p[k].name)),
+					      keep(&in, rm_xstrdup(c.p[k].value))};
+			ret = ins_row(&in, row, err);
+		}
+		rm_config_release(&c);
+	}
+	json_decref(seen);
+	if (ret < 0) {
+		ins_release(&in);
+		return -1;
+	}
+	return ins_done(&in, &x->st->params, err);
+}
+
 /* environment rows of the run run.json names, when it is being exported. */
 static int export_env(struct export *x, rm_error *err)
 {
@@ -435,8 +468,9 @@ int rm_db_export(rm_db *db, const rm_results *rows, const rm_metrics *metrics,
 	if (db->be->begin(db->h, err) < 0)
 		return -1;
 	if (export_runs(&x, err) == 0 && export_results(&x, err) == 0 &&
-	    export_metrics(&x, err) == 0 && export_env(&x, err) == 0 &&
-	    export_provenance(&x, err) == 0 && db->be->commit(db->h, err) == 0) {
+	    export_metrics(&x, err) == 0 && export_params(&x, err) == 0 &&
+	    export_env(&x, err) == 0 && export_provenance(&x, err) == 0 &&
+	    db->be->commit(db->h, err) == 0) {
 		ret = 0;
 	} else {
 		db->be->rollback(db->h);

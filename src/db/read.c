@@ -38,15 +38,24 @@ static int each_row(void *ctx, const char *const *cols, size_t n)
 	struct each_ctx *e = ctx;
 	rm_result r;
 
+	char *config = NULL, *key = NULL;
+
 	if (n != RM_PERF_COLS)
 		return 0;
 	memset(&r, 0, sizeof(r));
 	for (int c = 0; c < RM_PERF_COLS; c++)
 		r.col[c] = cols[c] ? cols[c] : "";
+	/* rows exported before configurations: their MAD cell, as a perf.csv's */
+	if (rm_result_config(&r, NULL, NULL, 0, &config, &key) > 0) {
+		r.col[RM_COL_CONFIG] = config;
+		r.col[RM_COL_CONFIG_KEY] = key;
+	}
 	r.file = e->url;
 	r.line = ++e->n;
 	rm_result_numbers(&r);
 	e->stop = e->fn(e->ctx, &r);
+	free(config);
+	free(key);
 	return e->stop;
 }
 
@@ -135,13 +144,14 @@ int rm_db_run_start(rm_db *db, const char *run_id, char **start, rm_error *err)
 }
 
 /* A history row: model, metric, docker_file, arch, n_gpus, machine, run_id, start, commit,
- * performance. */
+ * performance, config, config_key. */
 static int history_row(void *ctx, const char *const *c, size_t n)
 {
 	rm_result r;
 	double v;
+	char *config = NULL, *key = NULL;
 
-	if (n != 10 || !c[9] || rm_parse_double(c[9], &v) < 0)
+	if (n != 12 || !c[9] || rm_parse_double(c[9], &v) < 0)
 		return 0;
 	memset(&r, 0, sizeof(r));
 	for (int k = 0; k < RM_PERF_COLS; k++)
@@ -157,8 +167,16 @@ static int history_row(void *ctx, const char *const *c, size_t n)
 	r.col[RM_COL_GIT_COMMIT] = c[8] ? c[8] : "";
 	r.col[RM_COL_STATUS] = rm_status_name(RM_STATUS_SUCCESS);
 	r.col[RM_COL_PERFORMANCE] = c[9];
+	r.col[RM_COL_CONFIG] = c[10] ? c[10] : "";
+	r.col[RM_COL_CONFIG_KEY] = c[11] ? c[11] : "";
+	if (rm_result_config(&r, NULL, NULL, 0, &config, &key) > 0) {
+		r.col[RM_COL_CONFIG] = config;
+		r.col[RM_COL_CONFIG_KEY] = key;
+	}
 	r.performance = v;
 	rm_history_add(ctx, &r);
+	free(config);
+	free(key);
 	return 0;
 }
 
@@ -178,12 +196,13 @@ int rm_db_baseline(rm_db *db, const char *exclude_run_id, const char *before, si
 			    " machine_name, run_id, ");
 	rm_buf_addf(&sql, db->be->ts_text, "started_at");
 	rm_buf_addstr(
-	    &sql, ", git_commit, CAST(performance AS TEXT) FROM ("
+	    &sql, ", git_commit, CAST(performance AS TEXT), config, config_key FROM ("
 		  " SELECT a.*, DENSE_RANK() OVER (PARTITION BY a.model, a.metric, a.docker_file,"
-		  " a.gpu_architecture, a.n_gpus, a.machine_name ORDER BY a.started_at DESC,"
-		  " a.seq DESC) AS k FROM ("
+		  " a.gpu_architecture, a.n_gpus, a.machine_name, a.config_key"
+		  " ORDER BY a.started_at DESC, a.seq DESC) AS k FROM ("
 		  " SELECT r.id, r.model, r.metric, r.docker_file, r.gpu_architecture,"
 		  " COALESCE(r.n_gpus, '') AS n_gpus, r.machine_name, r.run_id, r.performance,"
+		  " r.config, r.config_key,"
 		  " COALESCE(r.git_commit, '') AS git_commit, u.started_at, " RUN_SEQ " AS seq"
 		  " FROM results r JOIN runs u ON u.run_id = r.run_id"
 		  " WHERE r.status = 'SUCCESS' AND r.performance IS NOT NULL AND r.run_id <> $1"
@@ -198,8 +217,9 @@ int rm_db_baseline(rm_db *db, const char *exclude_run_id, const char *before, si
 
 static int accepted_row(void *ctx, const char *const *c, size_t n)
 {
-	if (n == 8)
-		rm_history_accept(ctx, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7] ? c[7] : "");
+	if (n == 9)
+		rm_history_accept(ctx, c[0], c[1], c[2], c[3], c[4], c[5], c[8] ? c[8] : "", c[6],
+				  c[7] ? c[7] : "");
 	return 0;
 }
 
@@ -211,7 +231,7 @@ int rm_db_accepted(rm_db *db, struct rm_baseline *b, rm_error *err)
 	rm_buf_addstr(&sql, "SELECT model, metric, docker_file, gpu_architecture, n_gpus,"
 			    " machine_name, since_run, ");
 	rm_buf_addf(&sql, db->be->ts_text, "since_at");
-	rm_buf_addstr(&sql, " FROM accepted ORDER BY id");
+	rm_buf_addstr(&sql, ", config_key FROM accepted ORDER BY id");
 	rc = db->be->query(db->h, rm_buf_str(&sql), NULL, 0, accepted_row, b, err);
 	rm_buf_release(&sql);
 	return rc < 0 ? rm_error_wrap(err, "reading the accepted changes in '%s'", db->url) : 0;
@@ -221,16 +241,16 @@ int rm_db_accept(rm_db *db, const rm_acceptance *a, size_t n, rm_error *err)
 {
 	static const char *const sql =
 	    "INSERT INTO accepted (model, metric, docker_file, gpu_architecture, n_gpus,"
-	    " machine_name, since_run, since_at, accepted_at, reason)"
-	    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+	    " machine_name, since_run, since_at, accepted_at, reason, config_key)"
+	    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
 	db_stmt *st = NULL;
 
 	if (db->be->begin(db->h, err) < 0)
 		return rm_error_wrap(err, "'%s'", db->url);
-	if (db->be->prepare(db->h, sql, 10, &st, err) < 0)
+	if (db->be->prepare(db->h, sql, 11, &st, err) < 0)
 		goto fail;
 	for (size_t i = 0; i < n; i++) {
-		const char *v[10] = {a[i].model,
+		const char *v[11] = {a[i].model,
 				     a[i].metric ? a[i].metric : "",
 				     a[i].docker_file ? a[i].docker_file : "",
 				     a[i].arch ? a[i].arch : "",
@@ -240,7 +260,8 @@ int rm_db_accept(rm_db *db, const rm_acceptance *a, size_t n, rm_error *err)
 				     a[i].since_start && a[i].since_start[0] ? a[i].since_start
 									     : NULL,
 				     a[i].accepted_at,
-				     a[i].reason ? a[i].reason : ""};
+				     a[i].reason ? a[i].reason : "",
+				     a[i].config_key ? a[i].config_key : ""};
 		if (db->be->run(st, v, NULL, err) < 0)
 			goto fail;
 	}
@@ -270,7 +291,7 @@ int rm_baseline_open(const rm_baseline_opts *o, rm_baseline **out, rm_error *err
 		int rc = rm_db_open(o->source, &db, err);
 		if (rc == 0)
 			rc = rm_db_baseline(db, o->exclude_run_id, o->before,
-					    window + RM_DETECT_CONTEXT, b, err);
+					    RM_DETECT_KEEP(window), b, err);
 		if (rc == 0)
 			rc = rm_db_accepted(db, b, err);
 		rm_db_close(db);

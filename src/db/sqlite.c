@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "rm/db.h"
 #include "rm/util.h"
 
 struct db_stmt {
@@ -20,15 +21,25 @@ static int sqlite_fail(sqlite3 *db, rm_error *err, const char *what)
 			    db ? sqlite3_errmsg(db) : "out of memory");
 }
 
-static int sq_open(const char *url, void **h, rm_error *err)
+const char *rm_db_sqlite_path(const char *url)
 {
-	const char *path = url + strlen("sqlite:");
-	sqlite3 *db = NULL;
+	const char *path;
 
+	if (!url || !rm_starts_with(url, "sqlite:"))
+		return NULL;
+	path = url + strlen("sqlite:");
 	/* sqlite://PATH is accepted too; sqlite:///abs/path keeps its leading slash. */
 	if (rm_starts_with(path, "//"))
 		path += 2;
-	if (!*path)
+	return *path ? path : NULL;
+}
+
+static int sq_open(const char *url, void **h, rm_error *err)
+{
+	const char *path = rm_db_sqlite_path(url);
+	sqlite3 *db = NULL;
+
+	if (!path)
 		return rm_error_set(err, RM_ERR_INPUT, "'%s': no file after 'sqlite:'", url);
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
 	    SQLITE_OK) {

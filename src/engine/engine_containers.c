@@ -150,32 +150,47 @@ int rm_engine_inspect(rm_docker *d, const char *id, json_t **out, rm_error *err)
 	return ret;
 }
 
-int rm_engine_container_end(rm_docker *d, const char *id, int *gone, int *oom_killed, rm_error *err)
+int rm_engine_container_state(rm_docker *d, const char *id, rm_container_state *out, rm_error *err)
 {
 	struct req r;
 	char *esc = rm_engine__escape(id), *path = rm_xasprintf("/containers/%s/json", esc);
 	json_t *o = NULL;
 	int ret;
 
-	*gone = 0;
-	*oom_killed = 0;
+	memset(out, 0, sizeof(*out));
+	out->exit_code = -1;
 	rm_engine__req_init(&r, "GET", path, SHORT_TIMEOUT);
 	ret = rm_engine__json_request(d, &r, &o, err);
 	if (ret < 0 && r.status == 404) {
-		*gone = 1;
+		out->gone = 1;
 		rm_error_clear(err);
 		ret = 0;
 	} else if (ret == 0) {
 		json_t *st = json_object_get(o, "State");
 		const char *status = json_string_value(json_object_get(st, "Status"));
 		/* a forced removal marks the container "removing" before it kills it */
-		*gone = status && !strcmp(status, "removing");
-		*oom_killed = json_is_true(json_object_get(st, "OOMKilled"));
+		out->gone = status && !strcmp(status, "removing");
+		out->running =
+		    json_is_true(json_object_get(st, "Running")) ||
+		    (status && (!strcmp(status, "restarting") || !strcmp(status, "paused")));
+		out->oom_killed = json_is_true(json_object_get(st, "OOMKilled"));
+		if (json_is_integer(json_object_get(st, "ExitCode")))
+			out->exit_code = (long)json_integer_value(json_object_get(st, "ExitCode"));
 	}
 	json_decref(o);
 	free(path);
 	free(esc);
 	return ret < 0 ? -1 : 0;
+}
+
+int rm_engine_container_end(rm_docker *d, const char *id, int *gone, int *oom_killed, rm_error *err)
+{
+	rm_container_state cs;
+	int ret = rm_engine_container_state(d, id, &cs, err);
+
+	*gone = cs.gone;
+	*oom_killed = cs.oom_killed;
+	return ret;
 }
 
 int rm_engine_list_containers(rm_docker *d, const char *label, json_t **out, rm_error *err)
@@ -368,6 +383,25 @@ int rm_engine_get_archive(rm_docker *d, const char *id, const char *path, int ou
 out:
 	free(eid);
 	free(epath);
+	free(url);
+	return ret;
+}
+
+int rm_engine_image_save(rm_docker *d, const char *name, int out_fd, rm_error *err)
+{
+	struct req r;
+	struct archive_sink sink = {out_fd, 0, (size_t)-1, name, err};
+	char *ename = rm_engine__escape(name), *url = rm_xasprintf("/images/%s/get", ename);
+	int ret;
+
+	/* No timeout, as a build: an image of tens of GB takes as long as it takes. */
+	rm_engine__req_init(&r, "GET", url, 0);
+	r.on_data = archive_data;
+	r.ud = &sink;
+	ret = rm_engine__do_request(d, &r, err);
+	if (ret < 0 && r.status == 404)
+		rm_error_set(err, RM_ERR_INPUT, "no such image: '%s'", name);
+	free(ename);
 	free(url);
 	return ret;
 }

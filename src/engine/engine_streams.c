@@ -79,6 +79,22 @@ int rm_engine_logs(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *
 	return ret;
 }
 
+int rm_engine_attach(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
+		     rm_engine_cancel_fn cancel, void *cancel_ud, rm_error *err)
+{
+	struct req r;
+	struct logs_state s;
+	char *eid = rm_engine__escape(id);
+	char *url = rm_xasprintf("/containers/%s/attach?stream=1&stdout=1&stderr=1", eid);
+
+	stream_req_init(&r, &s, "POST", url, tty, cb, ud, cancel, cancel_ud, err);
+	int ret =
+	    stream_check_end(rm_engine__do_request(d, &r, err), &s, "POST attach to", id, err);
+	free(eid);
+	free(url);
+	return ret;
+}
+
 /* The result of the transfer once curl reports it done (unchanged otherwise). */
 static void multi_done(CURLM *m, CURLcode *rc)
 {

@@ -34,7 +34,15 @@ struct rm_job {
 	char *id;
 	char *name;
 	const rm_job_spec *spec;
+	double started; /* when its stream began: the timeout counts from there */
 };
+
+/* How often a wait that has not answered is checked against the container's state: a /wait
+ * the engine holds back (or whose connection dropped) must neither outlive the timeout nor
+ * be taken for a lost engine. */
+#define WAIT_SLICE_S 10.0
+/* How many times a stream cut while the workload still runs is attached again. */
+#define REATTACH_MAX 3
 
 static int docker_claims(const rm_context *ctx)
 {
@@ -248,8 +256,16 @@ static int docker_start(void *state, const rm_job_spec *spec, rm_job **out, rm_e
 	if (rm_workload_render(spec->w, dl->cfg.ctx, (const char *const *)environ, &body, err) < 0)
 		goto out;
 	rm_launcher__docker_label(dl, json_object_get(body, "Labels"));
-	if (rm_engine_create(dl->d, spec->name, body, &job->id, err) < 0)
+	if (rm_engine_create(dl->d, spec->name, body, &job->id, err) < 0) {
+		/* The engine may have made it and its answer been lost (a dropped connection):
+		 * the name is the run's own, so whatever carries it now is removed (a container
+		 * that was never made is no error) rather than left for the next run to reap. */
+		rm_error rerr = RM_ERROR_INIT;
+		if (!rm_interrupt_pending() && rm_engine_remove(dl->d, spec->name, &rerr) < 0)
+			rm_warn("a container named '%s' may be left: %s", spec->name,
+				rm_error_text(&rerr));
 		goto out;
+	}
 	/* From here on the job exists: the caller cleans it up whatever happens next. */
 	*out = job;
 	job = NULL;
@@ -267,13 +283,44 @@ out:
 	return ret;
 }
 
+/*
+ * The output from start to end. An attach stream can end before the workload does (the
+ * engine or a proxy closed the connection): the engine is then asked whether the container
+ * still runs, and if it does the stream is attached again (what it printed in between is
+ * lost, and said so) rather than the run waiting out its timeout with the rest of the output
+ * gone. A broken stream of a container that has ended is its end.
+ */
 static int docker_stream(void *state, rm_job *job, rm_error *err)
 {
 	struct docker_launcher *dl = state;
 	const rm_job_spec *s = job->spec;
-	int rc =
-	    rm_engine_attach_start(dl->d, job->id, 0, s->on_output, s->ud, s->poll, s->ud, err);
+	int rc;
 
+	job->started = rm_now();
+	rc = rm_engine_attach_start(dl->d, job->id, 0, s->on_output, s->ud, s->poll, s->ud, err);
+	for (int i = 0; i < REATTACH_MAX && rc != RM_ENGINE_CANCELLED; i++) {
+		rm_container_state cs;
+		rm_error ierr = RM_ERROR_INIT;
+		if (rm_interrupt_pending() ||
+		    rm_engine_container_state(dl->d, job->id, &cs, &ierr) < 0)
+			break; /* the engine cannot say: what the stream found stands */
+		if (!cs.running) {
+			if (rc < 0 && !cs.gone) { /* it ended: its status is what wait reads */
+				rm_warn(
+				    "container '%s': its output stream broke (%s) after it ended",
+				    job->name, rm_error_text(err));
+				rm_error_clear(err);
+				rc = 0;
+			}
+			break;
+		}
+		rm_warn(
+		    "container '%s': its output stream ended while it still runs (%s); attaching "
+		    "again (what it printed in between is lost)",
+		    job->name, rc < 0 ? rm_error_text(err) : "closed by the engine");
+		rm_error_clear(err);
+		rc = rm_engine_attach(dl->d, job->id, 0, s->on_output, s->ud, s->poll, s->ud, err);
+	}
 	return rc == RM_ENGINE_CANCELLED ? RM_LAUNCH_STOPPED : rc;
 }
 
@@ -285,15 +332,56 @@ static int docker_stop(void *state, rm_job *job, rm_error *err)
 
 struct wait_budget {
 	const rm_job_spec *spec;
-	double deadline;
+	double deadline; /* the caller's, or 0 */
+	double slice;	 /* this /wait's: then the container's state is asked */
+	int cancelled;	 /* the run's cancel said so (a signal) */
 };
 
 static int wait_poll(void *ud)
 {
 	struct wait_budget *w = ud;
-	if (w->deadline > 0 && rm_now() > w->deadline)
+	if ((w->deadline > 0 && rm_now() > w->deadline) || rm_now() > w->slice)
 		return 1;
-	return w->spec->cancelled ? w->spec->cancelled(w->spec->ud) : 0;
+	w->cancelled = w->spec->cancelled ? w->spec->cancelled(w->spec->ud) : 0;
+	return w->cancelled;
+}
+
+/*
+ * /wait in slices of WAIT_SLICE_S: when one does not answer in time, or its connection
+ * drops, the container's state decides: ended (its State.ExitCode), still running (wait
+ * again, or RM_LAUNCH_TIMED_OUT once the workload's timeout has passed), or the engine cannot
+ * say (-1: lost, with the /wait's error).
+ */
+static int wait_sliced(struct docker_launcher *dl, rm_job *job, struct wait_budget *w, long *status,
+		       rm_error *err)
+{
+	double timeout = job->spec->w ? job->spec->w->timeout : 0;
+
+	for (;;) {
+		rm_container_state cs;
+		rm_error ierr = RM_ERROR_INIT;
+		int rc;
+
+		w->slice = rm_now() + WAIT_SLICE_S;
+		rm_error_clear(err);
+		rc = rm_engine_wait(dl->d, job->id, "not-running", status, wait_poll, w, err);
+		if (rc == 0 || w->cancelled || rm_interrupt_pending() ||
+		    (w->deadline > 0 && rm_now() > w->deadline))
+			return rc;
+		if (rm_engine_container_state(dl->d, job->id, &cs, &ierr) < 0)
+			return rc < 0 ? rc : -1; /* the engine cannot say: lost */
+		if (cs.gone || !cs.running) {
+			if (cs.gone)
+				return rc < 0 ? rc : -1; /* settled below (removed by someone) */
+			rm_error_clear(err);
+			*status = cs.exit_code;
+			return 0;
+		}
+		if (timeout > 0 && job->started > 0 && rm_now() > job->started + timeout) {
+			rm_error_set(err, RM_ERR_DOCKER, "timed out after %g s", timeout);
+			return RM_LAUNCH_TIMED_OUT;
+		}
+	}
 }
 
 /*
@@ -305,12 +393,13 @@ static int wait_poll(void *ud)
 static int docker_wait(void *state, rm_job *job, double timeout, long *status, rm_error *err)
 {
 	struct docker_launcher *dl = state;
-	struct wait_budget w = {job->spec, timeout > 0 ? rm_now() + timeout : 0};
+	struct wait_budget w = {job->spec, timeout > 0 ? rm_now() + timeout : 0, 0, 0};
 	rm_error ierr = RM_ERROR_INIT;
-	int rc = rm_engine_wait(dl->d, job->id, "not-running", status, wait_poll, &w, err);
+	int rc = wait_sliced(dl, job, &w, status, err);
 	int gone = 0, oom = 0;
 
-	if ((rc == 0 && *status == 0) || rc == RM_ENGINE_CANCELLED || rm_interrupt_pending())
+	if ((rc == 0 && *status == 0) || rc == RM_ENGINE_CANCELLED || rc == RM_LAUNCH_TIMED_OUT ||
+	    rm_interrupt_pending())
 		return rc;
 	if (rm_engine_container_end(dl->d, job->id, &gone, &oom, &ierr) < 0)
 		return rc; /* the engine cannot say: what wait found stands */

@@ -218,7 +218,8 @@ out:
 }
 
 /* A failed build, or the engine went away under it: ask, and say which (RM_LAUNCH_LOST). */
-static int build_failed(struct docker_launcher *dl, const rm_image_req *req, int ret, rm_error *err)
+static int docker_build_failed(struct docker_launcher *dl, const rm_image_req *req, int ret,
+			       rm_error *err)
 {
 	rm_error perr = RM_ERROR_INIT;
 
@@ -236,8 +237,8 @@ static int build_failed(struct docker_launcher *dl, const rm_image_req *req, int
 }
 
 /* POST /build of req's Dockerfile with its context, tarred into a temporary file. */
-static int build(struct docker_launcher *dl, const rm_image_req *req, json_t *labels,
-		 char **image_id, rm_error *err)
+static int docker_build(struct docker_launcher *dl, const rm_image_req *req, json_t *labels,
+			char **image_id, rm_error *err)
 {
 	const char *ctx_dir = req->model->dockercontext;
 	char *tar_path = NULL, *df_name = NULL, *mark = NULL, *extrahosts = NULL;
@@ -268,7 +269,7 @@ static int build(struct docker_launcher *dl, const rm_image_req *req, json_t *la
 	bo.cancel_ud = req->ud;
 	ret = rm_engine_build(dl->d, &bo, image_id, err);
 	if (ret < 0)
-		ret = build_failed(dl, req, ret, err);
+		ret = docker_build_failed(dl, req, ret, err);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -319,7 +320,7 @@ int rm_launcher__docker_prepare(void *state, const rm_image_req *req, char **ima
 		ret = 0;
 		goto out;
 	}
-	ret = build(dl, req, labels, image_id, err);
+	ret = docker_build(dl, req, labels, image_id, err);
 out:
 	json_decref(labels);
 	return ret;
@@ -337,8 +338,9 @@ void rm_launcher__docker_plan(const rm_context *ctx, const rm_image_req *req,
 		char *build =
 		    rm_build_cmdline_for(cli, req->image, req->df->path, req->model->dockercontext,
 					 req->buildargs, NULL, req->nocache, !req->no_pull);
-		fprintf(out, "  dockerfile: %s (base image %s)\n", req->df->path,
-			req->df->base_image ? req->df->base_image : "unknown");
+		fprintf(out, "  dockerfile: %s (base image %s%s)\n", req->df->path,
+			req->df->base_image ? req->df->base_image : "unknown",
+			req->df->context_req ? "" : "; no CONTEXT line: kept for every context");
 		fprintf(out, "  build args: %s\n", js ? js : "{}");
 		fprintf(out, "  %s\n", build);
 		free(build);
@@ -349,6 +351,8 @@ void rm_launcher__docker_plan(const rm_context *ctx, const rm_image_req *req,
 			"it)\n",
 			req->image);
 	}
+	if (!spec) /* the image only (a card whose script starts its own containers) */
+		return;
 	if (rm_workload_render(spec->w, ctx, (const char *const *)environ, &body, &err) < 0) {
 		fprintf(out, "  would fail: %s\n", rm_error_text(&err));
 	} else {

@@ -47,7 +47,7 @@ int rm_launcher__docker_fingerprint(struct docker_launcher *dl, const rm_image_r
 int rm_launcher__docker_prepare(void *state, const rm_image_req *req, char **image_id, int *cached,
 				rm_error *err);
 /* --dry-run: the build and run lines, the workload rendered for a host whose context is
- * ctx. */
+ * ctx (spec NULL: the build only). */
 void rm_launcher__docker_plan(const rm_context *ctx, const rm_image_req *req,
 			      const rm_job_spec *spec, FILE *out);
 

@@ -46,6 +46,15 @@ int rm_launcher_open(rm_launcher *l, const rm_launcher_config *cfg, rm_error *er
 	return rm_error_set(err, RM_ERR_INTERNAL, "no launcher claims this context");
 }
 
+int rm_launcher_open_batch_host(rm_launcher *l, const rm_launcher_config *cfg, rm_error *err)
+{
+	for (size_t i = 0; rm_launchers[i]; i++)
+		if (rm_launchers[i]->batch_host)
+			return rm_launcher_open_named(l, rm_launchers[i]->name, cfg, err);
+	return rm_error_set(err, RM_ERR_INTERNAL,
+			    "no launcher runs a card's script on a batch host");
+}
+
 int rm_launcher_open_named(rm_launcher *l, const char *name, const rm_launcher_config *cfg,
 			   rm_error *err)
 {

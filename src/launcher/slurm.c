@@ -57,8 +57,11 @@ static void set_where(struct slurm_launcher *sl)
 static int check_conf(struct slurm_launcher *sl, rm_error *err)
 {
 	char *runner = NULL;
-	int r = rm_slurm_runner(&sl->dc, 1, &runner, err);
+	int r = 0;
 
+	/* the card's own script (slurm_multi, ...) has no runner to check */
+	if (!rm_dist_runs_script(rm_dist_launcher_find(sl->dc.launcher), 1))
+		r = rm_slurm_runner(&sl->dc, 1, &runner, err);
 	free(runner);
 	if (r < 0)
 		return -1;
@@ -67,8 +70,12 @@ static int check_conf(struct slurm_launcher *sl, rm_error *err)
 	if (!sl->cfg.dry_run && !sl->alloc && !rm_on_path("sbatch"))
 		return rm_error_set(
 		    err, RM_ERR_USAGE,
-		    "the context has a \"slurm\" key but sbatch is not on PATH: run "
-		    "from a SLURM submit host, or drop the key to run here");
+		    sl->present
+			? "the context has a \"slurm\" key but sbatch is not on PATH: run "
+			  "from a SLURM submit host, or drop the key to run here"
+			: "a multi-node card (distributed.launcher slurm_multi) runs its "
+			  "script on a SLURM batch host, and sbatch is not on PATH: run from "
+			  "a SLURM submit host, or inside an allocation (salloc)");
 	return 0;
 }
 
@@ -79,12 +86,17 @@ static int slurm_open(void **state, const rm_launcher_config *cfg, rm_error *err
 	struct slurm_launcher *sl = rm_xcalloc(1, sizeof(*sl));
 	const char *jid = getenv("SLURM_JOB_ID");
 	char host[256];
-	int present = 0;
 
 	sl->cfg = *cfg;
-	if (rm_slurm_conf_parse(cfg->ctx->obj, &sl->sc, &sl->dc, &present, err) < 0) {
+	if (rm_slurm_conf_parse(cfg->ctx->obj, &sl->sc, &sl->dc, &sl->present, err) < 0) {
 		free(sl);
 		return -1;
+	}
+	if (rm_slurm_nodes_check(&sl->sc, &sl->dc, "the context", "the context", err) < 0) {
+		rm_slurm_conf_release(&sl->sc);
+		rm_dist_conf_release(&sl->dc);
+		free(sl);
+		return rm_error_wrap(err, "--additional-context");
 	}
 	if (jid && rm_parse_long(jid, 1, 1L << 50, &sl->alloc) < 0)
 		sl->alloc = 0;
@@ -93,6 +105,7 @@ static int slurm_open(void **state, const rm_launcher_config *cfg, rm_error *err
 	host[sizeof(host) - 1] = '\0';
 	sl->self = absolute("/proc/self/exe");
 	sl->root = absolute(cfg->root ? cfg->root : ".");
+	sl->submit_dir = absolute(".");
 	sl->log_dir = absolute(cfg->log_dir ? cfg->log_dir : ".");
 	sl->job_file = rm_xasprintf("%s/%s.job.json", sl->log_dir, cfg->run_id);
 	sl->comment = rm_xasprintf("run_models.run=%s,host=%s,pid=%ld,start=%lld", cfg->run_id,
@@ -124,6 +137,7 @@ static void slurm_close(void *state)
 	rm_dist_conf_release(&sl->dc);
 	free(sl->self);
 	free(sl->root);
+	free(sl->submit_dir);
 	free(sl->log_dir);
 	free(sl->job_file);
 	free(sl->comment);
@@ -178,18 +192,112 @@ static int slurm_prepare(void *state, const rm_image_req *req, char **image_id, 
 	return 0;
 }
 
+/* The card's object of key under the context's (the card fills what the context leaves). */
+static json_t *card_under(json_t *ctx_obj, const char *key, const json_t *card)
+{
+	json_t *c = json_object_get(ctx_obj, key);
+	json_t *out = json_is_object(c) ? json_deep_copy(c) : json_object();
+	const char *k;
+	json_t *v;
+
+	json_object_foreach ((json_t *)card, k, v)
+		if (!json_object_get(out, k))
+			json_object_set(out, k, v);
+	return out;
+}
+
+/* Where slurm.<key> or distributed.<key> of w's settings came from, for messages. */
+static char *source_of(const struct slurm_launcher *sl, const rm_workload *w, const char *obj,
+		       const char *key)
+{
+	json_t *ctx = json_object_get(sl->cfg.ctx->obj, obj);
+	const json_t *card = !w->model		     ? NULL
+			     : !strcmp(obj, "slurm") ? w->model->slurm
+						     : w->model->distributed;
+
+	if (json_object_get(ctx, key))
+		return rm_xstrdup("the context");
+	if (json_object_get(card, key))
+		return rm_xasprintf("card '%s'", w->model_name);
+	return rm_xstrdup("the default");
+}
+
+int rm_launcher__slurm_conf_for(const struct slurm_launcher *sl, const rm_workload *w,
+				rm_slurm_conf *sc, rm_dist_conf *dc, rm_error *err)
+{
+	json_t *ctx = sl->cfg.ctx->obj, *obj = json_object();
+	json_t *s = card_under(ctx, "slurm", w->model ? w->model->slurm : NULL);
+	json_t *d = card_under(ctx, "distributed", w->model ? w->model->distributed : NULL);
+	char *from_nodes = NULL, *from_nnodes = NULL;
+	int present, ret;
+
+	if (w->dist_launcher)
+		json_object_set_new(d, "launcher", json_string(w->dist_launcher));
+	json_object_set_new(obj, "slurm", s);
+	json_object_set_new(obj, "distributed", d);
+	ret = rm_slurm_conf_parse(obj, sc, dc, &present, err);
+	if (ret == 0) {
+		from_nodes = source_of(sl, w, "slurm", "nodes");
+		from_nnodes = source_of(sl, w, "distributed", "nnodes");
+		ret = rm_slurm_nodes_check(sc, dc, from_nodes, from_nnodes, err);
+		if (ret < 0) {
+			rm_slurm_conf_release(sc);
+			rm_dist_conf_release(dc);
+		}
+	}
+	if (ret < 0)
+		rm_error_wrap(err, "model '%s'", w->model_name);
+	free(from_nodes);
+	free(from_nnodes);
+	json_decref(obj);
+	return ret;
+}
+
 long rm_launcher__slurm_gpus_per_node(const struct slurm_launcher *sl, const rm_workload *w)
 {
-	return rm_slurm_gpus_per_node(&sl->sc, w->n_gpus, sl->cfg.ctx->n_gpus);
+	rm_slurm_conf sc;
+	rm_dist_conf dc;
+	rm_error err = RM_ERROR_INIT;
+	long gpn;
+
+	if (rm_launcher__slurm_conf_for(sl, w, &sc, &dc, &err) < 0)
+		return rm_slurm_gpus_per_node(&sl->sc, w->n_gpus, sl->cfg.ctx->n_gpus);
+	gpn = rm_slurm_gpus_per_node(&sc, w->n_gpus, sl->cfg.ctx->n_gpus);
+	rm_slurm_conf_release(&sc);
+	rm_dist_conf_release(&dc);
+	return gpn;
+}
+
+/* Before the build: the workload's settings (slurm.nodes against distributed.nnodes), and a
+ * card's env_vars placeholders. */
+static int slurm_check(void *state, const rm_workload *w, rm_error *err)
+{
+	rm_slurm_conf sc;
+	rm_dist_conf dc;
+
+	if (rm_launcher__slurm_conf_for(state, w, &sc, &dc, err) < 0)
+		return -1;
+	rm_slurm_conf_release(&sc);
+	rm_dist_conf_release(&dc);
+	return rm_workload_check_placeholders(w, err);
 }
 
 static void slurm_describe(void *state, const rm_workload *w, rm_launch_desc *out)
 {
 	struct slurm_launcher *sl = state;
+	rm_slurm_conf sc;
+	rm_dist_conf dc;
+	rm_error err = RM_ERROR_INIT;
+	const rm_dist_launcher *l = rm_workload_dist_launcher(w);
 
 	out->deployment_type = "slurm";
-	out->launcher = sl->dc.launcher ? sl->dc.launcher : RM_SLURM_DEFAULT_LAUNCHER;
+	out->launcher = l ? l->name : sl->dc.launcher ? sl->dc.launcher : RM_SLURM_DEFAULT_LAUNCHER;
 	out->nnodes = sl->sc.nodes;
+	if (rm_launcher__slurm_conf_for(sl, w, &sc, &dc, &err) == 0) {
+		out->nnodes = sc.nodes;
+		rm_slurm_conf_release(&sc);
+		rm_dist_conf_release(&dc);
+	}
 	out->gpus_per_node = rm_launcher__slurm_gpus_per_node(sl, w);
 }
 
@@ -202,15 +310,24 @@ static void slurm_plan(void *state, const rm_image_req *req, const rm_job_spec *
 	char *text = NULL;
 	rm_error err = RM_ERROR_INIT;
 
-	rm_launcher__docker_plan(sl->cfg.ctx, req, spec, out);
+	int card = rm_launcher__slurm_runs_card(sl, spec->w), rc;
+
+	rm_launcher__docker_plan(sl->cfg.ctx, req, card ? NULL : spec, out);
 	rm_launcher__slurm_names(sl, spec, &sub.key, &sub.log_base);
 	sub.batch_log = rm_xasprintf("%s.batch.log", sub.log_base);
 	sub.script = rm_xasprintf("%s.sbatch", sub.log_base);
-	if (rm_launcher__slurm_script_for(sl, &spec, &sub, 1, sub.batch_log, &text, &err) < 0) {
+	if (card) {
+		sub.steps = rm_xasprintf("%s.steps", sub.log_base);
+		rc = rm_launcher__slurm_card_script(sl, spec, &sub, &text, &err);
+	} else {
+		rc = rm_launcher__slurm_script_for(sl, &spec, &sub, 1, sub.batch_log, &text, &err);
+	}
+	if (rc < 0) {
 		fprintf(out, "  would fail: %s\n", rm_error_text(&err));
 	} else {
-		fprintf(out, "  %s %s, with the batch script (kept there):\n",
-			sl->alloc ? "bash" : "sbatch", sub.script);
+		fprintf(out, "  %s %s, with the batch script (kept there)%s:\n",
+			sl->alloc ? "bash" : "sbatch", sub.script,
+			card ? "; the card's script starts its own containers" : "");
 		for (char *line = text, *nl; *line; line = nl) {
 			nl = strchr(line, '\n');
 			nl = nl ? nl + 1 : line + strlen(line);
@@ -318,6 +435,7 @@ static void slurm_probe(const char *docker_host, rm_probe *out)
 
 const rm_launcher_ops rm_launcher_slurm = {
     .name = "slurm",
+    .batch_host = 1,
     .claims = slurm_claims,
     .context_keys = slurm_keys,
     .open = slurm_open,
@@ -333,6 +451,7 @@ const rm_launcher_ops rm_launcher_slurm = {
     .sweep = slurm_sweep,
     .reap = slurm_reap,
     .describe = slurm_describe,
+    .check = slurm_check,
     .plan = slurm_plan,
     .probe = slurm_probe,
     .submit_all = rm_launcher__slurm_submit_all,

@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 
+#include "rm/context.h"
 #include "rm/util.h"
 
 typedef struct json_t json_t;
@@ -52,7 +53,8 @@ typedef struct rm_slurm_conf {
 /* "distributed": {...} */
 typedef struct rm_dist_conf {
 	char *launcher; /* torchrun (default), torchtitan, megatron-lm, deepspeed, vllm, sglang */
-	long nnodes;	/* default: slurm.nodes */
+	long nnodes;	/* slurm.nodes */
+	long nnodes_given;   /* distributed.nnodes as given, or -1 */
 	long nproc_per_node; /* -1: not given (then the resolved GPUs per node) */
 	long port;	     /* MASTER_PORT; default RM_SLURM_DEFAULT_PORT */
 	char *backend;	     /* DISTRIBUTED_BACKEND when given, or NULL */
@@ -61,13 +63,17 @@ typedef struct rm_dist_conf {
 /*
  * Reads ctx_obj's "slurm" and "distributed" objects (numbers may be JSON numbers or numeric
  * strings, as madengine's int() takes them). *present is 1 when "slurm" is there: the run is
- * then submitted instead of run locally. slurm.nodes and distributed.nnodes: when both are
- * given and differ, slurm.nodes wins and a note says so (madengine's rule). Values that would
+ * then submitted instead of run locally. slurm.nodes sizes the job (else distributed.nnodes,
+ * else 1); rm_slurm_nodes_check refuses the two when they differ. Values that would
  * break a #SBATCH line (blanks, quotes, control characters) are refused, naming the key.
  */
 int rm_slurm_conf_parse(json_t *ctx_obj, rm_slurm_conf *sc, rm_dist_conf *dc, int *present,
 			rm_error *err);
 void rm_slurm_conf_release(rm_slurm_conf *sc);
+/* slurm.nodes and distributed.nnodes, when both are given, must agree: -1 naming both and
+ * where each came from (nodes_from, nnodes_from: "the context", "card 'x'"). */
+int rm_slurm_nodes_check(const rm_slurm_conf *sc, const rm_dist_conf *dc, const char *nodes_from,
+			 const char *nnodes_from, rm_error *err);
 void rm_dist_conf_release(rm_dist_conf *dc);
 
 /* GPUs per node, as madengine resolves it: slurm.gpus_per_node, else the model's n_gpus when
@@ -123,6 +129,34 @@ typedef struct rm_slurm_job {
  * the user's own) the same text runs as it is with bash: its #SBATCH lines are comments
  * there, and its srun uses the allocation. */
 int rm_slurm_script(const rm_slurm_job *job, char **script, rm_error *err);
+
+/*
+ * A card whose script runs on the batch host (MAD's slurm_multi cards, and primus or
+ * sglang-disagg on SLURM): the batch script exports the card's env_vars (the context's over
+ * them, shell-quoted) and DOCKER_IMAGE_NAME, puts the image on every node (one task a node:
+ * `docker pull`, or `docker load` of the copy saved beside the logs when no registry has
+ * it) and checks every node's image id against image_id, then runs the card's script with
+ * bash in its folder (job->workdir) with the card's args. The steps file gets a line per node
+ * ("image <node> <id>" or "image-failed <node>"), "image-check failed" (exit 97) when a node
+ * lacks the image, and "script <exit code>".
+ */
+typedef struct rm_slurm_card_job {
+	const rm_slurm_job *job; /* name, sc, dc, batch_log, workdir (the script's folder), ... */
+	const char *model;
+	const char *launcher; /* as the card names it */
+	const char *script;   /* the script's file name, in job->workdir */
+	const char *args;     /* the card's args (split into words, each quoted) */
+	const rm_kv *env;     /* the exports */
+	size_t n_env;
+	const char *image;     /* DOCKER_IMAGE_NAME */
+	const char *image_id;  /* what every node must hold, or NULL (not checked) */
+	const char *image_tar; /* a `docker save` file every node loads, or NULL: pull */
+	const char *steps;     /* the steps file */
+} rm_slurm_card_job;
+/* the batch script's exit when a node lacks the image */
+#define RM_SLURM_IMAGE_MISSING	    97
+#define RM_SLURM_IMAGE_MISSING_TEXT "97"
+int rm_slurm_card_script(const rm_slurm_card_job *c, char **script, rm_error *err);
 
 /* The MAD_MULTI_NODE_RUNNER value for a launcher, as madengine builds it, with the literal
  * texts $NODE_RANK and $MASTER_ADDR left for the task's shell to expand; NULL when the

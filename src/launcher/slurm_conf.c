@@ -283,14 +283,10 @@ int rm_slurm_conf_parse(json_t *ctx_obj, rm_slurm_conf *sc, rm_dist_conf *dc, in
 	if (!dc->launcher)
 		dc->launcher = rm_xstrdup(RM_SLURM_DEFAULT_LAUNCHER);
 	/* slurm.nodes sizes the allocation, distributed.nnodes the launcher's topology: one
-	 * count for both, the allocation's when they disagree (madengine's rule). */
+	 * count for both; when both are given they must agree (rm_slurm_nodes_check). */
 	if (sc->nodes < 0)
 		sc->nodes = nnodes > 0 ? nnodes : 1;
-	else if (nnodes > 0 && nnodes != sc->nodes)
-		note(sc, &nnotes,
-		     rm_xasprintf("slurm.nodes=%ld and distributed.nnodes=%ld differ; using %ld "
-				  "nodes (set them alike to silence this)",
-				  sc->nodes, nnodes, sc->nodes));
+	dc->nnodes_given = nnodes;
 	dc->nnodes = sc->nodes;
 	return 0;
 fail:
@@ -388,4 +384,16 @@ long rm_slurm_time_seconds(const char *s)
 	if (nf == 2)
 		return f[0] * 60 + f[1];
 	return (f[0] * 60 + f[1]) * 60 + f[2];
+}
+
+int rm_slurm_nodes_check(const rm_slurm_conf *sc, const rm_dist_conf *dc, const char *nodes_from,
+			 const char *nnodes_from, rm_error *err)
+{
+	if (dc->nnodes_given <= 0 || dc->nnodes_given == sc->nodes)
+		return 0;
+	return rm_error_set(
+	    err, RM_ERR_INPUT,
+	    "slurm.nodes %ld (%s) and distributed.nnodes %ld (%s) disagree: the "
+	    "job would hold %ld node(s) for a launcher set for %ld; make them equal",
+	    sc->nodes, nodes_from, dc->nnodes_given, nnodes_from, sc->nodes, dc->nnodes_given);
 }

@@ -99,7 +99,9 @@ int rm_launcher__slurm_telemetry(void *state, rm_job *job, rm_telem_summary *out
 
 	(void)state;
 	rm_telem_summary_none(out);
-	for (long r = 0; r < job->sl->sc.nodes; r++) {
+	if (job->sub.card)
+		return -1; /* no runner of ours on the nodes: nothing sampled there */
+	for (long r = 0; r < job->sub.nodes; r++) {
 		json_t *res = result(job, r), *t = json_object_get(res, "telemetry");
 		rm_telem_summary s;
 		if (json_is_object(t)) {
@@ -139,7 +141,7 @@ int rm_launcher__slurm_provenance(void *state, rm_job *job, json_t **out)
 /* Whether every rank's runner has written its result file (they write it last). */
 static int all_results(const rm_job *job)
 {
-	for (long r = 0; r < job->sl->sc.nodes; r++) {
+	for (long r = 0; r < job->sub.nodes; r++) {
 		char *p = rm_xasprintf("%s.node%ld.result.json", job->sub.log_base, r);
 		int there = access(p, F_OK) == 0;
 		free(p);
@@ -195,10 +197,13 @@ static size_t drain(rm_job *job)
 	char buf[READ_CHUNK];
 	size_t total = 0;
 
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < (job->sub.card ? 1 : 2); i++) {
 		ssize_t got;
 		if (job->fd[i] < 0) {
-			char *p = rm_xasprintf("%s.node0.%s", job->sub.log_base, ext[i]);
+			/* a card's script: its batch log (stdout and stderr together) */
+			char *p = job->sub.card
+				      ? rm_xstrdup(job->sub.batch_log)
+				      : rm_xasprintf("%s.node0.%s", job->sub.log_base, ext[i]);
 			job->fd[i] = open(p, O_RDONLY | O_CLOEXEC);
 			free(p);
 			if (job->fd[i] < 0)
@@ -265,7 +270,7 @@ static char *node_error(const rm_job *job)
 {
 	char *msg = NULL;
 
-	for (long r = 0; r < job->sl->sc.nodes && r < 1024 && !msg; r++) {
+	for (long r = 0; r < job->sub.nodes && r < 1024 && !msg; r++) {
 		json_t *res = result(job, r);
 		const char *e = json_string_value(json_object_get(res, "error"));
 		if (e)
@@ -378,7 +383,7 @@ static int by_results(rm_job *job, long *status, rm_error *err)
 	id_text(job, id, sizeof(id));
 	rm_warn("%s: no final state from SLURM (%s); judged by its ranks' result files", id,
 		rm_error_text(err));
-	for (long r = 0; r < job->sl->sc.nodes && bad < 0; r++) {
+	for (long r = 0; r < job->sub.nodes && bad < 0; r++) {
 		json_t *res = result(job, r);
 		json_t *c = json_object_get(res, "exit_code");
 		if (!json_is_integer(c) || json_integer_value(c) != 0) {
@@ -405,6 +410,28 @@ static int by_results(rm_job *job, long *status, rm_error *err)
 	return RM_LAUNCH_FAILED;
 }
 
+/* A card's script's end: its exit code from the steps file; the reason names the node that
+ * lacked the image or the step that failed. */
+static int card_end(rm_job *job, int completed, const rm_slurm_job_state *js, long *status,
+		    rm_error *err)
+{
+	char why[512];
+
+	*status = rm_launcher__slurm_card_status(job);
+	if (completed && *status == 0)
+		return 0;
+	if (js) {
+		rm_slurm_reason(js, why, sizeof(why));
+	} else {
+		char id[64];
+		id_text(job, id, sizeof(id));
+		snprintf(why, sizeof(why), "%s: bash exited with code %d", id,
+			 WIFEXITED(job->wstatus) ? WEXITSTATUS(job->wstatus) : 128);
+	}
+	rm_launcher__slurm_card_reason(job, why, err);
+	return RM_LAUNCH_FAILED;
+}
+
 int rm_launcher__slurm_wait(void *state, rm_job *job, double timeout, long *status, rm_error *err)
 {
 	rm_slurm_job_state js;
@@ -425,9 +452,11 @@ int rm_launcher__slurm_wait(void *state, rm_job *job, double timeout, long *stat
 	if (job->pid > 0)
 		completed = WIFEXITED(job->wstatus) && WEXITSTATUS(job->wstatus) == 0;
 	else if (final_state(job, timeout, &js, err) < 0)
-		return job->no_controller ? by_results(job, status, err) : -1;
+		return job->no_controller && !job->sub.card ? by_results(job, status, err) : -1;
 	else
 		completed = js.state == RM_SLURM_COMPLETED;
+	if (job->sub.card)
+		return card_end(job, completed, job->pid > 0 ? NULL : &js, status, err);
 	r0 = result(job, 0);
 	if (json_is_integer(json_object_get(r0, "exit_code")))
 		code = json_integer_value(json_object_get(r0, "exit_code"));
@@ -439,10 +468,14 @@ int rm_launcher__slurm_wait(void *state, rm_job *job, double timeout, long *stat
 	return host_lost(job, job->pid > 0 ? NULL : &js) ? RM_LAUNCH_HOST_LOST : RM_LAUNCH_FAILED;
 }
 
-/* Only what rank 0's runner copied out of its container: the multiple_results file. */
+/* Only what rank 0's runner copied out of its container: the multiple_results file. A
+ * card's script: the results it wrote, wherever path says (slurm_card.c). */
 int rm_launcher__slurm_fetch(void *state, rm_job *job, const char *path, int fd, size_t max,
 			     rm_error *err)
 {
+	if (job->sub.card)
+		return rm_launcher__slurm_card_fetch(state, job, fd, max, err);
+
 	json_t *r0 = result(job, 0);
 	const char *have = json_string_value(json_object_get(r0, "results_path"));
 	const char *tar = json_string_value(json_object_get(r0, "results_tar"));

@@ -30,19 +30,26 @@ struct slurm_sub {
 	char *script;	 /* the batch script, kept beside the logs */
 	long job_id;	 /* 0 until submitted */
 	long task;	 /* the array task, or -1 */
+	long nodes;	 /* the job's nodes */
+	int card;	 /* the card's own script on the batch host (slurm_card.c) */
+	char *steps;	 /* then: its steps file */
+	char *image_tar; /* and the image saved for its nodes (removed at cleanup), or NULL */
+	char *image_id;	 /* and the id every node must hold, or NULL (the first node's) */
 };
 
 struct slurm_launcher {
 	rm_launcher_config cfg;
 	rm_slurm_conf sc;
 	rm_dist_conf dc;
-	long alloc;	/* inside an allocation (SLURM_JOB_ID): its id; runs with srun there */
-	char *self;	/* this binary, absolute: what each task runs */
-	char *root;	/* the registry folder, absolute (--chdir) */
-	char *log_dir;	/* absolute */
-	char *job_file; /* "<log dir>/<run id>.job.json" */
-	rm_job_doc doc; /* what the job file holds (doc.run_id NULL until first used) */
-	char *comment;	/* sbatch --comment: run id, host, pid (sweep, reap) */
+	long alloc;	  /* inside an allocation (SLURM_JOB_ID): its id; runs with srun there */
+	int present;	  /* the context has a "slurm" key (else: opened for the cards' scripts) */
+	char *self;	  /* this binary, absolute: what each task runs */
+	char *root;	  /* the registry folder, absolute (--chdir) */
+	char *submit_dir; /* where sbatch runs: $SLURM_SUBMIT_DIR of the jobs, absolute */
+	char *log_dir;	  /* absolute */
+	char *job_file;	  /* "<log dir>/<run id>.job.json" */
+	rm_job_doc doc;	  /* what the job file holds (doc.run_id NULL until first used) */
+	char *comment;	  /* sbatch --comment: run id, host, pid (sweep, reap) */
 	char *where;
 	rm_launcher docker;	     /* opened to build images on this host, when needed */
 	char **img_names, **img_ids; /* images built here: name -> id */
@@ -78,6 +85,21 @@ struct rm_job {
 
 /* slurm.c */
 long rm_launcher__slurm_gpus_per_node(const struct slurm_launcher *sl, const rm_workload *w);
+/* w's settings: the card's "slurm" and "distributed" under the context's, w's launcher;
+ * slurm.nodes and distributed.nnodes that disagree are refused naming where each came from. */
+int rm_launcher__slurm_conf_for(const struct slurm_launcher *sl, const rm_workload *w,
+				rm_slurm_conf *sc, rm_dist_conf *dc, rm_error *err);
+
+/* slurm_card.c: a card whose own script runs on the batch host (slurm_multi) */
+int rm_launcher__slurm_runs_card(const struct slurm_launcher *sl, const rm_workload *w);
+/* The batch script of spec (s: its names, steps file; s->nodes set); in a run the image
+ * is saved beside the logs when no registry has it. */
+int rm_launcher__slurm_card_script(struct slurm_launcher *sl, const rm_job_spec *spec,
+				   struct slurm_sub *s, char **text, rm_error *err);
+long rm_launcher__slurm_card_status(const rm_job *job);
+void rm_launcher__slurm_card_reason(const rm_job *job, const char *why, rm_error *err);
+int rm_launcher__slurm_card_fetch(struct slurm_launcher *sl, rm_job *job, int fd, size_t max,
+				  rm_error *err);
 
 /* slurm_submit.c */
 void rm_launcher__slurm_sub_release(struct slurm_sub *s);

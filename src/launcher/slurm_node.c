@@ -94,6 +94,7 @@ static int node_context(struct node *n, rm_error *err)
 	for (char **t = n->doc.contexts; t && *t; t++)
 		if (rm_context_apply(&n->ctx, *t, "--additional-context", err) < 0)
 			return -1;
+	rm_context_host_devices(&n->ctx);
 	return 0;
 }
 

@@ -18,7 +18,7 @@ int rm_slurm_runner(const rm_dist_conf *dc, long nproc, char **runner, rm_error 
 	const rm_dist_launcher *l = rm_dist_launcher_find(name);
 
 	*runner = NULL;
-	if (!l || !l->on_slurm) {
+	if (!l || l->slurm != RM_DIST_SLURM_TASKS) {
 		char *names = rm_dist_launcher_names(1);
 		rm_error_set(err, RM_ERR_INPUT,
 			     "--additional-context: distributed.launcher '%s' is not supported; "
@@ -246,6 +246,119 @@ int rm_slurm_script(const rm_slurm_job *j, char **script, rm_error *err)
 	add_env(&b, j, nproc, runner);
 	add_srun(&b, j, runner);
 	free(runner);
+	*script = rm_buf_detach(&b);
+	return 0;
+}
+
+/* ---- a card whose script runs on the batch host (MAD's slurm_multi) ---- */
+
+/* The step that puts the image on every node (one task a node), each node's line in the
+ * steps file: "image <node> <id>", or "image-failed <node>". */
+static void add_card_image(rm_buf *b, const rm_slurm_card_job *c)
+{
+	const char *get =
+	    c->image_tar ? "docker load -i \"$2\" >/dev/null" : "docker pull \"$1\" >/dev/null";
+	char *tar = rm_shell_quote(c->image_tar ? c->image_tar : "");
+
+	rm_buf_addf(b,
+		    "\n# The image on every node before the script starts (%s), each node's "
+		    "image id kept.\n",
+		    c->image_tar ? "loaded from the copy run_models saved beside the logs"
+				 : "pulled in parallel");
+	rm_buf_addf(b,
+		    "srun --nodes=\"$SLURM_NNODES\" --ntasks=\"$SLURM_NNODES\" "
+		    "--ntasks-per-node=1 --job-name=rm-image \\\n"
+		    "\tbash -c '%s &&\n"
+		    "\t\techo \"image $SLURMD_NODENAME $(docker image inspect --format "
+		    "\"{{.Id}}\" \"$1\")\" ||\n"
+		    "\t\techo \"image-failed $SLURMD_NODENAME\"' rm-image "
+		    "\"$DOCKER_IMAGE_NAME\" %s >>\"$RM_STEPS\"\n",
+		    get, tar);
+	free(tar);
+	if (c->image_id) {
+		char *id = rm_shell_quote(c->image_id);
+		rm_buf_addf(b, "rm_want=%s\n", id);
+		free(id);
+	} else {
+		rm_buf_addstr(b, "rm_want=\n");
+	}
+	rm_buf_addstr(
+	    b, "rm_bad=$(awk -v want=\"$rm_want\" '$1 == \"image\" && want == \"\" { want = $3 }\n"
+	       "\t$1 == \"image-failed\" { print $2 \": could not get it\" }\n"
+	       "\t$1 == \"image\" && ($3 == \"\" || (want != \"\" && $3 != want)) { print $2 \": "
+	       "holds \" ($3 == \"\" ? \"none\" : $3) }' \"$RM_STEPS\")\n"
+	       "rm_have=$(grep -c '^image ' \"$RM_STEPS\")\n"
+	       "if [ -n \"$rm_bad\" ] || [ \"$rm_have\" -ne \"$SLURM_NNODES\" ]; then\n"
+	       "\techo \"run_models: the image is not on every node ($rm_have of $SLURM_NNODES): "
+	       "$rm_bad\" >&2\n"
+	       "\techo \"image-check failed\" >>\"$RM_STEPS\"\n"
+	       "\texit " RM_SLURM_IMAGE_MISSING_TEXT "\n"
+	       "fi\n");
+}
+
+int rm_slurm_card_script(const rm_slurm_card_job *c, char **script, rm_error *err)
+{
+	const rm_slurm_job *j = c->job;
+	rm_buf b = RM_BUF_INIT((size_t)16 << 20);
+	char **words = NULL, *q;
+	size_t nw = 0;
+
+	*script = NULL;
+	if (j->workdir[0] != '/' || !rm_slurm_word_ok(j->workdir) ||
+	    !rm_slurm_word_ok(j->batch_log) || !rm_slurm_word_ok(j->job_name) ||
+	    (j->comment && !rm_slurm_word_ok(j->comment)))
+		return rm_error_set(err, RM_ERR_USAGE,
+				    "'%s' or '%s' has a blank or a quote, which a #SBATCH line "
+				    "cannot carry: keep the card's script and the logs in folders "
+				    "without them",
+				    j->workdir, j->batch_log);
+	if (rm_split_words(c->args ? c->args : "", &words, &nw, err) < 0)
+		return rm_error_wrap(err, "model '%s': field 'args'", c->model);
+	rm_buf_addf(&b,
+		    "#!/bin/bash\n# Written by run_models for model '%s': its script on the batch "
+		    "host (launcher %s), %ld node(s)\n# x %ld GPU(s); the script starts its own "
+		    "containers. Submit it again with: sbatch <this file>\n",
+		    c->model, c->launcher, j->sc->nodes, j->gpus_per_node);
+	add_directives(&b, j);
+	if (j->sc->modules) {
+		rm_buf_addch(&b, '\n');
+		for (char **m = j->sc->modules; *m; m++) {
+			q = rm_shell_quote(*m);
+			rm_buf_addf(&b, "module load %s\n", q);
+			free(q);
+		}
+	}
+	rm_buf_addstr(&b, "\n# The card's env_vars, the context's over them (MAD's layering).\n");
+	for (size_t i = 0; i < c->n_env; i++) {
+		if (!strcmp(c->env[i].key, "DOCKER_IMAGE_NAME"))
+			continue; /* below */
+		q = rm_shell_quote(c->env[i].value);
+		rm_buf_addf(&b, "export %s=%s\n", c->env[i].key, q);
+		free(q);
+	}
+	q = rm_shell_quote(c->image);
+	rm_buf_addf(&b, "export DOCKER_IMAGE_NAME=%s\n", q);
+	free(q);
+	q = rm_shell_quote(c->steps);
+	rm_buf_addf(&b, "RM_STEPS=%s\n: >\"$RM_STEPS\"\n", q);
+	free(q);
+	add_card_image(&b, c);
+	q = rm_shell_quote(c->script);
+	rm_buf_addf(&b, "\n# The card's script, on this host (the batch host).\n");
+	free(q);
+	q = rm_shell_quote(j->workdir);
+	rm_buf_addf(&b, "cd %s || exit 1\n", q);
+	free(q);
+	q = rm_shell_quote(c->script);
+	rm_buf_addf(&b, "bash %s", q);
+	free(q);
+	for (size_t i = 0; i < nw; i++) {
+		q = rm_shell_quote(words[i]);
+		rm_buf_addf(&b, " %s", q);
+		free(q);
+	}
+	rm_buf_addstr(&b, "\nrm_rc=$?\necho \"script $rm_rc\" >>\"$RM_STEPS\"\nexit $rm_rc\n");
+	rm_strv_free(words);
 	*script = rm_buf_detach(&b);
 	return 0;
 }

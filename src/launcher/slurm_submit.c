@@ -33,6 +33,9 @@ void rm_launcher__slurm_sub_release(struct slurm_sub *s)
 	free(s->log_base);
 	free(s->batch_log);
 	free(s->script);
+	free(s->steps);
+	free(s->image_tar);
+	free(s->image_id);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -134,7 +137,9 @@ int rm_launcher__slurm_script_for(struct slurm_launcher *sl, const rm_job_spec *
 				  const struct slurm_sub *subs, size_t n, const char *batch_log,
 				  char **text, rm_error *err)
 {
-	rm_slurm_task *tasks = rm_xcalloc(n, sizeof(*tasks));
+	rm_slurm_task *tasks;
+	rm_slurm_conf sc;
+	rm_dist_conf dc;
 	char *argv[] = {sl->self,     (char *)"node-run",   (char *)"--job",
 			sl->job_file, (char *)"--workload", (char *)RM_SLURM_MODEL_WORD,
 			NULL};
@@ -145,6 +150,12 @@ int rm_launcher__slurm_script_for(struct slurm_launcher *sl, const rm_job_spec *
 		  : rm_xasprintf("model '%s' (workload %s)", specs[0]->w->model_name, subs[0].key);
 	int ret;
 
+	if (rm_launcher__slurm_conf_for(sl, specs[0]->w, &sc, &dc, err) < 0) {
+		free(name);
+		free(what);
+		return -1;
+	}
+	tasks = rm_xcalloc(n, sizeof(*tasks));
 	/* The job name without the run id: what squeue shows. */
 	if (n == 1 && strchr(name, '.'))
 		*strchr(name, '.') = '\0';
@@ -154,8 +165,8 @@ int rm_launcher__slurm_script_for(struct slurm_launcher *sl, const rm_job_spec *
 			    .log_dir = sl->log_dir,
 			    .workdir = sl->root,
 			    .batch_log = batch_log,
-			    .sc = &sl->sc,
-			    .dc = &sl->dc,
+			    .sc = &sc,
+			    .dc = &dc,
 			    .gpus_per_node = rm_launcher__slurm_gpus_per_node(sl, specs[0]->w),
 			    .tasks = tasks,
 			    .n_tasks = n,
@@ -163,10 +174,35 @@ int rm_launcher__slurm_script_for(struct slurm_launcher *sl, const rm_job_spec *
 			    .comment = sl->comment,
 			    .what = what};
 	ret = rm_slurm_script(&job, text, err);
+	rm_slurm_conf_release(&sc);
+	rm_dist_conf_release(&dc);
 	free(tasks);
 	free(name);
 	free(what);
 	return ret;
+}
+
+/* The nodes of w's job (1 when its settings cannot be read: its start then says why). */
+static long nodes_of(const struct slurm_launcher *sl, const rm_workload *w)
+{
+	rm_slurm_conf sc;
+	rm_dist_conf dc;
+	rm_error err = RM_ERROR_INIT;
+	long n = 1;
+
+	if (rm_launcher__slurm_conf_for(sl, w, &sc, &dc, &err) == 0) {
+		n = sc.nodes;
+		rm_slurm_conf_release(&sc);
+		rm_dist_conf_release(&dc);
+	}
+	return n;
+}
+
+/* A workload that can share a job array: one node, and no slurm or distributed settings of
+ * its card's own (the array's are the context's). */
+static int arrayable(const struct slurm_launcher *sl, const rm_workload *w)
+{
+	return !(w->model && (w->model->slurm || w->model->distributed)) && nodes_of(sl, w) == 1;
 }
 
 /* Names, script and submission of specs[0..n) as one job (an array when n > 1). */
@@ -202,6 +238,7 @@ static int submit_group(struct slurm_launcher *sl, const rm_job_spec *const *spe
 		snprintf(task, sizeof(task), "%zu", i);
 		subs[i].job_id = job_id;
 		subs[i].task = n > 1 ? (long)i : -1;
+		subs[i].nodes = nodes_of(sl, specs[i]->w);
 		subs[i].script = rm_xstrdup(script);
 		subs[i].batch_log = rm_xstrdup(batch_log);
 		if (n > 1) { /* the task's own batch log: %a is its index */
@@ -241,7 +278,7 @@ int rm_launcher__slurm_submit_all(void *state, const rm_job_spec *const *specs, 
 				  rm_error *err)
 {
 	struct slurm_launcher *sl = state;
-	size_t *done = rm_xcalloc(n + 1, sizeof(*done)), ndone = 0;
+	size_t *done = rm_xcalloc(n + 1, sizeof(*done)), ndone = 0, n_tasks = 0;
 	const rm_job_spec **group = rm_xcalloc(n + 1, sizeof(*group));
 	int ret = 0;
 
@@ -249,12 +286,17 @@ int rm_launcher__slurm_submit_all(void *state, const rm_job_spec *const *specs, 
 		goto out;
 	for (size_t i = 0; i < n && ret == 0; i++) {
 		struct slurm_sub sub = {0};
+		if (rm_launcher__slurm_runs_card(sl, specs[i]->w)) {
+			done[i] = 1; /* its own job, submitted by start (slurm_card.c) */
+			continue;
+		}
 		ret = refuse_keep_alive(specs[i], err);
 		rm_launcher__slurm_names(sl, specs[i], &sub.key, &sub.log_base);
 		add_workload(sl, specs[i], &sub);
+		n_tasks++;
 		rm_launcher__slurm_sub_release(&sub);
 	}
-	if (ret < 0 || (ret = write_job_file(sl, err)) < 0)
+	if (ret < 0 || (n_tasks && (ret = write_job_file(sl, err)) < 0))
 		goto out;
 	for (size_t i = 0; i < n && ret == 0; i++) {
 		size_t g = 0;
@@ -264,10 +306,12 @@ int rm_launcher__slurm_submit_all(void *state, const rm_job_spec *const *specs, 
 		for (size_t j = i; j < n && g < MAX_ARRAY; j++) {
 			if (done[j] || rm_launcher__slurm_gpus_per_node(sl, specs[j]->w) != gpn)
 				continue;
+			if (g && !arrayable(sl, specs[j]->w))
+				continue; /* a job of its own, later */
 			group[g++] = specs[j];
 			done[j] = 1;
 			ndone++;
-			if (sl->sc.nodes > 1)
+			if (!arrayable(sl, specs[j]->w))
 				break; /* a multi-node workload is a job of its own */
 		}
 		ret = submit_group(sl, group, g, err);
@@ -288,7 +332,7 @@ static void link_node_logs(struct slurm_launcher *sl, const rm_job_spec *spec,
 	if (!ll || !rm_ends_with(ll, ".live.log"))
 		return;
 	stem = strlen(ll) - strlen(".live.log");
-	for (long r = 0; r < sl->sc.nodes && r < MAX_LINKED_NODES; r++) {
+	for (long r = 0; r < sub->nodes && r < MAX_LINKED_NODES; r++) {
 		char *link = rm_xasprintf("%.*s.node%ld.log", (int)stem, ll, r);
 		char *target = rm_xasprintf("%s.node%ld.log", base_name(sub->log_base), r);
 		char *tmp = rm_xasprintf("%s.%s.tmp", link, sl->cfg.run_id);
@@ -353,10 +397,19 @@ static int start_now(struct slurm_launcher *sl, const rm_job_spec *spec, rm_job 
 	rm_launcher__slurm_names(sl, spec, &s->key, &s->log_base);
 	s->script = rm_xasprintf("%s.sbatch", s->log_base);
 	s->batch_log = rm_xasprintf("%s.batch.log", s->log_base);
-	add_workload(sl, spec, s);
-	if (write_job_file(sl, err) < 0 ||
-	    rm_launcher__slurm_script_for(sl, &spec, s, 1, s->batch_log, &text, err) < 0 ||
-	    rm_write_file_atomic(s->script, text, strlen(text), 0644, err) < 0)
+	s->card = rm_launcher__slurm_runs_card(sl, spec->w);
+	if (s->card) {
+		s->steps = rm_xasprintf("%s.steps", s->log_base);
+		if (rm_launcher__slurm_card_script(sl, spec, s, &text, err) < 0)
+			goto out;
+	} else {
+		s->nodes = nodes_of(sl, spec->w);
+		add_workload(sl, spec, s);
+		if (write_job_file(sl, err) < 0 ||
+		    rm_launcher__slurm_script_for(sl, &spec, s, 1, s->batch_log, &text, err) < 0)
+			goto out;
+	}
+	if (rm_write_file_atomic(s->script, text, strlen(text), 0644, err) < 0)
 		goto out;
 	if (sl->alloc)
 		ret = spawn_script(sl, job, err);
@@ -390,7 +443,8 @@ int rm_launcher__slurm_start(void *state, const rm_job_spec *spec, rm_job **out,
 		free(job);
 		return -1;
 	}
-	link_node_logs(sl, spec, &job->sub);
+	if (!job->sub.card)
+		link_node_logs(sl, spec, &job->sub);
 	*out = job;
 	return 0;
 }
@@ -459,6 +513,8 @@ int rm_launcher__slurm_cleanup(void *state, rm_job *job, int keep, rm_error *err
 	for (int i = 0; i < 2; i++)
 		if (job->fd[i] >= 0)
 			close(job->fd[i]);
+	if (job->sub.image_tar && !job->queued) /* every node has loaded it by now */
+		unlink(job->sub.image_tar);
 	rm_launcher__slurm_sub_release(&job->sub);
 	free(job);
 	return ret;

@@ -89,6 +89,8 @@ static void parse_status(const rm_workload *w, const char *text, rm_tools_verdic
 
 		if (sscanf(line, "model %ld", &rc) == 1) {
 			v->model_rc = rc;
+		} else if (!strncmp(line, "gathered", 8)) {
+			v->gathered = 1;
 		} else if (sscanf(line, "%7s %lu %ld", what, &k, &rc) == 3 && !v->failure &&
 			   ((post = !strcmp(what, "post")) || !strcmp(what, "pre")) &&
 			   k < (post ? p->n_post : p->n_pre)) {
@@ -131,7 +133,9 @@ int rm_launcher_tools_collect(const rm_launcher *l, rm_job *job, const rm_worklo
 		parse_status(w, text, v);
 		free(text);
 	}
-	if (!w->tools.n_outputs)
+	/* Outputs only when the wrapper finished gathering them: a run stopped (a timeout, a
+	 * signal) gives none (docs/tools.md), never a part announced as the whole. */
+	if (!w->tools.n_outputs || !v->gathered)
 		return 0;
 	if (fetch_tar(l, job, RM_TOOLS_OUTPUTS, OUTPUTS_MAX, &tar, err) < 0) {
 		if (err->kind == RM_ERR_INPUT) { /* nothing gathered */

@@ -25,6 +25,7 @@
 #define MAX_CAND       16
 
 struct autop {
+	pu_cleaner clean; /* the text the parsers see: sniffed, so colour or labels hide nothing */
 	rm_parser_config cfg;
 	size_t ncand;
 	const rm_parser_ops *ops[MAX_CAND];
@@ -99,15 +100,20 @@ static void auto_feed(void *state, const char *line, size_t len)
 {
 	struct autop *a = state;
 	int confident = 0, certain = 0, any = 0;
+	const char *text;
+	size_t tlen;
 
 	if (a->chosen >= 0) {
 		a->ops[a->chosen]->feed_line(a->state[a->chosen], line, len);
 		return;
 	}
 	a->lines++;
+	/* Sniffed on what the parsers read (rm_parsers__clean: no colour codes, no launcher
+	 * labels, the last progress update), fed raw: each parser cleans it itself. */
+	rm_parsers__clean(&a->clean, line, len, &text, &tlen);
 	for (size_t i = 0; i < a->ncand; i++) {
 		if (a->ops[i]->sniff) {
-			int s = a->ops[i]->sniff(line, len);
+			int s = a->ops[i]->sniff(text, tlen);
 			if (s > 0) {
 				a->score[i] += s;
 				a->scored_lines[i]++;

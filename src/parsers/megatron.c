@@ -183,7 +183,7 @@ static void megatron_feed(void *state, const char *line, size_t len)
 		v[S_SAMPLES] = gbs * 1000.0 / v[S_TIME];
 		have[S_SAMPLES] = 1;
 	}
-	ser = rm_parsers__slots_get(&m->slots, rm_parsers__rank_tag(s, n), have[S_LOSS]);
+	ser = rm_parsers__slots_get(&m->slots, m->clean.tag, have[S_LOSS]);
 	if (!ser)
 		return;
 	for (int i = 0; i < S_N; i++)

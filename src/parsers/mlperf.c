@@ -19,9 +19,11 @@
  * samples_count), only for a run whose run_stop says "success" (an aborted run has no time to
  * train, not even as a side metric); run_success 1/0 from run_stop's status; throughput (last
  * and steady mean); eval_accuracy (last); samples_count: run_stop's metadata.samples_count,
- * else the train_samples value logged after run_start of a run that reached run_stop (some
- * implementations log the samples trained that way). A train_samples logged before run_start
- * is the configured dataset size (3901 for llama2_70b_lora), not the samples trained, and a
+ * else a train_samples value logged once training began (after an epoch_start or block_start
+ * of the run) of a run that reached run_stop: BERT logs the samples trained that way at its
+ * end. Before that, train_samples is what mlperf_logging defines it to be, the size of the
+ * training set: 3901 for llama2_70b_lora (logged before run_start), 94,605,581 for R-GAT
+ * (logged after run_start, before its first epoch, in a run that stopped at epoch 0.9). A
  * run without run_stop did not finish: neither gives a samples_count.
  *
  * Primary figure: time_to_train as metric "time_to_train_min", and only for a run whose
@@ -46,6 +48,7 @@ struct mlperf {
 	double start_ms, stop_ms;
 	double samples_count;
 	int have_samples, have_train_samples;
+	int training; /* an epoch_start or block_start came after run_start */
 	double train_samples;
 	int have_eval;
 	double eval;
@@ -154,6 +157,7 @@ static void mlperf_record(struct mlperf *m, const char *k, size_t kl, json_t *ro
 			m->status[0] = '\0';
 			m->have_samples = 0;
 			m->have_train_samples = 0;
+			m->training = 0;
 		}
 	} else if (key_is(k, kl, "run_stop")) {
 		const char *st = json_string_value(json_object_get(meta, "status"));
@@ -187,8 +191,8 @@ static void mlperf_record(struct mlperf *m, const char *k, size_t kl, json_t *ro
 			m->have_eval = 1;
 		}
 	} else if (key_is(k, kl, "train_samples")) {
-		/* before run_start it is the dataset size, not samples trained */
-		if (m->have_start && mlperf_num(val, &v) == 0) {
+		/* before training began it is the dataset size, not samples trained */
+		if (m->have_start && m->training && mlperf_num(val, &v) == 0) {
 			m->train_samples = v;
 			m->have_train_samples = 1;
 		}
@@ -222,6 +226,10 @@ static void mlperf_feed(void *state, const char *line, size_t len)
 		return;
 	k++;
 	kl = (size_t)(kend - k);
+	if (key_is(k, kl, "epoch_start") || key_is(k, kl, "block_start")) {
+		m->training = m->have_start;
+		return;
+	}
 	if (!key_is(k, kl, "run_start") && !key_is(k, kl, "run_stop") &&
 	    !key_is(k, kl, "tracked_stats") && !key_is(k, kl, "eval_accuracy") &&
 	    !key_is(k, kl, "train_samples") && !key_is(k, kl, "throughput") &&

@@ -117,11 +117,13 @@ static void commit(struct nemo *m, long tag, struct record *r)
 	if (!r->any)
 		return;
 	step = r->have[F_STEP] ? (long)llround(r->v[F_STEP]) : r->iteration;
-	if (r->have[F_TFLOPS]) {
+	/* FLOPsMeasurementCallback starts from tflops_per_sec_per_gpu = -1 and logs that when it
+	 * cannot compute the figure (an unknown model, a PEFT job): zero or below is no figure */
+	if (r->have[F_TFLOPS] && r->v[F_TFLOPS] > 0) {
 		v[S_TFLOPS] = r->v[F_TFLOPS];
 		have[S_TFLOPS] = 1;
 	}
-	if (r->have[F_TOKENS]) {
+	if (r->have[F_TOKENS] && r->v[F_TOKENS] > 0) {
 		v[S_TOKENS] = r->v[F_TOKENS];
 		have[S_TOKENS] = 1;
 	}
@@ -224,7 +226,7 @@ static void nemo_feed(void *state, const char *line, size_t len)
 	if (len < 20 || !is_nemo_line(line, len))
 		return;
 	rm_parsers__strip(&m->clean, line, len, &s, &n);
-	tag = rm_parsers__rank_tag(s, n);
+	tag = m->clean.tag;
 	end = s + n;
 	for (p = s; p < end;) {
 		const char *cr = memchr(p, '\r', (size_t)(end - p)), *q = cr ? cr : end;

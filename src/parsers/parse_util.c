@@ -50,15 +50,50 @@ static size_t strip_ansi(char *dst, size_t cap, const char *src, size_t n)
 	return o;
 }
 
+/* Sets *out and *outlen to the line without ANSI sequences (copied into c->buf if it had any). */
+static void strip_into(pu_cleaner *c, const char *line, size_t len, const char **out,
+		       size_t *outlen)
+{
+	if (!len || !memchr(line, 0x1b, len)) {
+		*out = line;
+		*outlen = len;
+		return;
+	}
+	*outlen = strip_ansi(c->buf, sizeof(c->buf), line, len);
+	*out = c->buf;
+}
+
+/* Removes the labels in front of s[0..*n) (rm_parsers__label) and records the rank in c->tag:
+ * the first label's rank, else a Primus tag further in the line. */
+static void take_labels(pu_cleaner *c, const char **s, size_t *n)
+{
+	c->tag = -1;
+	for (int i = 0; i < 3; i++) {
+		const char *rest;
+		long r = rm_parsers__label(*s, *n, &rest);
+		if (r == RM_PARSERS_NO_LABEL)
+			break;
+		if (c->tag < 0 && r >= 0)
+			c->tag = r;
+		*n -= (size_t)(rest - *s);
+		*s = rest;
+	}
+	if (c->tag < 0)
+		c->tag = rm_parsers__rank_tag(*s, *n);
+}
+
 void rm_parsers__clean(pu_cleaner *c, const char *line, size_t len, const char **out,
 		       size_t *outlen)
 {
-	const char *cr;
+	const char *cr = NULL;
 
 	/* A trailing '\r' is a CRLF line end, not a progress-bar rewrite. */
 	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == '\n'))
 		len--;
-	cr = NULL;
+	/* Colour first (a label may be coloured), then the labels (they come before the first
+	 * progress update), then what a terminal finally shows: the text after the last '\r'. */
+	strip_into(c, line, len, &line, &len);
+	take_labels(c, &line, &len);
 	for (size_t i = memchr(line, '\r', len) ? len : 0; i > 0; i--) { /* no memrchr in C11 */
 		if (line[i - 1] == '\r') {
 			cr = line + i - 1;
@@ -69,25 +104,15 @@ void rm_parsers__clean(pu_cleaner *c, const char *line, size_t len, const char *
 		len -= (size_t)(cr + 1 - line);
 		line = cr + 1;
 	}
-	if (!len || !memchr(line, 0x1b, len)) {
-		*out = line;
-		*outlen = len;
-		return;
-	}
-	*outlen = strip_ansi(c->buf, sizeof(c->buf), line, len);
-	*out = c->buf;
+	*out = line;
+	*outlen = len;
 }
 
 void rm_parsers__strip(pu_cleaner *c, const char *line, size_t len, const char **out,
 		       size_t *outlen)
 {
-	if (!len || !memchr(line, 0x1b, len)) {
-		*out = line;
-		*outlen = len;
-		return;
-	}
-	*outlen = strip_ansi(c->buf, sizeof(c->buf), line, len);
-	*out = c->buf;
+	strip_into(c, line, len, out, outlen);
+	take_labels(c, out, outlen);
 }
 
 static int is_digit(char ch)
@@ -275,12 +300,32 @@ int rm_parsers__long(const char *p, const char *end, long *out, const char **nex
 	return PU_OK;
 }
 
-long rm_parsers__rank_tag(const char *s, size_t n)
+/* "(name, pid=N) " or "(pid=N) " or "(name pid=N) " (Ray's worker prefix, as SkyPilot and
+ * Ray Train print it): returns the end of the label, or NULL. */
+static const char *ray_label(const char *p, const char *end)
 {
-	const char *end = s + n, *p = rm_parsers__skip_blank(s, end), *q, *k;
+	const char *close, *pid;
 	long r;
 
-	/* [rank3]: and [default3]: (torchrun --tee / --role), at the start */
+	if (p >= end || *p != '(')
+		return NULL;
+	close = memchr(p, ')', (size_t)(end - p) < 96 ? (size_t)(end - p) : 96);
+	if (!close || close + 1 >= end || (close[1] != ' ' && close[1] != '\t'))
+		return NULL;
+	pid = pu_find(p, (size_t)(close - p), "pid=");
+	if (!pid || (pid > p + 1 && pid[-1] != ' ' && pid[-1] != '(') ||
+	    rm_parsers__long(pid + 4, close, &r, &pid) < 0 || pid != close)
+		return NULL;
+	return close + 2;
+}
+
+long rm_parsers__label(const char *s, size_t n, const char **rest)
+{
+	const char *end = s + n, *p = rm_parsers__skip_blank(s, end), *q;
+	long r;
+
+	*rest = s;
+	/* [rank3]: and [default3]: (torchrun --tee / --role) */
 	if (p < end && *p == '[') {
 		q = p + 1;
 		if ((size_t)(end - q) > 4 && !memcmp(q, "rank", 4) && is_digit(q[4]))
@@ -289,12 +334,32 @@ long rm_parsers__rank_tag(const char *s, size_t n)
 			q += 7;
 		else
 			q = NULL;
-		if (q && rm_parsers__long(q, end, &r, &q) == 0 && q < end && *q == ']')
+		if (q && rm_parsers__long(q, end, &r, &q) == 0 && q + 1 < end && q[0] == ']' &&
+		    q[1] == ':') {
+			*rest = q + 2;
 			return r;
+		}
 	}
-	/* "3: " (srun --label) */
+	/* "3: ", " 3: ", "   3:  " (srun --label, padded to the widest task number): one blank
+	 * after the colon belongs to the label, further ones to the line */
 	if (p < end && is_digit(*p) && rm_parsers__long(p, end, &r, &q) == 0 && q < end &&
-	    *q == ':' && (q + 1 == end || q[1] == ' ' || q[1] == '\t'))
+	    *q == ':' && (q + 1 == end || q[1] == ' ' || q[1] == '\t')) {
+		*rest = q + 1 < end ? q + 2 : end;
+		return r;
+	}
+	if ((q = ray_label(p, end))) {
+		*rest = q;
+		return -1; /* a worker's pid, not a rank */
+	}
+	return RM_PARSERS_NO_LABEL;
+}
+
+long rm_parsers__rank_tag(const char *s, size_t n)
+{
+	const char *end = s + n, *k, *q, *rest;
+	long r = rm_parsers__label(s, n, &rest);
+
+	if (r >= 0)
 		return r;
 	/* [rank-3/8] (Primus), after a timestamp */
 	k = pu_find(s, n < 96 ? n : 96, "[rank-");

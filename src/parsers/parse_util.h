@@ -34,15 +34,17 @@
 #include "rm/parser.h"
 
 typedef struct pu_cleaner {
+	long tag; /* the rank of the line last cleaned (see rm_parsers__label), or -1 */
 	char buf[RM_PARSER_LINE_MAX];
 } pu_cleaner;
 
-/* Sets *out and *outlen to the visible text of the line (see above). Never fails. */
+/* Sets *out and *outlen to the visible text of the line (see above), without the labels in
+ * front of it, and c->tag to its rank. Never fails. */
 void rm_parsers__clean(pu_cleaner *c, const char *line, size_t len, const char **out,
 		       size_t *outlen);
 
 /* Copies the line without ANSI sequences (keeping '\r') into c, or returns it unchanged when
- * it holds none. */
+ * it holds none; the labels in front of it are removed and c->tag set as above. */
 void rm_parsers__strip(pu_cleaner *c, const char *line, size_t len, const char **out,
 		       size_t *outlen);
 
@@ -119,7 +121,17 @@ static inline int pu_field(const char *s, size_t n, const char *key, int commas,
 	return rm_parsers__number(k + strlen(key), s + n, commas, out, after);
 }
 
-/* The rank tag at the start of a line (see rm/parser.h), or -1. */
+/*
+ * Labels: what a launcher puts in front of every line of a worker, the same for every parser:
+ * torchrun's `[rank3]:` and `[default3]:`, srun --label's `3: ` (padded: ` 3: `, `   3:  `),
+ * Ray's `(name, pid=4112) ` (SkyPilot, Ray Train). Returns the rank (-1 for a Ray label,
+ * which names a process, not a rank) and sets *rest past the label and one blank after it;
+ * RM_PARSERS_NO_LABEL when s does not start with one (leading blanks allowed).
+ */
+#define RM_PARSERS_NO_LABEL (-2)
+long rm_parsers__label(const char *s, size_t n, const char **rest);
+
+/* The rank of a line: its label's, else a Primus `[rank-3/8]` tag near its start; or -1. */
 long rm_parsers__rank_tag(const char *s, size_t n);
 
 /* Whether a loss value is real (finite and above zero) rather than a placeholder. */

@@ -150,7 +150,7 @@ static void titan_feed(void *state, const char *line, size_t len)
 	t->step = step;
 	if (have[S_LOSS] && !rm_parsers__real_loss(v[S_LOSS]))
 		have[S_LOSS] = 0; /* placeholder of a pipeline stage without the loss */
-	ser = rm_parsers__slots_get(&t->slots, rm_parsers__rank_tag(s, n), have[S_LOSS]);
+	ser = rm_parsers__slots_get(&t->slots, t->clean.tag, have[S_LOSS]);
 	if (!ser)
 		return;
 	for (int i = 0; i < S_N; i++)

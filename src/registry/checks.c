@@ -71,12 +71,14 @@ static int check_one(const rm_model *m, const char *field, const char *root, con
 		goto out;
 	}
 	if (want_dir == 0 && S_ISDIR(st.st_mode)) {
-		rm_error_set(err, RM_ERR_INPUT,
-			     "model '%s': field '%s': '%s' is a folder, and it must be a file%s",
-			     m->name, field, rel,
-			     strcmp(field, "scripts") == 0
-				 ? " (or name the folder without .sh/.py to run its run.sh)"
-				 : "");
+		rm_error_set(
+		    err, RM_ERR_INPUT,
+		    "model '%s': field '%s': '%s' is a folder, and it must be a file%s", m->name,
+		    field, rel,
+		    strcmp(field, "scripts") == 0
+			? " (or name the folder without .sh, .slurm, .sbatch or .py to run "
+			  "its run.sh)"
+			: "");
 		goto out;
 	}
 	ret = 0;
@@ -99,7 +101,7 @@ int rm_model_check_paths(const rm_model *m, const char *root, rm_error *err)
 			     root && *root ? root : ".");
 		goto out;
 	}
-	scripts_kind = rm_ends_with(m->scripts, ".sh") || rm_ends_with(m->scripts, ".py") ? 0 : 1;
+	scripts_kind = rm_script_kind_of(m->scripts) == RM_SCRIPT_FOLDER ? 1 : 0;
 	if (check_one(m, "scripts", root, real_root, m->scripts, scripts_kind, 1, err) ||
 	    check_one(m, "dockercontext", root, real_root, m->dockercontext, 1, 1, err))
 		goto out;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "internal.h"
 #include "names.h"
 #include "parse_internal.h"
@@ -205,7 +207,7 @@ static char **copy_list(const struct raw *r, size_t *n)
 
 static int get_tags(const struct raw *r, const struct entry_ref *e, rm_model *m, rm_error *err)
 {
-	if (r->type != V_ARR || r->bad)
+	if (r->type != V_ARR || r->bad || r->nonstr)
 		return field_error(err, e, "tags", "an array of strings");
 	m->tags = copy_list(r, &m->n_tags);
 	return 0;
@@ -219,7 +221,7 @@ static int get_skip_gpu_arch(const struct raw *r, const struct entry_ref *e, rm_
 
 	if (r->type != V_ARR)
 		return get_optional_string(r, F_SKIP_GPU_ARCH, e, &m->skip_gpu_arch, err);
-	if (r->bad)
+	if (r->bad || r->nonstr)
 		return field_error(err, e, "skip_gpu_arch",
 				   "a comma list such as \"gfx90a,gfx942\"");
 	for (size_t i = 0; i < r->n; i++) {
@@ -243,7 +245,7 @@ static int get_build_secrets(const struct raw *r, const struct entry_ref *e, rm_
 		m->build_secrets = rm_xcalloc(1, sizeof(*m->build_secrets));
 		return 0;
 	}
-	if (r->type != V_ARR || r->bad)
+	if (r->type != V_ARR || r->bad || r->nonstr)
 		return field_error(err, e, "build_secrets", what);
 	for (size_t i = 0; i < r->n; i++)
 		if (!strstr(r->items[i], "MAD_SECRETS"))
@@ -257,7 +259,7 @@ static int get_env_vars(const struct raw *r, const struct entry_ref *e, rm_model
 	m->env_vars = rm_xcalloc(1, sizeof(*m->env_vars));
 	if (absent(r))
 		return 0;
-	if (r->type != V_OBJ || r->bad)
+	if (r->type != V_OBJ || r->bad || r->nonstr)
 		return field_error(err, e, "env_vars", "an object of strings");
 	for (size_t i = 0; i < r->n_keys; i++) {
 		char *kv;
@@ -276,6 +278,43 @@ static int get_env_vars(const struct raw *r, const struct entry_ref *e, rm_model
 	return 0;
 }
 
+/* A card's "slurm" or "distributed": an object of strings, numbers and booleans, kept as
+ * JSON for the launcher that reads it (rm/registry.h). */
+static int get_object(const struct raw *r, int fld, const struct entry_ref *e, json_t **out,
+		      rm_error *err)
+{
+	const char *name = rm_registry__field_names[fld];
+
+	*out = NULL;
+	if (absent(r))
+		return 0;
+	if (r->type != V_OBJ || r->bad || r->n != r->n_keys)
+		return field_error(err, e, name, "an object of strings, numbers and booleans");
+	*out = json_object();
+	for (size_t i = 0; i < r->n; i++) {
+		json_t *v;
+		switch (r->kinds[i]) {
+		case V_INT:
+			v = json_integer(strtoll(r->items[i], NULL, 10));
+			break;
+		case V_REAL:
+			v = json_real(strtod(r->items[i], NULL));
+			break;
+		case V_BOOL:
+			v = json_boolean(!strcmp(r->items[i], "true"));
+			break;
+		case V_NULL:
+			v = json_null();
+			break;
+		default:
+			v = json_string(r->items[i]);
+			break;
+		}
+		json_object_set_new(*out, r->keys[i], v ? v : json_null());
+	}
+	return 0;
+}
+
 static int get_timeout(const struct raw *r, const struct entry_ref *e, rm_model *m, rm_error *err)
 {
 	double t;
@@ -285,12 +324,12 @@ static int get_timeout(const struct raw *r, const struct entry_ref *e, rm_model 
 	if (r->type != V_INT && r->type != V_REAL)
 		return field_error(err, e, "timeout", "a number of seconds");
 	t = r->num;
-	if (t < 0 && t >= -TIMEOUT_MAX)
-		t = -1; /* MAD's -1: no time limit (the registry's intent) */
+	if (t <= 0 && t >= -TIMEOUT_MAX)
+		t = -1; /* MAD's -1, and 0 as MAD's docs say: no time limit */
 	if (!(t >= -1 && t <= TIMEOUT_MAX))
 		return field_error(err, e, "timeout",
-				   "a number of seconds up to 31536000 (0: no model override; "
-				   "negative, as MAD's -1: no time limit)");
+				   "a number of seconds up to 31536000 (0 or negative, as MAD's "
+				   "-1: no time limit)");
 	m->timeout = t;
 	return 0;
 }
@@ -352,7 +391,9 @@ static int build_model(struct parser *p, rm_model *m)
 	    get_env_vars(&f[F_ENV_VARS], e, m, err) ||
 	    get_build_secrets(&f[F_BUILD_SECRETS], e, m, err) ||
 	    get_optional_string(&f[F_PARSER], F_PARSER, e, &m->parser, err) ||
-	    get_tunableop(&f[F_TUNABLEOP], e, m, err) || get_timeout(&f[F_TIMEOUT], e, m, err))
+	    get_tunableop(&f[F_TUNABLEOP], e, m, err) || get_timeout(&f[F_TIMEOUT], e, m, err) ||
+	    get_object(&f[F_SLURM], F_SLURM, e, &m->slurm, err) ||
+	    get_object(&f[F_DISTRIBUTED], F_DISTRIBUTED, e, &m->distributed, err))
 		return -1;
 	if (m->data && (m->data[0] == '/' || strstr(m->data, "..") || strchr(m->data, '/')))
 		return field_error(err, e, "data",
@@ -361,8 +402,7 @@ static int build_model(struct parser *p, rm_model *m)
 	if (!m->parser)
 		m->parser = rm_xstrdup("generic");
 	for (size_t i = 0; i < p->n_unknown; i++)
-		rm_warn("'%s': model '%s': unknown field '%s' ignored", e->source, m->name,
-			p->unknown[i]);
+		rm_registry__unknown_field(p, p->unknown[i], m->name);
 	return 0;
 }
 
@@ -413,4 +453,19 @@ int rm_registry__entry_end(struct parser *p)
 		return 0;
 	}
 	return 1;
+}
+
+rm_script_kind rm_script_kind_of(const char *scripts)
+{
+	size_t len = strlen(scripts);
+
+	while (len > 1 && scripts[len - 1] == '/')
+		len--;
+	if (len > 3 && !memcmp(scripts + len - 3, ".py", 3))
+		return RM_SCRIPT_PYTHON;
+	if ((len > 3 && !memcmp(scripts + len - 3, ".sh", 3)) ||
+	    (len > 6 && !memcmp(scripts + len - 6, ".slurm", 6)) ||
+	    (len > 7 && !memcmp(scripts + len - 7, ".sbatch", 7)))
+		return RM_SCRIPT_BASH;
+	return RM_SCRIPT_FOLDER;
 }

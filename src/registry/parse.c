@@ -40,22 +40,59 @@ const char *const rm_registry__field_names[N_FIELDS] = {
     "parser",
     "tunableop",
     "timeout",
+    "slurm",
+    "distributed",
 };
 
 /* Fields that MAD/madengine registries carry and that we do not use: accepted silently so a
  * MAD checkout loads without a wall of warnings. "cred" names a credential entry of MAD's
  * credential.json; the rest describe multi-node deployments or bookkeeping. */
 const char *const rm_registry__ignored_fields[] = {
-    "cred",	"deprecated",	   "nnodes",	  "gpus_per_node", "distributed",      "launcher",
-    "pipeline", "deployment_type", "description", "is_deprecated", "metric_direction", NULL,
+    "cred",	"deprecated",	   "nnodes",	  "gpus_per_node", "launcher",
+    "pipeline", "deployment_type", "description", "is_deprecated", "metric_direction",
+    NULL,
 };
 
 void rm_registry__raw_release(struct raw *r)
 {
 	free(r->str);
+	free(r->kinds);
 	rm_strv_free(r->items);
 	rm_strv_free(r->keys);
 	memset(r, 0, sizeof(*r));
+}
+
+void rm_registry__unknown_field(struct parser *p, const char *field, const char *model)
+{
+	size_t i, n;
+
+	for (i = 0; i < p->n_unknown_fields; i++)
+		if (!strcmp(p->unknown_fields[i], field)) {
+			p->unknown_count[i]++;
+			return;
+		}
+	n = p->n_unknown_fields;
+	p->unknown_fields = rm_strv_push(p->unknown_fields, &p->n_unknown_fields, field);
+	p->unknown_first = rm_strv_push(p->unknown_first, &n, model);
+	p->unknown_count = rm_xrealloc(p->unknown_count, (n) * sizeof(*p->unknown_count));
+	p->unknown_count[n - 1] = 1;
+}
+
+/* Once a file: its unknown fields, each with the models that have it. */
+static void warn_unknown_fields(struct parser *p)
+{
+	for (size_t i = 0; i < p->n_unknown_fields; i++) {
+		if (p->unknown_count[i] == 1)
+			rm_warn("'%s': model '%s': unknown field '%s' ignored", p->source,
+				p->unknown_first[i], p->unknown_fields[i]);
+		else
+			rm_warn("'%s': unknown field '%s' ignored (in %zu models, the first '%s')",
+				p->source, p->unknown_fields[i], p->unknown_count[i],
+				p->unknown_first[i]);
+	}
+	rm_strv_free(p->unknown_fields);
+	rm_strv_free(p->unknown_first);
+	free(p->unknown_count);
 }
 
 void rm_registry__entry_reset(struct parser *p)
@@ -143,17 +180,16 @@ static int on_scalar(struct parser *p, int type, const char *s, size_t len)
 	r = &p->f[p->field];
 	if (p->depth == 3) {
 		/* an element of a field's array, or a value of its object */
-		if (type != V_STR) {
-			r->bad = 1;
-			return 1;
-		}
 		if (r->type == V_OBJ && r->n_keys != r->n + 1) {
 			r->bad = 1;
 			return 1;
 		}
-		char *copy = rm_xstrndup(s, len);
+		char *copy = rm_xstrndup(s ? s : "", s ? len : 0);
 		if (!r->items)
 			r->items = rm_xcalloc(1, sizeof(*r->items));
+		r->kinds = rm_xrealloc(r->kinds, (r->n + 1) * sizeof(*r->kinds));
+		r->kinds[r->n] = type;
+		r->nonstr |= type != V_STR;
 		r->items = rm_strv_push(r->items, &r->n, copy);
 		free(copy);
 		return 1;
@@ -178,13 +214,12 @@ static int on_scalar(struct parser *p, int type, const char *s, size_t len)
 
 static int cb_null(void *ctx)
 {
-	return on_scalar(ctx, V_NULL, NULL, 0);
+	return on_scalar(ctx, V_NULL, "null", 4);
 }
 
 static int cb_boolean(void *ctx, int b)
 {
-	(void)b;
-	return on_scalar(ctx, V_BOOL, NULL, 0);
+	return on_scalar(ctx, V_BOOL, b ? "true" : "false", b ? 4 : 5);
 }
 
 static int cb_number(void *ctx, const char *s, size_t len)
@@ -385,6 +420,13 @@ int rm_registry_load_buffer(rm_registry *reg, const char *text, size_t len, cons
 	ret = 0;
 out:
 	rm_registry__entry_reset(&p);
+	if (ret == 0)
+		warn_unknown_fields(&p);
+	else {
+		rm_strv_free(p.unknown_fields);
+		rm_strv_free(p.unknown_first);
+		free(p.unknown_count);
+	}
 	yajl_free(p.h);
 	if (ret)
 		rm_registry_truncate(reg, p.keep);

@@ -37,6 +37,8 @@ enum field {
 	F_PARSER,
 	F_TUNABLEOP,
 	F_TIMEOUT,
+	F_SLURM,
+	F_DISTRIBUTED,
 	N_FIELDS,
 	F_IGNORED = N_FIELDS, /* a MAD field we do not use: skipped silently */
 	F_UNKNOWN,	      /* warned about and skipped */
@@ -47,11 +49,13 @@ enum vtype { V_NONE, V_NULL, V_BOOL, V_INT, V_REAL, V_STR, V_ARR, V_OBJ };
 /* The raw value of one known field in the current entry. */
 struct raw {
 	int type;
-	int bad;      /* an array or object holding something other than strings */
+	int bad;      /* an array or object holding an array or an object */
+	int nonstr;   /* ... or a number, a boolean or null (kinds says which) */
 	char *str;    /* V_STR */
 	long long i;  /* V_INT */
 	double num;   /* V_INT and V_REAL */
-	char **items; /* V_ARR elements, V_OBJ values (strings only) */
+	char **items; /* V_ARR elements, V_OBJ values: the text of each scalar */
+	int *kinds;   /* the vtype of each of items */
 	char **keys;  /* V_OBJ keys */
 	size_t n, n_keys;
 };
@@ -70,6 +74,10 @@ struct parser {
 	size_t n_other;
 	char **unknown; /* unknown keys of the entry, warned about once valid */
 	size_t n_unknown;
+	/* the file's unknown fields, warned about once a file at its end: each field, the
+	 * first model that has it and how many do */
+	char **unknown_fields, **unknown_first;
+	size_t n_unknown_fields, *unknown_count;
 	int failed; /* err is set */
 };
 
@@ -80,6 +88,8 @@ extern const char *const rm_registry__ignored_fields[];
 /* The entry whose object just closed: validated into a model appended to p->reg (entry.c).
  * Returns 0, or -1 with p->err set. */
 int rm_registry__entry_end(struct parser *p);
+/* An unknown field of a valid entry: counted, warned about once at the end of the file. */
+void rm_registry__unknown_field(struct parser *p, const char *field, const char *model);
 /* Clears the fields of the entry just handled, for the next one. */
 void rm_registry__entry_reset(struct parser *p);
 /* Frees a raw value and zeroes it. */

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "dynamic.h"
 #include "internal.h"
 #include "names.h"
@@ -42,6 +44,8 @@ void rm_model_release(rm_model *m)
 	free(m->dockercontext);
 	free(m->additional_docker_run_options);
 	rm_strv_free(m->env_vars);
+	json_decref(m->slurm);
+	json_decref(m->distributed);
 	free(m->parser);
 	rm_strv_free(m->build_secrets);
 	memset(m, 0, sizeof(*m));

@@ -359,7 +359,10 @@ int rm_csv_append(const char *path, const char *const *header, size_t n_cols,
 	return rm_csv_append_by_name(path, header, n_cols, rows, n_rows, NULL, NULL, err);
 }
 
-int rm_csv_read_record(FILE *f, char ***fields, size_t *n, rm_error *err)
+/* One record (see rm_csv_read_record); with line_mode a line end also ends a quoted field,
+ * and *open_quote says whether one was still open there (or at the end of the file). */
+static int read_record(FILE *f, int line_mode, char ***fields, size_t *n, int *open_quote,
+		       rm_error *err)
 {
 	rm_buf field = RM_BUF_INIT(CSV_RECORD_MAX);
 	char **v = rm_xcalloc(1, sizeof(*v));
@@ -373,7 +376,7 @@ int rm_csv_read_record(FILE *f, char ***fields, size_t *n, rm_error *err)
 				     CSV_RECORD_MAX);
 			goto fail;
 		}
-		if (in_quotes) {
+		if (in_quotes && !(line_mode && (c == '\n' || c == '\r'))) {
 			if (c == '"') {
 				int d = getc(f);
 				if (d == '"') {
@@ -399,8 +402,14 @@ int rm_csv_read_record(FILE *f, char ***fields, size_t *n, rm_error *err)
 			after_quote = 0;
 			continue;
 		}
-		if (c == '\r')
-			continue;
+		if (c == '\r') {
+			/* CRLF, or a lone CR: the line end of old Mac files (a file of them would
+			 * otherwise be one record) */
+			int d = getc(f);
+			if (d != '\n' && d != EOF)
+				ungetc(d, f);
+			break;
+		}
 		if (c == '\n')
 			break;
 		rm_buf_addch(&field, (char)c);
@@ -409,6 +418,8 @@ int rm_csv_read_record(FILE *f, char ***fields, size_t *n, rm_error *err)
 		rm_error_sys(err, RM_ERR_IO, errno, "read error");
 		goto fail;
 	}
+	if (open_quote)
+		*open_quote = in_quotes;
 	if (!any) {
 		rm_buf_release(&field);
 		rm_strv_free(v);
@@ -423,4 +434,19 @@ fail:
 	rm_buf_release(&field);
 	rm_strv_free(v);
 	return -1;
+}
+
+int rm_csv_read_record(FILE *f, char ***fields, size_t *n, rm_error *err)
+{
+	return read_record(f, 0, fields, n, NULL, err);
+}
+
+int rm_csv_read_record_open(FILE *f, char ***fields, size_t *n, int *open_quote, rm_error *err)
+{
+	return read_record(f, 0, fields, n, open_quote, err);
+}
+
+int rm_csv_read_line_record(FILE *f, char ***fields, size_t *n, int *open_quote, rm_error *err)
+{
+	return read_record(f, 1, fields, n, open_quote, err);
 }

@@ -34,8 +34,9 @@ static int same(const char *file_cell, const char *ours)
 
 /* The columns of an earlier record that decide a baseline, found by name in the file's
  * header (a perf.csv of madengine's or MAD's has them elsewhere, or not at all). */
-static const int base_cols[] = {RM_COL_STATUS,	   RM_COL_PERFORMANCE, RM_COL_MODEL, RM_COL_METRIC,
-				RM_COL_DOCKERFILE, RM_COL_MACHINE,     RM_COL_ARCH};
+static const int base_cols[] = {RM_COL_STATUS, RM_COL_PERFORMANCE, RM_COL_MODEL,
+				RM_COL_METRIC, RM_COL_DOCKERFILE,  RM_COL_MACHINE,
+				RM_COL_ARCH,   RM_COL_CONFIG_KEY};
 #define N_BASE_COLS (sizeof(base_cols) / sizeof(base_cols[0]))
 
 /* The cell of column base_cols[k] in rec, "" when the file has no such column. */
@@ -45,15 +46,20 @@ static const char *base_cell(char **rec, size_t nf, const int *at, size_t k)
 }
 
 /* Whether an earlier perf.csv record is a baseline for row: the same model, metric,
- * Dockerfile, machine and GPU architecture, and a SUCCESS. */
+ * Dockerfile, machine, GPU architecture and configuration key, and a SUCCESS. */
 static int is_baseline(char **rec, size_t nf, const int *at, const rm_perf_row *row)
 {
 	if (!row->cell[RM_COL_METRIC] ||
 	    rm_status_of(base_cell(rec, nf, at, 0)) != RM_STATUS_SUCCESS)
 		return 0;
-	for (size_t k = 2; k < N_BASE_COLS; k++)
+	for (size_t k = 2; k < N_BASE_COLS; k++) {
+		/* A file of madengine's or MAD's has no configuration column: its rows (and ours
+		 * in it) are matched as before configurations. */
+		if (base_cols[k] == RM_COL_CONFIG_KEY && at[k] < 0)
+			continue;
 		if (!same(base_cell(rec, nf, at, k), row->cell[base_cols[k]]))
 			return 0;
+	}
 	return 1;
 }
 

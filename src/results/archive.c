@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files_internal.h"
 #include "rm/archive.h"
 #include "rm/util.h"
 
@@ -201,25 +202,31 @@ int rm_archive_write(const char *out_path, const char *top, const char *const *p
 		     const rm_mask *mask, rm_error *err)
 {
 	struct archive *a = archive_write_new();
-	char *tmp = rm_xasprintf("%s.tmp.%ld", out_path, (long)getpid());
+	char *tmp = NULL, *final = NULL;
 	struct stat st;
-	int ret = -1, opened = 0;
+	int ret = -1, opened = 0, fd = -1;
 
 	for (size_t i = 0; i < n; i++)
 		if (stat(paths[i], &st) != 0) {
 			rm_error_sys(err, RM_ERR_IO, errno, "cannot archive '%s'", paths[i]);
 			goto out;
 		}
+	/* a symlink is written through, a FIFO or /dev/stdout directly (files_internal.h) */
+	if (rm_results__output_open(out_path, &final, &fd, err) < 0)
+		goto out;
+	if (final)
+		tmp = rm_xasprintf("%s.tmp.%ld", final, (long)getpid());
 	archive_write_add_filter_gzip(a);
 	archive_write_set_format_pax_restricted(a);
-	if (archive_write_open_filename(a, tmp) != ARCHIVE_OK) {
-		rm_error_set(err, RM_ERR_IO, "cannot create '%s': %s", tmp,
+	if ((tmp ? archive_write_open_filename(a, tmp) : archive_write_open_fd(a, fd)) !=
+	    ARCHIVE_OK) {
+		rm_error_set(err, RM_ERR_IO, "cannot create '%s': %s", tmp ? tmp : out_path,
 			     archive_error_string(a));
 		goto out;
 	}
 	opened = 1;
-	if (stat(tmp, &st) != 0) {
-		rm_error_sys(err, RM_ERR_IO, errno, "cannot stat '%s'", tmp);
+	if (fstat(fd, &st) != 0 && (!tmp || stat(tmp, &st) != 0)) {
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot stat '%s'", tmp ? tmp : out_path);
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -227,18 +234,22 @@ int rm_archive_write(const char *out_path, const char *top, const char *const *p
 				     mask && rm_mask_active(mask) ? mask : NULL, err) < 0)
 			goto out;
 	if (archive_write_close(a) != ARCHIVE_OK) {
-		rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", tmp, archive_error_string(a));
+		rm_error_set(err, RM_ERR_IO, "cannot write '%s': %s", tmp ? tmp : out_path,
+			     archive_error_string(a));
 		goto out;
 	}
-	if (rename(tmp, out_path) != 0) {
+	if (tmp && rename(tmp, final) != 0) {
 		rm_error_sys(err, RM_ERR_IO, errno, "cannot write '%s'", out_path);
 		goto out;
 	}
 	ret = 0;
 out:
 	archive_write_free(a);
-	if (ret < 0 && opened)
+	if (fd >= 0)
+		close(fd);
+	if (ret < 0 && opened && tmp)
 		unlink(tmp);
 	free(tmp);
+	free(final);
 	return ret;
 }

@@ -16,7 +16,7 @@
 #include "rm/results.h"
 #include "rm/util.h"
 
-enum { K_MODEL, K_METRIC, K_DOCKERFILE, K_ARCH, K_NGPUS, K_MACHINE, K_N };
+enum { K_MODEL, K_METRIC, K_DOCKERFILE, K_ARCH, K_NGPUS, K_MACHINE, K_CONFIG_KEY, K_N };
 
 struct accepted {
 	char *k[K_N]; /* "" matches any value */
@@ -30,7 +30,8 @@ struct series {
 	size_t next;  /* the next series of its group, or RM_DETECT_NONE */
 	double *last; /* values of the latest valued run (rm_baseline_find) */
 	size_t n_last, cap_last, last_run;
-	char *keys; /* the storage behind h's key strings */
+	char *keys;   /* the storage behind h's key strings */
+	char *config; /* h.config: the first row's `config` cell */
 };
 
 struct rm_baseline {
@@ -71,7 +72,7 @@ rm_baseline *rm_history_new(const rm_history_opts *o)
 	if (b->o.window > RM_DETECT_MAX_WINDOW)
 		b->o.window = RM_DETECT_MAX_WINDOW;
 	b->o.before_run = b->o.before_run ? rm_xstrdup(b->o.before_run) : NULL;
-	b->keep = b->o.window + RM_DETECT_CONTEXT;
+	b->keep = RM_DETECT_KEEP(b->o.window);
 	if (b->o.plot && b->o.plot < 2 * b->keep)
 		b->o.plot = 2 * b->keep;
 	b->by_key = json_object();
@@ -151,7 +152,7 @@ static void key_of(rm_buf *k, const char *const *f, int upto)
 	}
 }
 
-static size_t series_of(rm_baseline *b, const char *const *f)
+static size_t series_of(rm_baseline *b, const char *const *f, const char *config)
 {
 	json_t *v;
 	struct series *ss;
@@ -185,8 +186,10 @@ static size_t series_of(rm_baseline *b, const char *const *f)
 	s->docker_file = p += len[K_METRIC] + 1;
 	s->arch = p += len[K_DOCKERFILE] + 1;
 	s->n_gpus = p += len[K_ARCH] + 1;
-	s->machine = p + len[K_NGPUS] + 1;
+	s->machine = p += len[K_NGPUS] + 1;
+	s->config_key = p + len[K_MACHINE] + 1;
 	ss->last_run = RM_DETECT_NONE;
+	s->config = ss->config = rm_xstrdup(config);
 	/* The group (every machine and GPU count) for rm_baseline_find and fallbacks. */
 	key_of(&b->key, f, K_ARCH + 1);
 	v = map_get(b->by_group, rm_buf_str(&b->key), b->key.len);
@@ -279,7 +282,8 @@ void rm_history_add(rm_baseline *b, const rm_result *r)
 {
 	const char *f[K_N] = {r->col[RM_COL_MODEL],	 r->col[RM_COL_METRIC],
 			      r->col[RM_COL_DOCKERFILE], r->col[RM_COL_ARCH],
-			      r->col[RM_COL_NGPUS],	 r->col[RM_COL_MACHINE]};
+			      r->col[RM_COL_NGPUS],	 r->col[RM_COL_MACHINE],
+			      r->col[RM_COL_CONFIG_KEY]};
 	const char *st = r->col[RM_COL_STATUS];
 	int ok = rm_status_of(st) == RM_STATUS_SUCCESS && isfinite(r->performance);
 	size_t k, si;
@@ -297,7 +301,7 @@ void rm_history_add(rm_baseline *b, const rm_result *r)
 	}
 	if (!ok && rm_status_of(st) != RM_STATUS_FAILURE)
 		return; /* SKIPPED rows say nothing about performance */
-	si = series_of(b, f);
+	si = series_of(b, f, r->col[RM_COL_CONFIG]);
 	s = &b->s[si];
 	if (!(p = point_of(b, s, k)))
 		return;
@@ -398,7 +402,7 @@ static size_t newest(const struct series *s)
 
 const rm_hseries *rm_history_find(const rm_baseline *b, const char *model, const char *metric,
 				  const char *docker_file, const char *arch, const char *n_gpus,
-				  const char *machine)
+				  const char *machine, const char *config_key)
 {
 	const struct series *best = NULL;
 
@@ -407,7 +411,8 @@ const rm_hseries *rm_history_find(const rm_baseline *b, const char *model, const
 	for (size_t i = group_head(b, model, metric, docker_file, arch); i != RM_DETECT_NONE;
 	     i = b->s[i].next) {
 		const struct series *s = &b->s[i];
-		if (strcmp(s->h.n_gpus, nz(n_gpus)) || newest(s) == RM_DETECT_NONE)
+		if (strcmp(s->h.n_gpus, nz(n_gpus)) || strcmp(s->h.config_key, nz(config_key)) ||
+		    newest(s) == RM_DETECT_NONE)
 			continue;
 		if (machine && !strcmp(s->h.machine, machine))
 			return &s->h;
@@ -425,10 +430,11 @@ rm_point rm_hpoint_value(const rm_hpoint *p)
 
 void rm_history_accept(rm_baseline *b, const char *model, const char *metric,
 		       const char *docker_file, const char *arch, const char *n_gpus,
-		       const char *machine, const char *since_run, const char *since_start)
+		       const char *machine, const char *config_key, const char *since_run,
+		       const char *since_start)
 {
 	struct accepted *a;
-	const char *f[K_N] = {model, metric, docker_file, arch, n_gpus, machine};
+	const char *f[K_N] = {model, metric, docker_file, arch, n_gpus, machine, config_key};
 
 	b->acc = rm_xrealloc(b->acc, (b->n_acc + 1) * sizeof(*b->acc));
 	a = &b->acc[b->n_acc++];
@@ -440,7 +446,8 @@ void rm_history_accept(rm_baseline *b, const char *model, const char *metric,
 
 const char *rm_history_accepted(const rm_baseline *b, const rm_hseries *s, const char **start)
 {
-	const char *f[K_N] = {s->model, s->metric, s->docker_file, s->arch, s->n_gpus, s->machine};
+	const char *f[K_N] = {s->model,	 s->metric,  s->docker_file, s->arch,
+			      s->n_gpus, s->machine, s->config_key};
 	const struct accepted *best = NULL;
 
 	for (size_t i = 0; b && i < b->n_acc; i++) {
@@ -548,7 +555,8 @@ rm_baseline *rm_baseline_from_results(const rm_results *rows, const char *exclud
 
 const rm_baseline_entry *rm_baseline_find(const rm_baseline *b, const char *model,
 					  const char *metric, const char *docker_file,
-					  const char *arch, const char *machine)
+					  const char *arch, const char *machine,
+					  const char *config_key)
 {
 	size_t same = RM_DETECT_NONE, any = RM_DETECT_NONE;
 
@@ -557,7 +565,7 @@ const rm_baseline_entry *rm_baseline_find(const rm_baseline *b, const char *mode
 	for (size_t i = group_head(b, model, metric, docker_file, arch); i != RM_DETECT_NONE;
 	     i = b->s[i].next) {
 		const struct series *s = &b->s[i];
-		if (s->last_run == RM_DETECT_NONE)
+		if (s->last_run == RM_DETECT_NONE || strcmp(s->h.config_key, nz(config_key)))
 			continue;
 		if (machine && !strcmp(s->h.machine, machine) &&
 		    (same == RM_DETECT_NONE || s->last_run > b->s[same].last_run))
@@ -576,8 +584,8 @@ size_t rm_baseline_size(const rm_baseline *b)
 }
 
 int rm_baseline_change(const rm_baseline *b, const char *model, const char *metric,
-		       const char *docker_file, const char *arch, const char *machine, double value,
-		       char *buf, size_t size)
+		       const char *docker_file, const char *arch, const char *machine,
+		       const char *config_key, double value, char *buf, size_t size)
 {
 	const rm_baseline_entry *e;
 	double mean = 0;
@@ -585,7 +593,7 @@ int rm_baseline_change(const rm_baseline *b, const char *model, const char *metr
 	if (size)
 		buf[0] = '\0';
 	if (!isfinite(value) ||
-	    !(e = rm_baseline_find(b, model, metric, docker_file, arch, machine)))
+	    !(e = rm_baseline_find(b, model, metric, docker_file, arch, machine, config_key)))
 		return 1;
 	for (size_t i = 0; i < e->n; i++)
 		mean += e->values[i];
@@ -604,6 +612,7 @@ void rm_baseline_free(rm_baseline *b)
 		free(b->s[i].h.p);
 		free(b->s[i].last);
 		free(b->s[i].keys);
+		free(b->s[i].config);
 	}
 	for (size_t i = 0; i < b->n_runs; i++) {
 		free((char *)b->runs[i].id);

@@ -12,7 +12,13 @@
 
 #include "rm/detect.h"
 
-#define MAXP RM_DETECT_MAX_WINDOW
+#define MAXP	    (RM_DETECT_MAX_WINDOW + RM_DETECT_CONTEXT)
+#define CENTRED_MAX 1e100
+
+/* The share of the robust noise estimate the levels' spread may not go under, and the
+ * rounds of refitting the levels to their own spread (detect_levels). */
+#define NOISE_ROBUST_SHARE 0.8
+#define NOISE_ROUNDS	   6
 
 const char *rm_noise_from_name(rm_noise_from f)
 {
@@ -180,19 +186,21 @@ static void two_runs(const rm_point *p, size_t n, const rm_detect_opts *o, rm_de
 }
 
 /* The noise of one run's mean: history, repeats, and the threshold's floor. */
-static void noise(const rm_point *p, size_t first, size_t n, double thr_abs, double z, rm_detect *d)
+static void noise(const rm_point *p, size_t from, size_t first, size_t n, double thr_abs, double z,
+		  rm_detect *d, double *lower, rm_noise_from *lower_from)
 {
 	double dif[MAXP], dev[MAXP], hist = 0, rep = 0, floor_ = thr_abs / (2 * z);
 	double ss = 0, dof = 0, inv_n = 0;
-	size_t m = n - first;
+	size_t m = n - first, md_n = n - from;
 
+	/* From RM_DETECT_MIN_HISTORY runs in the window on; the neighbours before it count. */
 	if (m >= RM_DETECT_MIN_HISTORY) {
-		for (size_t i = first + 1; i < n; i++)
-			dif[i - first - 1] = p[i].mean - p[i - 1].mean;
-		double md = detect_median(dif, m - 1);
-		for (size_t i = 0; i < m - 1; i++)
+		for (size_t i = from + 1; i < n; i++)
+			dif[i - from - 1] = p[i].mean - p[i - 1].mean;
+		double md = detect_median(dif, md_n - 1);
+		for (size_t i = 0; i < md_n - 1; i++)
 			dev[i] = fabs(dif[i] - md);
-		hist = 1.4826 * detect_median(dev, m - 1) / sqrt(2.0);
+		hist = 1.4826 * detect_median(dev, md_n - 1) / sqrt(2.0);
 	}
 	for (size_t i = first; i < n; i++) {
 		if (p[i].n >= 2) {
@@ -217,23 +225,41 @@ static void noise(const rm_point *p, size_t first, size_t n, double thr_abs, dou
 	/* Identical values and no threshold: any difference is a change. */
 	if (!(d->noise > 0))
 		d->noise = 1e-12 * fmax(fabs(p[n - 1].mean), 1e-300);
-	/* A one-run change of the threshold's size would not be told from the noise. */
-	d->unstable =
-	    thr_abs > 0 && z * fmax(hist, rep) * sqrt(1.0 + 1.0 / (double)(m - 1)) > thr_abs;
+	/* The floor the levels' spread may not go under (detect_levels): the repeats', the
+	 * threshold's, and most of the robust estimate's, so that a fit that split too much
+	 * cannot talk the noise down. */
+	*lower = floor_;
+	*lower_from = RM_NOISE_THRESHOLD;
+	if (rep > *lower) {
+		*lower = rep;
+		*lower_from = RM_NOISE_REPEATS;
+	}
+	if (NOISE_ROBUST_SHARE * hist > *lower) {
+		*lower = NOISE_ROBUST_SHARE * hist;
+		*lower_from = RM_NOISE_HISTORY;
+	}
+	if (!(*lower > 0)) {
+		*lower = d->noise;
+		*lower_from = d->noise_from;
+	}
 }
 
 /* Whether p[i] is far from the detect_median of the runs before it and of those after it, on the
  * same side. */
-static int is_outlier(const rm_point *p, size_t n, size_t i, double tol)
+static int is_outlier(const rm_point *p, size_t lo, size_t n, size_t i, double tol,
+		      size_t min_after)
 {
 	double l[RM_DETECT_CONTEXT], r[RM_DETECT_CONTEXT], ml, mr;
 	size_t nl = 0, nr = 0;
 
-	for (size_t k = i > RM_DETECT_CONTEXT ? i - RM_DETECT_CONTEXT : 0; k < i; k++)
+	for (size_t k = i > lo + RM_DETECT_CONTEXT ? i - RM_DETECT_CONTEXT : lo; k < i; k++)
 		l[nl++] = p[k].mean;
 	for (size_t k = i + 1; k < n && nr < RM_DETECT_CONTEXT; k++)
 		r[nr++] = p[k].mean;
-	if (!nl || !nr)
+	/* Once the noise is measured, one run after it is too little to tell an outlier from
+	 * the first run of a step (before, the threshold's floor is the noise, and a young
+	 * series' runs are set aside more readily). */
+	if (!nl || nr < min_after)
 		return 0;
 	ml = p[i].mean - detect_median(l, nl);
 	mr = p[i].mean - detect_median(r, nr);
@@ -245,29 +271,38 @@ struct seg {
 	double mean;
 };
 
-/* Optimal partitioning of y[0..m): minimises sum of squared error / s2 + beta per change.
- * Returns the number of segments. */
-static size_t partition(const double *y, size_t m, double s2, double beta, struct seg *seg)
+/* Optimal partitioning of y[0..m): minimises sum of squared error / s2 + beta per change,
+ * with no change before y[lead] (the window's neighbours join its first level). Returns the
+ * number of segments. */
+static size_t partition(const double *y, size_t m, size_t lead, double s2, double beta,
+			struct seg *seg)
 {
 	double s1[MAXP + 1], sq[MAXP + 1], f[MAXP + 1];
 	size_t last[MAXP + 1], ns = 0, cut[MAXP];
 
-	double mid = 0;
+	double mid, cen[MAXP];
 
 	/* Centred: sum of squares minus square of sums cancels badly for a level of 1e9 with
-	 * a noise of 1. */
+	 * a noise of 1. On the median, not the mean: one value far out of range (1e20 in a
+	 * history near 100) would otherwise be the centre, and the levels of the others would
+	 * drown in its rounding (a reference of -1024). Distances are capped at 1e100 so that
+	 * their squares stay finite (1e300 is judged, not a NaN cost); the levels' means are the
+	 * values' own. */
+	mid = detect_median(y, m);
 	for (size_t i = 0; i < m; i++)
-		mid += y[i] / (double)m;
+		cen[i] = fmax(-CENTRED_MAX, fmin(CENTRED_MAX, y[i] - mid));
 	s1[0] = sq[0] = 0;
 	for (size_t i = 0; i < m; i++) {
-		s1[i + 1] = s1[i] + (y[i] - mid);
-		sq[i + 1] = sq[i] + (y[i] - mid) * (y[i] - mid);
+		s1[i + 1] = s1[i] + cen[i];
+		sq[i + 1] = sq[i] + cen[i] * cen[i];
 	}
 	f[0] = -beta;
 	for (size_t j = 1; j <= m; j++) {
 		f[j] = INFINITY;
-		last[j] = j - 1; /* were every cost NaN */
+		last[j] = j - 1 >= lead ? j - 1 : 0; /* were every cost NaN */
 		for (size_t i = 0; i < j; i++) {
+			if (i > 0 && i < lead)
+				continue;
 			double len = (double)(j - i), sum = s1[j] - s1[i];
 			double sse = sq[j] - sq[i] - sum * sum / len;
 			double c = f[i] + (sse > 0 ? sse : 0) / s2 + beta;
@@ -283,7 +318,10 @@ static size_t partition(const double *y, size_t m, double s2, double beta, struc
 		size_t a = cut[ns - 1 - k], b = k + 1 < ns ? cut[ns - 2 - k] : m;
 		seg[k].first = a;
 		seg[k].len = b - a;
-		seg[k].mean = mid + (s1[b] - s1[a]) / (double)(b - a);
+		double sum = 0;
+		for (size_t i = a; i < b; i++)
+			sum += y[i] - mid;
+		seg[k].mean = mid + sum / (double)(b - a);
 	}
 	return ns;
 }
@@ -291,10 +329,14 @@ static size_t partition(const double *y, size_t m, double s2, double beta, struc
 /* What the phases of rm_detect_run hand on to each other. */
 struct fit {
 	const rm_point *p;
-	size_t n, first, m; /* the points, the window's first, the points in the window */
-	double thr, z;	    /* the threshold in percent, the critical value */
-	size_t keep[MAXP];  /* the runs that are not outliers, */
-	double y[MAXP];	    /* and their means */
+	size_t n, first, m;	  /* the points, the window's first, the points in the window */
+	size_t from;		  /* the first point read: the window's neighbours before it */
+	size_t lead;		  /* the kept runs before the window (they join its first level) */
+	double thr, z;		  /* the threshold in percent, the critical value */
+	double lower;		  /* the least noise the levels' spread may set (noise()), */
+	rm_noise_from lower_from; /* and what sets it */
+	size_t keep[MAXP];	  /* the runs that are not outliers, */
+	double y[MAXP];		  /* and their means */
 	size_t q;
 	struct seg seg[MAXP]; /* the levels of the kept runs */
 	size_t ns;
@@ -311,7 +353,7 @@ static int detect_window(const rm_point *p, size_t n, const rm_detect_opts *o, r
 	memset(d, 0, sizeof(*d));
 	d->verdict = RM_VERDICT_NONE;
 	d->since = d->ref_first = RM_DETECT_NONE;
-	d->change_pct = d->noise = d->band_pct = d->level = d->ref = NAN;
+	d->change_pct = d->noise = d->band_pct = d->level = d->ref = d->detectable_pct = NAN;
 	if (window > RM_DETECT_MAX_WINDOW)
 		window = RM_DETECT_MAX_WINDOW;
 	if (window < 2)
@@ -358,42 +400,89 @@ static void detect_noise(struct fit *f, rm_detect *d)
 	for (size_t i = f->first; i < f->n; i++)
 		f->y[i - f->first] = f->p[i].mean;
 	thr_abs = f->thr / 100.0 * fabs(detect_median(f->y, f->m));
-	noise(f->p, f->first, f->n, thr_abs, f->z, d);
-	/* Outliers: never the run judged, never a run with nothing before it (the points
-	 * before the window count as its neighbours). */
-	f->q = 0;
-	for (size_t i = f->first; i < f->n; i++) {
-		if (i + 1 < f->n && is_outlier(f->p, f->n, i, RM_DETECT_OUTLIER * d->noise)) {
-			mark_outlier(d, i - f->first);
+	noise(f->p, f->from, f->first, f->n, thr_abs, f->z, d, &f->lower, &f->lower_from);
+	/* Outliers: never the run judged, never a run with nothing before it. The neighbours
+	 * before the window are read too: they tell its first runs from outliers, and they
+	 * count towards its first level (a step near the window's start stays told). */
+	f->q = f->lead = 0;
+	for (size_t i = f->from; i < f->n; i++) {
+		if (i + 1 < f->n && is_outlier(f->p, f->from, f->n, i, RM_DETECT_OUTLIER * d->noise,
+					       f->m >= RM_DETECT_MIN_HISTORY ? 2 : 1)) {
+			if (i >= f->first)
+				mark_outlier(d, i - f->first);
 			continue;
 		}
+		f->lead += i < f->first;
 		f->keep[f->q] = i;
 		f->y[f->q++] = f->p[i].mean;
 	}
 }
 
-/* The levels of the kept runs, and the change points between them. */
+/* The spread of the kept runs around their levels, or -1 with too few runs to tell. */
+static double level_spread(const struct fit *f)
+{
+	double rss = 0;
+
+	if (f->q <= f->ns + 1)
+		return -1;
+	for (size_t s = 0; s < f->ns; s++)
+		for (size_t i = f->seg[s].first; i < f->seg[s].first + f->seg[s].len; i++)
+			rss += (f->y[i] - f->seg[s].mean) * (f->y[i] - f->seg[s].mean);
+	return sqrt(rss / (double)(f->q - f->ns));
+}
+
+/*
+ * The levels of the kept runs, and the change points between them. The spread around the
+ * levels is the efficient measure of the noise: the fit is redone with it until the two
+ * agree, up or down (a noise taken too high hides a step, which then inflates the spread
+ * that hid it; one taken too low splits noise into levels). It never goes under f->lower.
+ */
 static void detect_levels(struct fit *f, rm_detect *d)
 {
 	const double *y = f->y;
-	size_t q = f->q;
 
-	f->ns = partition(y, q, d->noise * d->noise, f->z * f->z, f->seg);
-	/* The spread around these levels is the efficient measure of the noise; the robust
-	 * one stays a floor, so that a fit that split too much cannot talk the noise down.
-	 * Once only: a drift, which steps fit badly, would otherwise inflate it turn by turn. */
-	if (q > f->ns + 1) {
-		double rss = 0, res;
-		for (size_t s = 0; s < f->ns; s++)
-			for (size_t i = f->seg[s].first; i < f->seg[s].first + f->seg[s].len; i++)
-				rss += (y[i] - f->seg[s].mean) * (y[i] - f->seg[s].mean);
-		res = sqrt(rss / (double)(q - f->ns));
-		if (res > d->noise) {
-			d->noise = res;
-			d->noise_from = RM_NOISE_HISTORY;
-			f->ns = partition(y, q, d->noise * d->noise, f->z * f->z, f->seg);
-		}
+	f->ns = partition(y, f->q, f->lead, d->noise * d->noise, f->z * f->z, f->seg);
+	for (int round = 0; round < NOISE_ROUNDS; round++) {
+		double res = level_spread(f), next;
+		if (res < 0)
+			break;
+		next = fmax(res, f->lower);
+		if (fabs(next - d->noise) <= 1e-9 * d->noise)
+			break;
+		d->noise_from = res >= f->lower ? RM_NOISE_HISTORY : f->lower_from;
+		d->noise = next;
+		f->ns = partition(y, f->q, f->lead, d->noise * d->noise, f->z * f->z, f->seg);
 	}
+}
+
+/*
+ * A regression ends on two runs, not one: when the latest level is the judged run alone,
+ * better than a level of several runs before it that is worse than the reference by more
+ * than the threshold, that run joins the level before it (a night whose noise lands high
+ * must not clear a step that persists; a second run at its level does, as a level of one
+ * run is no reference either).
+ */
+static void detect_recovery(struct fit *f, rm_direction dir, rm_detect *d)
+{
+	struct seg *seg = f->seg;
+	size_t k = f->k;
+	double ref = seg[f->r].mean;
+
+	if (dir == RM_DIR_UNKNOWN || f->improved || k < 1 || k - 1 <= f->r || seg[k].len != 1 ||
+	    seg[k - 1].len < 2 || gain(dir, seg[k - 1].mean, seg[k].mean) <= 0 ||
+	    -gain(dir, ref, seg[k - 1].mean) <= f->thr / 100.0 * fabs(ref))
+		return;
+	seg[k - 1].mean =
+	    (seg[k - 1].mean * (double)seg[k - 1].len + seg[k].mean) / (double)(seg[k - 1].len + 1);
+	seg[k - 1].len++;
+	f->ns--;
+	f->k--;
+	d->held = RM_HELD_RUN;
+}
+
+/* The change points: the first run of each level after the first (the latest kept). */
+static void detect_cps(const struct fit *f, rm_detect *d)
+{
 	for (size_t s = f->ns > RM_DETECT_MAX_CHANGES + 1 ? f->ns - RM_DETECT_MAX_CHANGES : 1;
 	     s < f->ns; s++)
 		d->cps[d->n_cps++] = f->keep[f->seg[s].first];
@@ -493,7 +582,32 @@ static void detect_verdict(const struct fit *f, rm_direction dir, rm_detect *d)
 		d->since = r == k && !f->improved ? f->keep[f->q - 1] : f->keep[seg[since].first];
 }
 
-void rm_detect_run(const rm_point *p, size_t n, const rm_detect_opts *o, rm_detect *d)
+/*
+ * What the noise lets be told: the least one-run change (z standard errors of the judged
+ * run against the runs before it), and whether the threshold is out of reach: a lasting
+ * change of its size, half the window before it and half after, would still be under z
+ * standard errors. A series is "unstable" only then: a label on every series whose one-run
+ * change is hidden would be on nearly all of them, and ignored.
+ */
+static void detect_label(const struct fit *f, const rm_detect_opts *o, rm_detect *d)
+{
+	size_t w = o->window ? o->window : RM_DETECT_WINDOW;
+	double ref = fabs(d->ref), zw;
+
+	if (w > RM_DETECT_MAX_WINDOW)
+		w = RM_DETECT_MAX_WINDOW;
+	if (w < 4)
+		w = 4;
+	zw = o->z > 0 ? o->z : rm_detect_z(w);
+	if (!(ref > 0) || !isfinite(d->noise))
+		return;
+	d->detectable_pct = f->z * d->noise * sqrt(1.0 + 1.0 / (double)(f->m - 1)) / ref * 100.0;
+	d->unstable = f->thr > 0 && d->noise_from != RM_NOISE_THRESHOLD &&
+		      zw * d->noise * sqrt(4.0 / (double)w) > f->thr / 100.0 * ref;
+}
+
+/* One night's verdict on p[n - 1], from the window alone. */
+static void detect_night(const rm_point *p, size_t n, const rm_detect_opts *o, rm_detect *d)
 {
 	struct fit f = {.p = p, .n = n};
 
@@ -501,14 +615,67 @@ void rm_detect_run(const rm_point *p, size_t n, const rm_detect_opts *o, rm_dete
 		return;
 	f.first = d->first;
 	f.m = d->n;
+	f.from = f.first > RM_DETECT_CONTEXT ? f.first - RM_DETECT_CONTEXT : 0;
 	detect_crit(&f, o, d);
 	detect_noise(&f, d);
 	detect_levels(&f, d);
 	detect_reference(&f, o->direction, d);
+	detect_recovery(&f, o->direction, d);
+	detect_cps(&f, d);
 	detect_compare(&f, d);
 	if (!d->ref_n || !(d->ref != 0)) {
 		d->verdict = RM_VERDICT_NONE;
 		return;
 	}
 	detect_verdict(&f, o->direction, d);
+	detect_label(&f, o, d);
+}
+
+/* Whether a night's latest level is still worse than its reference by more than half the
+ * threshold (at a threshold of 0: by more than half the critical value in standard
+ * errors): what keeps a regression found on an earlier night. */
+static int still_worse(const rm_detect *d, const rm_detect_opts *o)
+{
+	double g;
+
+	if (!isfinite(d->level) || !isfinite(d->ref) || d->verdict == RM_VERDICT_NONE ||
+	    d->verdict == RM_VERDICT_UNKNOWN || d->verdict == RM_VERDICT_BETTER)
+		return 0;
+	g = gain(o->direction, d->ref, d->level);
+	if (o->threshold_pct > 0)
+		return -g > o->threshold_pct / 200.0 * fabs(d->ref);
+	return d->z > d->z_crit / 2 && g < 0;
+}
+
+/*
+ * A regression found on an earlier night holds while every night since has its latest
+ * level still worse than its reference by more than half the threshold: a step that
+ * persists stays reported though a night's noise, or where the levels cut, makes it look
+ * smaller for a night. Nights are looked back at one by one (RM_DETECT_HOLD at most, each
+ * judged from its own window, none with fewer than RM_DETECT_MIN_HISTORY runs), so a series
+ * whose latest run is not worse costs one night.
+ */
+void rm_detect_run(const rm_point *p, size_t n, const rm_detect_opts *o, rm_detect *d)
+{
+	rm_detect y;
+
+	detect_night(p, n, o, d);
+	if (d->verdict == RM_VERDICT_REGRESSION || !still_worse(d, o))
+		return;
+	for (size_t back = 1; back <= RM_DETECT_HOLD && n - back >= 2; back++) {
+		detect_night(p, n - back, o, &y);
+		/* A night too young to measure its noise (the threshold alone judged it) holds
+		 * nothing: such nights fail far more often by chance. */
+		if (y.n < RM_DETECT_MIN_HISTORY)
+			return;
+		if (y.verdict == RM_VERDICT_REGRESSION) {
+			d->verdict = RM_VERDICT_REGRESSION;
+			d->since = y.since;
+			d->held = RM_HELD_NIGHTS;
+			d->held_nights = back;
+			return;
+		}
+		if (!still_worse(&y, o))
+			return;
+	}
 }

@@ -2,11 +2,13 @@
  * The regression gate: each model and metric of a run judged against its history by the
  * detector (detect.c), and against its pinned reference when it has one.
  */
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "rm/config.h"
 #include "rm/detect.h"
 #include "rm/direction.h"
 #include "rm/gate.h"
@@ -41,12 +43,19 @@ static double threshold_for(const rm_gate_opts *o, const char *model)
 	return o->threshold_pct >= 0 ? o->threshold_pct : DEFAULT_THRESHOLD;
 }
 
-static int same_key(const rm_result *r, const rm_change *c)
+/* The change's name in reports ("model[batch_size=8]"), and its pinned reference: the
+ * configuration's own under that name, else the model's when the row has no parameters. */
+static void name_config(rm_change *c, const rm_gate_opts *o)
 {
-	return !strcmp(r->col[RM_COL_MODEL], c->model) &&
-	       !strcmp(r->col[RM_COL_METRIC], c->metric) &&
-	       !strcmp(r->col[RM_COL_DOCKERFILE], c->docker_file) &&
-	       !strcmp(r->col[RM_COL_ARCH], c->arch) && !strcmp(r->col[RM_COL_NGPUS], c->n_gpus);
+	rm_config cfg = RM_CONFIG_INIT;
+
+	if (rm_config_parse(&cfg, c->config) < 0)
+		rm_config_release(&cfg);
+	c->name = rm_config_name(c->model, &cfg);
+	c->pin = rm_references_find(o->references, c->name, c->metric);
+	if (!c->pin && !cfg.n)
+		c->pin = rm_references_find(o->references, c->model, c->metric);
+	rm_config_release(&cfg);
 }
 
 /* A new change for r's key, its values not yet collected. */
@@ -66,6 +75,8 @@ static rm_change *new_change(rm_gate *g, size_t *cap, const rm_result *r, const 
 	c->arch = r->col[RM_COL_ARCH];
 	c->n_gpus = r->col[RM_COL_NGPUS];
 	c->machine = r->col[RM_COL_MACHINE];
+	c->config = r->col[RM_COL_CONFIG];
+	c->config_key = r->col[RM_COL_CONFIG_KEY];
 	c->reason = "";
 	c->log_file = r->col[RM_COL_LOG_FILE];
 	c->change_pct = NAN;
@@ -77,22 +88,23 @@ static rm_change *new_change(rm_gate *g, size_t *cap, const rm_result *r, const 
 	c->detect.verdict = RM_VERDICT_NONE;
 	c->direction = rm_direction_lookup(o->directions, c->model, c->metric, &c->direction_why);
 	c->threshold = threshold_for(o, c->model);
-	c->pin = rm_references_find(o->references, c->model, c->metric);
+	c->detectable_pct = NAN;
+	name_config(c, o);
 	return c;
 }
 
-/* The key's rows from row `from` on: counts, the first reason, the SUCCESS values into
- * vals, this run's start and commit into *self. Returns the number of values. */
-static size_t collect(const rm_results *run, size_t from, rm_change *c, double *vals,
-		      rm_run_ref *self)
+/* The key's rows, from row `from` along next[]: counts, the first reason, the SUCCESS values
+ * into vals, this run's start and commit into *self. Returns the number of values. */
+static size_t collect(const rm_results *run, size_t from, const size_t *next, rm_change *c,
+		      double *vals, rm_run_ref *self)
 {
 	size_t nv = 0;
 
 	*self = (rm_run_ref){run->rows[from].col[RM_COL_RUN_ID], "", ""};
-	for (size_t j = from; j < run->n; j++) {
+	for (size_t j = from; j != RM_DETECT_NONE; j = next[j]) {
 		const rm_result *q = &run->rows[j];
 		const char *st = q->col[RM_COL_STATUS], *ts = q->col[RM_COL_TIMESTAMP];
-		if (!same_key(q, c) || q->retried) /* a later attempt is the run's */
+		if (q->retried) /* a later attempt is the run's */
 			continue;
 		c->n_rows++;
 		if (ts[0] && (!self->start[0] || strcmp(ts, self->start) < 0))
@@ -117,8 +129,8 @@ static size_t collect(const rm_results *run, size_t from, rm_change *c, double *
 
 /* Scratch for one key: the points the detector reads and where each run came from. */
 struct pts {
-	rm_point p[RM_DETECT_MAX_WINDOW + RM_DETECT_CONTEXT + 1];
-	rm_run_ref at[RM_DETECT_MAX_WINDOW + RM_DETECT_CONTEXT + 1];
+	rm_point p[RM_DETECT_KEEP(RM_DETECT_MAX_WINDOW) + 1];
+	rm_run_ref at[RM_DETECT_KEEP(RM_DETECT_MAX_WINDOW) + 1];
 	size_t n;
 };
 
@@ -133,7 +145,7 @@ static rm_run_ref run_ref(const rm_baseline *b, size_t run)
 static void gather(const rm_baseline *b, const rm_hseries *s, size_t window, const rm_point *now,
 		   const rm_run_ref *self, struct pts *x)
 {
-	size_t from = rm_history_from(b, s), want = window + RM_DETECT_CONTEXT, start = s->n;
+	size_t from = rm_history_from(b, s), want = RM_DETECT_KEEP(window), start = s->n;
 
 	for (size_t k = 0; start > from && k < want; start--)
 		k += s->p[start - 1].n > 0 &&
@@ -193,21 +205,27 @@ static const char *what(rm_verdict v)
 	}
 }
 
+void rm_pct_text(double pct, char *buf, size_t size)
+{
+	snprintf(buf, size, fabs(pct) < 1e6 ? "%+.2f%%" : "%+.3g%%", pct);
+}
+
 /* The note of a judged change: the figure first (CI views show the start of it). */
 static void change_note(rm_change *c, const struct pts *x, double thr)
 {
 	const rm_detect *d = &c->detect;
 	rm_buf b = RM_BUF_INIT((size_t)1 << 16);
-	char since[256];
+	char since[256], pct[64];
 
+	rm_pct_text(c->change_pct, pct, sizeof(pct));
 	if (c->verdict == RM_VERDICT_UNKNOWN)
 		rm_buf_addf(&b,
-			    "%+.2f%%; direction of '%s' unknown: not judged (set "
+			    "%s; direction of '%s' unknown: not judged (set "
 			    "metric_direction in models.json)",
-			    c->change_pct, c->metric);
+			    pct, c->metric);
 	else
-		rm_buf_addf(&b, "%+.2f%% (%s is better: %s)", c->change_pct,
-			    rm_direction_name(c->direction), what(d->verdict));
+		rm_buf_addf(&b, "%s (%s is better: %s)", pct, rm_direction_name(c->direction),
+			    what(d->verdict));
 	if (c->since.id[0]) {
 		rm_run_ref_text(&c->since, since, sizeof(since));
 		rm_buf_addf(&b, " since %s", since);
@@ -233,12 +251,21 @@ static void change_note(rm_change *c, const struct pts *x, double thr)
 		if (d->n_outliers)
 			rm_buf_addf(&b, "; %zu one-run outlier%s set aside", d->n_outliers,
 				    d->n_outliers == 1 ? "" : "s");
-		if (d->unstable)
+		if (d->held == RM_HELD_RUN)
+			rm_buf_addstr(&b, "; the run judged alone is back near the reference: it "
+					  "joins the level before it until a second run agrees");
+		else if (d->held == RM_HELD_NIGHTS)
 			rm_buf_addf(&b,
-				    "; unstable: a one-run change under %.2f%% cannot be told from "
-				    "its noise",
-				    d->z_crit * d->noise * sqrt(1.0 + 1.0 / (double)(d->n - 1)) /
-					fabs(d->ref) * 100.0);
+				    "; found %zu night%s ago and still worse than the reference by "
+				    "more than half the threshold",
+				    d->held_nights, d->held_nights == 1 ? "" : "s");
+		if (isfinite(d->detectable_pct))
+			rm_buf_addf(&b,
+				    "; a one-run change under %.2f%% cannot be told from its noise",
+				    d->detectable_pct);
+		if (d->unstable)
+			rm_buf_addstr(&b, "; unstable: the threshold is out of reach of its noise "
+					  "(a lasting change of its size would not be told)");
 	}
 	if (c->accepted)
 		rm_buf_addf(&b, "; accepted from run %s on", c->accepted);
@@ -250,7 +277,7 @@ static void judge(rm_change *c, const rm_point *now, const rm_run_ref *self,
 		  const rm_baseline *base, const rm_gate_opts *o)
 {
 	const rm_hseries *s = rm_history_find(base, c->model, c->metric, c->docker_file, c->arch,
-					      c->n_gpus, c->machine);
+					      c->n_gpus, c->machine, c->config_key);
 	/* A model a suite does not gate is still judged, at the default, for the reports. */
 	double thr = c->threshold >= 0 ? c->threshold : DEFAULT_THRESHOLD;
 	struct pts *x;
@@ -280,6 +307,7 @@ static void judge(rm_change *c, const rm_point *now, const rm_run_ref *self,
 	c->level_n = d->level_n;
 	c->change_pct = d->change_pct;
 	c->noise_pct = d->band_pct;
+	c->detectable_pct = d->detectable_pct;
 	c->t_crit = d->z_crit;
 	if (d->since != RM_DETECT_NONE)
 		c->since = x->at[d->since];
@@ -382,10 +410,50 @@ static void verdict(rm_gate *g, rm_change *c, const double *vals, size_t nv, con
 		g->n_regressions++;
 }
 
+/* The run's rows by key (model, metric, Dockerfile, GPU architecture and count,
+ * configuration key): next[i] the key's next row after row i, first[k] the first row of the
+ * k-th key in order of appearance. Returns the number of keys. A hash table, so that a run
+ * of 10,000 configurations is not 10,000^2 comparisons. */
+static size_t group_rows(const rm_results *run, size_t *next, size_t *first)
+{
+	json_t *index = json_object();
+	size_t *last = rm_xcalloc(run->n ? run->n : 1, sizeof(*last)), nk = 0;
+	rm_buf key = RM_BUF_INIT((size_t)1 << 20);
+	static const int cols[] = {RM_COL_MODEL, RM_COL_METRIC, RM_COL_DOCKERFILE,
+				   RM_COL_ARCH,	 RM_COL_NGPUS,	RM_COL_CONFIG_KEY};
+
+	for (size_t i = 0; i < run->n; i++) {
+		json_t *v;
+		rm_buf_reset(&key);
+		for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
+			rm_buf_addstr(&key, run->rows[i].col[cols[c]]);
+			rm_buf_addch(&key, '\x1f');
+		}
+		next[i] = RM_DETECT_NONE;
+		v = json_object_getn(index, rm_buf_str(&key), key.len);
+		if (v) {
+			size_t k = (size_t)json_integer_value(v);
+			next[last[k]] = i;
+			last[k] = i;
+			continue;
+		}
+		json_object_setn_new_nocheck(index, rm_buf_str(&key), key.len,
+					     json_integer((json_int_t)nk));
+		first[nk] = last[nk] = i;
+		nk++;
+	}
+	rm_buf_release(&key);
+	json_decref(index);
+	free(last);
+	return nk;
+}
+
 void rm_gate_eval(const rm_results *run, const rm_baseline *base, const rm_gate_opts *o, rm_gate *g)
 {
 	double *vals = rm_xcalloc(run->n ? run->n : 1, sizeof(*vals));
-	size_t cap = 0;
+	size_t *next = rm_xcalloc(run->n ? run->n : 1, sizeof(*next));
+	size_t *first = rm_xcalloc(run->n ? run->n : 1, sizeof(*first));
+	size_t cap = 0, nk = group_rows(run, next, first);
 	rm_run_ref self;
 
 	memset(g, 0, sizeof(*g));
@@ -393,22 +461,18 @@ void rm_gate_eval(const rm_results *run, const rm_baseline *base, const rm_gate_
 	g->threshold_pct = o->threshold_pct >= 0 ? o->threshold_pct : DEFAULT_THRESHOLD;
 	g->have_baseline = (base != NULL && rm_history_n_series(base) > 0) ||
 			   rm_references_size(o->references) > 0;
-	for (size_t i = 0; i < run->n; i++) {
-		const rm_result *r = &run->rows[i];
-		size_t k;
-		for (k = 0; k < g->n; k++)
-			if (same_key(r, &g->v[k]))
-				break;
-		if (k < g->n)
-			continue;
-		rm_change *c = new_change(g, &cap, r, o);
-		size_t nv = collect(run, i, c, vals, &self);
+	for (size_t k = 0; k < nk; k++) {
+		rm_change *c = new_change(g, &cap, &run->rows[first[k]], o);
+		size_t nv = collect(run, first[k], next, c, vals, &self);
 		verdict(g, c, vals, nv, &self, base, o);
 	}
 	free(vals);
+	free(next);
+	free(first);
 	g->rule = rm_xasprintf(
 	    "Each metric is judged against its history (the same model, metric, Dockerfile, GPU "
-	    "architecture and count, same machine preferred; the last %zu runs, from an accepted "
+	    "architecture and count, and configuration, same machine preferred; the last %zu runs, "
+	    "from an accepted "
 	    "change on). The noise of a run is measured from the history (robustly, from the "
 	    "run-to-run differences, then from the spread around the levels) and from the "
 	    "repeats; a run far from the runs on both sides of it is an outlier and set aside; "
@@ -429,8 +493,10 @@ void rm_gate_eval(const rm_results *run, const rm_baseline *base, const rm_gate_
 
 void rm_gate_release(rm_gate *g)
 {
-	for (size_t i = 0; i < g->n; i++)
+	for (size_t i = 0; i < g->n; i++) {
 		free(g->v[i].note);
+		free(g->v[i].name);
+	}
 	free(g->v);
 	free(g->rule);
 	memset(g, 0, sizeof(*g));

@@ -54,7 +54,8 @@ static int key_cmp(const rm_hseries *a, const rm_hseries *b)
 	int c;
 	if ((c = strcmp(a->model, b->model)) || (c = strcmp(a->metric, b->metric)) ||
 	    (c = strcmp(a->docker_file, b->docker_file)) || (c = strcmp(a->arch, b->arch)) ||
-	    (c = strcmp(a->n_gpus, b->n_gpus)))
+	    (c = strcmp(a->n_gpus, b->n_gpus)) || (c = strcmp(a->config, b->config)) ||
+	    (c = strcmp(a->config_key, b->config_key)))
 		return c;
 	return strcmp(a->machine, b->machine);
 }
@@ -146,7 +147,8 @@ static void attach_changes(struct report *r)
 			if (!strcmp(ch->metric, s->h->metric) &&
 			    !strcmp(ch->docker_file, s->h->docker_file) &&
 			    !strcmp(ch->arch, s->h->arch) && !strcmp(ch->n_gpus, s->h->n_gpus) &&
-			    !strcmp(ch->machine, s->h->machine) && ch->n_success)
+			    !strcmp(ch->machine, s->h->machine) &&
+			    !strcmp(ch->config_key, s->h->config_key) && ch->n_success)
 				s->change = ch;
 		}
 		s->rank = rank_of(s);
@@ -180,6 +182,7 @@ int rm_html_report(const char *path, const rm_baseline *h, const rm_results *lat
 		    rm_status_of(latest->rows[i].col[RM_COL_STATUS]) == RM_STATUS_FAILURE &&
 		    !latest->rows[i].retried;
 	rm_gate_eval(latest, h, &go, &r.gate);
+	rm_sweep_cells_collect(latest, NULL, NULL, &r.cells);
 	make_series(&r);
 	attach_changes(&r);
 	rm_results__html_page(&out, &r);
@@ -189,6 +192,7 @@ int rm_html_report(const char *path, const rm_baseline *h, const rm_results *lat
 	else
 		ret = rm_write_text_file(path, out.data, out.len, 0, err);
 	rm_results__html_power_free(r.power);
+	rm_sweep_cells_release(&r.cells);
 	free(r.ser);
 	free(r.by_rank);
 	free(r.rank_of);

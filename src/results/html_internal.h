@@ -11,6 +11,7 @@
 #include "rm/history.h"
 #include "rm/html.h"
 #include "rm/results.h"
+#include "rm/sweep_table.h"
 #include "rm/util.h"
 
 #define HTML_MAX ((size_t)512 << 20)
@@ -43,6 +44,7 @@ struct report {
 	struct series *ser;
 	size_t n_series, n_models;
 	struct html_power *power; /* html_power.c, or NULL: no power column */
+	rm_sweep_cells cells;	  /* the latest run by configuration: the sweeps' curves */
 };
 
 /* html_details.c: the latest run's provenance (rm_html_opts.provenance), when it has one. */

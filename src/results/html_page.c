@@ -8,26 +8,38 @@
 #include <string.h>
 
 #include "html_internal.h"
+#include "rm/config.h"
 #include "rm/detect.h"
 #include "rm/gate.h"
 #include "rm/history.h"
 #include "rm/results.h"
 #include "rm/text.h"
 
+/*
+ * The layout fits a 1200-pixel window and a phone (tests/results/cases.sh html_layout measures
+ * it in Chromium at 1200 and 412 px): the table takes the page's width, long words (model
+ * names, run ids, log paths) may break anywhere, and the plots scale down with their column
+ * (viewBox) to 160 px. Under 720 px every row becomes a block and each cell says its column
+ * (data-label), so no column loses its meaning. Red is for something wrong: a count of zero is
+ * drawn plain.
+ */
 static const char css[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#1f2328;background:#fff}"
     "h1{font-size:1.5em;margin:0 0 .2em}h2{font-size:1.15em;display:inline}"
-    ".meta{color:#59636e;margin-bottom:1em}"
+    ".meta{color:#59636e;margin-bottom:1em;overflow-wrap:anywhere}"
     ".cards{display:flex;gap:1em;flex-wrap:wrap;margin:1em 0}"
     ".card{border:1px solid #d1d9e0;border-radius:6px;padding:.5em 1em;min-width:8em}"
     ".card b{display:block;font-size:1.6em}"
-    "table{border-collapse:collapse;margin:.5em 0 1.5em}"
+    "table{border-collapse:collapse;margin:.5em 0 1.5em;width:100%}"
     "th,td{border-bottom:1px solid #d1d9e0;padding:3px 8px;text-align:left;vertical-align:"
     "middle}"
+    "td{overflow-wrap:anywhere}table.cols td:first-child{min-width:10em}"
+    "#models td:nth-child(2){min-width:9em}#models td[data-label=since]{min-width:8em}"
     "th{background:#f6f8fa;position:sticky;top:0}td.n{text-align:right;font-variant-numeric:"
-    "tabular-nums}"
+    "tabular-nums;overflow-wrap:normal;white-space:nowrap}"
     "details{margin:.8em 0}summary{cursor:pointer}"
-    "svg.trend{display:block}svg polyline{fill:none;stroke:#0969da;stroke-width:1.5}"
+    "svg.trend{display:block;width:100%;max-width:300px;min-width:160px;height:auto}"
+    "svg polyline{fill:none;stroke:#0969da;stroke-width:1.5}"
     "svg line.base{stroke:#8c959f;stroke-dasharray:3 3}svg path.fail{stroke:#cf222e;"
     "stroke-width:2}"
     "svg text{font-size:9px;fill:#59636e;text-anchor:end}"
@@ -38,7 +50,23 @@ static const char css[] =
     ".regression{color:#cf222e;font-weight:600}.better{color:#1a7f37}"
     ".noise,.same,.none{color:#59636e}.unknown{color:#9a6700}.failed{color:#cf222e}"
     "tr.regression td{background:#ffebe9}pre{white-space:pre-wrap;margin:0;font-size:12px}"
-    ".legend span{margin-right:1.5em}";
+    ".legend span{margin-right:1.5em}"
+    "figure.sweep{display:inline-block;margin:.5em 1.5em .5em 0;vertical-align:top}"
+    "figure.sweep ul{list-style:none;padding:0;margin:.2em 0;font-size:12px}"
+    "svg.curves line.axis{stroke:#8c959f}svg.curves text.mid{text-anchor:middle}"
+    "svg.curves polyline{stroke-width:1.8}"
+    ".l0{stroke:#0969da;color:#0969da}.l1{stroke:#cf222e;color:#cf222e}"
+    ".l2{stroke:#1a7f37;color:#1a7f37}.l3{stroke:#8250df;color:#8250df}"
+    ".l4{stroke:#bc4c00;color:#bc4c00}.l5{stroke:#1b7c83;color:#1b7c83}"
+    ".l6{stroke:#9a6700;color:#9a6700}.l7{stroke:#bf3989;color:#bf3989}"
+    "@media (max-width:720px){body{margin:.8em}table.cols,table.cols tbody,table.cols tr,"
+    "table.cols td{display:block;width:auto}table.cols tr.head{display:none}"
+    "table.cols tr{border-bottom:1px solid #d1d9e0;padding:.3em 0}table.cols td{border:0;"
+    "padding:1px 4px;text-align:left}table.cols td::before{content:attr(data-label) \": \";"
+    "color:#59636e;font-weight:400}table.cols td.plot::before{display:block}"
+    "td.n{white-space:normal}table.cols td:first-child,#models td:nth-child(2),"
+    "#models td[data-label=since]{min-width:0}"
+    "svg.trend{min-width:0;max-width:100%}}";
 
 static const char *verdict_class(const rm_change *ch)
 {
@@ -197,12 +225,14 @@ static void head(rm_buf *out, const struct report *r)
 		rm_text_html(out, r->o->source);
 	}
 	rm_buf_addf(out, "; generated %s</div>\n", now);
+	/* red only where there is something wrong: "0 regressions" is good news */
 	rm_buf_addf(out,
 		    "<div class=\"cards\"><div class=\"card\"><b>%zu</b>models</div>"
-		    "<div class=\"card regression\"><b>%zu</b>regressions</div>"
-		    "<div class=\"card failed\"><b>%zu</b>failures in the latest run</div>"
+		    "<div class=\"card%s\"><b>%zu</b>regressions</div>"
+		    "<div class=\"card%s\"><b>%zu</b>failures in the latest run</div>"
 		    "<div class=\"card\"><b>%zu</b>compared with a baseline</div></div>\n",
-		    r->n_models, r->gate.n_regressions, r->n_fail_latest, r->gate.n_compared);
+		    r->n_models, r->gate.n_regressions ? " regression" : "", r->gate.n_regressions,
+		    r->n_fail_latest ? " failed" : "", r->n_fail_latest, r->gate.n_compared);
 }
 
 static void failures(rm_buf *out, const struct report *r)
@@ -213,8 +243,8 @@ static void failures(rm_buf *out, const struct report *r)
 	 * table below anyway. */
 	rm_buf_addf(out,
 		    "<details%s id=\"failures\"><summary><h2>Failures in the latest run"
-		    "</h2> (%zu)</summary><table><tr><th>model</th><th>reason</th>"
-		    "<th>exit code</th><th>log</th></tr>\n",
+		    "</h2> (%zu)</summary><table class=\"cols\"><tr class=\"head\"><th>model</th>"
+		    "<th>reason</th><th>exit code</th><th>log</th></tr>\n",
 		    r->n_fail_latest <= 10 ? " open" : "", r->n_fail_latest);
 	for (size_t i = 0; i < r->latest->n; i++) {
 		const rm_result *row = &r->latest->rows[i];
@@ -222,13 +252,13 @@ static void failures(rm_buf *out, const struct report *r)
 			continue;
 		rm_buf_addstr(out, "<tr class=\"failed\" data-failed=\"");
 		rm_text_html(out, row->col[RM_COL_MODEL]);
-		rm_buf_addstr(out, "\"><td>");
+		rm_buf_addstr(out, "\"><td data-label=\"model\">");
 		rm_text_html(out, row->col[RM_COL_MODEL]);
-		rm_buf_addstr(out, "</td><td><pre>");
+		rm_buf_addstr(out, "</td><td data-label=\"reason\"><pre>");
 		rm_text_html(out, row->col[RM_COL_REASON]);
-		rm_buf_addstr(out, "</pre></td><td class=\"n\">");
+		rm_buf_addstr(out, "</pre></td><td class=\"n\" data-label=\"exit code\">");
 		rm_text_html(out, row->col[RM_COL_EXIT_CODE]);
-		rm_buf_addstr(out, "</td><td>");
+		rm_buf_addstr(out, "</td><td data-label=\"log\">");
 		rm_text_html(out, row->col[RM_COL_LOG_FILE]);
 		rm_buf_addstr(out, "</td></tr>\n");
 	}
@@ -258,7 +288,7 @@ static void value_cells(rm_buf *out, const struct report *r, const struct series
 	for (size_t i = h->n; i-- > 0 && !last;)
 		if (h->p[i].n)
 			last = &h->p[i];
-	rm_buf_addstr(out, "</td><td class=\"n\">");
+	rm_buf_addstr(out, "</td><td class=\"n\" data-label=\"latest\">");
 	if (ch && isfinite(ch->mean)) {
 		rm_buf_addf(out, "%.6g", ch->mean);
 	} else if (s->failed_latest) {
@@ -269,25 +299,31 @@ static void value_cells(rm_buf *out, const struct report *r, const struct series
 	} else if (last) {
 		rm_buf_addf(out, "<span class=\"none\">%.6g (older run)</span>", last->mean);
 	}
-	rm_buf_addstr(out, "</td><td class=\"n\">");
+	rm_buf_addstr(out, "</td><td class=\"n\" data-label=\"reference\">");
 	if (ch && isfinite(ch->base_mean))
 		rm_buf_addf(out, "%.6g", ch->base_mean);
-	rm_buf_addf(out, "</td><td class=\"n %s\"", cls);
+	rm_buf_addf(out, "</td><td class=\"n %s\" data-label=\"change\"", cls);
 	if (ch && ch->note) {
 		rm_buf_addstr(out, " title=\"");
 		rm_text_html(out, ch->note);
 		rm_buf_addstr(out, "\"");
 	}
 	rm_buf_addstr(out, ">");
-	if (ch && isfinite(ch->change_pct))
-		rm_buf_addf(out, "%+.2f%%", ch->change_pct);
+	if (ch && isfinite(ch->change_pct)) {
+		char pct[64];
+		rm_pct_text(ch->change_pct, pct, sizeof(pct));
+		rm_buf_addf(out, "%s", pct);
+	}
 	if (ch && ch->verdict == RM_VERDICT_NOISE)
 		rm_buf_addstr(out, " (noise)");
 	if (ch && ch->verdict == RM_VERDICT_UNKNOWN)
 		rm_buf_addstr(out, " (direction?)");
 	if (ch && ch->detect.unstable)
 		rm_buf_addstr(out, " <span class=\"unknown\">(unstable)</span>");
-	rm_buf_addstr(out, "</td><td>");
+	rm_buf_addstr(out, "</td><td class=\"n\" data-label=\"detectable\">");
+	if (ch && isfinite(ch->detectable_pct))
+		rm_buf_addf(out, "&plusmn;%.2f%%", ch->detectable_pct);
+	rm_buf_addstr(out, "</td><td data-label=\"since\">");
 	if (ch && ch->since.id[0] && ch->verdict != RM_VERDICT_SAME) {
 		char since[256];
 		rm_run_ref_text(&ch->since, since, sizeof(since));
@@ -295,6 +331,24 @@ static void value_cells(rm_buf *out, const struct report *r, const struct series
 		rm_text_html(out, since);
 		rm_buf_addstr(out, "</small>");
 	}
+}
+
+/* A series' configuration under its model's name: "batch_size=8, precision=bf16". */
+static void config_label(rm_buf *out, const char *config)
+{
+	rm_config c = RM_CONFIG_INIT;
+
+	if (rm_config_parse(&c, config) == 0 && c.n) {
+		rm_buf_addstr(out, "<br><small class=\"config\">");
+		for (size_t i = 0; i < c.n; i++) {
+			rm_buf_addstr(out, i ? ", " : "");
+			rm_text_html(out, c.p[i].name);
+			rm_buf_addch(out, '=');
+			rm_text_html(out, c.p[i].value);
+		}
+		rm_buf_addstr(out, "</small>");
+	}
+	rm_config_release(&c);
 }
 
 static void model_row(rm_buf *out, const struct report *r, const struct series *s)
@@ -310,9 +364,10 @@ static void model_row(rm_buf *out, const struct report *r, const struct series *
 	}
 	rm_buf_addf(out, "<tr class=\"%s\" data-model=\"", cls);
 	rm_text_html(out, s->h->model);
-	rm_buf_addstr(out, "\"><td>");
+	rm_buf_addstr(out, "\"><td data-label=\"model\">");
 	rm_text_html(out, s->h->model);
-	rm_buf_addstr(out, "</td><td>");
+	config_label(out, s->h->config);
+	rm_buf_addstr(out, "</td><td data-label=\"metric\">");
 	rm_text_html(out, s->h->metric);
 	if (s->h->arch[0]) {
 		rm_buf_addstr(out, "<br><small>");
@@ -321,11 +376,12 @@ static void model_row(rm_buf *out, const struct report *r, const struct series *
 		rm_text_html(out, s->h->machine);
 		rm_buf_addstr(out, "</small>");
 	}
-	rm_buf_addstr(out, "</td><td>");
+	rm_buf_addstr(out, "</td><td class=\"plot\" data-label=\"trend\">");
 	plot(out, r, s);
 	rm_results__html_power_cell(out, r->power, r, s->h->model);
 	value_cells(out, r, s, cls);
-	rm_buf_addf(out, "</td><td class=\"n\">%zu/%zu</td></tr>\n", nfail, nseen);
+	rm_buf_addf(out, "</td><td class=\"n\" data-label=\"failed runs\">%zu/%zu</td></tr>\n",
+		    nfail, nseen);
 }
 
 void rm_results__html_page(rm_buf *out, const struct report *r)
@@ -340,16 +396,20 @@ void rm_results__html_page(rm_buf *out, const struct report *r)
 		    "within the threshold or the noise</span><span>dashed line: the reference "
 		    "level; vertical lines: change points (red: where the change judged "
 		    "started); red ticks: failed runs</span></p>"
-		    "<table><tr><th>model</th><th>metric</th><th>trend</th>",
+		    "<table class=\"cols\"><tr class=\"head\"><th>model</th><th>metric</th>"
+		    "<th>trend</th>",
 		    r->n_series, r->gate.threshold_pct, r->gate.threshold_pct);
 	rm_results__html_power_head(out, r->power);
-	rm_buf_addstr(out, "<th>latest</th><th>reference</th><th>change</th><th>since</th>"
-			   "<th>failed runs</th></tr>\n");
+	rm_buf_addstr(out, "<th>latest</th><th>reference</th><th>change</th>"
+			   "<th title=\"the least one-run change its noise lets be told\">"
+			   "detectable</th><th>since</th><th>failed runs</th></tr>\n");
 	for (size_t i = 0; i < r->n_series; i++)
 		model_row(out, r, &r->ser[i]);
 	rm_buf_addstr(out, "</table></details>\n");
 	rm_results__html_details(out, r);
-	rm_buf_addstr(out, "<details><summary><h2>How changes are judged</h2></summary><p>");
+	rm_sweep_curves_html(out, &r->cells);
+	rm_buf_addstr(out, "<details><summary><h2>How changes are judged"
+			   "</h2></summary><p>");
 	rm_text_html(out, r->gate.rule ? r->gate.rule : "");
 	rm_buf_addstr(out,
 		      " The change is (latest level - reference) / |reference| &times; 100, "

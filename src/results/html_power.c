@@ -83,8 +83,8 @@ void rm_results__html_power_cell(rm_buf *out, const struct html_power *hp, const
 	if (!hp)
 		return;
 	/* the page's cells are written "</td><td>content": this one too */
-	rm_buf_addstr(out, "</td><td>");
-	s = rm_history_find(hp->p, model, POWER_METRIC, "", "", "", NULL);
+	rm_buf_addstr(out, "</td><td class=\"plot\" data-label=\"GPU power (W)\">");
+	s = rm_history_find(hp->p, model, POWER_METRIC, "", "", "", NULL, "");
 	for (size_t i = 0; s && i < s->n; i++)
 		if (power_point(r, hp->p, &s->p[i], &x)) {
 			min = fmin(min, x.mean);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "rm/detect.h"
+#include "rm/config.h"
 #include "rm/gate.h"
 #include "rm/junit.h"
 #include "rm/metrics.h"
@@ -86,15 +87,23 @@ static double secs(double v)
 	return isfinite(v) && v > 0 ? v : 0;
 }
 
-/* Testcase names: the model, plus the Dockerfile when the model ran several, plus the
- * repeat when it ran several times. */
+/* Testcase names: the model and its configuration ("model[batch_size=8]"), plus the
+ * Dockerfile when the model ran several, plus the repeat when it ran several times. */
 static char *case_name(const rm_results *run, size_t i)
 {
 	const rm_result *r = &run->rows[i];
 	int other_df = 0, same_df = 0;
+	rm_config cfg = RM_CONFIG_INIT;
+	char *model;
+
+	if (rm_config_parse(&cfg, r->col[RM_COL_CONFIG]) < 0)
+		rm_config_release(&cfg);
+	model = rm_config_name(r->col[RM_COL_MODEL], &cfg);
+	rm_config_release(&cfg);
 	for (size_t k = 0; k < run->n; k++) {
 		const rm_result *q = &run->rows[k];
-		if (k == i || q->retried || strcmp(q->col[RM_COL_MODEL], r->col[RM_COL_MODEL]))
+		if (k == i || q->retried || strcmp(q->col[RM_COL_MODEL], r->col[RM_COL_MODEL]) ||
+		    strcmp(q->col[RM_COL_CONFIG_KEY], r->col[RM_COL_CONFIG_KEY]))
 			continue;
 		if (strcmp(q->col[RM_COL_DOCKERFILE], r->col[RM_COL_DOCKERFILE]))
 			other_df = 1;
@@ -103,7 +112,8 @@ static char *case_name(const rm_results *run, size_t i)
 	}
 	const char *df = r->col[RM_COL_DOCKERFILE], *slash = strrchr(df, '/');
 	rm_buf b = RM_BUF_INIT((size_t)1 << 16);
-	rm_buf_addstr(&b, r->col[RM_COL_MODEL]);
+	rm_buf_addstr(&b, model);
+	free(model);
 	if (other_df)
 		rm_buf_addf(&b, " [%s]", slash ? slash + 1 : df);
 	if (same_df)
@@ -183,18 +193,18 @@ static void row_properties(struct jw *j, const rm_results *run, const rm_junit_o
 		char *k;
 		if (!isfinite(c->change_pct) && c->verdict != RM_VERDICT_NONE)
 			continue;
-		k = rm_xasprintf("%s.%s.vs_baseline", c->model, c->metric);
+		k = rm_xasprintf("%s.%s.vs_baseline", c->name, c->metric);
 		property(j, k, c->note ? c->note : "");
 		free(k);
 		/* Where the change judged started, and its size, for tools that read properties. */
 		if (c->since.id[0] && c->verdict != RM_VERDICT_SAME) {
 			char since[256], pct[32];
 			rm_run_ref_text(&c->since, since, sizeof(since));
-			k = rm_xasprintf("%s.%s.change_point", c->model, c->metric);
+			k = rm_xasprintf("%s.%s.change_point", c->name, c->metric);
 			property(j, k, since);
 			free(k);
 			snprintf(pct, sizeof(pct), "%+.2f", c->change_pct);
-			k = rm_xasprintf("%s.%s.change_pct", c->model, c->metric);
+			k = rm_xasprintf("%s.%s.change_pct", c->name, c->metric);
 			property(j, k, pct);
 			free(k);
 		}
@@ -353,7 +363,7 @@ static void gate_cases(struct jw *j, const rm_gate *g, const char *suite)
 		char *name;
 		if (!gated_case(c))
 			continue;
-		name = rm_xasprintf("%s %s vs baseline", c->model, c->metric);
+		name = rm_xasprintf("%s %s vs baseline", c->name, c->metric);
 		junit_start(j, "testcase");
 		attr(j, "name", name);
 		attr(j, "classname", cls);

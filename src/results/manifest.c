@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "rm/manifest.h"
+#include "rm/results.h"
 #include "rm/text.h"
 #include "rm/util.h"
 #include "rm/version.h"
@@ -96,6 +97,32 @@ json_t *rm_manifest_json(const rm_manifest *m)
 		o = masked;
 	}
 	return o;
+}
+
+char *rm_manifest_path(const char *dir, const char *run_id)
+{
+	return run_id ? rm_xasprintf("%s/run.%s.json", dir, run_id)
+		      : rm_xasprintf("%s/run.json", dir);
+}
+
+void rm_manifest_link_latest(const char *path)
+{
+	char *dir = rm_dirname(path), *link = rm_manifest_path(dir, NULL);
+	char *tmp = rm_xasprintf("%s.%ld.tmp", link, (long)getpid());
+	const char *target = strrchr(path, '/');
+
+	target = target ? target + 1 : path;
+	unlink(tmp);
+	if (symlink(target, tmp) != 0 || rename(tmp, link) != 0) {
+		rm_warn_sys(errno,
+			    "cannot point '%s' at '%s' (the run's manifest is there all the "
+			    "same)",
+			    link, path);
+		unlink(tmp);
+	}
+	free(tmp);
+	free(link);
+	free(dir);
 }
 
 int rm_manifest_write(const char *path, const rm_manifest *m, rm_error *err)

@@ -44,7 +44,7 @@ static void row(rm_buf *out, const rm_change *c)
 							   : RM_STATUS_SKIPPED);
 
 	rm_buf_addstr(out, "| ");
-	rm_text_md_cell(out, c->model);
+	rm_text_md_cell(out, c->name);
 	rm_buf_addstr(out, " | ");
 	rm_text_md_cell(out, c->metric);
 	rm_buf_addf(out, " | %s | ", status);
@@ -57,8 +57,11 @@ static void row(rm_buf *out, const rm_change *c)
 	if (isfinite(c->base_mean))
 		rm_buf_addf(out, "%.6g", c->base_mean);
 	rm_buf_addstr(out, " | ");
-	if (isfinite(c->change_pct))
-		rm_buf_addf(out, "%+.2f%%", c->change_pct);
+	if (isfinite(c->change_pct)) {
+		char pct[64];
+		rm_pct_text(c->change_pct, pct, sizeof(pct));
+		rm_buf_addf(out, "%s", pct);
+	}
 	rm_buf_addf(out, " | %s", mark(c->verdict));
 	if (c->verdict == RM_VERDICT_REGRESSION && c->threshold < 0)
 		rm_buf_addstr(out, " (not gated: its suite entry is off)");
@@ -79,7 +82,7 @@ static void change_line(rm_buf *out, const rm_change *c, const char *mark)
 	char since[256];
 
 	rm_buf_addf(out, "- %s `", mark);
-	rm_text_md_cell(out, c->model);
+	rm_text_md_cell(out, c->name);
 	rm_buf_addstr(out, "` ");
 	rm_text_md_cell(out, c->metric);
 	if (c->machine[0]) {
@@ -88,8 +91,11 @@ static void change_line(rm_buf *out, const rm_change *c, const char *mark)
 		rm_buf_addstr(out, "`");
 	}
 	rm_buf_addstr(out, ":");
-	if (isfinite(c->change_pct))
-		rm_buf_addf(out, " %+.2f%%", c->change_pct);
+	if (isfinite(c->change_pct)) {
+		char pct[64];
+		rm_pct_text(c->change_pct, pct, sizeof(pct));
+		rm_buf_addf(out, " %s", pct);
+	}
 	if (c->since.id[0]) {
 		rm_run_ref_text(&c->since, since, sizeof(since));
 		rm_buf_addstr(out, " since ");
@@ -136,7 +142,7 @@ static void changes(rm_buf *out, const rm_gate *g)
 		if (!d->unstable)
 			continue;
 		rm_buf_addstr(out, "- \xe3\x80\xb0\xef\xb8\x8f unstable: `");
-		rm_text_md_cell(out, c->model);
+		rm_text_md_cell(out, c->name);
 		rm_buf_addstr(out, "` ");
 		rm_text_md_cell(out, c->metric);
 		rm_buf_addf(out,
@@ -146,11 +152,9 @@ static void changes(rm_buf *out, const rm_gate *g)
 			    rm_noise_from_name(d->noise_from), d->n);
 		rm_text_md_cell(out, c->from.id);
 		rm_buf_addf(out,
-			    ": a one-run change under %.2f%% cannot be told from it (threshold "
-			    "%.2f%%); a lasting one is seen after a few runs\n",
-			    d->z_crit * d->noise * sqrt(1.0 + 1.0 / (double)(d->n - 1)) /
-				fabs(d->ref) * 100.0,
-			    c->threshold >= 0 ? c->threshold : g->threshold_pct);
+			    ": even a lasting change of the threshold (%.2f%%) cannot be told "
+			    "from it; a one-run change under %.2f%% cannot either\n",
+			    c->threshold >= 0 ? c->threshold : g->threshold_pct, d->detectable_pct);
 	}
 	rm_buf_addstr(out, "\n");
 }

@@ -2,9 +2,11 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "rm/config.h"
 #include "rm/history.h"
 #include "rm/metrics.h"
 #include "rm/report.h"
@@ -23,6 +25,9 @@ struct rm_metrics_store {
 	char ***rec;
 	size_t cap;
 };
+
+/* MAD's narrow cell columns a perf.csv header may name (more are not read). */
+#define RM_HEADER_CELLS 16
 
 const char *const rm_metric_header[8] = {"timestamp", "run_id", "model", "metric",
 					 "value",     "unit",	"step",	 "aggregate"};
@@ -142,8 +147,16 @@ void rm_results_add(rm_results *res, const char *const *names, const char *const
 	mark_retried(res);
 }
 
-/* The perf.csv header's columns: map[c] is the record field of column c, or -1. */
-static int read_header(FILE *f, const char *path, int *map, rm_error *err)
+/* The perf.csv header's columns: map[c] is the record field of column c, or -1; cells[] the
+ * fields of MAD's narrow cell columns (rm_config_cell_column), named in names. */
+struct header {
+	int map[RM_PERF_COLS];
+	int cells[RM_HEADER_CELLS];
+	size_t n_cells, n_cols;
+	char **names;
+};
+
+static int read_header(FILE *f, const char *path, struct header *h, rm_error *err)
 {
 	static const int required[] = {RM_COL_MODEL, RM_COL_PERFORMANCE, RM_COL_METRIC,
 				       RM_COL_STATUS};
@@ -151,6 +164,8 @@ static int read_header(FILE *f, const char *path, int *map, rm_error *err)
 	size_t n = 0;
 	int rc = rm_csv_read_record(f, &rec, &n, err), ret = -1;
 
+	h->n_cells = 0;
+	h->names = NULL;
 	if (rc <= 0) {
 		if (rc == 0)
 			rm_error_set(err, RM_ERR_INPUT, "'%s' is empty: not a perf.csv", path);
@@ -158,14 +173,24 @@ static int read_header(FILE *f, const char *path, int *map, rm_error *err)
 			rm_error_wrap(err, "reading '%s'", path);
 		goto out;
 	}
+	if (n && !strncmp(rec[0], "\xEF\xBB\xBF", 3)) {
+		rm_warn("'%s' starts with a UTF-8 byte order mark (a spreadsheet's \"CSV UTF-8\"): "
+			"read without it",
+			path);
+		memmove(rec[0], rec[0] + 3, strlen(rec[0] + 3) + 1);
+	}
+	h->n_cols = n;
 	for (int c = 0; c < RM_PERF_COLS; c++) {
-		map[c] = -1;
+		h->map[c] = -1;
 		for (size_t i = 0; i < n; i++)
 			if (!strcmp(rec[i], rm_perf_header[c]))
-				map[c] = (int)i;
+				h->map[c] = (int)i;
 	}
+	for (size_t i = 0; i < n && h->n_cells < RM_HEADER_CELLS; i++)
+		if (rm_config_cell_column(rec[i]) && rm_perf_col_index(rec[i]) < 0)
+			h->cells[h->n_cells++] = (int)i;
 	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
-		if (map[required[i]] < 0) {
+		if (h->map[required[i]] < 0) {
 			rm_error_set(err, RM_ERR_INPUT,
 				     "'%s' has no '%s' column: not a perf.csv of run_models or "
 				     "madengine (its header starts with '%s')",
@@ -173,10 +198,60 @@ static int read_header(FILE *f, const char *path, int *map, rm_error *err)
 			goto out;
 		}
 	}
+	h->names = rec;
+	rec = NULL;
 	ret = 0;
 out:
 	rm_strv_free(rec);
 	return ret;
+}
+
+int rm_result_config(const rm_result *r, const char *const *cell_names,
+		     const char *const *cell_values, size_t n_cells, char **config, char **key)
+{
+	rm_config c = RM_CONFIG_INIT, id = RM_CONFIG_INIT;
+	char k[RM_CONFIG_KEY_LEN + 1];
+
+	*config = *key = NULL;
+	if (r->col[RM_COL_CONFIG_KEY][0])
+		return 0;
+	for (size_t i = 0; i < n_cells; i++)
+		if (cell_values[i] && cell_values[i][0])
+			rm_config_set(&c, cell_names[i], cell_values[i]);
+	rm_config_from_metric(r->col[RM_COL_METRIC], &c);
+	if (!c.n)
+		return 0;
+	rm_config_set(&id, "model", r->col[RM_COL_MODEL]);
+	rm_config_merge(&id, &c);
+	rm_config_key(&id, k);
+	*config = r->col[RM_COL_CONFIG][0] ? rm_xstrdup(r->col[RM_COL_CONFIG]) : rm_config_text(&c);
+	*key = rm_xstrdup(k);
+	rm_config_release(&c);
+	rm_config_release(&id);
+	return 1;
+}
+
+/* A row without a configuration key gets the one its MAD cell gives (rm_result_config); the
+ * strings join the row's record, which owns them. */
+static char **derive_config(rm_result *r, const struct header *h, char **rec, size_t *n)
+{
+	const char *names[RM_HEADER_CELLS], *values[RM_HEADER_CELLS];
+	char *config, *key;
+	size_t nrec = *n;
+
+	for (size_t i = 0; i < h->n_cells; i++) {
+		names[i] = h->names[h->cells[i]];
+		values[i] = (size_t)h->cells[i] < nrec ? rec[h->cells[i]] : "";
+	}
+	if (rm_result_config(r, names, values, h->n_cells, &config, &key) <= 0)
+		return rec;
+	rec = rm_strv_push(rec, n, config);
+	rec = rm_strv_push(rec, n, key);
+	r->col[RM_COL_CONFIG] = rec[*n - 2];
+	r->col[RM_COL_CONFIG_KEY] = rec[*n - 1];
+	free(config);
+	free(key);
+	return rec;
 }
 
 /* A row as it is streamed: the record its strings are in comes with it, for keep_row. */
@@ -185,46 +260,248 @@ struct streamed {
 	char **rec;
 };
 
+/*
+ * Run ids seen reused (issue 29): a run holds each model (and repeat, and Dockerfile) once, so
+ * a key seen twice under one run id is a later run that reused the id (a copied command line,
+ * a fixed --run-id). Its rows from there on are read as a run of their own ("ID~2"), named in
+ * a warning, instead of merging into the old one (n=2, a noise of 193 %, a drop passed).
+ * Bounded: the key hashes of the RECENT_RUNS run ids seen last.
+ */
+#define RECENT_RUNS 16
+struct run_gen {
+	char *id;
+	long gen;	/* 1: as written; 2, ...: reused */
+	uint64_t *keys; /* hashes of this generation's model/repeat/dockerfile keys */
+	size_t n, cap;
+	unsigned long used; /* for the least recently used one to go */
+};
+
+struct reader {
+	const char *path;
+	const struct header *h;
+	const int *map;
+	long line; /* physical line of the record being read */
+	struct run_gen runs[RECENT_RUNS];
+	unsigned long tick;
+	char gen_id[320];
+};
+
+static uint64_t key_hash(const char *const *parts, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (size_t i = 0; i < n; i++) {
+		for (const char *p = parts[i]; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		h = (h ^ 0x1f) * 1099511628211ULL;
+	}
+	return h;
+}
+
+static struct run_gen *run_gen_of(struct reader *rd, const char *id)
+{
+	struct run_gen *lru = &rd->runs[0];
+
+	for (size_t i = 0; i < RECENT_RUNS; i++) {
+		struct run_gen *g = &rd->runs[i];
+		if (g->id && !strcmp(g->id, id)) {
+			g->used = ++rd->tick;
+			return g;
+		}
+		if (!g->id || g->used < lru->used)
+			lru = g;
+	}
+	free(lru->id);
+	free(lru->keys);
+	memset(lru, 0, sizeof(*lru));
+	lru->id = rm_xstrdup(id);
+	lru->gen = 1;
+	lru->used = ++rd->tick;
+	return lru;
+}
+
+/* The run id the row is read under: its own, or "ID~N" once the id was reused. */
+static const char *row_run_id(struct reader *rd, const rm_result *r)
+{
+	const char *id = r->col[RM_COL_RUN_ID];
+	const char *parts[] = {r->col[RM_COL_MODEL], r->col[RM_COL_REPEAT],
+			       r->col[RM_COL_DOCKERFILE]};
+	struct run_gen *g;
+	uint64_t h;
+
+	if (!id[0])
+		return id;
+	g = run_gen_of(rd, id);
+	h = key_hash(parts, 3);
+	for (size_t i = 0; i < g->n; i++)
+		if (g->keys[i] == h) {
+			g->gen++;
+			g->n = 0;
+			rm_warn("'%s' line %ld: run id '%s' is used again (model '%s' repeat %s is "
+				"in it "
+				"twice): its rows from here on are read as another run, '%s~%ld'",
+				rd->path, rd->line, id, r->col[RM_COL_MODEL],
+				r->col[RM_COL_REPEAT][0] ? r->col[RM_COL_REPEAT] : "1", id, g->gen);
+			break;
+		}
+	if (g->n == g->cap) {
+		g->cap = g->cap ? 2 * g->cap : 64;
+		g->keys = rm_xrealloc(g->keys, g->cap * sizeof(*g->keys));
+	}
+	g->keys[g->n++] = h;
+	if (g->gen == 1)
+		return id;
+	snprintf(rd->gen_id, sizeof(rd->gen_id), "%s~%ld", id, g->gen);
+	return rd->gen_id;
+}
+
+static void reader_release(struct reader *rd)
+{
+	for (size_t i = 0; i < RECENT_RUNS; i++) {
+		free(rd->runs[i].id);
+		free(rd->runs[i].keys);
+	}
+}
+
+/* The newlines a record held in its quoted fields: the physical lines it took, less one. */
+static long record_lines(char *const *rec, size_t n)
+{
+	long k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (const char *p = rec[i]; (p = strchr(p, '\n')); p++)
+			k++;
+	return k;
+}
+
+/* Whether a record is a row to hand on: blank lines, the header repeated (two files put
+ * together) and rows whose field count is not the header's (a torn row) are not, the last
+ * two said with their line. */
+static int row_ok(struct reader *rd, char **rec, size_t n)
+{
+	const int *map = rd->map;
+
+	if (n == 1 && !rec[0][0])
+		return 0;
+	if (map[RM_COL_MODEL] >= 0 && (size_t)map[RM_COL_MODEL] < n &&
+	    !strcmp(rec[map[RM_COL_MODEL]], "model") && map[RM_COL_STATUS] >= 0 &&
+	    (size_t)map[RM_COL_STATUS] < n && !strcmp(rec[map[RM_COL_STATUS]], "status")) {
+		rm_warn("'%s' line %ld repeats the header (two files put together?): skipped",
+			rd->path, rd->line);
+		return 0;
+	}
+	if (n != rd->h->n_cols) {
+		rm_warn(
+		    "'%s' line %ld has %zu fields where the header has %zu: skipped (a torn row, "
+		    "or a stray '\"'?)",
+		    rd->path, rd->line, n, rd->h->n_cols);
+		return 0;
+	}
+	return 1;
+}
+
+/* Hands one record to fn as a row (1: fn asked to stop). */
+static int hand_on(struct reader *rd, char **rec, size_t n, const char *run_id, rm_result_fn fn,
+		   void *ctx)
+{
+	struct streamed sr;
+	rm_result *r = &sr.r;
+	int rc;
+
+	memset(&sr, 0, sizeof(sr));
+	for (int c = 0; c < RM_PERF_COLS; c++)
+		r->col[c] = rd->map[c] >= 0 && (size_t)rd->map[c] < n ? rec[rd->map[c]] : "";
+	r->col[RM_COL_RUN_ID] = row_run_id(rd, r);
+	if (run_id && strcmp(r->col[RM_COL_RUN_ID], run_id)) {
+		rm_strv_free(rec);
+		return 0;
+	}
+	sr.rec = derive_config(r, rd->h, rec, &n);
+	r->file = rd->path;
+	r->line = rd->line;
+	rm_result_numbers(r);
+	rc = fn(ctx, r);
+	rm_strv_free(sr.rec); /* NULL when keep_row kept the record */
+	return rc != 0;
+}
+
+/*
+ * What a stray '"' swallowed (a record with the wrong field count over several lines, or the
+ * end of the file reached inside quotes): the record's first line is read again alone, a line
+ * end closing the quote, and named; reading goes on normally after it, so the rows the quote
+ * would have swallowed are read (a legit quoted newline later in the file still is one).
+ * Returns 1 when fn asked to stop, 0, or -1 (err).
+ */
+static int reread_line(struct reader *rd, FILE *f, long start, long first_line, const char *run_id,
+		       rm_result_fn fn, void *ctx, rm_error *err)
+{
+	char **rec = NULL;
+	size_t n = 0;
+	int open = 0, rc;
+
+	rm_warn("'%s' line %ld: a '\"' opens a field that is not closed on its line (it would "
+		"swallow the lines after it): read as one line",
+		rd->path, first_line);
+	rd->line = first_line;
+	if (fseek(f, start, SEEK_SET) != 0 ||
+	    (rc = rm_csv_read_line_record(f, &rec, &n, &open, err)) == 0)
+		return 0; /* a pipe: the record is skipped, and said so */
+	if (rc < 0)
+		return -1;
+	if (!row_ok(rd, rec, n)) {
+		rm_strv_free(rec);
+		return 0;
+	}
+	return hand_on(rd, rec, n, run_id, fn, ctx);
+}
+
 int rm_results_each_file(FILE *f, const char *path, const char *run_id, rm_result_fn fn, void *ctx,
 			 rm_error *err)
 {
 	char **rec = NULL;
 	size_t n = 0;
-	int map[RM_PERF_COLS], rc, ret = -1;
-	long line = 1;
-	struct streamed sr;
-	rm_result *r = &sr.r;
+	int rc, ret = -1, open = 0;
+	struct reader rd;
+	struct header h;
+	long start;
 
-	if (read_header(f, path, map, err) < 0)
+	memset(&rd, 0, sizeof(rd));
+	memset(&h, 0, sizeof(h));
+	rd.path = path;
+	rd.h = &h;
+	rd.map = h.map;
+	rd.line = 1;
+	if (read_header(f, path, &h, err) < 0)
 		goto out;
-	while ((rc = rm_csv_read_record(f, &rec, &n, err)) == 1) {
-		line++;
-		if ((n == 1 && !rec[0][0]) || /* blank line */
-		    (run_id && (map[RM_COL_RUN_ID] < 0 || (size_t)map[RM_COL_RUN_ID] >= n ||
-				strcmp(rec[map[RM_COL_RUN_ID]], run_id)))) {
+	while ((start = ftell(f)), (rc = rm_csv_read_record_open(f, &rec, &n, &open, err)) == 1) {
+		long first = rd.line + 1, extra = record_lines(rec, n);
+		rd.line = first + extra;
+		if ((open || (extra && n != h.n_cols)) && start >= 0) {
+			rm_strv_free(rec);
+			rec = NULL;
+			if ((rc = reread_line(&rd, f, start, first, run_id, fn, ctx, err)) != 0)
+				break;
+			rc = 1;
+			continue;
+		}
+		if (!row_ok(&rd, rec, n)) {
 			rm_strv_free(rec);
 			rec = NULL;
 			continue;
 		}
-		memset(&sr, 0, sizeof(sr));
-		for (int c = 0; c < RM_PERF_COLS; c++)
-			r->col[c] = map[c] >= 0 && (size_t)map[c] < n ? rec[map[c]] : "";
-		sr.rec = rec;
-		r->file = path;
-		r->line = line;
-		rm_result_numbers(r);
-		rc = fn(ctx, r);
-		rm_strv_free(sr.rec); /* NULL when keep_row kept the record */
+		rc = hand_on(&rd, rec, n, run_id, fn, ctx);
 		rec = NULL;
 		if (rc)
 			break;
 	}
 	if (rc < 0) {
-		rm_error_wrap(err, "'%s' record %ld", path, line + 1);
+		rm_error_wrap(err, "'%s' record %ld", path, rd.line + 1);
 		goto out;
 	}
 	ret = 0;
 out:
+	reader_release(&rd);
+	rm_strv_free(h.names);
 	rm_strv_free(rec);
 	return ret;
 }

@@ -62,11 +62,14 @@ int rm_runner__data_prepare(struct run *r, const rm_model *m, rm_data_plan *plan
 		return -1;
 	/* madengine runs the model without it (its script may fetch its own data, as MAD's
 	 * Hugging Face models do): say so, and run. */
-	if (unserved)
+	if (unserved && !rm_strv_has(r->unserved_said, unserved)) {
 		rm_warn("model '%s': %s; it runs without that data, as madengine runs it "
-			"(MAD_DATANAME is '%s'%s; its data columns stay empty)",
+			"(MAD_DATANAME is '%s'%s; its data columns stay empty); so does every "
+			"other model of this run that names it",
 			m->name, unserved, m->data,
 			plan->n ? "" : ", MAD_DATAHOME only what docker_env_vars gives");
+		r->unserved_said = rm_strv_push(r->unserved_said, &r->n_unserved_said, unserved);
+	}
 	free(unserved);
 	for (size_t i = 0; i < plan->n && !r->o->dry_run; i++) {
 		const rm_data_source *s = &plan->sources[i];

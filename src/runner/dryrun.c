@@ -50,7 +50,7 @@ static void dry_run_tools(struct run *r, const rm_model *m, const rm_workload *w
 	for (size_t i = 0; i < p->n_copies; i++)
 		rm_buf_addf(&b, "  copied in: %s -> %s/%s\n", p->copies[i].host, RM_WORKSPACE,
 			    p->copies[i].dest);
-	safe = rm_file_safe(m->name);
+	safe = rm_runner__log_name(r, m);
 	live = rm_runner__log_path(r, safe, ".live.log");
 	dir = rm_runner__tools_dir(live);
 	for (size_t i = 0; i < p->n_outputs; i++) {
@@ -104,10 +104,16 @@ void rm_runner__dry_run_dockerfile(struct run *r, const rm_image_req *req, const
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
+	rm_error err = RM_ERROR_INIT;
+	rm_launcher *L;
 
 	if (!f)
 		return;
-	r->launcher.ops->plan(r->launcher.state, req, spec, f);
+	L = rm_runner__launcher(r, spec->w, &err);
+	if (L)
+		L->ops->plan(L->state, req, spec, f);
+	else
+		fprintf(f, "  would fail: %s\n", rm_error_text(&err));
 	fclose(f);
 	print_masked(r, text);
 	free(text);

@@ -13,9 +13,15 @@
 
 char *rm_runner__container_name(const struct run *r, const rm_model *m, size_t k, long attempt)
 {
-	char *s = attempt > 1
-		      ? rm_xasprintf("run_models-%s-%s-%zu-a%ld", r->run_id, m->name, k, attempt)
-		      : rm_xasprintf("run_models-%s-%s-%zu", r->run_id, m->name, k);
+	char *s = rm_xasprintf("run_models-%s-%s%s%s-%zu", r->run_id, m->name,
+			       r->point_tag[0] ? "-" : "", r->point_tag, k),
+	     *a;
+
+	if (attempt > 1) {
+		a = rm_xasprintf("%s-a%ld", s, attempt);
+		free(s);
+		s = a;
+	}
 	for (char *p = s; *p; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 		      (*p >= '0' && *p <= '9') || *p == '_' || *p == '.' || *p == '-'))
@@ -31,7 +37,7 @@ static int keep_model_dir(struct run *r, const rm_model *m, rm_job *job, rm_erro
 	size_t skipped = 0;
 
 	if (fd >= 0 &&
-	    r->launcher.ops->fetch(r->launcher.state, job, path, fd, (size_t)8 << 30, err) == 0 &&
+	    r->active->ops->fetch(r->active->state, job, path, fd, (size_t)8 << 30, err) == 0 &&
 	    lseek(fd, 0, SEEK_SET) == 0 &&
 	    rm_tar_extract_dir(fd, r->o->log_dir, 0, &skipped, err) == 0) {
 		rm_info("kept the model dir as '%s/%s'", r->o->log_dir, dir);
@@ -52,17 +58,21 @@ static int keep_model_dir(struct run *r, const rm_model *m, rm_job *job, rm_erro
 }
 
 /* The verdict once the output has ended: exit status, results, performance. */
-static void execute_judge(struct run *r, const rm_model *m, rm_job *job, struct stream *st,
+static void execute_judge(struct run *r, const rm_workload *w, rm_job *job, struct stream *st,
 			  long status, struct outcome *oc)
 {
+	const rm_model *m = w->model;
 	rm_error err = RM_ERROR_INIT;
+	/* a card whose own script ran on the batch host: its results are what it wrote */
+	int card =
+	    r->active->ops->batch_host && rm_dist_runs_script(rm_workload_dist_launcher(w), 1);
 
 	if (oc->reason) /* timed out, interrupted, stream broken */
 		return;
 	if (status != 0) {
 		rm_runner__fail(oc, "the script exited with code %ld", status);
-	} else if (m->multiple_results) {
-		if (rm_runner__read_multiple_results(r, m, job, oc, &err) < 0)
+	} else if (m->multiple_results || card) {
+		if (rm_runner__read_multiple_results(r, m, card, job, oc, &err) < 0)
 			rm_runner__fail(oc, "%s", rm_error_text(&err));
 		else
 			oc->status = RM_STATUS_SUCCESS;
@@ -85,7 +95,7 @@ static int stopped(struct run *r, rm_job *job, struct stream *st, double timeout
 	rm_error kerr = RM_ERROR_INIT;
 	/* Kill first: the workload must not outlive its budget by more than one poll of the
 	 * stream (100 ms). */
-	int stop_failed = r->launcher.ops->stop(r->launcher.state, job, &kerr) < 0;
+	int stop_failed = r->active->ops->stop(r->active->state, job, &kerr) < 0;
 
 	if (stop_failed && !rm_signal_received())
 		rm_warn("%s", rm_error_text(&kerr));
@@ -93,7 +103,12 @@ static int stopped(struct run *r, rm_job *job, struct stream *st, double timeout
 		rm_runner__fail(oc, "interrupted by %s", rm_signal_name());
 		return -1;
 	}
-	if (rm_runner__stream_timed_out(st)) {
+	if (rm_runner__stream_gather_timed_out(st)) {
+		rm_runner__fail(oc,
+				"the tools' outputs took longer than %g s to gather (the container "
+				"was killed; the model's own run had ended)",
+				RM_TOOLS_GATHER_S);
+	} else if (rm_runner__stream_timed_out(st)) {
 		rm_runner__fail(oc, "timeout: timed out after %g s (the container was killed)",
 				timeout);
 	} else if (rc < 0 && stop_failed) {
@@ -112,14 +127,25 @@ static int stopped(struct run *r, rm_job *job, struct stream *st, double timeout
 }
 
 /* The exit status once the output has ended. */
-static void waited(struct run *r, rm_job *job, long *status, struct outcome *oc)
+static void waited(struct run *r, rm_job *job, double timeout, long *status, struct outcome *oc)
 {
 	rm_error err = RM_ERROR_INIT;
 
-	int rc = r->launcher.ops->wait(r->launcher.state, job, 0, status, &err);
+	int rc = r->active->ops->wait(r->active->state, job, 0, status, &err);
 
 	if (rc == 0) {
 		oc->exit_code = *status;
+	} else if (rc == RM_LAUNCH_TIMED_OUT) {
+		/* the output ended but the workload did not, and its time is up (a /wait the
+		 * engine held back, a stream closed early): stopped as a timeout is */
+		rm_error kerr = RM_ERROR_INIT;
+		if (r->launcher.ops->stop(r->launcher.state, job, &kerr) < 0)
+			rm_warn("%s", rm_error_text(&kerr));
+		*status = -1;
+		if (!oc->reason)
+			rm_runner__fail(oc,
+					"timeout: timed out after %g s (the container was killed)",
+					timeout);
 	} else if (rc == RM_LAUNCH_FAILED) {
 		/* The back end's own verdict (a SLURM state): the row's reason. */
 		if (*status >= 0)
@@ -146,7 +172,7 @@ static void waited(struct run *r, rm_job *job, long *status, struct outcome *oc)
 /* After the run: keep the model dir, then keep or remove the workload. */
 static void finish(struct run *r, const rm_model *m, rm_job *job, const char *name, int script_done)
 {
-	const rm_launcher *L = &r->launcher;
+	const rm_launcher *L = r->active;
 	rm_error err = RM_ERROR_INIT;
 	int keep = r->o->wl.keep_alive && !rm_signal_received();
 	const char *cli = r->ctx.engine == RM_ENGINE_PODMAN ? "podman" : "docker";
@@ -168,8 +194,8 @@ static void finish(struct run *r, const rm_model *m, rm_job *job, const char *na
 int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct outcome *oc)
 {
 	const rm_model *m = w->model;
-	const rm_launcher *L = &r->launcher;
 	rm_error err = RM_ERROR_INIT;
+	const rm_launcher *L = r->active = rm_runner__launcher(r, w, &err);
 	char *name = rm_runner__container_name(r, m, k, oc->attempt);
 	double timeout = w->timeout;
 	struct stream *st = rm_runner__stream_open(r, w, timeout, oc);
@@ -182,6 +208,10 @@ int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct out
 
 	if (!st)
 		goto out;
+	if (!L) {
+		rm_runner__fail(oc, "%s", rm_error_text(&err));
+		goto out;
+	}
 	/* madengine's line, where its timeout tests look for it. */
 	rm_runner__stream_note(st, "Setting timeout to %.15g seconds.%s", timeout,
 			       timeout > 0 ? "" : " (none: the run is never stopped)");
@@ -207,14 +237,15 @@ int rm_runner__execute(struct run *r, const rm_workload *w, size_t k, struct out
 	else if (rc < 0)
 		ret = stopped(r, job, st, timeout, rc, &err, oc);
 	if (!done && !rm_signal_received())
-		waited(r, job, &status, oc);
-	oc->test_s = rm_now() - rm_runner__stream_started(st);
+		waited(r, job, timeout, &status, oc);
+	/* the model's time: the tools' gathering after it is not the model's */
+	oc->test_s = rm_runner__stream_model_end(st) - rm_runner__stream_started(st);
 	rm_runner__stream_end(st, oc);
 	rm_runner__telemetry_finish(r, tm, w, job, st, oc);
 	rm_runner__provenance_hosts(r, w, job, oc);
 	rm_runner__data_after_run(r, w, job, oc);
 	rm_runner__tools_after_run(r, w, job, st, oc);
-	execute_judge(r, m, job, st, status, oc);
+	execute_judge(r, w, job, st, status, oc);
 out:
 	if (job)
 		finish(r, m, job, name, done);

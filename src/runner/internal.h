@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "rm/config.h"
 #include "rm/context.h"
 #include "rm/data.h"
 #include "rm/launcher.h"
@@ -45,6 +46,11 @@ struct run {
 	rm_selection sel;
 	rm_context ctx;
 	rm_launcher launcher;
+	/* A card whose own script runs on a batch host (MAD's slurm_multi) when the run's
+	 * launcher runs none: the batch host's launcher (opened at the first; rm_runner__launcher)
+	 * and the launcher of the workload being run (execute.c). */
+	rm_launcher cards;
+	rm_launcher *active;
 	char run_id[64];
 	char machine[256];
 	char *git_commit;
@@ -57,8 +63,10 @@ struct run {
 	int swept;	   /* nothing of the run is left (the final sweep succeeded or was moot) */
 	int watchdog_fd;   /* write end of the watchdog's pipe, or <= 0 */
 	int engine_lost;   /* a workload lost its engine mid-run */
-	size_t jobs_started; /* workloads the launcher was asked to start */
-	rm_data_config data; /* data.json (or --data-config) with the context's "data" */
+	size_t jobs_started;  /* workloads the launcher was asked to start */
+	rm_data_config data;  /* data.json (or --data-config) with the context's "data" */
+	char **unserved_said; /* data no provider serves, warned about once a run */
+	size_t n_unserved_said;
 	int data_loaded;
 	rm_tool_plan tools;    /* the context's tools and scripts (tools_run.c); empty without */
 	rm_build_manifest man; /* run --manifest: its images (man.path NULL without) */
@@ -73,6 +81,10 @@ struct run {
 	int batching;
 	struct queued *queue;
 	size_t n_queue;
+	/* A sweep's point (rm_run_opts.point): its label for file names, NULL without; a short
+	 * tag of it for container names, "" without (logs.c). */
+	char *point_file;
+	char point_tag[9];
 };
 
 /* What one run of a workload produced. */
@@ -100,6 +112,9 @@ struct outcome {
 	 * result ("" when it is one) */
 	char **mr_names, **mr_perf, **mr_metric, **mr_reason;
 	size_t mr_n;
+	/* the rows' cells (MAD's narrow layout: inp, out, max_concurrency, ...; rm/config.h),
+	 * one per row */
+	rm_config *mr_cells;
 	/* the rows' numbers for perf_<model>.csv, and the row model ("<model>_<row>") of each */
 	rm_parse_result mr_extra;
 	char **mr_extra_model;
@@ -111,6 +126,10 @@ struct outcome {
 };
 
 /* run.c */
+/* The launcher of w: the run's, or the batch host's for a card whose script runs there
+ * (rm_launcher_open_batch_host) when the run's does not run cards; NULL with err when that
+ * cannot be opened. */
+rm_launcher *rm_runner__launcher(struct run *r, const rm_workload *w, rm_error *err);
 int rm_runner__load_context(struct run *r, rm_error *err); /* detected, then files, then texts */
 void rm_runner__warn_short_secrets(void);
 
@@ -127,6 +146,17 @@ void rm_runner__outcome_release(struct outcome *oc);
 void rm_runner__outcome_report(struct run *r, const rm_model *m, const struct outcome *oc);
 /* Appends the perf rows of an outcome (one, or one per multiple_results row) and its
  * metrics to perf_<model>.csv, and their rows to the run's summary table. */
+/* config_run.c: a row's configuration: what a run sets (the point's parameters, then the
+ * tags' args, --tunableop, the context's docker_env_vars, docker_gpus and model_args, the
+ * point's precision and GPU count) into params, and its identity (model, effective args,
+ * precision, TunableOp, GPUs, environment) into id; then each row's `config` cell and key
+ * with its own cell (MAD's) added. */
+void rm_runner__config_base(const struct run *r, const rm_workload *w, const char *args,
+			    rm_config *params, rm_config *id);
+void rm_runner__config_row(const struct run *r, const rm_config *params, const rm_config *id,
+			   const rm_config *cell, const char *metric, char **text,
+			   char key[RM_CONFIG_KEY_LEN + 1]);
+
 int rm_runner__record(struct run *r, const rm_selected *s, const rm_workload *w, struct outcome *oc,
 		      rm_error *err);
 
@@ -176,8 +206,9 @@ int rm_runner__run_queue(struct run *r, rm_error *err);
 /* results.c: a file out of the workload (the launcher's fetch), as an unlinked temporary
  * file; a missing path fails with RM_ERR_INPUT. */
 FILE *rm_runner__fetch_file(struct run *r, rm_job *job, const char *path, rm_error *err);
-/* The model's multiple_results into oc->mr_*. */
-int rm_runner__read_multiple_results(struct run *r, const rm_model *m, rm_job *job,
+/* The model's multiple_results into oc->mr_*; card: the results a card's own script wrote
+ * on shared storage (the launcher finds them), named "<model>.results.csv" beside perf.csv. */
+int rm_runner__read_multiple_results(struct run *r, const rm_model *m, int card, rm_job *job,
 				     struct outcome *oc, rm_error *err);
 
 struct stream;
@@ -258,6 +289,10 @@ void rm_runner__stream_close(struct stream *st);
 void rm_runner__stream_note(struct stream *st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int rm_runner__stream_timed_out(const struct stream *st);
+/* When the model's part of the run ended: the tools' wrapper's gathering line, else now. */
+double rm_runner__stream_model_end(const struct stream *st);
+/* Whether the timeout that stopped the run was the tools' gathering budget's. */
+int rm_runner__stream_gather_timed_out(const struct stream *st);
 /* keep-alive: whether the script's exit marker came, and its code. */
 int rm_runner__stream_script_done(const struct stream *st, long *rc);
 double rm_runner__stream_started(const struct stream *st);
@@ -267,13 +302,19 @@ const char *rm_runner__stream_parser_name(const struct stream *st);
 struct build_log;
 struct build_log *rm_runner__build_log_open(struct run *r, const rm_model *m, const char *path,
 					    const char *link, rm_error *err);
-void rm_runner__build_log_bind(struct build_log *b, rm_image_req *req); /* on_line, poll */
+void rm_runner__build_log_bind(struct build_log *b, rm_image_req *req);
+/* Whether --build-timeout stopped the build. */
+int rm_runner__build_log_timed_out(const struct build_log *b); /* on_line, poll */
 /* Writes the (masked) reason of a failed build into the log. */
 void rm_runner__build_log_failed(struct build_log *b, const char *masked_msg);
 double rm_runner__build_log_elapsed(const struct build_log *b);
 void rm_runner__build_log_close(struct build_log *b);
 
-/* logs.c: "<log dir>/<base>.<run id><suffix>" and "<log dir>/<base><suffix>" */
+/* logs.c: a model's logs' base name (its name, made file-safe, and a sweep point's), the
+ * point's names (run.c sets them up once), "<log dir>/<base>.<run id><suffix>" and
+ * "<log dir>/<base><suffix>" */
+char *rm_runner__log_name(const struct run *r, const rm_model *m);
+void rm_runner__point_names(struct run *r);
 char *rm_runner__log_path(const struct run *r, const char *base, const char *suffix);
 char *rm_runner__log_link(const struct run *r, const char *base, const char *suffix);
 /* Creates path (never through a symlink, never over a file) and points link at it. */

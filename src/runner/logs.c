@@ -13,7 +13,46 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "rm/config.h"
 #include "rm/util.h"
+
+char *rm_runner__log_name(const struct run *r, const rm_model *m)
+{
+	char *name = r->point_file ? rm_xasprintf("%s.%s", m->name, r->point_file)
+				   : rm_xstrdup(m->name),
+	     *safe = rm_file_safe(name);
+
+	free(name);
+	return safe;
+}
+
+/* A sweep's point, for names: its label made file-safe ("batch_size=8,precision=bf16"), or
+ * "p" and its tag when the label is long; the tag alone for container names. */
+void rm_runner__point_names(struct run *r)
+{
+	char *label, hex[65];
+	rm_hash *h;
+
+	r->point_tag[0] = '\0';
+	if (!r->o->point || !r->o->point->n)
+		return;
+	label = rm_config_label(r->o->point);
+	h = rm_hash_new();
+	rm_hash_update(h, label, strlen(label));
+	rm_hash_final_hex(h, hex);
+	memcpy(r->point_tag, hex, sizeof(r->point_tag) - 1);
+	r->point_tag[sizeof(r->point_tag) - 1] = '\0';
+	if (strlen(label) > 96) {
+		free(label);
+		label = rm_xasprintf("p%s", r->point_tag);
+	}
+	/* "batch_size=8.precision=bf16": no comma in a file name */
+	for (char *c = label; *c; c++)
+		if (*c == ',')
+			*c = '.';
+	r->point_file = rm_file_safe(label);
+	free(label);
+}
 
 char *rm_runner__log_path(const struct run *r, const char *base, const char *suffix)
 {

@@ -79,7 +79,13 @@ static int build(struct run *r, const rm_model *m, const rm_dockerfile *df, cons
 		rm_runner__build_log_bind(bl, &req);
 		ret =
 		    r->launcher.ops->prepare(r->launcher.state, &req, &oc->image_id, &cached, err);
-		if (ret < 0) {
+		if (ret < 0 && rm_runner__build_log_timed_out(bl)) {
+			rm_error_set(err, RM_ERR_DOCKER,
+				     "the build of '%s' from '%s' took longer than %g s "
+				     "(--build-timeout) and was stopped (see %s)",
+				     oc->image, df->path, r->o->build_timeout, path);
+			rm_runner__build_log_failed(bl, rm_error_text(err));
+		} else if (ret < 0) {
 			char *msg = rm_mask_string(&r->mask, rm_error_text(err));
 			rm_runner__build_log_failed(bl, msg);
 			rm_error_set(err, err->kind, "building '%s' from '%s' (see %s): %s",
@@ -130,6 +136,7 @@ int rm_runner__cannot_run(struct run *r, const rm_selected *s, const rm_workload
 	}
 	if (r->o->dry_run) {
 		printf("  would be %s: %s\n", rm_status_name(oc.status), oc.reason);
+		r->n_failed += oc.status == RM_STATUS_FAILURE;
 	} else {
 		rm_runner__outcome_report(r, m, &oc);
 		ret = rm_runner__record(r, s, w, &oc, err);
@@ -221,9 +228,22 @@ int rm_runner__run_repeats(struct run *r, const rm_selected *s, rm_workload *w,
  * count; elsewhere (SLURM) the node that runs them checks its own. */
 int rm_runner__runs_here(struct run *r, const rm_workload *w)
 {
-	rm_launch_desc d = {NULL, NULL, 1, 0};
-	r->launcher.ops->describe(r->launcher.state, w, &d);
+	rm_launch_desc d = {.nnodes = 1};
+	rm_error err = RM_ERROR_INIT;
+	rm_launcher *L = rm_runner__launcher(r, w, &err);
+
+	if (!L)
+		return 0;
+	L->ops->describe(L->state, w, &d);
 	return !d.deployment_type || !strcmp(d.deployment_type, "local");
+}
+
+/* Whether w's launcher cannot run it (cannot be opened, or its check says no): err says why. */
+static int launcher_refuses(struct run *r, const rm_workload *w, rm_error *err)
+{
+	rm_launcher *L = rm_runner__launcher(r, w, err);
+
+	return !L || (L->ops->check && L->ops->check(L->state, w, err) < 0);
 }
 
 /* A prepared image: its --repeat runs now, or (batching) once every model is prepared. */
@@ -280,7 +300,7 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_workload *w,
 {
 	const rm_model *m = s->model;
 	struct outcome b = {0};
-	char *safe = rm_file_safe(m->name), *log_base;
+	char *safe = rm_runner__log_name(r, m), *log_base;
 	/* A Dockerfile made for a GPU vendor cannot run on a host without GPUs: say so before
 	 * pulling a base image of tens of GB. */
 	const char *want = rm_runner__runs_here(r, w)
@@ -310,6 +330,7 @@ static int run_dockerfile(struct run *r, const rm_selected *s, rm_workload *w,
 		rm_job_spec spec = {.w = w, .name = name};
 		rm_runner__dry_run_dockerfile(r, &req, &spec,
 					      want && !r->ctx.gpu_vendor ? want : NULL);
+		r->n_failed += want && !r->ctx.gpu_vendor;
 		free(name);
 		json_decref(args);
 	} else if (want && !r->ctx.gpu_vendor) {
@@ -411,7 +432,7 @@ int rm_runner__run_given(struct run *r, const rm_selected *s, rm_workload *w,
 {
 	const rm_model *m = s->model;
 	struct outcome b = {0};
-	char *safe = rm_file_safe(m->name);
+	char *safe = rm_runner__log_name(r, m);
 	char *log_base = n_images > 1 ? rm_xasprintf("%s_%s", safe, src->stem) : rm_xstrdup(safe);
 	rm_image_req req = {.model = m,
 			    .image = src->image,
@@ -475,7 +496,8 @@ int rm_runner__run_model(struct run *r, const rm_selected *s, rm_error *err)
 			      .extra_args = s->extra_args,
 			      .host_env = (const char *const *)environ,
 			      .tools = &r->tools,
-			      .create_dirs = !r->o->dry_run};
+			      .create_dirs = !r->o->dry_run,
+			      .n_gpus = r->o->n_gpus};
 	rm_workload w;
 	/* A given image (or a manifest's) needs no Dockerfile. */
 	int ret = 0,
@@ -499,12 +521,14 @@ int rm_runner__run_model(struct run *r, const rm_selected *s, rm_error *err)
 		ret = rm_runner__cannot_run(r, s, &w, NULL, rm_error_text(&perr), err);
 	} else if (sel_rc < 0) {
 		ret = rm_runner__cannot_run(r, s, &w, NULL, rm_error_text(&derr), err);
-	} else if (m->n_gpus > 0 && m->n_gpus > r->ctx.n_gpus && rm_runner__runs_here(r, &w)) {
+	} else if (w.n_gpus > 0 && w.n_gpus > r->ctx.n_gpus && rm_runner__runs_here(r, &w)) {
 		char *why = rm_xasprintf("the model needs %ld GPUs and the context has %ld",
-					 m->n_gpus, r->ctx.n_gpus);
+					 w.n_gpus, r->ctx.n_gpus);
 		ret = rm_runner__cannot_run(r, s, &w, NULL, why, err);
 		free(why);
 	} else if (rm_runner__runs_here(r, &w) && renders(&w, &r->ctx, &perr) < 0) {
+		ret = rm_runner__cannot_run(r, s, &w, NULL, rm_error_text(&perr), err);
+	} else if (launcher_refuses(r, &w, &perr)) {
 		ret = rm_runner__cannot_run(r, s, &w, NULL, rm_error_text(&perr), err);
 	} else {
 		ret = run_images(r, s, &w, dfs, n_dfs, err);

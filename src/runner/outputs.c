@@ -15,6 +15,10 @@
 #include "rm/report.h"
 #include "rm/util.h"
 
+/* What a log's name adds to the model's: ".<run id>.r<repeat>.build.log" at most, the run id
+ * "YYYYMMDDTHHMMSSZ-<pid>-<hex>" being under 40 characters. */
+#define LOG_NAME_EXTRA (1 + 40 + 9 + 10)
+
 /* One file of the run: its resolved path, the path as given, and what it is. */
 struct file {
 	char *abs;
@@ -177,14 +181,44 @@ static int log_link_clash(const char *abs_log_dir, const struct file *f, const c
 	return ret;
 }
 
+/* A model's name as file names: not the same as another model's ('a/b' and 'a_b' make one
+ * file name: their logs, images and model dirs would be one and the same, the second run
+ * failing half-way, "it exists already"), and short enough for its logs' names. */
+static int model_name_ok(const rm_run_opts *o, const char *const *models, char *const *safe,
+			 size_t i, long name_max, rm_error *err)
+{
+	for (size_t j = 0; j < i; j++)
+		if (!strcmp(safe[i], safe[j]) && strcmp(models[i], models[j]))
+			return rm_error_set(
+			    err, RM_ERR_IO,
+			    "models '%s' and '%s' would share their log files and "
+			    "image tag ('%s'): select one of them per run, or rename "
+			    "one (nothing was built)",
+			    models[j], models[i], safe[i]);
+	/* its logs are "<model>.<run id>[.rN].live.log" and .build.log (and ".tools"): a name
+	 * the file system cannot hold fails the run half-way, after its build */
+	if (strlen(safe[i]) + LOG_NAME_EXTRA > (size_t)name_max)
+		return rm_error_set(err, RM_ERR_IO,
+				    "model '%.40s...' (%zu characters) makes log file names longer "
+				    "than the %ld bytes a file name may have in '%s': give it a "
+				    "shorter name (nothing was built)",
+				    models[i], strlen(models[i]), name_max,
+				    o->log_dir ? o->log_dir : ".");
+	return 0;
+}
+
 int rm_runner_check_outputs(const rm_run_opts *o, const char *const *models, size_t n_models,
 			    long repeat, const rm_run_output *extra, size_t n_extra, rm_error *err)
 {
 	struct files fs = {NULL, 0};
 	char **safe = rm_xcalloc(n_models + 1, sizeof(*safe));
 	char *abs_log_dir = outputs_resolve(o->log_dir ? o->log_dir : ".");
+	long name_max =
+	    pathconf(o->log_dir && access(o->log_dir, F_OK) == 0 ? o->log_dir : ".", _PC_NAME_MAX);
 	int ret = -1;
 
+	if (name_max <= 0)
+		name_max = 255;
 	if (add(&fs, o->output, "the perf CSV (-o)", 0, err) < 0)
 		goto out;
 	if (repeat > 1) {
@@ -199,6 +233,8 @@ int rm_runner_check_outputs(const rm_run_opts *o, const char *const *models, siz
 		int rc;
 
 		safe[i] = rm_file_safe(models[i]);
+		if (model_name_ok(o, models, safe, i, name_max, err) < 0)
+			goto out;
 		name = rm_xasprintf("perf_%s.csv", safe[i]);
 		p = rm_perf_sibling(o->output, name);
 		what = rm_xasprintf("the metrics of model '%s' (perf_<model>.csv)", models[i]);

@@ -63,6 +63,9 @@ void rm_runner__outcome_release(struct outcome *oc)
 	rm_strv_free(oc->mr_reason);
 	rm_parse_result_release(&oc->mr_extra);
 	rm_strv_free(oc->mr_extra_model);
+	for (size_t i = 0; oc->mr_cells && i < oc->mr_n; i++)
+		rm_config_release(&oc->mr_cells[i]);
+	free(oc->mr_cells);
 	memset(oc, 0, sizeof(*oc));
 }
 
@@ -115,21 +118,24 @@ static char *join_tags(const rm_model *m)
 	return rm_buf_detach(&b);
 }
 
-/* The cells every row of an outcome shares. */
+/* The cells every row of an outcome shares, and the configuration they start from. */
 struct row_text {
 	char ts[32], ngpus[32], nnodes[32], gpn[32], build_s[32], test_s[32], exit_code[32],
 	    repeat[32], data_s[32], attempt[32];
 	char *tags, *args, *perf;
+	rm_config params, id;
 };
 
 static void base_row(struct run *r, const rm_workload *w, const struct outcome *oc,
 		     struct row_text *t, rm_perf_row *row)
 {
 	const rm_model *m = w->model;
-	rm_launch_desc d = {NULL, NULL, 1, 0};
+	rm_launch_desc d = {.nnodes = 1};
 	char *args = rm_workload_args(w);
+	rm_error err = RM_ERROR_INIT;
+	rm_launcher *L = rm_runner__launcher(r, w, &err);
 
-	r->launcher.ops->describe(r->launcher.state, w, &d);
+	(L ? L : &r->launcher)->ops->describe((L ? L : &r->launcher)->state, w, &d);
 	rm_utc_timestamp(t->ts, sizeof(t->ts));
 	snprintf(t->ngpus, sizeof(t->ngpus), "%ld", rm_workload_gpus(w, &r->ctx));
 	snprintf(t->nnodes, sizeof(t->nnodes), "%ld", d.nnodes);
@@ -145,6 +151,9 @@ static void base_row(struct run *r, const rm_workload *w, const struct outcome *
 	t->tags = join_tags(m);
 	t->args = rm_mask_string(&r->mask, args);
 	free(args);
+	t->params = (rm_config)RM_CONFIG_INIT;
+	t->id = (rm_config)RM_CONFIG_INIT;
+	rm_runner__config_base(r, w, t->args, &t->params, &t->id);
 	t->perf = oc->pr.has_performance ? rm_xasprintf("%.10g", oc->pr.performance) : NULL;
 
 	memset(row, 0, sizeof(*row));
@@ -152,7 +161,7 @@ static void base_row(struct run *r, const rm_workload *w, const struct outcome *
 	row->cell[RM_COL_NGPUS] = t->ngpus;
 	row->cell[RM_COL_NNODES] = t->nnodes;
 	row->cell[RM_COL_GPUS_PER_NODE] = t->gpn;
-	row->cell[RM_COL_PRECISION] = m->training_precision;
+	row->cell[RM_COL_PRECISION] = r->o->precision ? r->o->precision : m->training_precision;
 	row->cell[RM_COL_ARGS] = t->args;
 	row->cell[RM_COL_TAGS] = t->tags;
 	row->cell[RM_COL_DOCKERFILE] = oc->dockerfile;
@@ -206,8 +215,8 @@ static void relative_changes(struct run *r, rm_perf_row *rows, size_t n, char **
 		rel[i] = NULL;
 		if (c[RM_COL_PERFORMANCE] && rm_parse_double(c[RM_COL_PERFORMANCE], &v) == 0 &&
 		    rm_baseline_change(r->o->baseline, c[RM_COL_MODEL], c[RM_COL_METRIC],
-				       c[RM_COL_DOCKERFILE], c[RM_COL_ARCH], c[RM_COL_MACHINE], v,
-				       buf, sizeof(buf)) == 0)
+				       c[RM_COL_DOCKERFILE], c[RM_COL_ARCH], c[RM_COL_MACHINE],
+				       c[RM_COL_CONFIG_KEY], v, buf, sizeof(buf)) == 0)
 			rel[i] = rm_xstrdup(buf);
 		rows[i].cell[RM_COL_RELATIVE_CHANGE] = rel[i];
 	}
@@ -253,12 +262,12 @@ static void summary_rows(struct run *r, rm_perf_row *rows, size_t n, const struc
 		/* the figure as the terminal reads it; perf.csv keeps every digit */
 		if (c[RM_COL_PERFORMANCE] && rm_parse_double(c[RM_COL_PERFORMANCE], &v) == 0)
 			perf = rm_xasprintf("%.6g", v);
-		/* repeats: "model #2" */
-		char *name = r->o->repeat > 1
-				 ? rm_xasprintf("%s #%s", c[RM_COL_MODEL], c[RM_COL_REPEAT])
-				 : NULL;
-		const char *cells[] = {name ? name : c[RM_COL_MODEL], c[RM_COL_STATUS],
-				       perf ? perf : c[RM_COL_PERFORMANCE], c[RM_COL_METRIC], dur};
+		/* a sweep's point: "model[batch_size=8]"; repeats: "model #2" */
+		char *model = rm_config_name(c[RM_COL_MODEL], r->o->point);
+		char *name = r->o->repeat > 1 ? rm_xasprintf("%s #%s", model, c[RM_COL_REPEAT])
+					      : rm_xstrdup(model);
+		const char *cells[] = {name, c[RM_COL_STATUS], perf ? perf : c[RM_COL_PERFORMANCE],
+				       c[RM_COL_METRIC], dur};
 		char *masked[5];
 		for (size_t k = 0; k < 5; k++) {
 			masked[k] = cells[k] ? rm_mask_string(&r->mask, cells[k]) : NULL;
@@ -269,6 +278,7 @@ static void summary_rows(struct run *r, rm_perf_row *rows, size_t n, const struc
 			free(masked[k]);
 		free(perf);
 		free(name);
+		free(model);
 	}
 	free(r->last_log);
 	r->last_log = rm_xstrdup(oc->log_link ? oc->log_link : oc->log_file);
@@ -300,6 +310,8 @@ int rm_runner__record(struct run *r, const rm_selected *s, const rm_workload *w,
 	rm_perf_row *rows = rm_xcalloc(n, sizeof(*rows));
 	char **names = rm_xcalloc(n, sizeof(*names));
 	char **rel = rm_xcalloc(n, sizeof(*rel));
+	char **config = rm_xcalloc(n, sizeof(*config));
+	char(*keys)[RM_CONFIG_KEY_LEN + 1] = rm_xcalloc(n, sizeof(*keys));
 	int ret;
 
 	base_row(r, w, oc, &t, &base);
@@ -315,6 +327,10 @@ int rm_runner__record(struct run *r, const rm_selected *s, const rm_workload *w,
 				rows[i].cell[RM_COL_REASON] = oc->mr_reason[i];
 			}
 		}
+		rm_runner__config_row(r, &t.params, &t.id, oc->mr_cells ? &oc->mr_cells[i] : NULL,
+				      rows[i].cell[RM_COL_METRIC], &config[i], keys[i]);
+		rows[i].cell[RM_COL_CONFIG] = config[i];
+		rows[i].cell[RM_COL_CONFIG_KEY] = keys[i];
 	}
 	if (oc->status == RM_STATUS_SUCCESS)
 		relative_changes(r, rows, n, rel);
@@ -329,9 +345,14 @@ int rm_runner__record(struct run *r, const rm_selected *s, const rm_workload *w,
 	for (size_t i = 0; i < n; i++) {
 		free(names[i]);
 		free(rel[i]);
+		free(config[i]);
 	}
 	free(names);
 	free(rel);
+	free(config);
+	free(keys);
+	rm_config_release(&t.params);
+	rm_config_release(&t.id);
 	free(rows);
 	free(t.perf);
 	free(t.tags);

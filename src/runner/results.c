@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "rm/config.h"
 #include "rm/report.h"
 #include "rm/util.h"
 #include "rm/tar.h"
@@ -33,8 +34,8 @@ FILE *rm_runner__fetch_file(struct run *r, rm_job *job, const char *path, rm_err
 	if (tfd < 0)
 		goto out;
 	/* the tar of one file: the file, a header or two and padding */
-	if (r->launcher.ops->fetch(r->launcher.state, job, path, tfd,
-				   RESULTS_MAX_BYTES + RESULTS_TAR_SLACK, err) < 0)
+	if (r->active->ops->fetch(r->active->state, job, path, tfd,
+				  RESULTS_MAX_BYTES + RESULTS_TAR_SLACK, err) < 0)
 		goto out;
 	cfd = rm_make_temp(&csv_path, err);
 	if (cfd < 0 || lseek(tfd, 0, SEEK_SET) < 0)
@@ -61,21 +62,29 @@ out:
 }
 
 /* The CSV in the run's folder, else in the model dir; *where receives the path found. */
-static FILE *fetch_results(struct run *r, const rm_model *m, rm_job *job, char **where,
-			   rm_error *err)
+static FILE *fetch_results(struct run *r, const rm_model *m, const char *name, int card,
+			   rm_job *job, char **where, rm_error *err)
 {
 	char *dir = rm_model_dir(m);
-	char *paths[2] = {rm_xasprintf("%s/%s", RM_WORKSPACE, m->multiple_results),
-			  rm_xasprintf("%s/%s/%s", RM_WORKSPACE, dir, m->multiple_results)};
+	char *paths[2] = {rm_xasprintf("%s/%s", RM_WORKSPACE, name),
+			  rm_xasprintf("%s/%s/%s", RM_WORKSPACE, dir, name)};
 	FILE *f = NULL;
 
+	if (card) { /* the launcher finds what the card's script wrote, and says where it looked */
+		f = rm_runner__fetch_file(r, job, paths[0], err);
+		*where = f ? rm_xstrdup(name) : NULL;
+		free(paths[0]);
+		free(paths[1]);
+		free(dir);
+		return f;
+	}
 	for (int i = 0; i < 2 && !f; i++) {
 		rm_error_clear(err);
 		f = rm_runner__fetch_file(r, job, paths[i], err);
 		if (f) {
 			*where = rm_xstrdup(paths[i]);
 		} else if (err->kind != RM_ERR_INPUT) { /* there, but not usable: say why */
-			rm_error_wrap(err, "multiple_results '%s'", m->multiple_results);
+			rm_error_wrap(err, "multiple_results '%s'", name);
 			break;
 		}
 	}
@@ -83,7 +92,7 @@ static FILE *fetch_results(struct run *r, const rm_model *m, rm_job *job, char *
 		rm_error_set(err, RM_ERR_INPUT,
 			     "multiple_results '%s': the script wrote no such file (looked for "
 			     "'%s' and '%s')",
-			     m->multiple_results, paths[0], paths[1]);
+			     name, paths[0], paths[1]);
 	free(paths[0]);
 	free(paths[1]);
 	free(dir);
@@ -131,17 +140,17 @@ static int copy_to(FILE *f, const char *path, const char *run_id, rm_error *err)
 }
 
 /* The CSV as the script wrote it, beside perf.csv (madengine's test reads it there). */
-static void copy_out(struct run *r, const rm_model *m, FILE *f)
+static void copy_out(struct run *r, const rm_model *m, const char *name, FILE *f)
 {
-	const char *base = strrchr(m->multiple_results, '/');
+	const char *base = strrchr(name, '/');
 	rm_error err = RM_ERROR_INIT;
 	char *dest;
 
-	base = base ? base + 1 : m->multiple_results;
+	base = base ? base + 1 : name;
 	if (results_ours(r, m, base)) {
 		rm_warn("model '%s': multiple_results '%s' has the name of one of run_models' "
 			"own files; it is not copied beside them",
-			m->name, m->multiple_results);
+			m->name, name);
 		return;
 	}
 	dest = rm_perf_sibling(r->o->output, base);
@@ -152,6 +161,7 @@ static void copy_out(struct run *r, const rm_model *m, FILE *f)
 
 /* The columns of the CSV's header. */
 struct results_cols {
+	const char *name; /* the file's name, for messages */
 	long model, perf, metric;
 	char **names;
 	size_t n;
@@ -188,16 +198,24 @@ static void add_row(struct outcome *oc, const rm_model *m, const struct results_
 {
 	const char *name = cell(rec, n, c->model), *perf = cell(rec, n, c->perf);
 	char *row_model = rm_xasprintf("%s_%s", m->name, name), *why, *metric;
-	size_t k = oc->mr_n;
+	size_t k = oc->mr_n, row = oc->mr_n;
 	double v;
+
+	/* The row's cell: the columns of MAD's narrow layout (inp, out, max_concurrency, ...),
+	 * its configuration (rm/config.h); numbers among them still go to perf_<model>.csv. */
+	oc->mr_cells = rm_xrealloc(oc->mr_cells, (row + 1) * sizeof(*oc->mr_cells));
+	oc->mr_cells[row] = (rm_config)RM_CONFIG_INIT;
+	for (size_t i = 0; i < n && i < c->n; i++)
+		if (rec[i][0] && rm_config_cell_column(c->names[i]))
+			rm_config_set(&oc->mr_cells[row], c->names[i], rec[i]);
 
 	if ((size_t)c->perf >= n)
 		why = rm_xasprintf("row %zu of multiple_results '%s' has %zu cells and the "
 				   "header %zu: no performance",
-				   line, m->multiple_results, n, c->n);
+				   line, c->name, n, c->n);
 	else if (rm_parse_double(perf, &v) < 0)
 		why = rm_xasprintf("row %zu of multiple_results '%s': performance '%s' is %s", line,
-				   m->multiple_results, perf, *perf ? "not a number" : "empty");
+				   c->name, perf, *perf ? "not a number" : "empty");
 	else
 		why = rm_xstrdup("");
 	oc->mr_names = rm_strv_push(oc->mr_names, &k, name);
@@ -259,21 +277,27 @@ static int read_rows(FILE *f, const rm_model *m, const struct results_cols *c, s
 	return 0;
 }
 
-int rm_runner__read_multiple_results(struct run *r, const rm_model *m, rm_job *job,
+int rm_runner__read_multiple_results(struct run *r, const rm_model *m, int card, rm_job *job,
 				     struct outcome *oc, rm_error *err)
 {
-	struct results_cols c = {-1, -1, -1, NULL, 0};
+	char *safe = rm_file_safe(m->name), *card_name = rm_xasprintf("%s.results.csv", safe);
+	const char *name = card ? card_name : m->multiple_results;
+	struct results_cols c = {name, -1, -1, -1, NULL, 0};
 	char *where = NULL;
-	FILE *f = fetch_results(r, m, job, &where, err);
+	FILE *f = fetch_results(r, m, name, card, job, &where, err);
 	int ret = -1;
 
-	if (!f)
+	free(safe);
+	if (!f) {
+		free(card_name);
 		return -1;
-	copy_out(r, m, f);
+	}
+	copy_out(r, m, name, f);
 	if (results_header(f, &c, err) == 0 && read_rows(f, m, &c, oc, err) == 0)
 		ret = 0;
 	else
-		rm_error_wrap(err, "multiple_results '%s'", where);
+		rm_error_wrap(err, "%s '%s'", card ? "results" : "multiple_results", where);
+	free(card_name);
 	rm_strv_free(c.names);
 	fclose(f);
 	free(where);

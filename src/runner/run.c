@@ -114,6 +114,13 @@ int rm_runner__load_context(struct run *r, rm_error *err)
 		if (rm_context_apply(&r->ctx, o->contexts[i], "--additional-context", err) < 0)
 			return -1;
 	r->ctx.engine = o->engine;
+	rm_context_host_devices(&r->ctx);
+	if (r->ctx.no_fuse && r->ctx.gpu_vendor &&
+	    (!strcmp(r->ctx.gpu_vendor, "AMD") || !strcmp(r->ctx.gpu_vendor, "NVIDIA")))
+		rm_warn(
+		    "this host has no /dev/fuse: the runs leave madengine's '--device /dev/fuse' "
+		    "out (a model that mounts FUSE file systems inside its container needs it: "
+		    "'run_models doctor' checks it)");
 	return check_context_keys(r, err);
 }
 
@@ -136,6 +143,40 @@ static void write_sys_env(struct run *r)
 	free(path);
 }
 
+/* The launcher configuration of the run. */
+static rm_launcher_config launcher_config(const struct run *r)
+{
+	const rm_run_opts *o = r->o;
+	rm_launcher_config lc = {.docker_host = o->docker_host,
+				 .ctx = &r->ctx,
+				 .run_id = r->run_id,
+				 .dry_run = o->dry_run,
+				 .context_files = o->context_files,
+				 .n_context_files = o->n_context_files,
+				 .contexts = o->contexts,
+				 .n_contexts = o->n_contexts,
+				 .root = o->root,
+				 .log_dir = o->log_dir};
+	return lc;
+}
+
+rm_launcher *rm_runner__launcher(struct run *r, const rm_workload *w, rm_error *err)
+{
+	const rm_dist_launcher *l = rm_workload_dist_launcher(w);
+	rm_launcher_config lc;
+
+	if (r->launcher.ops->batch_host || !l || l->start != RM_DIST_SCRIPT)
+		return &r->launcher;
+	if (!r->cards.ops) {
+		lc = launcher_config(r);
+		if (rm_launcher_open_batch_host(&r->cards, &lc, err) < 0) {
+			rm_error_wrap(err, "model '%s'", w->model_name);
+			return NULL;
+		}
+	}
+	return &r->cards;
+}
+
 static void dry_run(struct run *r, rm_error *err)
 {
 	printf("dry run %s: %zu model(s); context: vendor %s, %ld GPU(s), arch %s; %s\n", r->run_id,
@@ -154,7 +195,8 @@ static int sweep(struct run *r)
 
 	if (!((!r->o->wl.keep_alive && r->unremoved) || rm_signal_received()) || !r->jobs_started)
 		return 0; /* nothing to sweep: no workload was ever started */
-	if (r->launcher.ops->sweep(r->launcher.state, &err) == 0)
+	if (r->launcher.ops->sweep(r->launcher.state, &err) == 0 &&
+	    (!r->cards.ops || r->cards.ops->sweep(r->cards.state, &err) == 0))
 		return 0;
 	rm_warn("%s",
 		rm_error_text(&err)); /* the launcher says what is left and how to remove it */
@@ -195,16 +237,7 @@ static int check_outputs(struct run *r, rm_error *err)
 static int run_all(struct run *r, rm_error *err)
 {
 	const rm_run_opts *o = r->o;
-	rm_launcher_config lc = {.docker_host = o->docker_host,
-				 .ctx = &r->ctx,
-				 .run_id = r->run_id,
-				 .dry_run = o->dry_run,
-				 .context_files = o->context_files,
-				 .n_context_files = o->n_context_files,
-				 .contexts = o->contexts,
-				 .n_contexts = o->n_contexts,
-				 .root = o->root,
-				 .log_dir = o->log_dir};
+	rm_launcher_config lc = launcher_config(r);
 	int ret = 0;
 
 	if (!o->dry_run && check_outputs(r, err) < 0)
@@ -273,6 +306,7 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 	rm_log_set_before(rm_runner__progress_clear);
 	if (!o->dry_run)
 		rm_runner__summary_init(&r);
+	rm_runner__point_names(&r);
 
 	if (rm_registry_load_opts(&r.reg, o->root, &ropts, err) < 0 ||
 	    (o->manifest && rm_build_manifest_load(&r.man, o->manifest, err) < 0))
@@ -297,6 +331,7 @@ int rm_runner_run(const rm_run_opts *o, rm_run_result *res, rm_error *err)
 	res->engine_lost = r.engine_lost;
 out:
 	rm_log_set_before(NULL);
+	free(r.point_file);
 	rm_table_release(&r.summary);
 	free(r.last_log);
 	rm_runner__provenance_finish(&r); /* a run that stopped before its end */
@@ -304,9 +339,11 @@ out:
 	rm_runner__outcome_set_mask(NULL);
 	rm_interrupt_set(NULL, NULL);
 	rm_launcher_close(&r.launcher);
+	rm_launcher_close(&r.cards);
 	rm_build_manifest_release(&r.man);
 	rm_mask_release(&r.mask);
 	rm_strv_free(r.secrets);
+	rm_strv_free(r.unserved_said);
 	free(r.git_commit);
 	rm_data_config_release(&r.data);
 	rm_tool_plan_release(&r.tools);

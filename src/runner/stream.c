@@ -39,6 +39,8 @@ struct stream {
 	double deadline; /* monotonic seconds, 0 = none */
 	int queued;	 /* the launcher says the workload waits in a queue: no clock */
 	int timed_out;
+	int tools;	     /* the workload runs under the tools' wrapper */
+	double gather_start; /* when the wrapper started gathering the tools' outputs, or 0 */
 	double last_flush;
 	double last_progress;
 	double last_data;  /* when the last piece of output came */
@@ -80,6 +82,16 @@ static void stream_progress(struct stream *st, int final)
 static void on_stdout_line(void *ud, const char *line, size_t len, int kind)
 {
 	struct stream *st = ud;
+	size_t gl = strlen(RM_TOOLS_GATHER_LINE);
+
+	/* The tools' wrapper is gathering their outputs: the model's time ends here; the
+	 * copying has a budget of its own (RM_TOOLS_GATHER_S), whatever the timeout. */
+	if (st->tools && !st->gather_start && len >= gl &&
+	    !memcmp(line, RM_TOOLS_GATHER_LINE, gl) && (len == gl || line[gl] == '\r')) {
+		st->gather_start = rm_now();
+		st->deadline = st->gather_start + RM_TOOLS_GATHER_S;
+		return;
+	}
 	rm_parser_feed_split(&st->parser, line, len, kind);
 }
 
@@ -193,6 +205,7 @@ struct stream *rm_runner__stream_open(struct run *r, const rm_workload *w, doubl
 	st->model = m->name;
 	st->live = r->o->live_output;
 	st->timeout = timeout;
+	st->tools = !rm_tool_plan_empty(&w->tools) && w->tools.n_outputs > 0;
 	st->log_file = oc->log_file;
 	/* The same line cap and splitting as 'run_models parse' (rm/parser.h). */
 	rm_lines_init(&st->lines, RM_PARSER_LINE_MAX);
@@ -319,6 +332,16 @@ int rm_runner__stream_script_done(const struct stream *st, long *rc)
 	return st->script_done;
 }
 
+double rm_runner__stream_model_end(const struct stream *st)
+{
+	return st->gather_start > 0 ? st->gather_start : rm_now();
+}
+
+int rm_runner__stream_gather_timed_out(const struct stream *st)
+{
+	return st->timed_out && st->gather_start > 0;
+}
+
 double rm_runner__stream_started(const struct stream *st)
 {
 	return st->start;
@@ -341,6 +364,8 @@ struct build_log {
 	int failed; /* a write failed */
 	double start;
 	double last_progress;
+	double deadline; /* --build-timeout from the build's start, or 0 */
+	int timed_out;
 };
 
 static void on_build_line(void *ud, const char *line, size_t len)
@@ -387,6 +412,7 @@ struct build_log *rm_runner__build_log_open(struct run *r, const rm_model *m, co
 	b->model = m->name;
 	b->live = r->o->live_output;
 	b->start = rm_now();
+	b->deadline = r->o->build_timeout > 0 ? b->start + r->o->build_timeout : 0;
 	b->path = path;
 	b->f = rm_runner__log_create(r, path, link, err);
 	if (!b->f) {
@@ -396,11 +422,29 @@ struct build_log *rm_runner__build_log_open(struct run *r, const rm_model *m, co
 	return b;
 }
 
+/* The build's cancel: a signal, or --build-timeout passed (the engine then stops the build
+ * when its connection closes, and removes its RUN container). */
+static int build_poll(void *ud)
+{
+	struct build_log *b = ud;
+
+	if (rm_signal_cancelled(NULL))
+		return 1;
+	if (b->deadline > 0 && rm_now() > b->deadline)
+		b->timed_out = 1;
+	return b->timed_out;
+}
+
 void rm_runner__build_log_bind(struct build_log *b, rm_image_req *req)
 {
 	req->on_line = on_build_line;
-	req->poll = rm_signal_cancelled;
+	req->poll = build_poll;
 	req->ud = b;
+}
+
+int rm_runner__build_log_timed_out(const struct build_log *b)
+{
+	return b && b->timed_out;
 }
 
 void rm_runner__build_log_failed(struct build_log *b, const char *masked_msg)

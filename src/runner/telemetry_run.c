@@ -239,7 +239,7 @@ static void telemetry_record(struct stream *st, struct outcome *oc, const rm_tel
 void rm_runner__telemetry_finish(struct run *r, struct telem_run *tr, const rm_workload *w,
 				 rm_job *job, struct stream *st, struct outcome *oc)
 {
-	const rm_launcher *L = &r->launcher;
+	const rm_launcher *L = r->active;
 	rm_telemetry_mode mode = w->set.telemetry;
 	const char *model = w->model->name;
 	rm_telem_summary s;

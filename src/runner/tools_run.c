@@ -84,7 +84,7 @@ void rm_runner__tools_after_run(struct run *r, const rm_workload *w, rm_job *job
 	if (rm_tool_plan_empty(&w->tools) || !job)
 		return;
 	dest = rm_runner__tools_dir(oc->log_file);
-	if (rm_launcher_tools_collect(&r->launcher, job, w, dest, &v, &err) < 0)
+	if (rm_launcher_tools_collect(r->active, job, w, dest, &v, &err) < 0)
 		rm_warn("model '%s': %s", w->model_name, rm_error_text(&err));
 	if (v.outputs) {
 		rm_runner__stream_note(st, "run_models: the tools' outputs are in %s", v.outputs);

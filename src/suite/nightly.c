@@ -128,9 +128,18 @@ static char **archive_list(const rm_nightly_opts *o, const rm_results *run, size
 		v = add_unique(v, n, acc);
 	free(summary);
 	free(acc);
-	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++)
-		if (nightly_exists(outs[i]))
-			v = add_unique(v, n, outs[i]);
+	/* an output written through a FIFO or to /dev/stdout is not a file to archive */
+	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
+		struct stat st, lst;
+		char *real;
+		if (!outs[i] || stat(outs[i], &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		/* written through a symlink: the file itself goes in, not the link */
+		real = lstat(outs[i], &lst) == 0 && S_ISLNK(lst.st_mode) ? realpath(outs[i], NULL)
+									 : NULL;
+		v = add_unique(v, n, real ? real : outs[i]);
+		free(real);
+	}
 	for (size_t i = 0; i < o->n_extra_files; i++)
 		v = add_unique(v, n, o->extra_files[i]);
 	free(dir);

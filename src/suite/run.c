@@ -14,6 +14,7 @@
 #include "rm/provenance.h"
 #include "rm/references.h"
 #include "rm/results.h"
+#include "rm/config.h"
 #include "rm/context.h"
 #include "rm/db.h"
 #include "rm/doctor.h"
@@ -24,17 +25,27 @@
 #include "rm/runner.h"
 #include "rm/suite.h"
 
-/* One entry as the runner takes it. */
+/* One entry, or one point of an entry's sweep, as the runner takes it. */
 struct plan {
 	const char *name;
-	const char **tags; /* the entry's tags, then its models */
+	size_t entry;	   /* its entry's index (0 for --tags) */
+	const char **tags; /* the entry's tags, then its models (a point's with its args) */
 	size_t n_tags;
-	const char **contexts; /* the entry's context as JSON, then the command line's */
+	const char **contexts; /* the entry's context as JSON, a point's, then the command line's */
 	size_t n_contexts;
 	char *context_json;
 	long repeat, retries;
 	double timeout;
 	json_t *selected; /* the model names the entry selects */
+	/* a sweep's point: its name, tags and context (owned), its parameters and settings */
+	int has_point;
+	char *point_name, *point_json, *label;
+	char **point_tags;
+	size_t n_point_tags;
+	rm_config point;
+	rm_tunableop tunableop; /* UNSET: the command line's */
+	long n_gpus;		/* 0: the models' */
+	const char *precision;	/* into point */
 };
 
 struct srun {
@@ -57,39 +68,146 @@ static void run_push(const char ***v, size_t *n, const char *s)
 	(*v)[(*n)++] = s;
 }
 
-/* A plan per suite entry, or one for the command line's --tags. */
-static void make_plans(struct srun *s)
+/* The plan of an entry (or of --tags, e NULL): its tags, models, context, repeat, timeout. */
+static void plan_entry(const struct srun *s, struct plan *p, const rm_suite_entry *e, size_t i)
 {
 	const rm_run_opts *run = s->run;
-	size_t n = s->have_suite ? s->suite.n : 1;
 
-	s->p = rm_xcalloc(n, sizeof(*s->p));
-	s->n = n;
-	for (size_t i = 0; i < n; i++) {
-		struct plan *p = &s->p[i];
-		const rm_suite_entry *e = s->have_suite ? &s->suite.entries[i] : NULL;
-		p->selected = json_array();
-		p->repeat = s->o->repeat_given || !e ? run->repeat : e->repeat;
-		p->retries =
-		    s->o->retries_given || !e || e->retries < 0 ? run->retries : e->retries;
-		p->timeout = run->wl.timeout >= 0 || !e ? run->wl.timeout : e->timeout;
-		if (!e) {
-			p->name = "command line";
-			for (size_t k = 0; k < run->n_tags; k++)
-				run_push(&p->tags, &p->n_tags, run->tags[k]);
-		} else {
-			p->name = e->name;
-			for (size_t k = 0; k < e->n_tags; k++)
-				run_push(&p->tags, &p->n_tags, e->tags[k]);
-			for (size_t k = 0; k < e->n_models; k++)
-				run_push(&p->tags, &p->n_tags, e->models[k]);
-			if (json_object_size(e->context)) {
-				p->context_json = json_dumps(e->context, JSON_COMPACT);
-				run_push(&p->contexts, &p->n_contexts, p->context_json);
-			}
+	p->entry = i;
+	p->tunableop = RM_TUNABLEOP_UNSET;
+	p->selected = json_array();
+	p->label = rm_xstrdup("");
+	p->repeat = s->o->repeat_given || !e ? run->repeat : e->repeat;
+	p->retries = s->o->retries_given || !e || e->retries < 0 ? run->retries : e->retries;
+	p->timeout = run->wl.timeout >= 0 || !e ? run->wl.timeout : e->timeout;
+	if (!e) {
+		p->name = "command line";
+		for (size_t k = 0; k < run->n_tags; k++)
+			run_push(&p->tags, &p->n_tags, run->tags[k]);
+	} else {
+		p->name = e->name;
+		for (size_t k = 0; k < e->n_tags; k++)
+			run_push(&p->tags, &p->n_tags, e->tags[k]);
+		for (size_t k = 0; k < e->n_models; k++)
+			run_push(&p->tags, &p->n_tags, e->models[k]);
+		if (json_object_size(e->context)) {
+			p->context_json = json_dumps(e->context, JSON_COMPACT);
+			run_push(&p->contexts, &p->n_contexts, p->context_json);
 		}
-		for (size_t k = 0; k < run->n_contexts; k++)
-			run_push(&p->contexts, &p->n_contexts, run->contexts[k]);
+	}
+}
+
+/* The command line's contexts, after the entry's and the point's. */
+static void plan_cli_contexts(const struct srun *s, struct plan *p)
+{
+	for (size_t k = 0; k < s->run->n_contexts; k++)
+		run_push(&p->contexts, &p->n_contexts, s->run->contexts[k]);
+}
+
+/* A point of e's sweep: the entry's plan, its arguments after every tag and model (the tag
+ * form name:key=value), its environment and GPUs as a context, its settings. */
+static void plan_point(const struct srun *s, struct plan *p, const rm_suite_entry *e,
+		       const size_t *values)
+{
+	const rm_sweep *sw = e->sweep;
+	rm_buf args = RM_BUF_INIT((size_t)1 << 20);
+	json_t *ctx = json_object(), *env = json_object();
+
+	p->has_point = 1;
+	p->point = (rm_config)RM_CONFIG_INIT;
+	rm_sweep_params(sw, values, &p->point);
+	free(p->label);
+	p->label = rm_config_label(&p->point);
+	p->point_name = rm_sweep_point_name(sw, values, e->name);
+	p->name = p->point_name;
+	for (size_t d = 0; d < sw->n_dims; d++) {
+		const rm_sweep_dim *dim = &sw->dims[d];
+		const char *v = dim->values[values[d]];
+		int t;
+		switch (dim->bind) {
+		case RM_SWEEP_ARG:
+		case RM_SWEEP_PRECISION:
+			rm_buf_addf(&args, ":%s=%s", dim->target, v);
+			if (dim->bind == RM_SWEEP_PRECISION)
+				p->precision = rm_config_get(&p->point, dim->name);
+			break;
+		case RM_SWEEP_ENV:
+			json_object_set_new(env, dim->target, json_string(v));
+			break;
+		case RM_SWEEP_DOCKER_GPUS:
+			json_object_set_new(ctx, "docker_gpus", json_string(v));
+			break;
+		case RM_SWEEP_TUNABLEOP:
+			if (rm_choice_parse(rm_tunableop_words, v, &t) == 0)
+				p->tunableop = (rm_tunableop)t;
+			break;
+		case RM_SWEEP_N_GPUS:
+			rm_parse_long(v, -1, 1000000, &p->n_gpus);
+			break;
+		case RM_SWEEP_REPEAT:
+			if (!s->o->repeat_given)
+				rm_parse_long(v, 1, 1000000, &p->repeat);
+			break;
+		}
+	}
+	p->point_tags = rm_xcalloc(p->n_tags + 1, sizeof(*p->point_tags));
+	p->n_point_tags = p->n_tags;
+	for (size_t k = 0; k < p->n_tags; k++) {
+		p->point_tags[k] = rm_xasprintf("%s%s", p->tags[k], rm_buf_str(&args));
+		p->tags[k] = p->point_tags[k];
+	}
+	if (json_object_size(env))
+		json_object_set(ctx, "docker_env_vars", env);
+	if (json_object_size(ctx)) {
+		p->point_json = json_dumps(ctx, JSON_COMPACT);
+		run_push(&p->contexts, &p->n_contexts, p->point_json);
+	}
+	json_decref(env);
+	json_decref(ctx);
+	rm_buf_release(&args);
+}
+
+struct point_plans {
+	struct srun *s;
+	const rm_suite_entry *e;
+	size_t entry;
+};
+
+static int add_point(void *ctx, const size_t *values)
+{
+	struct point_plans *pp = ctx;
+	struct srun *s = pp->s;
+	struct plan *p = &s->p[s->n++];
+
+	plan_entry(s, p, pp->e, pp->entry);
+	plan_point(s, p, pp->e, values);
+	plan_cli_contexts(s, p);
+	return 0;
+}
+
+/* A plan per suite entry and per point of its sweep, or one for the command line's --tags. */
+static void make_plans(struct srun *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; s->have_suite && i < s->suite.n; i++)
+		n += s->suite.entries[i].sweep ? s->suite.entries[i].sweep->n_points : 1;
+	s->p = rm_xcalloc(s->have_suite ? n : 1, sizeof(*s->p));
+	s->n = 0;
+	if (!s->have_suite) {
+		plan_entry(s, &s->p[s->n], NULL, 0);
+		plan_cli_contexts(s, &s->p[s->n++]);
+		return;
+	}
+	for (size_t i = 0; i < s->suite.n; i++) {
+		const rm_suite_entry *e = &s->suite.entries[i];
+		struct point_plans pp = {s, e, i};
+		if (e->sweep) {
+			rm_sweep_each(e->sweep, add_point, &pp);
+			continue;
+		}
+		plan_entry(s, &s->p[s->n], e, i);
+		plan_cli_contexts(s, &s->p[s->n++]);
 	}
 }
 
@@ -111,24 +229,35 @@ static int check_model_name(const rm_registry *reg, const rm_suite_entry *e, con
 	    n > 1 ? " (it selects several models as a tag: put it under tags)" : "");
 }
 
-/* A run holds each model once (its rows, logs and database keys are per run and model):
- * a model two entries select is an error naming both. */
-static int selected_before(const struct srun *s, size_t entry, const char *name, rm_error *err)
+/* A run holds each model once per configuration (its rows, logs and database keys are per
+ * run, model and configuration): a model two plans select is an error naming both, unless
+ * both are points of sweeps with different parameters. seen maps each model to the plans
+ * that selected it: {"": plan of no point, LABEL: plan of that point}. */
+static int selected_before(const struct srun *s, json_t *seen, size_t i, const char *name,
+			   rm_error *err)
 {
-	for (size_t i = 0; i < entry; i++) {
-		size_t k;
-		json_t *v;
-		json_array_foreach (s->p[i].selected, k, v)
-			if (!strcmp(json_string_value(v), name))
-				return rm_error_set(err, RM_ERR_INPUT,
-						    "suite '%s': model '%s' is selected by entry "
-						    "%zu (%s) and entry "
-						    "%zu (%s); a run holds each model once: give "
-						    "the second its own "
-						    "suite",
-						    s->suite.name, name, i + 1, s->p[i].name,
-						    entry + 1, s->p[entry].name);
-	}
+	const struct plan *p = &s->p[i], *q = NULL;
+	json_t *m = json_object_get(seen, name), *at;
+	const char *label;
+
+	if (!m)
+		json_object_set_new(seen, name, m = json_object());
+	if (!p->has_point && json_object_size(m))
+		json_object_foreach (m, label, at) {
+			q = &s->p[json_integer_value(at)];
+			break;
+		}
+	else if ((at = json_object_get(m, "")) || (at = json_object_get(m, p->label)))
+		q = &s->p[json_integer_value(at)];
+	if (q)
+		return rm_error_set(
+		    err, RM_ERR_INPUT,
+		    "suite '%s': model '%s' is selected by entry %zu (%s) and "
+		    "entry %zu (%s) with the same configuration; a run holds each "
+		    "model once per configuration: give the second its own suite, or "
+		    "make both points of one sweep",
+		    s->suite.name, name, q->entry + 1, q->name, p->entry + 1, p->name);
+	json_object_set_new(m, p->has_point ? p->label : "", json_integer((json_int_t)i));
 	return 0;
 }
 
@@ -137,6 +266,7 @@ static int selected_before(const struct srun *s, size_t entry, const char *name,
 static int check_selection(struct srun *s, rm_error *err)
 {
 	rm_registry reg;
+	json_t *seen = json_object();
 	int ret = -1;
 
 	memset(&reg, 0, sizeof(reg));
@@ -144,22 +274,24 @@ static int check_selection(struct srun *s, rm_error *err)
 		goto out;
 	for (size_t i = 0; i < s->n; i++) {
 		struct plan *p = &s->p[i];
-		const rm_suite_entry *e = s->have_suite ? &s->suite.entries[i] : NULL;
+		const rm_suite_entry *e = s->have_suite ? &s->suite.entries[p->entry] : NULL;
 		rm_selection sel = {0};
-		for (size_t k = 0; e && k < e->n_models; k++)
+		int twice = 0;
+		/* once per entry, not per point */
+		for (size_t k = 0;
+		     e && (i == 0 || s->p[i - 1].entry != p->entry) && k < e->n_models; k++)
 			if (check_model_name(&reg, e, e->models[k], err) < 0)
 				goto out;
 		if (rm_select(&reg, p->tags, p->n_tags, &sel, err) < 0) {
 			if (e)
 				rm_error_wrap(err, "'%s' line %ld: entry '%s'", e->file, e->line,
-					      e->name);
+					      p->name);
 			rm_selection_release(&sel);
 			goto out;
 		}
-		int twice = 0;
 		for (size_t k = 0; k < sel.n && !twice; k++) {
 			const char *name = sel.items[k].model->name;
-			twice = selected_before(s, i, name, err) < 0;
+			twice = selected_before(s, seen, i, name, err) < 0;
 			if (!twice)
 				json_array_append_new(p->selected, json_string(name));
 		}
@@ -169,6 +301,7 @@ static int check_selection(struct srun *s, rm_error *err)
 	}
 	ret = 0;
 out:
+	json_decref(seen);
 	rm_registry_release(&reg);
 	return ret;
 }
@@ -178,16 +311,34 @@ out:
 static int suite_check_outputs(const struct srun *s, rm_error *err)
 {
 	const rm_nightly_opts *ci = &s->o->ci;
-	char *dir = rm_dirname(s->run->output), *manifest = rm_xasprintf("%s/run.json", dir);
-	const rm_run_output extra[] = {{manifest, "the run's run.json (beside the perf CSV)"},
+	char *dir = rm_dirname(s->run->output), *manifest = rm_manifest_path(dir, s->run_id),
+	     *latest = rm_manifest_path(dir, NULL);
+	const rm_run_output fixed[] = {{manifest, "the run's manifest (beside the perf CSV)"},
+				       {latest, "the link to the latest run's manifest (run.json)"},
 				       {ci->junit, "--junit"},
 				       {ci->summary_markdown, "--summary-markdown"},
 				       {ci->html, "--html"},
 				       {ci->archive, "--archive"}};
+	size_t n_fixed = sizeof(fixed) / sizeof(fixed[0]), n_extra = n_fixed;
+	rm_run_output *extra = rm_xcalloc(n_fixed + ci->n_export_dbs, sizeof(*extra));
+	char **whats = rm_xcalloc(ci->n_export_dbs + 1, sizeof(*whats));
 	const char **names = NULL;
 	size_t n = 0;
 	long repeat = 1;
+	json_t *once = json_object();
 	int ret;
+
+	memcpy(extra, fixed, sizeof(fixed));
+	/* a SQLite database is a file too: an archive or a report over it would replace the
+	 * whole history */
+	for (size_t i = 0; i < ci->n_export_dbs; i++) {
+		const char *path = rm_db_sqlite_path(ci->export_dbs[i]);
+		if (!path)
+			continue;
+		whats[i] = rm_xasprintf("the database of --export %s", ci->export_dbs[i]);
+		extra[n_extra].path = path;
+		extra[n_extra++].what = whats[i];
+	}
 
 	for (size_t i = 0; i < s->n; i++) {
 		size_t k;
@@ -195,15 +346,23 @@ static int suite_check_outputs(const struct srun *s, rm_error *err)
 		if (s->p[i].repeat > repeat)
 			repeat = s->p[i].repeat;
 		json_array_foreach (s->p[i].selected, k, v) {
+			if (json_object_get(once, json_string_value(v)))
+				continue; /* a model of several points: its files once */
+			json_object_set_new(once, json_string_value(v), json_true());
 			names = rm_xrealloc(names, (n + 1) * sizeof(*names));
 			names[n++] = json_string_value(v);
 		}
 	}
+	json_decref(once);
 	ret = rm_perf_check(s->run->output, err);
 	if (ret == 0)
-		ret = rm_runner_check_outputs(s->run, names, n, repeat, extra,
-					      sizeof(extra) / sizeof(extra[0]), err);
+		ret = rm_runner_check_outputs(s->run, names, n, repeat, extra, n_extra, err);
+	for (size_t i = 0; i < ci->n_export_dbs; i++)
+		free(whats[i]);
+	free(whats);
+	free(extra);
 	free(names);
+	free(latest);
 	free(manifest);
 	free(dir);
 	return ret;
@@ -306,8 +465,11 @@ static json_t *entries_json(const struct srun *s)
 	json_t *entries = all ? json_incref(json_object_get(all, "entries")) : json_array();
 
 	json_decref(all);
+	/* an entry's selection: its first plan's (its points select the same models) */
 	for (size_t i = 0; s->have_suite && i < s->n; i++)
-		json_object_set(json_array_get(entries, i), "selected", s->p[i].selected);
+		if (i == 0 || s->p[i - 1].entry != s->p[i].entry)
+			json_object_set(json_array_get(entries, s->p[i].entry), "selected",
+					s->p[i].selected);
 	return entries;
 }
 
@@ -373,7 +535,8 @@ static void manifest_provenance(struct srun *s)
 	rm_manifest_file_release(&mf);
 }
 
-/* run.json, once, beside perf.csv. */
+/* The run's own manifest, once, beside perf.csv (run.<run id>.json: a run started beside it
+ * writes its own), and run.json pointed at it as the latest. */
 static int write_manifest(struct srun *s, rm_error *err)
 {
 	const rm_run_opts *run = s->run;
@@ -395,7 +558,7 @@ static int write_manifest(struct srun *s, rm_error *err)
 	/* A tag argument or an entry's context may carry a secret's value: run.json is
 	 * masked as every other file of the run. */
 	rm_mask_init(&mask, (const char *const *)secrets, n_secrets);
-	s->manifest = rm_xasprintf("%s/run.json", dir);
+	s->manifest = rm_manifest_path(dir, s->run_id);
 	if (manifest_context(s, &ctx, err) < 0)
 		goto out;
 	dopt.backends = rm_launcher_probe_all;
@@ -418,6 +581,8 @@ static int write_manifest(struct srun *s, rm_error *err)
 			 .mask = &mask,
 			 .provenance = prov};
 	ret = rm_mkdirs(dir, err) < 0 ? -1 : rm_manifest_write(s->manifest, &m, err);
+	if (ret == 0)
+		rm_manifest_link_latest(s->manifest);
 out:
 	rm_mask_release(&mask);
 	rm_strv_free(secrets);
@@ -453,10 +618,20 @@ static int run_entries(struct srun *s, rm_suite_run_result *res, rm_error *err)
 		eo.wl.timeout = p->timeout;
 		eo.run_id = s->run_id;
 		eo.baseline = s->base;
-		if (s->have_suite)
+		if (p->has_point) {
+			eo.point = &p->point;
+			eo.precision = p->precision;
+			eo.n_gpus = p->n_gpus;
+			if (p->tunableop != RM_TUNABLEOP_UNSET)
+				eo.wl.tunableop = p->tunableop;
+		}
+		if (s->have_suite && json_array_size(p->selected))
 			rm_info("suite %s, entry %zu of %zu: %s (%zu model(s), repeat %ld)",
-				s->suite.name, i + 1, s->n, p->name, json_array_size(p->selected),
-				p->repeat);
+				s->suite.name, p->entry + 1, s->suite.n, p->name,
+				json_array_size(p->selected), p->repeat);
+		else if (s->have_suite) /* a dry run: the selection is the runner's to print */
+			rm_info("suite %s, entry %zu of %zu: %s (repeat %ld)", s->suite.name,
+				p->entry + 1, s->suite.n, p->name, p->repeat);
 		int rc = rm_runner_run(&eo, &r, err);
 		res->n_failed += r.n_failed;
 		res->engine_lost |= r.engine_lost;
@@ -505,6 +680,13 @@ static void release(struct srun *s)
 		free(s->p[i].contexts);
 		free(s->p[i].context_json);
 		json_decref(s->p[i].selected);
+		free(s->p[i].point_name);
+		free(s->p[i].point_json);
+		free(s->p[i].label);
+		for (size_t k = 0; k < s->p[i].n_point_tags; k++)
+			free(s->p[i].point_tags[k]);
+		free(s->p[i].point_tags);
+		rm_config_release(&s->p[i].point);
 	}
 	free(s->p);
 	free(s->manifest);
@@ -538,6 +720,10 @@ int rm_suite_run(const rm_suite_run_opts *o, rm_suite_run_result *res, rm_error 
 		if (rm_suite_load(o->suite_file, &s.suite, err) < 0)
 			return -1;
 		s.have_suite = 1;
+		if (rm_suite_check_size(&s.suite, o->yes, err) < 0) {
+			rm_suite_release(&s.suite);
+			return -1;
+		}
 	}
 	make_plans(&s);
 	rm_run_id_new(s.run_id, sizeof(s.run_id));

@@ -19,17 +19,10 @@
 #include "rm/suite.h"
 #include "rm/util.h"
 #include "rm/context.h"
+#include "suite_internal.h"
 
 #define MAX_INCLUDE_DEPTH 8
 #define SUITE_MAX_BYTES	  ((size_t)4 << 20)
-
-struct yfile {
-	char *path;
-	char *dir;
-	yaml_document_t doc;
-	int have_doc;
-	json_t *json;
-};
 
 /* Settings as they accumulate: defaults of included files, then this file's, then an
  * entry's own. */
@@ -47,11 +40,8 @@ static void fields_copy(struct fields *dst, const struct fields *src)
 	dst->context = json_deep_copy(src->context);
 }
 
-static int suite_fail_at(const struct yfile *f, const yaml_node_t *n, rm_error *err,
-			 const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static int suite_fail_at(const struct yfile *f, const yaml_node_t *n, rm_error *err,
-			 const char *field, const char *fmt, ...)
+int rm_suite__fail_at(const struct yfile *f, const yaml_node_t *n, rm_error *err, const char *field,
+		      const char *fmt, ...)
 {
 	char what[1024];
 	va_list ap;
@@ -82,20 +72,20 @@ static yaml_node_pair_t *ypair(struct yfile *f, yaml_node_t *map, const char *ke
 }
 
 /* The value node of key in a mapping node (NULL when absent or not a mapping). */
-static yaml_node_t *ymap(struct yfile *f, yaml_node_t *map, const char *key)
+yaml_node_t *rm_suite__ymap(struct yfile *f, yaml_node_t *map, const char *key)
 {
 	yaml_node_pair_t *p = ypair(f, map, key);
 	return p ? yaml_document_get_node(&f->doc, p->value) : NULL;
 }
 
 /* The key node itself (for "unknown field" errors). */
-static yaml_node_t *ykey(struct yfile *f, yaml_node_t *map, const char *key)
+yaml_node_t *rm_suite__ykey(struct yfile *f, yaml_node_t *map, const char *key)
 {
 	yaml_node_pair_t *p = ypair(f, map, key);
 	return p ? yaml_document_get_node(&f->doc, p->key) : NULL;
 }
 
-static yaml_node_t *yseq(struct yfile *f, yaml_node_t *seq, size_t i)
+yaml_node_t *rm_suite__yseq(struct yfile *f, yaml_node_t *seq, size_t i)
 {
 	if (!seq || seq->type != YAML_SEQUENCE_NODE ||
 	    i >= (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start))
@@ -189,16 +179,16 @@ static int string_list(struct yfile *f, yaml_node_t *n, json_t *v, const char *f
 	} else if (json_is_array(v)) {
 		json_array_foreach (v, i, e) {
 			if (!json_is_string(e) || !json_string_length(e))
-				return suite_fail_at(f, yseq(f, n, i) ? yseq(f, n, i) : n, err,
-						     field, "item %zu must be a non-empty string",
-						     i + 1);
+				return rm_suite__fail_at(
+				    f, rm_suite__yseq(f, n, i) ? rm_suite__yseq(f, n, i) : n, err,
+				    field, "item %zu must be a non-empty string", i + 1);
 			*out = rm_strv_push(*out, nout, json_string_value(e));
 		}
 	} else {
-		return suite_fail_at(f, n, err, field, "must be a string or a list of strings");
+		return rm_suite__fail_at(f, n, err, field, "must be a string or a list of strings");
 	}
 	if (!*nout)
-		return suite_fail_at(f, n, err, field, "is empty");
+		return rm_suite__fail_at(f, n, err, field, "is empty");
 	return 0;
 }
 
@@ -206,7 +196,7 @@ static int number(struct yfile *f, yaml_node_t *n, json_t *v, const char *field,
 		  rm_error *err)
 {
 	if (!json_is_number(v) || json_number_value(v) < 0)
-		return suite_fail_at(f, n, err, field, "must be a number >= 0");
+		return rm_suite__fail_at(f, n, err, field, "must be a number >= 0");
 	*out = json_number_value(v);
 	return 0;
 }
@@ -246,7 +236,7 @@ static int suite_references(struct yfile *f, yaml_node_t *n, json_t *x, const ch
 	rm_references_free(t);
 	if (rc < 0) {
 		json_decref(obj);
-		return suite_fail_at(f, n, err, field, "%s", rm_error_text(err));
+		return rm_suite__fail_at(f, n, err, field, "%s", rm_error_text(err));
 	}
 	if (json_object_size(obj) == 1 && json_object_get(obj, "references")) {
 		json_t *inner = json_incref(json_object_get(obj, "references"));
@@ -268,35 +258,35 @@ static int regression(struct yfile *f, yaml_node_t *n, json_t *v, const char *wh
 	char field[256];
 
 	if (!json_is_object(v))
-		return suite_fail_at(f, n, err, where,
-				     "regression must be a mapping {fail_on_regression: PCT, "
-				     "baseline: FILE}");
+		return rm_suite__fail_at(f, n, err, where,
+					 "regression must be a mapping {fail_on_regression: PCT, "
+					 "baseline: FILE}");
 	json_object_foreach (v, key, x) {
-		yaml_node_t *xn = ymap(f, n, key);
+		yaml_node_t *xn = rm_suite__ymap(f, n, key);
 		snprintf(field, sizeof(field), "%s.regression.%s", where, key);
 		if (!strcmp(key, "fail_on_regression")) {
 			if ((json_is_boolean(x) && !json_is_true(x)) ||
 			    (json_is_string(x) && !strcmp(json_string_value(x), "off"))) {
 				fl->fail = -1;
 			} else if (number(f, xn, x, field, &fl->fail, err) < 0) {
-				return suite_fail_at(f, xn, err, field,
-						     "must be a percentage >= 0, or off");
+				return rm_suite__fail_at(f, xn, err, field,
+							 "must be a percentage >= 0, or off");
 			}
 			fl->has_fail = 1;
 		} else if (!strcmp(key, "baseline") || !strcmp(key, "references") ||
 			   !strcmp(key, "window")) {
 			if (!allow_baseline)
-				return suite_fail_at(f, ykey(f, n, key), err, field,
-						     "the %s is one per suite: set it under "
-						     "defaults.regression",
-						     key);
+				return rm_suite__fail_at(f, rm_suite__ykey(f, n, key), err, field,
+							 "the %s is one per suite: set it under "
+							 "defaults.regression",
+							 key);
 			if (!strcmp(key, "references")) {
 				if (suite_references(f, xn, x, field, w, err) < 0)
 					return -1;
 			} else if (!strcmp(key, "window")) {
 				if (!json_is_integer(x) || json_integer_value(x) < 2 ||
 				    json_integer_value(x) > RM_DETECT_MAX_WINDOW)
-					return suite_fail_at(
+					return rm_suite__fail_at(
 					    f, xn, err, field,
 					    "must be a whole number of runs from 2 "
 					    "to %d",
@@ -304,7 +294,7 @@ static int regression(struct yfile *f, yaml_node_t *n, json_t *v, const char *wh
 				w->window = (size_t)json_integer_value(x);
 			} else {
 				if (!json_is_string(x) || !json_string_length(x))
-					return suite_fail_at(
+					return rm_suite__fail_at(
 					    f, xn, err, field,
 					    "must be a perf.csv path or a database "
 					    "URL");
@@ -312,8 +302,8 @@ static int regression(struct yfile *f, yaml_node_t *n, json_t *v, const char *wh
 				w->baseline = suite_resolve(f, json_string_value(x));
 			}
 		} else {
-			return suite_fail_at(
-			    f, ykey(f, n, key), err, field,
+			return rm_suite__fail_at(
+			    f, rm_suite__ykey(f, n, key), err, field,
 			    "unknown field (fail_on_regression, baseline, references, "
 			    "window)");
 		}
@@ -331,23 +321,31 @@ static int suite_read_fields(struct yfile *f, yaml_node_t *n, json_t *obj, const
 	char field[256];
 
 	if (!json_is_object(obj))
-		return suite_fail_at(f, n, err, where, "must be a mapping");
+		return rm_suite__fail_at(f, n, err, where, "must be a mapping");
 	json_object_foreach (obj, key, v) {
-		yaml_node_t *vn = ymap(f, n, key);
+		yaml_node_t *vn = rm_suite__ymap(f, n, key);
 		snprintf(field, sizeof(field), "%s.%s", where, key);
 		if (!strcmp(key, "repeat")) {
 			if (!json_is_integer(v) || json_integer_value(v) < 1 ||
-			    json_integer_value(v) > 1000000)
-				return suite_fail_at(
-				    f, vn, err, field, "must be a whole number >= 1, not %s",
-				    json_is_string(v) ? json_string_value(v) : "that");
+			    json_integer_value(v) > 1000000) {
+				/* say the value as written (2.5, true, a list), not "that" */
+				char *txt = json_is_string(v) ? rm_xstrdup(json_string_value(v))
+							      : json_dumps(v, JSON_ENCODE_ANY);
+				int r = rm_suite__fail_at(
+				    f, vn, err, field,
+				    "must be a whole number from 1 to 1000000, not "
+				    "%s",
+				    txt ? txt : "that");
+				free(txt);
+				return r;
+			}
 			fl->repeat = (long)json_integer_value(v);
 			fl->has_repeat = 1;
 		} else if (!strcmp(key, "retries")) {
 			if (!json_is_integer(v) || json_integer_value(v) < 0 ||
 			    json_integer_value(v) > 100)
-				return suite_fail_at(f, vn, err, field,
-						     "must be a whole number from 0 to 100");
+				return rm_suite__fail_at(f, vn, err, field,
+							 "must be a whole number from 0 to 100");
 			fl->retries = (long)json_integer_value(v);
 			fl->has_retries = 1;
 		} else if (!strcmp(key, "timeout")) {
@@ -356,16 +354,16 @@ static int suite_read_fields(struct yfile *f, yaml_node_t *n, json_t *obj, const
 			fl->has_timeout = 1;
 		} else if (!strcmp(key, "additional_context")) {
 			if (!json_is_object(v))
-				return suite_fail_at(f, vn, err, field,
-						     "must be a mapping, e.g. {gpu_vendor: AMD}");
+				return rm_suite__fail_at(
+				    f, vn, err, field, "must be a mapping, e.g. {gpu_vendor: AMD}");
 			json_object_update(fl->context, v);
 		} else if (!strcmp(key, "regression")) {
 			if (regression(f, vn, v, where, entry == NULL, fl, w, err) < 0)
 				return -1;
 		} else if (entry && !strcmp(key, "name")) {
 			if (!json_is_string(v) || !json_string_length(v))
-				return suite_fail_at(f, vn, err, field,
-						     "must be a non-empty string");
+				return rm_suite__fail_at(f, vn, err, field,
+							 "must be a non-empty string");
 			free(entry->name);
 			entry->name = rm_xstrdup(json_string_value(v));
 		} else if (entry && !strcmp(key, "tags")) {
@@ -374,12 +372,15 @@ static int suite_read_fields(struct yfile *f, yaml_node_t *n, json_t *obj, const
 		} else if (entry && !strcmp(key, "models")) {
 			if (string_list(f, vn, v, field, &entry->models, &entry->n_models, err) < 0)
 				return -1;
+		} else if (entry && !strcmp(key, "sweep")) {
+			if (rm_suite__sweep_parse(f, vn, v, field, &entry->sweep, err) < 0)
+				return -1;
 		} else {
-			return suite_fail_at(
-			    f, ykey(f, n, key), err, field,
+			return rm_suite__fail_at(
+			    f, rm_suite__ykey(f, n, key), err, field,
 			    "unknown field (%srepeat, retries, timeout, additional_context, "
 			    "regression)",
-			    entry ? "name, tags, models, " : "");
+			    entry ? "name, tags, models, sweep, " : "");
 		}
 	}
 	return 0;
@@ -404,20 +405,22 @@ static int include(struct loader *L, struct yfile *f, yaml_node_t *n, json_t *v,
 		char *p = suite_resolve(f, json_string_value(v));
 		int rc = suite_load_file(L, p, 0, err);
 		free(p);
-		return rc < 0 ? suite_fail_at(f, n, err, "include", "%s", rm_error_text(err)) : 0;
+		return rc < 0 ? rm_suite__fail_at(f, n, err, "include", "%s", rm_error_text(err))
+			      : 0;
 	}
 	if (!json_is_array(v))
-		return suite_fail_at(f, n, err, "include", "must be a file name or a list of them");
+		return rm_suite__fail_at(f, n, err, "include",
+					 "must be a file name or a list of them");
 	json_array_foreach (v, i, e) {
 		if (!json_is_string(e))
-			return suite_fail_at(f, yseq(f, n, i), err, "include",
-					     "item %zu must be a file name", i + 1);
+			return rm_suite__fail_at(f, rm_suite__yseq(f, n, i), err, "include",
+						 "item %zu must be a file name", i + 1);
 		char *p = suite_resolve(f, json_string_value(e));
 		int rc = suite_load_file(L, p, 0, err);
 		free(p);
 		if (rc < 0)
-			return suite_fail_at(f, yseq(f, n, i), err, "include", "%s",
-					     rm_error_text(err));
+			return rm_suite__fail_at(f, rm_suite__yseq(f, n, i), err, "include", "%s",
+						 rm_error_text(err));
 	}
 	return 0;
 }
@@ -428,11 +431,12 @@ static int entries(struct loader *L, struct yfile *f, yaml_node_t *n, json_t *v,
 	json_t *e;
 
 	if (!json_is_array(v) || !json_array_size(v))
-		return suite_fail_at(f, n, err, "entries", "must be a non-empty list of entries");
+		return rm_suite__fail_at(f, n, err, "entries",
+					 "must be a non-empty list of entries");
 	L->s->entries = rm_xcalloc(json_array_size(v), sizeof(*L->s->entries));
 	json_array_foreach (v, i, e) {
 		rm_suite_entry *en = &L->s->entries[L->s->n++];
-		yaml_node_t *en_node = yseq(f, n, i);
+		yaml_node_t *en_node = rm_suite__yseq(f, n, i);
 		struct fields fl;
 		char where[64];
 
@@ -444,7 +448,7 @@ static int entries(struct loader *L, struct yfile *f, yaml_node_t *n, json_t *v,
 		if (suite_read_fields(f, en_node, e, where, en, &fl, NULL, err) < 0)
 			return -1;
 		if (!en->n_tags && !en->n_models)
-			return suite_fail_at(
+			return rm_suite__fail_at(
 			    f, en_node, err, where,
 			    "needs tags or models (or both) to select what to run");
 		en->repeat = fl.has_repeat ? fl.repeat : 1;
@@ -490,14 +494,14 @@ static int suite_load_file(struct loader *L, const char *path, int top, rm_error
 
 	/* include first (its defaults apply first), then defaults, then the rest. */
 	if ((v = json_object_get(f->json, "include")) &&
-	    include(L, f, ymap(f, root, "include"), v, err) < 0)
+	    include(L, f, rm_suite__ymap(f, root, "include"), v, err) < 0)
 		goto out;
 	if ((v = json_object_get(f->json, "defaults")) &&
-	    suite_read_fields(f, ymap(f, root, "defaults"), v, "defaults", NULL, &L->def, &L->wide,
-			      err) < 0)
+	    suite_read_fields(f, rm_suite__ymap(f, root, "defaults"), v, "defaults", NULL, &L->def,
+			      &L->wide, err) < 0)
 		goto out;
 	json_object_foreach (f->json, key, v) {
-		yaml_node_t *n = ymap(f, root, key);
+		yaml_node_t *n = rm_suite__ymap(f, root, key);
 		if (!strcmp(key, "include") || !strcmp(key, "defaults"))
 			continue;
 		if (!strcmp(key, "description") && json_is_string(v)) {
@@ -507,7 +511,7 @@ static int suite_load_file(struct loader *L, const char *path, int top, rm_error
 			}
 		} else if (top && !strcmp(key, "suite")) {
 			if (!json_is_string(v) || !json_string_length(v)) {
-				suite_fail_at(f, n, err, "suite", "must be a non-empty name");
+				rm_suite__fail_at(f, n, err, "suite", "must be a non-empty name");
 				goto out;
 			}
 			free(L->s->name);
@@ -515,20 +519,22 @@ static int suite_load_file(struct loader *L, const char *path, int top, rm_error
 		} else if (top && !strcmp(key, "entries")) {
 			/* after everything else: the defaults must be complete */
 		} else {
-			suite_fail_at(f, ykey(f, root, key), err, key,
-				      top ? "unknown field (suite, description, include, defaults, "
-					    "entries)"
-					  : "unknown field in an included file (include, defaults, "
-					    "description)");
+			rm_suite__fail_at(
+			    f, rm_suite__ykey(f, root, key), err, key,
+			    top ? "unknown field (suite, description, include, defaults, "
+				  "entries)"
+				: "unknown field in an included file (include, defaults, "
+				  "description)");
 			goto out;
 		}
 	}
 	if (top) {
 		if (!(v = json_object_get(f->json, "entries"))) {
-			suite_fail_at(f, root, err, "entries", "missing: a suite needs entries");
+			rm_suite__fail_at(f, root, err, "entries",
+					  "missing: a suite needs entries");
 			goto out;
 		}
-		if (entries(L, f, ymap(f, root, "entries"), v, err) < 0)
+		if (entries(L, f, rm_suite__ymap(f, root, "entries"), v, err) < 0)
 			goto out;
 	}
 	ret = 0;
@@ -577,6 +583,7 @@ void rm_suite_release(rm_suite *s)
 		rm_strv_free(e->tags);
 		rm_strv_free(e->models);
 		json_decref(e->context);
+		rm_sweep_free(e->sweep);
 		free(e->file);
 	}
 	free(s->entries);
@@ -595,6 +602,56 @@ static json_t *strv_json(char **v)
 	for (size_t i = 0; v && v[i]; i++)
 		json_array_append_new(a, json_string(v[i]));
 	return a;
+}
+
+struct points {
+	const rm_suite_entry *e;
+	json_t *a;
+};
+
+static int point_json(void *ctx, const size_t *values)
+{
+	struct points *p = ctx;
+	const rm_sweep *sw = p->e->sweep;
+	json_t *o = json_object(), *params = json_object();
+	char *name = rm_sweep_point_name(sw, values, p->e->name);
+	long repeat = p->e->repeat;
+
+	for (size_t d = 0; d < sw->n_dims; d++) {
+		const char *v = sw->dims[d].values[values[d]];
+		if (sw->dims[d].bind == RM_SWEEP_REPEAT)
+			rm_parse_long(v, 1, 1000000, &repeat);
+		else
+			json_object_set_new(params, sw->dims[d].name, json_string(v));
+	}
+	json_object_set_new(o, "name", json_string(name));
+	json_object_set_new(o, "params", params);
+	json_object_set_new(o, "repeat", json_integer(repeat));
+	json_array_append_new(p->a, o);
+	free(name);
+	return 0;
+}
+
+/* An entry's points: [{name, params: {NAME: VALUE}, repeat}] in order. */
+static json_t *points_json(const rm_suite_entry *e)
+{
+	struct points p = {e, json_array()};
+	rm_sweep_each(e->sweep, point_json, &p);
+	return p.a;
+}
+
+int rm_suite_check_size(const rm_suite *s, int yes, rm_error *err)
+{
+	for (size_t i = 0; i < s->n && !yes; i++) {
+		const rm_suite_entry *e = &s->entries[i];
+		if (e->sweep && e->sweep->n_points >= RM_SWEEP_CONFIRM)
+			return rm_error_set(
+			    err, RM_ERR_INPUT,
+			    "'%s' line %ld: entry '%s': its sweep has %zu points "
+			    "(%d or more): give --yes to run them all, or narrow it",
+			    e->file, e->line, e->name, e->sweep->n_points, RM_SWEEP_CONFIRM);
+	}
+	return 0;
 }
 
 json_t *rm_suite_json(const rm_suite *s)
@@ -629,6 +686,8 @@ json_t *rm_suite_json(const rm_suite *s)
 							       : json_null());
 		json_object_set_new(je, "file", json_string(e->file));
 		json_object_set_new(je, "line", json_integer(e->line));
+		if (e->sweep)
+			json_object_set_new(je, "points", points_json(e));
 		json_array_append_new(entries, je);
 	}
 	json_object_set_new(o, "entries", entries);

@@ -62,23 +62,31 @@ char *rm_system__doctor_read_line(const char *path)
 }
 
 /* The first non-empty output line of a fixed command line (stderr dropped), or NULL when
- * it printed nothing. *status receives the exit status as pclose gives it. */
+ * it printed nothing. *status receives its exit status, -1 when it could not run or was
+ * stopped: at most 15 s, and at once on a Ctrl-C (rm_proc_capture), so a tool that hangs
+ * (nvidia-smi with a driver in a bad state) never hangs doctor. */
 char *rm_system__doctor_tool_line(const char *cmd, int *status)
 {
-	char buf[1024], *line = NULL;
-	char *full = rm_xasprintf("%s 2>/dev/null", cmd);
-	FILE *p = popen(full, "r");
+	char *const argv[] = {"/bin/sh", "-c", (char *)cmd, NULL}; /* as popen(3) */
+	rm_proc_out po;
+	rm_error err = RM_ERROR_INIT;
+	char *line = NULL, *cur, *nl;
 
-	free(full);
 	*status = -1;
-	if (!p)
-		return NULL;
-	while (fgets(buf, sizeof(buf), p)) {
-		char *s = rm_trim(buf);
-		if (*s && !line)
+	if (rm_proc_capture(argv, 15.0, (size_t)1 << 20, &po, &err) == 0)
+		*status = po.status;
+	else if (po.timed_out)
+		rm_warn("'%s' did not answer within 15 s; it was stopped", cmd);
+	for (cur = po.out; cur && *cur && !line; cur = nl ? nl + 1 : cur + strlen(cur)) {
+		char *s;
+		nl = strchr(cur, '\n');
+		if (nl)
+			*nl = '\0';
+		s = rm_trim(cur);
+		if (*s)
 			line = rm_xstrdup(s);
 	}
-	*status = pclose(p);
+	rm_proc_out_release(&po);
 	return line;
 }
 
@@ -229,6 +237,30 @@ static void check_shm(struct findings *fs, const char *dev)
 	free(shm);
 }
 
+/* ---- /dev/fuse ---- */
+
+/* madengine adds --device /dev/fuse to every GPU run; a host without it (containers in
+ * containers, minimal VMs) runs without it, and says so once per run. */
+static void check_fuse(struct findings *fs, const char *dev)
+{
+	char *fuse = rm_xasprintf("%s/fuse", dev);
+	struct stat st;
+
+	if (stat(fuse, &st) == 0 && S_ISCHR(st.st_mode))
+		rm_system__doctor_add(
+		    fs, RM_FINDING_OK, "fuse",
+		    rm_xasprintf("'%s' is there: GPU runs get it as madengine's do", fuse), NULL);
+	else
+		rm_system__doctor_add(
+		    fs, RM_FINDING_WARN, "fuse",
+		    rm_xasprintf("this host has no '%s' (a container, a minimal VM): runs leave "
+				 "madengine's '--device /dev/fuse' out, with one warning each",
+				 fuse),
+		    rm_xstrdup("nothing for most models; one that mounts FUSE file systems in its "
+			       "container needs the fuse module: sudo modprobe fuse"));
+	free(fuse);
+}
+
 /* ---- disk ---- */
 
 static void check_disk(struct findings *fs, const char *check, const char *path,
@@ -316,6 +348,7 @@ void rm_doctor_collect(const rm_doctor_opts *o, rm_finding **out, size_t *n)
 		d.backends(d.docker_host, &fs.v, &fs.n);
 	rm_system__check_gpus(&fs, &d);
 	check_shm(&fs, d.dev_root);
+	check_fuse(&fs, d.dev_root);
 	check_disks(&fs, &d);
 	rm_system__check_rocm(&fs, &d);
 	rm_system__check_cuda(&fs, &d);

@@ -88,13 +88,21 @@ static void feed(struct pump *pp)
 		close_fd(&pp->in);
 }
 
+/* Whether a signal came or the process-wide interrupt is set (rm_proc_capture gives up then). */
+static int proc_cancelled(void)
+{
+	return rm_signal_received() || rm_interrupt_pending();
+}
+
 /* Feeds the input and reads both outputs until they close: 0; 1 when the deadline passed;
- * -1 when poll failed (err). */
-static int pump_all(struct pump *pp, double deadline, rm_error *err)
+ * 2 when cancellable and a signal came; -1 when poll failed (err). */
+static int pump_all(struct pump *pp, double deadline, int cancellable, rm_error *err)
 {
 	while (pp->out >= 0 || pp->er >= 0) {
 		struct pollfd p[3];
 		int np = 0, wait_ms = -1;
+		if (cancellable && proc_cancelled())
+			return 2;
 		if (pp->out >= 0)
 			p[np++] = (struct pollfd){.fd = pp->out, .events = POLLIN};
 		if (pp->er >= 0)
@@ -107,6 +115,8 @@ static int pump_all(struct pump *pp, double deadline, rm_error *err)
 				return 1;
 			wait_ms = (int)(left * 1000) + 1;
 		}
+		if (cancellable && (wait_ms < 0 || wait_ms > 100))
+			wait_ms = 100; /* looks at the signal flag 10 times a second */
 		if (poll(p, (nfds_t)np, wait_ms) < 0 && errno != EINTR)
 			return rm_error_sys(err, RM_ERR_IO, errno, "'%s': poll", pp->name);
 		for (int i = 0; i < np; i++) {
@@ -149,8 +159,8 @@ static int start(char *const argv[], int in[2], int out[2], int er[2], pid_t *pi
 	return 0;
 }
 
-int rm_proc_run(char *const argv[], const char *input, double timeout, size_t max_out,
-		rm_proc_out *res, rm_error *err)
+static int proc_run(char *const argv[], const char *input, double timeout, size_t max_out,
+		    int cancellable, rm_proc_out *res, rm_error *err)
 {
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, er[2] = {-1, -1};
 	struct pump pp = {argv[0],
@@ -177,7 +187,7 @@ int rm_proc_run(char *const argv[], const char *input, double timeout, size_t ma
 		close_fd(&pp.in);
 	else
 		(void)fcntl(pp.in, F_SETFL, O_NONBLOCK);
-	r = pump_all(&pp, timeout > 0 ? rm_now() + timeout : 0, err);
+	r = pump_all(&pp, timeout > 0 ? rm_now() + timeout : 0, cancellable, err);
 	res->timed_out = r == 1;
 	if (r != 0)
 		kill(-pid, SIGKILL);
@@ -189,6 +199,8 @@ int rm_proc_run(char *const argv[], const char *input, double timeout, size_t ma
 		res->status = 128 + WTERMSIG(status);
 	if (res->timed_out)
 		rm_error_set(err, RM_ERR_IO, "'%s' did not finish within %g s", argv[0], timeout);
+	else if (r == 2)
+		rm_error_sys(err, RM_ERR_IO, EINTR, "'%s' was stopped", argv[0]);
 	else if (r == 0)
 		ret = 0;
 out:
@@ -206,6 +218,18 @@ out:
 	res->err_len = pp.eb.len;
 	res->err = rm_buf_detach(&pp.eb);
 	return ret;
+}
+
+int rm_proc_run(char *const argv[], const char *input, double timeout, size_t max_out,
+		rm_proc_out *res, rm_error *err)
+{
+	return proc_run(argv, input, timeout, max_out, 0, res, err);
+}
+
+int rm_proc_capture(char *const argv[], double timeout, size_t max_out, rm_proc_out *res,
+		    rm_error *err)
+{
+	return proc_run(argv, NULL, timeout, max_out, 1, res, err);
 }
 
 void rm_proc_out_release(rm_proc_out *res)

@@ -1,5 +1,6 @@
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -289,6 +290,14 @@ size_t rm_strv_len(char *const *v)
 	return n;
 }
 
+int rm_strv_has(char *const *v, const char *s)
+{
+	for (; v && *v; v++)
+		if (!strcmp(*v, s))
+			return 1;
+	return 0;
+}
+
 void rm_strv_free(char **v)
 {
 	if (!v)
@@ -423,11 +432,19 @@ int rm_read_file(const char *path, size_t max, char **out, size_t *len, rm_error
 	rm_buf b = RM_BUF_INIT(max);
 	char chunk[65536];
 	size_t r;
-	FILE *f = fopen(path, "rb");
-	int ret = -1;
+	/* Opened without blocking: a FIFO nobody writes to would hang open() forever (a suite's
+	 * include:, -f, --references naming one); read, it then ends at once and says it is
+	 * empty. A pipe with a writer (-f <(...)) is read as before, blocking. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), ret = -1;
+	FILE *f = NULL;
 
-	if (!f)
+	if (fd < 0)
 		return rm_error_sys(err, RM_ERR_IO, errno, "cannot open '%s'", path);
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 || !(f = fdopen(fd, "rb"))) {
+		rm_error_sys(err, RM_ERR_IO, errno, "cannot open '%s'", path);
+		close(fd);
+		return -1;
+	}
 	while ((r = fread(chunk, 1, sizeof(chunk), f)) > 0) {
 		if (rm_buf_add(&b, chunk, r)) {
 			rm_error_set(err, RM_ERR_INPUT, "'%s' is larger than %zu KiB", path,

@@ -29,20 +29,18 @@ char *rm_model_dir(const rm_model *m)
 	return rm_xstrdup(m->short_name);
 }
 
-/* The script file name inside the model dir, and its interpreter. */
+/* The script file name inside the model dir, and its interpreter (MAD's rule,
+ * rm_script_kind_of). */
 static void script_of(const rm_model *m, const char **interp, char **name)
 {
 	const char *s = m->scripts;
 	size_t len = strlen(s);
+	rm_script_kind kind = rm_script_kind_of(s);
+
 	while (len > 1 && s[len - 1] == '/')
 		len--;
-	if (len > 3 && !memcmp(s + len - 3, ".py", 3)) {
-		*interp = "python3";
-	} else if (len > 3 && !memcmp(s + len - 3, ".sh", 3)) {
-		*interp = "bash";
-	} else {
-		/* A folder: its run.sh. */
-		*interp = "bash";
+	*interp = kind == RM_SCRIPT_PYTHON ? "python3" : "bash";
+	if (kind == RM_SCRIPT_FOLDER) {
 		*name = rm_xstrdup("run.sh");
 		return;
 	}

@@ -10,14 +10,16 @@
 #include "rm/workload.h"
 
 static const rm_dist_launcher table[] = {
-    {"torchrun", {NULL}, RM_DIST_TORCHRUN, 1},
-    {"torchtitan", {NULL}, RM_DIST_TORCHRUN, 1},
-    {"megatron-lm", {"megatron", NULL}, RM_DIST_TORCHRUN, 1},
-    {"deepspeed", {NULL}, RM_DIST_DEEPSPEED, 1},
-    {"vllm", {NULL}, RM_DIST_OWN, 1},
-    {"sglang", {NULL}, RM_DIST_OWN, 1},
-    {"sglang-disagg", {NULL}, RM_DIST_OWN, 0},
-    {"primus", {NULL}, RM_DIST_OWN, 0},
+    {"torchrun", {NULL}, RM_DIST_TORCHRUN, RM_DIST_SLURM_TASKS},
+    {"torchtitan", {NULL}, RM_DIST_TORCHRUN, RM_DIST_SLURM_TASKS},
+    {"megatron-lm", {"megatron", NULL}, RM_DIST_TORCHRUN, RM_DIST_SLURM_TASKS},
+    {"deepspeed", {NULL}, RM_DIST_DEEPSPEED, RM_DIST_SLURM_TASKS},
+    {"vllm", {NULL}, RM_DIST_OWN, RM_DIST_SLURM_TASKS},
+    {"sglang", {NULL}, RM_DIST_OWN, RM_DIST_SLURM_TASKS},
+    /* MAD's multi-node cards: their .slurm script starts one container a node itself */
+    {"slurm_multi", {NULL}, RM_DIST_SCRIPT, RM_DIST_SLURM_SCRIPT},
+    {"sglang-disagg", {NULL}, RM_DIST_OWN, RM_DIST_SLURM_SCRIPT},
+    {"primus", {NULL}, RM_DIST_OWN, RM_DIST_SLURM_SCRIPT},
 };
 #define N_TABLE (sizeof(table) / sizeof(table[0]))
 
@@ -48,15 +50,20 @@ const rm_dist_launcher *rm_dist_launcher_find(const char *name)
 	return NULL;
 }
 
-char *rm_dist_launcher_names(int slurm_only)
+int rm_dist_runs_script(const rm_dist_launcher *l, int on_slurm)
+{
+	return l && (l->start == RM_DIST_SCRIPT || (on_slurm && l->slurm == RM_DIST_SLURM_SCRIPT));
+}
+
+char *rm_dist_launcher_names(int tasks_only)
 {
 	rm_buf b = RM_BUF_INIT((size_t)1 << 12);
 	size_t n = 0, k = 0;
 
 	for (size_t i = 0; i < N_TABLE; i++)
-		n += !slurm_only || table[i].on_slurm;
+		n += !tasks_only || table[i].slurm == RM_DIST_SLURM_TASKS;
 	for (size_t i = 0; i < N_TABLE; i++) {
-		if (slurm_only && !table[i].on_slurm)
+		if (tasks_only && table[i].slurm != RM_DIST_SLURM_TASKS)
 			continue;
 		rm_buf_addf(&b, "%s%s", k == 0 ? "" : k + 1 == n ? " or " : ", ", table[i].name);
 		k++;
@@ -68,6 +75,7 @@ char *rm_dist_runner(const rm_dist_launcher *l, long nnodes, long nproc, long po
 {
 	switch (l ? l->start : RM_DIST_TORCHRUN) {
 	case RM_DIST_OWN:
+	case RM_DIST_SCRIPT:
 		return rm_xstrdup("");
 	case RM_DIST_DEEPSPEED:
 		return rm_xasprintf("deepspeed --num_gpus=%ld", nproc);

@@ -141,6 +141,8 @@ json_t *rm_workload_to_json(const rm_workload *w)
 	json_object_set_new(o, "tunableop_dir", json_str_or_null(w->tunableop_dir));
 	json_object_set_new(o, "timeout", json_real(w->timeout));
 	json_object_set_new(o, "env", kv_pairs(w->env, w->n_env));
+	json_object_set_new(o, "env_vars", kv_pairs(w->env_vars, w->n_env_vars));
+	json_object_set_new(o, "image_name_given", json_boolean(w->image_name_given));
 	json_object_set_new(o, "secrets", json_strv(w->secrets, w->n_secrets));
 	json_object_set_new(o, "mounts", kv_pairs(w->mounts, w->n_mounts));
 	json_object_set_new(o, "gpus", json_str_or_null(w->gpus));
@@ -502,6 +504,41 @@ static int settings_from(json_t *o, rm_workload_settings *s, rm_error *err)
 	return 0;
 }
 
+/* A variable name: [A-Za-z_][A-Za-z0-9_]* (no '=', which would set another variable). */
+static int var_name(const char *s)
+{
+	if (!s || !((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_'))
+			return 0;
+	return 1;
+}
+
+/*
+ * What a node takes from a job document it did not write is checked (issue 29): a document
+ * could otherwise name any host variable a secret (the node copies its value into the
+ * container and, not being a MAD_SECRETS one, prints it unmasked), or set a variable through
+ * a name with '='.
+ */
+static int doc_names_ok(const rm_workload *w, rm_error *err)
+{
+	for (size_t i = 0; i < w->n_secrets; i++)
+		if (!var_name(w->secrets[i]) || !strstr(w->secrets[i], "MAD_SECRETS"))
+			return rm_error_set(err, RM_ERR_INPUT,
+					    "'secrets' names '%s', which is no MAD_SECRETS "
+					    "variable: a job document carries only the names of "
+					    "the run's secrets",
+					    w->secrets[i]);
+	for (size_t i = 0; i < w->n_env; i++)
+		if (!var_name(w->env[i].key))
+			return rm_error_set(err, RM_ERR_INPUT,
+					    "'env' has '%s', which is not a variable name",
+					    w->env[i].key);
+	return 0;
+}
+
 static int workload_fields(json_t *j, rm_workload *w, rm_error *err)
 {
 	long long n_gpus = -1;
@@ -520,6 +557,8 @@ static int workload_fields(json_t *j, rm_workload *w, rm_error *err)
 	    member_str(j, "tunableop_dir", &w->tunableop_dir, err) < 0 ||
 	    member_number(j, "timeout", &w->timeout, err) < 0 ||
 	    member_pairs(j, "env", &w->env, &w->n_env, err) < 0 ||
+	    member_pairs(j, "env_vars", &w->env_vars, &w->n_env_vars, err) < 0 ||
+	    member_bool(j, "image_name_given", &w->image_name_given, err) < 0 ||
 	    member_strv(j, "secrets", &w->secrets, &w->n_secrets, err) < 0 ||
 	    member_pairs(j, "mounts", &w->mounts, &w->n_mounts, err) < 0 ||
 	    member_str(j, "gpus", &w->gpus, err) < 0 || member_str(j, "cpus", &w->cpus, err) < 0 ||
@@ -530,6 +569,8 @@ static int workload_fields(json_t *j, rm_workload *w, rm_error *err)
 	w->n_gpus = (long)n_gpus;
 	if (!(w->timeout >= 0))
 		return rm_error_set(err, RM_ERR_INPUT, "'timeout' is negative");
+	if (doc_names_ok(w, err) < 0)
+		return -1;
 	if (!w->log_dir)
 		w->log_dir = rm_xstrdup(".");
 	return 0;
@@ -593,7 +634,12 @@ int rm_job_doc_from_json(rm_job_doc *d, json_t *doc, const char *what, rm_error 
 		rm_job_entry *e = &d->entries[d->n];
 		if (rm_workload_from_json(&e->w, w, err) < 0 ||
 		    member_bool(w, "pull", &e->pull, err) < 0 ||
-		    member_need_str(w, "log_base", &e->log_base, err) < 0) {
+		    member_need_str(w, "log_base", &e->log_base, err) < 0 ||
+		    (e->log_base[0] != '/' &&
+		     rm_error_set(err, RM_ERR_INPUT,
+				  "'log_base' '%s' is not an absolute path (the submitting run "
+				  "writes one)",
+				  e->log_base) < 0)) {
 			rm_workload_release(&e->w);
 			free(e->log_base);
 			rm_error_wrap(err, "workload '%s'", key);

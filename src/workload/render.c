@@ -368,6 +368,8 @@ static void render_env(const rm_workload *w, const rm_context *ctx, const char *
 	const rm_model *m = w->model;
 	const char *vendor = ctx->gpu_vendor;
 	long runtime = rm_workload_gpus(w, ctx);
+	rm_kv *kv;
+	size_t n_kv;
 	char *tmp;
 
 	env_set(env, "MAD_MODEL_NAME", m->name);
@@ -408,8 +410,10 @@ static void render_env(const rm_workload *w, const rm_context *ctx, const char *
 		env_set(env, w->tools.env[i].key, w->tools.env[i].value);
 	for (size_t i = 0; i < w->n_env; i++)
 		env_set(env, w->env[i].key, w->env[i].value);
-	for (size_t i = 0; i < m->n_env_vars; i++)
-		env_set_kv(env, m->env_vars[i]);
+	kv = rm_workload_env_vars(w, &n_kv); /* the card's, the context's over them */
+	for (size_t i = 0; i < n_kv; i++)
+		env_set(env, kv[i].key, kv[i].value);
+	rm_workload_kv_free(kv, n_kv);
 	/* Secrets travel in the request body only: never argv, never a build arg. */
 	for (size_t i = 0; i < w->n_secrets; i++) {
 		const char *v = env_value(host_env, w->secrets[i]);
@@ -512,7 +516,10 @@ static int render_gpus(const rm_workload *w, const rm_context *ctx, json_t *body
 		json_object_set_new(
 		    hc, "SecurityOpt",
 		    json_pack("[s, s]", "seccomp=unconfined", "apparmor=unconfined"));
-		json_array_append_new(devices, gpu_device(ctx, "/dev/fuse"));
+		/* out of habit: no GPU run needs it, and a host without it (containers in
+		 * containers, minimal VMs) would fail every run at start */
+		if (!ctx->no_fuse)
+			json_array_append_new(devices, gpu_device(ctx, "/dev/fuse"));
 	}
 	if (vendor && !strcmp(vendor, "AMD") && runtime != 0) {
 		json_array_append_new(devices, gpu_device(ctx, "/dev/kfd"));
@@ -577,6 +584,45 @@ static void render_tunableop(const rm_workload *w, json_t *env, json_t *hc)
 	}
 }
 
+/* HostConfig: network, mounts, data, GPUs, CPUs, /dev/shm, TunableOp, the model's run
+ * options. */
+static int render_host(const rm_workload *w, const rm_context *host, json_t *body, json_t *hc,
+		       rm_error *err)
+{
+	json_t *env = json_object_get(body, "Env");
+
+	json_object_set_new(hc, "NetworkMode", json_string("host"));
+	json_object_set_new(hc, "AutoRemove", json_false());
+	for (size_t i = 0; i < w->n_mounts; i++) {
+		char *b = rm_xasprintf("%s:%s", w->mounts[i].value, w->mounts[i].key);
+		array_add_str(hc, "Binds", b);
+		free(b);
+	}
+	if (rm_workload__data_binds(w, hc, err) < 0)
+		return -1;
+
+	if (render_gpus(w, host, body, hc, err) < 0)
+		return -1;
+	if (w->cpus && host->engine_no_cgroups) {
+		rm_error_set(
+		    err, RM_ERR_INPUT,
+		    "docker_cpus '%s': rootless Podman on cgroup v1 cannot limit a "
+		    "container's CPUs (a user has no cgroup of their own there); run as "
+		    "root, on cgroup v2 with the cpuset controller delegated to your user, "
+		    "or without docker_cpus",
+		    w->cpus);
+		return -1;
+	}
+	if (w->cpus)
+		json_object_set_new(hc, "CpusetCpus", json_string(w->cpus));
+	if (w->set.shm_size > 0)
+		json_object_set_new(hc, "ShmSize", json_integer((json_int_t)w->set.shm_size));
+	render_tunableop(w, env, hc);
+	if (apply_run_options(w, body, hc, err) < 0)
+		return -1;
+	return 0;
+}
+
 int rm_workload_render(const rm_workload *w, const rm_context *host, const char *const *host_env,
 		       json_t **out, rm_error *err)
 {
@@ -592,7 +638,7 @@ int rm_workload_render(const rm_workload *w, const rm_context *host, const char 
 	json_object_set_new(body, "HostConfig", hc);
 	json_object_set_new(hc, "Devices", devices);
 
-	if (rm_workload_cmd(w, &argv, err) < 0)
+	if (rm_workload_check_placeholders(w, err) < 0 || rm_workload_cmd(w, &argv, err) < 0)
 		goto out;
 	for (char **p = argv; *p; p++)
 		json_array_append_new(cmd, json_string(*p));
@@ -616,34 +662,7 @@ int rm_workload_render(const rm_workload *w, const rm_context *host, const char 
 
 	render_env(w, host, host_env, env);
 
-	json_object_set_new(hc, "NetworkMode", json_string("host"));
-	json_object_set_new(hc, "AutoRemove", json_false());
-	for (size_t i = 0; i < w->n_mounts; i++) {
-		char *b = rm_xasprintf("%s:%s", w->mounts[i].value, w->mounts[i].key);
-		array_add_str(hc, "Binds", b);
-		free(b);
-	}
-	if (rm_workload__data_binds(w, hc, err) < 0)
-		goto out;
-
-	if (render_gpus(w, host, body, hc, err) < 0)
-		goto out;
-	if (w->cpus && host->engine_no_cgroups) {
-		rm_error_set(
-		    err, RM_ERR_INPUT,
-		    "docker_cpus '%s': rootless Podman on cgroup v1 cannot limit a "
-		    "container's CPUs (a user has no cgroup of their own there); run as "
-		    "root, on cgroup v2 with the cpuset controller delegated to your user, "
-		    "or without docker_cpus",
-		    w->cpus);
-		goto out;
-	}
-	if (w->cpus)
-		json_object_set_new(hc, "CpusetCpus", json_string(w->cpus));
-	if (w->set.shm_size > 0)
-		json_object_set_new(hc, "ShmSize", json_integer((json_int_t)w->set.shm_size));
-	render_tunableop(w, env, hc);
-	if (apply_run_options(w, body, hc, err) < 0)
+	if (render_host(w, host, body, hc, err) < 0)
 		goto out;
 	*out = body;
 	body = NULL;

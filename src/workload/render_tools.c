@@ -43,13 +43,20 @@ static const char tools_wrapper[] =
     "if [ -z \"$stop\" ] && [ -z \"$pf\" ]; then one \"$@\"; r=$?; if [ $r -ne 0 ]; then pf=1; "
     "[ $rc -ne 0 ] || rc=$r; echo \"post $k $r\" >> \"$S\"; fi; fi; "
     "shift $((4 + $4)); k=$((k + 1)); done; "
-    "n=$1; shift; mkdir -p \"$O\"; while [ $n -gt 0 ]; do d=$1; g=$2; shift 2; n=$((n - 1)); "
-    "f0=; o=$IFS; IFS=$(printf '\\n_'); IFS=${IFS%_}; for f in $g; do [ -e \"$f\" ] || [ -L \"$f\" "
-    "] || continue; f0=1; "
-    "case $f in */*) t=\"$O/$d/${f%/*}\";; *) t=\"$O/$d\";; esac; "
-    "mkdir -p \"$t\" && { cp -lR \"$f\" \"$t/\" 2>/dev/null || cp -R \"$f\" \"$t/\"; }; done; "
-    "IFS=$o; [ -n \"$f0\" ] || printf 'run_models: tool %s: nothing matches %s\\n' \"$d\" "
-    "\"$g\"; done; exit $rc";
+    "n=$1; shift; [ $n -gt 0 ] && echo \"" RM_TOOLS_GATHER_LINE "\"; mkdir -p \"$O\"; "
+    "while [ $n -gt 0 ]; do d=$1; g=$2; shift 2; n=$((n - 1)); "
+    /* the matches listed with a builtin (no process per file), then copied in bulk: one tar
+     * pair per tool (names as ./x, so none is read as an option), else one cp per file */
+    "L=\"$O/.$d.list\"; : > \"$L\"; "
+    "o=$IFS; IFS=$(printf '\\n_'); IFS=${IFS%_}; for f in $g; do [ -e \"$f\" ] || [ -L \"$f\" "
+    "] || continue; case $f in /*) printf '%s\\n' \"$f\";; *) printf './%s\\n' \"$f\";; esac; "
+    "done >> \"$L\"; IFS=$o; "
+    "if [ ! -s \"$L\" ]; then printf 'run_models: tool %s: nothing matches %s\\n' \"$d\" \"$g\"; "
+    "elif mkdir -p \"$O/$d\" && command -v tar >/dev/null 2>&1 && tar -cf - -T \"$L\" "
+    "2>/dev/null | (cd \"$O/$d\" && tar -xf - 2>/dev/null); then :; "
+    "else while IFS= read -r f; do case $f in */*) t=\"$O/$d/${f%/*}\";; *) t=\"$O/$d\";; esac; "
+    "mkdir -p \"$t\" && { cp -lR \"$f\" \"$t/\" 2>/dev/null || cp -R \"$f\" \"$t/\"; }; "
+    "done < \"$L\"; fi; rm -f \"$L\"; done; echo gathered >> \"$S\"; exit $rc";
 
 /* The folder a tool's outputs go to: its name with anything but [A-Za-z0-9._-] as '_', and
  * no leading '.' (no "..", no hidden folder). */

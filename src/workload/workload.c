@@ -151,11 +151,59 @@ static char **secret_names(const char *const *env, size_t *n)
 	return v;
 }
 
+/* Sets key to value in *v (replacing an earlier one). */
+static void kv_put(rm_kv **v, size_t *n, const char *key, const char *value)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*v)[i].key, key)) {
+			free((*v)[i].value);
+			(*v)[i].value = rm_xstrdup(value);
+			return;
+		}
+	*v = rm_xrealloc(*v, (*n + 1) * sizeof(**v));
+	(*v)[*n].key = rm_xstrdup(key);
+	(*v)[*n].value = rm_xstrdup(value);
+	(*n)++;
+}
+
+/* The card's env_vars, then the context's over them (MAD's layering). */
+static void env_vars_of(rm_workload *w, const rm_model *m, const rm_context *ctx)
+{
+	for (size_t i = 0; i < m->n_env_vars; i++) {
+		const char *kv = m->env_vars[i], *eq = strchr(kv, '=');
+		char *key = rm_xstrndup(kv, (size_t)(eq - kv));
+		kv_put(&w->env_vars, &w->n_env_vars, key, eq + 1);
+		free(key);
+	}
+	for (size_t i = 0; i < ctx->n_env_vars; i++) {
+		kv_put(&w->env_vars, &w->n_env_vars, ctx->env_vars[i].key, ctx->env_vars[i].value);
+		w->image_name_given |= !strcmp(ctx->env_vars[i].key, "DOCKER_IMAGE_NAME");
+	}
+}
+
+/* The card's distributed.launcher when its script runs itself (slurm_multi: no context can
+ * run it another way), else the context's, else the card's, else the host's MAD_LAUNCHER. */
+static char *dist_launcher_of(const rm_model *m, const rm_context *ctx, const char *const *host_env)
+{
+	const char *card = json_string_value(json_object_get(m->distributed, "launcher"));
+	const char *l = json_string_value(
+	    json_object_get(json_object_get(ctx->obj, "distributed"), "launcher"));
+	const rm_dist_launcher *cl = rm_dist_launcher_find(card);
+
+	if (cl && cl->start == RM_DIST_SCRIPT)
+		l = card;
+	if (!l || !*l)
+		l = card;
+	if (!l || !*l)
+		l = host_value(host_env, "MAD_LAUNCHER");
+	return l && *l ? rm_xstrdup(l) : NULL;
+}
+
 int rm_workload_build(rm_workload *w, const rm_workload_in *in, rm_error *err)
 {
 	const rm_model *m = in->model;
 	const rm_context *ctx = in->ctx;
-	const char *build_number, *launcher;
+	const char *build_number;
 
 	(void)err;
 	memset(w, 0, sizeof(*w));
@@ -166,7 +214,7 @@ int rm_workload_build(rm_workload *w, const rm_workload_in *in, rm_error *err)
 	w->log_dir = rm_xstrdup(in->log_dir ? in->log_dir : ".");
 	w->extra_args = dup_or_null(in->extra_args);
 	w->model_args = dup_or_null(ctx->model_args);
-	w->n_gpus = m->n_gpus;
+	w->n_gpus = in->n_gpus ? in->n_gpus : m->n_gpus;
 	w->tunableop = rm_tunableop_effective(m, in->set->tunableop);
 	if (w->tunableop == RM_TUNABLEOP_ON)
 		w->tunableop_dir = rm_workload_tunableop_dir(w->log_dir, m->name, in->create_dirs);
@@ -185,11 +233,8 @@ int rm_workload_build(rm_workload *w, const rm_workload_in *in, rm_error *err)
 	w->cpus = dup_or_null(ctx->docker_cpus);
 	build_number = host_value(in->host_env, "BUILD_NUMBER");
 	w->build_number = build_number && *build_number ? rm_xstrdup(build_number) : NULL;
-	launcher = json_string_value(
-	    json_object_get(json_object_get(ctx->obj, "distributed"), "launcher"));
-	if (!launcher || !*launcher)
-		launcher = host_value(in->host_env, "MAD_LAUNCHER");
-	w->dist_launcher = launcher && *launcher ? rm_xstrdup(launcher) : NULL;
+	env_vars_of(w, m, ctx);
+	w->dist_launcher = dist_launcher_of(m, ctx, in->host_env);
 	if (w->dist_launcher && !rm_dist_launcher_find(w->dist_launcher)) {
 		char *names = rm_dist_launcher_names(0);
 		rm_warn("model '%s': launcher '%s' is not one run_models knows (%s): "
@@ -233,6 +278,9 @@ void rm_workload_copy(rm_workload *dst, const rm_workload *src)
 	rm_workload__plan_copy(&dst->data, &src->data);
 	dst->build_number = dup_or_null(src->build_number);
 	dst->dist_launcher = dup_or_null(src->dist_launcher);
+	dst->env_vars = rm_workload__kv_copy(src->env_vars, src->n_env_vars);
+	dst->n_env_vars = src->n_env_vars;
+	dst->image_name_given = src->image_name_given;
 	rm_tool_plan_copy(&dst->tools, &src->tools);
 }
 
@@ -256,6 +304,7 @@ void rm_workload_release(rm_workload *w)
 	rm_data_plan_release(&w->data);
 	free(w->build_number);
 	free(w->dist_launcher);
+	rm_workload__kv_free(w->env_vars, w->n_env_vars);
 	rm_tool_plan_release(&w->tools);
 	memset(w, 0, sizeof(*w));
 }
@@ -273,4 +322,46 @@ int rm_workload_bind(rm_workload *w, const rm_registry *reg, rm_error *err)
 		return rm_error_set(err, RM_ERR_INPUT, "model '%s' is not in the registry",
 				    w->model_name ? w->model_name : "");
 	return 0;
+}
+
+rm_kv *rm_workload_env_vars(const rm_workload *w, size_t *n)
+{
+	rm_kv *v = rm_workload__kv_copy(w->env_vars, w->n_env_vars);
+
+	*n = w->n_env_vars;
+	for (size_t i = 0; i < *n && !w->image_name_given && w->image; i++)
+		if (!strcmp(v[i].key, "DOCKER_IMAGE_NAME")) {
+			free(v[i].value);
+			v[i].value = rm_xstrdup(w->image);
+		}
+	return v;
+}
+
+void rm_workload_kv_free(rm_kv *v, size_t n)
+{
+	rm_workload__kv_free(v, n);
+}
+
+int rm_workload_check_placeholders(const rm_workload *w, rm_error *err)
+{
+	for (size_t i = 0; i < w->n_env_vars; i++) {
+		const char *k = w->env_vars[i].key, *v = w->env_vars[i].value;
+		size_t len = strlen(v);
+
+		if (!strcmp(k, "DOCKER_IMAGE_NAME") && !w->image_name_given)
+			continue; /* the run's image fills it */
+		if (len > 2 && v[0] == '<' && v[len - 1] == '>' && strcspn(v + 1, "<>") == len - 2)
+			return rm_error_set(
+			    err, RM_ERR_INPUT,
+			    "model '%s': env_vars '%s' is '%s', a placeholder for you to fill: "
+			    "give "
+			    "it in --additional-context '{\"env_vars\": {\"%s\": \"...\"}}'",
+			    w->model_name, k, v, k);
+	}
+	return 0;
+}
+
+const rm_dist_launcher *rm_workload_dist_launcher(const rm_workload *w)
+{
+	return rm_dist_launcher_find(w->dist_launcher);
 }

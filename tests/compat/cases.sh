@@ -568,7 +568,8 @@ mad_dry_run) # every model of MAD's registry passes the dry run on an MI300X con
 		fail "MAD_MULTI_NODE_RUNNER"
 	[ "$(grep '^  docker run ' out.txt | grep -c ' -e MAD_OUTPUT_CSV=perf_')" = 35 ] || fail "MAD_OUTPUT_CSV"
 	[ "$(grep '^  docker run ' out.txt | grep -c ' -e MAD_DATANAME=huggingface ')" = 29 ] || fail "MAD_DATANAME"
-	[ "$(grep -c "data 'huggingface': no provider serves it (data.json lists no provider for it); it runs without that data" err.txt)" = 29 ] ||
+	# once a run, not once a model (29 of them name it): issue 30
+	[ "$(grep -c "data 'huggingface': no provider serves it (data.json lists no provider for it); it runs without that data.*so does every other model of this run that names it" err.txt)" = 1 ] ||
 		fail "warnings: $(head -3 err.txt)"
 	# NVIDIA: MAD's nvidia Dockerfile, madengine's NVIDIA options
 	rm_run_ctx '{"gpu_vendor": "NVIDIA", "MAD_SYSTEM_NGPUS": 8, "MAD_SYSTEM_GPU_PRODUCT_NAME": "NVIDIA H100 80GB HBM3"}' \

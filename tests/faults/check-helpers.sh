@@ -99,6 +99,36 @@ hung_engine_proxy)
 	[ ! -e "$sock" ] || fail "socket left behind"
 	;;
 
+proxy_faults)
+	# the fault-injecting proxy (issue 29): each fault hits the chosen request only
+	up=$("$SRC/tools/ensure-docker.sh" 2>/dev/null) || { echo "skipped: no engine"; exit 77; }
+	up=${up#unix://}
+	sock=$WORK/proxy.sock
+	faults_hung_engine_start "$HUNG" "$sock" --proxy "$up" --fault drop --match 'GET /_ping' \
+		--nth 2 2>"$WORK/err" || fail "did not start"
+	[ "$(curl_rc "$sock" /_ping 5)" = 0 ] || fail "the first ping was not relayed"
+	[ "$(curl_rc "$sock" /v1.41/_ping 5)" = 52 ] || fail "the second ping was not dropped"
+	[ "$(curl_rc "$sock" /_ping 5)" = 0 ] || fail "the third ping was not relayed"
+	grep -q 'fault drop: GET /v1.41/_ping' "$WORK/err" || fail "the fault was not named: $(cat "$WORK/err")"
+	faults_hung_engine_stop
+	faults_hung_engine_start "$HUNG" "$sock.2" --proxy "$up" --fault stall --match 'GET /version' \
+		2>"$WORK/err" || fail "did not start"
+	[ "$(curl_rc "$sock.2" /_ping 5)" = 0 ] || fail "another request was not relayed"
+	[ "$(curl_rc "$sock.2" /version 1)" = 28 ] || fail "the stalled request was answered"
+	faults_hung_engine_stop
+	faults_hung_engine_start "$HUNG" "$sock.3" --proxy "$up" --fault cut --match 'GET /version' \
+		2>"$WORK/err" || fail "did not start"
+	[ "$(curl_rc "$sock.3" /version 5)" = 52 ] || fail "the answer was not cut"
+	faults_hung_engine_stop
+	faults_hung_engine_start "$HUNG" "$sock.4" --proxy "$up" --fault delay=1000 --match 'GET /_ping' \
+		2>"$WORK/err" || fail "did not start"
+	start=$(faults_now)
+	[ "$(curl_rc "$sock.4" /_ping 5)" = 0 ] || fail "the delayed request was not answered"
+	took=$(faults_since "$start")
+	[ "$(echo "$took >= 0.9" | bc)" = 1 ] || fail "not delayed: $took s"
+	faults_hung_engine_stop
+	;;
+
 private_dockerd)
 	need_root
 	dir=$WORK/engine

@@ -13,6 +13,27 @@
  *                                         then on no byte moves either way and new
  *                                         connections hang, and nothing is closed; SIGUSR2
  *                                         thaws it. For "the engine hangs mid-run".
+ *   hung_engine --proxy UPSTREAM --fault F --match 'METHOD PATH' [--nth N] SOCKET
+ *                                         the same relay, with one fault on the Nth (default
+ *                                         1st) request whose "METHOD PATH" (the path without
+ *                                         its /v1.NN prefix and query) matches the fnmatch(3)
+ *                                         pattern, e.g. 'GET /_ping', or /wait of any
+ *                                         container with a star for its id (every
+ *                                         request is a connection of its own: run_models opens
+ *                                         one per call). F is one of
+ *                                           stall        the request goes to the engine, its
+ *                                                        answer never comes back (the
+ *                                                        connection stays open)
+ *                                           cut          the request goes to the engine, the
+ *                                                        connection is closed when its answer
+ *                                                        starts (a lost response)
+ *                                           drop         the connection is closed before the
+ *                                                        request reaches the engine
+ *                                           delay=MS     the request is held MS ms, then relayed
+ *                                           close-after=MS  relayed, then closed MS ms after
+ *                                                        the answer started (a stream cut early)
+ *                                         Each fault that fires is named on stderr
+ *                                         ("hung_engine: fault stall: POST /v1.41/...").
  *
  * Once listening it prints one line on stdout, "hung_engine: ready pid=N socket=PATH
  * mode=M", so a script can wait for it. Each request it refuses to answer is named on stderr.
@@ -23,6 +44,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
+#include <time.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,20 +61,39 @@
 #define BUF_SIZE  (64 * 1024) /* per direction (--proxy) */
 
 enum mode { SILENT, PING, PROXY };
+enum fault { F_NONE, F_STALL, F_CUT, F_DROP, F_DELAY, F_CLOSE_AFTER };
+
+/* The one fault of --fault: what, on which request, and how many matched so far. */
+static struct {
+	enum fault what;
+	long ms;
+	const char *match;
+	long nth, seen;
+} fault_cfg = {F_NONE, 0, NULL, 1, 0};
 
 struct conn {
-	int fd;	      /* the client; -1 when the slot is free */
-	int up;	      /* --proxy: the upstream engine */
-	int hung;     /* --ping: a request we will never answer came */
-	size_t len;   /* bytes in buf */
-	char *buf;    /* --ping: request head; --proxy: client to upstream */
-	char *back;   /* --proxy: upstream to client */
-	size_t blen;  /* bytes in back */
-	int c_eof;    /* the client sent EOF */
-	int u_eof;    /* the upstream sent EOF */
-	int shut_up;  /* the upstream's write side was shut after c_eof */
-	int shut_cli; /* the client's write side was shut after u_eof */
+	int fd;		  /* the client; -1 when the slot is free */
+	int up;		  /* --proxy: the upstream engine */
+	int hung;	  /* --ping: a request we will never answer came */
+	size_t len;	  /* bytes in buf */
+	char *buf;	  /* --ping: request head; --proxy: client to upstream */
+	char *back;	  /* --proxy: upstream to client */
+	size_t blen;	  /* bytes in back */
+	int c_eof;	  /* the client sent EOF */
+	int u_eof;	  /* the upstream sent EOF */
+	int shut_up;	  /* the upstream's write side was shut after c_eof */
+	int shut_cli;	  /* the client's write side was shut after u_eof */
+	int classified;	  /* --fault: its request line was read */
+	enum fault fault; /* the fault this connection gets, or F_NONE */
+	double at;	  /* F_DELAY: relay from then; F_CLOSE_AFTER: close then (0: not yet) */
 };
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static volatile sig_atomic_t stop_sig, frozen;
 
@@ -262,8 +304,56 @@ static void serve(struct conn *c, enum mode mode)
 	}
 }
 
+/* --fault: once the request line is in c->buf, whether this connection gets the fault. */
+static void classify(struct conn *c)
+{
+	char line[2048], *sp1, *sp2, *path, *q;
+	char *eol = memmem(c->buf, c->len, "\r\n", 2);
+	size_t ll;
+
+	if (c->classified || fault_cfg.what == F_NONE)
+		return;
+	if (!eol) {
+		if (c->len < sizeof(line))
+			return;
+		c->classified = 1; /* no request line: relayed as it is */
+		return;
+	}
+	c->classified = 1;
+	ll = (size_t)(eol - c->buf) < sizeof(line) - 1 ? (size_t)(eol - c->buf) : sizeof(line) - 1;
+	memcpy(line, c->buf, ll);
+	line[ll] = '\0';
+	sp1 = strchr(line, ' ');
+	sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
+	if (!sp1 || !sp2)
+		return;
+	*sp2 = '\0';
+	path = sp1 + 1;
+	if ((q = strchr(path, '?')))
+		*q = '\0';
+	if (path[0] == '/' && path[1] == 'v' && path[2] >= '0' && path[2] <= '9') {
+		char *slash = strchr(path + 1, '/');
+		if (slash)
+			memmove(path, slash, strlen(slash) + 1);
+	}
+	*sp1 = ' ';
+	memmove(sp1 + 1, path, strlen(path) + 1);
+	if (fnmatch(fault_cfg.match, line, 0) != 0 || ++fault_cfg.seen != fault_cfg.nth)
+		return;
+	c->fault = fault_cfg.what;
+	if (c->fault == F_DELAY)
+		c->at = now_s() + (double)fault_cfg.ms / 1000.0;
+	fprintf(stderr, "hung_engine: fault %s: %.*s\n",
+		c->fault == F_STALL   ? "stall"
+		: c->fault == F_CUT   ? "cut"
+		: c->fault == F_DROP  ? "drop"
+		: c->fault == F_DELAY ? "delay"
+				      : "close-after",
+		(int)(eol - c->buf), c->buf);
+}
+
 /* --proxy: moves what it can each way, without blocking; returns -1 when the connection is
- * finished (both sides closed, or an error). */
+ * finished (both sides closed, or an error, or a fault closed it). */
 static int relay(struct conn *c, short cre, short ure)
 {
 	ssize_t n;
@@ -282,7 +372,19 @@ static int relay(struct conn *c, short cre, short ure)
 		else if (n == 0 || (errno != EAGAIN && errno != EINTR))
 			c->u_eof = 1;
 	}
-	if (c->len) {
+	classify(c);
+	if (c->fault == F_DROP)
+		return -1;
+	if (c->fault == F_CUT && c->blen)
+		return -1; /* the answer started: it is lost */
+	if (c->fault == F_CLOSE_AFTER && c->blen && c->at == 0)
+		c->at = now_s() + (double)fault_cfg.ms / 1000.0;
+	if (c->fault == F_CLOSE_AFTER && c->at > 0 && now_s() >= c->at)
+		return -1;
+	if (c->fault == F_STALL)
+		c->blen = 0; /* the answer is read and never passed on */
+	if (c->len && (fault_cfg.what == F_NONE || c->classified) &&
+	    !(c->fault == F_DELAY && now_s() < c->at)) {
 		n = send(c->up, c->buf, c->len, MSG_NOSIGNAL);
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
 			return -1;
@@ -305,7 +407,9 @@ static int relay(struct conn *c, short cre, short ure)
 		shutdown(c->up, SHUT_WR);
 		c->shut_up = 1;
 	}
-	if (c->u_eof && !c->blen && !c->shut_cli) {
+	if (c->fault == F_STALL && c->c_eof)
+		return -1; /* the client gave up on the answer that never came */
+	if (c->u_eof && !c->blen && !c->shut_cli && c->fault != F_STALL) {
 		shutdown(c->fd, SHUT_WR);
 		c->shut_cli = 1;
 	}
@@ -314,8 +418,49 @@ static int relay(struct conn *c, short cre, short ure)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: hung_engine [--ping | --proxy UPSTREAM_SOCKET] SOCKET\n");
+	fprintf(stderr, "usage: hung_engine [--ping | --proxy UPSTREAM_SOCKET [--fault F --match "
+			"'METHOD PATH' [--nth N]]] SOCKET\n");
 	exit(2);
+}
+
+static void parse_fault(const char *f)
+{
+	if (!strcmp(f, "stall"))
+		fault_cfg.what = F_STALL;
+	else if (!strcmp(f, "cut"))
+		fault_cfg.what = F_CUT;
+	else if (!strcmp(f, "drop"))
+		fault_cfg.what = F_DROP;
+	else if (!strncmp(f, "delay=", 6))
+		fault_cfg.what = F_DELAY, fault_cfg.ms = atol(f + 6);
+	else if (!strncmp(f, "close-after=", 12))
+		fault_cfg.what = F_CLOSE_AFTER, fault_cfg.ms = atol(f + 12);
+	else
+		usage();
+}
+
+/* The ppoll timeout while a fault's clock runs (a delay, a close-after), else none. */
+static struct timespec *fault_timeout(const struct conn *conns, struct timespec *ts)
+{
+	double soonest = 0;
+
+	for (int i = 0; i < MAX_CONNS; i++)
+		if (conns[i].fd >= 0 && conns[i].at > 0 &&
+		    (conns[i].fault == F_DELAY || conns[i].fault == F_CLOSE_AFTER) &&
+		    (soonest == 0 || conns[i].at < soonest))
+			soonest = conns[i].at;
+	if (soonest == 0)
+		return NULL;
+	soonest -= now_s();
+	if (soonest < 0)
+		soonest = 0;
+	ts->tv_sec = (time_t)soonest;
+	ts->tv_nsec = (long)((soonest - (double)ts->tv_sec) * 1e9) + 1000000;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+	return ts;
 }
 
 int main(int argc, char **argv)
@@ -334,13 +479,19 @@ int main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--proxy") == 0 && i + 1 < argc) {
 			mode = PROXY;
 			upstream = argv[++i];
+		} else if (strcmp(argv[i], "--fault") == 0 && i + 1 < argc) {
+			parse_fault(argv[++i]);
+		} else if (strcmp(argv[i], "--match") == 0 && i + 1 < argc) {
+			fault_cfg.match = argv[++i];
+		} else if (strcmp(argv[i], "--nth") == 0 && i + 1 < argc) {
+			fault_cfg.nth = atol(argv[++i]);
 		} else if (argv[i][0] == '-' || path) {
 			usage();
 		} else {
 			path = argv[i];
 		}
 	}
-	if (!path)
+	if (!path || (fault_cfg.what != F_NONE && (mode != PROXY || !fault_cfg.match)))
 		usage();
 
 	memset(&sa, 0, sizeof(sa));
@@ -400,13 +551,17 @@ int main(int argc, char **argv)
 			    .events = (short)((!c->c_eof && c->len < BUF_SIZE ? POLLIN : 0) |
 					      (c->blen ? POLLOUT : 0))};
 			idx[n++] = i;
+			int held = (fault_cfg.what != F_NONE && !c->classified) ||
+				   (c->fault == F_DELAY && now_s() < c->at);
 			pfd[n] = (struct pollfd){
 			    .fd = c->up,
 			    .events = (short)((!c->u_eof && c->blen < BUF_SIZE ? POLLIN : 0) |
-					      (c->len ? POLLOUT : 0))};
+					      (c->len && !held ? POLLOUT : 0))};
 			idx[n++] = i;
 		}
-		if (ppoll(pfd, (nfds_t)n, NULL, &none) < 0) {
+		struct timespec ts;
+		if (ppoll(pfd, (nfds_t)n, mode == PROXY ? fault_timeout(conns, &ts) : NULL, &none) <
+		    0) {
 			if (errno == EINTR)
 				continue;
 			die("ppoll");
@@ -422,7 +577,8 @@ int main(int argc, char **argv)
 				c = &conns[i];
 				if (c->fd < 0 || pfd[k].fd != c->fd)
 					continue;
-				if ((pfd[k].revents || ure) && relay(c, pfd[k].revents, ure) < 0)
+				if ((pfd[k].revents || ure || (c->at > 0 && now_s() >= c->at)) &&
+				    relay(c, pfd[k].revents, ure) < 0)
 					drop(c);
 				continue;
 			}

@@ -3,8 +3,8 @@
 # every fault test pass.
 add_executable(hung_engine ${CMAKE_SOURCE_DIR}/tests/faults/hung_engine.c)
 
-foreach(c hung_engine_silent hung_engine_ping hung_engine_proxy private_dockerd full_disk
-          failing_disk)
+foreach(c hung_engine_silent hung_engine_ping hung_engine_proxy proxy_faults private_dockerd
+          full_disk failing_disk)
   add_test(NAME faults.${c}
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/faults/check-helpers.sh ${c}
                    $<TARGET_FILE:hung_engine> ${CMAKE_SOURCE_DIR})

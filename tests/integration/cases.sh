@@ -35,7 +35,7 @@ no_container_left)
 smoke)
 	cp -r "$SRC/models.json" "$SRC/docker" "$SRC/scripts" .
 	"$RM" --tags smoke -o perf.csv >out.txt 2>err.txt || fail "exit $? $(cat err.txt)"
-	[ "$(head -1 perf.csv | tr ',' '\n' | wc -l)" = 37 ] || fail "header is not 29+8 columns"
+	[ "$(head -1 perf.csv | tr ',' '\n' | wc -l)" = 39 ] || fail "header is not 29+10 columns"
 	head -1 perf.csv | grep -q '^model,n_gpus,nnodes,gpus_per_node,training_precision,pipeline,args,tags,docker_file,base_docker,docker_sha,docker_image,git_commit,machine_name,deployment_type,launcher,gpu_architecture,performance,metric,relative_change,status,build_duration,test_duration,dataname,data_provider_type,data_size,data_download_duration,build_number,additional_docker_run_options,' ||
 		fail "header differs from madengine's 29 columns"
 	[ "$(csv_col perf.csv 1 status)" = SUCCESS ] || fail "status $(csv_col perf.csv 1 status)"
@@ -107,7 +107,7 @@ S
 	[ "$(csv_col perf.csv 1 model)" = it_multi_resnet50 ] || fail "row 1 name"
 	[ "$(csv_col perf.csv 2 performance)" = 99.25 ] || fail "row 2 perf"
 	[ "$(csv_col perf.csv 2 metric)" = sequences_per_sec ] || fail "row 2 metric"
-	[ "$(head -1 perf.csv | tr ',' '\n' | wc -l)" = 37 ] || fail "extra column changed the header"
+	[ "$(head -1 perf.csv | tr ',' '\n' | wc -l)" = 39 ] || fail "extra column changed the header"
 	# a second run compares each result row with its own previous row
 	"$RM" --tags it_multi -o perf.csv 2>err.txt || fail "second run: $(cat err.txt)"
 	[ "$(csv_col perf.csv 1 relative_change)" = "" ] || fail "first run has no baseline"
@@ -385,6 +385,36 @@ S
 	row=$(grep '^[^,]*,[^,]*,it_rep,performance,' perf_summary.csv) || fail "no summary row: $(cat perf_summary.csv)"
 	echo "$row" | grep -q ',last,3,2,2,1,1,3,' || fail "statistics: $row"
 	grep -q "performance (last)" out.txt || fail "summary not printed: $(cat out.txt)"
+	;;
+
+no_fuse)
+	# Issue 29: a host without /dev/fuse (containers in containers, minimal VMs). madengine
+	# adds the device to every GPU run and the engine then refuses to start the container
+	# ("error gathering device information while adding custom device /dev/fuse"); it is
+	# left out with one warning per run, and doctor says so. Stand-in nodes without fuse.
+	mkdir -p dev/dri sys/class/kfd/kfd/topology/nodes/0 sys/class/kfd/kfd/topology/nodes/1
+	mknod dev/kfd c 1 3 && mknod dev/dri/renderD128 c 1 3 || fail "mknod"
+	printf 'cpu_cores_count 8\nsimd_count 0\ngfx_target_version 0\n' >sys/class/kfd/kfd/topology/nodes/0/properties
+	printf 'simd_count 304\ngfx_target_version 90402\ndrm_render_minor 128\n' >sys/class/kfd/kfd/topology/nodes/1/properties
+	script nofuse <<'S'
+ls /dev/kfd /dev/fuse 2>&1
+echo "performance: 1 x"
+S
+	printf '[%s, %s]\n' "$(entry it_nofuse1 nofuse "")" "$(entry it_nofuse2 nofuse "")" >models.json
+	mkdir -p docker && cp "$SRC/docker/smoke.Dockerfile" "$SRC/docker/.dockerignore" docker/ && mkdir -p docker/smoke &&
+		cp "$SRC/docker/smoke/busybox" docker/smoke/
+	{ cat docker/smoke.Dockerfile; echo 'RUN echo "video:x:44:" > /etc/group && echo "root:x:0:0:root:/root:/bin/sh" > /etc/passwd'; } >docker/gpu.Dockerfile
+	jq '.[].dockerfile = "docker/gpu"' models.json >m && mv m models.json
+	RM_SYSFS_ROOT=$WORK/sys "$RM" --tags it_nofuse1,it_nofuse2 -o perf.csv \
+		--additional-context "{\"docker_device_root\": \"$WORK/dev\"}" 2>err.txt || fail "exit $?: $(cat err.txt) $(cat perf.csv)"
+	[ "$(grep -c 'no /dev/fuse' err.txt)" = 1 ] || fail "want one warning for the run: $(cat err.txt)"
+	[ "$(grep -c ',SUCCESS,' perf.csv)" = 2 ] || fail "rows: $(cat perf.csv)"
+	grep -q "^/dev/kfd" it_nofuse1.live.log || fail "kfd missing: $(cat it_nofuse1.live.log)"
+	grep -q "/dev/fuse: No such file" it_nofuse1.live.log || fail "fuse given: $(cat it_nofuse1.live.log)"
+	RM_DEV_ROOT=$WORK/dev "$RM" doctor >doc.txt 2>&1 || true
+	grep -q "^WARN  fuse .*has no '$WORK/dev/fuse'" doc.txt || fail "doctor: $(grep fuse doc.txt)"
+	"$RM" doctor >doc2.txt 2>&1 || true
+	[ -c /dev/fuse ] && { grep -q "^OK    fuse" doc2.txt || fail "doctor on this host: $(grep fuse doc2.txt)"; }
 	;;
 
 devices)

@@ -78,6 +78,21 @@ r=list(csv.reader(open(sys.argv[1], newline="")))
 print(sum(1 for x in r[1:] if len(x)!=len(r[0])))' "$1"
 }
 
+# A fault-injecting proxy (tests/faults/hung_engine.c --fault) in front of the suite's engine,
+# on $WORK/p.sock; its fault lines go to proxy.err. The runs of the case go through it with
+# DOCKER_HOST=$PROXIED; api/containers_of still ask the engine itself.
+proxied() { # FAULT MATCH [NTH]
+	[ -n "$HUNG" ] || fail "the hung_engine helper is not built"
+	# shellcheck source=tests/faults/lib.sh
+	. "$SRC/tests/faults/lib.sh"
+	faults_hung_engine_stop
+	faults_hung_engine_start "$HUNG" "$WORK/p.sock" --proxy "$SOCK" --fault "$1" --match "$2" \
+		--nth "${3:-1}" 2>>"$WORK/proxy.err" || fail "the proxy did not start"
+	cleanup_fns+=(faults_hung_engine_stop)
+	PROXIED=unix://$WORK/p.sock
+}
+fired() { grep -q "fault $1" "$WORK/proxy.err" || fail "the proxy's fault '$1' never fired: $(cat "$WORK/proxy.err")"; }
+
 case "$case_name" in
 kill9_watchdog)
 	# The runner is killed with SIGKILL: its watchdog removes the container at once.
@@ -395,6 +410,366 @@ S
 	grep -q 'samples_count,3840' perf_it_mlab.csv || fail "samples_count: $(cat perf_it_mlab.csv)"
 	;;
 
+wait_held)
+	# Issue 29 (10): a /wait the engine holds back. The container has ended: its status is
+	# read from the engine (State.ExitCode) within a slice of 10 s, not waited on until a
+	# signal ("the script exited with code -1"). The workload still runs past its timeout (it
+	# closed its output and sleeps on): a timeout, the container killed, within timeout + 15 s.
+	script wq <<'S'
+echo "performance: 11 samples_per_sec"
+S
+	script wl <<'S'
+echo "performance: 12 samples_per_sec"
+exec >/dev/null 2>&1
+sleep 300
+S
+	printf '[%s, %s]\n' "$(entry it_wq wq "")" "$(entry it_wl wl "")" | mkmad
+	"$RM" --tags it_wq,it_wl -o warm.csv --skip-model-run >/dev/null 2>&1 || true # the images, built once
+	proxied stall 'POST /containers/*/wait'
+	t0=$(now)
+	rc=0
+	DOCKER_HOST=$PROXIED timeout 60 "$RM" --tags it_wq -o perf.csv >out.txt 2>err.txt || rc=$?
+	secs=$(since "$t0")
+	fired stall
+	echo "recovered in $secs s (ended container)"
+	[ $rc = 0 ] || fail "exit $rc, want 0: $(tail -n 3 err.txt) $(cat perf.csv)"
+	[ "$(csv_col perf.csv 1 performance)" = 11 ] || fail "row: $(cat perf.csv)"
+	[ "$(echo "$secs < 20" | bc)" = 1 ] || fail "took $secs s"
+	proxied stall 'POST /containers/*/wait'
+	t0=$(now)
+	rc=0
+	DOCKER_HOST=$PROXIED timeout 90 "$RM" --tags it_wl -o perf2.csv --timeout 5 >out.txt 2>err.txt || rc=$?
+	secs=$(since "$t0")
+	echo "recovered in $secs s (timeout 5 s)"
+	[ $rc = 1 ] || fail "exit $rc, want 1: $(tail -n 3 err.txt)"
+	grep -q 'timeout: timed out after 5 s' perf2.csv || fail "reason: $(csv_col perf2.csv 1 reason)"
+	[ "$(echo "$secs < 20" | bc)" = 1 ] || fail "took $secs s (timeout 5 s + 15 s)"
+	[ "$(containers_of it_wl)" = 0 ] || fail "container left"
+	;;
+
+attach_cut)
+	# Issue 29 (10): the attach stream is closed while the workload still runs: it is attached
+	# again and the figure printed later is read (it used to wait out the whole timeout and
+	# blame the model: "no performance figure").
+	script ac <<'S'
+echo started
+sleep 4
+echo "performance: 7 samples_per_sec"
+S
+	entry it_ac ac "" | sed 's/^/[/; s/$/]/' | mkmad
+	"$RM" --tags it_ac -o warm.csv --skip-model-run >/dev/null 2>&1 || true
+	proxied close-after=1000 'POST /containers/*/attach'
+	t0=$(now)
+	rc=0
+	DOCKER_HOST=$PROXIED timeout 60 "$RM" --tags it_ac -o perf.csv --timeout 30 >out.txt 2>err.txt || rc=$?
+	secs=$(since "$t0")
+	fired close-after
+	echo "recovered in $secs s"
+	[ $rc = 0 ] || fail "exit $rc: $(tail -n 3 err.txt) $(csv_col perf.csv 1 reason)"
+	[ "$(csv_col perf.csv 1 performance)" = 7 ] || fail "row: $(cat perf.csv)"
+	grep -q "output stream ended while it still runs" err.txt || fail "not said: $(cat err.txt)"
+	[ "$(echo "$secs < 20" | bc)" = 1 ] || fail "took $secs s"
+	;;
+
+create_lost)
+	# Issue 29 (11): the answer to /containers/create is lost (the engine made the container):
+	# the runner removes it by its name before it exits, not the next run.
+	script cl <<'S'
+echo "performance: 1 samples_per_sec"
+S
+	entry it_cl cl "" | sed 's/^/[/; s/$/]/' | mkmad
+	"$RM" --tags it_cl -o warm.csv --skip-model-run >/dev/null 2>&1 || true
+	proxied cut 'POST /containers/create'
+	rc=0
+	DOCKER_HOST=$PROXIED timeout 120 "$RM" --tags it_cl -o perf.csv >out.txt 2>err.txt || rc=$?
+	fired cut
+	[ $rc != 0 ] && [ $rc != 124 ] || fail "exit $rc: $(tail -n 3 err.txt)"
+	[ "$(csv_col perf.csv 1 status)" = FAILURE ] || fail "row: $(cat perf.csv)"
+	[ "$(containers_of it_cl)" = 0 ] || fail "$(containers_of it_cl) container(s) left after the runner exited"
+	;;
+
+wait_dropped)
+	# Issue 29 (12): one dropped /wait connection, the engine fine: the exit status comes from
+	# the engine, the row is the model's (SUCCESS), not "lost the workload's engine" (exit 4).
+	script wd <<'S'
+echo "performance: 9 samples_per_sec"
+S
+	printf '[%s, %s]\n' "$(entry it_wd wd "")" "$(entry it_wd2 wd "")" | mkmad
+	"$RM" --tags it_wd,it_wd2 -o warm.csv --skip-model-run >/dev/null 2>&1 || true
+	proxied cut 'POST /containers/*/wait'
+	rc=0
+	DOCKER_HOST=$PROXIED timeout 60 "$RM" --tags it_wd,it_wd2 -o perf.csv >out.txt 2>err.txt || rc=$?
+	fired cut
+	[ $rc = 0 ] || fail "exit $rc, want 0: $(tail -n 3 err.txt) $(cat perf.csv)"
+	[ "$(grep -c ',SUCCESS,' perf.csv)" = 2 ] || fail "rows: $(cat perf.csv)"
+	grep -q "lost the workload's engine" perf.csv err.txt && fail "blamed the engine"
+	;;
+
+slow_engine)
+	# Held (issue 29's pass): slow answers to /_ping, /start, PUT /archive and the attach: the
+	# run waits for them and succeeds.
+	script se <<'S'
+echo "performance: 3 samples_per_sec"
+S
+	entry it_se se "" | sed 's/^/[/; s/$/]/' | mkmad
+	"$RM" --tags it_se -o warm.csv --skip-model-run >/dev/null 2>&1 || true
+	for m in 'GET /_ping' 'POST /containers/*/start' 'PUT /containers/*/archive' 'POST /containers/*/attach'; do
+		proxied delay=2000 "$m"
+		rc=0
+		DOCKER_HOST=$PROXIED timeout 60 "$RM" --tags it_se -o perf.csv >out.txt 2>err.txt || rc=$?
+		fired delay
+		[ $rc = 0 ] || fail "$m delayed: exit $rc: $(tail -n 3 err.txt)"
+	done
+	[ "$(grep -c ',SUCCESS,' perf.csv)" = 4 ] || fail "rows: $(cat perf.csv)"
+	;;
+
+name_collide)
+	# Issue 29 (14): models 'a/b' and 'a_b' in one run would share their logs, image tags
+	# and model dirs (the second failed "cannot create the log ... it exists already"):
+	# refused before any build, naming both; each alone runs.
+	script nc <<'S'
+echo "performance: 1 samples_per_sec"
+S
+	printf '[%s, %s]\n' "$(entry it_nc/x nc "")" "$(entry it_nc_x nc "")" | mkmad
+	rc=0
+	"$RM" --tags it -o perf.csv --log-dir logs >out.txt 2>err.txt || rc=$?
+	[ $rc = 5 ] || fail "exit $rc, want 5: $(cat err.txt)"
+	grep -q "models 'it_nc/x' and 'it_nc_x' would share their log files and image tag ('it_nc_x')" err.txt ||
+		fail "message: $(cat err.txt)"
+	if ls logs/*.build.log >/dev/null 2>&1; then fail "built before refusing"; fi
+	"$RM" --tags it_nc_x -o perf.csv >out.txt 2>err.txt || fail "alone: $(cat err.txt)"
+	;;
+
+build_timeout)
+	# Issue 29 (16): a build that never ends (RUN sleep) is stopped by --build-timeout: a
+	# FAILURE row naming the build, within the limit + 15 s, no build container left.
+	script bt <<'S'
+echo "performance: 1 samples_per_sec"
+S
+	entry it_bt bt "" | sed 's|docker/smoke|docker/forever|; s/^/[/; s/$/]/' | mkmad
+	cat >docker/forever.Dockerfile <<'D'
+FROM scratch
+COPY smoke/busybox /bin/busybox
+RUN ["/bin/busybox", "--install", "-s", "/bin"]
+RUN echo "forever $(date +%s%N)" && sleep 99994
+D
+	left() { api GET "/containers/json?all=1" | jq '[.[] | select(.Command | test("sleep 99994"))] | length'; }
+	t0=$(now)
+	rc=0
+	timeout 120 "$RM" --tags it_bt -o perf.csv --build-timeout 5 >out.txt 2>err.txt || rc=$?
+	secs=$(since "$t0")
+	echo "recovered in $secs s"
+	[ $rc = 1 ] || fail "exit $rc, want 1: $(tail -n 3 err.txt)"
+	grep -q "the build of 'ci-it_bt_forever' from 'docker/forever.Dockerfile' took longer than 5 s (--build-timeout)" perf.csv ||
+		fail "reason: $(csv_col perf.csv 1 reason)"
+	[ "$(echo "$secs < 20" | bc)" = 1 ] || fail "took $secs s"
+	for _ in $(seq 1 50); do [ "$(left)" = 0 ] && break; sleep 0.2; done
+	[ "$(left)" = 0 ] || fail "the build's container is left: $(left)"
+	;;
+
+tools_bulk)
+	# Issue 29 (13): a tool whose outputs glob matches 20,000 files. They are listed with a
+	# shell builtin and copied in bulk (tar), after the model's time ended (the timeout and
+	# test_duration are the model's): all 20,000 come back and the run is a SUCCESS. A run
+	# stopped by its timeout announces no outputs (docs/tools.md), not a part of them.
+	script tb <<'S'
+mkdir -p out
+i=0
+while [ $i -lt 20000 ]; do : >"out/f$i"; i=$((i + 1)); done
+echo "performance: 2 samples_per_sec"
+S
+	script tbs <<'S'
+mkdir -p out
+i=0
+while [ $i -lt 300 ]; do : >"out/f$i"; i=$((i + 1)); done
+sleep 300
+S
+	printf '[%s, %s]\n' "$(entry it_tb tb "")" "$(entry it_tbs tbs "")" | mkmad
+	mkdir -p prof
+	echo '{"tools": {"many": {"outputs": ["out/*"]}}}' >prof/tools.json
+	ctx='{"tools": [{"name": "many"}]}'
+	"$RM" --tags it_tb -o warm.csv --skip-model-run >/dev/null 2>&1 || true # the image, built once
+	t0=$(now)
+	rc=0
+	# a timeout the model keeps easily (about 1 s) and the gathering would not (20 s per file
+	# copied one by one before issue 29: timed out with part of the files announced)
+	timeout 300 "$RM" --tags it_tb -o perf.csv --timeout 12 --tools-config prof/tools.json \
+		--additional-context "$ctx" >out.txt 2>err.txt || rc=$?
+	echo "recovered in $(since "$t0") s"
+	[ $rc = 0 ] || fail "exit $rc: $(tail -n 3 err.txt) $(csv_col perf.csv 1 reason)"
+	run=$(csv_col perf.csv 1 run_id)
+	n=$(find "it_tb.$run.tools/many/out" -type f 2>/dev/null | wc -l)
+	[ "$n" = 20000 ] || fail "$n of 20000 files came back"
+	dur=$(csv_col perf.csv 1 test_duration)
+	echo "test_duration $dur s"
+	[ "$(echo "$dur < 10" | bc)" = 1 ] || fail "the gathering was charged to the model: test_duration $dur s"
+	rc=0
+	timeout 120 "$RM" --tags it_tbs -o perf2.csv --timeout 5 --tools-config prof/tools.json \
+		--additional-context "$ctx" >out2.txt 2>err2.txt || rc=$?
+	[ $rc = 1 ] || fail "exit $rc, want 1"
+	grep -q 'timeout: timed out after 5 s' perf2.csv || fail "reason: $(csv_col perf2.csv 1 reason)"
+	grep -q "the tools' outputs are in" err2.txt && fail "a timed-out run announced outputs"
+	[ -z "$(find . -path '*it_tbs.*.tools*' -type f | head -n 1)" ] || fail "a timed-out run left outputs"
+	;;
+
+low_inputs)
+	# Issue 29, the low ones: clear messages at once instead of a late failure or a hang.
+	script li <<'S'
+echo "performance: 1 samples_per_sec"
+S
+	long=it_$(printf 'x%.0s' $(seq 1 230))
+	printf '[%s, %s]\n' "$(entry it_li li "")" "$(entry "$long" li "")" | mkmad
+	refused() { # WANT_RC PATTERN ARGS...
+		local want=$1 pat=$2 rc=0
+		shift 2
+		timeout 20 "$RM" "$@" >out.txt 2>err.txt </dev/null || rc=$?
+		[ $rc = "$want" ] || fail "$*: exit $rc, want $want: $(cat err.txt)"
+		grep -q -- "$pat" err.txt || fail "$*: message: $(cat err.txt)"
+	}
+	refused 5 "(233 characters) makes log file names longer than the 255 bytes" --tags "$long" -o perf.csv --log-dir logs
+	if ls logs/*.build.log >/dev/null 2>&1; then fail "built before refusing the long name"; fi
+	refused 2 "--repeat takes a whole number from 1 to 1000000, not '-1'" --tags it_li --repeat -1
+	refused 2 "--repeat takes a whole number from 1 to 1000000, not '0'" --tags it_li --repeat 0
+	refused 2 "--history-window takes a whole number from 2 to 200, not '0'" --tags it_li --history-window 0
+	mkfifo nobody.fifo
+	printf 'suite: s\ninclude: [nobody.fifo]\nentries:\n  - tags: [it_li]\n' >s.yaml
+	refused 3 "include: 'nobody.fifo' is empty" run --suite s.yaml -o perf.csv
+	refused 3 "'nobody.fifo'" --tags it_li -o perf.csv -f nobody.fifo
+	refused 3 "'nobody.fifo' is empty" --tags it_li -o perf.csv --references nobody.fifo
+	printf 'suite: s\nentries:\n  - tags: [it_li]\n    repeat: 2.5\n' >r.yaml
+	refused 3 "repeat: must be a whole number from 1 to 1000000, not 2.5" suite r.yaml
+	;;
+
+manifest_per_run)
+	# Issue 29 (7): two runs with CI outputs in one folder, the second started 0.5 s after
+	# the first. Each keeps its own manifest (run.<run id>.json) and its own gate: the first
+	# has a regression and exits 6 as it does alone (it used to read the second's run.json,
+	# say "is of run B", turn the gate off and exit 0), and its archive holds its manifest.
+	script cm <<'S'
+echo "performance: $(cat value.txt) samples_per_sec"
+S
+	script cq <<'S'
+echo "performance: 5 samples_per_sec"
+S
+	printf '[%s, %s]\n' "$(entry it_cm cm "")" "$(entry it_cmq cq "")" | mkmad
+	echo 100 >scripts/cm/value.txt
+	for i in 1 2 3 4 5 6; do
+		echo $((100 + i % 2)) >scripts/cm/value.txt
+		"$RM" --tags it_cm -o perf.csv 2>>hist.txt >/dev/null || fail "history run $i: $(tail -n 3 hist.txt)"
+	done
+	printf 'echo "performance: 70 samples_per_sec"\nsleep 4\n' >scripts/cm/run.sh
+	set +e
+	"$RM" --tags it_cm -o perf.csv --fail-on-regression 5 --archive a.tar.gz >outa.txt 2>erra.txt &
+	pa=$!
+	sleep 0.5
+	"$RM" --tags it_cmq -o perf.csv --fail-on-regression 5 --archive b.tar.gz >outb.txt 2>errb.txt &
+	pb=$!
+	wait $pa
+	rca=$?
+	wait $pb
+	rcb=$?
+	set -e
+	[ $rca = 6 ] || fail "the first run: exit $rca, want 6 (its regression): $(tail -n 3 erra.txt)"
+	[ $rcb = 0 ] || fail "the second run: exit $rcb, want 0: $(tail -n 3 errb.txt)"
+	grep -q "is of run" erra.txt errb.txt && fail "a run read the other's manifest: $(grep 'is of run' erra.txt errb.txt)"
+	ida=$(sed -n 's/.*run \([0-9TZ-]*-[0-9a-f]*\): 1 model.*/\1/p' erra.txt | head -n 1)
+	[ -n "$ida" ] && [ -f "run.$ida.json" ] || fail "no run.<id>.json of the first run: $(ls)"
+	[ -L run.json ] || fail "run.json is not the link to the latest: $(ls -l run.json)"
+	mkdir ua && tar -xzf a.tar.gz -C ua
+	m=$(find ua -name 'run.*.json')
+	[ "$(jq -r .run_id "$m")" = "$ida" ] || fail "the first run's archive holds another run's manifest: $m"
+	;;
+
+ci_outputs_through)
+	# Issue 29 (8): CI outputs are written through what the user names, never replaced by a
+	# file: a symlink given to --summary-markdown stays a link (its file gets the summary), a
+	# FIFO given to --junit stays a FIFO (its reader gets the XML), a character device (as
+	# /dev/stdout is; a stand-in node here, so a failure cannot replace the real one) stays
+	# one; a FIFO nobody reads is an error at once, not a hang.
+	bash "$SRC/tests/results/gen-perf.sh" 3 4 >perf.csv
+	: >real.md
+	ln -s real.md link.md
+	mkfifo j.fifo
+	mknod out.dev c 1 3 || fail "mknod"
+	timeout 20 cat j.fifo >fifo_got.xml &
+	reader=$!
+	sleep 0.3
+	timeout 30 "$RM" report ci perf.csv --summary-markdown link.md --junit j.fifo --archive out.dev \
+		--html r.html --no-step-summary >out.txt 2>err.txt || fail "exit $?: $(cat err.txt)"
+	wait $reader || true
+	[ -L link.md ] && [ "$(readlink link.md)" = real.md ] || fail "the symlink was replaced: $(ls -l link.md)"
+	grep -q 'regression' real.md || fail "the summary did not reach the link's file: $(cat real.md)"
+	[ -p j.fifo ] || fail "the FIFO was replaced: $(ls -l j.fifo)"
+	grep -q '<testsuites' fifo_got.xml || fail "the FIFO's reader got no JUnit: $(head -c 200 fifo_got.xml)"
+	[ -c out.dev ] || fail "the character device was replaced: $(ls -l out.dev)"
+	t0=$(now)
+	rc=0
+	timeout 20 "$RM" report ci perf.csv --junit j.fifo --no-step-summary >out2.txt 2>err2.txt || rc=$?
+	[ $rc != 124 ] || fail "a FIFO nobody reads hung the run"
+	[ $rc != 0 ] && grep -q "no process reads that FIFO" err2.txt || fail "exit $rc: $(cat err2.txt)"
+	[ -p j.fifo ] || fail "the FIFO was replaced after the error"
+	echo "recovered in $(since "$t0") s"
+	;;
+
+gpu_detect_hang)
+	# Issue 29 (9): GPU detection has a deadline. A rocminfo and an nvidia-smi that hang (a
+	# driver in a bad state) are stopped after 10 s, named once, and the run goes on; the
+	# first Ctrl-C stops them at once (run and doctor), and no child stays behind; a KFD
+	# "properties" that blocks (a FIFO) is not read.
+	script gd <<'S'
+echo "performance: 1 samples_per_sec"
+S
+	entry it_gd gd "" | sed 's/^/[/; s/$/]/' | mkmad
+	mkdir -p bin
+	for t in rocminfo nvidia-smi; do printf '#!/bin/sh\nexec sleep 987654\n' >"bin/$t"; done
+	chmod +x bin/*
+	left() { pgrep -f 'sleep 987654' | wc -l; }
+	# Ctrl-C during detection: run
+	PATH=$WORK/bin:$PATH "$RM" --tags it_gd -o perf.csv >out.txt 2>err.txt &
+	pid=$!
+	for _ in $(seq 1 50); do [ "$(left)" -gt 0 ] && break; sleep 0.1; done
+	[ "$(left)" -gt 0 ] || fail "the fake rocminfo never ran: $(cat err.txt)"
+	t0=$(now)
+	kill -INT $pid
+	for _ in $(seq 1 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+	if kill -0 $pid 2>/dev/null; then kill -9 $pid; pkill -9 -f 'sleep 987654' || true; fail "run still detecting 5 s after Ctrl-C"; fi
+	rc=0
+	wait $pid || rc=$?
+	echo "run stopped in $(since "$t0") s"
+	[ $rc = 130 ] || fail "run: exit $rc after Ctrl-C, want 130: $(cat err.txt)"
+	sleep 0.3
+	[ "$(left)" = 0 ] || { pkill -9 -f 'sleep 987654' || true; fail "the detection tool stayed behind"; }
+	# Ctrl-C during detection: doctor
+	PATH=$WORK/bin:$PATH "$RM" doctor >doc.txt 2>&1 &
+	pid=$!
+	for _ in $(seq 1 50); do [ "$(left)" -gt 0 ] && break; sleep 0.1; done
+	kill -INT $pid
+	for _ in $(seq 1 50); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+	if kill -0 $pid 2>/dev/null; then kill -9 $pid; pkill -9 -f 'sleep 987654' || true; fail "doctor still running 5 s after Ctrl-C"; fi
+	rc=0
+	wait $pid || rc=$?
+	[ $rc = 130 ] || fail "doctor: exit $rc after Ctrl-C, want 130: $(tail -n 3 doc.txt)"
+	sleep 0.3
+	[ "$(left)" = 0 ] || { pkill -9 -f 'sleep 987654' || true; fail "doctor left the tool behind"; }
+	# no signal: each hanging tool is stopped after 10 s and the run goes on
+	t0=$(now)
+	rc=0
+	PATH=$WORK/bin:$PATH timeout 60 "$RM" --tags it_gd -o perf.csv >out.txt 2>err.txt || rc=$?
+	secs=$(since "$t0")
+	echo "run with hanging tools recovered in $secs s"
+	[ $rc = 0 ] || fail "exit $rc: $(tail -n 3 err.txt)"
+	grep -q "'rocminfo' did not answer within 10 s" err.txt || fail "the hang is not named: $(cat err.txt)"
+	[ "$(echo "$secs < 35" | bc)" = 1 ] || fail "took $secs s"
+	[ "$(left)" = 0 ] || { pkill -9 -f 'sleep 987654' || true; fail "a tool stayed behind"; }
+	# a KFD properties file that blocks
+	mkdir -p sys/class/kfd/kfd/topology/nodes/0
+	mkfifo sys/class/kfd/kfd/topology/nodes/0/properties
+	rc=0
+	RM_SYSFS_ROOT=$WORK/sys timeout 20 "$RM" --tags it_gd -o perf.csv -n >out.txt 2>err.txt || rc=$?
+	[ $rc = 0 ] || fail "a FIFO for KFD properties: exit $rc: $(tail -n 3 err.txt)"
+	grep -q "properties' is not a regular file" err.txt || fail "the FIFO is not named: $(cat err.txt)"
+	;;
+
 secret_outputs)
 	# Issue 22 (3): a secret given as a tag argument is in no file the run writes: perf CSVs,
 	# logs, run.json, JUnit, summary, report and the archive CI uploads (read inside).
@@ -409,7 +784,8 @@ S
 	[ -f out/run.json ] && [ -f out/a.tar.gz ] || fail "outputs missing: $(ls out)"
 	grep -q 'args: .*tok' out/logs/it_targ.live.log || fail "the argument did not reach the script"
 	mkdir unpacked && tar -xzf out/a.tar.gz -C unpacked
-	[ "$(find unpacked -name run.json | wc -l)" = 1 ] || fail "no run.json in the archive"
+	# the run's own manifest, run.<run id>.json (run.json links the latest run's: issue 29)
+	[ "$(find unpacked -name 'run.*.json' | wc -l)" = 1 ] || fail "no manifest in the archive"
 	if grep -rl tok_SeCrEt_4711 out unpacked out.txt err.txt; then fail "the secret is in a file the run wrote"; fi
 	grep -q 'it_targ:tok=\*\*\*' out/run.json || fail "run.json does not name the tag: $(cat out/run.json)"
 	;;
@@ -442,6 +818,14 @@ S
 	rm perf_it_oc.csv
 	refused l4 "'perf.csv' (the perf CSV (-o)) and './perf.csv' (--html) are one file" \
 		--tags it_oc -o perf.csv --html ./perf.csv
+	[ ! -e perf.csv ] || fail "perf.csv was written: $(cat perf.csv)"
+	# Issue 29 (6): a CI output over the --export sqlite: database would replace its history
+	sqlite3 hist.db 'CREATE TABLE keep(x); INSERT INTO keep VALUES (42);'
+	for o in --archive --html --junit --summary-markdown; do
+		refused "l_$o" "'./hist.db' ($o) and 'hist.db' (the database of --export sqlite:hist.db) are one file" \
+			--tags it_oc -o perf.csv --export sqlite:hist.db "$o" ./hist.db
+		[ "$(sqlite3 hist.db 'SELECT x FROM keep')" = 42 ] || fail "$o replaced the database"
+	done
 	[ ! -e perf.csv ] || fail "perf.csv was written: $(cat perf.csv)"
 	# the same run without the clash goes through, its report written
 	"$RM" --tags it_oc --repeat 2 -o perf.csv --html report.html 2>err.txt || fail "$(cat err.txt)"

@@ -8,7 +8,7 @@ set(RM_INTEGRATION_CASES
     dry_run_mi300x secret_nowhere repeat_summary devices keep_alive_running gpu_less_seed
     context_file tunableop_run progress_plain doctor workload_parser double_sigint
     build_secret mlperf_score telemetry telemetry_node_run telemetry_nvidia preflight
-    provenance_compare)
+    provenance_compare no_fuse)
 foreach(c ${RM_INTEGRATION_CASES})
   add_test(NAME integration.${c}
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/cases.sh ${c}
@@ -32,7 +32,10 @@ set_tests_properties(integration.no_container_left PROPERTIES FIXTURES_CLEANUP d
 set(RM_FAULT_CASES kill9_watchdog kill9_reap sighup sigpipe engine_dies disk_full log_per_run
                    outputs_first secrets hung_engine long_lines
                    secret_outputs output_clash perf_symlink results_limits
-                   oom_removed keep_dir_nodes engine_dies_build formula_cells retries)
+                   oom_removed keep_dir_nodes engine_dies_build formula_cells
+                   manifest_per_run ci_outputs_through gpu_detect_hang
+                   wait_held attach_cut create_lost wait_dropped slow_engine
+                   name_collide build_timeout tools_bulk low_inputs retries)
 foreach(c ${RM_FAULT_CASES})
   add_test(NAME fault.${c}
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/integration/faults.sh ${c}

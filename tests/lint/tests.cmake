@@ -50,3 +50,11 @@ add_test(NAME lint.layers COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lint/layers.sh 
 add_test(NAME lint.layers_catches
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lint/layers-catches.sh ${CMAKE_SOURCE_DIR})
 set_tests_properties(lint.layers lint.layers_catches PROPERTIES LABELS lint)
+# The rules docs/architecture.md states for the whole tree (tests/lint/rules.sh), and that the
+# lint fails on each one broken.
+add_test(NAME lint.rules COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lint/rules.sh ${CMAKE_SOURCE_DIR}
+                                 $<TARGET_FILE:rm>)
+add_test(NAME lint.rules_catches
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lint/rules-catches.sh ${CMAKE_SOURCE_DIR}
+                 $<TARGET_FILE:rm>)
+set_tests_properties(lint.rules lint.rules_catches PROPERTIES LABELS lint)

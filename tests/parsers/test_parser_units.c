@@ -688,7 +688,94 @@ static void test_result_helpers(void)
 	rm_parse_result_release(NULL);
 }
 
-int main(void)
+/* The lines of a fixture (its '#' header left out), each with `label` in front. */
+static char **labelled_lines(const char *dir, const char *fixture, const char *label)
+{
+	char path[1024], *buf = NULL, *save, **out;
+	size_t len = 0, n = 0;
+	rm_error err = RM_ERROR_INIT;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, fixture);
+	CHECK(rm_read_file(path, 1 << 22, &buf, &len, &err) == 0);
+	out = rm_xcalloc(len + 2, sizeof(*out));
+	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		if (l[0] != '#')
+			out[n++] = rm_xasprintf("%s%s", label, l);
+	free(buf);
+	return out;
+}
+
+static void free_lines(char **lines)
+{
+	for (size_t i = 0; lines[i]; i++)
+		free(lines[i]);
+	free(lines);
+}
+
+/* Issue 29: the labels launchers put in front of every line (srun --label plain and padded,
+ * torchrun, Ray through SkyPilot) are stripped the same way by every parser and by auto: real
+ * fixture lines read with each label give what they give without one. */
+static void test_labels_every_parser(const char *dir)
+{
+	static const char *const fixtures[][2] = {
+	    {"generic", "generic/madengine_tools_context_fix_dummy_prof.log"},
+	    {"llm_foundry", "llm_foundry/rocm_blog_mpt30b_1node.log"},
+	    {"megatron", "megatron/megatron_lm_issue756_mixtral.log"},
+	    {"nemo", "nemo/bionemo_recipes_pr740_step_timing.log"},
+	    {"torchtitan", "torchtitan/torchtitan_pr2169_compile_warmup.log"},
+	    {"mlperf", "mlperf/amd_mi300x_llama2_70b_lora_result_0.log"},
+	    {"hf_trainer", "hf_trainer/hf_fsdp_table_only.log"},
+	};
+	static const char *const labels[] = {
+	    "0: ", " 0: ", "   1:  ", "(pretraining, pid=4112) ", "[rank0]:", "0: [default0]:"};
+
+	if (!dir)
+		return;
+	for (size_t f = 0; f < sizeof(fixtures) / sizeof(fixtures[0]); f++) {
+		char **plain = labelled_lines(dir, fixtures[f][1], "");
+		for (size_t w = 0; w < 2; w++) {
+			const char *parser = w ? "auto" : fixtures[f][0];
+			rm_parse_result want = run(parser, (const char *const *)plain, -1);
+			CHECK(want.has_performance);
+			for (size_t l = 0; l < sizeof(labels) / sizeof(labels[0]); l++) {
+				char **ll = labelled_lines(dir, fixtures[f][1], labels[l]);
+				rm_parse_result got = run(parser, (const char *const *)ll, -1);
+				int same = got.has_performance == want.has_performance &&
+					   got.performance == want.performance && got.n == want.n;
+				for (size_t i = 0; same && i < got.n; i++)
+					same = !strcmp(got.metrics[i].name, want.metrics[i].name) &&
+					       got.metrics[i].value == want.metrics[i].value;
+				if (!same)
+					fprintf(stderr, "label '%s' changes %s on %s\n", labels[l],
+						parser, fixtures[f][1]);
+				CHECK(same);
+				rm_parse_result_release(&got);
+				free_lines(ll);
+			}
+			rm_parse_result_release(&want);
+		}
+		free_lines(plain);
+	}
+}
+
+/* NeMo's FLOPsMeasurementCallback logs tflops_per_sec_per_gpu = -1 when it cannot compute the
+ * figure (flops_callback.py): that is no TFLOP/s, and the step time still counts. */
+static void test_nemo_minus_one(void)
+{
+	const char *lines[] = {
+	    "Training epoch 0, iteration 0/99 | lr: 1e-06 | global_batch_size: 32 | global_step: 0 "
+	    "| reduced_train_loss: 2.8 | train_step_timing in s: 0.19 | tflops_per_sec_per_gpu: -1",
+	    "Training epoch 0, iteration 1/99 | lr: 2e-06 | global_batch_size: 32 | global_step: 1 "
+	    "| reduced_train_loss: 2.7 | train_step_timing in s: 0.19 | tflops_per_sec_per_gpu: -1",
+	    NULL};
+	rm_parse_result r = run("nemo", lines, -1);
+
+	CHECK(!find(&r, "tflops_per_gpu", "mean"));
+	CHECK(r.has_performance && !strcmp(r.performance_metric, "samples_per_sec"));
+	rm_parse_result_release(&r);
+}
+
+int main(int argc, char **argv)
 {
 	test_numbers();
 	test_keys();
@@ -707,5 +794,7 @@ int main(void)
 	test_mlperf_crlf();
 	test_registry();
 	test_result_helpers();
+	test_labels_every_parser(argc > 1 ? argv[1] : NULL);
+	test_nemo_minus_one();
 	return check_summary();
 }

@@ -16,7 +16,7 @@ add_executable(parsers_units ${RM_PARSER_FIXTURES}/test_parser_units.c)
 target_link_libraries(parsers_units PRIVATE rm)
 target_include_directories(parsers_units PRIVATE ${CMAKE_SOURCE_DIR}/tests/unit
                                                  ${CMAKE_SOURCE_DIR}/src/parsers)
-add_test(NAME parsers.units COMMAND parsers_units)
+add_test(NAME parsers.units COMMAND parsers_units ${RM_PARSER_FIXTURES})
 
 add_executable(bench_parsers ${RM_PARSER_FIXTURES}/bench_parsers.c)
 target_link_libraries(bench_parsers PRIVATE rm)

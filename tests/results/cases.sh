@@ -78,30 +78,44 @@ db_sqlite)
 	"$DB_BODY" "sqlite:$WORK/results.db"
 	# The file is a plain SQLite database the sqlite3 shell (and Grafana's plugin) reads.
 	need sqlite3 sqlite3
-	[ "$(sqlite3 results.db 'select max(version) from rm_schema')" = 3 ] || fail "schema version"
+	[ "$(sqlite3 results.db 'select max(version) from rm_schema')" = 4 ] || fail "schema version"
+	# A database of before configurations (schema 2, written by the previous release) is
+	# migrated when it is opened: its rows kept in their order, the results' key made
+	# (run_id, model, docker_file, metric, config_key, repeat), so a run that holds a model
+	# in two configurations keeps both.
+	sqlite3 old.db <"$SRC/tests/results/schema-v2.sqlite.sql"
+	before=$(sqlite3 old.db 'select group_concat(model || performance, " ") from (select * from results order by id)')
+	bash "$SRC/tests/results/gen-configs.sh" 2 0 0 >configs.csv
+	expect 0 "$RM" export --db sqlite:old.db configs.csv
+	[ "$(sqlite3 old.db 'select group_concat(version) from rm_schema')" = "1,2,3,4" ] || fail "migrations: $(sqlite3 old.db 'select * from rm_schema')"
+	[ "$(sqlite3 old.db "select group_concat(model || performance, ' ') from (select * from results where config_key = '' order by id)")" = "$before" ] ||
+		fail "the old rows changed"
+	[ "$(sqlite3 old.db "select count(*) from results where model = 'grid'")" = 8 ] || fail "configurations of one run and model: $(sqlite3 old.db "select run_id, config_key from results where model = 'grid'")"
+	[ "$(sqlite3 old.db "select value from config_params where config_key = 'grid16bf16' and name = 'precision'")" = bf16 ] ||
+		fail "config_params: $(sqlite3 old.db 'select * from config_params')"
+	sqlite3 old.db 'select config_key from accepted' >/dev/null || fail "accepted.config_key"
 	;;
 
 db_migrate_v2)
 	# A database of schema version 2 (made by run_models before the attempt column; dumped
-	# into tests/results/schema-v2.*.sql) is migrated when opened: its rows kept as attempt
+	# into tests/results/schema-v2-attempts.*.sql) is migrated when opened: its rows kept as attempt
 	# 1, the key now has the attempt (two failed attempts of one run and model are two rows),
-	# the provenance table is there. SQLite copies the table to change its key; PostgreSQL
-	# swaps the constraint.
+	# the provenance table is there. Both make the results table again to change its key.
 	need sqlite3 sqlite3
 	need psql postgresql-client
 	run=20261126T233602Z-567-72b8
 	cp "$SRC/tests/results/perf-attempts.csv" perf.csv
-	sqlite3 v2.db <"$SRC/tests/results/schema-v2.sqlite.sql"
+	sqlite3 v2.db <"$SRC/tests/results/schema-v2-attempts.sqlite.sql"
 	db=v2_$$
 	url=$(pg_url)
 	psql -qAt "$url" -c "create database $db" >/dev/null
 	pg2=${url/\/\/\/rm?/\/\/\/$db?}
-	psql -q "$pg2" -f "$SRC/tests/results/schema-v2.postgres.sql" >/dev/null 2>psql.err || fail "$(cat psql.err)"
+	psql -q "$pg2" -f "$SRC/tests/results/schema-v2-attempts.postgres.sql" >/dev/null 2>psql.err || fail "$(cat psql.err)"
 	for u in "sqlite:$WORK/v2.db" "$pg2"; do
 		if [[ $u == sqlite:* ]]; then q() { sqlite3 "$WORK/v2.db" "$1"; }; else q() { psql -qAt "$u" -c "$1"; }; fi
 		[ "$(q 'select max(version) from rm_schema')" = 2 ] || fail "$u: not version 2 before"
 		expect 0 "$RM" export --db "$u" perf.csv
-		[ "$(q 'select max(version) from rm_schema')" = 3 ] || fail "$u: not migrated"
+		[ "$(q 'select max(version) from rm_schema')" = 4 ] || fail "$u: not migrated"
 		[ "$(q "select count(*) || ' ' || min(attempt) || ' ' || max(attempt) from results where run_id = '$run'")" = "3 1 1" ] ||
 			fail "$u: the version-2 rows: $(q "select model, attempt from results where run_id = '$run'")"
 		[ "$(q "select attempt || status from results where model = 'it_retry' order by attempt")" = "$(printf '1FAILURE\n2FAILURE\n3SUCCESS')" ] ||
@@ -260,6 +274,139 @@ html_chromium)
 	grep -q 'CONSOLE' leaky.txt || fail "a blocked network load left no console message: the check is blind"
 	;;
 
+perf_csv_faults)
+	# Issue 29 (15 and the low ones): a hand-edited or damaged history keeps the verdict right
+	# and says what it found, naming the line or run. Eleven nights, the last one with a
+	# planted -20 % (model_001) and -12 % (model_003): exit 6 whatever the damage.
+	bash "$SRC/tests/results/gen-perf.sh" 3 11 >gen.csv
+	python3 - <<'PY'
+import csv, io
+rows = list(csv.reader(open("gen.csv", newline="")))
+hdr, data = rows[0], rows[1:]
+ri, pi, mi, rs = (hdr.index(c) for c in ("run_id", "performance", "model", "reason"))
+runs = sorted(set(r[ri] for r in data))
+for r in data:
+    if r[ri] == runs[-1] and r[mi] == "model_001":
+        r[pi] = str(float(r[pi]) * 0.8)
+def dump(rows):
+    b = io.StringIO(); csv.writer(b, lineterminator="\n").writerows(rows); return b.getvalue()
+base = dump([hdr] + data)
+open("planted.csv", "w").write(base)
+lines = base.split("\n")
+for i, l in enumerate(lines):
+    if runs[2] in l:  # a stray quote in run 3's first row
+        p = l.split(","); p[rs] = '"oops'; lines[i] = ",".join(p); break
+open("stray.csv", "w").write("\n".join(lines))
+b = base.split("\n"); m = len(b) // 2
+open("header.csv", "w").write("\n".join(b[:m] + [b[0]] + b[m:]))
+open("reused.csv", "w").write(base.replace(runs[-1], runs[1]))
+open("cr.csv", "w").write(base.replace("\n", "\r"))
+open("bom.csv", "w").write("\ufeff" + base)
+for v in ("1e20", "1e300"):
+    d2 = [list(r) for r in data]
+    for r in d2:
+        if r[ri] == runs[-1] and r[mi] == "model_002":  # a time: lower is better
+            r[pi] = v
+    open(f"big{v}.csv", "w").write(dump([hdr] + d2))
+PY
+	judged() { # FILE: exit 6, both planted regressions found
+		expect 6 "$RM" report ci "$1" --no-step-summary --fail-on-regression 5 --summary-markdown s.md
+		grep -q '| model_001 | samples_per_second | SUCCESS | .* regression' s.md ||
+			fail "$1: model_001's -20 % missed: $(grep model_001 s.md)"
+	}
+	judged planted.csv
+	judged stray.csv
+	grep -q "'stray.csv' line 8: a '\"' opens a field that is not closed on its line" cmd.err || fail "stray: $(cat cmd.err)"
+	judged header.csv
+	grep -q "'header.csv' line [0-9]* repeats the header" cmd.err || fail "header: $(cat cmd.err)"
+	judged reused.csv
+	grep -q "run id '.*' is used again (model 'model_001' repeat 1 is in it twice)" cmd.err || fail "reused: $(cat cmd.err)"
+	judged cr.csv
+	judged bom.csv
+	grep -q "'bom.csv' starts with a UTF-8 byte order mark" cmd.err || fail "bom: $(cat cmd.err)"
+	for v in 1e20 1e300; do
+		judged "big$v.csv"
+		row=$(grep '| model_002 |' s.md)
+		echo "$row" | grep -q 'regression' || fail "$v: not a regression: $row"
+		ref=$(echo "$row" | awk -F'|' '{print $6}' | tr -d ' ')
+		[ "$(echo "$ref > 90 && $ref < 120" | bc)" = 1 ] || fail "$v: the reference moved with the judged value: $row"
+		echo "$row" | grep -qE '\+[0-9.]+e\+[0-9]+%' || fail "$v: the change is not short: $row"
+	done
+	# an unterminated quote in perf.accepted.csv swallowed the acceptance after it
+	cp planted.csv acc.csv
+	expect 0 "$RM" accept acc.csv --model model_003 --reason "first one"
+	expect 0 "$RM" accept acc.csv --model model_001 --reason "second"
+	sed -i '2s/,first one$/,"first one/' acc.accepted.csv
+	expect 0 "$RM" report ci acc.csv --no-step-summary --fail-on-regression 5 --summary-markdown s.md
+	grep -q "'acc.accepted.csv' line 2: a '\"' opens a field that is not closed" cmd.err ||
+		fail "accepted: not said: $(cat cmd.err)"
+	grep -q '| model_001 | .* regression' s.md && fail "model_001's acceptance was swallowed"
+	;;
+
+html_layout)
+	# Issue 29: the report fits a 1200-pixel window and a phone (412 px) without a horizontal
+	# scroll, every cell still says its column on the phone, and red means something is
+	# wrong: a count of zero is not red, a count above zero is. Measured in Chromium on a
+	# copy of the report that runs a measuring script (the report itself runs none: its CSP
+	# forbids scripts), with long real model names and the GPU power column.
+	chrome=$(chromium_bin)
+	bash "$SRC/tests/results/gen-perf.sh" 8 20 |
+		sed 's/model_001/pyt_torchtitan_llama3_1_70b_pretrain_fp8/g; s/model_003/pyt_megatron_lm_llama3_1_8b_training_bf16/g' >perf.csv
+	m=pyt_torchtitan_llama3_1_70b_pretrain_fp8
+	{
+		echo "timestamp,run_id,model,metric,value,unit,step,aggregate"
+		i=0
+		for r in $(cut -d, -f31 perf.csv | tail -n +2 | sort -u); do
+			i=$((i + 1))
+			echo "2024-01-01T01:00:00Z,$r,$m,gpu_power_avg_w,$((600 + i * 3)),W,,summary"
+		done
+	} >"perf_$m.csv"
+	expect 0 "$RM" report html perf.csv -o report.html --title nightly
+	# a latest run with a failure: that count is red
+	last=$(tail -n 1 perf.csv | cut -d, -f31)
+	awk -F, -v OFS=, -v r="$last" 'NR > 1 && $31 == r && $1 == "model_002" {$18 = ""; $19 = ""; $21 = "FAILURE"} {print}' perf.csv >failed.csv
+	expect 0 "$RM" report html failed.csv -o failed.html --title nightly
+	# (no ampersand in it: awk's sub() would read one as the matched text)
+	measure='<script>
+var d = document.documentElement, b = document.body, out = [];
+out.push("overflow=" + (d.scrollWidth - d.clientWidth));
+document.querySelectorAll(".card").forEach(function (c) {
+	var n = c.querySelector("b").textContent, red = getComputedStyle(c).color === "rgb(207, 34, 46)";
+	out.push("card " + n + " " + (red ? "red" : "plain"));
+});
+var unlabeled = 0, shown = 0;
+document.querySelectorAll("table.cols tr:not(.head) td").forEach(function (td) {
+	if (td.offsetParent === null) return;
+	shown++;
+	var head = getComputedStyle(td.closest("table").querySelector("tr.head")).display !== "none";
+	var label = getComputedStyle(td, "::before").content;
+	if (!head) if (!label || label === "none" || label === "normal") unlabeled++;
+});
+out.push("cells=" + shown + " unlabeled=" + unlabeled);
+b.setAttribute("data-measured", out.join(";"));
+</script></body>'
+	for f in report failed; do
+		sed 's|<meta http-equiv="Content-Security-Policy"[^>]*>||' "$f.html" |
+			awk -v m="$measure" '{sub(/<\/body>/, m)} {print}' >"m_$f.html"
+		for w in 1200 412; do
+			"$chrome" "${CHROMIUM_FLAGS[@]}" --user-data-dir="$WORK/p_$f$w" --window-size="$w,900" \
+				--dump-dom "file://$WORK/m_$f.html" >"dom_$f$w.html" 2>/dev/null ||
+				fail "chromium failed on $f at $w px"
+			got=$(grep -o 'data-measured="[^"]*"' "dom_$f$w.html") || fail "$f at $w px: nothing measured"
+			echo "$f at $w px: $got"
+			echo "$got" | grep -q 'overflow=0;' || fail "$f at $w px needs a horizontal scroll: $got"
+			echo "$got" | grep -q 'unlabeled=0"' || fail "$f at $w px: cells without their column: $got"
+			echo "$got" | grep -qE 'card 0 red' && fail "$f at $w px: a count of zero is red: $got"
+			"$chrome" "${CHROMIUM_FLAGS[@]}" --user-data-dir="$WORK/s_$f$w" --window-size="$w,900" \
+				--screenshot="$OUT/layout_$f$w.png" "file://$WORK/$f.html" >/dev/null 2>&1 ||
+				fail "chromium screenshot failed"
+		done
+	done
+	grep -o 'data-measured="[^"]*"' dom_failed1200.html | grep -q 'card 1 red' ||
+		fail "one failure in the latest run is not red"
+	echo "screenshots: $OUT/layout_report1200.png $OUT/layout_report412.png $OUT/layout_failed412.png"
+	;;
+
 html_power)
 	# The report's power column: each model's gpu_power_avg_w per run (perf_<model>.csv
 	# beside perf.csv, the mean of a run's repeats), plotted beside its trend; a history
@@ -368,7 +515,10 @@ history_gate)
 	# A narrower window that no longer holds the level before the drift still sees it.
 	expect 6 "$RM" report ci perf.csv --fail-on-regression 5 --history-window 8 --no-step-summary
 	expect 2 "$RM" report ci perf.csv --history-window 1 --no-step-summary
-	grep -q "history-window takes 2 to 200 runs" cmd.err || fail "$(cat cmd.err)"
+	grep -q "history-window takes a whole number from 2 to 200, not '1'" cmd.err || fail "$(cat cmd.err)"
+	# issue 29: 0 was taken for "not given" although the message says 2 to 200
+	expect 2 "$RM" report ci perf.csv --history-window 0 --no-step-summary
+	grep -q "history-window takes a whole number from 2 to 200, not '0'" cmd.err || fail "$(cat cmd.err)"
 	;;
 
 accept)
@@ -387,9 +537,10 @@ accept)
 	expect 0 "$RM" accept perf.csv --model step_persist --reason "new kernel, slower by design"
 	grep -q "accepted: step_persist samples_per_second on mi300x-01 from run $(run_of 25) (2024-01-25T01:00:00Z): recorded in perf.accepted.csv" cmd.err ||
 		fail "$(cat cmd.err)"
-	[ "$(head -n 1 perf.accepted.csv)" = "model,metric,docker_file,gpu_architecture,n_gpus,machine_name,since_run,since,accepted_at,reason" ] ||
+	[ "$(head -n 1 perf.accepted.csv)" = "model,metric,docker_file,gpu_architecture,n_gpus,machine_name,since_run,since,accepted_at,reason,config_key" ] ||
 		fail "companion header: $(head -n 1 perf.accepted.csv)"
-	grep -q "^step_persist,samples_per_second,docker/step_persist.Dockerfile,gfx942,8,mi300x-01,$(run_of 25),2024-01-25T01:00:00Z,[0-9T:-]*Z,\"new kernel, slower by design\"\$" perf.accepted.csv ||
+	# rows written before configurations: their (empty) key, any configuration's
+	grep -q "^step_persist,samples_per_second,docker/step_persist.Dockerfile,gfx942,8,mi300x-01,$(run_of 25),2024-01-25T01:00:00Z,[0-9T:-]*Z,\"new kernel, slower by design\",\$" perf.accepted.csv ||
 		fail "record: $(cat perf.accepted.csv)"
 	# With --since: every metric of the model from that run on (here the run judged: nothing
 	# before it is compared any more).
@@ -496,6 +647,198 @@ Y
 	grep -q "bad.yaml' line 3 column 5: entries\[0\].repeats: unknown field" cmd.err || fail "$(cat cmd.err)"
 	;;
 
+config_gate)
+	# One series per configuration: a step planted in one configuration of a 2x2 sweep is
+	# reported for that configuration only, from the run it started at; thirty nights that
+	# alternate --tunableop on (20 % faster) and off raise no false alarm on any night, and a
+	# 10 % drop of the on configuration alone is caught. The same rows without configuration
+	# columns (a perf.csv of before) are one series each model, as they always were.
+	run_at() { awk -F, -v n="$(printf -- '-%04d' "$2")" 'NR > 1 && substr($9, length($9) - 4) == n {print $9; exit}' "$1"; }
+	bash "$SRC/tests/results/gen-configs.sh" 30 25 0 >perf.csv
+	expect 6 "$RM" report ci perf.csv --fail-on-regression 5 --summary-markdown summary.md \
+		--junit junit.xml --no-step-summary
+	grep -q ' 1 regression(s)$' cmd.err || fail "$(cat cmd.err)"
+	grep -q "^| grid\[batch_size=16,precision=bf16\] | samples_per_second | SUCCESS | .* regression |\$" summary.md ||
+		fail "the step's configuration: $(cat summary.md)"
+	grep -q "regression: \`grid\[batch_size=16,precision=bf16\]\` samples_per_second on \`mi300x-01\`: -[0-9.]*% since run $(run_at perf.csv 25) " summary.md ||
+		fail "where it started: $(cat summary.md)"
+	for c in 'batch_size=8,precision=fp16' 'batch_size=8,precision=bf16' 'batch_size=16,precision=fp16'; do
+		grep -q "^| grid\[$c\] | samples_per_second | SUCCESS | .* same |\$" summary.md ||
+			fail "grid[$c] is not green: $(grep "grid\[$c\]" summary.md)"
+	done
+	grep -q '<testcase name="grid\[batch_size=16,precision=bf16\] samples_per_second vs baseline"' junit.xml ||
+		fail "JUnit does not name the configuration"
+	# Accepting the step of that configuration only.
+	expect 0 "$RM" accept perf.csv --model grid --config 'batch_size=16,precision=bf16' --reason "planted"
+	grep -q "in configuration grid16bf16 from run $(run_at perf.csv 25)" cmd.err || fail "$(cat cmd.err)"
+	expect 0 "$RM" report ci perf.csv --fail-on-regression 5 --no-step-summary
+	rm perf.accepted.csv
+	# Alternating TunableOp, judged night by night: never a regression.
+	bash "$SRC/tests/results/gen-configs.sh" 30 0 0 >alt.csv
+	for n in $(seq 2 30); do
+		expect 0 "$RM" report ci alt.csv --run-id "$(run_at alt.csv "$n")" --fail-on-regression 5 --no-step-summary
+	done
+	# Before configurations the two settings were one series: the 20 % between them made
+	# false alarms (the fault the configurations remove).
+	bash "$SRC/tests/results/gen-configs.sh" 30 0 0 1 >legacy.csv
+	alarms=0
+	for n in $(seq 2 30); do
+		"$RM" report ci legacy.csv --run-id "$(run_at legacy.csv "$n")" --fail-on-regression 5 \
+			--no-step-summary >/dev/null 2>&1 || alarms=$((alarms + 1))
+	done
+	[ "$alarms" -gt 0 ] || fail "the mixed legacy series never alarmed: the test shows nothing"
+	echo "alternating TunableOp: 0 false alarms in 29 nights; mixed into one series (legacy): $alarms"
+	# A 10 % drop of the on configuration on its last three nights (27, 29, 31).
+	bash "$SRC/tests/results/gen-configs.sh" 31 0 1 >drop.csv
+	expect 6 "$RM" report ci drop.csv --fail-on-regression 5 --summary-markdown drop.md --no-step-summary
+	grep -q "regression: \`alternate\[tunableop=on\]\` samples_per_second on \`mi300x-01\`: -[0-9.]*% since run $(run_at drop.csv 27) " drop.md ||
+		fail "the on configuration's drop: $(cat drop.md)"
+	expect 0 "$RM" report ci drop.csv --run-id "$(run_at drop.csv 30)" --fail-on-regression 5 --no-step-summary
+	# The sweep table of the grid's last run.
+	expect 0 "$RM" report sweep perf.csv --rows batch_size --columns precision --format csv
+	[ "$(sed -n 1p cmd.out)" = "model,metric,config,batch_size,fp16,bf16" ] || fail "sweep table: $(cat cmd.out)"
+	awk -F, '$1 == "grid" && $4 == 16 && $6 < 2200 && $6 > 2100 {ok = 1} END {exit !ok}' cmd.out ||
+		fail "sweep table values: $(cat cmd.out)"
+	;;
+
+mad_cells)
+	# MAD's serving scripts sweep inside one run: a row per cell, the cell in the metric
+	# ("tok/s (isl=1024 osl=1024 con=8)") or, in their narrow layout, in columns (inp, out,
+	# max_concurrency) with the metric "tok/s" alone. Each cell is a configuration: a drop
+	# in one cell is that cell's, and the narrow cells no longer share one series.
+	awk 'function gauss() { return sqrt(-2 * log(1 - rand())) * cos(6.283185307179586 * rand()) }
+	BEGIN {
+		srand(5)
+		print "model,performance,metric,status,run_id,timestamp,machine_name,inp,out,max_concurrency,benchmark"
+		for (n = 1; n <= 20; n++) {
+			run = sprintf("r-%04d", n); ts = sprintf("2024-02-%02dT01:00:00Z", n)
+			for (c = 8; c <= 64; c *= 2) {
+				v = 100 * c * (1 + 0.01 * gauss())
+				if (c == 32 && n >= 17) v *= 0.85
+				printf "Kimi-K3,%.2f,tok/s (isl=1024 osl=1024 con=%d),SUCCESS,%s,%s,n1,,,,\n", v, c, run, ts
+				printf "Kimi-K3-narrow,%.2f,tok/s,SUCCESS,%s,%s,n1,1024,1024,%d,throughput_sweep\n", v, run, ts, c
+			}
+		}
+	}' >perf.csv
+	expect 6 "$RM" report ci perf.csv --fail-on-regression 5 --summary-markdown summary.md --no-step-summary
+	grep -q ' 2 regression(s)$' cmd.err || fail "$(cat cmd.err)"
+	grep -q 'regression: `Kimi-K3\[isl=1024,osl=1024,con=32\]` tok/s (isl=1024 osl=1024 con=32) on `n1`: -1[45].[0-9]*% since run r-0017 ' summary.md ||
+		fail "the cell in the metric: $(cat summary.md)"
+	grep -q 'regression: `Kimi-K3-narrow\[inp=1024,out=1024,max_concurrency=32,benchmark=throughput_sweep\]` tok/s on `n1`: -1[45].[0-9]*% since run r-0017 ' summary.md ||
+		fail "the narrow cell: $(cat summary.md)"
+	[ "$(grep -c '^| Kimi-K3.* same |$' summary.md)" = 6 ] || fail "the other cells: $(cat summary.md)"
+	expect 0 "$RM" report sweep perf.csv --model Kimi-K3-narrow --rows max_concurrency --metric tok/s
+	grep -q '^32  *2[67][0-9][0-9]' cmd.out || fail "narrow sweep table: $(cat cmd.out)"
+	expect 0 "$RM" report sweep perf.csv --model Kimi-K3 --rows con --metric tok/s --format markdown
+	grep -q '^| 64 | 6[0-9]*' cmd.out || fail "cell sweep table: $(cat cmd.out)"
+	;;
+
+sweep_errors)
+	# Bad sweeps fail when the suite is loaded, naming the file, line, entry and field.
+	bad() { # WANT YAML-LINES...
+		local want=$1
+		shift
+		printf 'entries:\n  - name: grid\n    models: [m]\n    sweep:\n' >bad.yaml
+		printf '      %s\n' "$@" >>bad.yaml
+		expect 3 "$RM" suite bad.yaml
+		grep -q "$want" cmd.err || fail "$(cat cmd.err), want $want"
+	}
+	bad "bad.yaml' line 5 column 7: entries\[0\].sweep.ctx.x: binds to nothing" 'ctx.x: [1, 2]'
+	bad "entries\[0\].sweep.batch_size: is an empty list" 'batch_size: []'
+	bad "entries\[0\].sweep.zip: 'b' has 1 values and 'a' 2" 'a: [1, 2]' 'b: [3]' 'zip: [[a, b]]'
+	bad "entries\[0\].sweep: every one of its 2 points is excluded" 'a: [1, 2]' 'exclude: [{a: 1}, {a: 2}]'
+	bad "entries\[0\].sweep.zip: 'c' is no dimension" 'a: [1, 2]' 'zip: [[a, c]]'
+	bad "entries\[0\].sweep.tunableop: 'maybe' is not on or off" 'tunableop: [on, maybe]'
+	bad "entries\[0\].sweep.exclude: '3' is not one of a's values" 'a: [1, 2]' 'exclude: [{a: 3}]'
+	# 100,000 points: refused without --yes, before anything is built.
+	{
+		printf 'entries:\n  - name: big\n    models: [m]\n    sweep:\n'
+		for d in a b c d e; do printf '      %s: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n' "$d"; done
+	} >big.yaml
+	expect 3 "$RM" suite big.yaml
+	grep -q "big.yaml' line 2: entry 'big': its sweep has 100000 points (100000 or more): give --yes" cmd.err ||
+		fail "$(cat cmd.err)"
+	expect 3 "$RM" run --suite big.yaml --dry-run
+	grep -q "give --yes" cmd.err || fail "run: $(cat cmd.err)"
+	expect 0 "$RM" suite big.yaml --yes
+	[ "$(jq '.entries[0].points | length' cmd.out)" = 100000 ] || fail "points with --yes"
+	;;
+
+sweep_run)
+	# A 2x2 sweep of a stand-in model whose throughput depends on its arguments, through
+	# `run --suite` on the real engine: 4 configurations x 2 repeats, every row with its
+	# parameters; the sweep table is the 2x2; run.json and the database hold the parameters
+	# by name; the report draws the curves. A second entry's model writes MAD's narrow
+	# multiple_results (a cell per row in columns): each cell its own configuration.
+	need sqlite3 sqlite3
+	need jq jq
+	DOCKER_HOST=$("$SRC/tools/ensure-docker.sh")
+	export DOCKER_HOST
+	t="w$$"
+	mkdir -p docker/smoke scripts/grid
+	cp "$SRC/docker/smoke.Dockerfile" "$SRC/docker/.dockerignore" docker/
+	cp "$SRC/docker/smoke/busybox" docker/smoke/busybox
+	cat >scripts/grid/run.sh <<'S'
+bs=8 prec=fp16
+while [ $# -gt 0 ]; do
+	case $1 in --batch_size) bs=$2; shift 2 ;; --precision) prec=$2; shift 2 ;; *) shift ;; esac
+done
+v=$((bs * 100 / 8))
+[ "$prec" = bf16 ] && v=$((v * 3 / 2))
+echo "performance: $v samples_per_second"
+S
+	cat >scripts/grid/serve.sh <<'S'
+printf 'model,benchmark,inp,out,max_concurrency,performance,metric\n' >perf_serve.csv
+for c in 8 16; do printf 'Kimi,throughput_sweep,1024,1024,%s,%s,tok/s\n' "$c" "$((c * 10))" >>perf_serve.csv; done
+S
+	m='"dockerfile":"docker/smoke","n_gpus":"-1","owner":"ci","args":""'
+	printf '[{"name":"%s_grid","scripts":"scripts/grid/run.sh","tags":["sw"],%s},{"name":"%s_serve","scripts":"scripts/grid/serve.sh","tags":["sw"],"multiple_results":"perf_serve.csv",%s}]' \
+		"$t" "$m" "$t" "$m" >models.json
+	cat >grid.yaml <<Y
+entries:
+  - name: grid
+    models: [${t}_grid]
+    repeat: 2
+    sweep:
+      batch_size: [8, 16]
+      precision: [fp16, bf16]
+  - models: [${t}_serve]
+Y
+	expect 0 "$RM" run --suite grid.yaml -o out/perf.csv --log-dir out/logs -q --html out/report.html \
+		--export "sqlite:$WORK/r.db" --no-step-summary
+	[ "$(awk -F, -v m="${t}_grid" '$1 == m' out/perf.csv | wc -l)" = 8 ] || fail "rows: $(cat out/perf.csv)"
+	for c in 'batch_size=8,precision=fp16:100' 'batch_size=8,precision=bf16:150' \
+		'batch_size=16,precision=fp16:200' 'batch_size=16,precision=bf16:300'; do
+		p=${c%:*} v=${c#*:}
+		json=$(printf '{"%s"}' "$(echo "$p" | sed 's/=/":"/g; s/,/","/g')")
+		n=$(python3 - "$json" "$v" out/perf.csv "${t}_grid" <<'P'
+import csv, json, sys
+want, v, path, model = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+rows = [r for r in csv.DictReader(open(path)) if r["model"] == model and json.loads(r["config"] or "{}") == want]
+assert all(r["performance"] == v and len(r["config_key"]) == 12 for r in rows), rows
+assert len({r["config_key"] for r in rows}) == 1
+print(len(rows))
+P
+		) || fail "the rows of $p"
+		[ "$n" = 2 ] || fail "$p: $n rows"
+	done
+	[ "$(awk -F, 'NR > 1 {print $NF}' out/perf.csv | sort -u | wc -l)" = 6 ] || fail "4 + 2 configuration keys"
+	expect 0 "$RM" report sweep out/perf.csv --model "${t}_grid" --rows batch_size --columns precision
+	grep -q '^8  *100  *150$' cmd.out && grep -q '^16  *200  *300$' cmd.out || fail "the 2x2: $(cat cmd.out)"
+	cat cmd.out
+	expect 0 "$RM" report sweep out/perf.csv --model "${t}_serve_Kimi" --rows max_concurrency
+	grep -q '^16  *160$' cmd.out || fail "the narrow cells: $(cat cmd.out)"
+	jq -e '.entries[0].points | length == 4 and .[3].params == {"batch_size": "16", "precision": "bf16"} and .[3].name == "grid[batch_size=16,precision=bf16]"' out/run.json >/dev/null ||
+		fail "run.json: $(jq .entries out/run.json)"
+	[ "$(sqlite3 r.db "select count(*) from results where model = '${t}_grid'")" = 8 ] || fail "SQLite rows"
+	[ "$(sqlite3 r.db "select count(distinct config_key) from config_params where name = 'batch_size'")" = 4 ] ||
+		fail "config_params: $(sqlite3 r.db 'select * from config_params')"
+	grep -q "<figure class=\"sweep\" data-model=\"${t}_grid\"><figcaption>${t}_grid: samples_per_second by batch_size" out/report.html ||
+		fail "the report has no curves"
+	logs=(out/logs/"${t}_grid.batch_size=16.precision=bf16".*.r2.live.log)
+	[ -f "${logs[0]}" ] || fail "logs: $(ls out/logs)"
+	;;
+
 docker_regression)
 	# A real run on the engine, twice at 100 samples/s, then a planted slower build of the
 	# same model: the gate trips, JUnit validates, both databases hold the runs.
@@ -507,11 +850,12 @@ docker_regression)
 	cp "$SRC/docker/smoke/busybox" docker/smoke/busybox
 	cat >scripts/gate/run.sh <<'S'
 echo "step 1"
-echo "performance: $1 samples_per_second"
+echo "performance: $(cat figure) samples_per_second"
 S
-	model() {
-		printf '[{"name":"it_res_gate","dockerfile":"docker/smoke","scripts":"scripts/gate/run.sh","n_gpus":"-1","owner":"ci","tags":["it"],"args":"%s"}]' "$1" >models.json
-	}
+	# The figure comes from a file beside the script: the model's args, like its other
+	# settings, are part of its configuration, and a change of them is a new series.
+	printf '[{"name":"it_res_gate","dockerfile":"docker/smoke","scripts":"scripts/gate/run.sh","n_gpus":"-1","owner":"ci","tags":["it"],"args":""}]' >models.json
+	model() { echo "$1" >scripts/gate/figure; }
 	model 100
 	for i in 1 2; do expect 0 "$RM" --tags it_res_gate -o perf.csv -q; done
 	model 80
@@ -572,13 +916,17 @@ suite_run)
 	cat >scripts/s/run.sh <<'S'
 echo "step 1"
 [ -n "${SUITE_CTX:-}" ] && echo "context $SUITE_CTX"
-echo "performance: $1 samples_per_second"
+echo "performance: $(cat "$MAD_MODEL_NAME.figure") samples_per_second"
 S
-	models() { # A1 A2 B: the figures the three models print
+	models() { # A1 A2 B: the figures the three models print, from files beside the script
+		# (their args, as every setting of theirs, are part of their configuration)
 		local m='"dockerfile":"docker/smoke","scripts":"scripts/s/run.sh","n_gpus":"-1","owner":"ci"'
-		printf '[{"name":"%s_a1",%s,"tags":["%s_a"],"args":"%s"},' "$t" "$m" "$t" "$1"
-		printf '{"name":"%s_a2",%s,"tags":["%s_a"],"args":"%s","metric_direction":{"samples_per_second":"higher"}},' "$t" "$m" "$t" "$2"
-		printf '{"name":"%s_b",%s,"tags":["%s_b"],"args":"%s"}]' "$t" "$m" "$t" "$3"
+		echo "$1" >"scripts/s/${t}_a1.figure"
+		echo "$2" >"scripts/s/${t}_a2.figure"
+		echo "$3" >"scripts/s/${t}_b.figure"
+		printf '[{"name":"%s_a1",%s,"tags":["%s_a"],"args":""},' "$t" "$m" "$t"
+		printf '{"name":"%s_a2",%s,"tags":["%s_a"],"args":"","metric_direction":{"samples_per_second":"higher"}},' "$t" "$m" "$t"
+		printf '{"name":"%s_b",%s,"tags":["%s_b"],"args":""}]' "$t" "$m" "$t"
 	}
 	cat >suites/common.yaml <<'Y'
 defaults:
@@ -626,7 +974,7 @@ Y
 	# 5 rows, and a testcase per gated metric (skipped: nothing to compare with yet)
 	grep -q 'tests="8" failures="0" errors="0" skipped="3"' out/junit.xml || fail "counts: $(grep '<testsuite ' out/junit.xml)"
 	tar tzf out/run.tar.gz >list.txt
-	for f in run.json junit.xml summary.md report.html perf.csv "${t}_a1.$rid1.r2.live.log" "${t}_a1.$rid1.build.log"; do
+	for f in "run.$rid1.json" junit.xml summary.md report.html perf.csv "${t}_a1.$rid1.r2.live.log" "${t}_a1.$rid1.build.log"; do
 		grep -q "/$f\$" list.txt || fail "archive lacks $f: $(cat list.txt)"
 	done
 	[ "$(sqlite3 r.db "select count(*) from results where run_id = '$rid1'")" = 5 ] || fail "SQLite rows"

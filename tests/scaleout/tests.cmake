@@ -44,6 +44,18 @@ foreach(c ${RM_SLURM_CASES})
                        TIMEOUT 300 FIXTURES_REQUIRED "scaleout_servers;docker_engine")
 endforeach()
 
+# Today's ROCm/MAD multi-node cards (tests/scaleout/mad_today.sh, issue 30): the card's
+# script on the batch host, the image on every node, results, and the refusals.
+set(RM_MAD_TODAY_CASES save registry placeholder mismatch no_results node_fails image_mismatch
+    cancel dry_run)
+foreach(c ${RM_MAD_TODAY_CASES})
+  add_test(NAME scaleout.mad_${c}
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scaleout/mad_today.sh ${RM_SCALEOUT_ENV}
+                   $<TARGET_FILE:run_models> ${CMAKE_SOURCE_DIR} ${c})
+  set_tests_properties(scaleout.mad_${c} PROPERTIES LABELS "integration;scaleout;slurm"
+                       TIMEOUT 300 FIXTURES_REQUIRED "scaleout_servers;docker_engine")
+endforeach()
+
 # The SLURM commands from C (submit, queue, cancel, final states) on the same cluster; and
 # on a cluster without accounting (final states from scontrol, not sacct), which needs one
 # of its own.

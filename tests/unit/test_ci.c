@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "rm/archive.h"
+#include "rm/config.h"
 #include "rm/gate.h"
 #include "rm/junit.h"
 #include "rm/manifest.h"
@@ -97,8 +98,11 @@ TEST(suite)
 		const char *text, *want;
 	} bad[] = {
 	    {"entries:\n  - tags: [a]\n    repeat: three\n",
-	     "bad.yaml' line 3 column 13: entries[0].repeat: must be a whole number >= 1, not "
-	     "three"},
+	     "bad.yaml' line 3 column 13: entries[0].repeat: must be a whole number from 1 to "
+	     "1000000, not three"},
+	    /* issue 29: said as written, not "that" */
+	    {"entries:\n  - tags: [a]\n    repeat: 2.5\n",
+	     "entries[0].repeat: must be a whole number from 1 to 1000000, not 2.5"},
 	    {"entries:\n  - tags: [a]\n    repaet: 2\n",
 	     "bad.yaml' line 3 column 5: entries[0].repaet: unknown field"},
 	    {"entries:\n  - repeat: 2\n", "line 2 column 5: entries[0]: needs tags or models"},
@@ -150,6 +154,90 @@ static void add(rm_results *r, const char *model, const char *perf, const char *
 			      "2024-05-01T02:03:04Z",
 			      "docker/x.Dockerfile"};
 	rm_results_add(r, names, vals, 12, "mem", 2);
+}
+
+struct names {
+	char **v;
+	size_t n;
+	const rm_suite_entry *e;
+};
+
+static int collect_name(void *ctx, const size_t *values)
+{
+	struct names *x = ctx;
+	char *name = rm_sweep_point_name(x->e->sweep, values, x->e->name);
+	x->v = rm_strv_push(x->v, &x->n, name);
+	free(name);
+	return 0;
+}
+
+/* A sweep's points: in order (the first group outermost), zipped dimensions together, the
+ * excluded ones left out, named after the entry; its bindings; its points in run.json's
+ * entries. */
+TEST(sweep)
+{
+	rm_suite s;
+	rm_error err = RM_ERROR_INIT;
+	struct names x = {NULL, 0, NULL};
+	const rm_sweep *sw;
+	rm_config c = RM_CONFIG_INIT;
+	size_t values[4] = {1, 1, 0, 1};
+	json_t *j;
+
+	tfs_put(dir, "sweep.yaml",
+		"entries:\n"
+		"  - name: grid\n"
+		"    models: [m]\n"
+		"    sweep:\n"
+		"      batch_size: [8, 16]\n"
+		"      precision: [fp16, bf16]\n"
+		"      env.NCCL_MIN_NCHANNELS: [16, 32]\n"
+		"      tunableop: [on, off]\n"
+		"      zip: [[batch_size, precision]]\n"
+		"      exclude: [{batch_size: 8, tunableop: off}]\n");
+	CHECK(load(dir, "sweep.yaml", &s, &err) == 0);
+	sw = s.n ? s.entries[0].sweep : NULL;
+	CHECK(sw && sw->n_dims == 4 && sw->n_groups == 3 && sw->raw == 8 && sw->n_points == 6);
+	if (!sw)
+		return;
+	CHECK(sw->dims[0].bind == RM_SWEEP_ARG && !strcmp(sw->dims[0].target, "batch_size"));
+	CHECK(sw->dims[1].bind == RM_SWEEP_PRECISION && sw->dims[1].group == sw->dims[0].group);
+	CHECK(sw->dims[2].bind == RM_SWEEP_ENV &&
+	      !strcmp(sw->dims[2].target, "NCCL_MIN_NCHANNELS"));
+	CHECK(sw->dims[3].bind == RM_SWEEP_TUNABLEOP);
+	x.e = &s.entries[0];
+	CHECK(rm_sweep_each(sw, collect_name, &x) == 6 && x.n == 6);
+	CHECK(x.n == 6 &&
+	      !strcmp(x.v[0], "grid[batch_size=8,precision=fp16,env.NCCL_MIN_NCHANNELS=16,"
+			      "tunableop=on]") &&
+	      !strcmp(x.v[1], "grid[batch_size=8,precision=fp16,env.NCCL_MIN_NCHANNELS=32,"
+			      "tunableop=on]") &&
+	      !strcmp(x.v[2], "grid[batch_size=16,precision=bf16,env.NCCL_MIN_NCHANNELS=16,"
+			      "tunableop=on]") &&
+	      !strcmp(x.v[5], "grid[batch_size=16,precision=bf16,env.NCCL_MIN_NCHANNELS=32,"
+			      "tunableop=off]"));
+	rm_sweep_params(sw, values, &c);
+	CHECK(c.n == 4 && !strcmp(rm_config_get(&c, "precision"), "bf16") &&
+	      !strcmp(rm_config_get(&c, "tunableop"), "off"));
+	j = rm_suite_json(&s);
+	CHECK(json_array_size(json_object_get(json_array_get(json_object_get(j, "entries"), 0),
+					      "points")) == 6);
+	json_decref(j);
+	/* 100,000 points and more need --yes. */
+	CHECK(rm_suite_check_size(&s, 0, &err) == 0);
+	rm_config_release(&c);
+	rm_strv_free(x.v);
+	rm_suite_release(&s);
+	tfs_put(dir, "big.yaml",
+		"entries:\n  - name: big\n    models: [m]\n    sweep:\n"
+		"      a: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n      b: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n"
+		"      c: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n      d: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n"
+		"      e: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n");
+	CHECK(load(dir, "big.yaml", &s, &err) == 0);
+	CHECK(rm_suite_check_size(&s, 0, &err) < 0 && strstr(err.msg, "entry 'big'") &&
+	      strstr(err.msg, "give --yes"));
+	CHECK(rm_suite_check_size(&s, 1, &err) == 0);
+	rm_suite_release(&s);
 }
 
 TEST(junit)

@@ -154,9 +154,10 @@ TEST(none_kept)
 	pre = prefix("docker/nothing");
 	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) < 0);
 	CHECK(v == NULL && n == 0);
-	expect = rm_xasprintf("no Dockerfile matches '%s.*Dockerfile' (model field 'dockerfile'); "
-			      "name the files <prefix>.<anything>.Dockerfile",
-			      pre);
+	expect = rm_xasprintf("no Dockerfile for '%s' (model field 'dockerfile'): MAD's rule takes "
+			      "'%s.Dockerfile' or '%s.<os>.<vendor>.Dockerfile', each part one "
+			      "word without dots",
+			      pre, pre, pre);
 	CHECK_STR(err.msg, expect);
 	free(expect);
 	free(pre);
@@ -218,7 +219,7 @@ TEST(context_lines)
 		"ARG BASE_DOCKER\nFROM ${BASE_DOCKER:-fallback:3}\n");
 	tfs_put(dir, "docker/base.3.Dockerfile", "ARG BASE_DOCKER\nFROM ${BASE_DOCKER}\n");
 	tfs_put(dir, "docker/base.4.Dockerfile", "RUN true\n");
-	tfs_put(dir, "docker/base.5Dockerfile", "ARG R=reg.io\nFROM $R/img:${V:-7} AS x\n");
+	tfs_put(dir, "docker/base.5.Dockerfile", "ARG R=reg.io\nFROM $R/img:${V:-7} AS x\n");
 	pre = prefix("docker/base");
 	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) == 0);
 	CHECK(n == 5);
@@ -353,4 +354,70 @@ TEST(image_name)
 	CHECK(got[strlen(got) - 1] != '.');
 	free(got);
 	rm_buf_release(&long_name);
+}
+
+/* MAD's documented rule (issue 30): <prefix>.Dockerfile or <prefix>.<os>.<vendor>.Dockerfile
+ * (an older <prefix>.<os>.Dockerfile too), each part one word; a name with more parts belongs
+ * to the prefix that names them. The names are today's ROCm/MAD docker/ folder's. */
+static size_t kept_count(const rm_dockerfile *v, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += v[i].kept != 0;
+	return k;
+}
+
+TEST(mads_rule)
+{
+	rm_dockerfile *v = NULL;
+	size_t n = 0;
+	rm_error err = RM_ERROR_INIT;
+	char *pre;
+
+	tfs_put(dir, "docker/vllm_disagg_inference.ubuntu.amd.Dockerfile", "FROM a\n");
+	tfs_put(dir, "docker/vllm_disagg_inference.dsv4.ubuntu.amd.Dockerfile", "FROM a\n");
+	tfs_put(dir, "docker/vllm_disagg_inference.glm53flash.overlay.amd.Dockerfile", "FROM a\n");
+	tfs_put(dir, "docker/vllm_disagg_inference.glmv5.1.ubuntu.amd.Dockerfile", "FROM a\n");
+	tfs_put(dir, "docker/sgl_overlay.ubuntu.amd.Dockerfile", "FROM a\n");
+	tfs_put(dir, "docker/sgl_overlay.oci-rdma62.ubuntu.amd.Dockerfile", "FROM a\n");
+	tfs_put(dir, "docker/old.centos.Dockerfile", "FROM a\n");
+	tfs_put(dir, "docker/old.Dockerfile", "FROM a\n");
+	tfs_put(dir, "docker/old.x.y.z.Dockerfile", "FROM a\n");
+
+	pre = prefix("docker/vllm_disagg_inference");
+	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) == 0);
+	/* the one it builds, then the three the loose glob would add, dropped with why */
+	CHECK(n == 4 && rm_ends_with(v[0].path, "/vllm_disagg_inference.ubuntu.amd.Dockerfile") &&
+	      v[0].kept);
+	CHECK(kept_count(v, n) == 1);
+	CHECK(n == 4 && !v[1].kept && strstr(v[1].why_dropped, "by MAD's rule"));
+	rm_dockerfiles_free(v, n);
+	free(pre);
+	/* the prefix with dots in it takes its own */
+	pre = prefix("docker/vllm_disagg_inference.glmv5.1");
+	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) == 0);
+	CHECK(n == 1 &&
+	      rm_ends_with(v[0].path, "/vllm_disagg_inference.glmv5.1.ubuntu.amd.Dockerfile"));
+	rm_dockerfiles_free(v, n);
+	free(pre);
+	pre = prefix("docker/sgl_overlay");
+	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) == 0);
+	CHECK(kept_count(v, n) == 1 &&
+	      rm_ends_with(v[0].path, "/sgl_overlay.ubuntu.amd.Dockerfile"));
+	rm_dockerfiles_free(v, n);
+	free(pre);
+	pre = prefix("docker/old");
+	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) == 0);
+	CHECK(kept_count(v, n) == 2 && rm_ends_with(v[0].path, "/old.Dockerfile") &&
+	      rm_ends_with(v[1].path, "/old.centos.Dockerfile"));
+	rm_dockerfiles_free(v, n);
+	free(pre);
+	/* none follows the rule: madengine's glob (its fixture's dummy_ctxtest.ctx1.ubuntu.amd) */
+	tfs_put(dir, "docker/ctx3.ctx1.ubuntu.amd.Dockerfile", "FROM a\n");
+	tfs_put(dir, "docker/ctx3.ctx2.ubuntu.amd.Dockerfile", "FROM a\n");
+	pre = prefix("docker/ctx3");
+	CHECK(rm_dockerfiles_select(pre, NULL, &v, &n, &err) == 0);
+	CHECK(n == 2 && kept_count(v, n) == 2);
+	rm_dockerfiles_free(v, n);
+	free(pre);
 }

@@ -2,6 +2,7 @@
 #define _XOPEN_SOURCE 700
 
 #include <ftw.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,7 +324,8 @@ TEST(hostile)
 				      "31536000") != NULL);
 		free(t);
 	}
-	/* MAD's -1 (any negative) is no time limit, stored as -1; 0 is no model override. */
+	/* MAD's -1 (any negative) is no time limit, stored as -1; so is 0, as MAD's docs say
+	 * (issue 30). */
 	CHECK(
 	    load(&reg,
 		 "[" ENTRY("pyt_a", ", \"timeout\": -1") "," ENTRY(
@@ -333,7 +335,7 @@ TEST(hostile)
 										   ", \"timeout\": "
 										   "-2.5") "]",
 		 "models.json", &err) == 0);
-	CHECK(reg.n == 4 && reg.models[0].timeout == -1 && reg.models[1].timeout == 0 &&
+	CHECK(reg.n == 4 && reg.models[0].timeout == -1 && reg.models[1].timeout == -1 &&
 	      reg.models[2].timeout == 0.5 && reg.models[3].timeout == -1);
 	rm_registry_release(&reg);
 	CHECK(load(&reg,
@@ -706,4 +708,65 @@ TEST(dynamic)
 out:
 	tfs_rm_tree(d);
 	free(d);
+}
+
+/* Today's MAD cards (issue 30): "slurm" and "distributed" objects are read as given, with
+ * numbers and booleans; an array in them, or a number in env_vars, is refused naming the
+ * field; .slurm and .sbatch scripts run with bash. */
+TEST(card_slurm_distributed)
+{
+	rm_registry reg = {0};
+	rm_error err = RM_ERROR_INIT;
+	const rm_model *m;
+
+	CHECK(load(&reg,
+		   "[" ENTRY("pyt_x", ", \"distributed\": {\"launcher\": \"slurm_multi\", "
+				      "\"nnodes\": 2}, \"slurm\": {\"nodes\": 2, "
+				      "\"gpus_per_node\": 8, \"time\": \"24:00:00\", "
+				      "\"exclusive\": true}, \"env_vars\": {\"xP\": \"1\"}") "]",
+		   "models.json", &err) == 0);
+	m = &reg.models[0];
+	CHECK(m->slurm && m->distributed);
+	CHECK(json_integer_value(json_object_get(m->slurm, "nodes")) == 2);
+	CHECK(json_is_true(json_object_get(m->slurm, "exclusive")));
+	CHECK_STR(json_string_value(json_object_get(m->slurm, "time")), "24:00:00");
+	CHECK_STR(json_string_value(json_object_get(m->distributed, "launcher")), "slurm_multi");
+	CHECK(json_integer_value(json_object_get(m->distributed, "nnodes")) == 2);
+	rm_registry_release(&reg);
+
+	CHECK(load(&reg, "[" ENTRY("pyt_x", ", \"slurm\": {\"modules\": [\"a\"]}") "]",
+		   "models.json", &err) < 0);
+	CHECK(strstr(err.msg, "field 'slurm' must be an object of strings, numbers and booleans"));
+	CHECK(load(&reg, "[" ENTRY("pyt_x", ", \"env_vars\": {\"xP\": 1}") "]", "models.json",
+		   &err) < 0);
+	CHECK(strstr(err.msg, "field 'env_vars' must be an object of strings"));
+	rm_registry_release(&reg);
+
+	CHECK(rm_script_kind_of("scripts/x/run_xPyD_models.slurm") == RM_SCRIPT_BASH);
+	CHECK(rm_script_kind_of("scripts/x/run_benchmark.sbatch") == RM_SCRIPT_BASH);
+	CHECK(rm_script_kind_of("scripts/x/run.sh") == RM_SCRIPT_BASH);
+	CHECK(rm_script_kind_of("scripts/x/bench.py") == RM_SCRIPT_PYTHON);
+	CHECK(rm_script_kind_of("scripts/x") == RM_SCRIPT_FOLDER);
+	CHECK(rm_script_kind_of("scripts/x.slurm.d/") == RM_SCRIPT_FOLDER);
+}
+
+/* Load-time warnings come once a file (issue 30: today's MAD repeated one a card). */
+TEST(unknown_fields_once)
+{
+	rm_registry reg = {0};
+	rm_error err = RM_ERROR_INIT;
+	rm_buf log = RM_BUF_INIT((size_t)1 << 16);
+
+	rm_log_capture(&log);
+	CHECK(load(&reg,
+		   "[" ENTRY("pyt_a", ", \"zz\": 1") "," ENTRY("pyt_b", ", \"zz\": 2") "," ENTRY(
+		       "pyt_c", ", \"zz\": 3, \"yy\": 0") "]",
+		   "models.json", &err) == 0);
+	rm_log_capture(NULL);
+	CHECK(strstr(rm_buf_str(&log),
+		     "'models.json': unknown field 'zz' ignored (in 3 models, the first 'pyt_a')"));
+	CHECK(strstr(rm_buf_str(&log), "'models.json': model 'pyt_c': unknown field 'yy' ignored"));
+	CHECK(strstr(strstr(rm_buf_str(&log), "'zz'") + 1, "'zz'") == NULL); /* once */
+	rm_registry_release(&reg);
+	rm_buf_release(&log);
 }

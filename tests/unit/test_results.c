@@ -211,17 +211,17 @@ TEST(baseline)
 	add(&h, "a", "tokens/s", "999", "SUCCESS", "now", "h1");
 	b = rm_baseline_from_results(&h, "now");
 	/* Same machine wins over a newer run elsewhere. */
-	e = rm_baseline_find(b, "a", "tokens/s", "df", "gfx942", "h1");
+	e = rm_baseline_find(b, "a", "tokens/s", "df", "gfx942", "h1", "");
 	CHECK(e && !strcmp(e->run_id, "r1") && e->n == 1 && e->values[0] == 100);
 	/* Another machine: the newest run, with both repeats. */
-	e = rm_baseline_find(b, "a", "tokens/s", "df", "gfx942", "h9");
+	e = rm_baseline_find(b, "a", "tokens/s", "df", "gfx942", "h9", "");
 	CHECK(e && !strcmp(e->run_id, "r2") && e->n == 2);
-	CHECK(rm_baseline_find(b, "a", "tokens/s", "other", "gfx942", "h1") == NULL);
-	CHECK(rm_baseline_change(b, "a", "tokens/s", "df", "gfx942", "h2", 99, buf, sizeof(buf)) ==
-	      0);
+	CHECK(rm_baseline_find(b, "a", "tokens/s", "other", "gfx942", "h1", "") == NULL);
+	CHECK(rm_baseline_change(b, "a", "tokens/s", "df", "gfx942", "h2", "", 99, buf,
+				 sizeof(buf)) == 0);
 	CHECK_STR(buf, "-10.81"); /* 99 against the mean of 110 and 112 */
-	CHECK(rm_baseline_change(b, "zz", "tokens/s", "df", "gfx942", "h2", 99, buf, sizeof(buf)) ==
-		  1 &&
+	CHECK(rm_baseline_change(b, "zz", "tokens/s", "df", "gfx942", "h2", "", 99, buf,
+				 sizeof(buf)) == 1 &&
 	      buf[0] == '\0');
 	rm_baseline_free(b);
 	rm_results_release(&h);
@@ -264,15 +264,17 @@ TEST(history)
 		hadd(h, "m", run, 1 + i % 28, v, "8", "h1");
 		hadd(p, "m", run, 1 + i % 28, v, "8", "h1");
 	}
-	s = rm_history_find(h, "m", "tokens/s", "", "gfx942", "8", "h1");
-	CHECK(s && s->n == 10 + RM_DETECT_CONTEXT && s->n_runs == 100);
-	CHECK(s && s->p[s->n - 1].mean == 1099 && s->p[0].mean == 1087);
-	s = rm_history_find(p, "m", "tokens/s", "", "gfx942", "8", "h1");
-	CHECK(s && s->n <= 40 && s->n > 13 && s->p[0].run_first == 0);
+	s = rm_history_find(h, "m", "tokens/s", "", "gfx942", "8", "h1", "");
+	CHECK(s && s->n == RM_DETECT_KEEP(10) && s->n_runs == 100);
+	CHECK(s && s->p[s->n - 1].mean == 1099 && s->p[0].mean == 1100 - RM_DETECT_KEEP(10));
+	s = rm_history_find(p, "m", "tokens/s", "", "gfx942", "8", "h1", "");
+	/* plot 40 is raised to twice what the gate keeps */
+	CHECK(s && s->n <= 2 * RM_DETECT_KEEP(10) && s->n > RM_DETECT_KEEP(10) &&
+	      s->p[0].run_first == 0);
 	for (size_t i = 0; s && i < s->n; i++) {
 		total += s->p[i].n;
 		CHECK(i == 0 || s->p[i].run_first > s->p[i - 1].run);
-		if (i + 13 >= s->n)
+		if (i + RM_DETECT_KEEP(10) >= s->n)
 			CHECK(s->p[i].run == s->p[i].run_first && s->p[i].n == 1);
 	}
 	CHECK(total == 100);
@@ -292,29 +294,29 @@ TEST(history)
 	hadd(h, "m", "now", 3, "50", "8", "h1");
 	hadd(h, "m", "later", 4, "1", "8", "h1");
 	hadd(h, "m", "b", 2, "91", "8", "h2"); /* another machine */
-	s = rm_history_find(h, "m", "tokens/s", "", "gfx942", "8", "h1");
+	s = rm_history_find(h, "m", "tokens/s", "", "gfx942", "8", "h1", "");
 	CHECK(s && s->n == 2 && s->p[0].n == 2 && s->p[0].mean == 101 && s->p[1].failed == 1);
 	CHECK(s && s->n_failed_runs == 1 && rm_hpoint_value(&s->p[0]).sd > 1.41 &&
 	      rm_hpoint_value(&s->p[0]).sd < 1.42);
-	CHECK(rm_history_find(h, "m", "tokens/s", "", "gfx942", "2", "h1") == NULL);
-	s = rm_history_find(h, "m", "tokens/s", "", "gfx942", "4", "h9");
+	CHECK(rm_history_find(h, "m", "tokens/s", "", "gfx942", "2", "h1", "") == NULL);
+	s = rm_history_find(h, "m", "tokens/s", "", "gfx942", "4", "h9", "");
 	CHECK(s && s->p[0].mean == 110);
 	/* Another machine: the one whose latest run is newest; both ran b: the series seen
 	 * last. */
-	s = rm_history_find(h, "m", "tokens/s", "", "gfx942", "8", "h9");
+	s = rm_history_find(h, "m", "tokens/s", "", "gfx942", "8", "h9", "");
 	CHECK(s && !strcmp(s->machine, "h2"));
 	CHECK(rm_history_n_runs(h) == 3 && rm_history_run_index(h, "later") == RM_DETECT_NONE);
 
 	/* Acceptances: by run, else by start; the latest wins; empty fields match any. */
-	s = rm_history_find(h, "m", "tokens/s", "", "gfx942", "8", "h1");
+	s = rm_history_find(h, "m", "tokens/s", "", "gfx942", "8", "h1", "");
 	CHECK(s && rm_history_from(h, s) == 0 && !rm_history_accepted(h, s, NULL));
-	rm_history_accept(h, "m", "", "", "", "", "", "b", "2024-03-02T01:00:00Z");
+	rm_history_accept(h, "m", "", "", "", "", "", "", "b", "2024-03-02T01:00:00Z");
 	CHECK(s && rm_history_from(h, s) == 1);
-	rm_history_accept(h, "m", "tokens/s", "", "", "", "h9", "zz", "2024-03-09T00:00:00Z");
+	rm_history_accept(h, "m", "tokens/s", "", "", "", "h9", "", "zz", "2024-03-09T00:00:00Z");
 	CHECK(s && rm_history_from(h, s) == 1); /* another machine's */
-	rm_history_accept(h, "m", "tokens/s", "", "", "", "h1", "gone", "2024-03-01T12:00:00Z");
+	rm_history_accept(h, "m", "tokens/s", "", "", "", "h1", "", "gone", "2024-03-01T12:00:00Z");
 	CHECK(s && rm_history_from(h, s) == 1 && !strcmp(rm_history_accepted(h, s, NULL), "b"));
-	rm_history_accept(h, "m", "tokens/s", "", "", "", "h1", "gone", "2024-03-09T00:00:00Z");
+	rm_history_accept(h, "m", "tokens/s", "", "", "", "h1", "", "gone", "2024-03-09T00:00:00Z");
 	CHECK(s && rm_history_from(h, s) == s->n);
 	rm_baseline_free(h);
 

@@ -119,7 +119,7 @@ TEST(conf)
 	rm_dist_conf_release(&dc);
 
 	/* nodes and nnodes: nnodes alone sizes the allocation; when both differ, slurm.nodes
-	 * wins and a note says so. */
+	 * sizes it and rm_slurm_nodes_check refuses the pair, naming both (issue 30). */
 	CHECK(parse("{\"slurm\": {}, \"distributed\": {\"nnodes\": 3}}", &sc, &dc, &present,
 		    &err) == 0);
 	CHECK(sc.nodes == 3 && dc.nnodes == 3 && !sc.notes);
@@ -127,7 +127,11 @@ TEST(conf)
 	rm_dist_conf_release(&dc);
 	CHECK(parse("{\"slurm\": {\"nodes\": 2}, \"distributed\": {\"nnodes\": 4}}", &sc, &dc,
 		    &present, &err) == 0);
-	CHECK(sc.nodes == 2 && dc.nnodes == 2 && has_note(&sc, "differ; using 2 nodes"));
+	CHECK(sc.nodes == 2 && dc.nnodes == 2 && dc.nnodes_given == 4 && !sc.notes);
+	CHECK(rm_slurm_nodes_check(&sc, &dc, "card 'x'", "the context", &err) < 0);
+	CHECK_STR(err.msg, "slurm.nodes 2 (card 'x') and distributed.nnodes 4 (the context) "
+			   "disagree: the job would hold 2 node(s) for a launcher set for 4; make "
+			   "them equal");
 	rm_slurm_conf_release(&sc);
 	rm_dist_conf_release(&dc);
 	/* A single module as a string; exclusive as "true"; an integral real. */
@@ -646,4 +650,95 @@ TEST(states)
 	free(a);
 	CHECK(rm_slurm_node_addr("Node n9 not found\n") == NULL);
 	CHECK(rm_slurm_node_addr(NULL) == NULL);
+}
+
+/* A card whose own script runs on the batch host (issue 30): the exports quoted, the image
+ * on every node and checked, the script run in its folder with its args; run with bash
+ * against a stand-in srun (one task a node, n1 and n2) and docker. */
+TEST(card_script)
+{
+	rm_error err = RM_ERROR_INIT;
+	rm_slurm_conf sc;
+	rm_dist_conf dc;
+	int present;
+	char *s = NULL, *bin = rm_xasprintf("%s/cbin", tmp), *dir = rm_xasprintf("%s/card", tmp);
+	char *steps = rm_xasprintf("%s/card.steps", tmp), *extra, *text = NULL;
+	rm_kv env[] = {{"xP", "1"}, {"ODD", "it's $HOME"}, {"DOCKER_IMAGE_NAME", "<fill-me>"}};
+	rm_proc_out res;
+
+	put_exec(bin, "srun",
+		 "#!/bin/sh\n" /* every task of the step, one a node; srun's options dropped */
+		 "while [ \"${1#--}\" != \"$1\" ]; do shift; done\n"
+		 "for n in n1 n2; do SLURMD_NODENAME=$n \"$@\" || exit 1; done\n");
+	put_exec(bin, "docker",
+		 "#!/bin/sh\n"
+		 "case \"$1 $2\" in\n"
+		 "'load -i') [ -f \"$3\" ] ;;\n"
+		 "'image inspect') if [ \"$SLURMD_NODENAME\" = n2 ] && [ -n \"$LIE\" ]; then "
+		 "echo sha256:bad; else echo sha256:good; fi ;;\n"
+		 "*) exit 1 ;;\n"
+		 "esac\n");
+	tfs_put(dir, "run.slurm",
+		"echo \"script args=$* xP=$xP odd=$ODD image=$DOCKER_IMAGE_NAME pwd=$PWD\"\n");
+	tfs_put(tmp, "img.tar", "tar");
+	CHECK(parse("{\"slurm\": {\"nodes\": 2, \"time\": \"0:10:00\", \"exclusive\": false}}", &sc,
+		    &dc, &present, &err) == 0);
+	rm_slurm_job job = {.job_name = "rm-card",
+			    .log_dir = tmp,
+			    .workdir = dir,
+			    .batch_log = "/work/logs/card.batch.log",
+			    .sc = &sc,
+			    .dc = &dc};
+	char *tar = rm_xasprintf("%s/img.tar", tmp);
+	rm_slurm_card_job cj = {.job = &job,
+				.model = "vllm_dissag/x",
+				.launcher = "slurm_multi",
+				.script = "run.slurm",
+				.args = "-N 2 -n 'a b'",
+				.env = env,
+				.n_env = 3,
+				.image = "ci-x",
+				.image_id = "sha256:good",
+				.image_tar = tar,
+				.steps = steps};
+	CHECK(rm_slurm_card_script(&cj, &s, &err) == 0);
+	CHECK(s && strstr(s, "#SBATCH --nodes=2\n") && strstr(s, "#SBATCH --chdir="));
+	CHECK(s && strstr(s, "export ODD='it'\\''s $HOME'\n"));
+	CHECK(s && strstr(s, "export DOCKER_IMAGE_NAME=ci-x\n") && !strstr(s, "<fill-me>"));
+	CHECK(s && strstr(s, "docker load -i"));
+	/* every node holds the image: the script runs in its folder, with its args */
+	extra = rm_xasprintf("SLURM_NNODES=2");
+	res = run_bash(s, bin, extra);
+	CHECK(res.status == 0);
+	text = rm_xasprintf("script args=-N 2 -n a b xP=1 odd=it's $HOME image=ci-x pwd=%s", dir);
+	CHECK(strstr(res.out, text) != NULL);
+	rm_proc_out_release(&res);
+	free(text);
+	CHECK(rm_read_file(steps, 1 << 16, &text, NULL, &err) == 0);
+	CHECK_STR(text, "image n1 sha256:good\nimage n2 sha256:good\nscript 0\n");
+	free(text);
+	/* n2 holds another image: exit 97, the script never runs */
+	free(extra);
+	extra = rm_xasprintf("SLURM_NNODES=2 LIE=1");
+	res = run_bash(s, bin, extra);
+	CHECK(res.status == RM_SLURM_IMAGE_MISSING);
+	CHECK(strstr(res.err, "n2: holds sha256:bad") != NULL);
+	CHECK(strstr(res.out, "script args=") == NULL);
+	rm_proc_out_release(&res);
+	free(s);
+	s = NULL;
+	/* no id known (a manifest's image): the nodes must agree among themselves */
+	cj.image_id = NULL;
+	CHECK(rm_slurm_card_script(&cj, &s, &err) == 0);
+	res = run_bash(s, bin, extra);
+	CHECK(res.status == RM_SLURM_IMAGE_MISSING);
+	rm_proc_out_release(&res);
+	free(s);
+	free(extra);
+	free(tar);
+	free(steps);
+	free(dir);
+	free(bin);
+	rm_slurm_conf_release(&sc);
+	rm_dist_conf_release(&dc);
 }

@@ -728,6 +728,18 @@ TEST(job_doc_errors)
 	     "{\"model\": \"m\", \"run_id\": \"r\", \"log_base\": \"l\", \"tools\": "
 	     "{\"outputs\": [[\"a\"]]}}}}",
 	     "'tools': 'outputs' item 0 is not a pair of strings"},
+	    /* issue 29: what a node takes from a document it did not write */
+	    {"{\"schema\": 1, \"run_id\": \"r\", \"root\": \"/\", \"workloads\": {\"k\": "
+	     "{\"model\": \"m\", \"run_id\": \"r\", \"log_base\": \"/l\", \"secrets\": "
+	     "[\"HOME\"]}}}",
+	     "'secrets' names 'HOME', which is no MAD_SECRETS variable"},
+	    {"{\"schema\": 1, \"run_id\": \"r\", \"root\": \"/\", \"workloads\": {\"k\": "
+	     "{\"model\": \"m\", \"run_id\": \"r\", \"log_base\": \"/l\", \"env\": "
+	     "[[\"A=B\", \"x\"]]}}}",
+	     "'env' has 'A=B', which is not a variable name"},
+	    {"{\"schema\": 1, \"run_id\": \"r\", \"root\": \"/\", \"workloads\": {\"k\": "
+	     "{\"model\": \"m\", \"run_id\": \"r\", \"log_base\": \"logs/l\"}}}",
+	     "'log_base' 'logs/l' is not an absolute path"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -847,4 +859,74 @@ TEST(podman)
 	rm_workload_release(&w);
 	rm_context_release(&ctx);
 	model.n_gpus = 0;
+}
+
+/* Today's MAD cards (issue 30): the card's env_vars with the context's over them; the run's
+ * image fills DOCKER_IMAGE_NAME unless the context gives it; any other "<...>" placeholder is
+ * refused naming the card and the variable; a slurm_multi card's launcher is its own. */
+TEST(card_env_vars)
+{
+	static char *card_env[] = {"DOCKER_IMAGE_NAME=<supply-your-image>", "xP=1", "yD=1", NULL};
+	rm_model saved = model;
+	rm_context ctx;
+	rm_workload w, back;
+	rm_error err = RM_ERROR_INIT;
+	json_t *body = NULL, *j;
+	long at;
+	rm_kv *kv;
+	size_t n;
+
+	model.env_vars = card_env;
+	model.n_env_vars = 3;
+	model.distributed = json_pack("{s:s, s:i}", "launcher", "slurm_multi", "nnodes", 2);
+	context(&ctx,
+		"{\"env_vars\": {\"yD\": \"2\"}, \"distributed\": {\"launcher\": \"torchrun\"}}");
+	workload(&w, &ctx, NULL, NULL);
+	CHECK(render(&w, &ctx, &body, &err) == 0);
+	CHECK_STR(env_of(body, "DOCKER_IMAGE_NAME", &at), "img");
+	CHECK_STR(env_of(body, "xP", &at), "1");
+	CHECK_STR(env_of(body, "yD", &at), "2"); /* the context's wins */
+	json_decref(body);
+	kv = rm_workload_env_vars(&w, &n);
+	CHECK(n == 3 && !strcmp(kv[0].key, "DOCKER_IMAGE_NAME") && !strcmp(kv[0].value, "img"));
+	rm_workload_kv_free(kv, n);
+	/* the card's slurm_multi wins over the context's torchrun: its script runs itself */
+	CHECK(rm_workload_dist_launcher(&w) &&
+	      rm_workload_dist_launcher(&w)->start == RM_DIST_SCRIPT);
+	CHECK(rm_dist_runs_script(rm_workload_dist_launcher(&w), 0));
+	/* through the job document and back */
+	j = rm_workload_to_json(&w);
+	CHECK(rm_workload_from_json(&back, j, &err) == 0);
+	CHECK(back.n_env_vars == 3 && !strcmp(back.env_vars[2].value, "2") &&
+	      !back.image_name_given);
+	json_decref(j);
+	rm_workload_release(&back);
+	rm_workload_release(&w);
+	rm_context_release(&ctx);
+
+	/* the context names the image: it stays; a placeholder it leaves is refused */
+	card_env[1] = "xP=<set-me>";
+	context(&ctx, "{\"env_vars\": {\"DOCKER_IMAGE_NAME\": \"reg.io/vllm:1\"}}");
+	workload(&w, &ctx, NULL, NULL);
+	CHECK(w.image_name_given);
+	body = NULL;
+	CHECK(render(&w, &ctx, &body, &err) < 0 && body == NULL);
+	CHECK(strstr(err.msg, "model 'm': env_vars 'xP' is '<set-me>', a placeholder"));
+	kv = rm_workload_env_vars(&w, &n);
+	CHECK(!strcmp(kv[0].value, "reg.io/vllm:1"));
+	rm_workload_kv_free(kv, n);
+	rm_workload_release(&w);
+	rm_context_release(&ctx);
+	card_env[1] = "xP=1";
+
+	/* the context's DOCKER_IMAGE_NAME placeholder is the user's: refused */
+	context(&ctx, "{\"env_vars\": {\"DOCKER_IMAGE_NAME\": \"<supply-your-image>\"}}");
+	workload(&w, &ctx, NULL, NULL);
+	CHECK(rm_workload_check_placeholders(&w, &err) < 0 &&
+	      strstr(err.msg, "'DOCKER_IMAGE_NAME' is '<supply-your-image>'"));
+	rm_workload_release(&w);
+	rm_context_release(&ctx);
+
+	json_decref(model.distributed);
+	model = saved;
 }
