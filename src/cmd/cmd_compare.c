@@ -61,8 +61,8 @@ static int db_side(rm_db *db, const char *url, const char *id, struct side *s, r
 }
 
 /* Both runs and B's history from the source. */
-static int load(const struct opt_list *pos, size_t window, struct side *a, struct side *b,
-		rm_baseline **hist, const char **source, rm_error *err)
+static int compare_load(const struct opt_list *pos, size_t window, struct side *a, struct side *b,
+			rm_baseline **hist, const char **source, rm_error *err)
 {
 	rm_history_opts ho = RM_HISTORY_OPTS_INIT;
 	int files = pos->n == 2 && access(pos->v[0], R_OK) == 0 && access(pos->v[1], R_OK) == 0;
@@ -151,7 +151,7 @@ int cmd_report_compare(int argc, char **argv, rm_error *err)
 		goto out;
 	}
 	if (compare_usage(&cli, &pos, err) < 0 ||
-	    load(&pos, (size_t)cli.history_window, &a, &b, &hist, &o.source, err) < 0)
+	    compare_load(&pos, (size_t)cli.history_window, &a, &b, &hist, &o.source, err) < 0)
 		goto out;
 	if (cli.output && !(out = fopen(cli.output, "w"))) {
 		rm_error_sys(err, RM_ERR_IO, errno, "cannot write '%s'", cli.output);

@@ -443,7 +443,7 @@ void opt_bash_completion(FILE *f)
 	      "\t\treturn\n"
 	      "\tfi\n"
 	      "\tif [ \"$cmd\" = report ] && [ -z \"$sub\" ]; then\n"
-	      "\t\tCOMPREPLY=($(compgen -W 'html ci sweep' -- \"$cur\"))\n"
+	      "\t\tCOMPREPLY=($(compgen -W 'html ci compare sweep' -- \"$cur\"))\n"
 	      "\t\treturn\n"
 	      "\tfi\n"
 	      "\tif [ \"$cmd\" = completion ]; then\n"

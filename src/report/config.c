@@ -113,7 +113,7 @@ char *rm_config_name(const char *model, const rm_config *c)
 
 static const rm_config_param *sort_params;
 
-static int by_name(const void *a, const void *b)
+static int param_by_name(const void *a, const void *b)
 {
 	return strcmp(sort_params[*(const size_t *)a].name, sort_params[*(const size_t *)b].name);
 }
@@ -127,7 +127,7 @@ void rm_config_key(const rm_config *id, char out[RM_CONFIG_KEY_LEN + 1])
 	for (size_t i = 0; i < id->n; i++)
 		order[i] = i;
 	sort_params = id->p;
-	qsort(order, id->n, sizeof(*order), by_name);
+	qsort(order, id->n, sizeof(*order), param_by_name);
 	for (size_t i = 0; i < id->n; i++) {
 		const rm_config_param *p = &id->p[order[i]];
 		/* each with its NUL: names and values never run into each other */

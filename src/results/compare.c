@@ -31,7 +31,8 @@ static double a_mean(const rm_results *a, const rm_change *c)
 		    rm_status_of(r->col[RM_COL_STATUS]) != RM_STATUS_SUCCESS ||
 		    strcmp(r->col[RM_COL_MODEL], c->model) ||
 		    strcmp(r->col[RM_COL_METRIC], c->metric) ||
-		    strcmp(r->col[RM_COL_DOCKERFILE], c->docker_file))
+		    strcmp(r->col[RM_COL_DOCKERFILE], c->docker_file) ||
+		    strcmp(r->col[RM_COL_CONFIG_KEY], c->config_key ? c->config_key : ""))
 			continue;
 		sum += r->performance;
 		n++;
@@ -110,19 +111,62 @@ static json_t *with_rows(const json_t *prov, const rm_results *rows)
 	return out;
 }
 
+/* Whether two rows are one model's metric from one Dockerfile. */
+static int same_metric(const rm_result *x, const rm_result *y)
+{
+	return !strcmp(x->col[RM_COL_MODEL], y->col[RM_COL_MODEL]) &&
+	       !strcmp(x->col[RM_COL_METRIC], y->col[RM_COL_METRIC]) &&
+	       !strcmp(x->col[RM_COL_DOCKERFILE], y->col[RM_COL_DOCKERFILE]);
+}
+
+/*
+ * B's rows with A's configurations: two runs put side by side pair a model's metric even where
+ * their configurations differ (an environment variable, --tunableop), B judged in A's series;
+ * what differs is listed under the differences. Where A holds the model's metric in B's
+ * configuration, or in several (a sweep, compared point by point), B's key stays. The rows'
+ * strings stay A's and B's; the array is the caller's to free.
+ */
+static rm_results b_in_a_series(const rm_results *a, const rm_results *b)
+{
+	rm_results out = *b;
+
+	out.rows = rm_xcalloc(b->n ? b->n : 1, sizeof(*out.rows));
+	for (size_t i = 0; i < b->n; i++) {
+		rm_result *r = &out.rows[i];
+		const char *key = NULL;
+		int own = 0, several = 0;
+
+		*r = b->rows[i];
+		for (size_t k = 0; a && k < a->n && !own; k++) {
+			const rm_result *q = &a->rows[k];
+			if (!same_metric(q, r))
+				continue;
+			own = !strcmp(q->col[RM_COL_CONFIG_KEY], r->col[RM_COL_CONFIG_KEY]);
+			several |= key && strcmp(key, q->col[RM_COL_CONFIG_KEY]);
+			key = q->col[RM_COL_CONFIG_KEY];
+		}
+		if (key && !own && !several)
+			r->col[RM_COL_CONFIG_KEY] = key;
+	}
+	return out;
+}
+
 static json_t *compare_json(const rm_compare_opts *o, rm_compare_result *res)
 {
 	rm_gate_opts go = o->gate ? *o->gate : (rm_gate_opts)RM_GATE_OPTS_INIT;
 	rm_gate g;
 	json_t *pa = with_rows(o->prov_a, o->a), *pb = with_rows(o->prov_b, o->b), *diff, *out;
 
+	rm_results b = b_in_a_series(o->a, o->b);
+
 	go.enforce = 0;
-	rm_gate_eval(o->b, o->history, &go, &g);
+	rm_gate_eval(&b, o->history, &go, &g);
 	diff = rm_provenance_diff(pa, pb, &res->n_differences);
 	out = json_pack("{s:s?, s:s?, s:s?, s:o, s:o, s:s}", "a", o->a_id, "b", o->b_id, "source",
 			o->source, "metrics", metrics_json(o, &g, res), "differences", diff, "rule",
 			g.rule ? g.rule : "");
 	rm_gate_release(&g);
+	free(b.rows);
 	json_decref(pa);
 	json_decref(pb);
 	return out;
@@ -134,7 +178,7 @@ static const char *str(const json_t *o, const char *k)
 	return s ? s : "";
 }
 
-static void fmt_num(char *buf, size_t size, const json_t *v, const char *f)
+static void compare_fmt_num(char *buf, size_t size, const json_t *v, const char *f)
 {
 	if (json_is_number(v))
 		snprintf(buf, size, f, json_number_value(v));
@@ -169,9 +213,9 @@ static void write_text(FILE *out, const json_t *j, int md)
 	    str(j, "a"), str(j, "b"));
 	json_array_foreach (json_object_get(j, "metrics"), i, m) {
 		char a[32], b[32], c[32];
-		fmt_num(a, sizeof(a), json_object_get(m, "a"), "%.6g");
-		fmt_num(b, sizeof(b), json_object_get(m, "b"), "%.6g");
-		fmt_num(c, sizeof(c), json_object_get(m, "change_pct"), "%+.2f%%");
+		compare_fmt_num(a, sizeof(a), json_object_get(m, "a"), "%.6g");
+		compare_fmt_num(b, sizeof(b), json_object_get(m, "b"), "%.6g");
+		compare_fmt_num(c, sizeof(c), json_object_get(m, "change_pct"), "%+.2f%%");
 		fprintf(out,
 			md ? "| %s | %s | %s | %s | %s | %s: %s |\n"
 			   : "  %s %s: %s -> %s (%s): %s: %s\n",

@@ -81,7 +81,7 @@ void rm_runner__provenance_finish(struct run *r)
 	r->prov = NULL;
 }
 
-static void put(json_t *g, const char *name, const char *value)
+static void prov_put(json_t *g, const char *name, const char *value)
 {
 	if (value && *value)
 		json_object_set_new(g, name, json_string(value));
@@ -117,12 +117,12 @@ static void image_facts(struct run *r, json_t *g, const char *image, const char 
 	    L->ops->image_facts(L->state, image, &facts, &err) < 0)
 		return;
 	key = rm_xasprintf("%sid", prefix);
-	put(g, key, json_string_value(json_object_get(facts, "id")));
+	prov_put(g, key, json_string_value(json_object_get(facts, "id")));
 	free(key);
 	json_array_foreach (json_object_get(facts, "repo_digests"), i, v) {
 		key =
 		    i ? rm_xasprintf("%sdigest.%zu", prefix, i) : rm_xasprintf("%sdigest", prefix);
-		put(g, key, json_string_value(v));
+		prov_put(g, key, json_string_value(v));
 		free(key);
 	}
 	json_array_foreach (*prefix ? NULL : json_object_get(facts, "env"), i, v) {
@@ -130,7 +130,7 @@ static void image_facts(struct run *r, json_t *g, const char *image, const char 
 		if (!eq || eq - kv < 9 || strncmp(eq - 8, "_VERSION", 8))
 			continue;
 		key = rm_xasprintf("env.%.*s", (int)(eq - kv), kv);
-		put(g, key, eq + 1);
+		prov_put(g, key, eq + 1);
 		free(key);
 	}
 	json_decref(facts);
@@ -156,11 +156,11 @@ static void image_versions(struct run *r, rm_job *job, json_t *g)
 	buf[n] = '\0';
 	fclose(f);
 	if (amd) {
-		put(g, "rocm", rm_trim(buf));
+		prov_put(g, "rocm", rm_trim(buf));
 	} else {
 		json_t *j = json_loads(buf, 0, NULL);
-		put(g, "cuda",
-		    json_string_value(json_object_get(json_object_get(j, "cuda"), "version")));
+		prov_put(g, "cuda",
+			 json_string_value(json_object_get(json_object_get(j, "cuda"), "version")));
 		json_decref(j);
 	}
 }
@@ -171,12 +171,12 @@ static json_t *image_group(struct run *r, const rm_model *m, rm_job *job, const 
 	char *dumped = json_dumps(args, JSON_SORT_KEYS | JSON_COMPACT), *masked, hex[65], *v;
 	rm_hash *h = rm_hash_new();
 
-	put(g, "name", oc->image);
-	put(g, "dockerfile", oc->dockerfile);
+	prov_put(g, "name", oc->image);
+	prov_put(g, "dockerfile", oc->dockerfile);
 	if (oc->dockerfile && oc->dockerfile[0] != '/') {
 		char *path = rm_xasprintf("%s/%s", r->o->root ? r->o->root : ".", oc->dockerfile);
 		v = file_sha256(path);
-		put(g, "dockerfile_sha256", v);
+		prov_put(g, "dockerfile_sha256", v);
 		free(v);
 		free(path);
 	}
@@ -184,11 +184,11 @@ static json_t *image_group(struct run *r, const rm_model *m, rm_job *job, const 
 	rm_hash_update(h, masked, strlen(masked));
 	rm_hash_final_hex(h, hex);
 	v = rm_xasprintf("sha256:%s", hex);
-	put(g, "build_args_sha256", v);
+	prov_put(g, "build_args_sha256", v);
 	free(v);
-	put(g, "build_args", masked);
+	prov_put(g, "build_args", masked);
 	image_facts(r, g, oc->image_id ? oc->image_id : oc->image, "");
-	put(g, "base", oc->base_image);
+	prov_put(g, "base", oc->base_image);
 	if (oc->base_image && strcmp(oc->base_image, "scratch"))
 		image_facts(r, g, oc->base_image, "base.");
 	image_versions(r, job, g);
@@ -236,7 +236,7 @@ static json_t *env_group(struct run *r, const rm_workload *w)
 		name = rm_xstrndup(kv, (size_t)(eq - kv));
 		value =
 		    credential_name(name) ? rm_xstrdup("***") : rm_mask_string(&r->mask, eq + 1);
-		put(g, name, value);
+		prov_put(g, name, value);
 		free(name);
 		free(value);
 	}
@@ -254,26 +254,26 @@ static json_t *args_group(struct run *r, const rm_workload *w)
 	rm_error err = RM_ERROR_INIT;
 	rm_buf ids = RM_BUF_INIT(1 << 14);
 
-	put(g, "args", masked);
-	put(g, "model_args", m->args);
-	put(g, "additional_docker_run_options", m->additional_docker_run_options);
-	put(g, "tunableop", rm_choice_name(rm_tunableop_words, (int)w->tunableop));
+	prov_put(g, "args", masked);
+	prov_put(g, "model_args", m->args);
+	prov_put(g, "additional_docker_run_options", m->additional_docker_run_options);
+	prov_put(g, "tunableop", rm_choice_name(rm_tunableop_words, (int)w->tunableop));
 	snprintf(num, sizeof(num), "%g", w->timeout);
-	put(g, "timeout", num);
+	prov_put(g, "timeout", num);
 	snprintf(num, sizeof(num), "%ld", rm_workload_gpus(w, &r->ctx));
-	put(g, "n_gpus", num);
+	prov_put(g, "n_gpus", num);
 	if (rm_workload_gpu_indexes(w, &r->ctx, &gpus, &n, &err) == 0)
 		for (size_t i = 0; i < n; i++)
 			rm_buf_addf(&ids, "%s%ld", i ? "," : "", gpus[i]);
-	put(g, "gpus", rm_buf_str(&ids));
+	prov_put(g, "gpus", rm_buf_str(&ids));
 	if (w->set.shm_size > 0) {
 		snprintf(num, sizeof(num), "%lld", w->set.shm_size);
-		put(g, "shm_size", num);
+		prov_put(g, "shm_size", num);
 	}
 	snprintf(num, sizeof(num), "%ld", r->o->repeat);
-	put(g, "repeat", num);
-	put(g, "parser", r->o->parser);
-	put(g, "telemetry", rm_choice_name(rm_telemetry_words, (int)w->set.telemetry));
+	prov_put(g, "repeat", num);
+	prov_put(g, "parser", r->o->parser);
+	prov_put(g, "telemetry", rm_choice_name(rm_telemetry_words, (int)w->set.telemetry));
 	free(gpus);
 	free(args);
 	free(masked);

@@ -25,7 +25,7 @@
 	"precision or repeat"
 
 /* A scalar node's text as written ("8", "on", "bf16"), or NULL. */
-static char *scalar(const yaml_node_t *n)
+static char *sweep_scalar(const yaml_node_t *n)
 {
 	if (!n || n->type != YAML_SCALAR_NODE)
 		return NULL;
@@ -106,7 +106,7 @@ static int dimension(struct yfile *f, yaml_node_t *key, yaml_node_t *n, const ch
 		     rm_sweep *s, rm_error *err)
 {
 	rm_sweep_dim *d;
-	char field[512], *name = scalar(key);
+	char field[512], *name = sweep_scalar(key);
 	const char *why;
 	int b = name ? bind_of(name, &why) : -1;
 	size_t nv;
@@ -136,7 +136,7 @@ static int dimension(struct yfile *f, yaml_node_t *key, yaml_node_t *n, const ch
 	d->group = NO_GROUP;
 	for (size_t i = 0; i < nv; i++) {
 		yaml_node_t *item = rm_suite__yseq(f, n, i);
-		char *v = scalar(item);
+		char *v = sweep_scalar(item);
 		if (!v)
 			return rm_suite__fail_at(f, item ? item : n, err, field,
 						 "item %zu must be a value (a number or a word)",
@@ -190,7 +190,7 @@ static int zips(struct yfile *f, yaml_node_t *n, const char *where, rm_sweep *s,
 						 z + 1);
 		for (size_t i = 0; rm_suite__yseq(f, g, i); i++) {
 			yaml_node_t *item = rm_suite__yseq(f, g, i);
-			char *name = scalar(item);
+			char *name = sweep_scalar(item);
 			size_t d = name ? dim_index(s, name) : (size_t)-1;
 			if (d == (size_t)-1) {
 				rm_suite__fail_at(f, item, err, field,
@@ -233,7 +233,7 @@ static int matrix(struct yfile *f, yaml_node_t *n, const char *where, const rm_s
 		return rm_suite__fail_at(f, n, err, field, "must be a list of dimensions");
 	for (size_t i = 0; rm_suite__yseq(f, n, i); i++) {
 		yaml_node_t *item = rm_suite__yseq(f, n, i);
-		char *name = scalar(item);
+		char *name = sweep_scalar(item);
 		size_t d = name ? dim_index(s, name) : (size_t)-1;
 		int bad = d == (size_t)-1 || s->dims[d].group != NO_GROUP;
 		if (bad)
@@ -271,7 +271,7 @@ static int excludes(struct yfile *f, yaml_node_t *n, const char *where, rm_sweep
 		     p < m->data.mapping.pairs.top; p++) {
 			yaml_node_t *kn = yaml_document_get_node(&f->doc, p->key),
 				    *vn = yaml_document_get_node(&f->doc, p->value);
-			char *k = scalar(kn), *v = scalar(vn);
+			char *k = sweep_scalar(kn), *v = sweep_scalar(vn);
 			size_t d = k ? dim_index(s, k) : (size_t)-1, val = (size_t)-1;
 			for (size_t j = 0; d != (size_t)-1 && v && j < s->dims[d].n_values; j++)
 				if (!strcmp(s->dims[d].values[j], v))
@@ -439,7 +439,7 @@ static int sweep_read(struct yfile *f, yaml_node_t *n, const char *where, rm_swe
 	     p++) {
 		yaml_node_t *k = yaml_document_get_node(&f->doc, p->key),
 			    *v = yaml_document_get_node(&f->doc, p->value);
-		char *name = scalar(k);
+		char *name = sweep_scalar(k);
 		int special = name && (!strcmp(name, "zip") || !strcmp(name, "matrix") ||
 				       !strcmp(name, "exclude"));
 		free(name);

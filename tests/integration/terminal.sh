@@ -131,7 +131,7 @@ S
 
 help_width)
 	# piped: 80 columns, for every command
-	for c in "" run list parse doctor "report html" "report ci" export suite build completion; do
+	for c in "" run list parse doctor "report html" "report ci" "report compare" "report sweep" export suite build completion; do
 		# shellcheck disable=SC2086 # the command's words
 		"$RM" $c --help >help.txt || fail "$c --help"
 		awk 'length($0) > 80 {print; bad = 1} END {exit bad}' help.txt || fail "'$c --help' wider than 80 columns when piped"
@@ -158,7 +158,7 @@ man_page)
 		echo "$text" | grep -q "$c" || fail "man page lacks $c"
 	done
 	# each command's usage line is the man page's synopsis
-	for c in run list parse doctor "report html" "report ci" export suite build completion; do
+	for c in run list parse doctor "report html" "report ci" "report compare" "report sweep" export suite build completion; do
 		# shellcheck disable=SC2086
 		u=$("$RM" $c --help | awk 'NR == 1 {sub(/^usage: /, ""); print}')
 		grep -qF -- "$(echo "$u" | sed 's/-/\\-/g')" "$man" || fail "synopsis of '$c' differs from its --help: $u"
@@ -185,7 +185,7 @@ EOF
 	[ "$(comp run_models list --format "''")" = "table csv json" ] || fail "list --format"
 	[ "$(comp run_models doctor --format "''")" = "text json" ] || fail "doctor --format"
 	[ "$(comp run_models --color "''")" = "auto always never" ] || fail "--color"
-	[ "$(comp run_models report "''")" = "html ci" ] || fail "report"
+	[ "$(comp run_models report "''")" = "html ci compare sweep" ] || fail "report"
 	[ "$(comp run_models report ci --ju)" = --junit ] || fail "report ci options"
 	;;
 

@@ -336,7 +336,7 @@ PY
 	cp planted.csv acc.csv
 	expect 0 "$RM" accept acc.csv --model model_003 --reason "first one"
 	expect 0 "$RM" accept acc.csv --model model_001 --reason "second"
-	sed -i '2s/,first one$/,"first one/' acc.accepted.csv
+	sed -i '2s/,first one,$/,first one,"/' acc.accepted.csv # the last field's quote is not closed
 	expect 0 "$RM" report ci acc.csv --no-step-summary --fail-on-regression 5 --summary-markdown s.md
 	grep -q "'acc.accepted.csv' line 2: a '\"' opens a field that is not closed" cmd.err ||
 		fail "accepted: not said: $(cat cmd.err)"

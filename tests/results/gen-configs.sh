@@ -7,17 +7,18 @@
 #   alternate   --tunableop on on odd nights, off on even ones; on is 20 % faster; the on
 #               configuration is 10 % slower on its last 3 nights when DROP is 1
 # The legacy file (LEGACY=1) has the same values with no configuration columns: the rows of a
-# perf.csv written before configurations.
+# perf.csv written before configurations (a grid point's arguments in args, as the tag form
+# grid:batch_size=8 gave them).
 #   gen-configs.sh NIGHTS STEP DROP [LEGACY]
 set -euo pipefail
 awk -v N="$1" -v S="$2" -v D="$3" -v L="${4:-0}" 'function gauss() { return sqrt(-2 * log(1 - rand())) * cos(6.283185307179586 * rand()) }
-function row(model, perf, config, key, tunableop) {
-	if (L) printf "%s,%.3f,samples_per_second,SUCCESS,mi300x-01,gfx942,8,%s,%s,%s\n", model, perf, day, run, tunableop
+function row(model, perf, config, key, tunableop, args) {
+	if (L) printf "%s,%.3f,samples_per_second,SUCCESS,mi300x-01,gfx942,8,%s,%s,%s,%s\n", model, perf, day, run, tunableop, args
 	else printf "%s,%.3f,samples_per_second,SUCCESS,mi300x-01,gfx942,8,%s,%s,%s,\"%s\",%s\n", model, perf, day, run, tunableop, config, key
 }
 BEGIN {
 	srand(31)
-	if (L) print "model,performance,metric,status,machine_name,gpu_architecture,n_gpus,timestamp,run_id,tunableop"
+	if (L) print "model,performance,metric,status,machine_name,gpu_architecture,n_gpus,timestamp,run_id,tunableop,args"
 	else print "model,performance,metric,status,machine_name,gpu_architecture,n_gpus,timestamp,run_id,tunableop,config,config_key"
 	for (n = 1; n <= N; n++) {
 		t = 1704070800 + (n - 1) * 86400
@@ -30,13 +31,13 @@ BEGIN {
 				if (b == 16 && p && S && n >= S) v *= 0.9
 				row("grid", v * (1 + 0.01 * gauss()),
 				    sprintf("{\"\"batch_size\"\":\"\"%d\"\",\"\"precision\"\":\"\"%s\"\"}", b, prec),
-				    sprintf("grid%d%s", b, prec), "")
+				    sprintf("grid%d%s", b, prec), "", sprintf("--batch_size %d --precision %s", b, prec))
 			}
 		on = n % 2
 		v = on ? 1200 : 1000
 		if (on && D && n > N - 6) v *= 0.9
 		row("alternate", v * (1 + 0.01 * gauss()),
 		    sprintf("{\"\"tunableop\"\":\"\"%s\"\"}", on ? "on" : "off"),
-		    on ? "alt-on" : "alt-off", on ? "on" : "off")
+		    on ? "alt-on" : "alt-off", on ? "on" : "off", "")
 	}
 }'
