@@ -19,32 +19,33 @@ void rm_runner__outcome_set_mask(const rm_mask *m)
 	reason_mask = m;
 }
 
+/* The outcome's status and its reason (masked). */
+static void outcome_set(struct outcome *oc, rm_status st, const char *fmt, va_list ap)
+{
+	char *raw = rm_xvasprintf(fmt, ap);
+
+	oc->status = st;
+	free(oc->reason);
+	oc->reason = reason_mask ? rm_mask_string(reason_mask, raw) : rm_xstrdup(raw);
+	free(raw);
+}
+
 void rm_runner__fail(struct outcome *oc, const char *fmt, ...)
 {
 	va_list ap;
-	char *raw;
 
-	oc->status = RM_STATUS_FAILURE;
-	free(oc->reason);
 	va_start(ap, fmt);
-	raw = rm_xvasprintf(fmt, ap);
+	outcome_set(oc, RM_STATUS_FAILURE, fmt, ap);
 	va_end(ap);
-	oc->reason = reason_mask ? rm_mask_string(reason_mask, raw) : rm_xstrdup(raw);
-	free(raw);
 }
 
 void rm_runner__skip(struct outcome *oc, const char *fmt, ...)
 {
 	va_list ap;
-	char *raw;
 
-	oc->status = RM_STATUS_SKIPPED;
-	free(oc->reason);
 	va_start(ap, fmt);
-	raw = rm_xvasprintf(fmt, ap);
+	outcome_set(oc, RM_STATUS_SKIPPED, fmt, ap);
 	va_end(ap);
-	oc->reason = reason_mask ? rm_mask_string(reason_mask, raw) : rm_xstrdup(raw);
-	free(raw);
 }
 
 void rm_runner__outcome_release(struct outcome *oc)

@@ -68,20 +68,28 @@ int rm_telem_parse_sclk(const char *text, double *mhz)
 	return -1;
 }
 
+/* A field without its blanks into buf (NUL-terminated); -1 when empty or too long. */
+static int nvsmi_trim(const char *f, size_t len, char *buf, size_t size)
+{
+	while (len && (*f == ' ' || *f == '\t'))
+		f++, len--;
+	while (len && (f[len - 1] == ' ' || f[len - 1] == '\t' || f[len - 1] == '\r'))
+		len--;
+	if (len == 0 || len >= size)
+		return -1;
+	memcpy(buf, f, len);
+	buf[len] = '\0';
+	return 0;
+}
+
 /* One field: a number with an optional unit, or a placeholder of nvidia-smi's (NAN). */
 static int nvsmi_field(const char *f, size_t len, double *out)
 {
 	char buf[64], *stop;
 	double v;
 
-	while (len && (*f == ' ' || *f == '\t'))
-		f++, len--;
-	while (len && (f[len - 1] == ' ' || f[len - 1] == '\t' || f[len - 1] == '\r'))
-		len--;
-	if (len == 0 || len >= sizeof(buf))
+	if (nvsmi_trim(f, len, buf, sizeof(buf)) < 0)
 		return -1;
-	memcpy(buf, f, len);
-	buf[len] = '\0';
 	if (buf[0] == '[') { /* [N/A], [Not Supported], [Unknown Error], ... */
 		*out = NAN;
 		return 0;
@@ -105,14 +113,8 @@ static int nvsmi_reasons(const char *f, size_t len, rm_telem_sample *s)
 	char buf[64], *stop;
 	unsigned long long v;
 
-	while (len && (*f == ' ' || *f == '\t'))
-		f++, len--;
-	while (len && (f[len - 1] == ' ' || f[len - 1] == '\t' || f[len - 1] == '\r'))
-		len--;
-	if (len == 0 || len >= sizeof(buf))
+	if (nvsmi_trim(f, len, buf, sizeof(buf)) < 0)
 		return -1;
-	memcpy(buf, f, len);
-	buf[len] = '\0';
 	if (buf[0] == '[')
 		return 0;
 	if (strncmp(buf, "0x", 2) || !buf[2])
