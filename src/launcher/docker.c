@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -43,6 +44,9 @@ struct rm_job {
 #define WAIT_SLICE_S 10.0
 /* How many times a stream cut while the workload still runs is attached again. */
 #define REATTACH_MAX 3
+/* How long a container whose stream ended may take to say it ended: Podman closes the stream
+ * as the process exits and reports the container running for a moment after. */
+#define SETTLE_S 1.0
 
 static int docker_claims(const rm_context *ctx)
 {
@@ -290,6 +294,25 @@ out:
  * lost, and said so) rather than the run waiting out its timeout with the rest of the output
  * gone. A broken stream of a container that has ended is its end.
  */
+/*
+ * The container's state once it had a moment to settle: a running one is asked again every
+ * 50 ms for up to SETTLE_S (an engine that reports the end late: Podman). -1 when the engine
+ * cannot say.
+ */
+static int settled_state(struct docker_launcher *dl, const rm_job *job, rm_container_state *cs)
+{
+	double until = rm_now() + SETTLE_S;
+	rm_error ierr = RM_ERROR_INIT;
+
+	for (;;) {
+		if (rm_engine_container_state(dl->d, job->id, cs, &ierr) < 0)
+			return -1;
+		if (!cs->running || rm_now() > until || rm_interrupt_pending())
+			return 0;
+		nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+	}
+}
+
 static int docker_stream(void *state, rm_job *job, rm_error *err)
 {
 	struct docker_launcher *dl = state;
@@ -300,9 +323,7 @@ static int docker_stream(void *state, rm_job *job, rm_error *err)
 	rc = rm_engine_attach_start(dl->d, job->id, 0, s->on_output, s->ud, s->poll, s->ud, err);
 	for (int i = 0; i < REATTACH_MAX && rc != RM_ENGINE_CANCELLED; i++) {
 		rm_container_state cs;
-		rm_error ierr = RM_ERROR_INIT;
-		if (rm_interrupt_pending() ||
-		    rm_engine_container_state(dl->d, job->id, &cs, &ierr) < 0)
+		if (rm_interrupt_pending() || settled_state(dl, job, &cs) < 0)
 			break; /* the engine cannot say: what the stream found stands */
 		if (!cs.running) {
 			if (rc < 0 && !cs.gone) { /* it ended: its status is what wait reads */
