@@ -6,7 +6,8 @@
 #   - no function name is defined in two files (static ones included);
 #   - src/runner reads no SLURM_* variable and names no launcher's context key;
 #   - only main() exits (no exit() outside src/cmd/main.c; a child's _exit is fine);
-#   - no caller classifies an error by searching its message.
+#   - no caller classifies an error by searching its message;
+#   - every function a public header declares is defined in librm.
 #   rules.sh ROOT LIBRM   (LIBRM: the built librm.a)
 set -euo pipefail
 root=${1:?usage: rules.sh ROOT LIBRM} lib=${2:?usage: rules.sh ROOT LIBRM}
@@ -52,6 +53,13 @@ twice=$(for f in "$root"/src/*/*.c; do
 		/^}/ { cand = "" }' "$f"
 done | sort -u | awk '{ n[$1]++; o[$1] = o[$1] " " $2 } END { for (k in n) if (n[k] > 1) print k ":" o[k] }')
 [ -z "$twice" ] || say "function names defined in two files: $twice"
+# Declarations without a definition: each prototype of include/rm/*.h (a line at column 0
+# that names an rm_ function; static inline ones are their own definitions) is in librm.
+undefined=$(comm -23 \
+	<(grep -hE '^[A-Za-z_][A-Za-z0-9_ *]*[ *]rm_[a-z0-9_]+\(' "$root"/include/rm/*.h |
+		grep -vE '^(static|typedef|#)' | sed -E 's/.*[ *](rm_[a-z0-9_]+)\(.*/\1/' | sort -u) \
+	<(nm -g --defined-only "$lib" | awk 'NF == 3 { print $3 }' | sort -u))
+[ -z "$undefined" ] || say "declared in include/rm and defined nowhere: $(echo "$undefined" | tr '\n' ' ')"
 
-[ $bad = 0 ] && echo "rules: the Engine API, rm_ symbols, one definition a name, the runner, exits, errors: all hold"
+[ $bad = 0 ] && echo "rules: the Engine API, rm_ symbols, one definition a name, the runner, exits, errors, declarations: all hold"
 exit $bad
