@@ -277,7 +277,7 @@ list_command)
 		fail "json: $("$RM" list --tags it --format json)"
 	"$RM" list --format yaml 2>err.txt && fail "--format yaml accepted"
 	grep -q "'table', 'csv' or 'json'" err.txt || fail "format error: $(cat err.txt)"
-	"$RM" --list --tags it_l2 | grep -q "^it_l2 " || fail "--list"
+	grep -q "^it_l2 " <<<"$("$RM" --list --tags it_l2)" || fail "--list"
 	;;
 
 args_are_argv)
@@ -664,7 +664,7 @@ S
 	jq -e '.metrics[0].change_pct < -9.9 and .metrics[0].verdict == "regression" and
 		(.differences.environment | map(select(.name == "MY_KNOB" and .a == "1" and .b == "2")) | length == 1)' cmp.json >/dev/null ||
 		fail "json: $(cat cmp.json)"
-	"$RM" report compare "$a" "$b" perf.csv --format markdown | grep -q '^| it_prov | samples_per_sec | 100 | 90 | -10.00% | regression' ||
+	grep -q '^| it_prov | samples_per_sec | 100 | 90 | -10.00% | regression' <<<"$("$RM" report compare "$a" "$b" perf.csv --format markdown)" ||
 		fail "markdown"
 	# the HTML report's run details: the latest run's provenance
 	"$RM" report html perf.csv -o report.html 2>/dev/null || fail "report html"
@@ -822,7 +822,7 @@ S
 	grep -q ',it_mpt,metrics/train/LanguageCrossEntropy,8.4361,,3,last$' perf_it_mpt.csv || fail "LanguageCrossEntropy"
 	grep -q ',it_mpt,loss/train/total,8.3177,,3,last$' perf_it_mpt.csv || fail "loss"
 	# the same log re-parsed from the live log gives the same figure
-	"$RM" parse --parser llm_foundry it_mpt.live.log | grep -qx 'performance,1.4307,samples_per_sec,,last' || fail "parse"
+	grep -qx 'performance,1.4307,samples_per_sec,,last' <<<"$("$RM" parse --parser llm_foundry it_mpt.live.log)" || fail "parse"
 	;;
 
 double_sigint)
