@@ -34,6 +34,9 @@ typedef struct rm_kv {
 	char *value;
 } rm_kv;
 
+/* Sets key to a copy of value in the list *v of *n pairs, replacing an earlier value. */
+void rm_kv_set(rm_kv **v, size_t *n, const char *key, const char *value);
+
 typedef struct rm_context {
 	char *gpu_vendor; /* "AMD", "NVIDIA", or NULL for none */
 	char *guest_os;	  /* default "UBUNTU" */

@@ -250,6 +250,11 @@ long rm_workload_gpus(const rm_workload *w, const rm_context *ctx);
  * *out (caller frees) is NULL and *n 0 without GPUs; -1 on a malformed docker_gpus. */
 int rm_workload_gpu_indexes(const rm_workload *w, const rm_context *ctx, long **out, size_t *n,
 			    rm_error *err);
+/* The pre-flight check (rm/doctor.h) of those GPUs, the host's sysfs at sysfs_root (NULL:
+ * "/sys"): the findings in *v, *n (rm_findings_free); returns how many are FAIL. Nothing is
+ * checked (*n 0) when w has the check off, gets no GPU or names GPUs that do not parse. */
+size_t rm_workload_preflight(const rm_workload *w, const rm_context *ctx, const char *sysfs_root,
+			     rm_finding **v, size_t *n);
 
 /* The argv the container runs (NULL-terminated), with extra args and model_args applied. */
 int rm_workload_cmd(const rm_workload *w, char ***argv, rm_error *err);

@@ -148,7 +148,7 @@ int rm_context_detect(rm_context *ctx, const char *sysfs_root, int use_tools, rm
 
 /* ---- overrides ---- */
 
-static void kv_set(rm_kv **v, size_t *n, const char *key, const char *value)
+void rm_kv_set(rm_kv **v, size_t *n, const char *key, const char *value)
 {
 	for (size_t i = 0; i < *n; i++) {
 		if (strcmp((*v)[i].key, key) == 0) {
@@ -343,7 +343,7 @@ static void apply_kv(rm_kv **arr, size_t *n, const json_t *obj)
 
 	json_object_foreach ((json_t *)obj, k, val) {
 		char *s = rm_context_render_scalar(val);
-		kv_set(arr, n, k, s);
+		rm_kv_set(arr, n, k, s);
 		free(s);
 	}
 }

@@ -308,27 +308,13 @@ out:
  * the result file says "preflight" (the submitter may try the job again: --retries). */
 static int node_preflight(struct node *n, rm_error *err)
 {
-	rm_preflight_opts po = RM_PREFLIGHT_OPTS_INIT;
 	const char *where = getenv("SLURMD_NODENAME");
 	rm_finding *v = NULL;
 	size_t nv = 0;
-	long *gpus = NULL;
-	size_t n_gpus = 0;
 	rm_buf why = RM_BUF_INIT(1 << 14);
 	int ret = 0;
 
-	if (n->w.set.preflight != RM_PREFLIGHT_ON ||
-	    rm_workload_gpu_indexes(&n->w, &n->ctx, &gpus, &n_gpus, err) < 0 || !n_gpus) {
-		free(gpus);
-		rm_error_clear(err);
-		return 0;
-	}
-	po.ctx = &n->ctx;
-	if (n->o->sysfs_root)
-		po.sysfs_root = n->o->sysfs_root;
-	po.gpus = gpus;
-	po.n_gpus = n_gpus;
-	rm_doctor_preflight(&po, &v, &nv);
+	rm_workload_preflight(&n->w, &n->ctx, n->o->sysfs_root, &v, &nv);
 	for (size_t i = 0; i < nv; i++)
 		if (v[i].status == RM_FINDING_FAIL)
 			rm_buf_addf(&why, "%s%s (%s)", why.len ? "; " : "", v[i].detail,
@@ -342,7 +328,6 @@ static int node_preflight(struct node *n, rm_error *err)
 	}
 	rm_findings_free(v, nv);
 	rm_buf_release(&why);
-	free(gpus);
 	return ret;
 }
 

@@ -78,6 +78,27 @@ static int check_job(const rm_slurm_job *j, rm_error *err)
 }
 
 /* A shell array of one field of every task: NAME=('a' 'b'). */
+/* before, value quoted for the shell, after. */
+static void add_quoted(rm_buf *b, const char *before, const char *value, const char *after)
+{
+	char *q = rm_shell_quote(value);
+
+	rm_buf_addstr(b, before);
+	rm_buf_addstr(b, q);
+	rm_buf_addstr(b, after);
+	free(q);
+}
+
+/* The batch script's `module load` lines (slurm.modules). */
+static void add_modules(rm_buf *b, const rm_slurm_job *j)
+{
+	if (!j->sc->modules)
+		return;
+	rm_buf_addch(b, '\n');
+	for (char **m = j->sc->modules; *m; m++)
+		add_quoted(b, "module load ", *m, "\n");
+}
+
 static void add_array(rm_buf *b, const char *name, const rm_slurm_job *j, int which)
 {
 	rm_buf_addf(b, "%s=(", name);
@@ -199,7 +220,7 @@ static void add_srun(rm_buf *b, const rm_slurm_job *j, const char *runner)
 int rm_slurm_script(const rm_slurm_job *j, char **script, rm_error *err)
 {
 	rm_buf b = RM_BUF_INIT((size_t)16 << 20);
-	char *runner = NULL, *q;
+	char *runner = NULL;
 	long nproc = j->dc->nproc_per_node >= 0 ? j->dc->nproc_per_node : j->gpus_per_node;
 
 	*script = NULL;
@@ -219,24 +240,11 @@ int rm_slurm_script(const rm_slurm_job *j, char **script, rm_error *err)
 		    j->sc->nodes, j->gpus_per_node, j->dc->launcher);
 	add_directives(&b, j);
 
-	if (j->sc->modules) {
-		rm_buf_addch(&b, '\n');
-		for (char **m = j->sc->modules; *m; m++) {
-			q = rm_shell_quote(*m);
-			rm_buf_addf(&b, "module load %s\n", q);
-			free(q);
-		}
-	}
-	q = rm_shell_quote(j->log_dir);
-	rm_buf_addf(&b, "\nRM_LOG_DIR=%s\n", q);
-	free(q);
+	add_modules(&b, j);
+	add_quoted(&b, "\nRM_LOG_DIR=", j->log_dir, "\n");
 	if (j->n_tasks == 1) {
-		q = rm_shell_quote(j->tasks[0].model);
-		rm_buf_addf(&b, "RM_MODEL=%s\n", q);
-		free(q);
-		q = rm_shell_quote(j->tasks[0].log_base);
-		rm_buf_addf(&b, "RM_LOG_BASE=%s\n", q);
-		free(q);
+		add_quoted(&b, "RM_MODEL=", j->tasks[0].model, "\n");
+		add_quoted(&b, "RM_LOG_BASE=", j->tasks[0].log_base, "\n");
 	} else {
 		add_array(&b, "rm_models", j, 0);
 		add_array(&b, "rm_log_bases", j, 1);
@@ -300,7 +308,7 @@ int rm_slurm_card_script(const rm_slurm_card_job *c, char **script, rm_error *er
 {
 	const rm_slurm_job *j = c->job;
 	rm_buf b = RM_BUF_INIT((size_t)16 << 20);
-	char **words = NULL, *q;
+	char **words = NULL;
 	size_t nw = 0;
 
 	*script = NULL;
@@ -320,43 +328,22 @@ int rm_slurm_card_script(const rm_slurm_card_job *c, char **script, rm_error *er
 		    "containers. Submit it again with: sbatch <this file>\n",
 		    c->model, c->launcher, j->sc->nodes, j->gpus_per_node);
 	add_directives(&b, j);
-	if (j->sc->modules) {
-		rm_buf_addch(&b, '\n');
-		for (char **m = j->sc->modules; *m; m++) {
-			q = rm_shell_quote(*m);
-			rm_buf_addf(&b, "module load %s\n", q);
-			free(q);
-		}
-	}
+	add_modules(&b, j);
 	rm_buf_addstr(&b, "\n# The card's env_vars, the context's over them (MAD's layering).\n");
 	for (size_t i = 0; i < c->n_env; i++) {
-		if (!strcmp(c->env[i].key, "DOCKER_IMAGE_NAME"))
-			continue; /* below */
-		q = rm_shell_quote(c->env[i].value);
-		rm_buf_addf(&b, "export %s=%s\n", c->env[i].key, q);
-		free(q);
+		if (strcmp(c->env[i].key, "DOCKER_IMAGE_NAME")) { /* below */
+			rm_buf_addf(&b, "export %s=", c->env[i].key);
+			add_quoted(&b, "", c->env[i].value, "\n");
+		}
 	}
-	q = rm_shell_quote(c->image);
-	rm_buf_addf(&b, "export DOCKER_IMAGE_NAME=%s\n", q);
-	free(q);
-	q = rm_shell_quote(c->steps);
-	rm_buf_addf(&b, "RM_STEPS=%s\n: >\"$RM_STEPS\"\n", q);
-	free(q);
+	add_quoted(&b, "export DOCKER_IMAGE_NAME=", c->image, "\n");
+	add_quoted(&b, "RM_STEPS=", c->steps, "\n: >\"$RM_STEPS\"\n");
 	add_card_image(&b, c);
-	q = rm_shell_quote(c->script);
-	rm_buf_addf(&b, "\n# The card's script, on this host (the batch host).\n");
-	free(q);
-	q = rm_shell_quote(j->workdir);
-	rm_buf_addf(&b, "cd %s || exit 1\n", q);
-	free(q);
-	q = rm_shell_quote(c->script);
-	rm_buf_addf(&b, "bash %s", q);
-	free(q);
-	for (size_t i = 0; i < nw; i++) {
-		q = rm_shell_quote(words[i]);
-		rm_buf_addf(&b, " %s", q);
-		free(q);
-	}
+	add_quoted(&b, "\n# The card's script, on this host (the batch host).\ncd ", j->workdir,
+		   " || exit 1\n");
+	add_quoted(&b, "bash ", c->script, "");
+	for (size_t i = 0; i < nw; i++)
+		add_quoted(&b, " ", words[i], "");
 	rm_buf_addstr(&b, "\nrm_rc=$?\necho \"script $rm_rc\" >>\"$RM_STEPS\"\nexit $rm_rc\n");
 	rm_strv_free(words);
 	*script = rm_buf_detach(&b);

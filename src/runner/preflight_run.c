@@ -14,25 +14,13 @@
 
 int rm_runner__preflight(struct run *r, const rm_workload *w, struct stream *st, struct outcome *oc)
 {
-	rm_preflight_opts po = RM_PREFLIGHT_OPTS_INIT;
-	rm_error err = RM_ERROR_INIT;
 	rm_finding *v = NULL;
 	size_t n = 0, n_fail;
-	long *gpus = NULL;
-	size_t n_gpus = 0;
 	rm_buf why = RM_BUF_INIT(1 << 14);
 
-	if (w->set.preflight != RM_PREFLIGHT_ON || !rm_runner__runs_here(r, w) ||
-	    rm_workload_gpu_indexes(w, &r->ctx, &gpus, &n_gpus, &err) < 0 || !n_gpus) {
-		free(gpus);
+	if (!rm_runner__runs_here(r, w))
 		return 0;
-	}
-	po.ctx = &r->ctx;
-	if (r->o->sysfs_root)
-		po.sysfs_root = r->o->sysfs_root;
-	po.gpus = gpus;
-	po.n_gpus = n_gpus;
-	n_fail = rm_doctor_preflight(&po, &v, &n);
+	n_fail = rm_workload_preflight(w, &r->ctx, r->o->sysfs_root, &v, &n);
 	for (size_t i = 0; i < n; i++) {
 		const rm_finding *f = &v[i];
 		if (f->status == RM_FINDING_OK) {
@@ -57,6 +45,5 @@ int rm_runner__preflight(struct run *r, const rm_workload *w, struct stream *st,
 	}
 	rm_findings_free(v, n);
 	rm_buf_release(&why);
-	free(gpus);
 	return n_fail ? -1 : 0;
 }

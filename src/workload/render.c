@@ -440,6 +440,29 @@ int rm_workload_gpu_indexes(const rm_workload *w, const rm_context *ctx, long **
 	return 0;
 }
 
+size_t rm_workload_preflight(const rm_workload *w, const rm_context *ctx, const char *sysfs_root,
+			     rm_finding **v, size_t *n)
+{
+	rm_preflight_opts po = RM_PREFLIGHT_OPTS_INIT;
+	rm_error err = RM_ERROR_INIT;
+	long *gpus = NULL;
+	size_t n_gpus = 0, n_fail = 0;
+
+	*v = NULL;
+	*n = 0;
+	if (w->set.preflight == RM_PREFLIGHT_ON &&
+	    rm_workload_gpu_indexes(w, ctx, &gpus, &n_gpus, &err) == 0 && n_gpus) {
+		po.ctx = ctx;
+		if (sysfs_root)
+			po.sysfs_root = sysfs_root;
+		po.gpus = gpus;
+		po.n_gpus = n_gpus;
+		n_fail = rm_doctor_preflight(&po, v, n);
+	}
+	free(gpus);
+	return n_fail;
+}
+
 /*
  * NVIDIA GPUs on Podman: CDI devices (the Docker API's DeviceRequests of driver "cdi"),
  * nvidia.com/gpu=all for all of the host's, else nvidia.com/gpu=<index> each; Podman ignores

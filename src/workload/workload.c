@@ -151,32 +151,18 @@ static char **secret_names(const char *const *env, size_t *n)
 	return v;
 }
 
-/* Sets key to value in *v (replacing an earlier one). */
-static void kv_put(rm_kv **v, size_t *n, const char *key, const char *value)
-{
-	for (size_t i = 0; i < *n; i++)
-		if (!strcmp((*v)[i].key, key)) {
-			free((*v)[i].value);
-			(*v)[i].value = rm_xstrdup(value);
-			return;
-		}
-	*v = rm_xrealloc(*v, (*n + 1) * sizeof(**v));
-	(*v)[*n].key = rm_xstrdup(key);
-	(*v)[*n].value = rm_xstrdup(value);
-	(*n)++;
-}
-
 /* The card's env_vars, then the context's over them (MAD's layering). */
 static void env_vars_of(rm_workload *w, const rm_model *m, const rm_context *ctx)
 {
 	for (size_t i = 0; i < m->n_env_vars; i++) {
 		const char *kv = m->env_vars[i], *eq = strchr(kv, '=');
 		char *key = rm_xstrndup(kv, (size_t)(eq - kv));
-		kv_put(&w->env_vars, &w->n_env_vars, key, eq + 1);
+		rm_kv_set(&w->env_vars, &w->n_env_vars, key, eq + 1);
 		free(key);
 	}
 	for (size_t i = 0; i < ctx->n_env_vars; i++) {
-		kv_put(&w->env_vars, &w->n_env_vars, ctx->env_vars[i].key, ctx->env_vars[i].value);
+		rm_kv_set(&w->env_vars, &w->n_env_vars, ctx->env_vars[i].key,
+			  ctx->env_vars[i].value);
 		w->image_name_given |= !strcmp(ctx->env_vars[i].key, "DOCKER_IMAGE_NAME");
 	}
 }

@@ -718,8 +718,23 @@ S
 	jobdoc '{"telemetry": "off"}'
 	RM_SYSFS_ROOT=$WORK/sys NODE_RANK=0 "$RM" node-run --job job.json --workload k >node.out 2>node.err ||
 		fail "node-run off: exit $?: $(cat node.err)"
+	grep -q "performance: 7" node.out || fail "the workload's output is not on the node's stdout: $(cat node.out)"
 	jq -e 'has("telemetry") | not' "$res" >/dev/null || fail "--telemetry off sampled: $(cat "$res")"
 	[ -e "$series" ] && fail "--telemetry off wrote a series"
+	# --preflight on travels too: the node checks its own GPUs before the container starts;
+	# GPU 1 (the workload's) with 4 GiB in use fails the node, named, and its result file
+	# says so (the submitter's --retries may try the job again)
+	rm -f "$res"
+	VRAM_MIB=200,4096 "$SRC/tests/telemetry/fake-gpu-sysfs.sh" "$WORK/sys" 2 250
+	jobdoc '{"preflight": "on", "telemetry": "off"}'
+	set +e
+	RM_SYSFS_ROOT=$WORK/sys NODE_RANK=0 SLURMD_NODENAME=gpu-n7 "$RM" node-run --job job.json --workload k >node.out 2>node.err
+	rc=$?
+	set -e
+	[ $rc != 0 ] || fail "node-run ran on a GPU in use: $(cat node.err)"
+	grep -q "pre-flight on node gpu-n7: GPU 1: 4096 MiB of VRAM in use before the run" node.err || fail "not named: $(cat node.err)"
+	jq -e '.preflight == true' "$res" >/dev/null || fail "result: $(cat "$res")"
+	grep -q "performance: 7" node.out && fail "the workload ran: $(cat node.out)"
 	;;
 
 keep_alive_running)
