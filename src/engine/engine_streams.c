@@ -64,35 +64,36 @@ static int stream_check_end(int ret, const struct logs_state *s, const char *wha
 	return ret;
 }
 
-int rm_engine_logs(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
-		   rm_engine_cancel_fn cancel, void *cancel_ud, rm_error *err)
+/* A container's output stream to its end: method on /containers/ID/<what>. */
+static int follow(rm_docker *d, const char *method, const char *what, const char *label,
+		  const char *id, int tty, rm_frame_cb cb, void *ud, rm_engine_cancel_fn cancel,
+		  void *cancel_ud, rm_error *err)
 {
 	struct req r;
 	struct logs_state s;
 	char *eid = rm_engine__escape(id);
-	char *url = rm_xasprintf("/containers/%s/logs?follow=1&stdout=1&stderr=1", eid);
+	char *url = rm_xasprintf("/containers/%s/%s", eid, what);
+	int ret;
 
-	stream_req_init(&r, &s, "GET", url, tty, cb, ud, cancel, cancel_ud, err);
-	int ret = stream_check_end(rm_engine__do_request(d, &r, err), &s, "GET logs of", id, err);
+	stream_req_init(&r, &s, method, url, tty, cb, ud, cancel, cancel_ud, err);
+	ret = stream_check_end(rm_engine__do_request(d, &r, err), &s, label, id, err);
 	free(eid);
 	free(url);
 	return ret;
 }
 
+int rm_engine_logs(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
+		   rm_engine_cancel_fn cancel, void *cancel_ud, rm_error *err)
+{
+	return follow(d, "GET", "logs?follow=1&stdout=1&stderr=1", "GET logs of", id, tty, cb, ud,
+		      cancel, cancel_ud, err);
+}
+
 int rm_engine_attach(rm_docker *d, const char *id, int tty, rm_frame_cb cb, void *ud,
 		     rm_engine_cancel_fn cancel, void *cancel_ud, rm_error *err)
 {
-	struct req r;
-	struct logs_state s;
-	char *eid = rm_engine__escape(id);
-	char *url = rm_xasprintf("/containers/%s/attach?stream=1&stdout=1&stderr=1", eid);
-
-	stream_req_init(&r, &s, "POST", url, tty, cb, ud, cancel, cancel_ud, err);
-	int ret =
-	    stream_check_end(rm_engine__do_request(d, &r, err), &s, "POST attach to", id, err);
-	free(eid);
-	free(url);
-	return ret;
+	return follow(d, "POST", "attach?stream=1&stdout=1&stderr=1", "POST attach to", id, tty, cb,
+		      ud, cancel, cancel_ud, err);
 }
 
 /* The result of the transfer once curl reports it done (unchanged otherwise). */

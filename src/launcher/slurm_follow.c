@@ -42,6 +42,22 @@ static void id_text(const rm_job *job, char *buf, size_t size)
 		snprintf(buf, size, "slurm job %ld", job->sub.job_id);
 }
 
+/* Why the job failed: SLURM's account of it, else what the local command (srun, bash)
+ * exited with. */
+static void exit_reason(const rm_job *job, const rm_slurm_job_state *js, const char *cmd, char *why,
+			size_t size)
+{
+	char id[64];
+
+	if (js) {
+		rm_slurm_reason(js, why, size);
+		return;
+	}
+	id_text(job, id, sizeof(id));
+	snprintf(why, size, "%s: %s exited with code %d", id, cmd,
+		 WIFEXITED(job->wstatus) ? WEXITSTATUS(job->wstatus) : 128);
+}
+
 /* Our entry of a queue listing, or NULL when it is not there (it has left the queue). */
 static const rm_slurm_job_state *ours(const rm_job *job, const rm_slurm_job_state *v, size_t n)
 {
@@ -303,14 +319,7 @@ static void failure_reason(const rm_job *job, const rm_slurm_job_state *js, rm_e
 	int code;
 	rm_error rerr = RM_ERROR_INIT;
 
-	if (js) {
-		rm_slurm_reason(js, why, sizeof(why));
-	} else {
-		char id[64];
-		id_text(job, id, sizeof(id));
-		snprintf(why, sizeof(why), "%s: srun exited with code %d", id,
-			 WIFEXITED(job->wstatus) ? WEXITSTATUS(job->wstatus) : 128);
-	}
+	exit_reason(job, js, "srun", why, sizeof(why));
 	if (rm_read_file(job->sub.batch_log, (size_t)16 << 20, &log, NULL, &rerr) == 0 &&
 	    (!js || js->state == RM_SLURM_FAILED) &&
 	    rm_slurm_first_failed_task(log, &task, &code, node, sizeof(node)) == 0) {
@@ -420,14 +429,7 @@ static int card_end(rm_job *job, int completed, const rm_slurm_job_state *js, lo
 	*status = rm_launcher__slurm_card_status(job);
 	if (completed && *status == 0)
 		return 0;
-	if (js) {
-		rm_slurm_reason(js, why, sizeof(why));
-	} else {
-		char id[64];
-		id_text(job, id, sizeof(id));
-		snprintf(why, sizeof(why), "%s: bash exited with code %d", id,
-			 WIFEXITED(job->wstatus) ? WEXITSTATUS(job->wstatus) : 128);
-	}
+	exit_reason(job, js, "bash", why, sizeof(why));
 	rm_launcher__slurm_card_reason(job, why, err);
 	return RM_LAUNCH_FAILED;
 }
