@@ -262,11 +262,11 @@ struct streamed {
 
 /*
  * Run ids seen reused (issue 29): a run holds each row's key (model, repeat, Dockerfile,
- * metric, configuration, attempt: the database's; args and TunableOp) once, so a key seen twice
- * under one run id is a later run that reused the id (a copied command line, a fixed --run-id). Its
- * rows from there on are read as a run of their own ("ID~2"), named in a warning, instead of
- * merging into the old one (n=2, a noise of 193 %, a drop passed). Bounded: the key hashes of the
- * RECENT_RUNS run ids seen last.
+ * metric, configuration, attempt: the database's; args, TunableOp, MAD's cells) once, so a key seen
+ * twice under one run id is a later run that reused the id (a copied command line, a fixed
+ * --run-id). Its rows from there on are read as a run of their own ("ID~2"), named in a warning,
+ * instead of merging into the old one (n=2, a noise of 193 %, a drop passed). Bounded: the key
+ * hashes of the RECENT_RUNS run ids seen last.
  */
 #define RECENT_RUNS 16
 struct run_gen {
@@ -322,22 +322,26 @@ static struct run_gen *run_gen_of(struct reader *rd, const char *id)
 }
 
 /* The run id the row is read under: its own, or "ID~N" once the id was reused. */
-static const char *row_run_id(struct reader *rd, const rm_result *r)
+static const char *row_run_id(struct reader *rd, const rm_result *r, char *const *rec, size_t n)
 {
 	const char *id = r->col[RM_COL_RUN_ID];
-	/* the database's key of a row within its run (rm/db.h), and what set a model's runs in
+	/* the database's key of a row within its run (rm/db.h; MAD's narrow cell columns as
+	 * they are written, for the configuration they make), and what set a model's runs in
 	 * one run apart before configurations had a key (the tag form's args, TunableOp) */
-	const char *parts[] = {r->col[RM_COL_MODEL],	  r->col[RM_COL_REPEAT],
-			       r->col[RM_COL_DOCKERFILE], r->col[RM_COL_METRIC],
-			       r->col[RM_COL_CONFIG_KEY], r->col[RM_COL_ATTEMPT],
-			       r->col[RM_COL_ARGS],	  r->col[RM_COL_TUNABLEOP]};
+	const char *parts[8 + RM_HEADER_CELLS] = {
+	    r->col[RM_COL_MODEL],     r->col[RM_COL_REPEAT],	r->col[RM_COL_DOCKERFILE],
+	    r->col[RM_COL_METRIC],    r->col[RM_COL_ATTEMPT],	r->col[RM_COL_ARGS],
+	    r->col[RM_COL_TUNABLEOP], r->col[RM_COL_CONFIG_KEY]};
+	size_t np = 8;
 	struct run_gen *g;
 	uint64_t h;
 
+	for (size_t i = 0; i < rd->h->n_cells; i++)
+		parts[np++] = (size_t)rd->h->cells[i] < n ? rec[rd->h->cells[i]] : "";
 	if (!id[0])
 		return id;
 	g = run_gen_of(rd, id);
-	h = key_hash(parts, sizeof(parts) / sizeof(parts[0]));
+	h = key_hash(parts, np);
 	for (size_t i = 0; i < g->n; i++)
 		if (g->keys[i] == h) {
 			g->gen++;
@@ -416,12 +420,12 @@ static int hand_on(struct reader *rd, char **rec, size_t n, const char *run_id, 
 	memset(&sr, 0, sizeof(sr));
 	for (int c = 0; c < RM_PERF_COLS; c++)
 		r->col[c] = rd->map[c] >= 0 && (size_t)rd->map[c] < n ? rec[rd->map[c]] : "";
-	sr.rec = derive_config(r, rd->h, rec, &n); /* its key is part of the run's */
-	r->col[RM_COL_RUN_ID] = row_run_id(rd, r);
+	r->col[RM_COL_RUN_ID] = row_run_id(rd, r, rec, n);
 	if (run_id && strcmp(r->col[RM_COL_RUN_ID], run_id)) {
-		rm_strv_free(sr.rec);
+		rm_strv_free(rec);
 		return 0;
 	}
+	sr.rec = derive_config(r, rd->h, rec, &n);
 	r->file = rd->path;
 	r->line = rd->line;
 	rm_result_numbers(r);
