@@ -25,9 +25,14 @@
 
 typedef struct rm_baseline rm_baseline;
 
+/* The fewest points a series with `plot` set keeps for a window of w. */
+#define RM_HISTORY_PLOT_MIN(w) (2 * RM_DETECT_KEEP(w))
+
 typedef struct rm_history_opts {
 	size_t window; /* runs kept per series for the detector; 0: RM_DETECT_WINDOW */
-	size_t plot;   /* > 0: keep up to this many points per series, merging older ones */
+	/* > 0: keep up to this many points per series, merging older ones; raised to
+	 * RM_HISTORY_PLOT_MIN(window) when below it (the detector's runs stay exact) */
+	size_t plot;
 	/* Rows of this run are left out, and of the runs that first appear after it (a
 	 * history is what came before the run judged). NULL: none. */
 	const char *before_run;

@@ -73,8 +73,8 @@ rm_baseline *rm_history_new(const rm_history_opts *o)
 		b->o.window = RM_DETECT_MAX_WINDOW;
 	b->o.before_run = b->o.before_run ? rm_xstrdup(b->o.before_run) : NULL;
 	b->keep = RM_DETECT_KEEP(b->o.window);
-	if (b->o.plot && b->o.plot < 2 * b->keep)
-		b->o.plot = 2 * b->keep;
+	if (b->o.plot && b->o.plot < RM_HISTORY_PLOT_MIN(b->o.window))
+		b->o.plot = RM_HISTORY_PLOT_MIN(b->o.window);
 	b->by_key = json_object();
 	b->by_group = json_object();
 	b->by_run = json_object();
