@@ -258,8 +258,12 @@ rootless)
 		"$udir/models.json" >"$udir/m" && mv "$udir/m" "$udir/models.json"
 	chown -R "$user" "$udir"
 	as_user() { su -s /bin/bash "$user" -c "cd $udir && export XDG_RUNTIME_DIR=$xdg && unset DOCKER_HOST && $1"; }
-	stop_user_service() {
+	stop_user_service() { # the service, the images it built, and the user namespace's pause process
 		pkill -u "$user" -f "podman system service" 2>/dev/null || true
+		as_user "podman image prune -a -f >/dev/null 2>&1" || true
+		pkill -u "$user" 2>/dev/null || true
+		for _ in $(seq 1 30); do pgrep -u "$user" >/dev/null || break; sleep 0.1; done
+		pkill -KILL -u "$user" 2>/dev/null || true
 		rm -rf "$udir" "$xdg"
 	}
 	cleanup_fns+=(stop_user_service)
