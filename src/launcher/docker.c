@@ -288,13 +288,6 @@ out:
 }
 
 /*
- * The output from start to end. An attach stream can end before the workload does (the
- * engine or a proxy closed the connection): the engine is then asked whether the container
- * still runs, and if it does the stream is attached again (what it printed in between is
- * lost, and said so) rather than the run waiting out its timeout with the rest of the output
- * gone. A broken stream of a container that has ended is its end.
- */
-/*
  * The container's state once it had a moment to settle: a running one is asked again every
  * 50 ms for up to SETTLE_S (an engine that reports the end late: Podman). -1 when the engine
  * cannot say.
@@ -313,6 +306,13 @@ static int settled_state(struct docker_launcher *dl, const rm_job *job, rm_conta
 	}
 }
 
+/*
+ * The output from start to end. An attach stream can end before the workload does (the
+ * engine or a proxy closed the connection): the engine is then asked whether the container
+ * still runs, and if it does the stream is attached again (what it printed in between is
+ * lost, and said so) rather than the run waiting out its timeout with the rest of the output
+ * gone. A broken stream of a container that has ended is its end.
+ */
 static int docker_stream(void *state, rm_job *job, rm_error *err)
 {
 	struct docker_launcher *dl = state;

@@ -77,7 +77,6 @@ static int check_job(const rm_slurm_job *j, rm_error *err)
 	return 0;
 }
 
-/* A shell array of one field of every task: NAME=('a' 'b'). */
 /* before, value quoted for the shell, after. */
 static void add_quoted(rm_buf *b, const char *before, const char *value, const char *after)
 {
@@ -99,6 +98,7 @@ static void add_modules(rm_buf *b, const rm_slurm_job *j)
 		add_quoted(b, "module load ", *m, "\n");
 }
 
+/* A shell array of one field of every task: NAME=('a' 'b'). */
 static void add_array(rm_buf *b, const char *name, const rm_slurm_job *j, int which)
 {
 	rm_buf_addf(b, "%s=(", name);
