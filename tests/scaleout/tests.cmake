@@ -45,7 +45,10 @@ foreach(c ${RM_SLURM_CASES})
 endforeach()
 
 # Today's ROCm/MAD multi-node cards (tests/scaleout/mad_today.sh, issue 30): the card's
-# script on the batch host, the image on every node, results, and the refusals.
+# script on the batch host, the image on every node, results, and the refusals. They build
+# the same cards' ci-* tags on the one test engine and read a tag's image id after a run, so
+# they run one at a time (RESOURCE_LOCK): a case built beside another moves the tag between
+# its run and its check (scaleout.mad_save failed so under ctest -j2).
 set(RM_MAD_TODAY_CASES save registry placeholder mismatch no_results node_fails image_mismatch
     cancel dry_run)
 foreach(c ${RM_MAD_TODAY_CASES})
@@ -53,7 +56,8 @@ foreach(c ${RM_MAD_TODAY_CASES})
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scaleout/mad_today.sh ${RM_SCALEOUT_ENV}
                    $<TARGET_FILE:run_models> ${CMAKE_SOURCE_DIR} ${c})
   set_tests_properties(scaleout.mad_${c} PROPERTIES LABELS "integration;scaleout;slurm"
-                       TIMEOUT 300 FIXTURES_REQUIRED "scaleout_servers;docker_engine")
+                       TIMEOUT 300 FIXTURES_REQUIRED "scaleout_servers;docker_engine"
+                       RESOURCE_LOCK mad_card_images)
 endforeach()
 
 # The SLURM commands from C (submit, queue, cancel, final states) on the same cluster; and
